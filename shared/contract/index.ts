@@ -1,0 +1,36 @@
+import type { z } from 'zod';
+import { coreMethods, coreStreams } from './core';
+import type { MethodDef, StreamDef } from './define';
+
+export * from './errors';
+export * from './define';
+export * from './core';
+
+/**
+ * Every call between UI and core. Each domain keeps its entries in its own file; this object is
+ * the one place they meet. Transports (preload, IPC adapter, WebSocket host, CLI) derive from it.
+ */
+export const methods = {
+  ...coreMethods,
+} as const satisfies Record<string, MethodDef>;
+
+export const streams = {
+  ...coreStreams,
+} as const satisfies Record<string, StreamDef>;
+
+export type Methods = typeof methods;
+export type MethodName = keyof Methods;
+export type Args<M extends MethodName> = z.input<Methods[M]['args']>;
+export type ParsedArgs<M extends MethodName> = z.output<Methods[M]['args']>;
+export type Result<M extends MethodName> = z.output<Methods[M]['result']>;
+
+export type Streams = typeof streams;
+export type StreamName = keyof Streams;
+export type StreamData<S extends StreamName> = z.output<Streams[S]['data']>;
+
+export function isMethodName(name: unknown): name is MethodName {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(methods, name);
+}
+export function isStreamName(name: unknown): name is StreamName {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(streams, name);
+}
