@@ -1,0 +1,112 @@
+import { z } from 'zod';
+
+/**
+ * The shapes Skytap answers with (see docs/skytap.md and /work/shared/research/skytap-api.md).
+ * Objects are loose: Skytap returns many more fields than these, and new ones must not break us.
+ * The fields the app relies on are checked strictly; a missing or mistyped one is an error that
+ * names the field (see parseBody in client.ts).
+ */
+
+/** Skytap ids are JSON strings even when numeric. */
+const skytapId = z.string().min(1);
+/** Optional text fields that Skytap sends as null, "" or not at all. */
+const optText = z.string().nullish().transform((v) => v ?? null);
+
+export const ENV_RUNSTATES = ['running', 'suspended', 'stopped', 'halted', 'busy'] as const;
+export type EnvRunstate = (typeof ENV_RUNSTATES)[number];
+export const VM_RUNSTATES = ['running', 'suspended', 'stopped', 'halted', 'reset', 'busy'] as const;
+export type VmRunstate = (typeof VM_RUNSTATES)[number];
+
+export const interfaceSchema = z.looseObject({
+  id: z.string().nullish(),
+  ip: optText,
+  hostname: optText,
+  network_type: optText,
+  network_name: optText,
+  mac: optText,
+});
+export type VmInterface = z.infer<typeof interfaceSchema>;
+
+export const hardwareSchema = z.looseObject({
+  /** A VMware guest-type identifier chosen for the VM (e.g. "centos-64", "windows9srv-64"). */
+  guestOS: optText,
+  architecture: optText,
+  cpus: z.number().nullish(),
+  ram: z.number().nullish(),
+});
+export type VmHardware = z.infer<typeof hardwareSchema>;
+
+export const vmSchema = z.looseObject({
+  id: skytapId,
+  name: z.string(),
+  runstate: z.enum(VM_RUNSTATES),
+  rate_limited: z.boolean().nullish().transform((v) => v ?? false),
+  hardware: hardwareSchema.nullish().transform((v) => v ?? { guestOS: null, architecture: null }),
+  interfaces: z.array(interfaceSchema).nullish().transform((v) => v ?? []),
+});
+export type Vm = z.infer<typeof vmSchema>;
+
+export const templateSchema = z.looseObject({
+  id: skytapId,
+  name: z.string(),
+  /** Templates report busyness with a boolean; environments with runstate "busy". */
+  busy: z.boolean().nullish().transform((v) => v ?? false),
+  description: optText,
+  region: optText,
+  vm_count: z.number().int().nonnegative().nullish(),
+  vms: z.array(vmSchema).nullish().transform((v) => v ?? []),
+});
+export type Template = z.infer<typeof templateSchema>;
+
+export const environmentSchema = z.looseObject({
+  id: skytapId,
+  name: z.string(),
+  runstate: z.enum(ENV_RUNSTATES),
+  /** True when Skytap has queued a power operation under load: keep polling, never re-submit. */
+  rate_limited: z.boolean().nullish().transform((v) => v ?? false),
+  description: optText,
+  region: optText,
+  vm_count: z.number().int().nonnegative().nullish(),
+  errors: z.array(z.string()).nullish().transform((v) => v ?? []),
+  vms: z.array(vmSchema).nullish().transform((v) => v ?? []),
+});
+export type Environment = z.infer<typeof environmentSchema>;
+
+export const templateList = z.array(templateSchema);
+export const environmentList = z.array(environmentSchema);
+export const vmList = z.array(vmSchema);
+export const userDataSchema = z.looseObject({ contents: z.string().nullish().transform((v) => v ?? '') });
+
+/** Skytap's error bodies: `{"errors": [...]}` or `{"error": "..."}`. */
+export const errorBody = z.looseObject({
+  errors: z.array(z.unknown()).optional(),
+  error: z.unknown().optional(),
+});
+
+export type GuestOs = 'linux' | 'windows' | 'unknown';
+
+/**
+ * Linux families as they appear in VMware guest identifiers (lower-cased prefixes). Anything
+ * containing "linux" also counts (otherLinux64, other26xLinux, oracleLinux7, amazonlinux2...).
+ */
+const LINUX_PREFIXES = [
+  'centos', 'rhel', 'redhat', 'ubuntu', 'debian', 'sles', 'suse', 'opensuse', 'fedora', 'oraclelinux',
+  'rocky', 'almalinux', 'asianux', 'mandrake', 'mandriva', 'turbolinux', 'coreos', 'vmware-photon',
+  'vmwarephoton', 'photon', 'amazonlinux', 'miraclelinux', 'pardus', 'flatcar',
+];
+
+/**
+ * The guest OS family from what Skytap reports. Skytap has no OS field: the only hint is
+ * hardware.guestOS, a VMware guest-type identifier. Blank or unrecognised → 'unknown', never a
+ * guess (Solaris, FreeBSD, "other-64", AIX and IBM i are unknown too: they are neither family).
+ */
+export function inferOs(vm: { hardware?: { guestOS?: string | null } | null }): GuestOs {
+  const raw = vm.hardware?.guestOS;
+  if (typeof raw !== 'string') return 'unknown';
+  const id = raw.trim().toLowerCase();
+  if (id === '') return 'unknown';
+  if (/^win(dows|net|xp|vista|longhorn|2000|31|95|98|me|nt|7|8)/.test(id)) return 'windows';
+  if (id.includes('linux')) return 'linux';
+  if (LINUX_PREFIXES.some((p) => id.startsWith(p))) return 'linux';
+  return 'unknown';
+}
