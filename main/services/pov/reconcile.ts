@@ -1,0 +1,105 @@
+import { toWireError } from '../../../shared/contract/errors';
+import type { Db } from '../store/db';
+import { updatePov, type PovRow } from './repo';
+import type { SkytapApi, StepContext } from './types';
+import { markAllVmsGone } from './vms';
+
+export const RECONCILE_INTERVAL_MS = 10 * 60_000;
+/** Finished pov_env_reconcile jobs older than this are pruned (the same retention as other sweeps). */
+export const ROUTINE_JOB_RETENTION_MS = 7 * 24 * 3600_000;
+
+export interface ReconcileResult {
+  managed: number;
+  confirmed: number;
+  lookedUp: number;
+  gone: number;
+  skippedBusy: number;
+  errors: string[];
+}
+
+/**
+ * One pass of the reconcile sweep: ONE paginated collection read (listEnvironments walks every
+ * page) covers every managed environment, instead of a GET per POV. A managed environment absent
+ * from that read is looked up once with GET before it is called gone: a listing can miss an
+ * environment created a moment ago, or one outside the Project ID's scope.
+ *
+ * Rows whose lifecycle job is running (`isBusy`) still get their reading, but the sweep never
+ * changes their state; their job owns it.
+ */
+export async function reconcilePass(
+  db: Db,
+  api: SkytapApi,
+  ctx: StepContext,
+  opts: { now?: () => Date; isBusy?: (povId: string) => boolean } = {},
+): Promise<ReconcileResult> {
+  const now = opts.now ?? (() => new Date());
+  const rows = db
+    .prepare("SELECT * FROM povs WHERE env_id IS NOT NULL AND state <> 'destroyed' ORDER BY created_at")
+    .all() as PovRow[];
+  const result: ReconcileResult = { managed: rows.length, confirmed: 0, lookedUp: 0, gone: 0, skippedBusy: 0, errors: [] };
+  if (rows.length === 0) {
+    ctx.progress('done', 1, 'no managed environments');
+    return result;
+  }
+  ctx.progress('read environments', 0.1, `one collection read for ${rows.length} environment(s)`);
+  const envs = await api.listEnvironments();
+  const byId = new Map(envs.map((e) => [e.id, e]));
+  const at = now().toISOString();
+  const missing: PovRow[] = [];
+  db.transaction(() => {
+    for (const row of rows) {
+      const env = byId.get(row.env_id!);
+      if (!env) {
+        missing.push(row);
+        continue;
+      }
+      updatePov(db, row.id, { runstate: env.runstate, rate_limited: env.rate_limited ? 1 : 0, last_confirmed_at: at }, at);
+      result.confirmed++;
+    }
+  })();
+  ctx.progress('look up missing', 0.6, `${missing.length} not in the listing`);
+  for (const row of missing) {
+    if (ctx.signal.aborted) break;
+    result.lookedUp++;
+    try {
+      const env = await api.getEnvironment(row.env_id!);
+      const t = now().toISOString();
+      if (env) {
+        updatePov(db, row.id, { runstate: env.runstate, rate_limited: env.rate_limited ? 1 : 0, last_confirmed_at: t }, t);
+        result.confirmed++;
+        continue;
+      }
+      if (opts.isBusy?.(row.id)) {
+        result.skippedBusy++;
+        continue;
+      }
+      db.transaction(() => {
+        updatePov(
+          db,
+          row.id,
+          {
+            state: 'destroyed',
+            runstate: null,
+            rate_limited: 0,
+            env_gone_at: t,
+            last_confirmed_at: t,
+            error_message:
+              row.state === 'destroying'
+                ? null
+                : `Environment ${row.env_id} no longer exists in Skytap (404 at ${t}); it was deleted outside POV Desk.`,
+          },
+          t,
+        );
+        markAllVmsGone(db, row.id, t);
+      })();
+      result.gone++;
+      ctx.log(`environment ${row.env_id} of POV "${row.name}" answered 404: marked destroyed`, 'warn');
+    } catch (err) {
+      const msg = `could not look up environment ${row.env_id}: ${toWireError(err).message}`;
+      result.errors.push(msg);
+      ctx.log(msg, 'warn');
+    }
+  }
+  ctx.progress('done', 1, `${result.confirmed} confirmed, ${result.gone} gone`);
+  return result;
+}

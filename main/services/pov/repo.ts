@@ -1,0 +1,126 @@
+import type { Db } from '../store/db';
+import type { OsValue, PovState, PovView, PovVmView } from '../../../shared/contract/pov';
+import { povActionsFor } from '../../../shared/contract/pov';
+
+/** One row of `povs` as stored. */
+export interface PovRow {
+  id: string;
+  name: string;
+  platform: string;
+  template_id: string;
+  template_name: string;
+  skytap_name: string;
+  env_id: string | null;
+  state: PovState;
+  runstate: string | null;
+  rate_limited: number;
+  error_message: string | null;
+  last_confirmed_at: string | null;
+  env_gone_at: string | null;
+  control_node_name: string | null;
+  control_node_vm_id: string | null;
+  control_node_status: string | null;
+  control_node_reason: string | null;
+  control_node_mode: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PovVmRow {
+  pov_id: string;
+  vm_id: string;
+  name: string;
+  os_platform: OsValue;
+  os_override: OsValue | null;
+  guest_os: string | null;
+  ip: string | null;
+  hostname: string | null;
+  runstate: string | null;
+  gone_at: string | null;
+  first_seen_at: string;
+  updated_at: string;
+}
+
+export function getPov(db: Db, id: string): PovRow | null {
+  return (db.prepare('SELECT * FROM povs WHERE id = ?').get(id) as PovRow | undefined) ?? null;
+}
+
+export function listPovs(db: Db, includeDestroyed = false): PovRow[] {
+  const sql = includeDestroyed
+    ? 'SELECT * FROM povs ORDER BY created_at DESC, id'
+    : "SELECT * FROM povs WHERE state <> 'destroyed' ORDER BY created_at DESC, id";
+  return db.prepare(sql).all() as PovRow[];
+}
+
+export function insertPov(
+  db: Db,
+  row: { id: string; name: string; templateId: string; templateName: string; skytapName: string; at: string },
+): void {
+  db.prepare(
+    `INSERT INTO povs (id, name, template_id, template_name, skytap_name, state, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'provisioning', ?, ?)`,
+  ).run(row.id, row.name, row.templateId, row.templateName, row.skytapName, row.at, row.at);
+}
+
+type Patch = Partial<Omit<PovRow, 'id' | 'created_at'>>;
+
+/** Updates the named columns (and updated_at) in one statement; each call is its own commit. */
+export function updatePov(db: Db, id: string, patch: Patch, at: string): void {
+  const cols = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined);
+  const sets = [...cols.map((c) => `${c} = @${c}`), 'updated_at = @updated_at'];
+  db.prepare(`UPDATE povs SET ${sets.join(', ')} WHERE id = @id`).run({ ...patch, updated_at: at, id });
+}
+
+export function listVms(db: Db, povId: string): PovVmRow[] {
+  return db.prepare('SELECT * FROM pov_vms WHERE pov_id = ? ORDER BY gone_at IS NOT NULL, name, vm_id').all(povId) as PovVmRow[];
+}
+
+export function getVm(db: Db, povId: string, vmId: string): PovVmRow | null {
+  return (
+    (db.prepare('SELECT * FROM pov_vms WHERE pov_id = ? AND vm_id = ?').get(povId, vmId) as PovVmRow | undefined) ?? null
+  );
+}
+
+export function toPovView(r: PovRow, activeJobId: string | null): PovView {
+  const busy = activeJobId !== null;
+  return {
+    id: r.id,
+    name: r.name,
+    platform: r.platform,
+    templateId: r.template_id,
+    templateName: r.template_name,
+    envId: r.env_id,
+    state: r.state,
+    runstate: r.runstate,
+    rateLimited: r.rate_limited === 1,
+    errorMessage: r.error_message,
+    lastConfirmedAt: r.last_confirmed_at,
+    envGoneAt: r.env_gone_at,
+    controlNode: {
+      name: r.control_node_name,
+      vmId: r.control_node_vm_id,
+      status: r.control_node_status,
+      reason: r.control_node_reason,
+      mode: r.control_node_mode,
+    },
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    activeJobId,
+    actions: povActionsFor({ state: r.state, runstate: r.runstate, envId: r.env_id, busy }),
+  };
+}
+
+export function toVmView(v: PovVmRow): PovVmView {
+  return {
+    vmId: v.vm_id,
+    name: v.name,
+    osPlatform: v.os_platform,
+    osOverride: v.os_override,
+    os: v.os_override ?? v.os_platform,
+    guestOs: v.guest_os,
+    ip: v.ip,
+    hostname: v.hostname,
+    runstate: v.runstate,
+    goneAt: v.gone_at,
+  };
+}

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../../../shared/contract/errors';
+import { povActionRefusal, type OsValue, type PovActions, type PovView, type PovVmView } from '../../../shared/contract/pov';
+import type { JobRunner } from '../jobs/runner';
+import { requireCapability } from '../lab-platforms/capabilities';
+import { runCreate, runDestroy, runPower, runRefreshVms } from './lifecycle';
+import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass } from './reconcile';
+import { getPov, getVm, insertPov, listPovs, listVms, toPovView, toVmView, updatePov, type PovRow } from './repo';
+import type { LifecycleDeps } from './types';
+
+export interface PovServiceDeps extends LifecycleDeps {
+  jobs: JobRunner;
+  log?: { info(msg: string, f?: Record<string, unknown>): void; warn(msg: string, f?: Record<string, unknown>): void };
+}
+
+/** The environment name sent to Skytap: the user's name plus a tag unique to the row. */
+export function skytapNameFor(name: string, id: string): string {
+  return `${name.slice(0, 200)} [povdesk ${id.slice(0, 8)}]`;
+}
+
+/**
+ * POVs as jobs. At most one lifecycle job per POV runs at a time in this process; actions are
+ * gated on the CONFIRMED state (povActionRefusal) and refused with conflict up front.
+ */
+export class PovService {
+  private readonly active = new Map<string, string>();
+  private reconcileJob: string | null = null;
+
+  constructor(private readonly deps: PovServiceDeps) {}
+
+  private now(): string {
+    return (this.deps.now?.() ?? new Date()).toISOString();
+  }
+
+  private row(id: string): PovRow {
+    const r = getPov(this.deps.db, id);
+    if (!r) throw new AppError('not_found', `No POV ${id}; it may have been removed. Refresh the POV list.`);
+    return r;
+  }
+
+  activeJob(povId: string): string | null {
+    return this.active.get(povId) ?? null;
+  }
+
+  private gate(action: keyof PovActions, r: PovRow): void {
+    const why = povActionRefusal(action, {
+      state: r.state,
+      runstate: r.runstate,
+      envId: r.env_id,
+      busy: this.active.has(r.id),
+    });
+    if (why) throw new AppError('conflict', why);
+  }
+
+  private launch<T>(kind: string, title: string, povId: string, work: Parameters<JobRunner['start']>[1]): string {
+    const jobId = this.deps.jobs.start<T>({ kind, title, subject: povId }, work as never);
+    this.active.set(povId, jobId);
+    void this.deps.jobs
+      .wait(jobId)
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.active.get(povId) === jobId) this.active.delete(povId);
+      });
+    return jobId;
+  }
+
+  list(includeDestroyed = false): PovView[] {
+    return listPovs(this.deps.db, includeDestroyed).map((r) => toPovView(r, this.activeJob(r.id)));
+  }
+
+  get(id: string): { pov: PovView; vms: PovVmView[] } {
+    const r = this.row(id);
+    return { pov: toPovView(r, this.activeJob(id)), vms: listVms(this.deps.db, id).map(toVmView) };
+  }
+
+  create(input: { templateId: string; name: string }): { jobId: string; povId: string } {
+    requireCapability('skytap', 'templates');
+    const id = randomUUID();
+    insertPov(this.deps.db, {
+      id,
+      name: input.name,
+      templateId: input.templateId,
+      templateName: '',
+      skytapName: skytapNameFor(input.name, id),
+      at: this.now(),
+    });
+    const jobId = this.launch('pov_create', `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
+    return { jobId, povId: id };
+  }
+
+  start(id: string): string {
+    const r = this.row(id);
+    this.gate('start', r);
+    return this.launch('pov_start', `Start POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'running', ctx));
+  }
+
+  suspend(id: string): string {
+    const r = this.row(id);
+    requireCapability(r.platform, 'suspend');
+    this.gate('suspend', r);
+    return this.launch('pov_suspend', `Suspend POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'suspended', ctx));
+  }
+
+  destroy(id: string): string {
+    const r = this.row(id);
+    this.gate('destroy', r);
+    return this.launch('pov_destroy', `Destroy POV "${r.name}"`, id, (ctx) => runDestroy(this.deps, id, ctx));
+  }
+
+  refreshVms(id: string): string {
+    const r = this.row(id);
+    this.gate('refreshVms', r);
+    return this.launch('pov_refresh_vms', `Read VMs of POV "${r.name}"`, id, (ctx) => runRefreshVms(this.deps, id, ctx));
+  }
+
+  setVmOs(povId: string, vmId: string, os: OsValue | null): PovVmView {
+    this.row(povId);
+    const vm = getVm(this.deps.db, povId, vmId);
+    if (!vm) throw new AppError('not_found', `POV ${povId} has no VM ${vmId}; press Refresh VMs and try again.`);
+    this.deps.db.prepare('UPDATE pov_vms SET os_override = ? WHERE pov_id = ? AND vm_id = ?').run(os, povId, vmId);
+    return toVmView(getVm(this.deps.db, povId, vmId)!);
+  }
+
+  /** One reconcile pass as a routine pov_env_reconcile job; a pass already running is reused. */
+  runReconcile(): string {
+    if (this.reconcileJob) return this.reconcileJob;
+    const jobId = this.deps.jobs.start(
+      { kind: 'pov_env_reconcile', title: 'Reconcile Skytap environments', subject: null, routine: true },
+      async (ctx) => {
+        const api = await this.deps.skytap(ctx.signal);
+        return reconcilePass(this.deps.db, api, ctx, {
+          ...(this.deps.now ? { now: this.deps.now } : {}),
+          isBusy: (povId) => this.active.has(povId),
+        });
+      },
+    );
+    this.reconcileJob = jobId;
+    void this.deps.jobs
+      .wait(jobId)
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.reconcileJob === jobId) this.reconcileJob = null;
+      });
+    return jobId;
+  }
+
+  managedCount(): number {
+    const r = this.deps.db
+      .prepare("SELECT COUNT(*) AS n FROM povs WHERE env_id IS NOT NULL AND state <> 'destroyed'")
+      .get() as { n: number };
+    return r.n;
+  }
+
+  /**
+   * Re-runs the lifecycle of rows a previous process left half-way (provisioning or destroying
+   * with no job here). Call once at start-up, after JobRunner.markInterrupted.
+   */
+  resumeInterrupted(): string[] {
+    const rows = this.deps.db
+      .prepare("SELECT * FROM povs WHERE state IN ('provisioning','destroying') ORDER BY created_at")
+      .all() as PovRow[];
+    const ids: string[] = [];
+    for (const r of rows) {
+      if (this.active.has(r.id)) continue;
+      if (r.state === 'provisioning') {
+        ids.push(this.launch('pov_create', `Resume creating POV "${r.name}"`, r.id, (ctx) => runCreate(this.deps, r.id, ctx)));
+      } else {
+        ids.push(this.launch('pov_destroy', `Resume destroying POV "${r.name}"`, r.id, (ctx) => runDestroy(this.deps, r.id, ctx)));
+      }
+    }
+    return ids;
+  }
+
+  /**
+   * The ten-minute sweep plus pruning of old routine jobs. Skips the pass (no job row) when no
+   * environment is managed. Returns a stop function.
+   */
+  startSweeps(opts: { intervalMs?: number; retentionMs?: number; firstDelayMs?: number } = {}): () => void {
+    const tick = () => {
+      try {
+        const pruned = this.deps.jobs.pruneRoutine(opts.retentionMs ?? ROUTINE_JOB_RETENTION_MS);
+        if (pruned) this.deps.log?.info('pruned routine jobs', { count: pruned });
+        if (this.managedCount() > 0) this.runReconcile();
+      } catch (err) {
+        this.deps.log?.warn('reconcile sweep could not start', { error: (err as Error).message });
+      }
+    };
+    const first = setTimeout(tick, opts.firstDelayMs ?? 5000);
+    const every = setInterval(tick, opts.intervalMs ?? RECONCILE_INTERVAL_MS);
+    first.unref?.();
+    every.unref?.();
+    return () => {
+      clearTimeout(first);
+      clearInterval(every);
+    };
+  }
+
+  /** Marks the control node columns (used by the control-node work). */
+  setControlNode(
+    povId: string,
+    patch: Partial<Pick<PovRow, 'control_node_name' | 'control_node_vm_id' | 'control_node_status' | 'control_node_reason' | 'control_node_mode'>>,
+  ): void {
+    this.row(povId);
+    updatePov(this.deps.db, povId, patch, this.now());
+  }
+}

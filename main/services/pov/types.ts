@@ -1,0 +1,65 @@
+import type { Db } from '../store/db';
+import type { Environment, Template, Vm } from '../skytap/schemas';
+
+/**
+ * The part of SkytapClient the POV lifecycle uses. SkytapClient satisfies it; naming the subset
+ * keeps this module honest about what it calls.
+ */
+export interface SkytapApi {
+  listTemplates(): Promise<Template[]>;
+  listEnvironments(): Promise<Environment[]>;
+  getEnvironment(id: string): Promise<Environment | null>;
+  createEnvironment(req: { templateId: string; name: string }): Promise<Environment>;
+  setRunstate(id: string, runstate: 'running' | 'suspended' | 'stopped' | 'halted'): Promise<Environment>;
+  deleteEnvironment(id: string): Promise<'deleted' | 'already_gone'>;
+  listVms(envId: string): Promise<Vm[]>;
+}
+
+/** What a lifecycle step needs from the job it runs in (JobContext minus the id). */
+export interface StepContext {
+  signal: AbortSignal;
+  progress(step: string, fraction: number | null, message?: string): void;
+  log(message: string, level?: 'info' | 'warn' | 'error'): void;
+}
+
+/**
+ * Installs the control node after power-on (written by the control-node work). Whatever it
+ * throws is recorded in control_node_status/control_node_reason and never fails the provision.
+ */
+export type ControlNodeInstaller = (povId: string, ctx: StepContext) => Promise<void>;
+
+export interface LifecycleDeps {
+  db: Db;
+  /** A client built from the saved settings, with the provisioning retry budget. */
+  skytap: (signal: AbortSignal) => Promise<SkytapApi>;
+  now?: () => Date;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Poll interval while waiting on Skytap (default 5 s). */
+  pollMs?: number;
+  /** Longest wait for one transition (default 30 min). */
+  waitTimeoutMs?: number;
+  /**
+   * Called at each named step of create and destroy. Production leaves it unset; the crash
+   * injection tests use it to SIGKILL the process at exactly that point.
+   */
+  checkpoint?: (step: string) => void;
+  installControlNode?: ControlNodeInstaller;
+}
+
+export const CREATE_STEPS = ['before-create', 'after-create', 'after-commit', 'after-wait', 'after-power-on', 'after-vms'] as const;
+export const DESTROY_STEPS = ['before-delete', 'after-delete', 'after-gone'] as const;
+
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason ?? new Error('aborted'));
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal.reason ?? new Error('aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

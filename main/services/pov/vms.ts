@@ -1,0 +1,63 @@
+import type { Db } from '../store/db';
+import type { Vm } from '../skytap/schemas';
+import { inferOs } from '../skytap/schemas';
+
+export interface VmApplyResult {
+  seen: number;
+  added: number;
+  markedGone: number;
+  /** True when the read returned no VMs and nothing was changed. */
+  emptyRead: boolean;
+}
+
+/**
+ * Writes one VM read into pov_vms.
+ * - An EMPTY read changes nothing: a transient error that returns zero VMs must never prune rows
+ *   (and later the columns other work hangs on them).
+ * - A VM absent from a non-empty read gets gone_at; it is never deleted.
+ * - os_override is never touched; os_platform follows Skytap's hardware.guestOS each time.
+ */
+export function applyVmRead(db: Db, povId: string, vms: readonly Vm[], at: string): VmApplyResult {
+  if (vms.length === 0) return { seen: 0, added: 0, markedGone: 0, emptyRead: true };
+  const existing = new Set(
+    (db.prepare('SELECT vm_id FROM pov_vms WHERE pov_id = ?').all(povId) as { vm_id: string }[]).map((r) => r.vm_id),
+  );
+  const upsert = db.prepare(
+    `INSERT INTO pov_vms (pov_id, vm_id, name, os_platform, guest_os, ip, hostname, runstate, gone_at, first_seen_at, updated_at)
+     VALUES (@pov_id, @vm_id, @name, @os_platform, @guest_os, @ip, @hostname, @runstate, NULL, @at, @at)
+     ON CONFLICT (pov_id, vm_id) DO UPDATE SET
+       name = excluded.name, os_platform = excluded.os_platform, guest_os = excluded.guest_os,
+       ip = excluded.ip, hostname = excluded.hostname, runstate = excluded.runstate,
+       gone_at = NULL, updated_at = excluded.updated_at`,
+  );
+  const markGone = db.prepare('UPDATE pov_vms SET gone_at = ?, updated_at = ? WHERE pov_id = ? AND vm_id = ? AND gone_at IS NULL');
+  let added = 0;
+  let markedGone = 0;
+  db.transaction(() => {
+    const seen = new Set<string>();
+    for (const vm of vms) {
+      seen.add(vm.id);
+      if (!existing.has(vm.id)) added++;
+      const nic = (vm.interfaces ?? []).find((i) => i.ip) ?? (vm.interfaces ?? [])[0];
+      upsert.run({
+        pov_id: povId,
+        vm_id: vm.id,
+        name: vm.name,
+        os_platform: inferOs(vm),
+        guest_os: vm.hardware?.guestOS ?? null,
+        ip: nic?.ip || null,
+        hostname: nic?.hostname || null,
+        runstate: vm.runstate ?? null,
+        at,
+      });
+    }
+    for (const id of existing) {
+      if (!seen.has(id)) markedGone += markGone.run(at, at, povId, id).changes;
+    }
+  })();
+  return { seen: vms.length, added, markedGone, emptyRead: false };
+}
+
+export function markAllVmsGone(db: Db, povId: string, at: string): void {
+  db.prepare('UPDATE pov_vms SET gone_at = ?, updated_at = ? WHERE pov_id = ? AND gone_at IS NULL').run(at, at, povId);
+}

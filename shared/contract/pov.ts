@@ -1,0 +1,162 @@
+import { z } from 'zod';
+import { jobStarted, method, noArgs } from './define';
+
+export const POV_STATES = ['provisioning', 'active', 'failed', 'destroying', 'destroyed'] as const;
+export const povState = z.enum(POV_STATES);
+export type PovState = z.infer<typeof povState>;
+
+export const OS_VALUES = ['linux', 'windows', 'unknown'] as const;
+export const osValue = z.enum(OS_VALUES);
+export type OsValue = z.infer<typeof osValue>;
+
+const id = z.string().trim().min(1).max(200);
+
+export const povActions = z
+  .object({ start: z.boolean(), suspend: z.boolean(), destroy: z.boolean(), refreshVms: z.boolean() })
+  .strict();
+export type PovActions = z.infer<typeof povActions>;
+
+export const povView = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    platform: z.string(),
+    templateId: z.string(),
+    templateName: z.string(),
+    envId: z.string().nullable(),
+    state: povState,
+    /** Skytap's runstate as last CONFIRMED by a read (see lastConfirmedAt); never a live value. */
+    runstate: z.string().nullable(),
+    rateLimited: z.boolean(),
+    errorMessage: z.string().nullable(),
+    lastConfirmedAt: z.string().nullable(),
+    envGoneAt: z.string().nullable(),
+    controlNode: z
+      .object({
+        name: z.string().nullable(),
+        vmId: z.string().nullable(),
+        status: z.string().nullable(),
+        reason: z.string().nullable(),
+        mode: z.string().nullable(),
+      })
+      .strict(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    /** The lifecycle job running for this POV in this process, if any. */
+    activeJobId: z.string().nullable(),
+    actions: povActions,
+  })
+  .strict();
+export type PovView = z.infer<typeof povView>;
+
+export const povVmView = z
+  .object({
+    vmId: z.string(),
+    name: z.string(),
+    /** What Skytap's hardware.guestOS says, mapped; blank or unrecognised is unknown. */
+    osPlatform: osValue,
+    /** The user's choice; null when not set. Survives every refresh. */
+    osOverride: osValue.nullable(),
+    /** osOverride when set, else osPlatform. */
+    os: osValue,
+    guestOs: z.string().nullable(),
+    ip: z.string().nullable(),
+    hostname: z.string().nullable(),
+    runstate: z.string().nullable(),
+    goneAt: z.string().nullable(),
+  })
+  .strict();
+export type PovVmView = z.infer<typeof povVmView>;
+
+/**
+ * Which actions the CONFIRMED state allows. The handlers refuse (conflict) what this says no to,
+ * and the UI greys the same buttons, so both read one rule.
+ */
+export function povActionsFor(p: {
+  state: PovState;
+  runstate: string | null;
+  envId: string | null;
+  busy: boolean;
+}): PovActions {
+  const live = p.state === 'active' && p.envId !== null && !p.busy;
+  return {
+    start: live && (p.runstate === 'suspended' || p.runstate === 'stopped' || p.runstate === 'halted'),
+    suspend: live && p.runstate === 'running',
+    destroy: !p.busy && (p.state === 'active' || p.state === 'failed' || p.state === 'destroying'),
+    refreshVms: !p.busy && p.envId !== null && (p.state === 'active' || p.state === 'failed'),
+  };
+}
+
+/** Why an action is refused, in words for the user; null when it is allowed. */
+export function povActionRefusal(
+  action: keyof PovActions,
+  p: { state: PovState; runstate: string | null; envId: string | null; busy: boolean },
+): string | null {
+  if (povActionsFor(p)[action]) return null;
+  if (p.busy) return 'Another operation is still running for this POV; wait for it to finish (see its progress in the list).';
+  const rs = p.runstate ?? 'unknown';
+  switch (action) {
+    case 'start':
+      return p.state !== 'active'
+        ? `Start needs an active POV; this one is ${p.state}.`
+        : `Start needs the environment suspended or stopped; it was last confirmed ${rs}. Run a reconcile (Refresh) if that looks stale.`;
+    case 'suspend':
+      return p.state !== 'active'
+        ? `Suspend needs an active POV; this one is ${p.state}.`
+        : `Suspend needs the environment running; it was last confirmed ${rs}. Run a reconcile (Refresh) if that looks stale.`;
+    case 'destroy':
+      return `Destroy is for active or failed POVs; this one is ${p.state}.`;
+    case 'refreshVms':
+      return p.envId === null
+        ? 'This POV has no Skytap environment, so it has no VMs to read.'
+        : `VMs can be read for active or failed POVs; this one is ${p.state}.`;
+  }
+}
+
+export const povMethods = {
+  'pov.create': method(
+    'Create a POV from a Skytap template: create the environment, wait until not busy, power on, read the VMs',
+    z
+      .object({
+        templateId: z.string().trim().min(1).max(40).regex(/^[0-9A-Za-z_-]+$/, 'must be a Skytap template id'),
+        name: z.string().trim().min(1).max(200),
+      })
+      .strict(),
+    jobStarted,
+    { job: true },
+  ),
+  'pov.list': method(
+    'Every POV with its last confirmed runstate (destroyed ones only when includeDestroyed)',
+    z.object({ includeDestroyed: z.boolean().optional() }).strict(),
+    z.object({ povs: z.array(povView) }).strict(),
+  ),
+  'pov.get': method(
+    'One POV with its VMs',
+    z.object({ id }).strict(),
+    z.object({ pov: povView, vms: z.array(povVmView) }).strict(),
+  ),
+  'pov.start': method('Power the environment on (PUT runstate running, then poll)', z.object({ id }).strict(), jobStarted, {
+    job: true,
+  }),
+  'pov.suspend': method('Suspend the environment (PUT runstate suspended, then poll)', z.object({ id }).strict(), jobStarted, {
+    job: true,
+  }),
+  'pov.destroy': method(
+    'Delete the environment; complete only when Skytap answers 404. Allowed from active and failed',
+    z.object({ id }).strict(),
+    jobStarted,
+    { job: true },
+  ),
+  'pov.refreshVms': method('Read the environment\'s VMs again', z.object({ id }).strict(), jobStarted, { job: true }),
+  'pov.setVmOs': method(
+    'Set (or clear with null) the OS override of one VM; Skytap\'s own value is kept apart',
+    z.object({ povId: id, vmId: id, os: osValue.nullable() }).strict(),
+    z.object({ vm: povVmView }).strict(),
+  ),
+  'reconcile.runNow': method(
+    'Run the reconcile sweep now (one paginated read of every managed environment)',
+    noArgs,
+    jobStarted,
+    { job: true },
+  ),
+} as const;

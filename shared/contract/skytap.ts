@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { method, noArgs } from './define';
+
+export const TEST_CONNECTION_OUTCOMES = ['ok', 'unauthorized', 'project_not_found', 'no_templates', 'failed'] as const;
+
+export const testConnectionResult = z
+  .object({
+    outcome: z.enum(TEST_CONNECTION_OUTCOMES),
+    /** Green only for ok: an empty catalogue is red because no POV can be created from it. */
+    good: z.boolean(),
+    message: z.string(),
+    remedy: z.string().nullable(),
+    templateCount: z.number().int().nonnegative().nullable(),
+    reason: z.enum(['rate_limited', 'network', 'server']).nullable(),
+    scope: z.enum(['account', 'project']),
+  })
+  .strict();
+export type TestConnectionResult = z.infer<typeof testConnectionResult>;
+
+export const templateView = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    vmCount: z.number().int().nonnegative().nullable(),
+    region: z.string().nullable(),
+    busy: z.boolean(),
+  })
+  .strict();
+export type TemplateView = z.infer<typeof templateView>;
+
+export const skytapMethods = {
+  'skytap.testConnection': method(
+    'One page of GET /v2/templates with the SAVED settings (project-scoped when a Project ID is set), one retry',
+    noArgs,
+    testConnectionResult,
+  ),
+  'skytap.listTemplates': method(
+    'Every template the saved account (or project) can see, walked to the end',
+    noArgs,
+    z.object({ templates: z.array(templateView) }).strict(),
+  ),
+} as const;
