@@ -1,0 +1,148 @@
+import { z } from 'zod';
+import { AppError, methods, toWireError, type MethodName } from '../../shared/contract';
+import { APP_VERSION } from '../../shared/version';
+import { createCore, type Core } from '../core/create';
+import { startHost } from '../host/server';
+import { rendererDir } from '../host/static-dir';
+import { openInBrowser } from './open';
+import { subcommands } from './subcommands';
+
+const USAGE = `povdesk ${APP_VERSION} — POV Desk from the command line
+
+  povdesk call <method> '<json args>' [--wait]   run one contract method, print its JSON result
+  povdesk serve [--port N] [--open]              run browser mode; prints the URL with its token
+  povdesk vm-manager <serve|image …>             the local vm-manager (see povdesk vm-manager --help)
+  povdesk --help                                 this text and every method with its arguments
+
+POVDESK_HOME sets the data directory. SKYTAP_USERNAME, SKYTAP_API_TOKEN, SKYTAP_URL and
+SKYTAP_PROJECT_ID override stored Skytap settings for this process and are never saved.
+Errors print {"error":{"code","message"}} on stderr and exit 1.`;
+
+/** A compact, readable argument shape for --help, derived from the contract's schema. */
+function describeArgs(schema: z.ZodType): string {
+  const json = z.toJSONSchema(schema, { unrepresentable: 'any' }) as {
+    properties?: Record<string, { type?: string | string[]; enum?: unknown[]; anyOf?: unknown[] }>;
+    required?: string[];
+  };
+  const props = json.properties ?? {};
+  const names = Object.keys(props);
+  if (names.length === 0) return '{}';
+  const req = new Set(json.required ?? []);
+  const parts = names.map((n) => {
+    const p = props[n]!;
+    const type = p.enum ? p.enum.map((e) => JSON.stringify(e)).join('|') : Array.isArray(p.type) ? p.type.join('|') : (p.type ?? 'value');
+    return `${n}${req.has(n) ? '' : '?'}: ${type}`;
+  });
+  return `{ ${parts.join(', ')} }`;
+}
+
+export function helpText(): string {
+  const lines = (Object.keys(methods) as MethodName[]).sort().map((name) => {
+    const def = methods[name];
+    return `  ${name.padEnd(28)} ${describeArgs(def.args)}${'job' in def && def.job ? '  → job' : ''}\n      ${def.summary}`;
+  });
+  return `${USAGE}\n\nMethods:\n${lines.join('\n')}\n`;
+}
+
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+function fail(io: Io, err: unknown): number {
+  io.err(JSON.stringify({ error: toWireError(err) }) + '\n');
+  return 1;
+}
+
+export async function runCli(argv: string[], io: Io = defaultIo()): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
+    io.out(helpText());
+    return 0;
+  }
+  if (cmd === '--version') {
+    io.out(APP_VERSION + '\n');
+    return 0;
+  }
+  if (cmd === 'call') return call(rest, io);
+  if (cmd === 'serve') return serve(rest, io);
+  const sub = subcommands[cmd];
+  if (sub) return sub(rest);
+  return fail(io, new AppError('invalid_request', `unknown command ${JSON.stringify(cmd)}; see povdesk --help`));
+}
+
+async function call(args: string[], io: Io): Promise<number> {
+  const wait = args.includes('--wait');
+  const positional = args.filter((a) => a !== '--wait');
+  const [method, json] = positional;
+  if (!method) return fail(io, new AppError('invalid_request', 'usage: povdesk call <method> \'<json>\' [--wait]'));
+  let parsedArgs: unknown = {};
+  if (json !== undefined) {
+    try {
+      parsedArgs = JSON.parse(json);
+    } catch (e) {
+      return fail(io, new AppError('invalid_request', `the arguments are not JSON: ${(e as Error).message}`));
+    }
+  }
+  if (positional.length > 2) return fail(io, new AppError('invalid_request', 'too many arguments; pass one JSON object'));
+  let core: Core | null = null;
+  try {
+    core = await createCore({ env: io.env, role: 'cli', logName: 'cli' });
+    const result = await core.dispatcher.call(method, parsedArgs, { transport: 'cli' });
+    const def = (methods as Record<string, { job?: boolean }>)[method];
+    const jobId = def?.job ? (result as { jobId: string }).jobId : null;
+    if (!jobId) {
+      io.out(JSON.stringify(result, null, 2) + '\n');
+      return 0;
+    }
+    if (!wait) {
+      io.out(JSON.stringify(result, null, 2) + '\n');
+      io.err('note: no POV Desk app runs this job for you; it runs in this process until it ends (use --wait to print its outcome)\n');
+    }
+    const job = await core.base.jobs.wait(jobId);
+    if (wait) io.out(JSON.stringify(job, null, 2) + '\n');
+    if (job.state !== 'succeeded') {
+      io.err(JSON.stringify({ error: job.error ?? { code: 'internal', message: `job ended ${job.state}` } }) + '\n');
+      return 1;
+    }
+    return 0;
+  } catch (err) {
+    return fail(io, err);
+  } finally {
+    await core?.close();
+  }
+}
+
+async function serve(args: string[], io: Io): Promise<number> {
+  let port: number | undefined;
+  const i = args.indexOf('--port');
+  if (i >= 0) {
+    port = Number(args[i + 1]);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      return fail(io, new AppError('invalid_request', '--port takes a number from 0 to 65535'));
+    }
+  }
+  const core = await createCore({ env: io.env, role: 'app', logName: 'host' });
+  let host;
+  try {
+    host = await startHost({ core, port, staticDir: rendererDir(io.env) });
+  } catch (err) {
+    await core.close();
+    return fail(io, err);
+  }
+  io.out(`POV Desk is serving ${host.openUrl}\n`);
+  if (args.includes('--open')) openInBrowser(host.openUrl, core.base.log);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await host.close();
+  await core.close();
+  return 0;
+}
+
+function defaultIo(): Io {
+  return { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env };
+}

@@ -1,0 +1,93 @@
+import type { StreamName } from '../../shared/contract';
+
+export const HIGH_WATER = 100_000;
+export const LOW_WATER = 5_000;
+
+export interface Subscriber {
+  /** Delivers one event; the transport serialises it. */
+  send(stream: string, key: string, data: unknown, bytes: number): void;
+  /** Manual-ack streams count unacknowledged bytes per subscriber. */
+  unacked: Map<string, number>;
+}
+
+const id = (stream: string, key: string) => `${stream}\u0000${key}`;
+
+/**
+ * Routes stream events from producers (jobs, console tails, ssh sessions) to subscribed
+ * transports, and tracks unacknowledged bytes so a producer can pause while a slow consumer
+ * catches up. Events for key K also reach subscribers of '*' on the same stream.
+ */
+export class StreamHub {
+  private readonly subs = new Map<string, Set<Subscriber>>();
+  private readonly drains = new Map<string, (() => void)[]>();
+
+  subscribe(stream: StreamName | string, key: string, sub: Subscriber): () => void {
+    const k = id(stream, key);
+    let set = this.subs.get(k);
+    if (!set) this.subs.set(k, (set = new Set()));
+    set.add(sub);
+    return () => {
+      set!.delete(sub);
+      sub.unacked.delete(k);
+      if (set!.size === 0) this.subs.delete(k);
+      this.checkDrain(stream, key);
+    };
+  }
+
+  subscriberCount(stream: StreamName | string, key: string): number {
+    return (this.subs.get(id(stream, key))?.size ?? 0) + (key === '*' ? 0 : this.subs.get(id(stream, '*'))?.size ?? 0);
+  }
+
+  publish(stream: StreamName | string, key: string, data: unknown, bytes?: number): void {
+    const size = bytes ?? JSON.stringify(data ?? null).length;
+    const k = id(stream, key);
+    for (const target of [this.subs.get(k), key === '*' ? undefined : this.subs.get(id(stream, '*'))]) {
+      if (!target) continue;
+      for (const sub of target) {
+        sub.unacked.set(k, (sub.unacked.get(k) ?? 0) + size);
+        try {
+          sub.send(stream, key, data, size);
+        } catch {
+          // a broken transport is cleaned up by its own close handler
+        }
+      }
+    }
+  }
+
+  /** Records that a subscriber has consumed `bytes` of (stream, key). */
+  ack(sub: Subscriber, stream: string, key: string, bytes: number): void {
+    const k = id(stream, key);
+    const left = Math.max(0, (sub.unacked.get(k) ?? 0) - bytes);
+    sub.unacked.set(k, left);
+    this.checkDrain(stream, key);
+  }
+
+  /** Largest number of unacknowledged bytes any subscriber of (stream, key) holds. */
+  pressure(stream: StreamName | string, key: string): number {
+    const set = this.subs.get(id(stream, key));
+    if (!set) return 0;
+    let max = 0;
+    for (const s of set) max = Math.max(max, s.unacked.get(id(stream, key)) ?? 0);
+    return max;
+  }
+
+  /** Calls cb once, when pressure on (stream, key) falls to the low-water mark (or at once). */
+  onDrain(stream: StreamName | string, key: string, cb: () => void): void {
+    if (this.pressure(stream, key) <= LOW_WATER) {
+      queueMicrotask(cb);
+      return;
+    }
+    const k = id(stream, key);
+    const list = this.drains.get(k) ?? [];
+    list.push(cb);
+    this.drains.set(k, list);
+  }
+
+  private checkDrain(stream: string, key: string) {
+    const k = id(stream, key);
+    const list = this.drains.get(k);
+    if (!list || this.pressure(stream, key) > LOW_WATER) return;
+    this.drains.delete(k);
+    for (const cb of list) cb();
+  }
+}

@@ -1,0 +1,201 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { clientMessage, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX, type ServerMessage } from '../../shared/contract/transport';
+import { AppError, describeZodError, isStreamName, streams, toWireError } from '../../shared/contract';
+import type { Core } from '../core/create';
+import type { Subscriber } from '../core/streams';
+import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
+
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+export interface HostOptions {
+  core: Core;
+  port?: number;
+  host?: string;
+  token?: string;
+  staticDir: string;
+}
+
+export interface Host {
+  url: string;
+  /** The URL with the launch token in its fragment: what a person opens. */
+  openUrl: string;
+  port: number;
+  token: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * Browser mode: the contract over a WebSocket on 127.0.0.1, guarded by a per-launch token carried
+ * as a WebSocket subprotocol (so it is in no URL a proxy or log would keep), and by the Origin: a
+ * page from any other origin is refused even if it learned the token.
+ */
+export async function startHost(opts: HostOptions): Promise<Host> {
+  const host = opts.host ?? '127.0.0.1';
+  const token = opts.token ?? randomBytes(24).toString('base64url');
+  const staticRoot = resolve(opts.staticDir);
+  const log = opts.core.base.log;
+  let port = 0;
+
+  const allowedOrigins = () => new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]);
+
+  const server = createServer((req, res) => serveStatic(staticRoot, req, res));
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 8 * 1024 * 1024,
+    handleProtocols: (protocols) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
+  });
+
+  server.on('upgrade', (req, socket, head) => {
+    const refuse = (status: number, why: string) => {
+      log.warn('websocket refused', { why, origin: req.headers.origin ?? null });
+      socket.write(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\nConnection: close\r\n\r\n`);
+      socket.destroy();
+    };
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname !== WS_PATH) return refuse(403, 'wrong path');
+    const origin = req.headers.origin;
+    if (origin !== undefined && !allowedOrigins().has(origin)) return refuse(403, 'foreign origin');
+    const offered = String(req.headers['sec-websocket-protocol'] ?? '')
+      .split(',')
+      .map((s) => s.trim());
+    const presented = offered.find((p) => p.startsWith(WS_TOKEN_PREFIX))?.slice(WS_TOKEN_PREFIX.length) ?? '';
+    if (!offered.includes(WS_PROTOCOL) || !sameSecret(presented, token)) return refuse(401, 'missing or wrong token');
+    wss.handleUpgrade(req, socket, head, (ws) => attach(ws));
+  });
+
+  const attach = (ws: WebSocket) => {
+    const { dispatcher, base } = opts.core;
+    const unsubs = new Map<string, () => void>();
+    const send = (m: ServerMessage) => {
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
+    };
+    const sub: Subscriber = {
+      unacked: new Map(),
+      send: (stream, key, data, bytes) => {
+        send({ t: 'event', stream, key, data, bytes });
+        if (isStreamName(stream) && streams[stream].ack === 'auto') base.hub.ack(sub, stream, key, bytes);
+      },
+    };
+    ws.on('message', async (raw) => {
+      let msg;
+      try {
+        msg = clientMessage.safeParse(JSON.parse(String(raw)));
+      } catch {
+        return ws.close(1007, 'not JSON');
+      }
+      if (!msg.success) {
+        const id = (() => {
+          try {
+            const v = JSON.parse(String(raw)) as { id?: unknown };
+            return typeof v.id === 'number' ? v.id : -1;
+          } catch {
+            return -1;
+          }
+        })();
+        return send({ t: 'error', id, error: { code: 'invalid_request', message: describeZodError('malformed message', msg.error) } });
+      }
+      const m = msg.data;
+      switch (m.t) {
+        case 'call':
+          try {
+            send({ t: 'result', id: m.id, result: await dispatcher.call(m.method, m.args, { transport: 'ws' }) });
+          } catch (err) {
+            send({ t: 'error', id: m.id, error: toWireError(err) });
+          }
+          return;
+        case 'sub': {
+          if (!isStreamName(m.stream)) return send({ t: 'error', id: -1, error: new AppError('invalid_request', `unknown stream ${m.stream}`).toWire() });
+          const k = `${m.stream}\u0000${m.key}`;
+          if (!unsubs.has(k)) unsubs.set(k, base.hub.subscribe(m.stream, m.key, sub));
+          return;
+        }
+        case 'unsub': {
+          const k = `${m.stream}\u0000${m.key}`;
+          unsubs.get(k)?.();
+          unsubs.delete(k);
+          return;
+        }
+        case 'ack':
+          base.hub.ack(sub, m.stream, m.key, m.bytes);
+          return;
+      }
+    });
+    ws.on('close', () => {
+      for (const u of unsubs.values()) u();
+      unsubs.clear();
+    });
+  };
+
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(opts.port ?? 0, host, () => res());
+  });
+  port = (server.address() as AddressInfo).port;
+  const url = `http://${host}:${port}/`;
+  log.info('browser-mode host listening', { url });
+  return {
+    url,
+    openUrl: `${url}#token=${token}`,
+    port,
+    token,
+    server,
+    close: () =>
+      new Promise<void>((res) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close();
+        server.close(() => res());
+        server.closeAllConnections?.();
+      }),
+  };
+}
+
+function serveStatic(root: string, req: IncomingMessage, res: ServerResponse) {
+  const headers = {
+    'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': 'no-store',
+  };
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, headers).end();
+    return;
+  }
+  let pathname: string;
+  try {
+    pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+  } catch {
+    res.writeHead(400, headers).end();
+    return;
+  }
+  if (pathname === '/' || !extname(pathname)) pathname = '/index.html';
+  const file = normalize(join(root, pathname));
+  if (!file.startsWith(root + sep) || !existsSync(file) || !statSync(file).isFile()) {
+    res.writeHead(404, { ...headers, 'Content-Type': 'text/plain' }).end('not found');
+    return;
+  }
+  res.writeHead(200, { ...headers, 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream' });
+  if (req.method === 'HEAD') return res.end();
+  createReadStream(file).pipe(res);
+}

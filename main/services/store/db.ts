@@ -1,0 +1,77 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { migrations, type Migration } from './migrations';
+
+export type Db = Database.Database;
+
+/**
+ * Opens (creating if needed) the app database: WAL journal, foreign keys on, synchronous=NORMAL
+ * (WAL keeps every committed transaction across a process crash; only an OS crash could lose the
+ * last ones), then applies pending migrations.
+ */
+export function openDatabase(file: string, list: readonly Migration[] = migrations): Db {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 5000');
+    migrate(db, list);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+export function schemaVersion(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/**
+ * Applies each migration above the recorded version in its own transaction, recording the version
+ * inside the same transaction: a failing migration rolls back whole and leaves the previous
+ * schema (and data) untouched.
+ */
+export function migrate(db: Db, list: readonly Migration[]): void {
+  const sorted = [...list].sort((a, b) => a.version - b.version);
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i]!.version === sorted[i - 1]!.version) {
+      throw new Error(`two migrations claim version ${sorted[i]!.version}`);
+    }
+  }
+  const current = schemaVersion(db);
+  const newest = sorted.length ? sorted[sorted.length - 1]!.version : 0;
+  if (current > newest) {
+    throw new Error(
+      `the database is at schema version ${current}, newer than this build knows (${newest}); ` +
+        'use the newer POV Desk that wrote it, or restore a backup',
+    );
+  }
+  for (const m of sorted) {
+    if (m.version <= current) continue;
+    const apply = db.transaction(() => {
+      m.up(db);
+      db.pragma(`user_version = ${m.version}`);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        new Date().toISOString(),
+      );
+    });
+    try {
+      ensureMigrationTable(db);
+      apply();
+    } catch (err) {
+      throw new Error(`migration ${m.version} (${m.name}) failed and was rolled back: ${(err as Error).message}`);
+    }
+  }
+}
+
+function ensureMigrationTable(db: Db): void {
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
+}

@@ -1,0 +1,7 @@
+import core from './migrations/001-core';
+import type { Migration } from './migration';
+
+export type { Migration } from './migration';
+
+/** Every schema migration, one file per domain, numbered in the order they were written. */
+export const migrations: readonly Migration[] = [core];

@@ -1,0 +1,32 @@
+import type { ComponentType } from 'react';
+import JobsPage from './JobsPage';
+import SettingsPage from './SettingsPage';
+
+export interface PageEntry {
+  id: string;
+  label: string;
+  component: ComponentType;
+}
+
+/** The sidebar, in order. A page not yet built shows its honest empty state. */
+export const pages: PageEntry[] = [
+  { id: 'povs', label: 'POVs', component: placeholder('POVs', 'Skytap POVs appear here once the Skytap integration is available.') },
+  { id: 'local-vms', label: 'Local VMs', component: placeholder('Local VMs', 'Local QEMU VMs appear here once the vm-manager is available.') },
+  { id: 'templates', label: 'Templates', component: placeholder('Templates', 'The template-runner script appears here.') },
+  { id: 'terminals', label: 'Terminals', component: placeholder('Terminals', 'SSH terminals appear here.') },
+  { id: 'jobs', label: 'Jobs', component: JobsPage },
+  { id: 'settings', label: 'Settings', component: SettingsPage },
+];
+
+function placeholder(title: string, text: string): ComponentType {
+  const P = () => (
+    <section className="page">
+      <header className="page-head">
+        <h2>{title}</h2>
+      </header>
+      <div className="empty">{text}</div>
+    </section>
+  );
+  P.displayName = `${title}Placeholder`;
+  return P;
+}

@@ -1,0 +1,52 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { expect, test } from './fixtures';
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}
+
+test('Skytap credentials survive a host restart, the token lives only in the keyring', async ({ app }) => {
+  const { page } = app;
+  const token = `tok${randomBytes(16).toString('hex')}`;
+  await app.open('Settings');
+  await expect(page.getByTestId('keyring-backend')).toContainText('OS keychain');
+  await expect(page.getByTestId('token-status')).toHaveText('token not set');
+  await page.getByLabel('Username').fill('se@example.com');
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByTestId('token-status')).toHaveText('token set');
+
+  await app.restart();
+  await app.open('Settings');
+  await expect(page.getByTestId('token-status')).toHaveText('token set');
+  await expect(page.getByLabel('Username')).toHaveValue('se@example.com');
+  // The form never receives the token back.
+  await expect(page.getByLabel('API token')).toHaveValue('');
+
+  const fromKeyring = execFileSync('secret-tool', ['lookup', 'service', 'povdesk', 'account', 'skytap-api-token']).toString();
+  expect(fromKeyring).toBe(token);
+
+  const needles = [token, Buffer.from(token).toString('base64'), Buffer.from(token).toString('hex')];
+  const files = filesUnder(app.home);
+  expect(files.some((f) => f.endsWith('povdesk.db'))).toBe(true);
+  expect(files.some((f) => f.endsWith('.log'))).toBe(true);
+  for (const f of files) {
+    const bytes = readFileSync(f);
+    for (const n of needles) expect(bytes.includes(Buffer.from(n)), `${f} contains the token`).toBe(false);
+  }
+  for (const n of needles) expect(app.output().includes(n), 'host output contains the token').toBe(false);
+});
+
+test('a page opened without the launch token says how to get in', async ({ app, page }) => {
+  await page.goto(app.url.replace(/#.*$/, ''));
+  await page.evaluate(() => sessionStorage.clear());
+  await page.reload();
+  await app.open('Settings');
+  await expect(page.getByRole('alert').first()).toContainText('without its launch token');
+});
