@@ -1,0 +1,103 @@
+/**
+ * QEMU's argv, built by one pure function from a spec. Nothing here touches the file system or
+ * the environment: the caller resolves paths first, so the argv can be tested directly.
+ */
+
+export type Accel = 'kvm' | 'hvf' | 'whpx' | 'tcg';
+
+export type BootSource =
+  /** Direct kernel boot of the test image: OVMF loads the kernel and initrd from fw_cfg. */
+  | { kind: 'kernel'; kernel: string; initrd: string; append: string }
+  /** An imported image: a per-VM qcow2 overlay on the immutable base. */
+  | { kind: 'disk'; overlay: string };
+
+export interface QemuSpec {
+  id: string;
+  accel: Accel;
+  cpus: number;
+  memoryMib: number;
+  /** OVMF code, mapped read-only. */
+  ovmfCode: string;
+  /** The VM's own copy of the OVMF vars template. */
+  ovmfVars: string;
+  boot: BootSource;
+  consoleFile: string;
+  qmpSocket: string;
+  /** swtpm's data socket; null runs the VM without a TPM. */
+  swtpmSocket: string | null;
+  /** The command QEMU runs per guest connection to 169.254.169.254:80 (argv, not a shell line). */
+  metadataProxy: string[] | null;
+  /** Stop instead of rebooting when the guest asks for a reset (used by one-shot probes). */
+  noReboot?: boolean;
+}
+
+export const GUEST_NET = {
+  net: '169.254.169.0/24',
+  host: '169.254.169.2',
+  metadata: '169.254.169.254',
+  guest: '169.254.169.15',
+} as const;
+
+/** QEMU option syntax: a comma inside a value is written twice. */
+export function qemuEscape(value: string): string {
+  return value.replace(/,/g, ',,');
+}
+
+/**
+ * Quotes one word for the GLib shell parser QEMU's slirp uses on the guestfwd cmd
+ * (g_shell_parse_argv): single quotes, with ' written as '\''.
+ */
+export function shellWord(word: string): string {
+  if (/^[A-Za-z0-9_\/.:=@%+-]+$/.test(word)) return word;
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+function positiveInt(name: string, v: number): void {
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`qemu spec: ${name} must be a positive integer, got ${v}`);
+}
+
+export function qemuArgv(spec: QemuSpec): string[] {
+  positiveInt('cpus', spec.cpus);
+  positiveInt('memoryMib', spec.memoryMib);
+  if (!/^[A-Za-z0-9_-]+$/.test(spec.id)) throw new Error(`qemu spec: id "${spec.id}" may hold only letters, digits, _ and -`);
+  const a: string[] = [
+    '-name', `guest=${spec.id}`,
+    '-machine', 'q35',
+    '-accel', spec.accel,
+  ];
+  if (spec.accel === 'kvm' || spec.accel === 'hvf') a.push('-cpu', 'host');
+  a.push(
+    '-smp', String(spec.cpus),
+    '-m', `${spec.memoryMib}M`,
+    '-nodefaults',
+    '-display', 'none',
+    '-serial', `file:${qemuEscape(spec.consoleFile)}`,
+    '-qmp', `unix:${qemuEscape(spec.qmpSocket)},server=on,wait=off`,
+    '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${qemuEscape(spec.ovmfCode)}`,
+    '-drive', `if=pflash,format=raw,unit=1,file=${qemuEscape(spec.ovmfVars)}`,
+  );
+  if (spec.boot.kind === 'kernel') {
+    a.push('-kernel', spec.boot.kernel, '-initrd', spec.boot.initrd, '-append', spec.boot.append);
+  } else {
+    a.push(
+      '-drive', `if=none,id=disk0,format=qcow2,file=${qemuEscape(spec.boot.overlay)}`,
+      '-device', 'virtio-blk-pci,drive=disk0,bootindex=0',
+    );
+  }
+  if (spec.swtpmSocket !== null) {
+    a.push(
+      '-chardev', `socket,id=chrtpm,path=${qemuEscape(spec.swtpmSocket)}`,
+      '-tpmdev', 'emulator,id=tpm0,chardev=chrtpm',
+      '-device', 'tpm-crb,tpmdev=tpm0',
+    );
+  }
+  let netdev = `user,id=net0,net=${GUEST_NET.net},host=${GUEST_NET.host}`;
+  if (spec.metadataProxy !== null) {
+    if (spec.metadataProxy.length === 0) throw new Error('qemu spec: metadataProxy must name a program');
+    const cmd = spec.metadataProxy.map(shellWord).join(' ');
+    netdev += `,guestfwd=tcp:${GUEST_NET.metadata}:80-cmd:${qemuEscape(cmd)}`;
+  }
+  a.push('-netdev', netdev, '-device', 'virtio-net-pci,netdev=net0');
+  if (spec.noReboot) a.push('-no-reboot');
+  return a;
+}

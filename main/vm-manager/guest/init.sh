@@ -1,0 +1,89 @@
+#!/bin/busybox sh
+# POV Desk test image: PID 1 and guest agent (busybox sh). It brings up the network to the
+# metadata service, quotes the initrd stage, fetches user-data, quotes the ready stage and
+# reports READY. Every step logs one "povdesk-agent:" line on the serial console.
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/usr/bin
+export TPM2TOOLS_TCTI=device:/dev/tpmrm0
+MD=169.254.169.254
+say() { echo "povdesk-agent: $*"; }
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mkdir -p /sys/kernel/security /run/povdesk /tmp
+mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
+
+for m in $(cat /etc/povdesk/modules); do
+  insmod "/lib/modules/$m.ko" || say "insmod $m failed"
+done
+
+ip link set lo up
+ip link set eth0 up
+ip addr add 169.254.169.15/24 dev eth0
+ip route add default via 169.254.169.2
+say "network up $(ip -o -4 addr show eth0 | awk '{print $4}')"
+
+# http METHOD PATH [BODYFILE]: sets STATUS and writes the body to /tmp/resp.body
+http() {
+  if [ -n "$3" ]; then
+    { printf '%s %s HTTP/1.0\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n' "$1" "$2" "$MD" "$(wc -c < "$3")"; cat "$3"; } | nc "$MD" 80 > /tmp/resp
+  else
+    printf '%s %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$1" "$2" "$MD" | nc "$MD" 80 > /tmp/resp
+  fi
+  STATUS=$(head -n 1 /tmp/resp | cut -d ' ' -f 2)
+  sed '1,/^\r*$/d' /tmp/resp > /tmp/resp.body
+}
+
+# systemd-pcrphase style: PCR := sha256(PCR || sha256(word))
+measure() {
+  d=$(printf '%s' "$2" | sha256sum | cut -d ' ' -f 1)
+  tpm2_pcrextend "$1:sha256=$d" >/dev/null 2>&1 || say "pcrextend $1 failed"
+}
+
+quote() {
+  if [ -f /etc/povdesk/guest-quote.sh ]; then
+    if sh /etc/povdesk/guest-quote.sh "$1" "$MD" 80; then say "quote $1 sent"; else say "quote $1 failed ($?)"; fi
+  else
+    say "quote $1 skipped: no guest-quote.sh in this image"
+  fi
+}
+
+if [ -e /dev/tpmrm0 ]; then say "tpm present"; else say "no tpm"; fi
+measure 11 enter-initrd
+quote initrd
+
+tries=0
+while :; do
+  http GET /skytap/vms/self/user_data
+  case "$STATUS" in
+    200) cp /tmp/resp.body /run/povdesk/user-data; break ;;
+    204) : > /run/povdesk/user-data; break ;;
+  esac
+  tries=$((tries + 1))
+  [ $((tries % 10)) -eq 1 ] && say "user-data not released yet (status ${STATUS:-none}), retrying"
+  sleep 1
+done
+say "user-data $(wc -c < /run/povdesk/user-data) bytes sha256 $(sha256sum /run/povdesk/user-data | cut -d ' ' -f 1)"
+
+measure 11 leave-initrd
+measure 11 sysinit
+measure 11 ready
+measure 13 os-separator
+measure 13 "$(sha256sum /init | cut -d ' ' -f 1)"
+quote ready
+if [ -e /dev/tpmrm0 ]; then
+  tpm2_pcrread sha256:0,1,2,3,4,5,6,7,8,9,11,13 2>/dev/null | sed -n 's/^ *\([0-9]*\) *: *0x\([0-9A-Fa-f]*\)$/povdesk-agent: pcr \1 \2/p'
+fi
+echo '{"stage":"ready"}' > /tmp/report.json
+http POST /report /tmp/report.json
+say "READY"
+
+# power button (QMP system_powerdown) -> clean poweroff
+if [ -f /lib/modules/button.ko ]; then
+  mkdir -p /etc/acpi/PWRF
+  printf '#!/bin/sh\npoweroff -f\n' > /etc/acpi/PWRF/00000080
+  chmod +x /etc/acpi/PWRF/00000080
+  acpid -c /etc/acpi 2>/dev/null || say "acpid did not start"
+fi
+while :; do sleep 3600; done

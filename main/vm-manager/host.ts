@@ -1,0 +1,179 @@
+/**
+ * The host report (GET /api/v1/host). The accelerator is probed by really starting a throwaway
+ * VM on the firmware we use: a /dev/kvm that opens but fails at the first instruction (as on
+ * machines without vmx/svm) is "present but unusable", and TCG is chosen.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, hostname, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { Accel } from './argv';
+import { Qmp, openQmpWhenReady } from './qmp';
+
+export interface ToolStatus { found: boolean; path: string | null; version: string | null; error: string | null }
+export interface AccelProbe { accel: Accel; result: 'usable' | 'unusable' | 'absent' | 'unsupported'; detail: string }
+export interface Missing { what: string; install: string }
+export interface HostReport {
+  hostname: string;
+  kernel: string;
+  platform: string;
+  cpus: number;
+  memoryBytes: number;
+  qemu: ToolStatus;
+  qemuImg: ToolStatus;
+  swtpm: ToolStatus;
+  tpm2Tools: ToolStatus;
+  busybox: ToolStatus;
+  ovmfCode: string | null;
+  ovmfVars: string | null;
+  guestKernel: string | null;
+  accelerator: { chosen: Accel | null; reason: string; warning: string | null; probes: AccelProbe[] };
+  ready: boolean;
+  missing: Missing[];
+}
+
+export const OVMF_CANDIDATES: [code: string, vars: string][] = [
+  ['/usr/share/OVMF/OVMF_CODE_4M.fd', '/usr/share/OVMF/OVMF_VARS_4M.fd'],
+  ['/usr/share/edk2/x64/OVMF_CODE.4m.fd', '/usr/share/edk2/x64/OVMF_VARS.4m.fd'],
+  ['/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_VARS.fd'],
+  ['/usr/share/edk2/ovmf/OVMF_CODE.fd', '/usr/share/edk2/ovmf/OVMF_VARS.fd'],
+];
+
+export function findOvmf(): { code: string; vars: string } | null {
+  for (const [code, vars] of OVMF_CANDIDATES) if (existsSync(code) && existsSync(vars)) return { code, vars };
+  return null;
+}
+
+export function which(cmd: string): string | null {
+  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
+    const p = join(dir || '.', cmd);
+    if (existsSync(p)) return p;
+  }
+  return null;
+}
+
+function version(cmd: string, args: string[]): Promise<ToolStatus> {
+  const path = which(cmd);
+  if (!path) return Promise.resolve({ found: false, path: null, version: null, error: `${cmd} not on PATH` });
+  return new Promise((resolve) => {
+    execFile(path, args, { timeout: 5000 }, (err, stdout, stderr) => {
+      const text = `${stdout}${stderr}`.split('\n').find((l) => /\d+\.\d+/.test(l))?.trim() ?? null;
+      if (err && !text) resolve({ found: true, path, version: null, error: String(err.message).split('\n')[0] ?? 'failed' });
+      else resolve({ found: true, path, version: text, error: null });
+    });
+  });
+}
+
+/** Starts a throwaway VM with the given accelerator for a moment and asks QMP whether it runs. */
+export async function probeAccel(accel: Accel, qemu: string, ovmf: { code: string; vars: string }, windowMs = 1500): Promise<AccelProbe> {
+  const dir = mkdtempSync(join(tmpdir(), 'vmm-probe-'));
+  const vars = join(dir, 'vars.fd');
+  copyFileSync(ovmf.vars, vars);
+  const qmpPath = join(dir, 'qmp.sock');
+  const child = spawn(qemu, [
+    '-machine', 'q35', '-accel', accel, '-m', '64', '-nodefaults', '-display', 'none', '-serial', 'none', '-no-reboot',
+    '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${ovmf.code}`, '-drive', `if=pflash,format=raw,unit=1,file=${vars}`,
+    '-qmp', `unix:${qmpPath},server=on,wait=off`,
+  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += String(d)));
+  let exited: number | null | undefined;
+  const exit = new Promise<void>((r) => child.on('exit', (code) => {
+    exited = code;
+    r();
+  }));
+  child.on('error', (e) => (stderr += e.message));
+  let qmp: Qmp | null = null;
+  try {
+    qmp = await openQmpWhenReady(qmpPath, 5000, () => exited === undefined);
+    await new Promise((r) => setTimeout(r, windowMs));
+    const status = (await qmp.run('query-status')) as { status?: string; running?: boolean };
+    const errLine = stderr.split('\n').find((l) => /error|fail/i.test(l))?.trim();
+    if (status.status === 'running' && exited === undefined) return { accel, result: 'usable', detail: `a ${accel} guest ran OVMF for ${windowMs} ms` };
+    return { accel, result: 'unusable', detail: `present but unusable: the guest stopped (${status.status})${errLine ? `: ${errLine}` : ''}` };
+  } catch (e) {
+    const line = stderr.split('\n').filter((l) => l.trim() && !/warning/i.test(l))[0]?.trim() ?? (e instanceof Error ? e.message : String(e));
+    return { accel, result: 'unusable', detail: `present but unusable: ${line}` };
+  } finally {
+    qmp?.close();
+    if (exited === undefined) child.kill('SIGKILL');
+    await exit;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function candidates(): Accel[] {
+  if (process.platform === 'linux') return ['kvm', 'tcg'];
+  if (process.platform === 'darwin') return ['hvf', 'tcg'];
+  if (process.platform === 'win32') return ['whpx', 'tcg'];
+  return ['tcg'];
+}
+
+let accelCache: Promise<HostReport['accelerator']> | null = null;
+
+/** Probes once per process (a probe costs a VM start); `force` re-probes. */
+export function chooseAccelerator(qemu: string | null, ovmf: { code: string; vars: string } | null, force = false): Promise<HostReport['accelerator']> {
+  if (accelCache && !force) return accelCache;
+  accelCache = (async () => {
+    if (!qemu || !ovmf) return { chosen: null, reason: 'cannot probe: qemu-system-x86_64 or OVMF is missing', warning: null, probes: [] };
+    const probes: AccelProbe[] = [];
+    for (const accel of candidates()) {
+      if (accel === 'kvm' && !existsSync('/dev/kvm')) {
+        probes.push({ accel, result: 'absent', detail: '/dev/kvm does not exist' });
+        continue;
+      }
+      const p = await probeAccel(accel, qemu, ovmf);
+      probes.push(p);
+      if (p.result === 'usable') {
+        const hw = probes.filter((x) => x.accel !== 'tcg');
+        const warning = accel === 'tcg' ? `no hardware acceleration (${hw.map((x) => `${x.accel}: ${x.detail}`).join('; ') || 'none for this platform'}): VMs run under TCG emulation, several times slower` : null;
+        const reason = accel === 'tcg' ? `tcg chosen because ${hw.map((x) => `${x.accel} is ${x.result === 'absent' ? 'absent' : x.detail}`).join('; ') || 'no hardware accelerator exists here'}` : `${accel} chosen: ${p.detail}`;
+        return { chosen: accel, reason, warning, probes };
+      }
+    }
+    return { chosen: null, reason: `no accelerator works: ${probes.map((x) => `${x.accel}: ${x.detail}`).join('; ')}`, warning: null, probes };
+  })();
+  return accelCache;
+}
+
+export async function hostReport(opts: { forceProbe?: boolean } = {}): Promise<HostReport> {
+  const [qemu, qemuImg, swtpm, tpm2Tools, busybox] = await Promise.all([
+    version('qemu-system-x86_64', ['--version']),
+    version('qemu-img', ['--version']),
+    version('swtpm', ['--version']),
+    version('tpm2_quote', ['--version']),
+    version('busybox', ['--help']),
+  ]);
+  const ovmf = findOvmf();
+  let guestKernel: string | null = null;
+  try {
+    const { findKernel } = await import('./images');
+    guestKernel = findKernel().kernel;
+  } catch {
+    guestKernel = null;
+  }
+  const accelerator = await chooseAccelerator(qemu.path, ovmf, opts.forceProbe);
+  const missing: Missing[] = [];
+  if (!qemu.found) missing.push({ what: 'qemu-system-x86_64', install: 'apt-get install qemu-system-x86' });
+  if (!qemuImg.found) missing.push({ what: 'qemu-img', install: 'apt-get install qemu-utils' });
+  if (!swtpm.found) missing.push({ what: 'swtpm', install: 'apt-get install swtpm swtpm-tools' });
+  if (!ovmf) missing.push({ what: 'OVMF firmware (OVMF_CODE_4M.fd)', install: 'apt-get install ovmf' });
+  if (!tpm2Tools.found) missing.push({ what: 'tpm2-tools (for the test image)', install: 'apt-get install tpm2-tools' });
+  if (!busybox.found || !existsSync('/bin/busybox')) missing.push({ what: 'busybox-static (for the test image)', install: 'apt-get install busybox-static' });
+  if (!guestKernel) missing.push({ what: 'guest kernel /boot/vmlinuz-*-cloud-amd64 (for the test image)', install: 'apt-get install linux-image-cloud-amd64' });
+  if (qemu.found && ovmf && !accelerator.chosen) missing.push({ what: `a working accelerator (${accelerator.reason})`, install: 'apt-get install qemu-system-x86' });
+  let kernel = '';
+  try {
+    kernel = readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim();
+  } catch {
+    kernel = process.platform;
+  }
+  return {
+    hostname: hostname(), kernel, platform: process.platform, cpus: cpus().length, memoryBytes: totalmem(),
+    qemu, qemuImg, swtpm, tpm2Tools, busybox,
+    ovmfCode: ovmf?.code ?? null, ovmfVars: ovmf?.vars ?? null, guestKernel,
+    accelerator,
+    ready: missing.length === 0 && accelerator.chosen !== null,
+    missing,
+  };
+}

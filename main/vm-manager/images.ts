@@ -1,0 +1,331 @@
+/**
+ * The image store under <state>/images/<name>/: image.json (what it is and how it boots),
+ * policy.json (golden PCR values), and the boot files (vmlinuz + initrd.img, or base.qcow2).
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { cpioDir, cpioFile, cpioLink, writeCpio, type CpioEntry } from './cpio';
+import { VmmError } from './errors';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export const TEST_IMAGE = 'povdesk-test';
+/** Load order measured on the cloud kernel: a wrong order fails with "Unknown symbol". */
+export const GUEST_MODULES = [
+  'virtio_ring', 'virtio', 'virtio_pci_modern_dev', 'virtio_pci_legacy_dev', 'virtio_pci',
+  'failover', 'net_failover', 'virtio_net', 'button',
+];
+export const TEST_CMDLINE = 'console=ttyS0,115200 rdinit=/init panic=-1 quiet loglevel=4';
+/** PCRs quoted per stage, and compared against golden values (see docs/vm-manager.md for why 8 and 9). */
+export const STAGE_PCRS = { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 11], ready: [0, 1, 2, 3, 4, 5, 6, 7, 11, 13] };
+
+export interface ImageInfo {
+  name: string;
+  kind: 'kernel' | 'disk';
+  createdAt: string;
+  /** kernel images */
+  kernel?: string;
+  initrd?: string;
+  cmdline?: string;
+  /** disk images */
+  disk?: string;
+  sourceFormat?: string;
+  virtualSizeBytes?: number;
+  sizeBytes: number;
+  sha256: string;
+}
+
+export interface Policy {
+  image_id: string;
+  image_version: string;
+  kernel_sha256?: string;
+  initrd_sha256?: string;
+  cmdline?: string;
+  pcrs: { initrd: number[]; ready: number[] };
+  compare: number[];
+  pcr11: Record<string, string>;
+  pcr13: Record<string, string>;
+  golden: { sha256: Record<string, string> };
+  golden_firmware: { sha256: string; path: string } | null;
+}
+
+export function imagesDir(stateDir: string): string {
+  return join(stateDir, 'images');
+}
+
+function sha256File(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+/** systemd-pcrphase style extend of a zero PCR with sha256(word) for each word. */
+export function pcrChain(words: string[], start = '00'.repeat(32)): string {
+  let pcr = Buffer.from(start, 'hex');
+  for (const w of words) {
+    const d = createHash('sha256').update(w).digest();
+    pcr = createHash('sha256').update(Buffer.concat([pcr, d])).digest();
+  }
+  return pcr.toString('hex');
+}
+
+export function writeJsonAtomic(file: string, value: unknown): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n');
+  renameSync(tmp, file);
+}
+
+export function findKernel(): { kernel: string; version: string } {
+  const boot = existsSync('/boot') ? readdirSync('/boot') : [];
+  const cands = boot.filter((f) => /^vmlinuz-.*-cloud-amd64$/.test(f)).sort();
+  const pick = cands[cands.length - 1] ?? boot.filter((f) => f.startsWith('vmlinuz-')).sort().pop();
+  if (!pick) throw new VmmError('unavailable', 'no guest kernel in /boot: install it with `apt-get install linux-image-cloud-amd64`');
+  return { kernel: join('/boot', pick), version: pick.slice('vmlinuz-'.length) };
+}
+
+function libsOf(bin: string): string[] {
+  const out = execFileSync('ldd', [bin], { encoding: 'utf8' });
+  const libs: string[] = [];
+  for (const line of out.split('\n')) {
+    const m = /=>\s+(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+    if (m?.[1]) libs.push(m[1]);
+  }
+  return libs;
+}
+
+/** Adds a host file at the same path (following symlinks for the content, keeping the link). */
+function addHostFile(out: Map<string, CpioEntry>, path: string, perm = 0o755): void {
+  const rel = path.replace(/^\/+/, '');
+  if (out.has(rel)) return;
+  const st = lstatSync(path);
+  if (st.isSymbolicLink()) {
+    const target = readlinkSync(path);
+    out.set(rel, cpioLink(rel, target));
+    addHostFile(out, resolve(dirname(path), target), perm);
+    return;
+  }
+  out.set(rel, cpioFile(rel, readFileSync(path), perm));
+}
+
+function withParents(entries: Map<string, CpioEntry>): CpioEntry[] {
+  const dirs = new Set<string>();
+  for (const p of entries.keys()) {
+    const parts = p.split('/');
+    for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+  }
+  for (const d of ['dev', 'proc', 'sys', 'run', 'tmp', 'etc/povdesk', 'lib/modules']) {
+    dirs.add(d);
+    const parts = d.split('/');
+    for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+  }
+  const files = [...entries.values()].filter((e) => !dirs.has(e.path)).sort((a, b) => a.path.localeCompare(b.path));
+  return [...[...dirs].sort().map(cpioDir), ...files];
+}
+
+export function guestQuoteScript(): string | null {
+  const p = join(here, 'attest', 'guest-quote.sh');
+  return existsSync(p) ? p : null;
+}
+
+/** The initramfs bytes: deterministic for equal inputs (fixed mtimes/owners, sorted entries). */
+export function buildInitramfs(opts: { kernelVersion: string; initScript?: string; extraFiles?: Record<string, Buffer> }): Buffer {
+  const files = new Map<string, CpioEntry>();
+  const busybox = ['/bin/busybox', '/usr/bin/busybox'].find((p) => existsSync(p));
+  if (!busybox) throw new VmmError('unavailable', 'busybox-static is missing: install it with `apt-get install busybox-static`');
+  files.set('bin/busybox', cpioFile('bin/busybox', readFileSync(realpathSync(busybox)), 0o755));
+  const tpm2 = ['/usr/bin/tpm2', '/bin/tpm2'].find((p) => existsSync(p));
+  if (!tpm2) throw new VmmError('unavailable', 'tpm2-tools is missing: install it with `apt-get install tpm2-tools`');
+  files.set('usr/bin/tpm2', cpioFile('usr/bin/tpm2', readFileSync(tpm2), 0o755));
+  for (const f of readdirSync(dirname(tpm2))) {
+    if (f.startsWith('tpm2_')) files.set(`usr/bin/${f}`, cpioLink(`usr/bin/${f}`, 'tpm2'));
+  }
+  const libDir = '/lib/x86_64-linux-gnu';
+  const dlopened = ['libtss2-tcti-device.so.0'].map((l) => join(libDir, l)).filter((p) => existsSync(p));
+  for (const bin of [tpm2, ...dlopened]) {
+    for (const lib of libsOf(bin)) addHostFile(files, lib);
+  }
+  for (const lib of dlopened) addHostFile(files, lib);
+  const modRoot = join('/lib/modules', opts.kernelVersion);
+  const order: string[] = [];
+  for (const m of GUEST_MODULES) {
+    const found = findModule(modRoot, m);
+    if (!found) {
+      if (m === 'button') continue;
+      throw new VmmError('unavailable', `kernel module ${m} not found under ${modRoot}: reinstall linux-image-cloud-amd64`);
+    }
+    files.set(`lib/modules/${m}.ko`, cpioFile(`lib/modules/${m}.ko`, readFileSync(found)));
+    order.push(m);
+  }
+  files.set('etc/povdesk/modules', cpioFile('etc/povdesk/modules', Buffer.from(order.join('\n') + '\n')));
+  const init = opts.initScript ?? readFileSync(join(here, 'guest', 'init.sh'), 'utf8');
+  files.set('init', cpioFile('init', Buffer.from(init), 0o755));
+  const quote = guestQuoteScript();
+  if (quote) files.set('etc/povdesk/guest-quote.sh', cpioFile('etc/povdesk/guest-quote.sh', readFileSync(quote), 0o755));
+  for (const [p, data] of Object.entries(opts.extraFiles ?? {})) files.set(p, cpioFile(p, data, 0o644));
+  return gzipSync(writeCpio(withParents(files)), { level: 6 });
+}
+
+function findModule(root: string, name: string): string | null {
+  const dirs = ['kernel/drivers/virtio', 'kernel/drivers/net', 'kernel/net/core', 'kernel/drivers/acpi'];
+  for (const d of dirs) {
+    const p = join(root, d, `${name}.ko`);
+    if (existsSync(p)) return p;
+  }
+  return null;
+}
+
+export function firmwareFingerprint(ovmfCode: string | null): Policy['golden_firmware'] {
+  if (!ovmfCode || !existsSync(ovmfCode)) return null;
+  return { sha256: sha256File(ovmfCode), path: ovmfCode };
+}
+
+/** Builds (or rebuilds) the test image: the host's cloud kernel plus our initramfs. Seconds, offline. */
+export function buildTestImage(stateDir: string, opts: { ovmfCode: string | null; name?: string; cmdline?: string; initScript?: string }): ImageInfo {
+  const name = opts.name ?? TEST_IMAGE;
+  const { kernel, version } = findKernel();
+  const initrd = buildInitramfs({ kernelVersion: version, initScript: opts.initScript });
+  const dir = join(imagesDir(stateDir), name);
+  const tmp = `${dir}.building-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  writeFileSync(join(tmp, 'vmlinuz'), readFileSync(kernel));
+  writeFileSync(join(tmp, 'initrd.img'), initrd);
+  const cmdline = opts.cmdline ?? TEST_CMDLINE;
+  const initSha = createHash('sha256').update(opts.initScript ?? readFileSync(join(here, 'guest', 'init.sh'))).digest('hex');
+  const kernelSha = sha256File(join(tmp, 'vmlinuz'));
+  const initrdSha = createHash('sha256').update(initrd).digest('hex');
+  const old = readPolicy(dir);
+  const policy: Policy = {
+    image_id: name,
+    image_version: `${version}-${initrdSha.slice(0, 12)}`,
+    kernel_sha256: kernelSha,
+    initrd_sha256: initrdSha,
+    cmdline,
+    pcrs: STAGE_PCRS,
+    compare: [0, 2, 3, 4, 6, 7, 8, 9],
+    pcr11: {
+      'enter-initrd': pcrChain(['enter-initrd']),
+      'enter-initrd:leave-initrd:sysinit:ready': pcrChain(['enter-initrd', 'leave-initrd', 'sysinit', 'ready']),
+    },
+    pcr13: { [name]: pcrChain(['os-separator', initSha]) },
+    // Golden values hold only for the same kernel, initrd, cmdline and firmware: keep them when all match.
+    golden: old && old.initrd_sha256 === initrdSha && old.kernel_sha256 === kernelSha && old.cmdline === cmdline ? old.golden : { sha256: {} },
+    golden_firmware: firmwareFingerprint(opts.ovmfCode),
+  };
+  const info: ImageInfo = {
+    name, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline,
+    sizeBytes: statSync(join(tmp, 'vmlinuz')).size + initrd.length, sha256: initrdSha,
+  };
+  writeJsonAtomic(join(tmp, 'policy.json'), policy);
+  writeJsonAtomic(join(tmp, 'image.json'), info);
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  return info;
+}
+
+export function readPolicy(imageDir: string): Policy | null {
+  const p = join(imageDir, 'policy.json');
+  if (!existsSync(p)) return null;
+  return JSON.parse(readFileSync(p, 'utf8')) as Policy;
+}
+
+export function writePolicy(imageDir: string, policy: Policy): void {
+  writeJsonAtomic(join(imageDir, 'policy.json'), policy);
+}
+
+const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export function listImages(stateDir: string): (ImageInfo & { dir: string; policy: Policy | null })[] {
+  const root = imagesDir(stateDir);
+  if (!existsSync(root)) return [];
+  const out: (ImageInfo & { dir: string; policy: Policy | null })[] = [];
+  for (const n of readdirSync(root).sort()) {
+    const dir = join(root, n);
+    const metaFile = join(dir, 'image.json');
+    if (!NAME_RE.test(n) || !existsSync(metaFile)) continue;
+    try {
+      out.push({ ...(JSON.parse(readFileSync(metaFile, 'utf8')) as ImageInfo), dir, policy: readPolicy(dir) });
+    } catch {
+      // a half-written image is not listed
+    }
+  }
+  return out;
+}
+
+export function getImage(stateDir: string, name: string) {
+  if (!NAME_RE.test(name)) throw new VmmError('invalid_request', `image "${name}" is not a valid image name (lowercase letters, digits and -)`);
+  const img = listImages(stateDir).find((i) => i.name === name);
+  if (!img) throw new VmmError('not_found', `no image "${name}": build one with \`povdesk vm-manager image build-test\` or import one with \`image import <file>\``);
+  return img;
+}
+
+const FORMATS = new Set(['qcow2', 'raw', 'vmdk']);
+const MAX_IMPORT_BYTES = 512 * 1024 ** 3;
+
+/** Imports a user's qcow2/raw/vmdk: checked with qemu-img info, converted to a qcow2 base. */
+export function importImage(stateDir: string, file: string, opts: { name?: string; maxVirtualBytes?: number } = {}): ImageInfo {
+  const src = resolve(file);
+  if (!existsSync(src) || !statSync(src).isFile()) throw new VmmError('invalid_request', `${src} is not a file: give the path of a qcow2, raw or vmdk image`);
+  const name = opts.name ?? basename(src).replace(/\.[^.]*$/, '').toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
+  if (!NAME_RE.test(name)) throw new VmmError('invalid_request', `cannot derive an image name from ${basename(src)}: pass --name <dns-label>`);
+  let info: { format?: string; 'virtual-size'?: number; 'backing-filename'?: string };
+  try {
+    info = JSON.parse(execFileSync('qemu-img', ['info', '--output=json', src], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+  } catch (e) {
+    throw new VmmError('invalid_request', `qemu-img cannot read ${src}: ${String((e as { stderr?: string }).stderr ?? e).trim()}`);
+  }
+  const format = info.format ?? '';
+  if (!FORMATS.has(format)) throw new VmmError('invalid_request', `${src} is ${format || 'of an unknown format'}; import takes qcow2, raw or vmdk`);
+  if (info['backing-filename']) throw new VmmError('invalid_request', `${src} has a backing file (${info['backing-filename']}); import a flattened image (qemu-img convert)`);
+  const vsize = info['virtual-size'] ?? 0;
+  const max = opts.maxVirtualBytes ?? MAX_IMPORT_BYTES;
+  if (vsize <= 0) throw new VmmError('invalid_request', `${src} has no virtual size; it is not a disk image`);
+  if (vsize > max) throw new VmmError('invalid_request', `${src} is ${vsize} bytes virtual, over the ${max}-byte limit`);
+  if (format === 'raw') {
+    // qemu-img calls any file "raw": demand a boot sector or a GPT so a text file is not taken for a disk.
+    const head = Buffer.alloc(1024);
+    const fd = readFileSync(src, { flag: 'r' }).subarray(0, 1024);
+    fd.copy(head);
+    const mbr = head[510] === 0x55 && head[511] === 0xaa;
+    const gpt = head.subarray(512, 520).toString('latin1') === 'EFI PART';
+    if (!mbr && !gpt) throw new VmmError('invalid_request', `${src} is not a disk image: a raw image needs an MBR or GPT partition table`);
+  }
+  const dir = join(imagesDir(stateDir), name);
+  if (existsSync(dir)) throw new VmmError('conflict', `image "${name}" exists; delete it first or pass another --name`);
+  const tmp = `${dir}.importing-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  try {
+    execFileSync('qemu-img', ['convert', '-f', format, '-O', 'qcow2', src, join(tmp, 'base.qcow2')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const meta: ImageInfo = {
+      name, kind: 'disk', createdAt: new Date().toISOString(), disk: 'base.qcow2', sourceFormat: format,
+      virtualSizeBytes: vsize, sizeBytes: statSync(join(tmp, 'base.qcow2')).size, sha256: sha256File(join(tmp, 'base.qcow2')),
+    };
+    const policy: Policy = {
+      image_id: name, image_version: meta.sha256.slice(0, 12), pcrs: STAGE_PCRS, compare: [0, 2, 3, 4, 6, 7],
+      pcr11: {}, pcr13: {}, golden: { sha256: {} }, golden_firmware: null,
+    };
+    writeJsonAtomic(join(tmp, 'policy.json'), policy);
+    writeJsonAtomic(join(tmp, 'image.json'), meta);
+    renameSync(tmp, dir);
+    return meta;
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    if (e instanceof VmmError) throw e;
+    throw new VmmError('internal', `qemu-img convert of ${src} failed: ${String((e as { stderr?: Buffer }).stderr ?? e).trim()}`);
+  }
+}
+
+/** True when `p` resolves inside `root` (no .. escape, no symlink escape for existing parts). */
+export function insideDir(root: string, p: string): boolean {
+  const r = resolve(root) + sep;
+  const abs = resolve(root, p);
+  if (!(abs + sep).startsWith(r)) return false;
+  try {
+    return (realpathSync(abs) + sep).startsWith(realpathSync(root) + sep);
+  } catch {
+    return true;
+  }
+}

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { qemuArgv, qemuEscape, shellWord, type QemuSpec } from '../../main/vm-manager/argv';
+
+const base: QemuSpec = {
+  id: 'ab12cd34',
+  accel: 'tcg',
+  cpus: 2,
+  memoryMib: 512,
+  ovmfCode: '/usr/share/OVMF/OVMF_CODE_4M.fd',
+  ovmfVars: '/state/vms/ab12cd34/OVMF_VARS.fd',
+  boot: { kind: 'kernel', kernel: '/state/images/t/vmlinuz', initrd: '/state/images/t/initrd.img', append: 'console=ttyS0,115200' },
+  consoleFile: '/state/vms/ab12cd34/console.log',
+  qmpSocket: '/state/vms/ab12cd34/qmp.sock',
+  swtpmSocket: '/state/vms/ab12cd34/tpm/swtpm.sock',
+  metadataProxy: ['/usr/bin/node', '/app/metadata-proxy.cjs', '/state/metadata.sock', 'ab12cd34'],
+};
+
+function opt(argv: string[], flag: string): string[] {
+  const out: string[] = [];
+  argv.forEach((a, i) => {
+    if (a === flag) out.push(argv[i + 1] ?? '');
+  });
+  return out;
+}
+
+describe('qemuArgv', () => {
+  it('builds the fixed part in order', () => {
+    const a = qemuArgv(base);
+    expect(a.slice(0, 6)).toEqual(['-name', 'guest=ab12cd34', '-machine', 'q35', '-accel', 'tcg']);
+    expect(opt(a, '-smp')).toEqual(['2']);
+    expect(opt(a, '-m')).toEqual(['512M']);
+    expect(a).toContain('-nodefaults');
+    expect(opt(a, '-display')).toEqual(['none']);
+    expect(opt(a, '-serial')).toEqual(['file:/state/vms/ab12cd34/console.log']);
+    expect(opt(a, '-qmp')).toEqual(['unix:/state/vms/ab12cd34/qmp.sock,server=on,wait=off']);
+    expect(a).not.toContain('-cpu'); // tcg keeps the default model
+  });
+
+  it('maps OVMF code read-only and the per-VM vars copy writable', () => {
+    const drives = opt(qemuArgv(base), '-drive');
+    expect(drives[0]).toBe('if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd');
+    expect(drives[1]).toBe('if=pflash,format=raw,unit=1,file=/state/vms/ab12cd34/OVMF_VARS.fd');
+  });
+
+  it('boots the test image with -kernel/-initrd/-append and no disk', () => {
+    const a = qemuArgv(base);
+    expect(opt(a, '-kernel')).toEqual(['/state/images/t/vmlinuz']);
+    expect(opt(a, '-initrd')).toEqual(['/state/images/t/initrd.img']);
+    expect(opt(a, '-append')).toEqual(['console=ttyS0,115200']); // one argv word: commas not doubled
+    expect(opt(a, '-drive')).toHaveLength(2);
+  });
+
+  it('boots an imported image from its qcow2 overlay', () => {
+    const a = qemuArgv({ ...base, boot: { kind: 'disk', overlay: '/state/vms/ab12cd34/disk.qcow2' } });
+    expect(a).not.toContain('-kernel');
+    expect(opt(a, '-drive')[2]).toBe('if=none,id=disk0,format=qcow2,file=/state/vms/ab12cd34/disk.qcow2');
+    expect(opt(a, '-device')).toContain('virtio-blk-pci,drive=disk0,bootindex=0');
+  });
+
+  it('wires swtpm as a tpm-crb device, or leaves it out', () => {
+    const a = qemuArgv(base);
+    expect(opt(a, '-chardev')).toEqual(['socket,id=chrtpm,path=/state/vms/ab12cd34/tpm/swtpm.sock']);
+    expect(opt(a, '-tpmdev')).toEqual(['emulator,id=tpm0,chardev=chrtpm']);
+    expect(opt(a, '-device')).toContain('tpm-crb,tpmdev=tpm0');
+    const b = qemuArgv({ ...base, swtpmSocket: null });
+    expect(b).not.toContain('-tpmdev');
+    expect(opt(b, '-device')).not.toContain('tpm-crb,tpmdev=tpm0');
+  });
+
+  it('puts the metadata address inside the user network and forwards it to the proxy command', () => {
+    const [netdev] = opt(qemuArgv(base), '-netdev');
+    expect(netdev).toBe(
+      'user,id=net0,net=169.254.169.0/24,host=169.254.169.2,guestfwd=tcp:169.254.169.254:80-cmd:/usr/bin/node /app/metadata-proxy.cjs /state/metadata.sock ab12cd34',
+    );
+    expect(opt(qemuArgv({ ...base, metadataProxy: null }), '-netdev')).toEqual(['user,id=net0,net=169.254.169.0/24,host=169.254.169.2']);
+  });
+
+  it('doubles commas in option values and quotes odd words in the proxy command', () => {
+    const a = qemuArgv({
+      ...base,
+      consoleFile: '/s,t/console.log',
+      metadataProxy: ['/usr/bin/node', '/my app/proxy,x.cjs', "it's"],
+    });
+    expect(opt(a, '-serial')).toEqual(['file:/s,,t/console.log']);
+    expect(opt(a, '-netdev')[0]).toContain(`cmd:/usr/bin/node '/my app/proxy,,x.cjs' 'it'\\''s'`);
+    expect(qemuEscape('a,b,,c')).toBe('a,,b,,,,c');
+    expect(shellWord('plain/path.cjs')).toBe('plain/path.cjs');
+  });
+
+  it('uses the host CPU under kvm', () => {
+    expect(opt(qemuArgv({ ...base, accel: 'kvm' }), '-cpu')).toEqual(['host']);
+  });
+
+  it('refuses a spec it cannot express', () => {
+    expect(() => qemuArgv({ ...base, cpus: 0 })).toThrow(/cpus must be a positive integer/);
+    expect(() => qemuArgv({ ...base, memoryMib: 1.5 })).toThrow(/memoryMib/);
+    expect(() => qemuArgv({ ...base, id: 'a b' })).toThrow(/id/);
+    expect(() => qemuArgv({ ...base, metadataProxy: [] })).toThrow(/metadataProxy/);
+  });
+});
