@@ -195,6 +195,11 @@ export class PovService {
     };
   }
 
+  /** The control-node install run after power-on (registered by the control-node work). */
+  setControlNodeInstaller(fn: PovServiceDeps['installControlNode']): void {
+    this.deps.installControlNode = fn;
+  }
+
   /** Marks the control node columns (used by the control-node work). */
   setControlNode(
     povId: string,
