@@ -1,0 +1,235 @@
+import type { SshStatus } from '../../../shared/contract/ssh';
+import { BackendError, type TerminalBackend } from './backend';
+
+/** What the session needs from the StreamHub (main/core/streams.ts). */
+export interface Hub {
+  publish(stream: string, key: string, data: unknown, bytes?: number): void;
+  pressure(stream: string, key: string): number;
+  onDrain(stream: string, key: string, cb: () => void): void;
+  subscriberCount(stream: string, key: string): number;
+}
+
+export interface SessionOptions {
+  autoReconnect: boolean;
+  /** Delay before reconnect attempt n (1-based); default 1 s doubling to 30 s. */
+  backoffMs?: (attempt: number) => number;
+  maxAttempts?: number;
+  /** Output is gathered this long before one event is published. */
+  batchMs?: number;
+  /** Pause the backend while more than this many bytes are unacknowledged. */
+  highWater?: number;
+}
+
+export const DATA = 'ssh.data';
+export const STATUS = 'ssh.status';
+const MAX_EVENT = 64 * 1024;
+/** Output kept while nobody subscribes yet (e.g. between ssh.open and the tab subscribing). */
+const HOLD_LIMIT = 256 * 1024;
+
+export const defaultBackoff = (attempt: number) => Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1));
+
+/**
+ * One terminal: owns a backend, batches its output into `ssh.data` events, pauses it while the
+ * consumer lags (hub pressure above highWater) or nobody listens yet, publishes `ssh.status`, and
+ * reconnects with backoff after a drop, re-sending the terminal size.
+ */
+export class TerminalSession {
+  cols: number;
+  rows: number;
+  private status: SshStatus;
+  private buf: Buffer[] = [];
+  private bufBytes = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private readonly pauses = new Set<string>();
+  private generation = 0;
+  private live = false;
+  private readonly observers = new Set<(chunk: Buffer) => void>();
+  private readonly batchMs: number;
+  private readonly highWater: number;
+  published = 0;
+
+  constructor(
+    readonly id: string,
+    readonly backend: TerminalBackend,
+    private readonly hub: Hub,
+    private readonly opts: SessionOptions,
+    size: { cols: number; rows: number },
+    private readonly onFinal: (id: string) => void = () => {},
+  ) {
+    this.cols = size.cols;
+    this.rows = size.rows;
+    this.batchMs = opts.batchMs ?? 10;
+    this.highWater = opts.highWater ?? 100_000;
+    this.status = {
+      sessionId: id,
+      state: 'connecting',
+      closedBy: null,
+      reason: null,
+      attempt: 0,
+      nextRetryMs: null,
+      title: backend.title,
+      interactive: backend.interactive,
+    };
+  }
+
+  get state(): SshStatus {
+    return { ...this.status };
+  }
+
+  /** Raw output tap (used by typeInto to watch the echo and the sha256sum line). */
+  observe(fn: (chunk: Buffer) => void): () => void {
+    this.observers.add(fn);
+    return () => this.observers.delete(fn);
+  }
+
+  /** Opens the backend; a first-time failure closes the session (no automatic retry). */
+  async start(): Promise<void> {
+    await this.connect(0);
+  }
+
+  private setStatus(patch: Partial<SshStatus>) {
+    this.status = { ...this.status, ...patch };
+    this.hub.publish(STATUS, this.id, this.state);
+  }
+
+  private async connect(attempt: number): Promise<boolean> {
+    const gen = ++this.generation;
+    this.live = false;
+    this.pauses.clear();
+    this.setStatus({ state: attempt ? 'reconnecting' : 'connecting', closedBy: null, reason: null, attempt, nextRetryMs: null });
+    try {
+      await this.backend.open(
+        {
+          data: (chunk) => gen === this.generation && this.onData(chunk),
+          phase: (p) => gen === this.generation && this.setStatus({ state: attempt && p === 'connecting' ? 'reconnecting' : p }),
+          ended: (how) => gen === this.generation && this.onEnded(how),
+        },
+        { cols: this.cols, rows: this.rows },
+      );
+    } catch (err) {
+      if (gen !== this.generation) return false;
+      const e = err instanceof BackendError ? err : new BackendError('failed', (err as Error).message, true);
+      if (attempt > 0 && e.retryable && this.scheduleRetry(attempt + 1, e.message)) return false;
+      this.finish(e.closedBy, e.message);
+      return false;
+    }
+    if (gen !== this.generation) return false;
+    this.live = true;
+    // The size may have changed while we were away: tell the server again.
+    this.backend.resize(this.cols, this.rows);
+    this.setStatus({ state: 'open', attempt, reason: attempt ? `reconnected after ${attempt} attempt(s)` : null });
+    return true;
+  }
+
+  private onEnded(how: { closedBy: 'dropped' | 'exited' | 'failed'; reason: string }) {
+    this.live = false;
+    this.flush();
+    if (how.closedBy === 'dropped' && this.opts.autoReconnect && this.scheduleRetry(1, how.reason)) return;
+    this.finish(how.closedBy, how.reason);
+  }
+
+  private scheduleRetry(attempt: number, reason: string): boolean {
+    const max = this.opts.maxAttempts ?? 8;
+    if (attempt > max) {
+      this.finish('dropped', `${reason}; gave up after ${max} reconnect attempts — use Reconnect to try again`);
+      return true;
+    }
+    const wait = (this.opts.backoffMs ?? defaultBackoff)(attempt);
+    this.setStatus({ state: 'reconnecting', closedBy: 'dropped', reason, attempt, nextRetryMs: wait });
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.connect(attempt);
+    }, wait);
+    return true;
+  }
+
+  private finish(closedBy: SshStatus['closedBy'], reason: string) {
+    this.live = false;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.setStatus({ state: 'closed', closedBy, reason, nextRetryMs: null });
+  }
+
+  /** Reconnect now (the user's action), whatever the state. */
+  async reconnect(): Promise<boolean> {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.backend.close();
+    return this.connect(Math.max(1, this.status.attempt + 1));
+  }
+
+  close(): void {
+    this.generation++;
+    this.live = false;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.timer) clearTimeout(this.timer);
+    this.retryTimer = this.timer = null;
+    this.backend.close();
+    this.flush();
+    this.setStatus({ state: 'closed', closedBy: 'user', reason: 'closed by you', nextRetryMs: null });
+    this.onFinal(this.id);
+  }
+
+  write(data: string | Buffer): boolean {
+    if (!this.live) return false;
+    this.backend.write(data);
+    return true;
+  }
+
+  resize(cols: number, rows: number): void {
+    this.cols = cols;
+    this.rows = rows;
+    if (this.live) this.backend.resize(cols, rows);
+  }
+
+  // ---- output path ----------------------------------------------------------------------
+  private pause(why: string) {
+    const was = this.pauses.size;
+    this.pauses.add(why);
+    if (was === 0) this.backend.pause();
+  }
+  private resume(why: string) {
+    if (!this.pauses.delete(why)) return;
+    if (this.pauses.size === 0 && this.live) this.backend.resume();
+  }
+
+  private onData(chunk: Buffer) {
+    for (const fn of this.observers) fn(chunk);
+    this.buf.push(chunk);
+    this.bufBytes += chunk.length;
+    if (this.bufBytes >= HOLD_LIMIT) this.pause('buffer');
+    if (!this.timer) this.timer = setTimeout(() => this.flush(), this.batchMs);
+  }
+
+  private flush() {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.bufBytes === 0) return;
+    if (this.hub.subscriberCount(DATA, this.id) === 0) {
+      // Nobody is showing this terminal yet: hold a little, pause the source, look again soon.
+      if (this.bufBytes >= HOLD_LIMIT) this.pause('buffer');
+      if (this.status.state !== 'closed') this.timer = setTimeout(() => this.flush(), 50);
+      return;
+    }
+    while (this.bufBytes > 0 && this.hub.pressure(DATA, this.id) <= this.highWater) {
+      const all = this.buf.length === 1 ? this.buf[0]! : Buffer.concat(this.buf);
+      const piece = all.subarray(0, MAX_EVENT);
+      const rest = all.subarray(piece.length);
+      this.buf = rest.length ? [rest] : [];
+      this.bufBytes = rest.length;
+      this.hub.publish(DATA, this.id, { data: piece.toString('base64'), bytes: piece.length }, piece.length);
+      this.published += piece.length;
+    }
+    if (this.bufBytes < HOLD_LIMIT) this.resume('buffer');
+    if (this.hub.pressure(DATA, this.id) > this.highWater) {
+      if (!this.pauses.has('pressure')) {
+        this.pause('pressure');
+        this.hub.onDrain(DATA, this.id, () => {
+          this.resume('pressure');
+          this.flush();
+        });
+      }
+    }
+  }
+}

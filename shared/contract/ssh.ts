@@ -1,0 +1,209 @@
+import { z } from 'zod';
+import { jobStarted, method, noArgs, ok, stream } from './define';
+
+const hostName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(253)
+  .refine((s) => /^[A-Za-z0-9._:%\-\[\]]+$/.test(s), 'must be a host name or IP address');
+const port = z.number().int().min(1).max(65535);
+const username = z
+  .string()
+  .min(1)
+  .max(64)
+  .refine((s) => !/[\s\u0000-\u001f]/.test(s), 'must not contain spaces or control characters');
+const sessionId = z.string().min(1).max(100);
+const profileId = z.string().min(1).max(100);
+const size = { cols: z.number().int().min(2).max(1000), rows: z.number().int().min(1).max(500) };
+
+/** How one hop authenticates. Inline secrets are held in memory for the session only. */
+export const sshAuth = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('password'), password: z.string().min(1).max(1024) }).strict(),
+  z
+    .object({
+      kind: z.literal('privateKey'),
+      privateKey: z.string().min(1).max(20_000),
+      passphrase: z.string().max(1024).optional(),
+    })
+    .strict(),
+  /** Use the credentials stored in the keychain for this profile. */
+  z.object({ kind: z.literal('profile'), profileId }).strict(),
+]);
+export type SshAuth = z.infer<typeof sshAuth>;
+
+/** A jump host (ProxyJump). Without auth it reuses the target's credentials. */
+export const sshHop = z
+  .object({ host: hostName, port: port.default(22), username, auth: sshAuth.optional() })
+  .strict();
+export type SshHop = z.infer<typeof sshHop>;
+
+export const sshTarget = z
+  .object({
+    host: hostName,
+    port: port.default(22),
+    username,
+    auth: sshAuth,
+    jump: z.array(sshHop).max(8).default([]),
+    keepaliveSec: z.number().int().min(0).max(3600).default(15),
+    autoReconnect: z.boolean().default(true),
+    title: z.string().max(200).optional(),
+  })
+  .strict();
+export type SshTarget = z.infer<typeof sshTarget>;
+
+export const sshProfile = z
+  .object({
+    id: profileId,
+    name: z.string(),
+    host: z.string(),
+    port,
+    username: z.string(),
+    authKind: z.enum(['key', 'password']),
+    /** OpenSSH one-line public key for key profiles (paste it into authorized_keys). */
+    publicKey: z.string().nullable(),
+    jump: z.array(z.object({ host: z.string(), port, username: z.string(), profileId: profileId.nullable() }).strict()),
+    keepaliveSec: z.number().int(),
+    autoReconnect: z.boolean(),
+    agentForward: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .strict();
+export type SshProfile = z.infer<typeof sshProfile>;
+
+export const sshProfileSave = z
+  .object({
+    id: profileId.optional(),
+    name: z.string().trim().min(1).max(200),
+    host: hostName,
+    port: port.default(22),
+    username,
+    /** generate: new ed25519 key; import: an OpenSSH/PEM private key; password; keep: leave stored credentials. */
+    credentials: z.discriminatedUnion('kind', [
+      z.object({ kind: z.literal('generate') }).strict(),
+      z
+        .object({
+          kind: z.literal('import'),
+          privateKey: z.string().min(1).max(20_000),
+          passphrase: z.string().max(1024).optional(),
+        })
+        .strict(),
+      z.object({ kind: z.literal('password'), password: z.string().min(1).max(1024) }).strict(),
+      z.object({ kind: z.literal('keep') }).strict(),
+    ]),
+    jump: z
+      .array(z.object({ host: hostName, port: port.default(22), username, profileId: profileId.nullable().default(null) }).strict())
+      .max(8)
+      .default([]),
+    keepaliveSec: z.number().int().min(0).max(3600).default(15),
+    autoReconnect: z.boolean().default(true),
+    agentForward: z.literal(false).default(false),
+  })
+  .strict();
+export type SshProfileSave = z.input<typeof sshProfileSave>;
+
+export const knownHost = z
+  .object({ host: z.string(), port, keyType: z.string(), fingerprint: z.string(), addedAt: z.string() })
+  .strict();
+
+export const SSH_STATES = ['connecting', 'verifying', 'authenticating', 'open', 'reconnecting', 'closed'] as const;
+export const sshStatus = z
+  .object({
+    sessionId,
+    state: z.enum(SSH_STATES),
+    /** Why it closed: user (closed by you), dropped (connection lost), exited (the shell ended), refused, failed. */
+    closedBy: z.enum(['user', 'dropped', 'exited', 'refused', 'failed']).nullable(),
+    reason: z.string().nullable(),
+    attempt: z.number().int().min(0),
+    nextRetryMs: z.number().int().nullable(),
+    title: z.string(),
+    interactive: z.boolean(),
+  })
+  .strict();
+export type SshStatus = z.infer<typeof sshStatus>;
+
+export const hostKeyPrompt = z
+  .object({
+    promptId: z.string(),
+    sessionId,
+    host: z.string(),
+    port,
+    /** first: never seen; changed: differs from the stored key (replace: true required to accept). */
+    kind: z.enum(['first', 'changed']),
+    keyType: z.string(),
+    fingerprint: z.string(),
+    stored: z.object({ keyType: z.string(), fingerprint: z.string(), addedAt: z.string() }).strict().nullable(),
+    /** pending until answered; answered/expired tell other windows to drop the dialog. */
+    state: z.enum(['pending', 'answered', 'expired']),
+  })
+  .strict();
+export type HostKeyPrompt = z.infer<typeof hostKeyPrompt>;
+
+export const sshData = z
+  .object({
+    /** Terminal output bytes, base64. */
+    data: z.string(),
+    /** Decoded length: acknowledge this many bytes once rendered. */
+    bytes: z.number().int().min(0),
+  })
+  .strict();
+export type SshData = z.infer<typeof sshData>;
+
+export const sshMethods = {
+  'ssh.open': method(
+    'Open a terminal session from a saved profile or an ad-hoc target; host-key prompts arrive on ssh.hostKeyPrompt',
+    z
+      .object({ profileId: profileId.optional(), target: sshTarget.optional(), ...size })
+      .strict()
+      .refine((a) => (a.profileId === undefined) !== (a.target === undefined), 'give exactly one of profileId or target'),
+    z.object({ sessionId }).strict(),
+  ),
+  'ssh.input': method(
+    'Send keystrokes (utf8) to a session',
+    z.object({ sessionId, data: z.string().max(1_000_000) }).strict(),
+    ok,
+  ),
+  'ssh.resize': method('Tell the remote side the terminal size', z.object({ sessionId, ...size }).strict(), ok),
+  'ssh.close': method('Close a session (reported as closed by you)', z.object({ sessionId }).strict(), ok),
+  'ssh.reconnect': method('Reconnect a dropped or closed session now', z.object({ sessionId }).strict(), ok),
+  'ssh.sessions.list': method('Sessions held by the app and their state', noArgs, z.array(sshStatus)),
+  'ssh.answerHostKey': method(
+    'Accept or reject a host key; a changed key is only accepted with replace: true',
+    z.object({ promptId: z.string().min(1).max(100), accept: z.boolean(), replace: z.boolean().optional() }).strict(),
+    ok,
+  ),
+  'ssh.hostKeyPrompts.list': method('Host-key questions waiting for an answer', noArgs, z.array(hostKeyPrompt)),
+  'ssh.typeInto': method(
+    'Type a script into a session line by line at a safe pace, then compare sha256sum of what arrived',
+    z
+      .object({
+        sessionId,
+        script: z.string().min(1).max(2_000_000),
+        path: z
+          .string()
+          .max(200)
+          .refine((p) => /^\/[A-Za-z0-9._\/-]+$/.test(p), 'must be an absolute path of letters, digits, . _ - /')
+          .optional(),
+        lineDelayMs: z.number().int().min(0).max(5000).optional(),
+      })
+      .strict(),
+    jobStarted,
+    { job: true },
+  ),
+  'ssh.profiles.list': method('Saved SSH profiles (no secrets)', noArgs, z.array(sshProfile)),
+  'ssh.profiles.save': method('Create or update a profile; keys and passwords go to the keychain', sshProfileSave, sshProfile),
+  'ssh.profiles.delete': method('Delete a profile and its keychain entries', z.object({ id: profileId }).strict(), ok),
+  'ssh.knownHosts.list': method('Accepted host keys', noArgs, z.array(knownHost)),
+  'ssh.knownHosts.remove': method(
+    'Forget the stored key of host:port (the next connection asks again)',
+    z.object({ host: hostName, port }).strict(),
+    z.object({ removed: z.boolean() }).strict(),
+  ),
+};
+
+export const sshStreams = {
+  'ssh.data': stream('Terminal output of a session, keyed by session id', sshData, 'manual'),
+  'ssh.status': stream('Session state changes, keyed by session id (and "*")', sshStatus),
+  'ssh.hostKeyPrompt': stream('Host-key questions, key "*"', hostKeyPrompt),
+};
