@@ -1,0 +1,28 @@
+/**
+ * Attestation for the local vm-manager: the guest runs guest-quote.sh (beside this file), the
+ * manager hands out nonces from a NonceStore and checks each quote with verifyQuote against the
+ * image's policy.json. See docs/attestation.md.
+ */
+import { fileURLToPath } from 'node:url';
+
+export { NonceStore, NONCE_TTL_MS, MAX_OUTSTANDING_PER_VM, type NonceCheck } from './nonce';
+export {
+  imagePolicySchema,
+  newPolicy,
+  loadPolicy,
+  savePolicy,
+  recordGolden,
+  goldenPcrs,
+  expectedPcr11,
+  expectedPcr13,
+  firmwareDigest,
+  PHASE_PATH,
+  DEFAULT_STAGE_PCRS,
+  type ImagePolicy,
+  type Stage,
+} from './policy';
+export { verifyQuote, quoteBodySchema, type QuoteBody, type QuoteVerdict, type VerifyRequest, type FailedCheck } from './verify';
+export { parseAttest, parsePublic, parseSignature, TpmParseError } from './tpm';
+
+/** Absolute path of the guest script, for the image builder to copy into the initramfs. */
+export const GUEST_QUOTE_SCRIPT = fileURLToPath(new URL('./guest-quote.sh', import.meta.url));
