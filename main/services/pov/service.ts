@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../shared/contract/errors';
 import { povActionRefusal, type OsValue, type PovActions, type PovView, type PovVmView } from '../../../shared/contract/pov';
-import type { JobRunner } from '../jobs/runner';
+import type { JobContext, JobRunner } from '../jobs/runner';
 import { requireCapability } from '../lab-platforms/capabilities';
 import { runCreate, runDestroy, runPower, runRefreshVms } from './lifecycle';
 import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass } from './reconcile';
@@ -52,15 +52,22 @@ export class PovService {
     if (why) throw new AppError('conflict', why);
   }
 
-  private launch<T>(kind: string, title: string, povId: string, work: Parameters<JobRunner['start']>[1]): string {
-    const jobId = this.deps.jobs.start<T>({ kind, title, subject: povId }, work as never);
+  private launch<T>(kind: string, title: string, povId: string, work: (ctx: JobContext) => Promise<T>): string {
+    // The entry is cleared inside the work itself, so a caller that awaits the job sees the POV free.
+    let jobId = '';
+    const release = () => {
+      if (this.active.get(povId) === jobId) this.active.delete(povId);
+    };
+    jobId = this.deps.jobs.start<T>({ kind, title, subject: povId }, async (ctx) => {
+      try {
+        return await work(ctx);
+      } finally {
+        release();
+      }
+    });
     this.active.set(povId, jobId);
-    void this.deps.jobs
-      .wait(jobId)
-      .catch(() => undefined)
-      .finally(() => {
-        if (this.active.get(povId) === jobId) this.active.delete(povId);
-      });
+    // A job cancelled while still queued never runs its work: release it when it settles too.
+    void this.deps.jobs.wait(jobId).then(release, release);
     return jobId;
   }
 
@@ -124,23 +131,22 @@ export class PovService {
   /** One reconcile pass as a routine pov_env_reconcile job; a pass already running is reused. */
   runReconcile(): string {
     if (this.reconcileJob) return this.reconcileJob;
-    const jobId = this.deps.jobs.start(
+    let jobId = '';
+    jobId = this.deps.jobs.start(
       { kind: 'pov_env_reconcile', title: 'Reconcile Skytap environments', subject: null, routine: true },
       async (ctx) => {
-        const api = await this.deps.skytap(ctx.signal);
-        return reconcilePass(this.deps.db, api, ctx, {
-          ...(this.deps.now ? { now: this.deps.now } : {}),
-          isBusy: (povId) => this.active.has(povId),
-        });
+        try {
+          const api = await this.deps.skytap(ctx.signal);
+          return await reconcilePass(this.deps.db, api, ctx, {
+            ...(this.deps.now ? { now: this.deps.now } : {}),
+            isBusy: (povId) => this.active.has(povId),
+          });
+        } finally {
+          if (this.reconcileJob === jobId) this.reconcileJob = null;
+        }
       },
     );
     this.reconcileJob = jobId;
-    void this.deps.jobs
-      .wait(jobId)
-      .catch(() => undefined)
-      .finally(() => {
-        if (this.reconcileJob === jobId) this.reconcileJob = null;
-      });
     return jobId;
   }
 

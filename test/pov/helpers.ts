@@ -1,0 +1,92 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import core from '../../main/services/store/migrations/001-core';
+import povMigration from '../../main/services/store/migrations/002-pov';
+import { openDatabase, type Db } from '../../main/services/store/db';
+import { JobRunner } from '../../main/services/jobs/runner';
+import { SkytapClient, type RetryBudget } from '../../main/services/skytap/client';
+import { PovService } from '../../main/services/pov/service';
+import type { LifecycleDeps, StepContext } from '../../main/services/pov/types';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../skytap-emulator/emulator';
+import { SEEDS } from '../skytap-emulator/seed';
+
+export const MIGRATIONS = [core, povMigration];
+/** Fast but real: the emulator's busy phases last tens of milliseconds. */
+export const FAST_TIMING = { createBusyMs: 60, runstateBusyMs: 60, deleteMs: 60, rateLimitedMs: 200 };
+export const TEST_BUDGET: RetryBudget = { maxRetries: 5, fallbackWaitMs: 20, maxTotalWaitMs: 3000 };
+/** Retry-After is honoured, but scaled down so a test does not sit out whole seconds. */
+export const quickSleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    setTimeout(resolve, Math.min(ms, 40));
+  });
+
+export interface World {
+  dir: string;
+  file: string;
+  db: Db;
+  emu: Emulator;
+  deps: LifecycleDeps;
+  jobs: JobRunner;
+  svc: PovService;
+  logs: string[];
+  ctx: StepContext;
+  close(): Promise<void>;
+}
+
+export function clientFor(url: string, signal?: AbortSignal): SkytapClient {
+  return new SkytapClient(
+    { baseUrl: url, username: 'demo', token: 'demo-token' },
+    { budget: TEST_BUDGET, sleep: quickSleep, timeoutMs: 5000, ...(signal ? { signal } : {}) },
+  );
+}
+
+export async function world(opts: EmulatorOptions & { seed?: EmulatorOptions['seed'] } = {}): Promise<World> {
+  const dir = mkdtempSync(join(tmpdir(), 'povdesk-pov-'));
+  const file = join(dir, 'povdesk.db');
+  const db = openDatabase(file, MIGRATIONS);
+  const emu = await startEmulator({ timing: FAST_TIMING, seed: SEEDS.demo, ...opts });
+  const logs: string[] = [];
+  const deps: LifecycleDeps = {
+    db,
+    skytap: async (signal) => clientFor(emu.url, signal),
+    pollMs: 15,
+    waitTimeoutMs: 5000,
+  };
+  const jobs = new JobRunner(db);
+  const svc = new PovService({ ...deps, jobs });
+  const ctx: StepContext = {
+    signal: new AbortController().signal,
+    progress: () => {},
+    log: (m, level = 'info') => logs.push(`${level}: ${m}`),
+  };
+  return {
+    dir,
+    file,
+    db,
+    emu,
+    deps,
+    jobs,
+    svc,
+    logs,
+    ctx,
+    async close() {
+      await jobs.shutdown();
+      await emu.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function firstTemplateId(w: World): string {
+  return [...w.emu.state.templates.keys()][0]!;
+}
+
+/** Creates a POV through the service and waits for its job. */
+export async function createPov(w: World, name = 'Acme POV', templateId = firstTemplateId(w)) {
+  const { jobId, povId } = w.svc.create({ templateId, name });
+  const job = await w.jobs.wait(jobId);
+  return { jobId, povId, job };
+}
