@@ -335,7 +335,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
 
   function faultReply(f: Fault): HttpReply {
     const status = f.status ?? 500;
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...(f.headers ?? {}) };
     if (f.retryAfter !== undefined) headers['retry-after'] = String(f.retryAfter);
     if (f.body !== undefined) return new HttpReply(status, new RawBody(f.body), headers);
     const defaults: Record<number, string> = {

@@ -39,6 +39,8 @@ export interface Fault {
   message?: string;
   /** A raw body to send instead (with status). */
   body?: string;
+  /** Extra reply headers (with status), e.g. a hand-made content-range. */
+  headers?: Record<string, string>;
   /** Wait this long before answering (a slow reply); alone, the request is then handled normally. */
   delayMs?: number;
   kind?: FaultKind;
