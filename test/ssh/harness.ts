@@ -1,0 +1,128 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { HostKeyPrompt, SshStatus } from '../../shared/contract/ssh';
+import { StreamHub, type Subscriber } from '../../main/core/streams';
+import { SessionManager, type ManagerDeps } from '../../main/services/ssh/manager';
+import { MemorySecretStore } from '../../main/services/secrets/store';
+import { openDatabase, type Db } from '../../main/services/store/db';
+import ssh from '../../main/services/store/migrations/004-ssh';
+
+export async function waitFor<T>(what: string, fn: () => T | undefined | null | false, ms = 15_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * A consumer like the renderer: subscribes to a session's ssh.data, keeps the text (tail) and a
+ * byte count, and acknowledges each event after `ackDelayMs` (the time a terminal takes to render).
+ */
+export class Consumer implements Subscriber {
+  unacked = new Map<string, number>();
+  bytes = 0;
+  text = '';
+  maxPressure = 0;
+  events = 0;
+  private unsub: () => void;
+  constructor(
+    private readonly hub: StreamHub,
+    readonly sessionId: string,
+    private readonly ackDelayMs = 0,
+    private readonly keepText = 256 * 1024,
+  ) {
+    this.unsub = hub.subscribe('ssh.data', sessionId, this);
+  }
+  send(stream: string, key: string, data: unknown) {
+    if (stream !== 'ssh.data' || key !== this.sessionId) return;
+    const d = data as { data: string; bytes: number };
+    const buf = Buffer.from(d.data, 'base64');
+    if (buf.length !== d.bytes) throw new Error(`event says ${d.bytes} bytes but carries ${buf.length}`);
+    this.events++;
+    this.bytes += buf.length;
+    this.text = (this.text + buf.toString('latin1')).slice(-this.keepText);
+    this.maxPressure = Math.max(this.maxPressure, this.hub.pressure('ssh.data', this.sessionId));
+    const ack = () => this.hub.ack(this, 'ssh.data', this.sessionId, d.bytes);
+    if (this.ackDelayMs > 0) setTimeout(ack, this.ackDelayMs);
+    else queueMicrotask(ack);
+  }
+  close() {
+    this.unsub();
+  }
+}
+
+/** Collects every event of a stream (key '*'). */
+export class Recorder<T> implements Subscriber {
+  unacked = new Map<string, number>();
+  items: T[] = [];
+  constructor(hub: StreamHub, stream: string) {
+    hub.subscribe(stream, '*', this);
+  }
+  send(_s: string, _k: string, data: unknown) {
+    this.items.push(structuredClone(data) as T);
+  }
+}
+
+export interface Env {
+  dir: string;
+  db: Db;
+  hub: StreamHub;
+  secrets: MemorySecretStore;
+  manager: SessionManager;
+  statuses: Recorder<SshStatus>;
+  prompts: Recorder<HostKeyPrompt>;
+  dispose(): void;
+}
+
+export function makeEnv(opts: Partial<ManagerDeps> = {}): Env {
+  const dir = mkdtempSync(join(tmpdir(), 'povdesk-ssh-'));
+  const db = openDatabase(join(dir, 'povdesk.db'), [ssh]);
+  const hub = new StreamHub();
+  const secrets = new MemorySecretStore({ backend: 'memory', available: true, message: 'test', remedy: null });
+  const statuses = new Recorder<SshStatus>(hub, 'ssh.status');
+  const prompts = new Recorder<HostKeyPrompt>(hub, 'ssh.hostKeyPrompt');
+  const manager = new SessionManager({ db, secrets, hub, session: { backoffMs: () => 300, maxAttempts: 30 }, ...opts });
+  return {
+    dir,
+    db,
+    hub,
+    secrets,
+    manager,
+    statuses,
+    prompts,
+    dispose() {
+      manager.closeAll();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function lastStatus(env: Env, id: string): SshStatus | undefined {
+  return env.statuses.items.filter((s) => s.sessionId === id).at(-1);
+}
+
+export async function waitState(env: Env, id: string, state: SshStatus['state'], ms = 15_000): Promise<SshStatus> {
+  return waitFor(`session ${id} to be ${state} (last: ${JSON.stringify(lastStatus(env, id))})`, () => {
+    const s = lastStatus(env, id);
+    return s && s.state === state ? s : undefined;
+  }, ms);
+}
+
+export async function nextPrompt(env: Env, sessionId: string, ms = 15_000): Promise<HostKeyPrompt> {
+  return waitFor(`a host-key prompt for ${sessionId}`, () =>
+    env.prompts.items.find((p) => p.sessionId === sessionId && p.state === 'pending' && env.manager.pendingPrompts().some((q) => q.promptId === p.promptId)),
+    ms,
+  );
+}
+
+/** Runs a command in an open session and waits for a marker it prints. */
+export async function run(env: Env, c: Consumer, command: string, marker: RegExp, ms = 10_000): Promise<RegExpExecArray> {
+  const from = c.text.length;
+  env.manager.input(c.sessionId, command + '\n');
+  return waitFor(`output matching ${marker} after ${JSON.stringify(command)}; got ${JSON.stringify(c.text.slice(-300))}`, () => marker.exec(c.text.slice(Math.max(0, from - 10))), ms);
+}

@@ -1,0 +1,187 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const SSHD = '/usr/sbin/sshd';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface SshdOptions {
+  password?: boolean;
+  /** Extra sshd_config lines. */
+  extra?: string[];
+}
+
+/**
+ * A real OpenSSH server on 127.0.0.1 with its own host key, config, authorized_keys and log in a
+ * temp dir (`sshd -D -e -f cfg`). No system service or system config is touched; only the
+ * privilege-separation dir /run/sshd is created if missing (sshd refuses to start without it).
+ */
+export class Sshd {
+  readonly dir: string;
+  port = 0;
+  private proc: ChildProcess | null = null;
+  private logText = '';
+
+  constructor(private readonly opts: SshdOptions = {}) {
+    this.dir = mkdtempSync(join(tmpdir(), 'povdesk-sshd-'));
+    this.newHostKey();
+    writeFileSync(join(this.dir, 'authorized_keys'), '', { mode: 0o600 });
+  }
+
+  get hostKeyFile() {
+    return join(this.dir, 'host_ed25519');
+  }
+
+  /** The host key's public line and its fingerprint as `ssh-keygen -lf` prints it. */
+  hostKey(): { line: string; fingerprint: string } {
+    const line = readFileSync(this.hostKeyFile + '.pub', 'utf8').trim();
+    const out = execFileSync('ssh-keygen', ['-lf', this.hostKeyFile + '.pub'], { encoding: 'utf8' });
+    return { line, fingerprint: out.split(/\s+/)[1]! };
+  }
+
+  newHostKey() {
+    rmSync(this.hostKeyFile, { force: true });
+    rmSync(this.hostKeyFile + '.pub', { force: true });
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'test-host', '-f', this.hostKeyFile]);
+  }
+
+  authorize(publicLine: string) {
+    writeFileSync(join(this.dir, 'authorized_keys'), publicLine.trim() + '\n', { flag: 'a' });
+  }
+
+  get log(): string {
+    return this.logText;
+  }
+  clearLog() {
+    this.logText = '';
+  }
+
+  async start(port?: number): Promise<void> {
+    if (!existsSync('/run/sshd')) mkdirSync('/run/sshd', { mode: 0o755, recursive: true });
+    this.port = port ?? (this.port || (await freePort()));
+    const cfg = join(this.dir, 'sshd_config');
+    writeFileSync(
+      cfg,
+      [
+        `Port ${this.port}`,
+        'ListenAddress 127.0.0.1',
+        `HostKey ${this.hostKeyFile}`,
+        `PidFile ${join(this.dir, 'sshd.pid')}`,
+        `AuthorizedKeysFile ${join(this.dir, 'authorized_keys')}`,
+        'StrictModes no',
+        'PermitRootLogin yes',
+        'UsePAM no',
+        `PasswordAuthentication ${this.opts.password ? 'yes' : 'no'}`,
+        'KbdInteractiveAuthentication no',
+        'PubkeyAuthentication yes',
+        'AllowTcpForwarding yes',
+        'PrintMotd no',
+        'PrintLastLog no',
+        'LogLevel DEBUG1',
+        'MaxStartups 50',
+        ...(this.opts.extra ?? []),
+        '',
+      ].join('\n'),
+    );
+    const proc = spawn(SSHD, ['-D', '-e', '-f', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.proc = proc;
+    proc.stderr!.on('data', (d: Buffer) => (this.logText += d.toString()));
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`sshd did not start in 10 s; its log:\n${this.logText}`)), 10_000);
+      const check = () => {
+        if (/Server listening on/.test(this.logText)) {
+          clearTimeout(t);
+          proc.stderr!.off('data', check);
+          resolve();
+        }
+      };
+      proc.stderr!.on('data', check);
+      proc.once('exit', (code) => {
+        clearTimeout(t);
+        reject(new Error(`sshd exited with ${code}; its log:\n${this.logText}`));
+      });
+    });
+  }
+
+  /** Stops the listener and every connection it forked (found by parent pid, killed by pid). */
+  async stop(): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null) return;
+    this.proc = null;
+    const kids = childrenOf(proc.pid!);
+    const gone = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGTERM');
+    for (const pid of kids) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+    }
+    await gone;
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start(this.port);
+  }
+
+  async dispose() {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Direct children of pid, from /proc (sshd forks one per connection). */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(name));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return out;
+}
+
+/** Peak resident memory of a process from /proc (kB). */
+export function rssKb(pid = process.pid): number {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : 0;
+}
+
+/** A throwaway account with a real password, for password authentication. Root only. */
+export function makeUser(name: string, password: string): string | null {
+  if (process.getuid?.() !== 0) return 'not running as root: cannot create an account with a password';
+  try {
+    execFileSync('id', [name], { stdio: 'ignore' });
+  } catch {
+    execFileSync('useradd', ['-M', '-d', '/tmp', '-s', '/bin/sh', name]);
+  }
+  execFileSync('chpasswd', { input: `${name}:${password}\n` });
+  return null;
+}
+
+export function removeUser(name: string) {
+  try {
+    execFileSync('userdel', [name], { stdio: 'ignore' });
+  } catch {
+    /* not there */
+  }
+}
