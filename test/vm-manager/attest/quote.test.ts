@@ -288,6 +288,43 @@ describe.skipIf(skip)('guest-quote.sh + verifier + tpm2_checkquote on a real swt
     expect(stub.received.at(-1)!.verdict.message).toMatch(/^phase mismatch: pcr 11 expected/);
   });
 
+  it('an RSA-2048 AK (RSASSA) is accepted by both too', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const run = promisify(execFile);
+    const d = scratch();
+    const env = { ...process.env, TPM2TOOLS_TCTI: other.tcti };
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(d, { recursive: true });
+    const flush = () => run('tpm2_flushcontext', ['-t'], { env });
+    await run('tpm2_createek', ['-c', join(d, 'ek.ctx'), '-G', 'ecc'], { env });
+    await run('tpm2_createak', ['-C', join(d, 'ek.ctx'), '-c', join(d, 'ak.ctx'), '-G', 'rsa', '-g', 'sha256', '-s', 'rsassa', '-u', join(d, 'ak.pub')], { env });
+    await flush();
+    await run('tpm2_evictcontrol', ['-C', 'o', '-c', join(d, 'ak.ctx'), '0x81010003'], { env });
+    await flush();
+    const { readFileSync } = await import('node:fs');
+    const b = (f: string) => readFileSync(join(d, f)).toString('base64');
+    const rsaQuote = async (): Promise<WireBody> => {
+      const nonce = stub.nonces.issue(VM);
+      await run('tpm2_quote', ['-c', '0x81010003', '-l', `sha256:${INITRD}`, '-q', nonce, '-g', 'sha256',
+        '-m', join(d, 'q.msg'), '-s', join(d, 'q.sig'), '-o', join(d, 'q.pcrs'), '-F', 'values'], { env });
+      return { stage: 'initrd', nonce, pcr_list: INITRD, ak_pub: b('ak.pub'), quote: b('q.msg'), signature: b('q.sig'), pcrs: b('q.pcrs') };
+    };
+    const body = await rsaQuote();
+    expect(Buffer.from(body.ak_pub, 'base64').readUInt16BE(2)).toBe(0x0001); // TPM_ALG_RSA
+    const v = verify(body, { pinnedAk: null });
+    expect(v.message).toBe('initrd quote verified');
+    expect(await checkquote(scratch(), body)).toBe(true);
+    const flip = (w: WireBody): WireBody => {
+      const sig = Buffer.from(w.signature, 'base64');
+      sig[100]! ^= 1;
+      return { ...w, signature: sig.toString('base64') };
+    };
+    const tampered = flip(await rsaQuote());
+    expect(verify(tampered, { pinnedAk: null }).failed).toBe('signature');
+    expect(await checkquote(scratch(), tampered)).toBe(false);
+  });
+
   it('a malformed body is a body failure (HTTP 400 from the stub), not a crash', async () => {
     expect(verify(null).failed).toBe('body');
     expect(verify({ stage: 'initrd' }).message).toMatch(/^invalid quote body: nonce/);
