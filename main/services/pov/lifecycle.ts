@@ -255,14 +255,14 @@ export async function runDestroy(deps: LifecycleDeps, povId: string, ctx: StepCo
     if (envId !== null) {
       check('before-delete');
       ctx.progress('delete environment', 0.2);
-      const current = await api.getEnvironment(envId);
+      // Never DELETE a busy environment; a busy one may also be a delete already under way
+      // (a re-run after a crash), which ends in 404 rather than in a runstate.
+      const current = await waitNotBusyOrGone(deps, api, povId, envId, ctx);
       if (current !== null) {
-        recordReading(deps.db, povId, current, nowIso(deps));
-        if (current.runstate === 'busy') {
-          await pollEnvironment(deps, api, povId, envId, ctx, 'not busy', (e) => e.runstate !== 'busy');
-        }
         const outcome = await api.deleteEnvironment(envId);
         ctx.log(`DELETE answered ${outcome}`);
+      } else {
+        ctx.log(`environment ${envId} is already gone (404)`);
       }
       check('after-delete');
       // Complete only when GET answers 404.
@@ -315,6 +315,34 @@ async function waitGone(
       );
     }
     ctx.progress('wait until gone', null, `Skytap still has it (${env.runstate})`);
+    await doSleep(deps.pollMs ?? 5000, ctx.signal);
+  }
+}
+
+/** Polls until the environment is not busy (returned) or answers 404 (null). */
+async function waitNotBusyOrGone(
+  deps: LifecycleDeps,
+  api: SkytapApi,
+  povId: string,
+  envId: string,
+  ctx: StepContext,
+): Promise<Environment | null> {
+  const doSleep = deps.sleep ?? abortableSleep;
+  const now = deps.now ?? (() => new Date());
+  const started = now().getTime();
+  const timeoutMs = deps.waitTimeoutMs ?? 30 * 60_000;
+  for (;;) {
+    const env = await api.getEnvironment(envId);
+    if (env === null) return null;
+    recordReading(deps.db, povId, env, now().toISOString());
+    if (env.runstate !== 'busy') return env;
+    if (now().getTime() - started > timeoutMs) {
+      throw new AppError(
+        'timeout',
+        `Environment ${envId} stayed busy for ${Math.round(timeoutMs / 60000)} min, so it was not deleted. Check it in Skytap, then press Destroy again.`,
+      );
+    }
+    ctx.progress('wait until not busy', null, 'Skytap says busy');
     await doSleep(deps.pollMs ?? 5000, ctx.signal);
   }
 }
