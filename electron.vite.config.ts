@@ -29,6 +29,7 @@ export default defineConfig({
     plugins: [react()],
     build: {
       outDir: resolve(__dirname, 'out/renderer'),
+      minify: true,
       rollupOptions: { input: resolve(__dirname, 'renderer/index.html') },
     },
   },

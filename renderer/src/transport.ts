@@ -1,5 +1,6 @@
 import { fromWireError, type WireError } from '../../shared/contract/errors';
-import { WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX, type ServerMessage } from '../../shared/contract/transport';
+import { WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/wire';
+import type { ServerMessage } from '../../shared/contract/transport';
 
 export type Listener = (data: unknown, bytes: number) => void;
 

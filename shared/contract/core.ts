@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { method, noArgs, ok, stream } from './define';
-import { wireErrorSchema } from './errors';
+import { wireErrorSchema } from './wire-schema';
 
 // ---- jobs ----------------------------------------------------------------------------------
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'interrupted'] as const;

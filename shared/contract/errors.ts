@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /** The closed set of error codes that may cross any boundary (IPC, socket, CLI, vm-manager REST). */
 export const ERROR_CODES = [
   'invalid_request',
@@ -16,14 +14,16 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-export const wireErrorSchema = z
-  .object({
-    code: z.enum(ERROR_CODES),
-    message: z.string(),
-    detail: z.unknown().optional(),
-  })
-  .strict();
-export type WireError = z.infer<typeof wireErrorSchema>;
+/** How an error crosses a boundary. (Its zod schema is in wire-schema.ts; this file stays zod-free for the renderer.) */
+export interface WireError {
+  code: ErrorCode;
+  message: string;
+  detail?: unknown;
+}
+
+export function isErrorCode(v: unknown): v is ErrorCode {
+  return typeof v === 'string' && (ERROR_CODES as readonly string[]).includes(v);
+}
 
 export class AppError extends Error {
   readonly code: ErrorCode;
@@ -45,11 +45,8 @@ export class AppError extends Error {
 export function toWireError(err: unknown): WireError {
   if (err instanceof AppError) return err.toWire();
   if (err && typeof err === 'object' && 'code' in err && 'message' in err) {
-    const parsed = wireErrorSchema.safeParse({
-      code: (err as { code: unknown }).code,
-      message: (err as { message: unknown }).message,
-    });
-    if (parsed.success) return parsed.data;
+    const { code, message } = err as { code: unknown; message: unknown };
+    if (isErrorCode(code) && typeof message === 'string') return { code, message };
   }
   const message = err instanceof Error ? err.message : String(err);
   return { code: 'internal', message };
@@ -60,7 +57,7 @@ export function fromWireError(e: WireError): AppError {
 }
 
 /** Turns a zod failure into a message that names the field. */
-export function describeZodError(prefix: string, error: z.ZodError): string {
+export function describeZodError(prefix: string, error: { issues: { path: PropertyKey[]; message: string }[] }): string {
   const parts = error.issues.slice(0, 5).map((i) => {
     const path = i.path.length ? i.path.map(String).join('.') : '(root)';
     return `${path}: ${i.message}`;

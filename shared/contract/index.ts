@@ -3,6 +3,7 @@ import { coreMethods, coreStreams } from './core';
 import type { MethodDef, StreamDef } from './define';
 
 export * from './errors';
+export * from './wire-schema';
 export * from './define';
 export * from './core';
 

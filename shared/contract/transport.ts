@@ -1,17 +1,9 @@
 import { z } from 'zod';
-import { wireErrorSchema } from './errors';
+import type { WireError } from './errors';
+import { IPC, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from './wire';
 
-/**
- * The wire messages shared by the Electron IPC adapter and the WebSocket host. The only channel
- * names in the code base are the ones below.
- */
-export const IPC = {
-  call: 'povdesk:call',
-  subscribe: 'povdesk:subscribe',
-  unsubscribe: 'povdesk:unsubscribe',
-  ack: 'povdesk:ack',
-  event: 'povdesk:event',
-} as const;
+export { IPC, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX };
+
 
 const key = z.string().min(1).max(200);
 
@@ -25,10 +17,6 @@ export type ClientMessage = z.infer<typeof clientMessage>;
 
 export type ServerMessage =
   | { t: 'result'; id: number; result: unknown }
-  | { t: 'error'; id: number; error: z.infer<typeof wireErrorSchema> }
+  | { t: 'error'; id: number; error: WireError }
   | { t: 'event'; stream: string; key: string; data: unknown; bytes: number };
 
-/** The WebSocket subprotocols: the first names the protocol, the second carries the launch token. */
-export const WS_PROTOCOL = 'povdesk.v1';
-export const WS_TOKEN_PREFIX = 'token.';
-export const WS_PATH = '/ws';

@@ -6,10 +6,10 @@ import { ProgressBar } from './ProgressBar';
 /** Live progress of running jobs with a cancel button each; collapsible. */
 export function JobsDrawer() {
   const jobs = useJobs((s) => s.jobs);
-  const start = useJobs((s) => s.start);
+  const follow = useJobs((s) => s.follow);
   const [open, setOpen] = useState(true);
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => start(), [start]);
+  useEffect(() => follow(), [follow]);
   const active = Object.values(jobs)
     .filter((j) => isActive(j) && !j.routine)
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt));

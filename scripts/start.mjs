@@ -1,0 +1,51 @@
+// `npm start`: install if needed, build, then run Electron where it can run, else browser mode
+// (the real core served on 127.0.0.1, opened in the default browser).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+if (!existsSync(join(root, 'node_modules'))) {
+  if (run(npm, ['ci', '--no-audit', '--no-fund']).status !== 0) process.exit(1);
+}
+if (run(process.execPath, [join(root, 'node_modules/electron-vite/bin/electron-vite.js'), 'build']).status !== 0) process.exit(1);
+
+const hasDisplay = process.platform !== 'linux' || !!(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
+
+function electronPath() {
+  try {
+    const p = createRequire(join(root, 'package.json'))('electron');
+    return typeof p === 'string' && existsSync(p) ? p : null;
+  } catch {
+    return null;
+  }
+}
+
+let electron = null;
+let why = '';
+if (process.env.POVDESK_BROWSER_MODE) why = 'POVDESK_BROWSER_MODE is set';
+else if (!hasDisplay) why = 'no display (DISPLAY/WAYLAND_DISPLAY unset)';
+else {
+  electron = electronPath();
+  if (!electron) {
+    // npm's allowScripts keeps electron's download step off during install; try it once here.
+    console.log('Fetching the Electron binary (one time)…');
+    run(process.execPath, [join(root, 'node_modules/electron/install.js')], { timeout: 120_000 });
+    electron = electronPath();
+    if (!electron) why = 'the Electron binary could not be downloaded';
+  }
+}
+
+if (electron) {
+  const child = spawn(electron, [join(root, 'out/main/index.js')], { cwd: root, stdio: 'inherit' });
+  child.on('exit', (code) => process.exit(code ?? 0));
+} else {
+  console.log(`Starting browser mode: ${why}.`);
+  const child = spawn(process.execPath, [join(root, 'out/main/cli.js'), 'serve', '--open'], { cwd: root, stdio: 'inherit' });
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+  child.on('exit', (code) => process.exit(code ?? 0));
+}

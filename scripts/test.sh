@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Every test suite, in order: types, build, unit + system (Vitest), keyring, renderer, end to end
+# in Chromium (Playwright), then the benchmarks. Prints one closing line "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export NODE_OPTIONS="${NODE_OPTIONS:-} --max-old-space-size=4096"
+results="$(mktemp -d)"
+failed_steps=()
+
+step() { echo; echo "=== $1"; }
+
+# System packages: installed when we may (root or sudo), else reported.
+if ! scripts/system-packages.sh --check 2>/dev/null; then
+  scripts/system-packages.sh || { [ "${CI:-}" = true ] && { echo "CI=true and system packages are missing" >&2; exit 1; }; }
+fi
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then
+  step "npm ci"
+  ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci || exit 1
+fi
+
+step "typecheck"
+npx tsc --noEmit -p tsconfig.json || failed_steps+=(typecheck)
+
+step "build"
+npx electron-vite build >"$results/build.log" 2>&1 || { cat "$results/build.log"; echo "build failed" >&2; exit 1; }
+
+step "vitest: node (unit + system) and renderer"
+npx vitest run --project node --project renderer --reporter=default --reporter=json --outputFile.json="$results/vitest.json" || failed_steps+=(vitest)
+
+step "vitest: keyring (real gnome-keyring on a private D-Bus)"
+scripts/with-keyring.sh node_modules/.bin/vitest run --project keyring --reporter=default --reporter=json --outputFile.json="$results/keyring.json" || failed_steps+=(keyring)
+
+step "playwright: browser mode in Chromium, and the Electron smoke"
+PLAYWRIGHT_JSON_OUTPUT_NAME="$results/playwright.json" scripts/with-keyring.sh node_modules/.bin/playwright test --reporter=list,json || failed_steps+=(playwright)
+
+step "benchmarks (figures, not pass/fail)"
+node scripts/bench.mjs || failed_steps+=(bench)
+
+step "summary"
+node scripts/summarize.mjs "$results" "${failed_steps[@]+"${failed_steps[@]}"}"
