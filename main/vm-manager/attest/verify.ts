@@ -66,7 +66,8 @@ export interface QuoteVerdict {
 export interface VerifyRequest {
   vmId: string;
   body: unknown;
-  nonces: NonceStore;
+  /** The manager's NonceStore (only consume is used). */
+  nonces: Pick<NonceStore, 'consume'>;
   policy: ImagePolicy;
   /** The AK fingerprint pinned by this VM's first verified initrd quote, or null before it. */
   pinnedAk: string | null;
