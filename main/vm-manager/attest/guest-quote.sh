@@ -16,7 +16,8 @@
 #   ATTEST_PCRS        comma list overriding the stage's PCRs (default initrd 0-7,11; ready 0-7,11,13)
 #   ATTEST_AK_HANDLE   persistent handle of the AK (default 0x81010002)
 #   ATTEST_STATE_DIR   per-boot scratch and phase markers (default /run/attest; must be per boot)
-#   ATTEST_USER_DATA_FILE  user-data the guest applied; measured into PCR 13 at the ready stage
+#   ATTEST_USER_DATA_FILE  user-data the guest applied; its sha256 is extended into PCR 13 at the
+#                      ready stage (an empty file or none leaves PCR 13 zero)
 #
 # Exit codes: 0 verified, 1 rejected by the verifier (HTTP 403), 2 usage, 3 TPM failure,
 # 4 metadata service unreachable or answered something unexpected.
@@ -97,7 +98,8 @@ if [ "$STAGE" = ready ]; then
   extend 11 ready "$(word_digest ready)"
   if [ -n "${ATTEST_USER_DATA_FILE:-}" ]; then
     [ -r "$ATTEST_USER_DATA_FILE" ] || die 2 "ATTEST_USER_DATA_FILE $ATTEST_USER_DATA_FILE is not readable"
-    extend 13 user-data "$(sha256sum "$ATTEST_USER_DATA_FILE" | cut -d' ' -f1)"
+    # Empty user-data counts as none: PCR 13 stays zero (as the verifier expects).
+    [ -s "$ATTEST_USER_DATA_FILE" ] && extend 13 user-data "$(sha256sum "$ATTEST_USER_DATA_FILE" | cut -d' ' -f1)"
   fi
 fi
 

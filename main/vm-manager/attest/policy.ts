@@ -179,9 +179,9 @@ export function expectedPcr11(stage: Stage): string {
   return pcr.toString('hex');
 }
 
-/** PCR 13 at the ready stage: extend(zero, sha256(user-data)), or zero when the VM has none. */
+/** PCR 13 at the ready stage: extend(zero, sha256(user-data)), or zero when the VM has none (or empty). */
 export function expectedPcr13(userData: string | Buffer | null): string {
-  return (userData === null ? ZERO : extend(ZERO, sha256(userData))).toString('hex');
+  return (userData === null || userData.length === 0 ? ZERO : extend(ZERO, sha256(userData))).toString('hex');
 }
 
 /** sha256 of a firmware file, for golden_firmware. */

@@ -85,6 +85,7 @@ describe('image policy', () => {
     expect(expectedPcr11('initrd')).toBe(ext(zero, h('enter-initrd')));
     expect(expectedPcr11('ready')).toBe(ext(ext(ext(ext(zero, h('enter-initrd')), h('leave-initrd')), h('sysinit')), h('ready')));
     expect(expectedPcr13(null)).toBe(zero);
+    expect(expectedPcr13('')).toBe(zero);
     expect(expectedPcr13('ud')).toBe(ext(zero, h('ud')));
   });
 
