@@ -7,6 +7,20 @@ import { skytapClientFor, type DomainHandlers } from './skytap';
 const services = new WeakMap<Base, PovService>();
 
 /**
+ * POVDESK_SKYTAP_POLL_MS: how often a job re-reads an environment while waiting (default 5000).
+ * Tests and the e2e host shorten it; anything outside 10..60000 ms is refused loudly.
+ */
+export function pollMsFrom(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.POVDESK_SKYTAP_POLL_MS;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 10 || n > 60_000) {
+    throw new Error(`POVDESK_SKYTAP_POLL_MS must be an integer number of milliseconds from 10 to 60000, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+/**
  * The one PovService of a Base (other domains, e.g. the control node, reach the same instance
  * through this to register the install hook or write the control_node_* columns).
  */
@@ -18,6 +32,7 @@ export function povServiceFor(base: Base, opts: { installControlNode?: ControlNo
       jobs: base.jobs,
       log: base.log,
       skytap: (signal) => skytapClientFor(base, { signal }),
+      ...(pollMsFrom(base.env) !== undefined ? { pollMs: pollMsFrom(base.env)! } : {}),
       ...(opts.installControlNode ? { installControlNode: opts.installControlNode } : {}),
     });
     services.set(base, svc);
