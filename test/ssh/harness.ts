@@ -28,6 +28,7 @@ export class Consumer implements Subscriber {
   text = '';
   maxPressure = 0;
   events = 0;
+  private queue: Promise<void> = Promise.resolve();
   private unsub: () => void;
   constructor(
     private readonly hub: StreamHub,
@@ -47,8 +48,11 @@ export class Consumer implements Subscriber {
     this.text = (this.text + buf.toString('latin1')).slice(-this.keepText);
     this.maxPressure = Math.max(this.maxPressure, this.hub.pressure('ssh.data', this.sessionId));
     const ack = () => this.hub.ack(this, 'ssh.data', this.sessionId, d.bytes);
-    if (this.ackDelayMs > 0) setTimeout(ack, this.ackDelayMs);
-    else queueMicrotask(ack);
+    if (this.ackDelayMs > 0) {
+      // One event at a time, like a terminal rendering: each takes ackDelayMs after the previous.
+      const held = d.data;
+      this.queue = this.queue.then(() => new Promise<void>((r) => setTimeout(() => (void held.length, ack(), r()), this.ackDelayMs)));
+    } else queueMicrotask(ack);
   }
   close() {
     this.unsub();

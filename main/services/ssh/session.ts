@@ -199,7 +199,9 @@ export class TerminalSession {
     this.buf.push(chunk);
     this.bufBytes += chunk.length;
     if (this.bufBytes >= HOLD_LIMIT) this.pause('buffer');
-    if (!this.timer) this.timer = setTimeout(() => this.flush(), this.batchMs);
+    // A full event's worth goes out at once; small interactive output waits batchMs for company.
+    if (this.bufBytes >= MAX_EVENT) this.flush();
+    else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.batchMs);
   }
 
   private flush() {

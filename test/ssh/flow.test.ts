@@ -1,0 +1,74 @@
+import { utils } from 'ssh2';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { needs } from '../support/system';
+import { Consumer, makeEnv, nextPrompt, waitFor, waitState, type Env } from './harness';
+import { rssKb, Sshd } from './sshd';
+
+const skip = needs(['/usr/sbin/sshd', 'ssh-keygen', 'head', 'tr']);
+const TOTAL = 100 * 1024 * 1024;
+/** Stated bound: streaming 100 MB may grow this process by at most 64 MB (unbounded would be ≥ 100 MB). */
+const GROWTH_BOUND_MB = 64;
+
+describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
+  let sshd: Sshd;
+  let env: Env;
+  let key: { private: string; public: string };
+  beforeAll(async () => {
+    key = utils.generateKeyPairSync('ed25519');
+    sshd = new Sshd();
+    sshd.authorize(key.public);
+    await sshd.start();
+    env = makeEnv();
+  });
+  afterAll(async () => {
+    env?.dispose();
+    await sshd?.dispose();
+  });
+
+  async function stream100(env: Env) {
+    const id = await env.manager.open({
+      target: { host: '127.0.0.1', port: sshd.port, username: 'root', auth: { kind: 'privateKey', privateKey: key.private }, jump: [], keepaliveSec: 15, autoReconnect: false },
+      cols: 120,
+      rows: 40,
+    });
+    // 2 ms per event of up to 64 KB: a terminal rendering ~30 MB/s, slower than sshd can send.
+    const c = new Consumer(env.hub, id, 2, 4096);
+    env.manager.answerHostKey((await nextPrompt(env, id)).promptId, true);
+    await waitState(env, id, 'open');
+    await waitFor('the prompt', () => /[#$] $/.test(c.text));
+    global.gc?.();
+    const base = rssKb();
+    let peak = base;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssKb())), 20);
+    const started = Date.now();
+    const startBytes = c.bytes;
+    env.manager.input(id, `head -c ${TOTAL} /dev/zero | tr '\\0' 'a'; echo; echo END-$((40+2))\n`);
+    await waitFor('END-42 after 100 MB', () => c.text.includes('END-42'), 120_000);
+    clearInterval(sampler);
+    const secs = (Date.now() - started) / 1000;
+    const got = c.bytes - startBytes;
+    const growthMb = (peak - base) / 1024;
+    console.log(`flow: ${(got / 1048576).toFixed(1)} MB in ${secs.toFixed(1)} s (${(got / 1048576 / secs).toFixed(1)} MB/s), rss growth ${growthMb.toFixed(1)} MB, max unacked ${c.maxPressure} bytes, events ${c.events}`);
+    env.manager.close(id);
+    return { got, growthMb, maxPressure: c.maxPressure };
+  }
+
+  it(`streams 100 MB to a consumer that acks at a rendering pace, memory growth under ${GROWTH_BOUND_MB} MB`, async () => {
+    const { got, growthMb, maxPressure } = await stream100(env);
+    expect(got).toBeGreaterThanOrEqual(TOTAL);
+    expect(growthMb).toBeLessThan(GROWTH_BOUND_MB);
+    // The session never let more than ~one event past the 100 KB high-water mark sit unacknowledged.
+    expect(maxPressure).toBeLessThanOrEqual(100_000 + 64 * 1024);
+  }, 150_000);
+
+  it('control: with pausing disabled the same run piles up megabytes unacknowledged (the check above can fail)', async () => {
+    const loose = makeEnv({ session: { highWater: 1e12 } });
+    try {
+      const { got, maxPressure } = await stream100(loose);
+      expect(got).toBeGreaterThanOrEqual(TOTAL);
+      expect(maxPressure).toBeGreaterThan(2 * 1024 * 1024);
+    } finally {
+      loose.dispose();
+    }
+  }, 150_000);
+});
