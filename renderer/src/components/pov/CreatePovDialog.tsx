@@ -1,0 +1,110 @@
+import { useEffect, useMemo, useState } from 'react';
+import type { TemplateView } from '../../../../shared/contract/skytap';
+import { errorText } from '../../api';
+import { callPov } from '../../state/pov';
+import './pov.css';
+
+/** Create POV: a searchable list of the templates this account (or project) can see, and a name. */
+export function CreatePovDialog({ onClose, onCreate }: { onClose(): void; onCreate(templateId: string, name: string): Promise<void> }) {
+  const [templates, setTemplates] = useState<TemplateView[] | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [query, setQuery] = useState('');
+  const [picked, setPicked] = useState<string | null>(null);
+  const [name, setName] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    callPov('skytap.listTemplates', {})
+      .then((r) => live && setTemplates(r.templates))
+      .catch((e) => live && setLoadError(errorText(e)));
+    return () => {
+      live = false;
+    };
+  }, []);
+
+  const shown = useMemo(() => {
+    const q = query.trim().toLowerCase();
+    const all = templates ?? [];
+    return q ? all.filter((t) => t.name.toLowerCase().includes(q) || t.id.includes(q) || (t.description ?? '').toLowerCase().includes(q)) : all;
+  }, [templates, query]);
+
+  const chosen = templates?.find((t) => t.id === picked) ?? null;
+  const canCreate = !!chosen && name.trim().length > 0 && !busy;
+
+  async function submit() {
+    if (!chosen) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await onCreate(chosen.id, name.trim());
+      onClose();
+    } catch (e) {
+      setError(errorText(e));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <div className="pov-dialog-backdrop" onKeyDown={(e) => e.key === 'Escape' && onClose()}>
+      <div className="pov-dialog" role="dialog" aria-modal="true" aria-label="Create POV">
+        <h3>Create POV</h3>
+        <input
+          type="search"
+          placeholder="Search templates by name or id"
+          aria-label="Search templates"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+          autoFocus
+        />
+        <div style={{ minHeight: 0, overflow: 'auto' }}>
+          {loadError && (
+            <p className="error" role="alert">
+              {loadError}
+            </p>
+          )}
+          {!templates && !loadError && <p className="muted">Reading the template catalogue…</p>}
+          {templates && templates.length === 0 && (
+            <p className="error">No templates are visible to this account. A POV cannot be created from an empty catalogue; see Settings → Skytap → Test connection.</p>
+          )}
+          {templates && templates.length > 0 && shown.length === 0 && <p className="muted">No template matches “{query}”.</p>}
+          {shown.length > 0 && (
+            <ul className="tpl-list" role="listbox" aria-label="Templates">
+              {shown.map((t) => (
+                <li key={t.id}>
+                  <button role="option" aria-selected={picked === t.id} onClick={() => setPicked(t.id)} onDoubleClick={() => setPicked(t.id)}>
+                    <span>
+                      {t.name} {t.busy && <span className="badge warn">busy</span>}
+                    </span>
+                    <span className="small muted">
+                      id {t.id}
+                      {t.vmCount !== null ? ` · ${t.vmCount} VM${t.vmCount === 1 ? '' : 's'}` : ''}
+                      {t.region ? ` · ${t.region}` : ''}
+                      {t.description ? ` · ${t.description}` : ''}
+                    </span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+        <label className="form">
+          <span>POV name</span>
+          <input aria-label="POV name" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} placeholder="e.g. Acme Corp evaluation" />
+        </label>
+        {error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
+        <div className="row" style={{ justifyContent: 'flex-end' }}>
+          <button onClick={onClose}>Cancel</button>
+          <button className="primary" disabled={!canCreate} onClick={() => void submit()}>
+            {busy ? 'Creating…' : 'Create'}
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,119 @@
+import { observeElementRect, useVirtualizer, type Virtualizer } from '@tanstack/react-virtual';
+import { useRef } from 'react';
+import type { JobRecord } from '../../../../shared/contract';
+import type { PovView } from '../../../../shared/contract/pov';
+import { ProgressBar } from '../ProgressBar';
+import { RateLimitedBadge, RunstateBadge } from './badges';
+import { confirmedText } from './time';
+import './pov.css';
+
+export const ROW_HEIGHT = 58;
+/** Used only when the host has no layout engine (a 0-height measurement); a real window measures. */
+const FALLBACK_VIEWPORT = 640;
+
+export type PovAction = 'pov.start' | 'pov.suspend' | 'pov.destroy';
+
+export interface PovListProps {
+  povs: PovView[];
+  /** Live job snapshots by id (the jobs.update stream). */
+  jobs: Record<string, JobRecord>;
+  /** Clock for "confirmed N min ago" (passed in so every row agrees and tests can fix it). */
+  now: number;
+  onOpen(id: string): void;
+  onAction(action: PovAction, pov: PovView): void;
+}
+
+function observeWithFallback(instance: Virtualizer<HTMLDivElement, Element>, cb: (r: { width: number; height: number }) => void) {
+  return observeElementRect(instance, (rect) => cb(rect.height > 0 ? rect : { width: rect.width || 1000, height: FALLBACK_VIEWPORT }));
+}
+
+/**
+ * The POV list, virtualised: only the rows in view (plus a small overscan) are in the DOM, so
+ * 2,000 POVs render as fast as 20. Runstates are the last CONFIRMED reading, shown with its age.
+ */
+export function PovList({ povs, jobs, now, onOpen, onAction }: PovListProps) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const v = useVirtualizer({
+    count: povs.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 6,
+    initialRect: { width: 1000, height: FALLBACK_VIEWPORT },
+    observeElementRect: observeWithFallback,
+    getItemKey: (i) => povs[i]!.id,
+  });
+  return (
+    <div className="pov-list" role="table" aria-label="POVs" aria-rowcount={povs.length + 1}>
+      <div className="pov-row pov-head" role="row" aria-rowindex={1}>
+        <span role="columnheader">Name</span>
+        <span role="columnheader">Template</span>
+        <span role="columnheader">Runstate</span>
+        <span role="columnheader">Control node</span>
+        <span role="columnheader">Status</span>
+        <span role="columnheader">Actions</span>
+      </div>
+      <div className="pov-scroll" ref={scrollRef} data-testid="pov-scroll">
+        <div style={{ height: v.getTotalSize(), position: 'relative' }}>
+          {v.getVirtualItems().map((item) => {
+            const p = povs[item.index]!;
+            const job = p.activeJobId ? jobs[p.activeJobId] : undefined;
+            return (
+              <div
+                key={item.key}
+                className="pov-row"
+                role="row"
+                aria-rowindex={item.index + 2}
+                data-pov={p.id}
+                style={{ position: 'absolute', top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${item.start}px)` }}
+              >
+                <span role="cell" className="pov-name">
+                  <button className="link" onClick={() => onOpen(p.id)} title={p.envId ? `Skytap environment ${p.envId}` : 'no Skytap environment yet'}>
+                    {p.name}
+                  </button>
+                </span>
+                <span role="cell" className="muted ellipsis" title={p.templateName || p.templateId}>
+                  {p.templateName || `template ${p.templateId}`}
+                </span>
+                <span role="cell">
+                  <RunstateBadge runstate={p.runstate} state={p.state} />
+                  {p.rateLimited && <RateLimitedBadge />}
+                  <div className="small muted" title={p.lastConfirmedAt ?? ''}>
+                    {confirmedText(p.lastConfirmedAt, now)}
+                  </div>
+                </span>
+                <span role="cell" title={p.controlNode.reason ?? ''}>
+                  {p.controlNode.status ?? '—'}
+                </span>
+                <span role="cell" className="pov-status">
+                  {job && (job.state === 'running' || job.state === 'queued') ? (
+                    <>
+                      <ProgressBar fraction={job.progress.fraction} label={job.progress.step} />
+                      <div className="small muted ellipsis">{job.progress.step || job.state}</div>
+                    </>
+                  ) : p.errorMessage ? (
+                    <span className="error small clamp" title={p.errorMessage}>
+                      {p.errorMessage}
+                    </span>
+                  ) : (
+                    <span className={`small state-${p.state}`}>{p.state}</span>
+                  )}
+                </span>
+                <span role="cell" className="row">
+                  <button disabled={!p.actions.start} onClick={() => onAction('pov.start', p)} aria-label={`Start ${p.name}`}>
+                    Start
+                  </button>
+                  <button disabled={!p.actions.suspend} onClick={() => onAction('pov.suspend', p)} aria-label={`Suspend ${p.name}`}>
+                    Suspend
+                  </button>
+                  <button className="danger" disabled={!p.actions.destroy} onClick={() => onAction('pov.destroy', p)} aria-label={`Destroy ${p.name}`}>
+                    Destroy
+                  </button>
+                </span>
+              </div>
+            );
+          })}
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,108 @@
+import { useEffect, useState } from 'react';
+import { errorText } from '../api';
+import { RateLimitedBadge, RunstateBadge } from '../components/pov/badges';
+import { confirmedText } from '../components/pov/time';
+import { VmsTab } from '../components/pov/VmsTab';
+import { usePovs } from '../state/pov';
+import { useJobs } from '../state/jobs';
+import '../components/pov/pov.css';
+
+/** One POV: facts, its error or control-node reason, and the VMs tab. */
+export default function PovDetail({ povId, onBack }: { povId: string; onBack(): void }) {
+  const d = usePovs((s) => s.detail[povId]);
+  const loadDetail = usePovs((s) => s.loadDetail);
+  const setVmOs = usePovs((s) => s.setVmOs);
+  const act = usePovs((s) => s.act);
+  const actionError = usePovs((s) => s.actionError);
+  const jobs = useJobs((s) => s.jobs);
+  const [error, setError] = useState<string | null>(null);
+  const [tab, setTab] = useState<'vms' | 'details'>('vms');
+
+  useEffect(() => {
+    loadDetail(povId).catch((e) => setError(errorText(e)));
+  }, [povId, loadDetail]);
+
+  // read again when this POV's job settles
+  const activeJob = d?.pov.activeJobId ? jobs[d.pov.activeJobId] : undefined;
+  const settled = activeJob && !(activeJob.state === 'running' || activeJob.state === 'queued');
+  useEffect(() => {
+    if (settled) loadDetail(povId).catch((e) => setError(errorText(e)));
+  }, [settled, povId, loadDetail]);
+
+  if (error) {
+    return (
+      <section className="page">
+        <button className="link" onClick={onBack}>
+          ← POVs
+        </button>
+        <p className="error" role="alert">
+          {error}
+        </p>
+      </section>
+    );
+  }
+  if (!d) return <p className="muted">Loading…</p>;
+  const p = d.pov;
+  return (
+    <section className="page" aria-label={`POV ${p.name}`}>
+      <button className="link" onClick={onBack}>
+        ← POVs
+      </button>
+      <header className="page-head">
+        <h2>{p.name}</h2>
+        <RunstateBadge runstate={p.runstate} state={p.state} />
+        {p.rateLimited && <RateLimitedBadge />}
+        <span className="small muted">{confirmedText(p.lastConfirmedAt, Date.now())}</span>
+        <button
+          disabled={!p.actions.refreshVms}
+          onClick={() => void act('pov.refreshVms', p.id).then(() => loadDetail(p.id))}
+        >
+          Refresh VMs
+        </button>
+      </header>
+      {actionError && (
+        <p className="error" role="alert">
+          {actionError}
+        </p>
+      )}
+      {p.errorMessage && (
+        <p className="banner error" role="alert">
+          {p.errorMessage}
+        </p>
+      )}
+      {p.controlNode.reason && (
+        <p className="banner warn">
+          Control node: {p.controlNode.status ?? 'not installed'} — {p.controlNode.reason}
+        </p>
+      )}
+      <div className="tabs" role="tablist">
+        <button role="tab" aria-selected={tab === 'vms'} onClick={() => setTab('vms')}>
+          VMs ({d.vms.filter((v) => !v.goneAt).length})
+        </button>
+        <button role="tab" aria-selected={tab === 'details'} onClick={() => setTab('details')}>
+          Details
+        </button>
+      </div>
+      {tab === 'vms' ? (
+        <VmsTab vms={d.vms} onSetOs={(vmId, os) => setVmOs(p.id, vmId, os)} />
+      ) : (
+        <dl className="facts panel">
+          <dt>State</dt>
+          <dd>{p.state}</dd>
+          <dt>Template</dt>
+          <dd>
+            {p.templateName || '—'} <span className="muted small">(id {p.templateId})</span>
+          </dd>
+          <dt>Skytap environment</dt>
+          <dd className="mono">{p.envId ?? 'not created'}</dd>
+          <dt>Last confirmed</dt>
+          <dd>{p.lastConfirmedAt ? new Date(p.lastConfirmedAt).toLocaleString() : 'never'}</dd>
+          <dt>Control node</dt>
+          <dd>{p.controlNode.status ?? '—'}</dd>
+          <dt>Created</dt>
+          <dd>{new Date(p.createdAt).toLocaleString()}</dd>
+        </dl>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,90 @@
+import { useEffect, useRef, useState } from 'react';
+import { EmptyState } from '../components/EmptyState';
+import { CreatePovDialog } from '../components/pov/CreatePovDialog';
+import { PovList, type PovAction } from '../components/pov/PovList';
+import { useJobs } from '../state/jobs';
+import { POV_JOB_KINDS, usePovs } from '../state/pov';
+import PovDetail from './PovDetail';
+import '../components/pov/pov.css';
+
+/**
+ * POVs: every Skytap environment this app manages, with the runstate Skytap last CONFIRMED and
+ * its age. Actions are gated on that confirmed state; jobs show their progress inline.
+ */
+export default function PovsPage() {
+  const { povs, error, actionError, load, act, reconcile, create } = usePovs();
+  const jobs = useJobs((s) => s.jobs);
+  const follow = useJobs((s) => s.follow);
+  const [open, setOpen] = useState<string | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [now, setNow] = useState(() => Date.now());
+  const seen = useRef(new Set<string>());
+
+  useEffect(() => follow(), [follow]);
+  useEffect(() => {
+    void load();
+  }, [load]);
+  // "confirmed N min ago" moves on by itself
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 30_000);
+    return () => clearInterval(t);
+  }, []);
+  // a POV job that settles (or a sweep) means the rows changed: read them again
+  useEffect(() => {
+    let changed = false;
+    for (const j of Object.values(jobs)) {
+      if (!POV_JOB_KINDS.has(j.kind)) continue;
+      const done = j.state !== 'queued' && j.state !== 'running';
+      if (done && !seen.current.has(j.id)) {
+        seen.current.add(j.id);
+        changed = true;
+      }
+    }
+    if (changed) {
+      setNow(Date.now());
+      void load();
+    }
+  }, [jobs, load]);
+
+  function onAction(action: PovAction, pov: { id: string; name: string }) {
+    if (action === 'pov.destroy' && !window.confirm(`Destroy POV "${pov.name}" and delete its Skytap environment? This cannot be undone.`)) return;
+    void act(action, pov.id);
+  }
+
+  if (open) return <PovDetail povId={open} onBack={() => { setOpen(null); void load(); }} />;
+
+  return (
+    <section className="page">
+      <header className="page-head">
+        <h2>POVs</h2>
+        <span className="small muted">Runstates are as Skytap last confirmed them (checked every 10 min).</span>
+        <button onClick={() => void reconcile()}>Refresh from Skytap</button>
+        <button className="primary" onClick={() => setCreating(true)}>
+          New POV
+        </button>
+      </header>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {actionError && (
+        <p className="error" role="alert">
+          {actionError}
+        </p>
+      )}
+      {povs && povs.length === 0 && (
+        <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template.</EmptyState>
+      )}
+      {povs && povs.length > 0 && <PovList povs={povs} jobs={jobs} now={now} onOpen={setOpen} onAction={onAction} />}
+      {creating && (
+        <CreatePovDialog
+          onClose={() => setCreating(false)}
+          onCreate={async (templateId, name) => {
+            await create(templateId, name);
+          }}
+        />
+      )}
+    </section>
+  );
+}

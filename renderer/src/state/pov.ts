@@ -1,0 +1,94 @@
+import type { z } from 'zod';
+import { create } from 'zustand';
+import type { PovView, PovVmView } from '../../../shared/contract/pov';
+import type { povMethods } from '../../../shared/contract/pov';
+import type { skytapMethods } from '../../../shared/contract/skytap';
+import { api, errorText } from '../api';
+
+type PovContract = typeof povMethods & typeof skytapMethods;
+export type PovMethod = keyof PovContract;
+
+/**
+ * Calls a pov.* / skytap.* / reconcile.* method through the one api object, typed from this
+ * domain's own contract file (so it compiles before and after the contract index spreads it in).
+ */
+export function callPov<M extends PovMethod>(
+  method: M,
+  args: z.input<PovContract[M]['args']>,
+): Promise<z.output<PovContract[M]['result']>> {
+  const call = api.call as unknown as (m: string, a: unknown) => Promise<unknown>;
+  return call(method, args) as Promise<z.output<PovContract[M]['result']>>;
+}
+
+interface PovState {
+  povs: PovView[] | null;
+  error: string | null;
+  loading: boolean;
+  /** The last action error, shown near the list until the next action. */
+  actionError: string | null;
+  load(): Promise<void>;
+  act(method: 'pov.start' | 'pov.suspend' | 'pov.destroy' | 'pov.refreshVms', id: string): Promise<string | null>;
+  reconcile(): Promise<string | null>;
+  create(templateId: string, name: string): Promise<string>;
+  detail: Record<string, { pov: PovView; vms: PovVmView[] }>;
+  loadDetail(id: string): Promise<void>;
+  setVmOs(povId: string, vmId: string, os: PovVmView['osOverride']): Promise<void>;
+}
+
+export const usePovs = create<PovState>((set, get) => ({
+  povs: null,
+  error: null,
+  loading: false,
+  actionError: null,
+  detail: {},
+  load: async () => {
+    set({ loading: true });
+    try {
+      const { povs } = await callPov('pov.list', {});
+      set({ povs, error: null, loading: false });
+    } catch (e) {
+      set({ error: errorText(e), loading: false });
+    }
+  },
+  act: async (method, id) => {
+    set({ actionError: null });
+    try {
+      const { jobId } = await callPov(method, { id });
+      await get().load();
+      return jobId;
+    } catch (e) {
+      set({ actionError: errorText(e) });
+      return null;
+    }
+  },
+  reconcile: async () => {
+    set({ actionError: null });
+    try {
+      const { jobId } = await callPov('reconcile.runNow', {});
+      return jobId;
+    } catch (e) {
+      set({ actionError: errorText(e) });
+      return null;
+    }
+  },
+  create: async (templateId, name) => {
+    const { jobId } = await callPov('pov.create', { templateId, name });
+    await get().load();
+    return jobId;
+  },
+  loadDetail: async (id) => {
+    const d = await callPov('pov.get', { id });
+    set((s) => ({ detail: { ...s.detail, [id]: d } }));
+  },
+  setVmOs: async (povId, vmId, os) => {
+    const { vm } = await callPov('pov.setVmOs', { povId, vmId, os });
+    set((s) => {
+      const d = s.detail[povId];
+      if (!d) return {};
+      return { detail: { ...s.detail, [povId]: { ...d, vms: d.vms.map((v) => (v.vmId === vmId ? vm : v)) } } };
+    });
+  },
+}));
+
+/** Job kinds that change a POV row; when one settles the list is read again. */
+export const POV_JOB_KINDS = new Set(['pov_create', 'pov_start', 'pov_suspend', 'pov_destroy', 'pov_refresh_vms', 'pov_env_reconcile']);
