@@ -20,6 +20,8 @@ export interface RequestRecord {
   body: unknown;
   status: number;
   at: number;
+  /** Time the emulator spent on the request, from arrival to the reply written (its latency included). */
+  ms: number;
   fault: string | null;
 }
 
@@ -100,7 +102,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       }
     }
     const auth = decodeBasic(req.headers.authorization);
-    const record: RequestRecord = { method, path, query, auth, body, status: 0, at: Date.now(), fault: null };
+    const record: RequestRecord = { method, path, query, auth, body, status: 0, at: Date.now(), ms: 0, fault: null };
+    const started = performance.now();
+    res.once('finish', () => (record.ms = performance.now() - started));
     requests.push(record);
 
     const fault = faults.take(method, path);
@@ -169,7 +173,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     if (method === 'GET') {
       // /v2/templates[/{id}]
       if (s[0] === 'templates' && s.length === 1) {
-        return page([...state.templates.values()].map((t) => state.templateJson(t, baseUrl)), query, fault);
+        return page([...state.templates.values()], (t) => state.templateJson(t, baseUrl), query, fault);
       }
       if (s[0] === 'templates' && s.length === 2) {
         const t = state.templates.get(s[1]!);
@@ -181,19 +185,19 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
         if (!state.projects.has(pid)) return error(404, `Project ${pid} not found`);
         if (s[2] === 'templates') {
           const items = [...state.templates.values()].filter((t) => t.projects.has(pid));
-          return page(items.map((t) => state.templateJson(t, baseUrl)), query, fault);
+          return page(items, (t) => state.templateJson(t, baseUrl), query, fault);
         }
         const envs = liveEnvs().filter((e) => e.projects.has(pid));
-        return page(envs.map((e) => state.envJson(e, baseUrl)), query, fault);
+        return page(envs, (e) => state.envJson(e, baseUrl), query, fault);
       }
       if (s[0] === 'configurations' && s.length === 1) {
-        return page(liveEnvs().map((e) => state.envJson(e, baseUrl)), query, fault);
+        return page(liveEnvs(), (e) => state.envJson(e, baseUrl), query, fault);
       }
       if (s[0] === 'configurations' && s.length >= 2) {
         const env = state.settle(s[1]!);
         if (!env) return error(404, `Environment ${s[1]} not found`);
         if (s.length === 2) return new HttpReply(200, state.envJson(env, baseUrl));
-        if (s[2] === 'vms' && s.length === 3) return page(env.vms.map((vm) => state.vmJson(env, vm, baseUrl)), query, fault);
+        if (s[2] === 'vms' && s.length === 3) return page(env.vms, (vm) => state.vmJson(env, vm, baseUrl), query, fault);
         const vm = s[2] === 'vms' ? env.vms.find((v) => v.id === s[3]) : undefined;
         if (!vm) return error(404, `VM ${s[3] ?? ''} not found`);
         if (s.length === 4) return new HttpReply(200, state.vmJson(env, vm, baseUrl));
@@ -269,7 +273,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     return state.environmentIds().map((id) => state.environments.get(id)!);
   }
 
-  async function page(all: unknown[], query: Record<string, string>, fault: Fault | null): Promise<HttpReply> {
+  async function page<T>(all: T[], view: (item: T) => unknown, query: Record<string, string>, fault: Fault | null): Promise<HttpReply> {
     const count = query.count === undefined ? 100 : Number(query.count);
     const offset = query.offset === undefined ? 0 : Number(query.offset);
     if (!Number.isInteger(count) || count < 1 || !Number.isInteger(offset) || offset < 0) {
@@ -277,7 +281,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     }
     if (state.pageLatencyMs > 0) await sleep(state.pageLatencyMs);
     const size = Math.min(count, 100);
-    let items = all.slice(offset, offset + size);
+    let items = all.slice(offset, offset + size).map(view);
     const range = items.length ? `items ${offset}-${offset + items.length - 1}/${all.length}` : `items */${all.length}`;
     if (fault?.kind === 'shortPage' && items.length) items = items.slice(0, -1);
     return new HttpReply(200, items, { 'content-range': range });
