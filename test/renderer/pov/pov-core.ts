@@ -1,0 +1,40 @@
+import type { Core } from '../../../main/core/create';
+import { povHandlers } from '../../../main/core/handlers/pov';
+import { skytapHandlers } from '../../../main/core/handlers/skytap';
+import povMigration from '../../../main/services/store/migrations/002-pov';
+import { toWireError } from '../../../shared/contract/errors';
+import { povMethods } from '../../../shared/contract/pov';
+import { skytapMethods } from '../../../shared/contract/skytap';
+import type { Transport } from '../../../renderer/src/transport';
+import { testCore } from '../../foundation/helpers';
+import { coreTransport } from '../core-transport';
+
+const contract = { ...povMethods, ...skytapMethods } as Record<string, { args: { parse(x: unknown): unknown }; result: { parse(x: unknown): unknown } }>;
+
+/**
+ * A real core (SQLite file, job runner, stream hub) whose transport also serves this domain's
+ * methods: arguments and results go through the pov/skytap contract schemas exactly as the
+ * dispatcher does, whether or not the contract index has spread them in yet.
+ */
+export async function povCore(env: NodeJS.ProcessEnv = {}): Promise<{ core: Core; transport: Transport }> {
+  const core = await testCore({ POVDESK_SKYTAP_POLL_MS: '20', ...env });
+  const has = core.base.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'povs'").get();
+  if (!has) povMigration.up(core.base.db);
+  const handlers = { ...skytapHandlers(core.base), ...povHandlers(core.base) } as Record<string, (a: unknown, c: unknown) => Promise<unknown>>;
+  const inner = coreTransport(core);
+  const transport: Transport = {
+    ...inner,
+    call: async (method, args) => {
+      const def = contract[method];
+      if (!def) return inner.call(method, args);
+      try {
+        const parsed = def.args.parse(args ?? {});
+        return def.result.parse(await handlers[method]!(parsed, { transport: 'test' }));
+      } catch (e) {
+        const w = toWireError(e);
+        throw Object.assign(new Error(w.message), { code: w.code });
+      }
+    },
+  };
+  return { core, transport };
+}

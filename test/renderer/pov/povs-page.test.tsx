@@ -1,0 +1,111 @@
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Core } from '../../../main/core/create';
+import { setTransport } from '../../../renderer/src/api';
+import PovsPage from '../../../renderer/src/pages/PovsPage';
+import SkytapTestConnection from '../../../renderer/src/pages/settings/SkytapTestConnection';
+import { usePovs } from '../../../renderer/src/state/pov';
+import { startEmulator, type Emulator } from '../../skytap-emulator/emulator';
+import { SEEDS } from '../../skytap-emulator/seed';
+import { povCore } from './pov-core';
+
+let core: Core;
+let emu: Emulator;
+
+beforeEach(async () => {
+  emu = await startEmulator({ seed: SEEDS.demo, timing: { createBusyMs: 40, runstateBusyMs: 40, deleteMs: 40, rateLimitedMs: 100 } });
+  const made = await povCore();
+  core = made.core;
+  setTransport(made.transport);
+  usePovs.setState({ povs: null, error: null, actionError: null, detail: {} });
+  window.confirm = () => true;
+});
+afterEach(async () => {
+  cleanup();
+  await core.close();
+  await emu.close();
+});
+
+async function saveSettings() {
+  await core.base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: emu.url });
+}
+
+function row(name: string): HTMLElement {
+  return screen.getByRole('button', { name }).closest('[role="row"]') as HTMLElement;
+}
+
+describe('POVs page', () => {
+  it('creates from a searched template, then suspends, starts and destroys', async () => {
+    await saveSettings();
+    render(<PovsPage />);
+    expect(await screen.findByText('No POVs yet')).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'New POV' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Create POV' });
+    await within(dialog).findByRole('option', { name: /Windows AD lab/ });
+    fireEvent.change(within(dialog).getByLabelText('Search templates'), { target: { value: 'odd' } });
+    expect(within(dialog).getAllByRole('option')).toHaveLength(1);
+    fireEvent.change(within(dialog).getByLabelText('Search templates'), { target: { value: 'windows ad' } });
+    fireEvent.click(within(dialog).getByRole('option', { name: /Windows AD lab/ }));
+    fireEvent.change(within(dialog).getByLabelText('POV name'), { target: { value: 'Globex eval' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Create' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    await waitFor(() => expect(within(row('Globex eval')).getByTestId('runstate').textContent).toBe('running'), { timeout: 10_000 });
+    expect(within(row('Globex eval')).getByText('Windows AD lab')).toBeTruthy();
+    expect(within(row('Globex eval')).getByText('confirmed just now')).toBeTruthy();
+
+    fireEvent.click(screen.getByRole('button', { name: 'Suspend Globex eval' }));
+    await waitFor(() => expect(within(row('Globex eval')).getByTestId('runstate').textContent).toBe('suspended'), { timeout: 10_000 });
+    await waitFor(() => expect((screen.getByRole('button', { name: 'Start Globex eval' }) as HTMLButtonElement).disabled).toBe(false));
+    fireEvent.click(screen.getByRole('button', { name: 'Start Globex eval' }));
+    await waitFor(() => expect(within(row('Globex eval')).getByTestId('runstate').textContent).toBe('running'), { timeout: 10_000 });
+    await waitFor(() => expect((screen.getByRole('button', { name: 'Destroy Globex eval' }) as HTMLButtonElement).disabled).toBe(false));
+    fireEvent.click(screen.getByRole('button', { name: 'Destroy Globex eval' }));
+    await waitFor(() => expect(screen.queryByRole('button', { name: 'Globex eval' })).toBeNull(), { timeout: 10_000 });
+    expect(emu.state.environmentIds()).toEqual([]);
+  }, 40_000);
+
+  it('opens the detail, shows VMs with inferred OS, and keeps an OS override', async () => {
+    await saveSettings();
+    const { jobId } = await (await import('../../../renderer/src/state/pov')).callPov('pov.create', { templateId: [...emu.state.templates.keys()][2]!, name: 'Odd' });
+    await core.base.jobs.wait(jobId);
+    render(<PovsPage />);
+    fireEvent.click(await screen.findByRole('button', { name: 'Odd' }));
+    const table = await screen.findByRole('table', { name: 'VMs' });
+    const sel = within(table).getByLabelText('OS of mystery') as HTMLSelectElement;
+    expect(sel.value).toBe('');
+    const firstOption = (vm: string) => (within(table).getByLabelText(`OS of ${vm}`) as HTMLSelectElement).options[0]!.textContent;
+    expect(firstOption('centos')).toBe('Skytap says: linux');
+    expect(firstOption('solaris')).toBe('Skytap says: unknown');
+    expect(firstOption('mystery')).toBe('Skytap says: unknown');
+    await act(async () => {
+      fireEvent.change(sel, { target: { value: 'linux' } });
+    });
+    await waitFor(() => expect((within(table).getByLabelText('OS of mystery') as HTMLSelectElement).value).toBe('linux'));
+    fireEvent.click(screen.getByRole('button', { name: 'Refresh VMs' }));
+    await waitFor(async () => {
+      const { vms } = await (await import('../../../renderer/src/state/pov')).callPov('pov.get', { id: usePovs.getState().povs![0]!.id });
+      expect(vms.find((v) => v.name === 'mystery')!.osOverride).toBe('linux');
+    });
+  }, 30_000);
+});
+
+describe('Test connection', () => {
+  it('without saved credentials says to save them first', async () => {
+    render(<SkytapTestConnection />);
+    fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
+    expect((await screen.findByRole('alert')).textContent).toMatch(/Save your Skytap username and API token in Settings first/);
+  });
+
+  it('shows ok with the count, and a wrong token as unauthorized with its remedy', async () => {
+    await saveSettings();
+    render(<SkytapTestConnection />);
+    fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
+    const ok = await screen.findByRole('status');
+    expect(ok.getAttribute('data-outcome')).toBe('ok');
+    expect(ok.textContent).toMatch(/3 templates visible/);
+    await core.base.settings.saveSkytap({ username: 'demo', apiToken: 'the-password', url: emu.url });
+    fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
+    await waitFor(() => expect(screen.getByRole('status').getAttribute('data-outcome')).toBe('unauthorized'));
+    expect(screen.getByRole('status').textContent).toMatch(/API security token/);
+  });
+});
