@@ -126,6 +126,20 @@ describe('skytap client: pagination', () => {
     expect(e.message).toMatch(/2 items at offset 0 where 3 were promised/);
   });
 
+  it('refuses a page whose Content-Range starts elsewhere than the requested offset', async () => {
+    const emu = await emulator();
+    emu.faults.push({
+      match: 'GET /v2/configurations',
+      status: 200,
+      body: JSON.stringify([{ id: '1', name: 'a', runstate: 'running' }]),
+      headers: { 'content-range': 'items 5-5/6' },
+    });
+    const { c } = client(emu);
+    const e = await failure(c.listEnvironments());
+    expect(e.code).toBe('unavailable');
+    expect(e.message).toMatch(/starts at 5, not at the requested offset 0/);
+  });
+
   it('parses Content-Range with or without the unit, empty ranges, and refuses nonsense', () => {
     expect(parseContentRange('items 0-99/2000')).toEqual({ first: 0, last: 99, total: 2000 });
     expect(parseContentRange('0-9/10')).toEqual({ first: 0, last: 9, total: 10 });
@@ -185,6 +199,27 @@ describe('skytap client: errors', () => {
     expect(e.code).toBe('invalid_request');
     expect(e.message).toMatch(/Name contains invalid characters/);
     expect(emu.count('POST /configurations')).toBe(1);
+  });
+
+  it('403 is forbidden and 409 a conflict, each with Skytap’s message', async () => {
+    const emu = await emulator({ seed: SEEDS.demo });
+    emu.faults.push({ match: 'GET /v2/templates', status: 403, message: 'You do not have sufficient privileges' });
+    const { c } = client(emu);
+    const e = await failure(c.listTemplates());
+    expect(e.code).toBe('forbidden');
+    expect(e.message).toMatch(/sufficient privileges/);
+    emu.faults.push({ match: 'PUT /configurations/*', status: 409, message: 'Conflict on name' });
+    const e2 = await failure(c.setRunstate('1000', 'running'));
+    expect(e2.code).toBe('conflict');
+    expect(e2.message).toMatch(/Conflict on name/);
+  });
+
+  it('never puts the token in an error', async () => {
+    const emu = await emulator({ seed: SEEDS.demo, credentials: { username: 'u', token: 'tok-XYZ-123' } });
+    emu.faults.push({ match: 'GET /v2/templates', status: 500, times: Infinity });
+    const { c } = client(emu);
+    const e = await failure(c.listTemplates());
+    expect(JSON.stringify({ m: e.message, d: e.detail })).not.toMatch(/tok-XYZ-123|dG9rLVhZWi0xMjM/);
   });
 
   it('an unexpected shape is an internal error that names the field', async () => {
