@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import { coreMethods, coreStreams } from './core';
+import { povMethods } from './pov';
+import { skytapMethods } from './skytap';
 import type { MethodDef, StreamDef } from './define';
 
 export * from './errors';
@@ -13,6 +15,8 @@ export * from './core';
  */
 export const methods = {
   ...coreMethods,
+  ...skytapMethods,
+  ...povMethods,
 } as const satisfies Record<string, MethodDef>;
 
 export const streams = {

@@ -1,10 +1,14 @@
 import type { Base } from '../base';
 import type { Handlers } from '../dispatch';
 import { coreHandlers } from './core';
+import { povHandlers } from './pov';
+import { skytapHandlers } from './skytap';
 
 /** Every domain's handlers, bound to one Base. */
 export function allHandlers(base: Base): Handlers {
   return {
     ...coreHandlers(base),
+    ...skytapHandlers(base),
+    ...povHandlers(base),
   };
 }

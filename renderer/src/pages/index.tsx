@@ -1,6 +1,8 @@
 import type { ComponentType } from 'react';
 import JobsPage from './JobsPage';
-import SettingsPage from './SettingsPage';
+import PovsPage from './PovsPage';
+import SettingsPage, { settingsSlots } from './SettingsPage';
+import SkytapTestConnection from './settings/SkytapTestConnection';
 
 export interface PageEntry {
   id: string;
@@ -8,9 +10,11 @@ export interface PageEntry {
   component: ComponentType;
 }
 
+settingsSlots.skytap.push(() => <SkytapTestConnection />);
+
 /** The sidebar, in order. A page not yet built shows its honest empty state. */
 export const pages: PageEntry[] = [
-  { id: 'povs', label: 'POVs', component: placeholder('POVs', 'Skytap POVs appear here once the Skytap integration is available.') },
+  { id: 'povs', label: 'POVs', component: PovsPage },
   { id: 'local-vms', label: 'Local VMs', component: placeholder('Local VMs', 'Local QEMU VMs appear here once the vm-manager is available.') },
   { id: 'templates', label: 'Templates', component: placeholder('Templates', 'The template-runner script appears here.') },
   { id: 'terminals', label: 'Terminals', component: placeholder('Terminals', 'SSH terminals appear here.') },
