@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { cpioDir, cpioFile, cpioLink, writeCpio, type CpioEntry } from './cpio';
 import { VmmError } from './errors';
+import { GUEST_QUOTE_SCRIPT, firmwareDigest, imagePolicySchema, loadPolicy, savePolicy, type ImagePolicy } from './attest/index';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -17,11 +18,18 @@ export const TEST_IMAGE = 'povdesk-test';
 /** Load order measured on the cloud kernel: a wrong order fails with "Unknown symbol". */
 export const GUEST_MODULES = [
   'virtio_ring', 'virtio', 'virtio_pci_modern_dev', 'virtio_pci_legacy_dev', 'virtio_pci',
-  'failover', 'net_failover', 'virtio_net', 'button',
+  'failover', 'net_failover', 'virtio_net', 'evdev', 'button',
 ];
 export const TEST_CMDLINE = 'console=ttyS0,115200 rdinit=/init panic=-1 quiet loglevel=4';
-/** PCRs quoted per stage, and compared against golden values (see docs/vm-manager.md for why 8 and 9). */
-export const STAGE_PCRS = { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 11], ready: [0, 1, 2, 3, 4, 5, 6, 7, 11, 13] };
+/**
+ * PCRs quoted per stage. PCR 9 is added to the usual 0-7: with OVMF direct kernel boot the kernel's
+ * EFI stub measures the initrd and the command line into PCR 9 (docs/vm-manager.md has the proof).
+ * PCRs 1 and 5 (SMBIOS/CPU/memory, boot attempts) differ with a VM's size: quoted, never compared.
+ */
+export const STAGE_PCRS = { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 9, 11], ready: [0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 13] };
+export const RECORD_ONLY = [1, 5];
+/** For imported disks (no direct kernel boot): the usual set. */
+export const DISK_STAGE_PCRS = { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 11], ready: [0, 1, 2, 3, 4, 5, 6, 7, 11, 13] };
 
 export interface ImageInfo {
   name: string;
@@ -36,22 +44,12 @@ export interface ImageInfo {
   sourceFormat?: string;
   virtualSizeBytes?: number;
   sizeBytes: number;
+  /** the initrd's (kernel images) or the base disk's sha256 */
   sha256: string;
+  kernelSha256?: string;
 }
 
-export interface Policy {
-  image_id: string;
-  image_version: string;
-  kernel_sha256?: string;
-  initrd_sha256?: string;
-  cmdline?: string;
-  pcrs: { initrd: number[]; ready: number[] };
-  compare: number[];
-  pcr11: Record<string, string>;
-  pcr13: Record<string, string>;
-  golden: { sha256: Record<string, string> };
-  golden_firmware: { sha256: string; path: string } | null;
-}
+export type Policy = ImagePolicy;
 
 export function imagesDir(stateDir: string): string {
   return join(stateDir, 'images');
@@ -59,16 +57,6 @@ export function imagesDir(stateDir: string): string {
 
 function sha256File(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
-}
-
-/** systemd-pcrphase style extend of a zero PCR with sha256(word) for each word. */
-export function pcrChain(words: string[], start = '00'.repeat(32)): string {
-  let pcr = Buffer.from(start, 'hex');
-  for (const w of words) {
-    const d = createHash('sha256').update(w).digest();
-    pcr = createHash('sha256').update(Buffer.concat([pcr, d])).digest();
-  }
-  return pcr.toString('hex');
 }
 
 export function writeJsonAtomic(file: string, value: unknown): void {
@@ -125,7 +113,7 @@ function withParents(entries: Map<string, CpioEntry>): CpioEntry[] {
 }
 
 export function guestQuoteScript(): string | null {
-  const p = join(here, 'attest', 'guest-quote.sh');
+  const p = GUEST_QUOTE_SCRIPT;
   return existsSync(p) ? p : null;
 }
 
@@ -152,13 +140,16 @@ export function buildInitramfs(opts: { kernelVersion: string; initScript?: strin
   for (const m of GUEST_MODULES) {
     const found = findModule(modRoot, m);
     if (!found) {
-      if (m === 'button') continue;
+      if (m === 'button' || m === 'evdev') continue; // optional: only for a clean ACPI power-down
       throw new VmmError('unavailable', `kernel module ${m} not found under ${modRoot}: reinstall linux-image-cloud-amd64`);
     }
     files.set(`lib/modules/${m}.ko`, cpioFile(`lib/modules/${m}.ko`, readFileSync(found)));
     order.push(m);
   }
   files.set('etc/povdesk/modules', cpioFile('etc/povdesk/modules', Buffer.from(order.join('\n') + '\n')));
+  for (const stage of ['initrd', 'ready'] as const) {
+    files.set(`etc/povdesk/pcrs.${stage}`, cpioFile(`etc/povdesk/pcrs.${stage}`, Buffer.from(STAGE_PCRS[stage].join(',') + '\n')));
+  }
   const init = opts.initScript ?? readFileSync(join(here, 'guest', 'init.sh'), 'utf8');
   files.set('init', cpioFile('init', Buffer.from(init), 0o755));
   const quote = guestQuoteScript();
@@ -168,7 +159,7 @@ export function buildInitramfs(opts: { kernelVersion: string; initScript?: strin
 }
 
 function findModule(root: string, name: string): string | null {
-  const dirs = ['kernel/drivers/virtio', 'kernel/drivers/net', 'kernel/net/core', 'kernel/drivers/acpi'];
+  const dirs = ['kernel/drivers/virtio', 'kernel/drivers/net', 'kernel/net/core', 'kernel/drivers/acpi', 'kernel/drivers/input'];
   for (const d of dirs) {
     const p = join(root, d, `${name}.ko`);
     if (existsSync(p)) return p;
@@ -177,8 +168,8 @@ function findModule(root: string, name: string): string | null {
 }
 
 export function firmwareFingerprint(ovmfCode: string | null): Policy['golden_firmware'] {
-  if (!ovmfCode || !existsSync(ovmfCode)) return null;
-  return { sha256: sha256File(ovmfCode), path: ovmfCode };
+  if (!ovmfCode || !existsSync(ovmfCode)) return undefined;
+  return { path: ovmfCode, sha256: firmwareDigest(ovmfCode) };
 }
 
 /** Builds (or rebuilds) the test image: the host's cloud kernel plus our initramfs. Seconds, offline. */
@@ -193,46 +184,53 @@ export function buildTestImage(stateDir: string, opts: { ovmfCode: string | null
   writeFileSync(join(tmp, 'vmlinuz'), readFileSync(kernel));
   writeFileSync(join(tmp, 'initrd.img'), initrd);
   const cmdline = opts.cmdline ?? TEST_CMDLINE;
-  const initSha = createHash('sha256').update(opts.initScript ?? readFileSync(join(here, 'guest', 'init.sh'))).digest('hex');
   const kernelSha = sha256File(join(tmp, 'vmlinuz'));
   const initrdSha = createHash('sha256').update(initrd).digest('hex');
-  const old = readPolicy(dir);
-  const policy: Policy = {
+  const old = readImageMeta(dir);
+  let oldPolicy: Policy | null = null;
+  try {
+    oldPolicy = readPolicy(dir);
+  } catch {
+    oldPolicy = null; // an invalid old policy is replaced
+  }
+  // Golden values hold only for the same kernel, initrd, cmdline and firmware: keep them when all match.
+  const same = old && old.kernelSha256 === kernelSha && old.sha256 === initrdSha && old.cmdline === cmdline;
+  const policy: Policy = imagePolicySchema.parse({
     image_id: name,
     image_version: `${version}-${initrdSha.slice(0, 12)}`,
-    kernel_sha256: kernelSha,
-    initrd_sha256: initrdSha,
-    cmdline,
     pcrs: STAGE_PCRS,
-    compare: [0, 2, 3, 4, 6, 7, 8, 9],
-    pcr11: {
-      'enter-initrd': pcrChain(['enter-initrd']),
-      'enter-initrd:leave-initrd:sysinit:ready': pcrChain(['enter-initrd', 'leave-initrd', 'sysinit', 'ready']),
-    },
-    pcr13: { [name]: pcrChain(['os-separator', initSha]) },
-    // Golden values hold only for the same kernel, initrd, cmdline and firmware: keep them when all match.
-    golden: old && old.initrd_sha256 === initrdSha && old.kernel_sha256 === kernelSha && old.cmdline === cmdline ? old.golden : { sha256: {} },
+    golden: same && oldPolicy ? oldPolicy.golden : { sha256: {} },
+    record_only: RECORD_ONLY,
     golden_firmware: firmwareFingerprint(opts.ovmfCode),
-  };
+  });
   const info: ImageInfo = {
     name, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline,
-    sizeBytes: statSync(join(tmp, 'vmlinuz')).size + initrd.length, sha256: initrdSha,
+    sizeBytes: statSync(join(tmp, 'vmlinuz')).size + initrd.length, sha256: initrdSha, kernelSha256: kernelSha,
   };
-  writeJsonAtomic(join(tmp, 'policy.json'), policy);
+  savePolicy(join(tmp, 'policy.json'), policy);
   writeJsonAtomic(join(tmp, 'image.json'), info);
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
   return info;
 }
 
+/** The image's validated policy, or null when it has none. A broken policy.json throws with the file named. */
 export function readPolicy(imageDir: string): Policy | null {
   const p = join(imageDir, 'policy.json');
   if (!existsSync(p)) return null;
-  return JSON.parse(readFileSync(p, 'utf8')) as Policy;
+  return loadPolicy(p);
 }
 
 export function writePolicy(imageDir: string, policy: Policy): void {
-  writeJsonAtomic(join(imageDir, 'policy.json'), policy);
+  savePolicy(join(imageDir, 'policy.json'), policy);
+}
+
+function readImageMeta(dir: string): ImageInfo | null {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'image.json'), 'utf8')) as ImageInfo;
+  } catch {
+    return null;
+  }
 }
 
 const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -246,7 +244,13 @@ export function listImages(stateDir: string): (ImageInfo & { dir: string; policy
     const metaFile = join(dir, 'image.json');
     if (!NAME_RE.test(n) || !existsSync(metaFile)) continue;
     try {
-      out.push({ ...(JSON.parse(readFileSync(metaFile, 'utf8')) as ImageInfo), dir, policy: readPolicy(dir) });
+      let policy: Policy | null = null;
+      try {
+        policy = readPolicy(dir);
+      } catch {
+        policy = null; // reported as "no valid policy"; verification refuses until it is fixed
+      }
+      out.push({ ...(JSON.parse(readFileSync(metaFile, 'utf8')) as ImageInfo), dir, policy });
     } catch {
       // a half-written image is not listed
     }
@@ -303,11 +307,10 @@ export function importImage(stateDir: string, file: string, opts: { name?: strin
       name, kind: 'disk', createdAt: new Date().toISOString(), disk: 'base.qcow2', sourceFormat: format,
       virtualSizeBytes: vsize, sizeBytes: statSync(join(tmp, 'base.qcow2')).size, sha256: sha256File(join(tmp, 'base.qcow2')),
     };
-    const policy: Policy = {
-      image_id: name, image_version: meta.sha256.slice(0, 12), pcrs: STAGE_PCRS, compare: [0, 2, 3, 4, 6, 7],
-      pcr11: {}, pcr13: {}, golden: { sha256: {} }, golden_firmware: null,
-    };
-    writeJsonAtomic(join(tmp, 'policy.json'), policy);
+    const policy: Policy = imagePolicySchema.parse({
+      image_id: name, image_version: meta.sha256.slice(0, 12), pcrs: DISK_STAGE_PCRS, golden: { sha256: {} }, record_only: RECORD_ONLY,
+    });
+    savePolicy(join(tmp, 'policy.json'), policy);
     writeJsonAtomic(join(tmp, 'image.json'), meta);
     renameSync(tmp, dir);
     return meta;

@@ -35,22 +35,19 @@ http() {
   sed '1,/^\r*$/d' /tmp/resp > /tmp/resp.body
 }
 
-# systemd-pcrphase style: PCR := sha256(PCR || sha256(word))
-measure() {
-  d=$(printf '%s' "$2" | sha256sum | cut -d ' ' -f 1)
-  tpm2_pcrextend "$1:sha256=$d" >/dev/null 2>&1 || say "pcrextend $1 failed"
-}
-
+# guest-quote.sh extends PCR 11 (phase words) and, at the ready stage, PCR 13 (the user-data).
 quote() {
   if [ -f /etc/povdesk/guest-quote.sh ]; then
-    if sh /etc/povdesk/guest-quote.sh "$1" "$MD" 80; then say "quote $1 sent"; else say "quote $1 failed ($?)"; fi
+    ATTEST_PCRS=$(cat "/etc/povdesk/pcrs.$1") sh /etc/povdesk/guest-quote.sh "$1" "$MD" 80 > /tmp/quote.out 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then say "quote $1 verified"; QUOTED=1; else say "quote $1 failed (exit $rc): $(tail -n 2 /tmp/quote.out | tr '\n' ' ')"; fi
   else
     say "quote $1 skipped: no guest-quote.sh in this image"
   fi
 }
 
 if [ -e /dev/tpmrm0 ]; then say "tpm present"; else say "no tpm"; fi
-measure 11 enter-initrd
+QUOTED=0
 quote initrd
 
 tries=0
@@ -62,15 +59,13 @@ while :; do
   esac
   tries=$((tries + 1))
   [ $((tries % 10)) -eq 1 ] && say "user-data not released yet (status ${STATUS:-none}), retrying"
+  # a quote lost to a manager restart (nonces are in memory) is sent again
+  [ "$STATUS" = 503 ] && [ "$QUOTED" = 0 ] && [ $((tries % 5)) -eq 0 ] && quote initrd
   sleep 1
 done
 say "user-data $(wc -c < /run/povdesk/user-data) bytes sha256 $(sha256sum /run/povdesk/user-data | cut -d ' ' -f 1)"
 
-measure 11 leave-initrd
-measure 11 sysinit
-measure 11 ready
-measure 13 os-separator
-measure 13 "$(sha256sum /init | cut -d ' ' -f 1)"
+if [ -s /run/povdesk/user-data ]; then export ATTEST_USER_DATA_FILE=/run/povdesk/user-data; fi
 quote ready
 if [ -e /dev/tpmrm0 ]; then
   tpm2_pcrread sha256:0,1,2,3,4,5,6,7,8,9,11,13 2>/dev/null | sed -n 's/^ *\([0-9]*\) *: *0x\([0-9A-Fa-f]*\)$/povdesk-agent: pcr \1 \2/p'
@@ -84,6 +79,7 @@ if [ -f /lib/modules/button.ko ]; then
   mkdir -p /etc/acpi/PWRF
   printf '#!/bin/sh\npoweroff -f\n' > /etc/acpi/PWRF/00000080
   chmod +x /etc/acpi/PWRF/00000080
-  acpid -c /etc/acpi 2>/dev/null || say "acpid did not start"
+  mkdir -p /var/log
+  acpid -c /etc/acpi -l /run/acpid.log || say "acpid did not start"
 fi
 while :; do sleep 3600; done

@@ -1,0 +1,117 @@
+/**
+ * `povdesk vm-manager …`:
+ *   serve [--state-dir D] [--port N | --socket P] [--token T] [--learn-golden] [--stop-vms-on-exit]
+ *   image build-test [--state-dir D]
+ *   image import <file> [--name N] [--state-dir D]
+ *   image golden <image> --from-vm <id> [--server URL --token T] [--clear] [--state-dir D]
+ * Default state dir: $POVDESK_HOME/vm-manager.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { recordGolden, type ImagePolicy } from './attest/index';
+import { attestationView } from './api';
+import { VmManagerClient } from './client';
+import { VmmError } from './errors';
+import { findOvmf } from './host';
+import { buildTestImage, getImage, importImage, readPolicy, writePolicy } from './images';
+import { defaultStateDir, serve } from './server';
+import type { VmRecord } from './vms';
+
+interface Parsed {
+  pos: string[];
+  flags: Map<string, string | true>;
+}
+
+const VALUE_FLAGS = new Set(['--state-dir', '--port', '--socket', '--token', '--name', '--from-vm', '--server']);
+const BOOL_FLAGS = new Set(['--learn-golden', '--stop-vms-on-exit', '--clear', '--help']);
+
+function parse(argv: string[]): Parsed {
+  const pos: string[] = [];
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] ?? '';
+    if (a.startsWith('--')) {
+      const [k, v] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+      if (VALUE_FLAGS.has(k)) {
+        const val = v ?? argv[++i];
+        if (val === undefined) throw new VmmError('invalid_request', `${k} needs a value`);
+        flags.set(k, val);
+      } else if (BOOL_FLAGS.has(k)) flags.set(k, true);
+      else throw new VmmError('invalid_request', `unknown option ${k}`);
+    } else pos.push(a);
+  }
+  return { pos, flags };
+}
+
+const USAGE = `usage: povdesk vm-manager serve [--state-dir D] [--port N | --socket P] [--token T] [--learn-golden] [--stop-vms-on-exit]
+       povdesk vm-manager image build-test [--state-dir D]
+       povdesk vm-manager image import <file> [--name N] [--state-dir D]
+       povdesk vm-manager image golden <image> --from-vm <id> [--server URL --token T] [--clear] [--state-dir D]`;
+
+export async function runVmManagerCli(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + '\n'), err: (s: string) => void = (s) => process.stderr.write(s + '\n')): Promise<number> {
+  try {
+    const { pos, flags } = parse(argv);
+    const str = (k: string) => (typeof flags.get(k) === 'string' ? (flags.get(k) as string) : undefined);
+    if (flags.has('--help') || pos.length === 0) {
+      out(USAGE);
+      return pos.length === 0 && !flags.has('--help') ? 2 : 0;
+    }
+    const stateDir = resolve(str('--state-dir') ?? defaultStateDir());
+    const [cmd, sub, arg] = pos;
+    if (cmd === 'serve') {
+      const port = str('--port');
+      if (port !== undefined && !/^\d+$/.test(port)) throw new VmmError('invalid_request', `--port must be a number, got ${port}`);
+      const m = await serve({
+        stateDir, port: port ? Number(port) : 0, socket: str('--socket'), token: str('--token'), learn: flags.has('--learn-golden'),
+        log: (s) => err(`vm-manager: ${s}`),
+      });
+      out(JSON.stringify({ url: m.url, token: m.token, stateDir: m.stateDir, pid: process.pid, accelerator: m.host.accelerator.chosen, recovered: m.recovered }));
+      await new Promise<void>((r) => {
+        process.once('SIGINT', r);
+        process.once('SIGTERM', r);
+      });
+      await m.close({ stopVms: flags.has('--stop-vms-on-exit') });
+      return 0;
+    }
+    if (cmd === 'image' && sub === 'build-test') {
+      const t = Date.now();
+      const info = buildTestImage(stateDir, { ovmfCode: findOvmf()?.code ?? null });
+      out(JSON.stringify({ ...info, seconds: (Date.now() - t) / 1000 }));
+      return 0;
+    }
+    if (cmd === 'image' && sub === 'import') {
+      if (!arg) throw new VmmError('invalid_request', 'image import needs a file: image import <file>');
+      out(JSON.stringify(importImage(stateDir, arg, { name: str('--name') })));
+      return 0;
+    }
+    if (cmd === 'image' && sub === 'golden') {
+      if (!arg) throw new VmmError('invalid_request', 'image golden needs an image name: image golden <image> --from-vm <id>');
+      const vmId = str('--from-vm');
+      if (!vmId) throw new VmmError('invalid_request', 'image golden needs --from-vm <id>');
+      const image = getImage(stateDir, arg);
+      let att: { image: string; ready: VmRecord['attestation']['ready']; initrd: VmRecord['attestation']['initrd'] };
+      const server = str('--server');
+      if (server) {
+        att = await new VmManagerClient(server, str('--token') ?? '').attestation(vmId);
+      } else {
+        const file = join(stateDir, 'vms', vmId, 'vm.json');
+        if (!/^[0-9a-f]{8}$/.test(vmId) || !existsSync(file)) throw new VmmError('not_found', `no VM ${vmId} under ${stateDir}`);
+        att = attestationView(stateDir, JSON.parse(readFileSync(file, 'utf8')) as VmRecord);
+      }
+      if (att.image !== image.name) throw new VmmError('invalid_request', `VM ${vmId} runs image "${att.image}", not "${image.name}"`);
+      if (!att.ready?.verified) throw new VmmError('conflict', `VM ${vmId} has no verified ready-stage quote (${att.ready?.message ?? 'none yet'}); boot it with \`serve --learn-golden\` and wait until it is ready`);
+      const policy = readPolicy(image.dir) as ImagePolicy | null;
+      if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json`);
+      const next = recordGolden(policy, att.ready.pcrs, { clear: flags.has('--clear') });
+      writePolicy(image.dir, next);
+      out(JSON.stringify({ image: image.name, golden: next.golden.sha256 }));
+      return 0;
+    }
+    err(USAGE);
+    return 2;
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    err(`vm-manager: ${code ? `${code}: ` : ''}${e instanceof Error ? e.message : String(e)}`);
+    return code === 'invalid_request' ? 2 : 1;
+  }
+}

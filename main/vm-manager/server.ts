@@ -1,0 +1,88 @@
+/** Assembles the daemon: host report, VM service (with recovery), metadata socket, REST server. */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { createApiHandler } from './api';
+import { VmmError } from './errors';
+import { findOvmf, hostReport, type HostReport } from './host';
+import { MetadataService } from './metadata';
+import { VmService, type Timeouts } from './vms';
+import type { Accel } from './argv';
+
+export interface ServeOptions {
+  stateDir: string;
+  /** TCP port on 127.0.0.1 (0 = random); ignored when socket is set */
+  port?: number;
+  host?: string;
+  socket?: string;
+  token?: string;
+  learn?: boolean;
+  timeouts?: Partial<Timeouts>;
+  nodeBinary?: string;
+  /** skip the probe and use this accelerator (tests that already probed) */
+  accel?: Accel;
+  log?: (msg: string) => void;
+}
+
+export interface RunningManager {
+  url: string;
+  socket: string | null;
+  token: string;
+  stateDir: string;
+  vms: VmService;
+  metadata: MetadataService;
+  host: HostReport;
+  recovered: { reattached: string[]; cleaned: string[] };
+  /** Closes the servers; VMs keep running unless stopVms. */
+  close(opts?: { stopVms?: boolean }): Promise<void>;
+}
+
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  const home = env.POVDESK_HOME;
+  if (!home) throw new VmmError('invalid_request', 'POVDESK_HOME is not set: pass --state-dir or set POVDESK_HOME');
+  return join(home, 'vm-manager');
+}
+
+export async function serve(o: ServeOptions): Promise<RunningManager> {
+  const stateDir = resolve(o.stateDir);
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const host = await hostReport();
+  const ovmf = findOvmf();
+  const accel = o.accel ?? host.accelerator.chosen;
+  if (!ovmf || !accel || !host.qemu.found || !host.swtpm.found) {
+    throw new VmmError('unavailable', `this host cannot run VMs: ${host.missing.map((m) => `${m.what} (${m.install})`).join('; ') || host.accelerator.reason}`);
+  }
+  if (host.accelerator.warning) o.log?.(`warning: ${host.accelerator.warning}`);
+  const token = o.token ?? randomBytes(24).toString('hex');
+  const vms = new VmService({ stateDir, accel, ovmf, metadataSocket: join(stateDir, 'metadata.sock'), nodeBinary: o.nodeBinary, timeouts: o.timeouts, log: o.log });
+  const metadata = new MetadataService({ socketPath: join(stateDir, 'metadata.sock'), vms, stateDir, learn: o.learn, log: o.log });
+  // The metadata socket first: reattached guests may be asking already.
+  await metadata.listen();
+  const recovered = await vms.recover();
+  const handler = createApiHandler({ stateDir, token, vms, host: () => hostReport() });
+  const server: Server = createServer(handler);
+  server.requestTimeout = 0; // create with wait_for may take minutes
+  let url: string;
+  if (o.socket) {
+    rmSync(o.socket, { force: true });
+    await new Promise<void>((r, j) => server.once('error', j).listen(o.socket, () => r()));
+    chmodSync(o.socket, 0o600);
+    url = `unix:${o.socket}`;
+  } else {
+    await new Promise<void>((r, j) => server.once('error', j).listen(o.port ?? 0, o.host ?? '127.0.0.1', () => r()));
+    const a = server.address() as AddressInfo;
+    url = `http://${a.address}:${a.port}`;
+  }
+  return {
+    url, socket: o.socket ?? null, token, stateDir, vms, metadata, host, recovered,
+    async close(opts = {}) {
+      if (opts.stopVms) await vms.stopAll();
+      vms.detach();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await metadata.close();
+    },
+  };
+}
