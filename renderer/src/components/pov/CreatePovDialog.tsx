@@ -2,7 +2,6 @@ import { useEffect, useMemo, useState } from 'react';
 import type { TemplateView } from '../../../../shared/contract/skytap';
 import { errorText } from '../../api';
 import { callPov } from '../../state/pov';
-import './pov.css';
 
 /** Create POV: a searchable list of the templates this account (or project) can see, and a name. */
 export function CreatePovDialog({ onClose, onCreate }: { onClose(): void; onCreate(templateId: string, name: string): Promise<void> }) {

@@ -5,7 +5,6 @@ import type { PovView } from '../../../../shared/contract/pov';
 import { ProgressBar } from '../ProgressBar';
 import { RateLimitedBadge, RunstateBadge } from './badges';
 import { confirmedText } from './time';
-import './pov.css';
 
 export const ROW_HEIGHT = 58;
 /** Used only when the host has no layout engine (a 0-height measurement); a real window measures. */
