@@ -1,0 +1,76 @@
+import type { vmMethods } from '../../../shared/contract/vm';
+import { VmApp } from '../../services/vm/service';
+import { VmManagerSupervisor } from '../../services/vm/supervisor';
+import type { Base } from '../base';
+import type { DiagnosticsSection } from './core';
+import type { DomainHandlers } from './skytap';
+
+const apps = new WeakMap<Base, VmApp>();
+
+/** The one VmApp of a Base (its supervisor starts or reattaches the local vm-manager on first use). */
+export function vmAppFor(base: Base): VmApp {
+  let app = apps.get(base);
+  if (!app) {
+    const supervisor = new VmManagerSupervisor({ home: base.home, log: base.log, env: base.env });
+    app = new VmApp({
+      settings: base.settings,
+      secrets: base.secrets,
+      jobs: base.jobs,
+      hub: base.hub,
+      log: base.log,
+      supervisor,
+    });
+    apps.set(base, app);
+    // The manager and its VMs outlive the app on purpose; only the console followers stop.
+    const a = app;
+    base.onClose(() => a.close());
+  }
+  return app;
+}
+
+/** "Copy diagnostics" section: the vm-manager's host report (or why there is none). */
+export function vmDiagnostics(base: Base): DiagnosticsSection {
+  return async () => {
+    try {
+      const h = await vmAppFor(base).host();
+      const lines = [
+        `endpoint ${h.endpoint} (${h.mode})`,
+        `host ${h.hostname}, kernel ${h.kernel}, ${h.cpus} CPUs, ${Math.round(h.memoryBytes / 1024 ** 2)} MiB`,
+        `accelerator ${h.accelerator.chosen ?? 'none'}: ${h.accelerator.reason}`,
+        ...(h.accelerator.warning ? [`warning: ${h.accelerator.warning}`] : []),
+        ...h.accelerator.probes.map((p) => `probe ${p.accel}: ${p.result} (${p.detail})`),
+        ...h.tools.map((t) => `${t.name}: ${t.found ? (t.version ?? 'found') : `missing (${t.error ?? ''})`}`),
+        `OVMF ${h.ovmfCode ?? 'missing'}; guest kernel ${h.guestKernel ?? 'missing'}`,
+        `ready ${h.ready}`,
+        ...h.missing.map((m) => `missing ${m.what}: ${m.install}`),
+      ];
+      return ['vm-manager host report', lines.join('\n')];
+    } catch (e) {
+      return ['vm-manager host report', `unavailable: ${(e as Error).message}`];
+    }
+  };
+}
+
+export function vmHandlers(base: Base): DomainHandlers<typeof vmMethods> {
+  const app = vmAppFor(base);
+  return {
+    'vm.connection': () => app.connection(),
+    'vm.setConnection': (args) => app.setConnection(args),
+    'vm.host': () => app.host(),
+    'vm.images': async () => ({ images: await app.images() }),
+    'vm.list': async () => ({ vms: await app.list() }),
+    'vm.get': async (args) => ({ vm: await app.get(args.id) }),
+    'vm.create': async (args) => ({ jobId: app.create(args) }),
+    'vm.start': async (args) => ({ vm: await app.action(args.id, 'start') }),
+    'vm.stop': async (args) => ({ vm: await app.action(args.id, 'stop') }),
+    'vm.reboot': async (args) => ({ vm: await app.action(args.id, 'reboot') }),
+    'vm.delete': async (args) => {
+      await app.delete(args.id);
+      return { ok: true as const };
+    },
+    'vm.console': async (args) => ({ id: args.id, lines: await app.console(args.id, args.lines) }),
+    'vm.consoleFollow': async (args) => ({ id: args.id, text: await app.follow(args.id, args.lines ?? 200) }),
+    'vm.attestation': (args) => app.attestation(args.id),
+    'vm.imageBuildTest': async () => ({ jobId: app.buildTestImage() }),
+  };
+}

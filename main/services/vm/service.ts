@@ -1,0 +1,287 @@
+/**
+ * The app's side of the vm-manager: which manager (the local one, started and reattached by the
+ * supervisor, or a remote one with a bearer token from the keychain), calls validated and mapped to
+ * AppErrors, the create job that follows a VM to its milestone, and console following.
+ */
+import { AppError } from '../../../shared/contract/errors';
+import type { VmAttestation, VmConnection, VmCreateArgs, VmHost, VmImage, VmRecord } from '../../../shared/contract/vm';
+import type { StreamHub } from '../../core/streams';
+import { VmManagerClient } from '../../vm-manager/client';
+import type { JobContext, JobRunner } from '../jobs/runner';
+import type { Logger } from '../log/logger';
+import type { SecretStore } from '../secrets/store';
+import type { SettingsService } from '../settings/settings';
+import { managerCall } from './errors';
+import { ConsoleFollowers, type FollowOptions } from './follow';
+import type { VmManagerSupervisor } from './supervisor';
+import {
+  attestationView,
+  hostView,
+  imageView,
+  managerAttestation,
+  managerConsole,
+  managerHost,
+  managerImage,
+  managerVm,
+  parseAnswer,
+  vmView,
+  type ManagerVm,
+} from './views';
+import { z } from 'zod';
+
+export const REMOTE_TOKEN_ACCOUNT = 'vm-manager-token';
+const MODE_KEY = 'vm.mode';
+const URL_KEY = 'vm.remoteUrl';
+
+export interface VmAppOptions {
+  settings: Pick<SettingsService, 'getValue' | 'setValue'>;
+  secrets: SecretStore;
+  jobs: JobRunner;
+  hub: StreamHub;
+  log: Logger;
+  supervisor: VmManagerSupervisor;
+  /** how often the create job re-reads the VM (default 500 ms) */
+  pollMs?: number;
+  follow?: FollowOptions;
+}
+
+interface Target {
+  client: VmManagerClient;
+  mode: 'local' | 'remote';
+  url: string;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+const STEP: Record<string, number> = { creating: 0.1, booting: 0.3, attesting: 0.6, ready: 1 };
+
+export class VmApp {
+  readonly followers: ConsoleFollowers;
+
+  constructor(private readonly o: VmAppOptions) {
+    this.followers = new ConsoleFollowers(o.hub, o.follow);
+  }
+
+  mode(): 'local' | 'remote' {
+    return this.o.settings.getValue(MODE_KEY) === 'remote' ? 'remote' : 'local';
+  }
+
+  async connection(): Promise<VmConnection> {
+    const mode = this.mode();
+    if (mode === 'remote') {
+      return {
+        mode,
+        url: this.o.settings.getValue(URL_KEY),
+        tokenSet: !!(await this.o.secrets.get(REMOTE_TOKEN_ACCOUNT)),
+        pid: null,
+        stateDir: null,
+      };
+    }
+    const ep = this.o.supervisor.readEndpoint();
+    return { mode, url: ep?.url ?? null, tokenSet: ep !== null, pid: ep?.pid ?? null, stateDir: this.o.supervisor.stateDir };
+  }
+
+  async setConnection(args: { mode: 'local' | 'remote'; url?: string | undefined; token?: string | undefined }): Promise<VmConnection> {
+    if (args.mode === 'remote') {
+      const url = args.url ?? this.o.settings.getValue(URL_KEY);
+      if (!url) throw new AppError('invalid_request', 'a remote vm-manager needs its URL (https://host:port)');
+      if (/\s/.test(args.token ?? '')) throw new AppError('invalid_request', 'the token contains white space; paste it again');
+      const token = args.token ?? (await this.o.secrets.get(REMOTE_TOKEN_ACCOUNT));
+      if (!token) throw new AppError('invalid_request', 'a remote vm-manager needs its bearer token (the first time)');
+      if (args.token) await this.o.secrets.set(REMOTE_TOKEN_ACCOUNT, args.token);
+      this.o.settings.setValue(URL_KEY, url);
+    }
+    this.o.settings.setValue(MODE_KEY, args.mode);
+    this.o.log.info('vm-manager connection saved', { mode: args.mode });
+    return this.connection();
+  }
+
+  /** The manager to talk to; the local one is started or reattached on first use. */
+  async target(): Promise<Target> {
+    if (this.mode() === 'remote') {
+      const url = this.o.settings.getValue(URL_KEY);
+      const token = await this.o.secrets.get(REMOTE_TOKEN_ACCOUNT);
+      if (!url || !token) throw new AppError('unauthorized', 'the remote vm-manager has no URL or token saved: set them on the Local VMs page (Connection), or switch back to the local manager');
+      this.o.log.addSecret(token);
+      return { client: new VmManagerClient(url, token, 60_000), mode: 'remote', url };
+    }
+    const ep = await this.o.supervisor.ensure();
+    this.o.log.addSecret(ep.token);
+    return { client: new VmManagerClient(ep.url, ep.token, 60_000), mode: 'local', url: ep.url };
+  }
+
+  /** One call; if the local manager is gone (unavailable), check the endpoint again and retry once. */
+  private async call<T>(what: string, fn: (c: VmManagerClient, t: Target) => Promise<T>): Promise<T> {
+    const t = await this.target();
+    try {
+      return await managerCall(what, () => fn(t.client, t));
+    } catch (e) {
+      if (t.mode !== 'local' || (e as AppError).code !== 'unavailable' || !/cannot reach/.test((e as Error).message)) throw e;
+      this.o.supervisor.reset();
+      const again = await this.target();
+      return managerCall(what, () => fn(again.client, again));
+    }
+  }
+
+  async host(): Promise<VmHost> {
+    return this.call('GET /host', async (c, t) => hostView(parseAnswer('GET /host', managerHost, await c.host()), t.url, t.mode));
+  }
+
+  async images(): Promise<VmImage[]> {
+    return this.call('GET /images', async (c) => parseAnswer('GET /images', z.array(managerImage), await c.images()).map(imageView));
+  }
+
+  async list(): Promise<VmRecord[]> {
+    return this.call('GET /vms', async (c) => parseAnswer('GET /vms', z.array(managerVm), await c.list()).map(vmView));
+  }
+
+  private async raw(id: string): Promise<ManagerVm> {
+    return this.call(`GET /vms/${id}`, async (c) => parseAnswer(`GET /vms/${id}`, managerVm, await c.get(id)));
+  }
+
+  async get(id: string): Promise<VmRecord> {
+    return vmView(await this.raw(id));
+  }
+
+  async action(id: string, what: 'start' | 'stop' | 'reboot'): Promise<VmRecord> {
+    return this.call(`POST /vms/${id}/${what}`, async (c) => vmView(parseAnswer(`POST /vms/${id}/${what}`, managerVm, await c[what](id))));
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.call(`DELETE /vms/${id}`, (c) => c.delete(id));
+  }
+
+  async console(id: string, lines: number): Promise<string[]> {
+    return this.call(`GET /vms/${id}/console`, async (c) => {
+      const text = parseAnswer('GET console', managerConsole, await c.console(id, lines)).console;
+      return text === '' ? [] : text.split('\n');
+    });
+  }
+
+  async attestation(id: string): Promise<VmAttestation> {
+    return this.call(`GET /vms/${id}/attestation`, async (c) => {
+      const a = parseAnswer('GET attestation', managerAttestation, await c.attestation(id));
+      let image = null;
+      try {
+        image = parseAnswer('GET /images', z.array(managerImage), await c.images()).find((i) => i.name === a.image) ?? null;
+      } catch {
+        image = null;
+      }
+      return attestationView(a, image);
+    });
+  }
+
+  /** Starts following the console of VM id on the vm.console stream; returns the tail it continues from. */
+  async follow(id: string, lines = 200): Promise<string> {
+    const raw = await this.raw(id);
+    const local = this.mode() === 'local' && raw.paths?.console;
+    return this.followers.follow(
+      id,
+      local ? { kind: 'file', path: raw.paths!.console! } : { kind: 'poll', fetch: (n) => this.console(id, n) },
+      lines,
+    );
+  }
+
+  /** The create job: POST /vms (wait_for none), then follow the VM's states to args.waitFor. */
+  create(args: VmCreateArgs): string {
+    const waitFor = args.waitFor ?? 'ready';
+    return this.o.jobs.start({ kind: 'vm.create', title: `Create VM ${args.name}`, subject: `vm:${args.name}` }, (job) => this.createWork(job, args, waitFor));
+  }
+
+  private async createWork(job: JobContext, args: VmCreateArgs, waitFor: 'none' | 'attested' | 'ready'): Promise<{ vm: VmRecord }> {
+    job.progress('creating', 0.05, `asking the vm-manager to create ${args.name}`);
+    const created = await this.call('POST /vms', async (c) =>
+      parseAnswer(
+        'POST /vms',
+        managerVm,
+        await c.create({
+          name: args.name,
+          image: args.image,
+          cpus: args.cpus,
+          memory_mib: args.memoryMib,
+          disk_gib: args.diskGib,
+          ...(args.userData !== undefined ? { user_data: args.userData } : {}),
+          require_attestation: args.requireAttestation,
+          wait_for: 'none',
+        }),
+      ),
+    );
+    const id = created.id;
+    job.log(`VM ${args.name} is ${id} (${created.state})`);
+    let last = '';
+    const deadline = Date.now() + 15 * 60_000;
+    for (;;) {
+      if (job.signal.aborted) {
+        // A half-made VM is of no use: delete it rather than leave it booting.
+        try {
+          await this.delete(id);
+          job.log(`cancelled: deleted the half-made VM ${args.name} (${id})`, 'warn');
+        } catch (e) {
+          job.log(`cancelled, but deleting VM ${id} failed: ${(e as Error).message}; delete it from the list`, 'error');
+          throw new AppError('cancelled', `cancelled; VM ${args.name} (${id}) could not be deleted: ${(e as Error).message}`);
+        }
+        throw new AppError('cancelled', `cancelled; the half-made VM ${args.name} (${id}) was deleted`);
+      }
+      const vm = await this.raw(id);
+      if (vm.state !== last) {
+        last = vm.state;
+        job.log(`${id}: ${vm.state}`);
+      }
+      const fraction = STEP[vm.state] ?? null;
+      const note =
+        vm.state === 'attesting'
+          ? `quoting: initrd ${vm.attestation.initrd ? (vm.attestation.initrd.verified ? 'verified' : vm.attestation.initrd.message) : 'pending'}`
+          : vm.state;
+      job.progress(vm.state, fraction, note);
+      const reached =
+        waitFor === 'none' ||
+        (waitFor === 'attested' && vm.bootedAt !== null && vm.attestation.userDataReleased) ||
+        (waitFor === 'ready' && vm.state === 'ready');
+      if (reached) return { vm: vmView(vm) };
+      if (vm.state === 'failed' || vm.state === 'stopped' || vm.state === 'deleting') {
+        throw new AppError('unavailable', `VM ${args.name} (${id}) is ${vm.state} before "${waitFor}": ${vm.lastError ?? 'no error recorded'}`, { vmId: id });
+      }
+      if (vm.state === 'running' && waitFor === 'ready') {
+        throw new AppError('timeout', `VM ${args.name} (${id}) did not report ready within the manager's boot timeout and keeps running: ${vm.lastError ?? ''} — see its console, or delete it`, { vmId: id });
+      }
+      if (Date.now() > deadline) throw new AppError('timeout', `VM ${args.name} (${id}) did not reach "${waitFor}" in 15 minutes; it keeps running`, { vmId: id });
+      await sleep(this.o.pollMs ?? 500, job.signal);
+    }
+  }
+
+  /** Builds the test image with the local manager's CLI (`image build-test`), as a job. */
+  buildTestImage(): string {
+    if (this.mode() === 'remote') {
+      throw new AppError('unsupported', 'the test image is built by the local vm-manager; switch the connection to local, or build it on the remote host with `povdesk vm-manager image build-test`');
+    }
+    return this.o.jobs.start({ kind: 'vm.imageBuildTest', title: 'Build the test image', subject: 'vm:image:povdesk-test' }, async (job) => {
+      job.progress('building', null, 'kernel, busybox and tpm2-tools into an initramfs');
+      const started = Date.now();
+      const out = await this.o.supervisor.runCli(['image', 'build-test'], job.signal);
+      const line = out.split('\n').find((l) => l.trim().startsWith('{'));
+      let info: { name?: unknown; sizeBytes?: unknown } = {};
+      try {
+        info = line ? (JSON.parse(line) as typeof info) : {};
+      } catch {
+        info = {};
+      }
+      const name = typeof info.name === 'string' ? info.name : 'povdesk-test';
+      const seconds = Math.round((Date.now() - started) / 100) / 10;
+      job.log(`built image ${name} in ${seconds} s`);
+      return { image: name, seconds, sizeBytes: typeof info.sizeBytes === 'number' ? info.sizeBytes : null };
+    });
+  }
+
+  close(): void {
+    this.followers.closeAll();
+  }
+}

@@ -1,0 +1,209 @@
+import { z } from 'zod';
+import { jobStarted, method, noArgs, ok, stream } from './define';
+
+/**
+ * The app's side of a vm-manager (the local one this app starts, or a remote one reached with a
+ * bearer token). Records here are the app's view, normalised from the manager's REST answers.
+ */
+
+export const VM_STATES = ['creating', 'booting', 'attesting', 'ready', 'running', 'stopping', 'stopped', 'failed', 'deleting'] as const;
+export const vmState = z.enum(VM_STATES);
+export type VmState = z.infer<typeof vmState>;
+
+const vmId = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a VM id: letters, digits, - and _');
+const dnsLabel = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a DNS label: lower-case letters, digits and -, not starting or ending with -');
+
+export const vmTool = z.object({ name: z.string(), found: z.boolean(), version: z.string().nullable(), error: z.string().nullable() }).strict();
+export const vmAccelProbe = z.object({ accel: z.string(), result: z.string(), detail: z.string() }).strict();
+export const vmHost = z
+  .object({
+    endpoint: z.string(),
+    mode: z.enum(['local', 'remote']),
+    hostname: z.string(),
+    kernel: z.string(),
+    cpus: z.number(),
+    memoryBytes: z.number(),
+    tools: z.array(vmTool),
+    ovmfCode: z.string().nullable(),
+    guestKernel: z.string().nullable(),
+    accelerator: z
+      .object({ chosen: z.string().nullable(), reason: z.string(), warning: z.string().nullable(), probes: z.array(vmAccelProbe) })
+      .strict(),
+    ready: z.boolean(),
+    missing: z.array(z.object({ what: z.string(), install: z.string() }).strict()),
+  })
+  .strict();
+export type VmHost = z.infer<typeof vmHost>;
+
+export const vmImage = z
+  .object({
+    name: z.string(),
+    kind: z.string(),
+    createdAt: z.string().nullable(),
+    sizeBytes: z.number().nullable(),
+    /** how many PCRs have golden values in the image's policy.json (0: learn mode / none) */
+    goldenPcrs: z.number(),
+    hasPolicy: z.boolean(),
+  })
+  .strict();
+export type VmImage = z.infer<typeof vmImage>;
+
+export const vmRecord = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    image: z.string(),
+    cpus: z.number(),
+    memoryMib: z.number(),
+    diskGib: z.number(),
+    requireAttestation: z.boolean(),
+    state: vmState,
+    accel: z.string().nullable(),
+    createdAt: z.string(),
+    startedAt: z.string().nullable(),
+    bootedAt: z.string().nullable(),
+    readyAt: z.string().nullable(),
+    durations: z
+      .object({ installSeconds: z.number().nullable(), bootSeconds: z.number().nullable(), readySeconds: z.number().nullable() })
+      .strict(),
+    lastError: z.string().nullable(),
+    attestation: z
+      .object({
+        required: z.boolean(),
+        userDataReleased: z.boolean(),
+        initrdVerified: z.boolean().nullable(),
+        readyVerified: z.boolean().nullable(),
+      })
+      .strict(),
+  })
+  .strict();
+export type VmRecord = z.infer<typeof vmRecord>;
+
+export const pcrRow = z
+  .object({
+    index: z.number().int(),
+    value: z.string(),
+    golden: z.string().nullable(),
+    /** null: not compared (computed by the verifier, record-only, or no golden value yet) */
+    match: z.boolean().nullable(),
+    note: z.string().nullable(),
+  })
+  .strict();
+export type PcrRow = z.infer<typeof pcrRow>;
+
+export const attestationStage = z
+  .object({
+    stage: z.enum(['initrd', 'ready']),
+    verified: z.boolean(),
+    message: z.string(),
+    at: z.string().nullable(),
+    failed: z.string().nullable(),
+    pcrs: z.array(pcrRow),
+  })
+  .strict();
+
+export const vmAttestation = z
+  .object({
+    id: z.string(),
+    required: z.boolean(),
+    userDataReleased: z.boolean(),
+    akFingerprint: z.string().nullable(),
+    nonceIssuedAt: z.string().nullable(),
+    /** the image's policy.json, when the manager exposes it */
+    policyKnown: z.boolean(),
+    stages: z.array(attestationStage),
+  })
+  .strict();
+export type VmAttestation = z.infer<typeof vmAttestation>;
+
+export const vmConnection = z
+  .object({
+    mode: z.enum(['local', 'remote']),
+    url: z.string().nullable(),
+    tokenSet: z.boolean(),
+    /** local: the manager's pid and state dir when running */
+    pid: z.number().nullable(),
+    stateDir: z.string().nullable(),
+  })
+  .strict();
+export type VmConnection = z.infer<typeof vmConnection>;
+
+export const vmConsoleChunk = z
+  .object({
+    id: z.string(),
+    /** raw console text (may hold escape sequences) */
+    text: z.string(),
+    /** true when the console file was truncated or replaced: clear before writing */
+    reset: z.boolean(),
+  })
+  .strict();
+export type VmConsoleChunk = z.infer<typeof vmConsoleChunk>;
+
+const byId = z.object({ id: vmId }).strict();
+const vmResult = z.object({ vm: vmRecord }).strict();
+
+export const vmCreateArgs = z
+  .object({
+    name: dnsLabel,
+    image: z.string().min(1).max(200),
+    cpus: z.number().int().min(1).max(64),
+    memoryMib: z.number().int().min(256).max(1_048_576),
+    diskGib: z.number().int().min(1).max(4096),
+    userData: z.string().max(8 * 1024 * 1024).optional(),
+    requireAttestation: z.boolean(),
+    waitFor: z.enum(['none', 'attested', 'ready']).optional(),
+  })
+  .strict();
+export type VmCreateArgs = z.infer<typeof vmCreateArgs>;
+
+const remoteUrl = z
+  .string()
+  .max(300)
+  .refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL');
+
+export const vmMethods = {
+  'vm.connection': method('Which vm-manager the app talks to (the local one it started, or a remote one)', noArgs, vmConnection),
+  'vm.setConnection': method(
+    'Use the local vm-manager, or a remote one at url with a bearer token (kept in the keychain; omit to keep the stored one)',
+    z
+      .object({ mode: z.enum(['local', 'remote']), url: remoteUrl.optional(), token: z.string().min(1).max(2000).optional() })
+      .strict(),
+    vmConnection,
+  ),
+  'vm.host': method('Host report: accelerator chosen and why, tools found, missing pieces with install lines', noArgs, vmHost),
+  'vm.images': method('Images in the vm-manager store', noArgs, z.object({ images: z.array(vmImage) }).strict()),
+  'vm.list': method('VMs, oldest first', noArgs, z.object({ vms: z.array(vmRecord) }).strict()),
+  'vm.get': method('One VM', byId, vmResult),
+  'vm.create': method(
+    'Create a VM and follow it to waitFor (default ready); cancel deletes the half-made VM',
+    vmCreateArgs,
+    jobStarted,
+    { job: true },
+  ),
+  'vm.start': method('Start a stopped or failed VM', byId, vmResult),
+  'vm.stop': method('Stop a running VM (powerdown, then SIGTERM, then SIGKILL)', byId, vmResult),
+  'vm.reboot': method('Reset a running VM', byId, vmResult),
+  'vm.delete': method('Delete a VM and its files', byId, ok),
+  'vm.console': method(
+    'The last lines of a VM console',
+    z.object({ id: vmId, lines: z.number().int().min(1).max(10_000) }).strict(),
+    z.object({ id: z.string(), lines: z.array(z.string()) }).strict(),
+  ),
+  'vm.consoleFollow': method(
+    'Start following a VM console on the vm.console stream (subscribe first); returns the tail the stream continues from',
+    z.object({ id: vmId, lines: z.number().int().min(1).max(10_000).optional() }).strict(),
+    z.object({ id: z.string(), text: z.string() }).strict(),
+  ),
+  'vm.attestation': method('Attestation of a VM: stages, verdicts, PCR table against golden values', byId, vmAttestation),
+  'vm.imageBuildTest': method('Build the small attestable test image from this machine\'s packages (local manager only)', noArgs, jobStarted, {
+    job: true,
+  }),
+} as const;
+
+export const vmStreams = {
+  'vm.console': stream('Console output of a VM as it is written, keyed by VM id', vmConsoleChunk, 'manual'),
+} as const;
