@@ -15,6 +15,7 @@
 #   TPM2TOOLS_TCTI     TPM to use (default device:/dev/tpmrm0; tests use swtpm:host=127.0.0.1,port=P)
 #   ATTEST_PCRS        comma list overriding the stage's PCRs (default initrd 0-7,11; ready 0-7,11,13)
 #   ATTEST_AK_HANDLE   persistent handle of the AK (default 0x81010002)
+#   ATTEST_HTTP_TIMEOUT  seconds one HTTP exchange may take (default 30)
 #   ATTEST_STATE_DIR   per-boot scratch and phase markers (default /run/attest; must be per boot)
 #   ATTEST_USER_DATA_FILE  user-data the guest applied; its sha256 is extended into PCR 13 at the
 #                      ready stage (an empty file or none leaves PCR 13 zero)
@@ -44,6 +45,10 @@ case "$PCRS" in
   '' | ,* | *, | *,,* | *[!0-9,]*) die 2 "ATTEST_PCRS must be a comma list of PCR numbers, got '$PCRS'" ;;
 esac
 AK_HANDLE=${ATTEST_AK_HANDLE:-0x81010002}
+HTTP_TIMEOUT=${ATTEST_HTTP_TIMEOUT:-30}
+case "$HTTP_TIMEOUT" in
+  '' | *[!0-9]*) die 2 "ATTEST_HTTP_TIMEOUT must be whole seconds, got '$HTTP_TIMEOUT'" ;;
+esac
 STATE=${ATTEST_STATE_DIR:-/run/attest}
 : "${TPM2TOOLS_TCTI:=device:/dev/tpmrm0}"
 export TPM2TOOLS_TCTI
@@ -112,8 +117,10 @@ http() {
   else
     printf '%s %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$1" "$2" "$HOST" >"$W/request"
   fi
-  if ! nc -w 10 "$HOST" "$PORT" <"$W/request" >"$W/response" 2>"$W/nc.err"; then
-    [ -s "$W/response" ] || die 4 "cannot reach the metadata service at $HOST:$PORT: $(cat "$W/nc.err")"
+  # nc -w bounds only the connect; timeout bounds a metadata service that accepts and never answers.
+  if ! timeout "$HTTP_TIMEOUT" nc -w 10 "$HOST" "$PORT" <"$W/request" >"$W/response" 2>"$W/nc.err"; then
+    [ -s "$W/response" ] ||
+      die 4 "no answer from the metadata service at $HOST:$PORT within ${HTTP_TIMEOUT} s: $(cat "$W/nc.err")"
   fi
   head -n 1 "$W/response" | cut -d' ' -f2 >"$W/status"
   # The body starts after the first empty line (headers end with CRLF CRLF).

@@ -113,7 +113,7 @@ async function busyboxPath(): Promise<string> {
   return busyboxFile;
 }
 
-const APPLETS = ['sh', 'mkdir', 'rm', 'cat', 'head', 'tail', 'tr', 'cut', 'sed', 'wc', 'nc', 'base64', 'sha256sum', 'cp', 'printf', 'echo'];
+const APPLETS = ['sh', 'mkdir', 'rm', 'cat', 'head', 'tail', 'tr', 'cut', 'sed', 'wc', 'nc', 'base64', 'sha256sum', 'cp', 'printf', 'echo', 'timeout'];
 const TPM_TOOLS = ['tpm2_readpublic', 'tpm2_createek', 'tpm2_createak', 'tpm2_evictcontrol', 'tpm2_flushcontext', 'tpm2_pcrextend', 'tpm2_quote'];
 
 /**

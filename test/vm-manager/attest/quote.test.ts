@@ -341,6 +341,19 @@ describe.skipIf(skip)('guest-quote.sh + verifier + tpm2_checkquote on a real swt
     const down = await runGuestQuote(['initrd', '127.0.0.1', '1'], { bin, tcti: tpm.tcti, stateDir });
     expect(down.code).toBe(4);
     expect(down.stderr).toMatch(/metadata service/);
+    // A service that accepts the connection and never answers: bounded by ATTEST_HTTP_TIMEOUT.
+    const { createServer } = await import('node:net');
+    const held: import('node:net').Socket[] = [];
+    const silent = createServer((s) => held.push(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as import('node:net').AddressInfo).port;
+    const t0 = Date.now();
+    const hung = await runGuestQuote(['initrd', '127.0.0.1', String(port)], { bin, tcti: tpm.tcti, stateDir, extra: { ATTEST_HTTP_TIMEOUT: '1' } });
+    expect(hung.code).toBe(4);
+    expect(hung.stderr).toMatch(/no answer from the metadata service at 127\.0\.0\.1:\d+ within 1 s/);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    held.forEach((s) => s.destroy());
+    await new Promise((r) => silent.close(r));
     const badList = await runGuestQuote(['initrd', '127.0.0.1', '1'], { bin, tcti: tpm.tcti, stateDir, extra: { ATTEST_PCRS: '0,,1' } });
     expect(badList.code).toBe(2);
   });
