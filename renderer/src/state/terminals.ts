@@ -1,0 +1,212 @@
+import { Terminal } from '@xterm/xterm';
+import { FitAddon } from '@xterm/addon-fit';
+import { SearchAddon } from '@xterm/addon-search';
+import type { z } from 'zod';
+import { create } from 'zustand';
+import type { HostKeyPrompt, SshData, SshStatus, sshMethods } from '../../../shared/contract/ssh';
+import { api } from '../api';
+
+type SshMethods = typeof sshMethods;
+type M = keyof SshMethods;
+
+/** api.call for the ssh.* methods, typed from shared/contract/ssh.ts. */
+export function sshCall<K extends M>(method: K, args: z.input<SshMethods[K]['args']>): Promise<z.output<SshMethods[K]['result']>> {
+  return (api.call as (m: string, a: unknown) => Promise<unknown>)(method, args) as Promise<z.output<SshMethods[K]['result']>>;
+}
+const sub = api.subscribe as (stream: string, key: string, fn: (data: unknown, bytes: number) => void) => () => void;
+const ack = api.ack as (stream: string, key: string, bytes: number) => void;
+
+export const SCROLLBACK = 10_000;
+
+/** An xterm instance that lives as long as its session, whatever page is showing. */
+export interface TermEntry {
+  term: Terminal;
+  fit: FitAddon;
+  search: SearchAddon;
+  /** The element xterm renders into; moved into the page while visible, parked otherwise. */
+  el: HTMLDivElement;
+  release: () => void;
+}
+
+const entries = new Map<string, TermEntry>();
+let parking: HTMLDivElement | null = null;
+
+/** Off-screen holder with a real size, so parked terminals keep measuring and rendering. */
+export function park(el: HTMLElement) {
+  if (!parking) {
+    parking = document.createElement('div');
+    parking.setAttribute('aria-hidden', 'true');
+    parking.style.cssText = 'position:fixed;left:-10000px;top:0;width:800px;height:480px;overflow:hidden;';
+    document.body.appendChild(parking);
+  }
+  parking.appendChild(el);
+}
+
+function decode(b64: string): Uint8Array {
+  const s = atob(b64);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+export function termFor(id: string): TermEntry | undefined {
+  return entries.get(id);
+}
+
+function makeEntry(id: string): TermEntry {
+  const term = new Terminal({
+    scrollback: SCROLLBACK,
+    cursorBlink: true,
+    convertEol: false,
+    fontFamily: "ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace",
+    fontSize: 13,
+    allowProposedApi: true,
+  });
+  const fit = new FitAddon();
+  const search = new SearchAddon();
+  term.loadAddon(fit);
+  term.loadAddon(search);
+  const el = document.createElement('div');
+  el.className = 'term-host';
+  el.dataset.sessionId = id;
+  park(el);
+  term.open(el);
+  // Copy with Ctrl+Shift+C (or Ctrl+C when text is selected), paste with Ctrl+Shift+V.
+  term.attachCustomKeyEventHandler((e) => {
+    if (e.type !== 'keydown') return true;
+    const key = e.key.toLowerCase();
+    if (e.ctrlKey && (e.shiftKey || term.hasSelection()) && key === 'c' && term.hasSelection()) {
+      void navigator.clipboard?.writeText(term.getSelection());
+      return false;
+    }
+    if (e.ctrlKey && e.shiftKey && key === 'v') {
+      void navigator.clipboard?.readText().then((t) => term.paste(t));
+      return false;
+    }
+    return true;
+  });
+  const typed = term.onData((data) => {
+    sshCall('ssh.input', { sessionId: id, data }).catch((e: Error) => term.write(`\r\n\x1b[31m[${e.message}]\x1b[0m\r\n`));
+  });
+  const resized = term.onResize(({ cols, rows }) => {
+    sshCall('ssh.resize', { sessionId: id, cols, rows }).catch(() => undefined);
+  });
+  // Flow control: acknowledge bytes only once xterm has parsed them.
+  const stopData = sub('ssh.data', id, (raw) => {
+    const d = raw as SshData;
+    term.write(decode(d.data), () => ack('ssh.data', id, d.bytes));
+  });
+  const stopStatus = sub('ssh.status', id, (raw) => useTerminals.getState().setStatus(raw as SshStatus));
+  return {
+    term,
+    fit,
+    search,
+    el,
+    release: () => {
+      stopData();
+      stopStatus();
+      typed.dispose();
+      resized.dispose();
+      term.dispose();
+      el.remove();
+    },
+  };
+}
+
+export interface Tab {
+  sessionId: string;
+  title: string;
+  status: SshStatus | null;
+}
+
+interface TerminalsState {
+  tabs: Tab[];
+  active: string | null;
+  prompts: HostKeyPrompt[];
+  error: string | null;
+  /** Opens a session and its tab; the xterm exists before the first byte arrives. */
+  open(args: z.input<SshMethods['ssh.open']['args']>, title: string): Promise<string>;
+  close(id: string): Promise<void>;
+  reconnect(id: string): Promise<void>;
+  select(id: string): void;
+  setStatus(s: SshStatus): void;
+  answer(prompt: HostKeyPrompt, accept: boolean, replace?: boolean): Promise<void>;
+  /** Follows host-key prompts and picks up sessions already held by main (after a reload). */
+  follow(): () => void;
+}
+
+let followers = 0;
+let stopPrompts: (() => void) | null = null;
+
+export const useTerminals = create<TerminalsState>((set, get) => ({
+  tabs: [],
+  active: null,
+  prompts: [],
+  error: null,
+  async open(args, title) {
+    set({ error: null });
+    const { sessionId } = await sshCall('ssh.open', args);
+    entries.set(sessionId, makeEntry(sessionId));
+    set((s) => ({
+      tabs: s.tabs.some((t) => t.sessionId === sessionId) ? s.tabs : [...s.tabs, { sessionId, title, status: null }],
+      active: sessionId,
+    }));
+    return sessionId;
+  },
+  async close(id) {
+    try {
+      await sshCall('ssh.close', { sessionId: id });
+    } catch {
+      /* already gone in main: drop the tab anyway */
+    }
+    entries.get(id)?.release();
+    entries.delete(id);
+    set((s) => {
+      const tabs = s.tabs.filter((t) => t.sessionId !== id);
+      return { tabs, active: s.active === id ? (tabs.at(-1)?.sessionId ?? null) : s.active };
+    });
+  },
+  async reconnect(id) {
+    const e = entries.get(id);
+    if (e) await sshCall('ssh.resize', { sessionId: id, cols: e.term.cols, rows: e.term.rows }).catch(() => undefined);
+    await sshCall('ssh.reconnect', { sessionId: id });
+  },
+  select(id) {
+    set({ active: id });
+  },
+  setStatus(st) {
+    set((s) => ({ tabs: s.tabs.map((t) => (t.sessionId === st.sessionId ? { ...t, status: st, title: t.title || st.title } : t)) }));
+  },
+  async answer(prompt, accept, replace) {
+    await sshCall('ssh.answerHostKey', { promptId: prompt.promptId, accept, ...(replace ? { replace: true } : {}) });
+    set((s) => ({ prompts: s.prompts.filter((p) => p.promptId !== prompt.promptId) }));
+  },
+  follow() {
+    if (followers++ === 0) {
+      stopPrompts = sub('ssh.hostKeyPrompt', '*', (raw) => {
+        const p = raw as HostKeyPrompt;
+        set((s) => ({
+          prompts: p.state === 'pending' ? [...s.prompts.filter((q) => q.promptId !== p.promptId), p] : s.prompts.filter((q) => q.promptId !== p.promptId),
+        }));
+      });
+      sshCall('ssh.hostKeyPrompts.list', {})
+        .then((list) => set((s) => ({ prompts: [...s.prompts.filter((p) => !list.some((q) => q.promptId === p.promptId)), ...list] })))
+        .catch(() => undefined);
+      sshCall('ssh.sessions.list', {})
+        .then((list) => {
+          for (const st of list) {
+            if (entries.has(st.sessionId) || st.state === 'closed') continue;
+            entries.set(st.sessionId, makeEntry(st.sessionId));
+            set((s) => ({ tabs: [...s.tabs, { sessionId: st.sessionId, title: st.title, status: st }], active: s.active ?? st.sessionId }));
+          }
+        })
+        .catch((e: Error) => set({ error: e.message }));
+    }
+    return () => {
+      if (--followers === 0) {
+        stopPrompts?.();
+        stopPrompts = null;
+      }
+    };
+  },
+}));
