@@ -20,6 +20,8 @@ export interface RequestRecord {
   body: unknown;
   status: number;
   at: number;
+  /** The client's source port: requests on one keep-alive connection share it. */
+  conn: number;
   /** Time the emulator spent on the request, from arrival to the reply written (its latency included). */
   ms: number;
   fault: string | null;
@@ -102,7 +104,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       }
     }
     const auth = decodeBasic(req.headers.authorization);
-    const record: RequestRecord = { method, path, query, auth, body, status: 0, at: Date.now(), ms: 0, fault: null };
+    const record: RequestRecord = { method, path, query, auth, body, status: 0, at: Date.now(), ms: 0, conn: req.socket.remotePort ?? 0, fault: null };
     const started = performance.now();
     res.once('finish', () => (record.ms = performance.now() - started));
     requests.push(record);

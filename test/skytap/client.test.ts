@@ -222,6 +222,15 @@ describe('skytap client: errors', () => {
     expect(JSON.stringify({ m: e.message, d: e.detail })).not.toMatch(/tok-XYZ-123|dG9rLVhZWi0xMjM/);
   });
 
+  it('refuses a reply over the size limit instead of buffering it, without retrying', async () => {
+    const emu = await emulator({ seed: (st) => SEEDS.many(st, 50) });
+    const { c } = client(emu, { maxReplyBytes: 4096 });
+    const e = await failure(c.listEnvironments());
+    expect(e.code).toBe('unavailable');
+    expect(e.message).toMatch(/over 4096 bytes/);
+    expect(emu.requests).toHaveLength(1);
+  });
+
   it('an unexpected shape is an internal error that names the field', async () => {
     const emu = await emulator();
     emu.faults.push({ match: 'GET /v2/configurations/5', status: 200, body: JSON.stringify({ id: '5', name: 'x', runstate: 'exploded' }) });
@@ -336,6 +345,38 @@ describe('skytap client: create is never sent twice', () => {
     emu.faults.push({ match: 'POST /configurations', kind: 'truncated' });
     expect((await failure(c.createEnvironment({ templateId: '500', name: 'c' }))).detail.maybeCreated).toBe(true);
     expect(emu.count('POST /configurations')).toBe(3);
+  });
+
+  it('goes out on its own fresh connection, so a stale pooled socket cannot make its outcome unknown', async () => {
+    const emu = await emulator({ seed: SEEDS.demo });
+    const { c } = client(emu);
+    await c.listTemplates();
+    await c.listTemplates();
+    await c.createEnvironment({ templateId: '500', name: 'fresh' });
+    await c.createEnvironment({ templateId: '500', name: 'fresh too' });
+    await c.listTemplates();
+    const reads = new Set(emu.requests.filter((r) => r.method === 'GET').map((r) => r.conn));
+    const creates = emu.requests.filter((r) => r.method === 'POST').map((r) => r.conn);
+    expect(reads.size).toBeLessThan(3); // reads reuse the pool
+    expect(creates.some((port) => reads.has(port))).toBe(false);
+    expect(new Set(creates).size).toBe(2);
+  });
+
+  it('a create that could not connect says it was not sent (no maybeCreated)', async () => {
+    const dead = new SkytapClient({ baseUrl: 'http://127.0.0.1:9', username: 'u', token: 't' });
+    const e = await failure(dead.createEnvironment({ templateId: '500', name: 'x' }));
+    expect(e.code).toBe('unavailable');
+    expect(e.detail.reason).toBe('network');
+    expect(e.detail.maybeCreated).toBeUndefined();
+    expect(e.message).toMatch(/ECONNREFUSED/);
+  });
+
+  it('refuses a blank or over-long name before sending', async () => {
+    const emu = await emulator({ seed: SEEDS.demo });
+    const { c } = client(emu);
+    expect((await failure(c.createEnvironment({ templateId: '500', name: ' ' }))).code).toBe('invalid_request');
+    expect((await failure(c.createEnvironment({ templateId: '500', name: 'n'.repeat(256) }))).code).toBe('invalid_request');
+    expect(emu.requests).toHaveLength(0);
   });
 
   it('but a 423/429 (refused, nothing created) is retried, and exactly one environment results', async () => {

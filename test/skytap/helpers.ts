@@ -53,6 +53,7 @@ export function client(
       onRetry: (i) => retries.push(i),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+      ...(opts.maxReplyBytes ? { maxReplyBytes: opts.maxReplyBytes } : {}),
     },
   );
   return { c, waits: rec.waits, retries };

@@ -68,6 +68,10 @@ export const BUDGETS: { provisioning: RetryBudget; testConnection: RetryBudget }
 const MAX_FAULT_RETRIES = 3;
 const FAULT_BACKOFF_BASE_MS = 500;
 export const DEFAULT_TIMEOUT_MS = 30_000;
+/** A reply larger than this is refused rather than buffered (a 100-environment page is ~1 MB at most). */
+export const MAX_REPLY_BYTES = 32 * 1024 * 1024;
+/** Errors that mean no connection was made, so the request never left. */
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 export interface RetryInfo {
   /** HTTP status, or 0 for a network error. */
@@ -84,6 +88,8 @@ export interface SkytapClientOptions {
   onRetry?: (info: RetryInfo) => void;
   /** Per-request timeout (headers and body); default 30 s. */
   timeoutMs?: number;
+  /** Largest reply accepted (default MAX_REPLY_BYTES). */
+  maxReplyBytes?: number;
   dispatcher?: Dispatcher;
 }
 
@@ -176,6 +182,8 @@ export class SkytapClient {
   private readonly onRetry: ((info: RetryInfo) => void) | undefined;
   private readonly timeoutMs: number;
   private readonly dispatcher: Dispatcher;
+  private readonly ownDispatcher: boolean;
+  private readonly maxReplyBytes: number;
 
   constructor(cfg: SkytapConfig, opts: SkytapClientOptions = {}) {
     const base = (cfg.baseUrl || DEFAULT_SKYTAP_URL).trim().replace(/\/+$/, '');
@@ -201,6 +209,8 @@ export class SkytapClient {
     this.onRetry = opts.onRetry;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.dispatcher = opts.dispatcher ?? defaultDispatcher();
+    this.ownDispatcher = opts.dispatcher === undefined;
+    this.maxReplyBytes = opts.maxReplyBytes ?? MAX_REPLY_BYTES;
   }
 
   // ---- templates ---------------------------------------------------------------------------
@@ -241,6 +251,9 @@ export class SkytapClient {
    * Skytap does not start the VMs; call setRunstate(id, 'running') once it is no longer busy.
    */
   async createEnvironment(req: { templateId: string; name: string }): Promise<Environment> {
+    if (typeof req.name !== 'string' || req.name.trim() === '' || req.name.length > 255) {
+      throw new AppError('invalid_request', 'An environment name must be 1 to 255 characters (Skytap\'s limit).');
+    }
     const body: Record<string, unknown> = { template_id: validId(req.templateId, 'template'), name: req.name };
     // UNCONFIRMED: project_id in the create body (the Go SDK's CreateEnvironmentRequest has it) so
     // the project-scoped listing sees the new environment. See docs/skytap.md.
@@ -438,13 +451,17 @@ export class SkytapClient {
     for (;;) {
       if (this.signal?.aborted) throw cancelledError(label);
       const { signal, timedOut } = this.signalFor();
+      // A create goes out on a fresh connection: a pooled keep-alive socket the server has just
+      // closed would fail it in a way indistinguishable from "sent, outcome unknown".
+      const fresh = isCreate && this.ownDispatcher ? new Agent({ pipelining: 0 }) : null;
+      const dispatcher = fresh ?? this.dispatcher;
       let status: number;
       let headers: Reply['headers'];
       let text: string;
       try {
         const res = await request(url, {
           method,
-          dispatcher: this.dispatcher,
+          dispatcher,
           signal,
           headersTimeout: this.timeoutMs,
           bodyTimeout: this.timeoutMs,
@@ -457,9 +474,10 @@ export class SkytapClient {
         });
         status = res.statusCode;
         headers = res.headers;
-        text = await res.body.text();
+        text = await readText(res.body, this.maxReplyBytes, label);
       } catch (err) {
         if (this.signal?.aborted) throw cancelledError(label);
+        if (err instanceof AppError) throw err;
         const cause = timedOut()
           ? `no complete reply within ${Math.round(this.timeoutMs / 1000)} s`
           : describeNetworkError(err);
@@ -471,7 +489,11 @@ export class SkytapClient {
             continue;
           }
         }
-        throw networkError(label, cause, { retries, isCreate });
+        // A create that never got a connection cannot have reached Skytap; say so, still without re-sending.
+        const notSent = isCreate && CONNECT_FAILURES.has(errorCode(err) ?? '');
+        throw networkError(label, cause, { retries, isCreate: isCreate && !notSent });
+      } finally {
+        if (fresh) void fresh.close().catch(() => undefined);
       }
 
       let body: unknown = undefined;
@@ -545,6 +567,30 @@ export class SkytapClient {
       );
     }
   }
+}
+
+function errorCode(err: unknown): string | null {
+  if (!err || typeof err !== 'object') return null;
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  if (typeof e.cause?.code === 'string') return e.cause.code;
+  return typeof e.code === 'string' ? e.code : null;
+}
+
+async function readText(body: AsyncIterable<Buffer | Uint8Array>, limit: number, label: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      throw new AppError('unavailable', `Skytap's reply to ${label} is over ${limit} bytes; refused. Try again later.`, {
+        skytap: true,
+        request: label,
+        reason: 'server',
+      });
+    }
+    chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function describeNetworkError(err: unknown): string {
