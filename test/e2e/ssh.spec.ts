@@ -1,0 +1,58 @@
+import { needs } from '../support/system';
+import { makeUser, removeUser, Sshd } from '../ssh/sshd';
+import { expect, test } from './fixtures';
+
+const USER = 'povdeske2essh';
+const PASSWORD = 'E2e-pass-' + process.pid;
+
+test.describe('SSH terminal in the UI against a real sshd', () => {
+  let sshd: Sshd;
+  let skipReason: string | null = null;
+  test.beforeAll(async () => {
+    skipReason = needs(['/usr/sbin/sshd', 'ssh-keygen']) ?? makeUser(USER, PASSWORD);
+    if (skipReason) return;
+    sshd = new Sshd({ password: true });
+    await sshd.start();
+  });
+  test.afterAll(async () => {
+    await sshd?.dispose();
+    if (!skipReason) removeUser(USER);
+  });
+
+  test('connect, check the fingerprint, accept, run a command; the tab survives navigation', async ({ app }) => {
+    test.skip(!!skipReason, skipReason ?? '');
+    const { page } = app;
+    await app.open('Terminals');
+    const form = page.getByRole('form', { name: 'Quick connect' });
+    await form.getByLabel('Host').fill('127.0.0.1');
+    await form.getByLabel('Port').fill(String(sshd.port));
+    await form.getByLabel('User').fill(USER);
+    await form.getByLabel('Password').fill(PASSWORD);
+    await form.getByRole('button', { name: 'Connect' }).click();
+
+    const dialog = page.getByRole('dialog');
+    await expect(dialog).toContainText('First connection to 127.0.0.1');
+    await expect(dialog.getByTestId('hostkey-fingerprint')).toHaveText(sshd.hostKey().fingerprint);
+    // Nothing has tried to log in while the question is open.
+    expect(sshd.log).not.toMatch(/userauth-request/);
+    await dialog.getByRole('button', { name: 'Trust and connect' }).click();
+    await expect(dialog).toBeHidden();
+    await expect(page.getByTestId('term-status')).toContainText('open');
+
+    const term = page.locator('.term-box .xterm');
+    await term.click();
+    await page.keyboard.type('echo e2e-$((6*7)) && stty size\n');
+    await expect(page.locator('.term-box .xterm-rows')).toContainText('e2e-42');
+
+    await app.open('Jobs');
+    await app.open('Terminals');
+    await expect(page.locator('.term-box .xterm-rows')).toContainText('e2e-42');
+    await page.locator('.term-box .xterm').click();
+    await page.keyboard.type('echo back-$((1+1))\n');
+    await expect(page.locator('.term-box .xterm-rows')).toContainText('back-2');
+    expect(sshd.log).toMatch(new RegExp(`Accepted password for ${USER}`));
+
+    await page.getByRole('button', { name: `Close ${USER}@127.0.0.1` }).click();
+    await expect(page.getByText('No terminals open')).toBeVisible();
+  });
+});
