@@ -1,0 +1,89 @@
+import { AppError } from '../../../shared/contract/errors';
+import { HttpControlPlane, type ControlPlane } from './control-plane';
+import { checkImage, checkUrl, parseHostPort } from './shell';
+
+/** Where control-node settings live: the app's key/value settings table (SettingsService). */
+export interface KeyValue {
+  getValue(key: string): string | null;
+  setValue(key: string, value: string): void;
+}
+export interface Secrets {
+  get(account: string): Promise<string | null>;
+  set(account: string, value: string): Promise<void>;
+  delete(account: string): Promise<boolean>;
+}
+
+export const CONTROL_PLANE_TOKEN_ACCOUNT = 'control-plane-token';
+export const CONTROL_PLANE_ENV = { url: 'POVDESK_CONTROL_PLANE_URL', token: 'POVDESK_CONTROL_PLANE_TOKEN' } as const;
+
+export interface ControlNodeConfig {
+  /** Where POV Desk mints codes and reads enrolment (the control plane's API). */
+  controlPlaneUrl: string;
+  /** The URL the agent on the guest dials out to; blank means controlPlaneUrl. */
+  agentUrl: string;
+  agentImage: string;
+  /** "Let agents attest through SPIRE". */
+  spireEnabled: boolean;
+  /** "SPIRE server address for agents" (host:port); blank means the control plane's own. */
+  spireAddress: string;
+  spireAgentImage: string;
+  spiffeHelperImage: string;
+}
+
+export const DEFAULT_CONFIG: ControlNodeConfig = {
+  controlPlaneUrl: '',
+  agentUrl: '',
+  agentImage: '',
+  spireEnabled: false,
+  spireAddress: '',
+  spireAgentImage: 'ghcr.io/spiffe/spire-agent:1.9.6',
+  spiffeHelperImage: 'ghcr.io/spiffe/spiffe-helper:0.8.0',
+};
+
+const KEYS: Record<keyof ControlNodeConfig, string> = {
+  controlPlaneUrl: 'controlNode.controlPlaneUrl',
+  agentUrl: 'controlNode.agentUrl',
+  agentImage: 'controlNode.agentImage',
+  spireEnabled: 'controlNode.spireEnabled',
+  spireAddress: 'controlNode.spireAddress',
+  spireAgentImage: 'controlNode.spireAgentImage',
+  spiffeHelperImage: 'controlNode.spiffeHelperImage',
+};
+
+export function readConfig(kv: KeyValue, env: NodeJS.ProcessEnv = {}): ControlNodeConfig {
+  const s = (k: keyof ControlNodeConfig) => kv.getValue(KEYS[k]);
+  return {
+    controlPlaneUrl: env[CONTROL_PLANE_ENV.url] || (s('controlPlaneUrl') ?? DEFAULT_CONFIG.controlPlaneUrl),
+    agentUrl: s('agentUrl') ?? '',
+    agentImage: s('agentImage') ?? '',
+    spireEnabled: s('spireEnabled') === 'true',
+    spireAddress: s('spireAddress') ?? '',
+    spireAgentImage: s('spireAgentImage') ?? DEFAULT_CONFIG.spireAgentImage,
+    spiffeHelperImage: s('spiffeHelperImage') ?? DEFAULT_CONFIG.spiffeHelperImage,
+  };
+}
+
+/** Validates then saves every field given; blank strings clear optional fields. */
+export function saveConfig(kv: KeyValue, patch: Partial<ControlNodeConfig>): void {
+  if (patch.controlPlaneUrl) checkUrl('control-plane URL', patch.controlPlaneUrl);
+  if (patch.agentUrl) checkUrl('agent URL', patch.agentUrl);
+  if (patch.agentImage) checkImage('agent image', patch.agentImage);
+  if (patch.spireAddress) parseHostPort(patch.spireAddress);
+  if (patch.spireAgentImage !== undefined) checkImage('spire-agent image', patch.spireAgentImage);
+  if (patch.spiffeHelperImage !== undefined) checkImage('spiffe-helper image', patch.spiffeHelperImage);
+  for (const [k, v] of Object.entries(patch) as [keyof ControlNodeConfig, string | boolean | undefined][]) {
+    if (v === undefined) continue;
+    kv.setValue(KEYS[k], String(v));
+  }
+}
+
+/** An HTTP control plane from the saved settings; refuses with the remedy when one is missing. */
+export async function controlPlaneFrom(kv: KeyValue, secrets: Secrets, env: NodeJS.ProcessEnv = {}): Promise<ControlPlane> {
+  const cfg = readConfig(kv, env);
+  if (!cfg.controlPlaneUrl) {
+    throw new AppError('unavailable', 'no control-plane URL is set; enter it in Settings → Control node');
+  }
+  const token = env[CONTROL_PLANE_ENV.token] || (await secrets.get(CONTROL_PLANE_TOKEN_ACCOUNT));
+  if (!token) throw new AppError('unauthorized', 'no control-plane token is saved; enter it in Settings → Control node');
+  return new HttpControlPlane(cfg.controlPlaneUrl, token);
+}

@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { ENROLMENT_CODE_TTL_MS, type EnrolmentState, type SpireInfo } from './control-plane';
+
+/**
+ * A test double of the agent control plane: the protocol of docs/control-plane.md on loopback,
+ * with in-memory agents. Tests drive enrolment with enrol()/expire() and read `requests`.
+ */
+interface Agent {
+  agentId: string;
+  povId: string;
+  code: string;
+  expiresAt: number;
+  state: EnrolmentState['state'];
+  attestation: EnrolmentState['attestation'];
+  enrolledAt: string | null;
+  joinToken: string | null;
+}
+
+export class ControlPlaneDouble {
+  readonly token = randomBytes(16).toString('hex');
+  readonly agents = new Map<string, Agent>();
+  readonly requests: { method: string; path: string }[] = [];
+  spireInfo: SpireInfo | null = null;
+  url = '';
+  private readonly server: Server;
+  private seq = 0;
+
+  constructor(private readonly now: () => number = Date.now) {
+    this.server = createServer((req, res) => {
+      void this.handle(req, res).catch((err) => this.reply(res, 500, { error: { code: 'internal', message: String(err) } }));
+    });
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    const a = this.server.address();
+    if (!a || typeof a === 'string') throw new Error('control-plane double has no address');
+    this.url = `http://127.0.0.1:${a.port}`;
+    return this;
+  }
+
+  stop(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((r) => this.server.close(() => r()));
+  }
+
+  /** What a guest's agent does when it redeems its code (or presents its SVID). */
+  enrol(agentId: string, attestation: 'spire' | 'ed25519'): void {
+    const a = this.agents.get(agentId);
+    if (!a) throw new Error(`no agent ${agentId}`);
+    a.state = 'enrolled';
+    a.attestation = attestation;
+    a.enrolledAt = new Date(this.now()).toISOString();
+  }
+
+  private reply(res: ServerResponse, status: number, body?: unknown) {
+    res.statusCode = status;
+    if (body === undefined) return res.end();
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(body));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse) {
+    const path = (req.url ?? '').split('?')[0]!;
+    const method = req.method ?? 'GET';
+    this.requests.push({ method, path });
+    if (req.headers.authorization !== `Bearer ${this.token}`) {
+      return this.reply(res, 401, { error: { code: 'unauthorized', message: 'bad or missing bearer token' } });
+    }
+    let body: Record<string, unknown> = {};
+    if (method === 'POST') {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+      } catch {
+        return this.reply(res, 400, { error: { code: 'invalid_request', message: 'body is not JSON' } });
+      }
+    }
+    if (method === 'POST' && path === '/v1/enrolment-codes') {
+      if (typeof body.povId !== 'string' || !body.povId) {
+        return this.reply(res, 400, { error: { code: 'invalid_request', message: 'povId is required' } });
+      }
+      const agentId = `agt_${(++this.seq).toString(36)}${randomBytes(3).toString('hex')}`;
+      const agent: Agent = {
+        agentId,
+        povId: body.povId,
+        code: `enr_${randomBytes(18).toString('base64url').replace(/^[-_]+/, 'x')}`,
+        expiresAt: this.now() + ENROLMENT_CODE_TTL_MS,
+        state: 'pending',
+        attestation: null,
+        enrolledAt: null,
+        joinToken: null,
+      };
+      this.agents.set(agentId, agent);
+      return this.reply(res, 201, { agentId, code: agent.code, expiresAt: new Date(agent.expiresAt).toISOString() });
+    }
+    if (method === 'GET' && path === '/v1/spire') {
+      return this.reply(res, 200, this.spireInfo ? { enabled: true, ...this.spireInfo } : { enabled: false });
+    }
+    const m = /^\/v1\/agents\/([^/]+)(\/join-token)?$/.exec(path);
+    const agent = m ? this.agents.get(decodeURIComponent(m[1]!)) : undefined;
+    if (!m || !agent || agent.state === 'revoked') {
+      return this.reply(res, 404, { error: { code: 'not_found', message: `no such agent or path ${path}` } });
+    }
+    if (method === 'POST' && m[2]) {
+      if (!this.spireInfo) return this.reply(res, 409, { error: { code: 'conflict', message: 'this control plane runs no SPIRE server' } });
+      agent.joinToken = randomBytes(16).toString('hex');
+      return this.reply(res, 201, {
+        token: agent.joinToken,
+        spiffeId: `spiffe://${this.spireInfo.trustDomain}/node/${agent.agentId}`,
+        expiresAt: new Date(agent.expiresAt).toISOString(),
+      });
+    }
+    if (method === 'GET' && !m[2]) {
+      if (agent.state === 'pending' && this.now() > agent.expiresAt) agent.state = 'expired';
+      return this.reply(res, 200, { agentId: agent.agentId, state: agent.state, attestation: agent.attestation, enrolledAt: agent.enrolledAt });
+    }
+    if (method === 'DELETE' && !m[2]) {
+      agent.state = 'revoked';
+      return this.reply(res, 204);
+    }
+    return this.reply(res, 405, { error: { code: 'invalid_request', message: `${method} not allowed on ${path}` } });
+  }
+}
