@@ -3,6 +3,7 @@ import { getPov, listVms } from '../../main/services/pov/repo';
 import { reconcilePass } from '../../main/services/pov/reconcile';
 import { runRefreshVms } from '../../main/services/pov/lifecycle';
 import { clientFor, createPov, world, type World } from './helpers';
+import { SEEDS } from '../skytap-emulator/seed';
 
 let w: World;
 afterEach(async () => {
@@ -85,6 +86,24 @@ describe('reconcile sweep', () => {
     const res = await reconcilePass(w.db, clientFor(w.emu.url), w.ctx);
     expect(res.confirmed).toBe(1);
     expect(w.emu.requests.filter((r) => r.method === 'GET')).toHaveLength(3);
+  });
+
+  it('2,000 managed environments: ceil(2000/100) = 20 requests, every row confirmed', async () => {
+    w = await world({ seed: (st) => SEEDS.many(st, 2000) });
+    const at = new Date(Date.now() - 3600_000).toISOString();
+    const ins = w.db.prepare(
+      `INSERT INTO povs (id, name, template_id, template_name, skytap_name, env_id, state, runstate, created_at, updated_at, last_confirmed_at)
+       VALUES (?, ?, '500', 'Bulk template', ?, ?, 'active', 'stopped', ?, ?, ?)`,
+    );
+    w.db.transaction(() => {
+      for (const id of w.emu.state.environments.keys()) ins.run(`p${id}`, `POV ${id}`, `env ${id}`, id, at, at, at);
+    })();
+    w.emu.requests.length = 0;
+    const res = await reconcilePass(w.db, clientFor(w.emu.url), w.ctx);
+    expect(res).toMatchObject({ managed: 2000, confirmed: 2000, lookedUp: 0, gone: 0 });
+    expect(w.emu.requests).toHaveLength(20);
+    const stale = w.db.prepare("SELECT COUNT(*) AS n FROM povs WHERE runstate <> 'running' OR last_confirmed_at = ?").get(at) as { n: number };
+    expect(stale.n).toBe(0);
   });
 
   it('an environment missing from the read is looked up once before it is called gone', async () => {
