@@ -80,6 +80,16 @@ describe('testConnection', () => {
     expect(emu.count('GET /v2/templates')).toBe(2);
   });
 
+  it('a malformed Project ID is project_not_found and a malformed URL a network failure, with nothing sent', async () => {
+    const emu = await emulator({ seed: SEEDS.demo });
+    const r = await testConnection(creds(emu.url, { projectId: 'my project' }));
+    expect(r).toMatchObject({ outcome: 'project_not_found', ok: false });
+    const r2 = await testConnection(creds('not a url'));
+    expect(r2).toMatchObject({ outcome: 'failed', reason: 'network' });
+    expect(r2.remedy).toMatch(/Skytap URL/);
+    expect(emu.requests).toHaveLength(0);
+  });
+
   it('failed (network) when nothing listens', async () => {
     const r = await testConnection(creds('http://127.0.0.1:9'), { sleep: recordingSleep(0).sleep });
     expect(r).toMatchObject({ outcome: 'failed', reason: 'network' });

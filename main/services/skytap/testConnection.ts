@@ -32,10 +32,18 @@ export async function testConnection(
   try {
     client = new SkytapClient(cfg, { ...opts, budget: BUDGETS.testConnection });
   } catch (err) {
-    if (err instanceof AppError) {
-      return { ...base, outcome: 'failed', ok: false, reason: 'server', message: err.message, remedy: 'Fix the value in Settings → Skytap, save, then test again.' };
+    if (!(err instanceof AppError)) throw err;
+    if (/project id/i.test(err.message)) {
+      return {
+        ...base,
+        outcome: 'project_not_found',
+        ok: false,
+        message: err.message,
+        remedy: "Skytap project ids are numbers: copy the one in the project's URL into Settings → Skytap, or clear it.",
+      };
     }
-    throw err;
+    // A URL Skytap cannot be reached at: the same remedy as a network failure.
+    return failed(base, 'network', err.message, 'Fix the Skytap URL in Settings → Skytap (default https://cloud.skytap.com), save, then test again.');
   }
   try {
     const page = await client.listTemplatesPage(PAGE_SIZE, 0);
