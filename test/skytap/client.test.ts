@@ -140,6 +140,15 @@ describe('skytap client: pagination', () => {
     expect(e.message).toMatch(/starts at 5, not at the requested offset 0/);
   });
 
+  it('takes a reply without Content-Range as the whole rest of the collection, however long', async () => {
+    const emu = await emulator();
+    const vms = Array.from({ length: 150 }, (_, i) => ({ id: String(i + 1), name: `vm${i}`, runstate: 'stopped' }));
+    emu.faults.push({ match: 'GET /v2/configurations/*/vms', status: 200, body: JSON.stringify(vms) });
+    const { c } = client(emu);
+    expect(await c.listVms('1000')).toHaveLength(150);
+    expect(emu.requests).toHaveLength(1);
+  });
+
   it('parses Content-Range with or without the unit, empty ranges, and refuses nonsense', () => {
     expect(parseContentRange('items 0-99/2000')).toEqual({ first: 0, last: 99, total: 2000 });
     expect(parseContentRange('0-9/10')).toEqual({ first: 0, last: 9, total: 10 });

@@ -319,7 +319,7 @@ export class SkytapClient {
     offset: number,
     schema: z.ZodType<T[]>,
     what?: string,
-  ): Promise<{ items: T[]; total: number; first: number | null }> {
+  ): Promise<{ items: T[]; total: number; ranged: boolean }> {
     if (!Number.isInteger(count) || count < 1 || count > 1000 || !Number.isInteger(offset) || offset < 0) {
       throw new AppError('invalid_request', `Bad page request: count ${count}, offset ${offset}.`);
     }
@@ -334,7 +334,7 @@ export class SkytapClient {
       });
     }
     // No Content-Range: the reply was not truncated (what Skytap's own clients assume).
-    if (range === null) return { items, total: offset + items.length, first: items.length ? offset : null };
+    if (range === null) return { items, total: offset + items.length, ranged: false };
     if (range.first !== null && range.first !== offset) {
       throw unreadableReplyError(label, `Content-Range starts at ${range.first}, not at the requested offset ${offset}`, {
         isCreate: false,
@@ -344,16 +344,21 @@ export class SkytapClient {
     if (range.first !== null && range.last - range.first + 1 !== items.length) {
       throw shortPageError(label, items.length, range.last - range.first + 1, offset, range.total);
     }
-    return { items, total: range.total, first: range.first };
+    return { items, total: range.total, ranged: true };
   }
 
   /** Walks a collection to the total it reports; a page shorter than promised is an error. */
   private async walk<T>(path: string, schema: z.ZodType<T[]>, what?: string): Promise<T[]> {
     const all: T[] = [];
     let offset = 0;
-    let total = Infinity;
+    let total: number;
     for (let pages = 0; ; pages++) {
       const page = await this.page(path, PAGE_SIZE, offset, schema, what);
+      if (!page.ranged) {
+        // No Content-Range: this reply is the rest of the collection, however long.
+        all.push(...page.items);
+        break;
+      }
       total = page.total;
       const expected = Math.max(0, Math.min(PAGE_SIZE, total - offset));
       if (page.items.length < expected) {
