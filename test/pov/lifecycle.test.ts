@@ -29,6 +29,8 @@ describe('create', () => {
     expect(w.emu.state.environmentIds()).toEqual([row.env_id]);
     expect(w.emu.state.environments.get(row.env_id!)!.name).toBe(row.skytap_name);
     expect(w.emu.count('POST /configurations')).toBe(1);
+    // a first attempt needs no adoption lookup (no paginated environment listing)
+    expect(w.emu.count('GET /v2/configurations')).toBe(0);
     const puts = w.emu.requests.filter((r) => r.method === 'PUT');
     expect(puts.map((r) => r.body)).toEqual([{ runstate: 'running' }]);
     // every read carried keep_idle (the client's job, checked here end to end)

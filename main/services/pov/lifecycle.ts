@@ -80,8 +80,12 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
 
   // Step 1: the environment. Adopt first (cheap insurance for a re-run), create only when none.
   if (row.env_id === null) {
-    ctx.progress('create environment', 0.05, `Looking for an environment left by an earlier attempt`);
-    const found = await findAdoptable(api, row);
+    // Only a row whose POST may already have been sent needs the (paginated) adoption lookup.
+    let found: Environment | null = null;
+    if (row.create_sent_at !== null) {
+      ctx.progress('create environment', 0.05, 'Looking for the environment an earlier attempt created');
+      found = await findAdoptable(api, row);
+    }
     check('before-create');
     let env: Environment;
     if (found) {
@@ -90,6 +94,7 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
       ctx.log(`adopting environment ${found.id} created by an interrupted attempt`, 'warn');
     } else {
       ctx.progress('create environment', 0.1, `POST /configurations from template ${row.template_id}`);
+      updatePov(deps.db, povId, { create_sent_at: nowIso(deps) }, nowIso(deps));
       try {
         env = await api.createEnvironment({ templateId: row.template_id, name: row.skytap_name });
       } catch (err) {
@@ -241,7 +246,7 @@ export async function runDestroy(deps: LifecycleDeps, povId: string, ctx: StepCo
   updatePov(deps.db, povId, { state: 'destroying', error_message: null }, nowIso(deps));
   const api = await deps.skytap(ctx.signal);
   try {
-    if (row.env_id === null) {
+    if (row.env_id === null && row.create_sent_at !== null) {
       // An interrupted create may have made an environment whose id never reached the row.
       ctx.progress('look for an environment', 0.1);
       const found = await findAdoptable(api, row);

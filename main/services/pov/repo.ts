@@ -11,6 +11,7 @@ export interface PovRow {
   template_name: string;
   skytap_name: string;
   env_id: string | null;
+  create_sent_at: string | null;
   state: PovState;
   runstate: string | null;
   rate_limited: number;

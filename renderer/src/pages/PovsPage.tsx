@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import type { JobRecord } from '../../../shared/contract';
 import { EmptyState } from '../components/EmptyState';
 import { CreatePovDialog } from '../components/pov/CreatePovDialog';
 import { PovList, type PovAction } from '../components/pov/PovList';
@@ -46,6 +47,17 @@ export default function PovsPage() {
     }
   }, [jobs, load]);
 
+  // the latest settled lifecycle job per POV (a failed Start shows on its row)
+  const lastJobs = useMemo(() => {
+    const out: Record<string, JobRecord> = {};
+    for (const j of Object.values(jobs)) {
+      if (!j.subject || !POV_JOB_KINDS.has(j.kind) || j.state === 'queued' || j.state === 'running') continue;
+      const cur = out[j.subject];
+      if (!cur || cur.createdAt < j.createdAt) out[j.subject] = j;
+    }
+    return out;
+  }, [jobs]);
+
   function onAction(action: PovAction, pov: { id: string; name: string }) {
     if (action === 'pov.destroy' && !window.confirm(`Destroy POV "${pov.name}" and delete its Skytap environment? This cannot be undone.`)) return;
     void act(action, pov.id);
@@ -76,7 +88,7 @@ export default function PovsPage() {
       {povs && povs.length === 0 && (
         <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template.</EmptyState>
       )}
-      {povs && povs.length > 0 && <PovList povs={povs} jobs={jobs} now={now} onOpen={setOpen} onAction={onAction} />}
+      {povs && povs.length > 0 && <PovList povs={povs} jobs={jobs} lastJobs={lastJobs} now={now} onOpen={setOpen} onAction={onAction} />}
       {creating && (
         <CreatePovDialog
           onClose={() => setCreating(false)}

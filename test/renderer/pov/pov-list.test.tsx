@@ -75,6 +75,16 @@ describe('PovList', () => {
     expect((screen.getByRole('button', { name: 'Destroy POV 0' }) as HTMLButtonElement).disabled).toBe(true);
   });
 
+  it('shows why the last operation on a row failed', () => {
+    const failed = {
+      id: 'j2', kind: 'pov_start', title: 'Start POV "POV 0"', subject: 'p0', routine: false, state: 'failed' as const,
+      progress: { step: '', fraction: null, message: '' }, createdAt: '', startedAt: '', finishedAt: '',
+      error: { code: 'rate_limited' as const, message: 'Skytap rate limited this request' }, result: null,
+    };
+    render(<PovList povs={fakeRows(1)} jobs={{}} lastJobs={{ p0: failed }} now={NOW} onOpen={() => {}} onAction={() => {}} />);
+    expect(screen.getByText(/Start POV "POV 0" failed: Skytap rate limited this request/)).toBeTruthy();
+  });
+
   it('words ages plainly', () => {
     expect(confirmedText(null, NOW)).toBe('never confirmed');
     expect(confirmedText(new Date(NOW - 10_000).toISOString(), NOW)).toBe('confirmed just now');

@@ -5,7 +5,8 @@ import type { Migration } from '../migration';
  *
  * - `env_id` is nullable only for the moment between inserting the row and the create call
  *   returning; the lifecycle commits it immediately after that call. `skytap_name` carries a
- *   per-row tag so an interrupted create can find (adopt) its environment instead of orphaning it.
+ *   per-row tag so an interrupted create can find (adopt) its environment instead of orphaning it;
+ *   `create_sent_at` (committed before the POST) says whether such a lookup is needed at all.
  * - `pov_vms.os_platform` is what Skytap says (linux|windows|unknown); `os_override` is the user's
  *   choice, kept in its own column so no refresh ever overwrites it.
  * - A VM absent from a non-empty read gets `gone_at`; rows are never deleted by a refresh.
@@ -25,6 +26,7 @@ const migration: Migration = {
         template_name TEXT NOT NULL DEFAULT '',
         skytap_name TEXT NOT NULL,
         env_id TEXT,
+        create_sent_at TEXT,
         state TEXT NOT NULL CHECK (state IN ('provisioning','active','failed','destroying','destroyed')),
         runstate TEXT,
         rate_limited INTEGER NOT NULL DEFAULT 0,

@@ -16,6 +16,8 @@ export interface PovListProps {
   povs: PovView[];
   /** Live job snapshots by id (the jobs.update stream). */
   jobs: Record<string, JobRecord>;
+  /** The latest settled job per POV id, to show why a Start/Suspend/Refresh failed. */
+  lastJobs?: Record<string, JobRecord>;
   /** Clock for "confirmed N min ago" (passed in so every row agrees and tests can fix it). */
   now: number;
   onOpen(id: string): void;
@@ -30,7 +32,7 @@ function observeWithFallback(instance: Virtualizer<HTMLDivElement, Element>, cb:
  * The POV list, virtualised: only the rows in view (plus a small overscan) are in the DOM, so
  * 2,000 POVs render as fast as 20. Runstates are the last CONFIRMED reading, shown with its age.
  */
-export function PovList({ povs, jobs, now, onOpen, onAction }: PovListProps) {
+export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction }: PovListProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const v = useVirtualizer({
     count: povs.length,
@@ -56,6 +58,8 @@ export function PovList({ povs, jobs, now, onOpen, onAction }: PovListProps) {
           {v.getVirtualItems().map((item) => {
             const p = povs[item.index]!;
             const job = p.activeJobId ? jobs[p.activeJobId] : undefined;
+            const last = lastJobs[p.id];
+            const lastFailed = last && last.state === 'failed' && last.error ? last : undefined;
             return (
               <div
                 key={item.key}
@@ -92,6 +96,10 @@ export function PovList({ povs, jobs, now, onOpen, onAction }: PovListProps) {
                   ) : p.errorMessage ? (
                     <span className="error small clamp" title={p.errorMessage}>
                       {p.errorMessage}
+                    </span>
+                  ) : lastFailed ? (
+                    <span className="error small clamp" title={lastFailed.error!.message}>
+                      {lastFailed.title} failed: {lastFailed.error!.message}
                     </span>
                   ) : (
                     <span className={`small state-${p.state}`}>{p.state}</span>
