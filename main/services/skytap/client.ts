@@ -540,7 +540,6 @@ export class SkytapClient {
           status,
           retries,
           waitedMs,
-          busy: status !== 429,
           ...(hinted !== null && !mayWait(hinted) ? { retryAfterMs: hinted } : {}),
         });
       }

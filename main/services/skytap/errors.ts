@@ -65,9 +65,14 @@ export function notFoundError(request: string, what: string): AppError {
 
 export function rateLimitedError(
   request: string,
-  info: { status: number; retries: number; waitedMs: number; retryAfterMs?: number; busy: boolean },
+  info: { status: number; retries: number; waitedMs: number; retryAfterMs?: number },
 ): AppError {
-  const why = info.busy ? 'the resource stayed busy' : 'the account is being rate limited';
+  const why =
+    info.status === 429
+      ? 'too many requests for this account'
+      : info.status === 423
+        ? 'locked: the resource is busy or the account is being rate limited'
+        : 'the resource stayed busy';
   const after =
     info.retryAfterMs !== undefined ? ` Skytap asked to wait ${Math.ceil(info.retryAfterMs / 1000)} s more.` : '';
   return new AppError(
