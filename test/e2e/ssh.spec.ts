@@ -24,10 +24,10 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     const { page } = app;
     await app.open('Terminals');
     const form = page.getByRole('form', { name: 'Quick connect' });
-    await form.getByLabel('Host').fill('127.0.0.1');
-    await form.getByLabel('Port').fill(String(sshd.port));
-    await form.getByLabel('User').fill(USER);
-    await form.getByLabel('Password').fill(PASSWORD);
+    await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
+    await form.getByLabel('Port', { exact: true }).fill(String(sshd.port));
+    await form.getByLabel('User', { exact: true }).fill(USER);
+    await form.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await form.getByRole('button', { name: 'Connect' }).click();
 
     const dialog = page.getByRole('dialog');

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import { utils } from 'ssh2';
+// ssh2 is CommonJS: a default import works both under tsx/vitest and in the bundled ESM build.
+import ssh2 from 'ssh2';
+
+const { utils } = ssh2;
 
 /** `SHA256:<base64 without padding>` of the raw public key blob, exactly as `ssh-keygen -l` prints it. */
 export function sha256Fingerprint(keyBlob: Buffer): string {

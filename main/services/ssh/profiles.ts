@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { utils } from 'ssh2';
+// ssh2 is CommonJS: a default import works both under tsx/vitest and in the bundled ESM build.
+import ssh2 from 'ssh2';
 import { z } from 'zod';
 import { AppError } from '../../../shared/contract/errors';
 import { sshProfileSave, type SshProfile } from '../../../shared/contract/ssh';
 import type { SecretStore } from '../secrets/store';
 import type { Db } from '../store/db';
+
+const { utils } = ssh2;
 
 export type ProfileInput = z.output<typeof sshProfileSave>;
 

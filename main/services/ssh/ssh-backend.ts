@@ -1,4 +1,5 @@
-import { Client, type ClientChannel, type ConnectConfig } from 'ssh2';
+// ssh2 is CommonJS: a default import works both under tsx/vitest and in the bundled ESM build.
+import ssh2, { type Client, type ClientChannel, type ConnectConfig } from 'ssh2';
 import type { Duplex } from 'node:stream';
 import { BackendError, type TerminalBackend, type TerminalSink } from './backend';
 
@@ -90,7 +91,7 @@ export class SshBackend implements TerminalBackend {
 
   private connectOne(hop: Hop, sock: Duplex | undefined, sink: TerminalSink, clients: Client[]): Promise<Client> {
     return new Promise<Client>((resolve, reject) => {
-      const c = new Client();
+      const c = new ssh2.Client();
       clients.push(c);
       let refusal: string | null = null;
       let settled = false;
