@@ -1,28 +1,25 @@
 /**
- * A POV lifecycle step run in its own process, for the crash-injection tests. It opens the real
- * SQLite file, talks to the emulator over HTTP, and SIGKILLs itself at the named checkpoint:
+ * A POV lifecycle job run in its own process, for the crash-injection tests. It opens the real
+ * SQLite file, runs the job through the real JobRunner and PovService against the emulator over
+ * HTTP, and SIGKILLs itself at the named checkpoint:
  *
- *   CRASH_DB=<file> CRASH_EMU=<url> CRASH_OP=create|destroy CRASH_AT=<step> [CRASH_POV=<id>] \
- *     tsx test/pov/crash-child.ts
+ *   CRASH_DB=<file> CRASH_EMU=<url> CRASH_OP=create|destroy CRASH_AT=<step> \
+ *     [CRASH_TEMPLATE=<id>] [CRASH_POV=<id>] node --import tsx test/pov/crash-child.ts
  *
- * For create it inserts the row first and prints "pov <id>" so the parent knows it.
+ * Prints "pov <id>" and "job <id>" first so the parent knows what was running.
  */
-import { runCreate, runDestroy } from '../../main/services/pov/lifecycle';
-import { insertPov } from '../../main/services/pov/repo';
-import { skytapNameFor } from '../../main/services/pov/service';
+import { JobRunner } from '../../main/services/jobs/runner';
+import { PovService } from '../../main/services/pov/service';
 import { openDatabase } from '../../main/services/store/db';
 import { clientFor, MIGRATIONS } from './helpers';
 
 const env = process.env;
 const db = openDatabase(env.CRASH_DB!, MIGRATIONS);
 const crashAt = env.CRASH_AT ?? '';
-const ctx = {
-  signal: new AbortController().signal,
-  progress: () => {},
-  log: (m: string) => process.stderr.write(`${m}\n`),
-};
-const deps = {
+const jobs = new JobRunner(db);
+const svc = new PovService({
   db,
+  jobs,
   skytap: async (signal: AbortSignal) => clientFor(env.CRASH_EMU!, signal),
   pollMs: 15,
   waitTimeoutMs: 10_000,
@@ -32,17 +29,20 @@ const deps = {
       process.kill(process.pid, 'SIGKILL');
     }
   },
-};
+});
 
+let jobId: string;
 if (env.CRASH_OP === 'create') {
-  const id = `pov-${process.pid}-${Date.now()}`;
-  insertPov(db, { id, name: 'Crash POV', templateId: env.CRASH_TEMPLATE!, templateName: '', skytapName: skytapNameFor('Crash POV', id), at: new Date().toISOString() });
-  process.stdout.write(`pov ${id}\n`);
-  await runCreate(deps, id, ctx);
+  const r = svc.create({ templateId: env.CRASH_TEMPLATE!, name: 'Crash POV' });
+  jobId = r.jobId;
+  process.stdout.write(`pov ${r.povId}\n`);
 } else if (env.CRASH_OP === 'destroy') {
-  await runDestroy(deps, env.CRASH_POV!, ctx);
+  jobId = svc.destroy(env.CRASH_POV!);
+  process.stdout.write(`pov ${env.CRASH_POV}\n`);
 } else {
   throw new Error(`CRASH_OP must be create or destroy, got ${env.CRASH_OP}`);
 }
-process.stdout.write('finished\n');
+process.stdout.write(`job ${jobId}\n`);
+const rec = await jobs.wait(jobId);
+process.stdout.write(`finished ${rec.state}\n`);
 db.close();

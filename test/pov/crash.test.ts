@@ -42,8 +42,9 @@ function invariants(w: World) {
   expect(liesDestroyed, 'rows claiming destroyed while Skytap still has them').toEqual([]);
 }
 
-async function restart(w: World) {
+async function restart(w: World, killedJob?: string) {
   w.jobs.markInterrupted();
+  if (killedJob) expect(w.jobs.get(killedJob)!.state).toBe('interrupted');
   const ids = w.svc.resumeInterrupted();
   for (const id of ids) await w.jobs.wait(id);
   return ids;
@@ -58,7 +59,7 @@ describe('crash injection (SIGKILL at every step, restart, re-run)', () => {
       expect(r.out).toContain(`crash ${step}`);
       const povId = /pov (\S+)/.exec(r.out)![1]!;
       invariantsAfterCrash(w, povId, step);
-      const resumed = await restart(w);
+      const resumed = await restart(w, /job (\S+)/.exec(r.out)![1]!);
       expect(resumed).toHaveLength(1);
       const row = getPov(w.db, povId)!;
       expect(row.state, row.error_message ?? '').toBe('active');
@@ -80,7 +81,7 @@ describe('crash injection (SIGKILL at every step, restart, re-run)', () => {
       expect(r.signal, r.err).toBe('SIGKILL');
       expect(getPov(w.db, povId)!.state).toBe('destroying');
       invariants(w);
-      await restart(w);
+      await restart(w, /job (\S+)/.exec(r.out)![1]!);
       expect(getPov(w.db, povId)!.state).toBe('destroyed');
       expect(w.emu.state.environmentIds()).toEqual([]);
       invariants(w);
