@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BUSY_MESSAGE, FaultScript, matches, type Fault } from './faults';
+import { applySeed } from './seed';
 import { EmulatorState, type Credentials, type EmuEnv, type Timing } from './state';
 
 /**
@@ -321,6 +322,14 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
           environments: liveEnvs().map((e) => ({ ...state.envJson(e, baseUrl), projects: [...e.projects] })),
           projects: [...state.projects],
         });
+      }
+      if (path === '/__emulator/reset' && method === 'POST') {
+        // Back to a seed (default demo) with no faults and an empty request log.
+        state.clear();
+        applySeed(state, typeof body.seed === 'string' ? body.seed : 'demo');
+        faults.clear();
+        requests.length = 0;
+        return reply(200, { templates: state.templates.size, environments: state.environments.size });
       }
       if (path === '/__emulator/stay-busy' && method === 'POST') {
         state.stayBusy(String(body.id), body.on !== false);

@@ -4,7 +4,9 @@
  *     [--create-busy-ms 1500 --runstate-busy-ms 1500 --delete-ms 1500 --page-latency-ms 0]
  * Prints one line "skytap-emulator listening <url>" when ready; stops on SIGINT/SIGTERM.
  * Faults and the request log: POST/DELETE /__emulator/faults, GET/DELETE /__emulator/requests,
- * GET /__emulator/state, POST /__emulator/stay-busy {id}, POST /__emulator/timing {...}.
+ * GET /__emulator/state, POST /__emulator/stay-busy {id}, POST /__emulator/timing {...},
+ * POST /__emulator/reset {seed} (state, faults and log back to a seed). Over HTTP a fault's
+ * match is a string and times may be "Infinity".
  */
 import { parseArgs } from 'node:util';
 import { startEmulator } from './emulator';

@@ -103,6 +103,13 @@ export class EmulatorState {
     this.now = opts.now ?? Date.now;
   }
 
+  /** Forgets every template, project and environment (ids keep counting up, as Skytap's do). */
+  clear(): void {
+    this.templates.clear();
+    this.environments.clear();
+    this.projects.clear();
+  }
+
   addProject(id: string): string {
     this.projects.add(id);
     return id;

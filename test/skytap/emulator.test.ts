@@ -155,6 +155,15 @@ describe('skytap emulator', () => {
       expect(log.map((x) => x.status)).toEqual([429, 200]);
       const state = (await (await fetch(`${url}/__emulator/state`)).json()) as { templates: unknown[] };
       expect(state.templates).toHaveLength(3);
+      const bad = await fetch(`${url}/__emulator/faults`, { method: 'POST', body: JSON.stringify({ match: 'GET /x', status: 99 }) });
+      expect(bad.status).toBe(400);
+      await fetch(`${url}/__emulator/faults`, { method: 'POST', body: JSON.stringify({ match: 'GET /v2/templates', status: 500, times: 'Infinity' }) });
+      for (let i = 0; i < 3; i++) expect((await call(`${url}/v2/templates`)).status).toBe(500);
+      const reset = await fetch(`${url}/__emulator/reset`, { method: 'POST', body: JSON.stringify({ seed: 'empty' }) });
+      expect(await reset.json()).toEqual({ templates: 0, environments: 0 });
+      const after = await call(`${url}/v2/templates`);
+      expect(after.status).toBe(200);
+      expect(after.body).toEqual([]);
     } finally {
       child.kill('SIGTERM');
     }
