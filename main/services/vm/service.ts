@@ -218,6 +218,7 @@ export class VmApp {
     const id = created.id;
     job.log(`VM ${args.name} is ${id} (${created.state})`);
     let last = '';
+    let lastNote = '';
     const deadline = Date.now() + 15 * 60_000;
     for (;;) {
       if (job.signal.aborted) {
@@ -241,7 +242,10 @@ export class VmApp {
         vm.state === 'attesting'
           ? `quoting: initrd ${vm.attestation.initrd ? (vm.attestation.initrd.verified ? 'verified' : vm.attestation.initrd.message) : 'pending'}`
           : vm.state;
-      job.progress(vm.state, fraction, note);
+      if (`${vm.state}|${note}` !== lastNote) {
+        lastNote = `${vm.state}|${note}`;
+        job.progress(vm.state, fraction, note);
+      }
       const reached =
         waitFor === 'none' ||
         (waitFor === 'attested' && vm.bootedAt !== null && vm.attestation.userDataReleased) ||

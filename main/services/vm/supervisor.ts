@@ -108,14 +108,17 @@ export class VmManagerSupervisor {
 
   /** The endpoint file if it is there, valid and 0600; null otherwise. */
   readEndpoint(): Endpoint | null {
+    const r = this.readEndpointFile();
+    return r && !r.loose ? r.ep : null;
+  }
+
+  /** The endpoint file's contents and whether its permissions are looser than 0600. */
+  private readEndpointFile(): { ep: Endpoint; loose: boolean } | null {
     if (!existsSync(this.endpointFile)) return null;
     try {
       const mode = statSync(this.endpointFile).mode & 0o777;
-      if (mode !== 0o600) {
-        this.o.log.warn('vm-manager endpoint file has loose permissions; ignoring it', { file: this.endpointFile, mode: mode.toString(8) });
-        return null;
-      }
-      return endpointSchema.parse(JSON.parse(readFileSync(this.endpointFile, 'utf8')));
+      const ep = endpointSchema.parse(JSON.parse(readFileSync(this.endpointFile, 'utf8')));
+      return { ep, loose: mode !== 0o600 };
     } catch (e) {
       this.o.log.warn('vm-manager endpoint file unreadable; starting a new manager', { error: (e as Error).message });
       return null;
@@ -144,13 +147,15 @@ export class VmManagerSupervisor {
       }
       if (this.takeLock()) {
         try {
-          const again = this.readEndpoint();
-          if (again && (await this.answers(again))) return again;
-          if (again && alive(again.pid) && cmdline(again.pid).includes('serve')) {
-            // alive but deaf: two managers must never share a state dir
-            this.o.log.warn('the recorded vm-manager is alive but does not answer; stopping it', { pid: again.pid });
-            await this.kill(again.pid);
+          const file = this.readEndpointFile();
+          if (file && !file.loose && (await this.answers(file.ep))) return file.ep;
+          if (file && alive(file.ep.pid) && cmdline(file.ep.pid).includes('serve')) {
+            // Deaf, or its token may have leaked (file readable by others): two managers must never
+            // share a state dir, so the old one goes (its VMs are reattached by the new one).
+            this.o.log.warn(file.loose ? 'the vm-manager endpoint file was readable by others; replacing the manager and its token' : 'the recorded vm-manager is alive but does not answer; stopping it', { pid: file.ep.pid });
+            await this.kill(file.ep.pid);
           }
+          rmSync(this.endpointFile, { force: true });
           return await this.start(deadline);
         } finally {
           rmSync(this.lockFile, { force: true });
@@ -295,7 +300,7 @@ export class VmManagerSupervisor {
    * removes the endpoint file. The app never calls this on exit; tests and "restart manager" do.
    */
   async stop(): Promise<void> {
-    const ep = this.readEndpoint();
+    const ep = this.readEndpointFile()?.ep ?? null;
     this.current = null;
     if (ep && alive(ep.pid) && cmdline(ep.pid).includes('serve')) await this.kill(ep.pid);
     rmSync(this.endpointFile, { force: true });
