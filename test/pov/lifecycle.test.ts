@@ -146,6 +146,23 @@ describe('create', () => {
   });
 });
 
+describe('cancel', () => {
+  it('cancelling a create that waits on a busy environment keeps the id and says to press Destroy', async () => {
+    w = await world();
+    w.emu.faults.push({ match: 'POST /configurations', kind: 'stayBusy' });
+    const { jobId, povId } = w.svc.create({ templateId: firstTemplateId(w), name: 'Stuck' });
+    await expect.poll(() => getPov(w.db, povId)!.env_id, { timeout: 5000 }).not.toBeNull();
+    w.jobs.cancel(jobId);
+    const job = await w.jobs.wait(jobId);
+    expect(job.state).toBe('cancelled');
+    const row = getPov(w.db, povId)!;
+    expect(row.state).toBe('failed');
+    expect(row.env_id).not.toBeNull();
+    expect(row.error_message).toMatch(/press Destroy/);
+    expect(w.svc.get(povId).pov.actions.destroy).toBe(true);
+  });
+});
+
 describe('destroy', () => {
   it('is complete only when GET answers 404', async () => {
     w = await world();

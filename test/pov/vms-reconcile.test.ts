@@ -129,6 +129,19 @@ describe('reconcile sweep', () => {
     expect(w.emu.state.environmentIds()).toEqual([keptEnv]);
   });
 
+  it('a failed listing changes no row and fails the pass with the reason', async () => {
+    w = await world();
+    const { povId } = await createPov(w);
+    const before = getPov(w.db, povId)!;
+    w.emu.faults.push({ match: 'GET /v2/configurations', status: 500, times: 10 });
+    const job = await w.jobs.wait(w.svc.runReconcile());
+    expect(job.state).toBe('failed');
+    expect(job.error!.message).toMatch(/server error \(500/);
+    const after = getPov(w.db, povId)!;
+    expect(after.last_confirmed_at).toBe(before.last_confirmed_at);
+    expect(after.state).toBe('active');
+  });
+
   it('runs as a routine pov_env_reconcile job, hidden unless includeRoutine, pruned on retention', async () => {
     w = await world();
     await createPov(w, 'A');
