@@ -1,0 +1,166 @@
+import { AppError } from '../../../shared/contract/errors';
+import type { controlNodeMethods } from '../../../shared/contract/controlNode';
+import { AgentStore } from '../../services/control-node/agents';
+import {
+  CONTROL_PLANE_TOKEN_ACCOUNT,
+  controlPlaneFrom,
+  readConfig,
+  saveConfig,
+  type ControlNodeConfig,
+} from '../../services/control-node/config';
+import type { ControlPlane } from '../../services/control-node/control-plane';
+import { fitUserData } from '../../services/control-node/fit';
+import {
+  installControlNode,
+  refusalText,
+  resolveFor,
+  type InstallDeps,
+  type InstallJob,
+  type PovLookup,
+  type SkytapUserData,
+} from '../../services/control-node/install';
+import { USER_DATA_LIMIT } from '../../services/control-node/markers';
+import { buildBootstrap } from '../../services/control-node/payload';
+import { dbPovLookup } from '../../services/control-node/pov-adapter';
+import { RUNNER_PATH, UNIT_NAME, runnerScript } from '../../services/control-node/runner';
+import type { Base } from '../base';
+import { povServiceFor } from './pov';
+import { skytapClientFor, type DomainHandlers } from './skytap';
+
+export interface ControlNodeWiring {
+  povs?: PovLookup;
+  /** Defaults to the HTTP control plane from Settings → Control node. */
+  controlPlane?: () => Promise<ControlPlane>;
+  /** Defaults to the Skytap client from the saved settings. */
+  userData?: (signal: AbortSignal) => Promise<SkytapUserData>;
+  enrolPollMs?: number;
+}
+
+/** Everything installControlNode needs, built from a Base (tests replace parts through `wiring`). */
+export async function installDepsFor(base: Base, signal: AbortSignal, wiring: ControlNodeWiring = {}): Promise<InstallDeps> {
+  const config = readConfig(base.settings, base.env);
+  const controlPlane = await (wiring.controlPlane ?? (() => controlPlaneFrom(base.settings, base.secrets, base.env)))();
+  const userData =
+    (await wiring.userData?.(signal)) ??
+    (await (async () => {
+      const client = await skytapClientFor(base, { signal });
+      return {
+        set: (envId: string, vmId: string, contents: string) => client.setVmUserData(envId, vmId, contents),
+        clear: (envId: string, vmId: string) => client.setVmUserData(envId, vmId, ''),
+      };
+    })());
+  return {
+    povs: wiring.povs ?? dbPovLookup(base.db),
+    userData,
+    controlPlane,
+    agents: new AgentStore(base.db),
+    config,
+    ...(wiring.enrolPollMs ? { enrolPollMs: wiring.enrolPollMs } : {}),
+  };
+}
+
+async function settingsView(base: Base, cfg: ControlNodeConfig) {
+  const token = base.env.POVDESK_CONTROL_PLANE_TOKEN || (await base.secrets.get(CONTROL_PLANE_TOKEN_ACCOUNT));
+  return { ...cfg, tokenSet: Boolean(token) };
+}
+
+export function controlNodeHandlers(base: Base, wiring: ControlNodeWiring = {}): DomainHandlers<typeof controlNodeMethods> {
+  const povs = wiring.povs ?? dbPovLookup(base.db);
+  const svc = povServiceFor(base);
+  // The provision's hook: runs after power-on; whatever it throws lands on the row, never fails the POV.
+  const run = async (povId: string, job: InstallJob) => {
+    let deps: InstallDeps;
+    try {
+      deps = await installDepsFor(base, job.signal, { ...wiring, povs });
+    } catch (err) {
+      // Missing settings or credentials: the reason goes beside the Install control node button.
+      povs.setControlNode(povId, { status: 'failed', reason: (err as Error).message });
+      throw err;
+    }
+    return installControlNode(deps, povId, job);
+  };
+  svc.setControlNodeInstaller(async (povId, ctx) => {
+    await run(povId, ctx);
+  });
+
+  const summary = (id: string) => {
+    const pov = povs.getPov(id);
+    if (!pov) throw new AppError('not_found', `no POV ${id}; refresh the POV list`);
+    const r = resolveFor(pov);
+    return { pov, resolution: r };
+  };
+
+  return {
+    'templates.runnerScript': async () => {
+      const r = runnerScript();
+      return { path: RUNNER_PATH, unitPath: `/etc/systemd/system/${UNIT_NAME}`, ...r };
+    },
+
+    'controlNode.previewBootstrap': async ({ povId }) => {
+      const { pov, resolution } = summary(povId);
+      if ('refusal' in resolution) throw new AppError('conflict', refusalText(resolution));
+      const cfg = readConfig(base.settings, base.env);
+      const boot = buildBootstrap({
+        povId,
+        agentId: 'preview',
+        controlNodeName: resolution.vm.name,
+        vms: pov.vms.filter((v) => v.ip).map((v) => ({ name: v.name, ip: v.ip! })),
+        // A placeholder as long as a real code, so the size is honest; it enrols nothing.
+        enrolmentCode: 'PREVIEW-NOT-A-CODE-000000000000000000',
+        agentImage: cfg.agentImage || 'agent-image-not-set',
+        controlPlaneUrl: cfg.agentUrl || cfg.controlPlaneUrl || 'https://control-plane-not-set.invalid',
+      });
+      const fitted = fitUserData(boot.script);
+      return {
+        vm: resolution.vm.name,
+        script: boot.script,
+        policy: boot.policy,
+        tier: fitted.tier,
+        chars: fitted.chars,
+        originalChars: fitted.originalChars,
+        limit: USER_DATA_LIMIT,
+      };
+    },
+
+    'controlNode.getSettings': async () => settingsView(base, readConfig(base.settings, base.env)),
+
+    'controlNode.saveSettings': async ({ token, ...rest }) => {
+      const patch = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Partial<ControlNodeConfig>;
+      saveConfig(base.settings, patch);
+      if (token) await base.secrets.set(CONTROL_PLANE_TOKEN_ACCOUNT, token);
+      return settingsView(base, readConfig(base.settings, base.env));
+    },
+
+    'pov.setControlNodeName': async ({ id, name }) => {
+      summary(id);
+      povs.setControlNode(id, { name: name || null });
+      const { pov, resolution } = summary(id);
+      const before = base.db.prepare('SELECT control_node_vm_id AS vmId, control_node_status AS status, control_node_mode AS mode FROM povs WHERE id = ?').get(id) as
+        | { vmId: string | null; status: string | null; mode: string | null }
+        | undefined;
+      if ('refusal' in resolution) {
+        povs.setControlNode(id, { status: before?.status === 'enrolled' ? 'enrolled' : 'none', reason: refusalText(resolution) });
+      } else if (before?.vmId !== resolution.vm.id || before?.status !== 'enrolled') {
+        // A different VM (or none installed yet): the install button is what puts the agent there.
+        povs.setControlNode(id, { vmId: resolution.vm.id, status: null, reason: null, mode: null });
+      }
+      const row = base.db
+        .prepare('SELECT control_node_name AS name, control_node_vm_id AS vmId, control_node_status AS status, control_node_reason AS reason, control_node_mode AS mode FROM povs WHERE id = ?')
+        .get(pov.id) as { name: string | null; vmId: string | null; status: string | null; reason: string | null; mode: string | null };
+      return { controlNode: { ...row, resolvedVm: 'vm' in resolution ? resolution.vm.name : null } };
+    },
+
+    'pov.installControlNode': async ({ id }) => {
+      const { pov } = summary(id);
+      if (svc.activeJob(id)) throw new AppError('conflict', 'a lifecycle job is running for this POV; wait for it to finish, then press Install control node');
+      if (pov.runstate !== 'running') {
+        throw new AppError('conflict', `the environment is ${pov.runstate ?? 'not confirmed running'}; start it first (the payload goes in only after power-on)`);
+      }
+      const jobId = base.jobs.start(
+        { kind: 'control-node.install', title: `Install control node for POV ${id}`, subject: id },
+        (job) => run(id, job),
+      );
+      return { jobId };
+    },
+  };
+}

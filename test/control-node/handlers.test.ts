@@ -1,0 +1,173 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { controlNodeMethods } from '../../shared/contract/controlNode';
+import { povMethods } from '../../shared/contract/pov';
+import type { Base } from '../../main/core/base';
+import { controlNodeHandlers } from '../../main/core/handlers/controlNode';
+import { povHandlers } from '../../main/core/handlers/pov';
+import { StreamHub } from '../../main/core/streams';
+import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
+import { runnerScript } from '../../main/services/control-node/runner';
+import { createLogger } from '../../main/services/log/logger';
+import { MemorySecretStore } from '../../main/services/secrets/store';
+import { SettingsService } from '../../main/services/settings/settings';
+import { migrate } from '../../main/services/store/db';
+import cnMigration from '../../main/services/store/migrations/003-control-node';
+import { clientFor, MIGRATIONS, world, type World } from '../pov/helpers';
+
+/**
+ * The handlers as the dispatcher runs them (args and results through the contract schemas), with
+ * real SQLite, the Skytap emulator over HTTP and the control-plane double over HTTP. A "guest"
+ * loop reads the VM's user_data from the emulator and enrols the agent it names, as the template
+ * runner plus the agent would.
+ */
+let w: World;
+let cp: ControlPlaneDouble;
+let stopGuest = () => {};
+afterEach(async () => {
+  stopGuest();
+  await cp?.stop();
+  await w?.close();
+});
+
+function baseFor(w: World, env: Record<string, string> = {}): Base {
+  const secrets = new MemorySecretStore({ backend: 'memory', available: false, message: 'test', remedy: null });
+  const log = createLogger({ dir: null, name: 'test' });
+  return {
+    home: w.dir,
+    env,
+    role: 'test',
+    db: w.db,
+    secrets,
+    jobs: w.jobs,
+    hub: new StreamHub(),
+    log,
+    settings: new SettingsService(w.db, secrets, env, log),
+    paths: { home: w.dir, database: w.file, logs: w.dir },
+    onClose: () => {},
+  };
+}
+
+const all = { ...povMethods, ...controlNodeMethods };
+type All = typeof all;
+async function call<M extends keyof All>(h: object, method: M, args: z.input<All[M]['args']>): Promise<z.output<All[M]['result']>> {
+  const parsed = all[method].args.parse(args);
+  const fn = (h as Record<string, (a: unknown, c: unknown) => Promise<unknown>>)[method]!;
+  return all[method].result.parse(await fn(parsed, { transport: 'test' })) as z.output<All[M]['result']>;
+}
+
+/** Enrols every agent whose bootstrap shows up in a VM's user_data. */
+function guest(w: World, cp: ControlPlaneDouble, povId: string, seen: { payloads: string[] }) {
+  let on = true;
+  const client = clientFor(w.emu.url);
+  void (async () => {
+    while (on) {
+      const row = w.db.prepare('SELECT env_id FROM povs WHERE id = ?').get(povId) as { env_id: string | null } | undefined;
+      const vms = w.db.prepare('SELECT vm_id FROM pov_vms WHERE pov_id = ?').all(povId) as { vm_id: string }[];
+      for (const vm of row?.env_id ? vms : []) {
+        const ud = await client.getVmUserData(row!.env_id!, vm.vm_id).catch(() => '');
+        if (ud.includes(BEGIN_MARKER) && ud.includes(END_MARKER)) {
+          const agent = /AGENT_ID='([^']+)'/.exec(ud)?.[1];
+          if (agent && cp.agents.get(agent)?.state === 'pending') {
+            seen.payloads.push(ud);
+            cp.enrol(agent, 'ed25519');
+          }
+        }
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  return () => {
+    on = false;
+  };
+}
+
+describe('control-node handlers through the contract', () => {
+  it('templates.runnerScript returns the runner, its sha256, unit and per-line sums', async () => {
+    w = await world();
+    cp = await new ControlPlaneDouble().start();
+    const h = controlNodeHandlers(baseFor(w));
+    const r = await call(h, 'templates.runnerScript', {});
+    expect(r.sha256).toBe(runnerScript().sha256);
+    expect(r.path).toBe('/usr/local/sbin/dashboard-bootstrap-runner');
+    expect(r.lines.length).toBe(r.script.trimEnd().split('\n').length);
+    expect(r.unit).toContain('Restart=always');
+  });
+
+  it('provision refuses two Linux VMs with the candidates on the row; name VM re-resolves; Install control node enrols and clears user_data', async () => {
+    w = await world();
+    migrate(w.db, [...MIGRATIONS, cnMigration]);
+    cp = await new ControlPlaneDouble().start();
+    const base = baseFor(w, { POVDESK_SKYTAP_POLL_MS: '20' });
+    await base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: w.emu.url });
+    const h = { ...povHandlers(base), ...controlNodeHandlers(base, { enrolPollMs: 30 }) };
+    await call(h, 'controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
+    expect(await call(h, 'controlNode.getSettings', {})).toMatchObject({ tokenSet: true, controlPlaneUrl: cp.url, spireEnabled: false });
+
+    const tpl = [...w.emu.state.templates.values()].find((t) => t.name.startsWith('PAM POV'))!;
+    const created = await call(h, 'pov.create', { templateId: tpl.id, name: 'CN POV' });
+    const job = await w.jobs.wait(created.jobId);
+    expect(job.state, JSON.stringify(job.error)).toBe('succeeded'); // the refusal never fails the provision
+    const povId = (await call(h, 'pov.list', {})).povs[0]!.id;
+    let pov = (await call(h, 'pov.get', { id: povId })).pov;
+    expect(pov.state).toBe('active');
+    expect(pov.errorMessage).toBeNull();
+    expect(pov.controlNode.reason).toMatch(/2 Linux VMs.*candidates: control-node, rhel-target/);
+    expect(cp.agents.size).toBe(0);
+
+    await expect(call(h, 'controlNode.previewBootstrap', { povId })).rejects.toMatchObject({ code: 'conflict' });
+    const named = await call(h, 'pov.setControlNodeName', { id: povId, name: 'CONTROL-NODE' });
+    expect(named.controlNode).toMatchObject({ name: 'CONTROL-NODE', resolvedVm: 'control-node', status: null, reason: null });
+    const preview = await call(h, 'controlNode.previewBootstrap', { povId });
+    expect(preview).toMatchObject({ vm: 'control-node', tier: 1, limit: 16384 });
+    expect(preview.policy).toMatch(/\/32/);
+
+    const seen = { payloads: [] as string[] };
+    stopGuest = guest(w, cp, povId, seen);
+    const install = await call(h, 'pov.installControlNode', { id: povId });
+    const done = await w.jobs.wait(install.jobId);
+    expect(done.state, JSON.stringify(done.error)).toBe('succeeded');
+    const log = w.db.prepare('SELECT message FROM job_log WHERE job_id = ? ORDER BY seq').all(install.jobId) as { message: string }[];
+    expect(log.at(-1)!.message).toBe('control node control-node enrolled: Ed25519');
+    pov = (await call(h, 'pov.get', { id: povId })).pov;
+    expect(pov.controlNode).toMatchObject({ status: 'enrolled', mode: 'ed25519', reason: null });
+    expect(seen.payloads).toHaveLength(1);
+
+    // Ordering as Skytap saw it: the PUT with the payload came after the environment was running,
+    // and a second PUT cleared it once the agent enrolled.
+    const puts = w.emu.requests.filter((r) => r.method === 'PUT' && r.path.includes('/user_data'));
+    expect(puts).toHaveLength(2);
+    const powerOn = w.emu.requests.findIndex((r) => r.method === 'PUT' && (r.body as { runstate?: string } | null)?.runstate === 'running');
+    expect(powerOn).toBeGreaterThanOrEqual(0);
+    expect(w.emu.requests.indexOf(puts[0]!)).toBeGreaterThan(powerOn);
+    expect((puts[0]!.body as { contents: string }).contents).toContain(BEGIN_MARKER);
+    expect((puts[1]!.body as { contents: string }).contents).toBe('');
+    const env = [...w.emu.state.environments.values()].find((e) => e.id === pov.envId)!;
+    const vm = env.vms.find((v) => v.name === 'control-node')!;
+    expect(vm.userData).toBe('');
+  }, 60_000);
+
+  it('Install control node on a suspended POV is refused up front', async () => {
+    w = await world();
+    migrate(w.db, [...MIGRATIONS, cnMigration]);
+    cp = await new ControlPlaneDouble().start();
+    const base = baseFor(w, { POVDESK_SKYTAP_POLL_MS: '20' });
+    await base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: w.emu.url });
+    const h = { ...povHandlers(base), ...controlNodeHandlers(base) };
+    const tpl = [...w.emu.state.templates.values()].find((t) => t.name === 'Windows AD lab')!;
+    const created = await call(h, 'pov.create', { templateId: tpl.id, name: 'W' });
+    await w.jobs.wait(created.jobId);
+    const povId = (await call(h, 'pov.list', {})).povs[0]!.id;
+    expect((await call(h, 'pov.get', { id: povId })).pov.controlNode.reason).toMatch(/no control-plane URL|no Linux VM/);
+    await w.jobs.wait((await call(h, 'pov.suspend', { id: povId })).jobId);
+    await expect(call(h, 'pov.installControlNode', { id: povId })).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('suspended') });
+  }, 60_000);
+
+  it('argument objects are strict', () => {
+    expect(controlNodeMethods['pov.setControlNodeName'].args.safeParse({ id: 'a', name: 'b', x: 1 }).success).toBe(false);
+    expect(controlNodeMethods['pov.installControlNode'].args.safeParse({ id: '' }).success).toBe(false);
+    expect(controlNodeMethods['controlNode.previewBootstrap'].args.safeParse({ povId: 'p', extra: true }).success).toBe(false);
+    expect(controlNodeMethods['templates.runnerScript'].args.safeParse({ a: 1 }).success).toBe(false);
+  });
+});
