@@ -17,7 +17,7 @@ async function until(c: SkytapClient, id: string, ok: (e: Environment | null) =>
 
 describe('a whole POV environment through the client, under Skytap weather', () => {
   it('create (423 first), wait, power on (busy 422s), VMs with OS, user data, suspend, delete → 404', async () => {
-    const emu = await emulator({ seed: SEEDS.demo, timing: { createBusyMs: 60, runstateBusyMs: 30, deleteMs: 30 } });
+    const emu = await emulator({ seed: SEEDS.demo, timing: { createBusyMs: 400, runstateBusyMs: 30, deleteMs: 30 } });
     const { c, retries } = client(emu, {
       sleep: recordingSleep(0.01).sleep,
       budget: { maxRetries: 200, fallbackWaitMs: 1000, maxTotalWaitMs: 600_000 },
