@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Fingerprint } from '../../main/services/ssh/fingerprint';
 import { needs } from '../support/system';
 import { Consumer, makeEnv, nextPrompt, run, waitFor, waitState, type Env } from './harness';
-import { makeUser, removeUser, Sshd } from './sshd';
+import { FreezableRelay, makeUser, removeUser, Sshd } from './sshd';
 
 const skip = needs(['/usr/sbin/sshd', 'ssh-keygen']);
 const USER = 'povdesksshtest';
@@ -223,6 +223,27 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     e.manager.close(c2.sessionId);
     const mine = e.statuses.items.filter((s) => s.sessionId === c2.sessionId).at(-1)!;
     expect(mine).toMatchObject({ state: 'closed', closedBy: 'user', reason: 'closed by you' });
+  });
+
+  it('keepalive notices a connection gone silent (laptop asleep) and the session reconnects once the network is back', async () => {
+    const relay = new FreezableRelay(sshd.port);
+    await relay.start();
+    try {
+      const e = env();
+      const id = await e.manager.open({ target: keyTarget({ port: relay.port, keepaliveSec: 1, autoReconnect: true }), cols: 80, rows: 24 });
+      const c = new Consumer(e.hub, id);
+      e.manager.answerHostKey((await nextPrompt(e, id)).promptId, true);
+      await waitState(e, id, 'open');
+      relay.freeze();
+      const dropped = await waitFor('keepalive to give up', () => e.statuses.items.find((s) => s.sessionId === id && s.closedBy === 'dropped'), 10_000);
+      expect(dropped.reason).toMatch(/keepalive/);
+      relay.thaw();
+      e.manager.wake();
+      await waitFor('reopened', () => e.statuses.items.find((s) => s.sessionId === id && s.state === 'open' && s.attempt > 0));
+      await run(e, c, 'echo awake-$((2*2))', /awake-4/);
+    } finally {
+      relay.close();
+    }
   });
 
   it('types a script into a real shell line by line and reports the sha256 match', async () => {

@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -183,5 +183,50 @@ export function removeUser(name: string) {
     execFileSync('userdel', [name], { stdio: 'ignore' });
   } catch {
     /* not there */
+  }
+}
+
+/**
+ * A loopback TCP relay to a port that can be frozen: bytes stop flowing both ways on existing
+ * connections without any FIN or RST, like a laptop lid closing or a Wi-Fi network vanishing.
+ */
+export class FreezableRelay {
+  port = 0;
+  frozen = false;
+  private readonly server = createServer((client) => {
+    const up = connect(this.target, '127.0.0.1');
+    this.pairs.push([client, up]);
+    const relay = (from: Socket, to: Socket) => from.on('data', (d: Buffer) => !this.frozen && to.write(d));
+    relay(client, up);
+    relay(up, client);
+    const end = () => {
+      if (this.frozen) return;
+      client.destroy();
+      up.destroy();
+    };
+    client.on('close', end).on('error', end);
+    up.on('close', end).on('error', end);
+  });
+  private pairs: [Socket, Socket][] = [];
+  constructor(private readonly target: number) {}
+  start(): Promise<void> {
+    return new Promise((r) => this.server.listen(0, '127.0.0.1', () => ((this.port = (this.server.address() as { port: number }).port), r())));
+  }
+  /** Existing and new connections go silent until thaw(). */
+  freeze() {
+    this.frozen = true;
+  }
+  /** Drops the silent connections (as the OS would eventually) and lets new ones through. */
+  thaw() {
+    for (const [a, b] of this.pairs) {
+      a.destroy();
+      b.destroy();
+    }
+    this.pairs = [];
+    this.frozen = false;
+  }
+  close() {
+    this.thaw();
+    this.server.close();
   }
 }

@@ -193,6 +193,14 @@ export class SessionManager {
     return typeInto({ write: (d) => s.write(d), observe: (fn) => s.observe(fn) }, script, opts);
   }
 
+  /**
+   * The machine woke from sleep (Electron powerMonitor 'resume'): sessions waiting out a backoff
+   * retry at once; open ones whose connection died are caught by keepalive and reconnect then.
+   */
+  wake(): void {
+    for (const s of this.sessions.values()) s.retryNow();
+  }
+
   closeAll(): void {
     for (const id of [...this.sessions.keys()]) this.close(id);
   }

@@ -159,6 +159,14 @@ export class TerminalSession {
     return this.connect(Math.max(1, this.status.attempt + 1));
   }
 
+  /** Skips the backoff wait of a session waiting to reconnect (e.g. the laptop just woke up). */
+  retryNow(): void {
+    if (!this.retryTimer || this.status.state !== 'reconnecting') return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    void this.connect(Math.max(1, this.status.attempt));
+  }
+
   close(): void {
     this.generation++;
     this.live = false;
