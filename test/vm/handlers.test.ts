@@ -1,0 +1,160 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Subscriber } from '../../main/core/streams';
+import { vmHandlers } from '../../main/core/handlers/vm';
+import { createLogger } from '../../main/services/log/logger';
+import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
+import type { VmConsoleChunk } from '../../shared/contract/vm';
+import { call, processesWith, removeHome, testBase, vmSkip, type TestBase } from './helpers';
+
+const skip = vmSkip();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+type H = Record<string, (a: never, c: never) => unknown>;
+
+async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+/**
+ * vm.* handlers against the real vm-manager process (started by the supervisor), real QEMU + swtpm
+ * + OVMF under TCG, the test image built by vm.imageBuildTest. One VM boots to ready; a second is
+ * cancelled while booting.
+ */
+describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => {
+  const home = mkdtempSync(join(tmpdir(), 'povdesk-vmh-'));
+  let base: TestBase;
+  let h: H;
+  let readyId = '';
+
+  beforeAll(() => {
+    base = testBase(home);
+    h = vmHandlers(base) as unknown as H;
+  });
+  afterAll(async () => {
+    await base?.close();
+    await new VmManagerSupervisor({ home, log: createLogger({ dir: null, name: 't' }) }).stop();
+    for (const pid of processesWith(join(home, 'vm-manager'))) process.kill(pid, 'SIGKILL');
+    removeHome(home);
+  });
+
+  it('host report: TCG chosen, with the warning when /dev/kvm is present but unusable; nothing missing', async () => {
+    const host = await call(h, 'vm.host', {});
+    expect(host.mode).toBe('local');
+    expect(host.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:/);
+    expect(host.missing).toEqual([]);
+    expect(host.ready).toBe(true);
+    expect(host.tools.every((t) => t.found)).toBe(true);
+    if (host.accelerator.chosen === 'tcg' && existsSync('/dev/kvm')) {
+      expect(host.accelerator.warning).toMatch(/kvm/i);
+      expect(host.accelerator.probes.find((p) => p.accel === 'kvm')?.result).toBe('unusable');
+    }
+  });
+
+  it('builds the test image as a job; the image list shows it', async () => {
+    expect((await call(h, 'vm.images', {})).images).toEqual([]);
+    const { jobId } = await call(h, 'vm.imageBuildTest', {});
+    const job = await base.jobs.wait(jobId);
+    expect(job.error).toBeNull();
+    expect(job.state).toBe('succeeded');
+    const { images } = await call(h, 'vm.images', {});
+    expect(images.map((i) => i.name)).toEqual(['povdesk-test']);
+    expect(images[0]!.hasPolicy).toBe(true);
+  });
+
+  it('refuses bad input before the manager (schema) and keeps the manager\'s own refusals', async () => {
+    const good = { name: 'ok', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false };
+    await expect(call(h, 'vm.create', { ...good, name: 'Not_A_Label' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(call(h, 'vm.create', { ...good, memoryMib: 0 })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(call(h, 'vm.create', { ...good, extra: 1 } as never)).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(call(h, 'vm.get', { id: 'deadbeef' })).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('deadbeef') });
+    const { jobId } = await call(h, 'vm.create', { ...good, image: 'no-such-image' });
+    const job = await base.jobs.wait(jobId);
+    expect(job.state).toBe('failed');
+    expect(job.error?.code).toBe('not_found');
+    expect(job.error?.message).toContain('no-such-image');
+    expect((await call(h, 'vm.list', {})).vms).toEqual([]);
+  });
+
+  it('creates a VM and follows it to ready with progress per state; the console stream carries the file exactly', async () => {
+    const seen: string[] = [];
+    const off = base.jobs.onChange((j) => {
+      if (j.kind === 'vm.create' && seen[seen.length - 1] !== j.progress.step) seen.push(j.progress.step);
+    });
+    const { jobId } = await call(h, 'vm.create', { name: 'ready-one', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false });
+    const vm = await until(async () => (await call(h, 'vm.list', {})).vms.find((v) => v.name === 'ready-one'), 30_000, 'the VM record');
+    readyId = vm.id;
+    // subscribe, then follow (as the page does)
+    const chunks: VmConsoleChunk[] = [];
+    const sub: Subscriber = {
+      unacked: new Map(),
+      send: (_s, key, data, bytes) => {
+        chunks.push(data as VmConsoleChunk);
+        queueMicrotask(() => base.hub.ack(sub, 'vm.console', key, bytes));
+      },
+    };
+    const unsubscribe = base.hub.subscribe('vm.console', vm.id, sub);
+    const { text: tail } = await call(h, 'vm.consoleFollow', { id: vm.id, lines: 10_000 });
+    const job = await base.jobs.wait(jobId);
+    off();
+    expect(job.error).toBeNull();
+    expect(job.state).toBe('succeeded');
+    const result = job.result as { vm: { state: string; durations: { readySeconds: number | null; bootSeconds: number | null } } };
+    expect(result.vm.state).toBe('ready');
+    expect(result.vm.durations.readySeconds).toBeGreaterThan(0);
+    expect(seen).toContain('booting');
+    expect(seen[seen.length - 1]).toBe('ready');
+    await sleep(800);
+    unsubscribe();
+    const file = readFileSync(join(home, 'vm-manager', 'vms', vm.id, 'console.log'), 'utf8');
+    expect(chunks.some((c) => c.reset)).toBe(false);
+    expect(tail + chunks.map((c) => c.text).join('')).toBe(file);
+    expect(file.length).toBeGreaterThan(100);
+
+    const con = await call(h, 'vm.console', { id: vm.id, lines: 5 });
+    expect(con.lines.length).toBeGreaterThan(0);
+    expect(con.lines.length).toBeLessThanOrEqual(5);
+    const att = await call(h, 'vm.attestation', { id: vm.id });
+    expect(att.required).toBe(false);
+    expect(att.userDataReleased).toBe(true);
+  }, 240_000);
+
+  it('after the app core restarts, the same manager and the VM are still there', async () => {
+    const before = await call(h, 'vm.connection', {});
+    await base.close();
+    base = testBase(home);
+    h = vmHandlers(base) as unknown as H;
+    const { vms } = await call(h, 'vm.list', {});
+    expect(vms.find((v) => v.id === readyId)?.state).toBe('ready');
+    const after = await call(h, 'vm.connection', {});
+    expect(after.pid).toBe(before.pid);
+    expect(after.pid).not.toBeNull();
+  });
+
+  it('stop, a second stop refused with the manager\'s conflict message, delete', async () => {
+    const { vm } = await call(h, 'vm.stop', { id: readyId });
+    expect(vm.state).toBe('stopped');
+    await expect(call(h, 'vm.stop', { id: readyId })).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('stopped') });
+    await call(h, 'vm.delete', { id: readyId });
+    await expect(call(h, 'vm.get', { id: readyId })).rejects.toMatchObject({ code: 'not_found' });
+  }, 60_000);
+
+  it('cancelling the create job while the VM boots deletes the half-made VM', async () => {
+    const { jobId } = await call(h, 'vm.create', { name: 'cancel-me', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: true });
+    await until(async () => base.jobs.get(jobId)?.progress.step === 'booting', 30_000, 'booting');
+    const id = (await call(h, 'vm.list', {})).vms.find((v) => v.name === 'cancel-me')!.id;
+    base.jobs.cancel(jobId);
+    const job = await base.jobs.wait(jobId);
+    expect(job.state).toBe('cancelled');
+    expect(job.error?.message).toContain('was deleted');
+    expect((await call(h, 'vm.list', {})).vms).toEqual([]);
+    expect(processesWith(join(home, 'vm-manager', 'vms', id))).toEqual([]);
+  }, 60_000);
+});
