@@ -468,7 +468,7 @@ describe('skytap client: 423/429/422-busy retries', () => {
   });
 
   it('retries a runstate change that meets a busy environment (422 busy) until Skytap accepts it', async () => {
-    const emu = await emulator({ seed: SEEDS.demo, timing: { createBusyMs: 150, runstateBusyMs: 30 } });
+    const emu = await emulator({ seed: SEEDS.demo, timing: { createBusyMs: 400, runstateBusyMs: 30 } });
     const rec = recordingSleep(1);
     const { c } = client(emu, { budget: { maxRetries: 50, fallbackWaitMs: 25, maxTotalWaitMs: 10_000 }, sleep: rec.sleep });
     const env = await c.createEnvironment({ templateId: '501', name: 'busy first' });
@@ -511,7 +511,7 @@ describe('skytap client: environments, VMs, user data', () => {
   });
 
   it('getEnvironment answers null on 404; delete is accepted then completes when GET answers 404', async () => {
-    const emu = await emulator({ seed: SEEDS.demo, timing: { createBusyMs: 0, deleteMs: 60 } });
+    const emu = await emulator({ seed: SEEDS.demo, timing: { createBusyMs: 0, deleteMs: 400 } });
     const { c } = client(emu);
     expect(await c.getEnvironment('424242')).toBeNull();
     const env = await c.createEnvironment({ templateId: '501', name: 'doomed' });

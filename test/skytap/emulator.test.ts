@@ -42,14 +42,14 @@ describe('skytap emulator', () => {
   });
 
   it('create: busy for a while, then stopped — it does not start the VMs', async () => {
-    const emu = await emulator({ seed: SEEDS.demo, timing: { createBusyMs: 60 } });
+    const emu = await emulator({ seed: SEEDS.demo, timing: { createBusyMs: 300 } });
     const created = await call(`${emu.url}/configurations.json`, 'POST', { template_id: '500', name: 'p' });
     expect(created.status).toBe(200);
     expect(created.body.runstate).toBe('busy');
     expect(created.body.vms.map((v: { runstate: string }) => v.runstate)).toEqual(['busy', 'busy', 'busy', 'busy']);
     const put = await call(`${emu.url}/configurations/${created.body.id}.json`, 'PUT', { runstate: 'running' });
     expect(put).toMatchObject({ status: 422, body: { errors: [BUSY_MESSAGE] } });
-    await new Promise((r) => setTimeout(r, 80));
+    await new Promise((r) => setTimeout(r, 350));
     const env = await call(`${emu.url}/v2/configurations/${created.body.id}`);
     expect(env.body.runstate).toBe('stopped');
     expect(env.body.vms.every((v: { runstate: string }) => v.runstate === 'stopped')).toBe(true);
@@ -80,13 +80,13 @@ describe('skytap emulator', () => {
   });
 
   it('delete is asynchronous: GET answers busy, then 404; a busy environment answers 423', async () => {
-    const emu = await emulator({ seed: SEEDS.demo, timing: { createBusyMs: 50, deleteMs: 50 } });
+    const emu = await emulator({ seed: SEEDS.demo, timing: { createBusyMs: 300, deleteMs: 300 } });
     const { body: env } = await call(`${emu.url}/configurations`, 'POST', { template_id: '501' });
     expect((await call(`${emu.url}/configurations/${env.id}`, 'DELETE')).status).toBe(423);
-    await new Promise((r) => setTimeout(r, 70));
+    await new Promise((r) => setTimeout(r, 350));
     expect((await call(`${emu.url}/configurations/${env.id}`, 'DELETE')).status).toBe(200);
     expect((await call(`${emu.url}/v2/configurations/${env.id}`)).body.runstate).toBe('busy');
-    await new Promise((r) => setTimeout(r, 70));
+    await new Promise((r) => setTimeout(r, 350));
     expect((await call(`${emu.url}/v2/configurations/${env.id}`)).status).toBe(404);
     expect((await call(`${emu.url}/configurations/${env.id}`, 'DELETE')).status).toBe(404);
   });
