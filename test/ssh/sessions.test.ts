@@ -225,6 +225,21 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     expect(mine).toMatchObject({ state: 'closed', closedBy: 'user', reason: 'closed by you' });
   });
 
+  it('the Reconnect action replaces a live connection without the old one tearing down the new', async () => {
+    const e = env();
+    const c = await openAccepted(e);
+    e.manager.resize(c.sessionId, 91, 27);
+    const from = e.statuses.items.length;
+    await e.manager.reconnect(c.sessionId);
+    await waitState(e, c.sessionId, 'open');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(e.manager.get(c.sessionId).state.state).toBe('open');
+    // One clean pass: no failed attempt and no retry in between.
+    const after = e.statuses.items.slice(from).filter((s) => s.sessionId === c.sessionId);
+    expect(after.filter((s) => s.closedBy !== null || s.nextRetryMs !== null)).toEqual([]);
+    await run(e, c, 'stty size; echo rc-$((1+2))', /27 91\r?\n(?:.*\n)?rc-3/);
+  });
+
   it('keepalive notices a connection gone silent (laptop asleep) and the session reconnects once the network is back', async () => {
     const relay = new FreezableRelay(sshd.port);
     await relay.start();

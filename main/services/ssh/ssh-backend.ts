@@ -36,6 +36,8 @@ export class SshBackend implements TerminalBackend {
   private clients: Client[] = [];
   private stream: ClientChannel | null = null;
   private closing = false;
+  /** Bumped by every open/close: events of an older connection are ignored. */
+  private seq = 0;
 
   constructor(private readonly opts: SshBackendOptions) {
     if (opts.hops.length === 0) throw new Error('SshBackend needs at least one hop');
@@ -46,6 +48,7 @@ export class SshBackend implements TerminalBackend {
   async open(sink: TerminalSink, size: { cols: number; rows: number }): Promise<void> {
     this.teardown();
     this.closing = false;
+    const mine = ++this.seq;
     const clients: Client[] = [];
     this.clients = clients;
     let sock: Duplex | undefined;
@@ -65,7 +68,7 @@ export class SshBackend implements TerminalBackend {
       let dropReason: string | null = null;
       let done = false;
       const end = () => {
-        if (done || this.closing) return;
+        if (done || this.closing || mine !== this.seq) return;
         done = true;
         this.teardown();
         if (exit !== null) sink.ended({ closedBy: 'exited', reason: exit });
@@ -168,6 +171,7 @@ export class SshBackend implements TerminalBackend {
 
   close(): void {
     this.closing = true;
+    this.seq++;
     this.teardown();
   }
 
