@@ -3,9 +3,12 @@ import type { RunnerScriptView } from '../../../shared/contract/controlNode';
 import { api, errorText } from '../api';
 import './templates.css';
 
-/** Saves text as a file through a temporary object URL (works in Electron and browser mode). */
+/**
+ * Saves text as a file through a temporary object URL (works in Electron and browser mode).
+ * octet-stream, not text/plain: Chromium appends ".txt" to a text/plain download with no extension.
+ */
 function download(name: string, text: string) {
-  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+  const url = URL.createObjectURL(new Blob([text], { type: 'application/octet-stream' }));
   const a = document.createElement('a');
   a.href = url;
   a.download = name;
