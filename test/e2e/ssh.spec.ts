@@ -52,6 +52,14 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await expect(page.locator('.term-box .xterm-rows')).toContainText('back-2');
     expect(sshd.log).toMatch(new RegExp(`Accepted password for ${USER}`));
 
+    // Type into console: line by line, then sha256sum of what arrived.
+    await page.getByRole('button', { name: 'Type script…' }).click();
+    const panel = page.getByRole('region', { name: 'Type into console' });
+    await panel.getByLabel('Script').fill('#!/bin/sh\necho "typed $((3+4))"\n');
+    await panel.getByLabel('Save as on the other side').fill(`/tmp/povdesk-e2e-${process.pid}.sh`);
+    await panel.getByRole('button', { name: 'Type it' }).click();
+    await expect(panel.getByTestId('type-result')).toHaveText(/^sha256 match \(2 lines/);
+
     await page.getByRole('button', { name: `Close ${USER}@127.0.0.1` }).click();
     await expect(page.getByText('No terminals open')).toBeVisible();
   });

@@ -3,6 +3,7 @@ import type { SshProfile, SshStatus } from '../../../shared/contract/ssh';
 import { errorText } from '../api';
 import { HostKeyDialog } from '../components/terminal/HostKeyDialog';
 import { TerminalView } from '../components/terminal/TerminalView';
+import { TypeIntoPanel } from '../components/terminal/TypeIntoPanel';
 import { sshCall, termFor, useTerminals } from '../state/terminals';
 import './terminals.css';
 
@@ -286,6 +287,7 @@ function KnownHosts() {
 export default function TerminalsPage() {
   const { tabs, active, prompts, error, select, close, reconnect, follow } = useTerminals();
   const [typeError, setTypeError] = useState<string | null>(null);
+  const [typing, setTyping] = useState(false);
   useEffect(() => follow(), [follow]);
   const current = tabs.find((t) => t.sessionId === active) ?? null;
   return (
@@ -319,8 +321,14 @@ export default function TerminalsPage() {
             {(current.status?.state === 'closed' || current.status?.state === 'reconnecting') && current.status.closedBy !== 'user' && (
               <button onClick={() => reconnect(current.sessionId).catch((e) => setTypeError(errorText(e)))}>Reconnect</button>
             )}
+            {current.status?.interactive !== false && (
+              <button onClick={() => setTyping((v) => !v)} aria-pressed={typing}>
+                Type script…
+              </button>
+            )}
             {typeError && <span className="error">{typeError}</span>}
           </div>
+          {typing && <TypeIntoPanel sessionId={current.sessionId} onClose={() => setTyping(false)} />}
           {termFor(current.sessionId) && <TerminalView key={current.sessionId} sessionId={current.sessionId} />}
         </div>
       )}
