@@ -1,0 +1,70 @@
+import { useEffect, useState } from 'react';
+import type { VmAttestation } from '../../../../shared/contract/vm';
+import { errorText } from '../../api';
+import { vmCall } from '../../state/vms';
+
+const short = (h: string | null) => (h ? `${h.slice(0, 12)}…${h.slice(-4)}` : '–');
+
+/** Stage verdicts and the PCR table (value, golden, match) of one VM. */
+export function AttestationPanel({ id, version }: { id: string; version: string }) {
+  const [att, setAtt] = useState<VmAttestation | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    vmCall('vm.attestation', { id })
+      .then((a) => live && (setAtt(a), setError(null)))
+      .catch((e) => live && setError(errorText(e)));
+    return () => {
+      live = false;
+    };
+  }, [id, version]);
+
+  if (error) return <p className="error">{error}</p>;
+  if (!att) return <p className="muted">Loading attestation…</p>;
+  return (
+    <div className="vm-attest" aria-label="Attestation">
+      <p>
+        {att.required ? 'Attestation required' : 'Attestation not required'}; user-data{' '}
+        <strong className={att.userDataReleased ? 'ok' : 'warn'}>{att.userDataReleased ? 'released' : 'withheld'}</strong>
+        {att.akFingerprint && <span className="muted small"> · AK {short(att.akFingerprint)}</span>}
+      </p>
+      {att.stages.length === 0 && <p className="muted">No quote yet: the guest has not quoted in this boot.</p>}
+      {att.stages.map((s) => (
+        <div key={s.stage} className="vm-stage">
+          <h4>
+            Stage {s.stage}: <span className={`badge ${s.verified ? 'ok' : 'error'}`}>{s.verified ? 'verified' : 'not verified'}</span>
+          </h4>
+          <p className={s.verified ? 'muted small' : 'error small'}>{s.message}</p>
+          <table className="table vm-pcrs">
+            <thead>
+              <tr>
+                <th>PCR</th>
+                <th>Value</th>
+                <th>Golden</th>
+                <th>Match</th>
+              </tr>
+            </thead>
+            <tbody>
+              {s.pcrs.map((p) => (
+                <tr key={p.index}>
+                  <td>{p.index}</td>
+                  <td>
+                    <code title={p.value}>{short(p.value)}</code>
+                  </td>
+                  <td>
+                    <code title={p.golden ?? ''}>{short(p.golden)}</code>
+                  </td>
+                  <td title={p.note ?? ''}>
+                    {p.match === true && <span className="ok">match</span>}
+                    {p.match === false && <span className="error">mismatch</span>}
+                    {p.match === null && <span className="muted small">{p.note ?? 'not compared'}</span>}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ))}
+    </div>
+  );
+}

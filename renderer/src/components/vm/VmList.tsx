@@ -1,0 +1,147 @@
+import { useState } from 'react';
+import type { VmRecord } from '../../../../shared/contract/vm';
+import { errorText } from '../../api';
+import { allowed, seconds, vmCall } from '../../state/vms';
+
+const TONE: Record<string, string> = {
+  ready: 'ok',
+  running: 'ok',
+  booting: 'warn',
+  attesting: 'warn',
+  creating: 'warn',
+  stopping: 'warn',
+  deleting: 'warn',
+  stopped: 'muted',
+  failed: 'error',
+};
+
+export function VmStateBadge({ state }: { state: VmRecord['state'] }) {
+  return (
+    <span className={`badge vm-state ${TONE[state] ?? ''}`} data-testid="vm-state">
+      {state}
+    </span>
+  );
+}
+
+/** VMs with state badges, durations and the actions their state allows; delete asks first. */
+export function VmList({
+  vms,
+  selected,
+  onSelect,
+  onChanged,
+}: {
+  vms: VmRecord[];
+  selected: string | null;
+  onSelect: (id: string) => void;
+  onChanged: () => void;
+}) {
+  const [confirm, setConfirm] = useState<string | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const act = async (vm: VmRecord, what: 'start' | 'stop' | 'reboot' | 'delete') => {
+    setBusy(vm.id);
+    setError(null);
+    try {
+      if (what === 'delete') await vmCall('vm.delete', { id: vm.id });
+      else await vmCall(`vm.${what}`, { id: vm.id });
+      setConfirm(null);
+    } catch (e) {
+      setError(`${what} ${vm.name}: ${errorText(e)}`);
+    } finally {
+      setBusy(null);
+      onChanged();
+    }
+  };
+
+  return (
+    <>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <table className="table vm-list" aria-label="VMs">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>State</th>
+            <th>Image</th>
+            <th>Size</th>
+            <th title="create → QEMU running / first guest contact / ready">Install · boot · ready</th>
+            <th>Attestation</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {vms.map((vm) => {
+            const can = allowed(vm.state);
+            const off = busy === vm.id;
+            return (
+              <tr key={vm.id} className={selected === vm.id ? 'vm-selected' : ''} data-vm={vm.name}>
+                <td>
+                  <button className="link" onClick={() => onSelect(vm.id)}>
+                    {vm.name}
+                  </button>
+                  <div className="muted small">{vm.id}</div>
+                </td>
+                <td>
+                  <VmStateBadge state={vm.state} />
+                  {vm.lastError && (
+                    <div className="error small vm-lasterror" title={vm.lastError}>
+                      {vm.lastError.split('\n')[0]}
+                    </div>
+                  )}
+                </td>
+                <td>{vm.image}</td>
+                <td className="small">
+                  {vm.cpus} CPU · {vm.memoryMib} MiB · {vm.diskGib} GiB
+                </td>
+                <td className="small">
+                  {seconds(vm.durations.installSeconds)} · {seconds(vm.durations.bootSeconds)} · {seconds(vm.durations.readySeconds)}
+                </td>
+                <td className="small">
+                  {!vm.attestation.required
+                    ? 'not required'
+                    : vm.attestation.readyVerified
+                      ? 'verified'
+                      : vm.attestation.initrdVerified === false
+                        ? 'failed'
+                        : vm.attestation.userDataReleased
+                          ? 'initrd verified'
+                          : 'pending'}
+                </td>
+                <td>
+                  {confirm === vm.id ? (
+                    <div className="row vm-confirm" role="group" aria-label={`Confirm delete ${vm.name}`}>
+                      <span className="small">Delete {vm.name}? Its disk, TPM state and console go too.</span>
+                      <button className="danger" disabled={off} onClick={() => act(vm, 'delete')}>
+                        Delete VM
+                      </button>
+                      <button onClick={() => setConfirm(null)}>Keep</button>
+                    </div>
+                  ) : (
+                    <div className="row">
+                      <button disabled={!can.start || off} onClick={() => act(vm, 'start')}>
+                        Start
+                      </button>
+                      <button disabled={!can.stop || off} onClick={() => act(vm, 'stop')}>
+                        Stop
+                      </button>
+                      <button disabled={!can.reboot || off} onClick={() => act(vm, 'reboot')}>
+                        Reboot
+                      </button>
+                      <button className="danger" disabled={!can.delete || off} onClick={() => setConfirm(vm.id)}>
+                        Delete
+                      </button>
+                    </div>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </>
+  );
+}

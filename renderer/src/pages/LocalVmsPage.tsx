@@ -1,0 +1,154 @@
+import { useEffect, useRef, useState } from 'react';
+import type { JobRecord } from '../../../shared/contract';
+import { api, errorText } from '../api';
+import { EmptyState } from '../components/EmptyState';
+import { ProgressBar } from '../components/ProgressBar';
+import { AttestationPanel } from '../components/vm/AttestationPanel';
+import { ConsoleTail } from '../components/vm/ConsoleTail';
+import { CreateVmForm } from '../components/vm/CreateVmForm';
+import { HostReport } from '../components/vm/HostReport';
+import { VmList, VmStateBadge } from '../components/vm/VmList';
+import { isActive, useJobs } from '../state/jobs';
+import { useVms, vmCall } from '../state/vms';
+import './LocalVmsPage.css';
+
+const REFRESH_MS = 2000;
+
+function JobLine({ job, onCancel }: { job: JobRecord; onCancel: (id: string) => void }) {
+  return (
+    <li className="vm-job" data-testid="vm-job">
+      <div className="row">
+        <strong>{job.title}</strong>
+        <span className="muted small">{job.progress.step || job.state}</span>
+        {isActive(job) && (
+          <button onClick={() => onCancel(job.id)} title="Stops the work; a half-made VM is deleted">
+            Cancel
+          </button>
+        )}
+      </div>
+      {isActive(job) && <ProgressBar fraction={job.progress.fraction} label={job.progress.step || job.state} />}
+      {job.progress.message && isActive(job) && <div className="muted small">{job.progress.message}</div>}
+      {job.state === 'failed' && job.error && <div className="error small">{job.error.message}</div>}
+      {job.state === 'cancelled' && <div className="muted small">{job.error?.message ?? 'cancelled'}</div>}
+    </li>
+  );
+}
+
+export default function LocalVmsPage() {
+  const { host, hostError, hostLoading, images, vms, listError, loadHost, refresh } = useVms();
+  const follow = useJobs((s) => s.follow);
+  const jobs = useJobs((s) => s.jobs);
+  const [mine, setMine] = useState<string[]>([]);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [tab, setTab] = useState<'console' | 'attestation'>('console');
+  const [error, setError] = useState<string | null>(null);
+  const finished = useRef(new Set<string>());
+
+  useEffect(() => follow(), [follow]);
+  useEffect(() => {
+    void loadHost();
+    void refresh();
+    const t = setInterval(() => void refresh(), REFRESH_MS);
+    return () => clearInterval(t);
+  }, [loadHost, refresh]);
+
+  // The page's jobs: the ones started here plus any vm job still running (e.g. from the CLI).
+  const vmJobs = Object.values(jobs)
+    .filter((j) => j.kind.startsWith('vm.') && (mine.includes(j.id) || isActive(j)))
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  useEffect(() => {
+    for (const j of vmJobs) {
+      if (!isActive(j) && !finished.current.has(j.id)) {
+        finished.current.add(j.id);
+        void refresh();
+      }
+    }
+  });
+
+  const started = (id: string) => setMine((m) => [id, ...m]);
+  const cancel = (id: string) => api.call('jobs.cancel', { id }).catch((e) => setError(errorText(e)));
+  const buildImage = () =>
+    vmCall('vm.imageBuildTest', {})
+      .then(({ jobId }) => started(jobId))
+      .catch((e) => setError(errorText(e)));
+  const sel = vms?.find((v) => v.id === selected) ?? null;
+  const building = vmJobs.some((j) => j.kind === 'vm.imageBuildTest' && isActive(j));
+
+  return (
+    <section className="page local-vms">
+      <header className="page-head">
+        <h2>Local VMs</h2>
+        <button onClick={() => void loadHost()} disabled={hostLoading}>
+          Re-check host
+        </button>
+        <button onClick={() => void refresh()}>Refresh</button>
+      </header>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+
+      {hostLoading && !host && <p className="muted">Starting the local vm-manager and probing this host (a throwaway VM per accelerator)…</p>}
+      {hostError && (
+        <div className="panel">
+          <h3>The vm-manager is not available</h3>
+          <p className="error">{hostError}</p>
+        </div>
+      )}
+      {host && <HostReport host={host} />}
+
+      {vmJobs.length > 0 && (
+        <div className="panel">
+          <h3>In progress</h3>
+          <ul className="vm-jobs">
+            {vmJobs.map((j) => (
+              <JobLine key={j.id} job={j} onCancel={cancel} />
+            ))}
+          </ul>
+        </div>
+      )}
+
+      {images && images.length === 0 && (
+        <EmptyState title="No images yet">
+          <p>
+            VMs boot from an image in the vm-manager's store. The test image (a Debian cloud kernel, busybox and tpm2-tools in an
+            initramfs, with the guest agent) is built offline from this machine's packages in seconds.
+          </p>
+          <button className="primary" onClick={buildImage} disabled={building}>
+            Build the test image
+          </button>
+        </EmptyState>
+      )}
+      {images && images.length > 0 && <CreateVmForm images={images} onStarted={started} />}
+
+      {listError && (
+        <p className="error" role="alert">
+          {listError}
+        </p>
+      )}
+      {vms && vms.length === 0 && <EmptyState title="No VMs">Create one above; it is listed here with its state while it boots.</EmptyState>}
+      {vms && vms.length > 0 && <VmList vms={vms} selected={selected} onSelect={setSelected} onChanged={() => void refresh()} />}
+
+      {sel && (
+        <div className="panel vm-detail">
+          <header className="row">
+            <h3>
+              {sel.name} <VmStateBadge state={sel.state} />
+            </h3>
+            <div className="row vm-tabs" role="tablist">
+              <button role="tab" aria-selected={tab === 'console'} onClick={() => setTab('console')}>
+                Console
+              </button>
+              <button role="tab" aria-selected={tab === 'attestation'} onClick={() => setTab('attestation')}>
+                Attestation
+              </button>
+              <button onClick={() => setSelected(null)}>Close</button>
+            </div>
+          </header>
+          {tab === 'console' ? <ConsoleTail id={sel.id} /> : <AttestationPanel id={sel.id} version={`${sel.state}|${sel.attestation.initrdVerified}|${sel.attestation.readyVerified}`} />}
+        </div>
+      )}
+    </section>
+  );
+}
