@@ -195,7 +195,7 @@ export class VmManagerSupervisor {
       cwd: cmd.cwd,
       detached: true,
       stdio: ['ignore', out, err],
-      env: { ...(this.o.env ?? process.env), ELECTRON_RUN_AS_NODE: '1', POVDESK_HOME: this.o.home },
+      env: { ...process.env, ...this.o.env, ELECTRON_RUN_AS_NODE: '1', POVDESK_HOME: this.o.home },
     });
     closeSync(out);
     closeSync(err);
@@ -273,7 +273,7 @@ export class VmManagerSupervisor {
       const child = spawn(bin!, [...pre, ...args, '--state-dir', this.stateDir], {
         cwd: cmd.cwd,
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...(this.o.env ?? process.env), ELECTRON_RUN_AS_NODE: '1', POVDESK_HOME: this.o.home },
+        env: { ...process.env, ...this.o.env, ELECTRON_RUN_AS_NODE: '1', POVDESK_HOME: this.o.home },
         ...(signal ? { signal } : {}),
       });
       let out = '';
