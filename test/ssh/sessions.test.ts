@@ -141,6 +141,20 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     expect(s.reason).toMatch(/authentication failed/);
   });
 
+  it('password through PAM keyboard-interactive (servers with PasswordAuthentication no)', async (ctx) => {
+    if (passwordSkip) ctx.skip(passwordSkip);
+    const pamd = new Sshd({ password: true, pam: true });
+    await pamd.start();
+    try {
+      const e = env();
+      const c = await openAccepted(e, keyTarget({ port: pamd.port, username: USER, auth: { kind: 'password', password: PASSWORD } }));
+      await run(e, c, 'echo "pam $(id -un)"', new RegExp(`pam ${USER}`));
+      expect(pamd.log).toMatch(/Accepted keyboard-interactive\/pam for/);
+    } finally {
+      await pamd.dispose();
+    }
+  });
+
   it('key authentication with a generated profile key and an imported passphrase-protected key', async () => {
     const e = env();
     const gen = await e.manager.profiles.save({ name: 'gen', host: '127.0.0.1', port: sshd.port, username: 'root', credentials: { kind: 'generate' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
@@ -190,6 +204,48 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
       expect(jumpd.log).toMatch(/direct-tcpip|Connection from 127\.0\.0\.1/);
     } finally {
       await jumpd.dispose();
+    }
+  });
+
+  it('two jump hosts in a row, the first with its own key', async () => {
+    const own = utils.generateKeyPairSync('ed25519');
+    const j1 = new Sshd();
+    j1.authorize(own.public);
+    const j2 = new Sshd();
+    j2.authorize(clientKey.public);
+    await j1.start();
+    await j2.start();
+    try {
+      const e = env();
+      const id = await e.manager.open({
+        target: keyTarget({
+          jump: [
+            { host: '127.0.0.1', port: j1.port, username: 'root', auth: { kind: 'privateKey', privateKey: own.private } },
+            { host: 'localhost', port: j2.port, username: 'root' },
+          ],
+        }),
+        cols: 80,
+        rows: 24,
+      });
+      const c = new Consumer(e.hub, id);
+      const seen: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const p = await nextPrompt(e, id);
+        seen.push(`${p.host}:${p.port} ${p.fingerprint}`);
+        e.manager.answerHostKey(p.promptId, true);
+      }
+      expect(seen).toEqual([
+        `127.0.0.1:${j1.port} ${j1.hostKey().fingerprint}`,
+        `localhost:${j2.port} ${j2.hostKey().fingerprint}`,
+        `127.0.0.1:${sshd.port} ${sshd.hostKey().fingerprint}`,
+      ]);
+      await waitState(e, id, 'open');
+      await run(e, c, 'echo two-hops-$((1+1))', /two-hops-2/);
+      // The first hop only knows its own key: the target's key was never offered to it.
+      expect(j1.log).toMatch(/Accepted publickey for root/);
+    } finally {
+      await j1.dispose();
+      await j2.dispose();
     }
   });
 

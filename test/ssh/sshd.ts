@@ -19,6 +19,8 @@ export async function freePort(): Promise<number> {
 
 export interface SshdOptions {
   password?: boolean;
+  /** Passwords checked by PAM through keyboard-interactive only (PasswordAuthentication no). */
+  pam?: boolean;
   /** Extra sshd_config lines. */
   extra?: string[];
 }
@@ -82,9 +84,9 @@ export class Sshd {
         `AuthorizedKeysFile ${join(this.dir, 'authorized_keys')}`,
         'StrictModes no',
         'PermitRootLogin yes',
-        'UsePAM no',
-        `PasswordAuthentication ${this.opts.password ? 'yes' : 'no'}`,
-        'KbdInteractiveAuthentication no',
+        `UsePAM ${this.opts.pam ? 'yes' : 'no'}`,
+        `PasswordAuthentication ${this.opts.password && !this.opts.pam ? 'yes' : 'no'}`,
+        `KbdInteractiveAuthentication ${this.opts.pam ? 'yes' : 'no'}`,
         'PubkeyAuthentication yes',
         'AllowTcpForwarding yes',
         'PrintMotd no',

@@ -111,7 +111,9 @@ export class SshBackend implements TerminalBackend {
         keepaliveInterval: this.opts.keepaliveSec * 1000,
         keepaliveCountMax: 3,
         agentForward: false,
-        tryKeyboard: false,
+        // Servers that check passwords through PAM offer only keyboard-interactive: answer its
+        // password prompt with the password, and nothing else.
+        tryKeyboard: !!hop.password,
         hostVerifier: (key: Buffer, verify: (ok: boolean) => void) => {
           sink.phase('verifying');
           this.opts
@@ -131,6 +133,9 @@ export class SshBackend implements TerminalBackend {
       if (hop.privateKey) cfg.privateKey = hop.privateKey;
       if (hop.passphrase) cfg.passphrase = hop.passphrase;
       if (hop.password) cfg.password = hop.password;
+      c.on('keyboard-interactive', (_name, _instructions, _lang, prompts, finish) => {
+        finish(prompts.map((p) => (hop.password && /password|passcode/i.test(p.prompt) ? hop.password : '')));
+      });
       c.once('ready', () => {
         settled = true;
         resolve(c);
