@@ -18,6 +18,14 @@ for m in $(cat /etc/povdesk/modules); do
   insmod "/lib/modules/$m.ko" || say "insmod $m failed"
 done
 
+# started early: a stop may come at any time. power button (QMP system_powerdown) -> clean poweroff
+if [ -f /lib/modules/button.ko ]; then
+  mkdir -p /etc/acpi/PWRF
+  printf '#!/bin/sh\npoweroff -f\n' > /etc/acpi/PWRF/00000080
+  chmod +x /etc/acpi/PWRF/00000080
+  mkdir -p /var/log
+  acpid -c /etc/acpi -l /run/acpid.log || say "acpid did not start"
+fi
 ip link set lo up
 ip link set eth0 up
 ip addr add 169.254.169.15/24 dev eth0
@@ -70,16 +78,9 @@ quote ready
 if [ -e /dev/tpmrm0 ]; then
   tpm2_pcrread sha256:0,1,2,3,4,5,6,7,8,9,11,13 2>/dev/null | sed -n 's/^ *\([0-9]*\) *: *0x\([0-9A-Fa-f]*\)$/povdesk-agent: pcr \1 \2/p'
 fi
+say "READY"
 echo '{"stage":"ready"}' > /tmp/report.json
 http POST /report /tmp/report.json
-say "READY"
+[ "$STATUS" = 204 ] || say "the manager did not take the READY report (status ${STATUS:-none})"
 
-# power button (QMP system_powerdown) -> clean poweroff
-if [ -f /lib/modules/button.ko ]; then
-  mkdir -p /etc/acpi/PWRF
-  printf '#!/bin/sh\npoweroff -f\n' > /etc/acpi/PWRF/00000080
-  chmod +x /etc/acpi/PWRF/00000080
-  mkdir -p /var/log
-  acpid -c /etc/acpi -l /run/acpid.log || say "acpid did not start"
-fi
 while :; do sleep 3600; done

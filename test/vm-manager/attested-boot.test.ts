@@ -1,0 +1,153 @@
+/**
+ * Real boots under TCG with OVMF + swtpm: learn golden values from one VM, write them with
+ * `image golden`, then a fresh manager verifies both quotes against them. A VM that never quotes
+ * never gets its user-data; another command line or initrd is a golden mismatch on PCR 9.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runVmManagerCli } from '../../main/vm-manager/cli';
+import { VmManagerClient } from '../../main/vm-manager/client';
+import { findOvmf } from '../../main/vm-manager/host';
+import { buildTestImage, readPolicy, TEST_CMDLINE, TEST_IMAGE, writePolicy } from '../../main/vm-manager/images';
+import { serve, type RunningManager } from '../../main/vm-manager/server';
+import { pidsWith, repo, stateWithImage, until, vmSkip } from './support';
+
+const skip = vmSkip();
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** Asks the metadata socket as VM `id` would (through the proxy's preamble). */
+function askAs(sock: string, id: string, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = connect(sock);
+    let out = '';
+    c.on('connect', () => c.write(`POVDESK-VM ${id}\nGET ${path} HTTP/1.0\r\nHost: x\r\n\r\n`));
+    c.on('data', (d) => (out += String(d)));
+    c.on('end', () => resolve(out));
+    c.on('error', reject);
+  });
+}
+
+describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, OVMF, swtpm)', () => {
+  let state: string;
+  let m: RunningManager | null = null;
+  let client: VmManagerClient;
+  let firstVm = '';
+  let firstAk = '';
+
+  beforeAll(() => {
+    state = stateWithImage('vmm-att-');
+  });
+  afterAll(async () => {
+    await m?.close({ stopVms: true });
+    for (const id of m?.vms.list().map((v) => v.id) ?? []) await m?.vms.delete(id).catch(() => {});
+    expect(pidsWith(state)).toEqual([]);
+    rmSync(state, { recursive: true, force: true });
+  });
+
+  it('learn mode: boots to ready with require_attestation, both quotes verify, user-data only after the initrd quote', async () => {
+    m = await serve({ stateDir: state, token: 'tok', learn: true });
+    client = new VmManagerClient(m.url, 'tok');
+    const vm = await client.create({ name: 'learn', user_data: 'hello-user-data', require_attestation: true, wait_for: 'ready' });
+    firstVm = vm.id;
+    expect(vm.state).toBe('ready');
+    expect(vm.attestation.initrd?.verified).toBe(true);
+    expect(vm.attestation.ready?.verified).toBe(true);
+    expect(vm.attestation.userDataReleased).toBe(true);
+    expect(vm.attestation.akFingerprint).toMatch(/^[0-9a-f]{64}$/);
+    firstAk = vm.attestation.akFingerprint ?? '';
+    expect(vm.durations.readySeconds).toBeGreaterThan(0);
+    const con = (await client.console(vm.id, 200)).console.split('\n');
+    const iQuote = con.findIndex((l) => l.includes('povdesk-agent: quote initrd verified'));
+    const iUd = con.findIndex((l) => l.includes(`povdesk-agent: user-data 15 bytes sha256 ${sha('hello-user-data')}`));
+    expect(iQuote).toBeGreaterThanOrEqual(0);
+    expect(iUd).toBeGreaterThan(iQuote);
+    expect(con.some((l) => l === 'povdesk-agent: READY')).toBe(true);
+    // `image golden` writes the verified ready-stage PCRs (PCR 9 included) into policy.json
+    const out: string[] = [];
+    expect(await runVmManagerCli(['image', 'golden', TEST_IMAGE, '--from-vm', vm.id, '--state-dir', state], (s) => out.push(s), (s) => out.push(s))).toBe(0);
+    const golden = readPolicy(join(state, 'images', TEST_IMAGE))!.golden.sha256;
+    expect(Object.keys(golden).sort((a, b) => +a - +b)).toEqual(['0', '2', '3', '4', '6', '7', '9']);
+    expect(golden['9']).toBe(vm.attestation.ready?.pcrs['9']);
+    // stop: QMP powerdown reaches the guest's acpid, so no SIGTERM is needed
+    const stopped = await client.stop(vm.id);
+    expect(stopped.state).toBe('stopped');
+    expect(stopped.lastError).toBeNull();
+    expect(pidsWith(join(state, 'vms', vm.id))).toEqual([]);
+    await m.close();
+    m = null;
+  }, 180_000);
+
+  it('a fresh manager verifies against the golden values; the swtpm state and the pinned AK survive a stop/start', async () => {
+    m = await serve({ stateDir: state, token: 'tok' });
+    client = new VmManagerClient(m.url, 'tok');
+    expect(m.recovered).toEqual({ reattached: [], cleaned: [] });
+    expect((await client.get(firstVm)).state).toBe('stopped');
+    await client.start(firstVm);
+    const vm = await m.vms.waitFor(firstVm, 'ready', 150_000);
+    expect(vm.attestation.initrd).toMatchObject({ verified: true, mismatches: [], learned: {} });
+    expect(vm.attestation.ready).toMatchObject({ verified: true, mismatches: [] });
+    expect(vm.attestation.akFingerprint).toBe(firstAk);
+    const att = await client.attestation(firstVm);
+    const row9 = att.table.find((r) => r.pcr === '9');
+    expect(row9).toMatchObject({ compared: true, match: true });
+    expect(att.table.find((r) => r.pcr === '1')).toMatchObject({ compared: false });
+    await client.delete(firstVm);
+    expect(pidsWith(join(state, 'vms', firstVm))).toEqual([]);
+  }, 180_000);
+
+  it('a VM that never quotes never gets its user-data', async () => {
+    const init = readFileSync(join(repo, 'main', 'vm-manager', 'guest', 'init.sh'), 'utf8');
+    const silent = init.replace(/^quote initrd$/m, 'say "this variant never quotes"').replace(/&& quote initrd$/m, '&& :');
+    expect(silent).not.toBe(init);
+    buildTestImage(state, { name: 'povdesk-silent', initScript: silent, ovmfCode: findOvmf()!.code });
+    const vm = await client.create({ name: 'silent', image: 'povdesk-silent', user_data: 'top-secret', require_attestation: true, wait_for: 'none' });
+    await until('the guest asking for user-data twice', async () => {
+      const c = (await client.console(vm.id, 50)).console;
+      return (c.match(/user-data not released yet \(status 503\)/g) ?? []).length >= 2 || null;
+    }, 120_000, 500);
+    const rec = await client.get(vm.id);
+    expect(rec.attestation.userDataReleased).toBe(false);
+    expect(rec.attestation.initrd).toBeNull();
+    const answer = await askAs(join(state, 'metadata.sock'), vm.id, '/skytap/vms/self/user_data');
+    expect(answer).toMatch(/^HTTP\/1\.1 503/);
+    expect(answer).toMatch(/Retry-After: 2/i);
+    expect(answer).not.toContain('top-secret');
+    expect(await askAs(join(state, 'metadata.sock'), vm.id, '/skytap')).not.toContain('top-secret');
+    expect((await client.console(vm.id, 500)).console).not.toContain(sha('top-secret'));
+    await client.delete(vm.id);
+  }, 180_000);
+
+  for (const variant of ['cmdline', 'initrd'] as const) {
+    it(`another ${variant} is a golden mismatch: the initrd quote is rejected and user-data withheld`, async () => {
+      const base = readPolicy(join(state, 'images', TEST_IMAGE))!;
+      const name = `povdesk-${variant}`;
+      const init = readFileSync(join(repo, 'main', 'vm-manager', 'guest', 'init.sh'), 'utf8');
+      buildTestImage(state, {
+        name, ovmfCode: findOvmf()!.code,
+        ...(variant === 'cmdline' ? { cmdline: `${TEST_CMDLINE} povdesk.variant=1` } : { initScript: `${init}\n# a changed initrd\n` }),
+      });
+      const dir = join(state, 'images', name);
+      writePolicy(dir, { ...readPolicy(dir)!, golden: base.golden });
+      const vm = await client.create({ name: `var-${variant}`, image: name, user_data: 'withheld', require_attestation: true, wait_for: 'none' });
+      const rec = await until('the initrd verdict', async () => {
+        const r = await client.get(vm.id);
+        return r.attestation.initrd ? r : null;
+      }, 120_000, 500);
+      const i = rec.attestation.initrd!;
+      expect(i.verified).toBe(false);
+      expect(i.failed).toBe('golden');
+      expect(i.message).toMatch(/golden mismatch: (pcr \d+ expected [0-9a-f]{64}, got [0-9a-f]{64}; )*pcr 9 expected [0-9a-f]{64}, got [0-9a-f]{64}/);
+      const changed = i.mismatches.map((x) => x.pcr);
+      console.log(`[finding] ${variant} change moved golden-compared PCRs: ${changed.join(', ')}`);
+      expect(changed).toContain('9');
+      expect(rec.attestation.userDataReleased).toBe(false);
+      const answer = await askAs(join(state, 'metadata.sock'), vm.id, '/skytap/vms/self/user_data');
+      expect(answer).toMatch(/^HTTP\/1\.1 503/);
+      await client.delete(vm.id);
+      expect(pidsWith(join(state, 'vms', vm.id))).toEqual([]);
+    }, 180_000);
+  }
+});
