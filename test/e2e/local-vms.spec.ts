@@ -1,0 +1,76 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test } from './fixtures';
+
+/** Stops the manager the app started for this home (VMs outlive the app on purpose) and anything left under it. */
+function stopManager(home: string) {
+  const ep = join(home, 'vm-manager', 'endpoint.json');
+  if (existsSync(ep)) {
+    try {
+      process.kill((JSON.parse(readFileSync(ep, 'utf8')) as { pid: number }).pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+  const marker = join(home, 'vm-manager');
+  setTimeout(() => {
+    for (const d of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+      try {
+        if (readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) process.kill(Number(d), 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  }, 3000).unref();
+}
+
+const HOST_TOOLS = ['/usr/bin/qemu-system-x86_64', '/usr/bin/swtpm', '/usr/share/OVMF/OVMF_CODE_4M.fd', '/bin/busybox'];
+const missing = HOST_TOOLS.filter((p) => !existsSync(p));
+
+test.describe('Local VMs', () => {
+  test.skip(missing.length > 0 && process.env.CI !== 'true', `missing ${missing.join(', ')}`);
+
+  test('host report with the TCG warning; a VM created from the UI reaches ready, outlives an app restart, and is deleted', async ({ app }) => {
+    test.setTimeout(240_000);
+    const { page } = app;
+    try {
+      await app.open('Local VMs');
+      const accel = page.getByTestId('vm-accel');
+      await expect(accel).toHaveText(/^(kvm|tcg)$/, { timeout: 40_000 });
+      if ((await accel.textContent()) === 'tcg' && existsSync('/dev/kvm')) {
+        await expect(page.getByRole('alert').filter({ hasText: 'Warning: no hardware acceleration' })).toContainText('kvm');
+      }
+      await expect(page.getByText('No VMs', { exact: true })).toBeVisible();
+
+      await page.getByRole('button', { name: 'Build the test image' }).click();
+      const form = page.getByRole('form', { name: 'Create VM' });
+      await expect(form).toBeVisible({ timeout: 30_000 });
+      await form.getByPlaceholder('demo-1').fill('e2e-one');
+      await form.getByRole('button', { name: 'Create' }).click();
+      await expect(page.getByText('Create VM e2e-one')).toBeVisible();
+      const row = page.locator('tr[data-vm="e2e-one"]');
+      await expect(row.getByTestId('vm-state')).toHaveText(/booting|attesting|ready/, { timeout: 30_000 });
+      await expect(row.getByTestId('vm-state')).toHaveText('ready', { timeout: 150_000 });
+      // install · boot · ready durations are filled in
+      await expect(row).toContainText(/\d+\.\d s · \d+\.\d s · \d+\.\d s/);
+
+      await row.getByRole('button', { name: 'e2e-one' }).click();
+      await expect(page.locator('.vm-console .xterm-rows')).toContainText('povdesk-agent', { timeout: 20_000 });
+      await page.getByRole('tab', { name: 'Attestation' }).click();
+      await expect(page.getByLabel('Attestation')).toContainText('Attestation not required');
+
+      await app.restart();
+      await app.open('Local VMs');
+      await expect(page.locator('tr[data-vm="e2e-one"]').getByTestId('vm-state')).toHaveText('ready', { timeout: 30_000 });
+
+      const again = page.locator('tr[data-vm="e2e-one"]');
+      await again.getByRole('button', { name: 'Delete' }).click();
+      await expect(again.getByRole('group', { name: 'Confirm delete e2e-one' })).toBeVisible();
+      await again.getByRole('button', { name: 'Delete VM' }).click();
+      await expect(page.locator('tr[data-vm="e2e-one"]')).toHaveCount(0, { timeout: 30_000 });
+      await expect(page.getByText('No VMs', { exact: true })).toBeVisible();
+    } finally {
+      stopManager(app.home);
+    }
+  });
+});
