@@ -135,6 +135,28 @@ describe.skipIf(missing)('template runner against a loopback metadata service', 
     rmSync(dir, { recursive: true, force: true });
   }, 40_000);
 
+  it('under dash: a failing payload is not marked as run and is retried on the next poll', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'povdesk-runner-'));
+    md.mode = 'path';
+    // Fails the first time (leaving a flag), succeeds the second.
+    md.userData = [
+      '#!/bin/sh',
+      BEGIN_LINE,
+      `echo try >> '${dir}/ran.log'`,
+      `[ -e '${dir}/flag' ] || { touch '${dir}/flag'; exit 3; }`,
+      END_LINE,
+    ].join('\n');
+    startRunner(['dash']);
+    expect(await until(() => ranLog().length === 2, 5000)).toBe(true);
+    expect(await until(() => existsSync(join(dir, 'state/last')), 2000)).toBe(true);
+    expect(stderr).toMatch(/payload [0-9a-f]{64} failed; retry in 1 s/);
+    const h = md.hits;
+    await until(() => md.hits >= h + 2, 4000);
+    expect(ranLog()).toEqual(['try', 'try']);
+    await stopRunner();
+    rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
   it('on a BusyBox-only guest (no curl: wget, busybox awk): falls back to the /skytap JSON document', async () => {
     dir = mkdtempSync(join(tmpdir(), 'povdesk-runner-'));
     const bb = join(dir, 'bb');
