@@ -167,6 +167,11 @@ export const sshMethods = {
   'ssh.resize': method('Tell the remote side the terminal size', z.object({ sessionId, ...size }).strict(), ok),
   'ssh.close': method('Close a session (reported as closed by you)', z.object({ sessionId }).strict(), ok),
   'ssh.reconnect': method('Reconnect a dropped or closed session now', z.object({ sessionId }).strict(), ok),
+  'ssh.replay': method(
+    'The last 64 KB a session printed, for a window attaching to it (subscribe to ssh.data right after)',
+    z.object({ sessionId }).strict(),
+    sshData,
+  ),
   'ssh.sessions.list': method('Sessions held by the app and their state', noArgs, z.array(sshStatus)),
   'ssh.answerHostKey': method(
     'Accept or reject a host key; a changed key is only accepted with replace: true',

@@ -60,6 +60,12 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await panel.getByRole('button', { name: 'Type it' }).click();
     await expect(panel.getByTestId('type-result')).toHaveText(/^sha256 match \(2 lines/);
 
+    // A reload (new renderer) picks up the session held by main, with its recent output.
+    await page.reload();
+    await app.open('Terminals');
+    await expect(page.locator('.term-box .xterm-rows')).toContainText('back-2');
+    await expect(page.getByTestId('term-status')).toContainText('open');
+
     await page.getByRole('button', { name: `Close ${USER}@127.0.0.1` }).click();
     await expect(page.getByText('No terminals open')).toBeVisible();
   });

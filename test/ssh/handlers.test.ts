@@ -74,6 +74,9 @@ describe.skipIf(skip)('ssh handlers on a real Base (SQLite, job runner, stream h
     expect((await h['ssh.sessions.list']({}, call))[0]).toMatchObject({ sessionId, state: 'open', title: 'loop' });
     await h['ssh.input']({ sessionId, data: 'echo hh-$((9*9))\n' }, call);
     await waitFor('echo', () => c.text.includes('hh-81'));
+    const replay = await h['ssh.replay']({ sessionId }, call);
+    expect(Buffer.from(replay.data, 'base64').toString()).toContain('hh-81');
+    expect(replay.bytes).toBe(Buffer.from(replay.data, 'base64').length);
     const { jobId } = await h['ssh.typeInto']({ sessionId, script: 'echo one\necho two\n', path: join(sshd.dir, 't.sh') }, call);
     const job = await base.jobs.wait(jobId);
     expect(job.state).toBe('succeeded');

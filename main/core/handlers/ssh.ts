@@ -47,6 +47,10 @@ export function sshHandlers(base: Base): SshHandlers {
     'ssh.resize': async (a) => (m.resize(a.sessionId, a.cols, a.rows), ok),
     'ssh.close': async (a) => (m.close(a.sessionId), ok),
     'ssh.reconnect': async (a) => (await m.reconnect(a.sessionId), ok),
+    'ssh.replay': async (a) => {
+      const data = m.replay(a.sessionId);
+      return { data: data.toString('base64'), bytes: data.length };
+    },
     'ssh.sessions.list': async () => m.list(),
     'ssh.answerHostKey': async (a) => {
       m.answerHostKey(a.promptId, a.accept, a.replace ?? false);

@@ -160,6 +160,11 @@ export class SessionManager {
     return s;
   }
 
+  /** Recent output (up to 64 KB) for a terminal attaching to a running session. */
+  replay(id: string): Buffer {
+    return this.get(id).recent();
+  }
+
   list(): SshStatus[] {
     return [...this.sessions.values()].map((s) => s.state);
   }

@@ -25,6 +25,7 @@ export const STATUS = 'ssh.status';
 const MAX_EVENT = 64 * 1024;
 /** Output kept while nobody subscribes yet (e.g. between ssh.open and the tab subscribing). */
 const HOLD_LIMIT = 256 * 1024;
+export const REPLAY_BYTES = 64 * 1024;
 
 export const defaultBackoff = (attempt: number) => Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1));
 
@@ -48,6 +49,9 @@ export class TerminalSession {
   private readonly batchMs: number;
   private readonly highWater: number;
   published = 0;
+  /** The last REPLAY_BYTES published, for a window that attaches later (reload, second window). */
+  private history: Buffer[] = [];
+  private historyBytes = 0;
 
   constructor(
     readonly id: string,
@@ -191,6 +195,17 @@ export class TerminalSession {
     if (this.live) this.backend.resize(cols, rows);
   }
 
+  /** Output already published that a newly attached terminal should show first. */
+  recent(): Buffer {
+    return Buffer.concat(this.history);
+  }
+
+  private remember(piece: Buffer) {
+    this.history.push(Buffer.from(piece));
+    this.historyBytes += piece.length;
+    while (this.historyBytes - this.history[0]!.length >= REPLAY_BYTES) this.historyBytes -= this.history.shift()!.length;
+  }
+
   // ---- output path ----------------------------------------------------------------------
   private pause(why: string) {
     const was = this.pauses.size;
@@ -230,6 +245,7 @@ export class TerminalSession {
       this.bufBytes = rest.length;
       this.hub.publish(DATA, this.id, { data: piece.toString('base64'), bytes: piece.length }, piece.length);
       this.published += piece.length;
+      this.remember(piece);
     }
     if (this.bufBytes < HOLD_LIMIT) this.resume('buffer');
     if (this.hub.pressure(DATA, this.id) > this.highWater) {

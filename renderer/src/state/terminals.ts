@@ -53,7 +53,7 @@ export function termFor(id: string): TermEntry | undefined {
   return entries.get(id);
 }
 
-function makeEntry(id: string): TermEntry {
+function makeEntry(id: string, replay?: Uint8Array): TermEntry {
   const term = new Terminal({
     scrollback: SCROLLBACK,
     cursorBlink: true,
@@ -91,6 +91,8 @@ function makeEntry(id: string): TermEntry {
   const resized = term.onResize(({ cols, rows }) => {
     sshCall('ssh.resize', { sessionId: id, cols, rows }).catch(() => undefined);
   });
+  // What the session printed before this window attached (after a reload), then the live stream.
+  if (replay?.length) term.write(replay);
   // Flow control: acknowledge bytes only once xterm has parsed them.
   const stopData = sub('ssh.data', id, (raw) => {
     const d = raw as SshData;
@@ -196,8 +198,13 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
         .then((list) => {
           for (const st of list) {
             if (entries.has(st.sessionId) || st.state === 'closed') continue;
-            entries.set(st.sessionId, makeEntry(st.sessionId));
-            set((s) => ({ tabs: [...s.tabs, { sessionId: st.sessionId, title: st.title, status: st }], active: s.active ?? st.sessionId }));
+            sshCall('ssh.replay', { sessionId: st.sessionId })
+              .then((r) => {
+                if (entries.has(st.sessionId)) return;
+                entries.set(st.sessionId, makeEntry(st.sessionId, decode(r.data)));
+                set((s) => ({ tabs: [...s.tabs, { sessionId: st.sessionId, title: st.title, status: st }], active: s.active ?? st.sessionId }));
+              })
+              .catch(() => undefined);
           }
         })
         .catch((e: Error) => set({ error: e.message }));
