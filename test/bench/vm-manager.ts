@@ -1,0 +1,146 @@
+/**
+ * vm-manager figures, each against a baseline measured in this run:
+ *  - create→ready of the test image through the manager vs a bare qemu-system boot of the same
+ *    kernel+initrd with the same argv (OVMF, swtpm, metadata proxy) against a trivial metadata
+ *    server that accepts every quote: the ratio is the manager's own overhead (target ≤ 1.15);
+ *  - attested (require_attestation true, quotes verified, user-data gated) vs unattested ready:
+ *    seconds added (target ≤ 0.5);
+ *  - GET console?lines=100 on a 1 GiB console log vs `tail -n 100` (ratio, target ≤ 2).
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { createServer as createHttp } from 'node:http';
+import { createServer as createNet } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { qemuArgv } from '../../main/vm-manager/argv';
+import { VmManagerClient } from '../../main/vm-manager/client';
+import { findOvmf } from '../../main/vm-manager/host';
+import { TEST_IMAGE, TEST_CMDLINE } from '../../main/vm-manager/images';
+import { startDetached, terminate } from '../../main/vm-manager/procs';
+import { serve } from '../../main/vm-manager/server';
+import { METADATA_PROXY } from '../../main/vm-manager/vms';
+import { cachedImageDir, pidsWith, vmSkip } from '../vm-manager/support';
+
+const skip = vmSkip();
+if (skip) {
+  console.log(`bench vm-manager: skipped (${skip})`);
+  process.exit(0);
+}
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const ovmf = findOvmf()!;
+const img = cachedImageDir();
+const work = mkdtempSync(join(tmpdir(), 'vmm-bench-'));
+const state = join(work, 'state');
+cpSync(img, join(state, 'images', TEST_IMAGE), { recursive: true });
+
+/** A bare boot: swtpm + qemu with the manager's argv, a metadata server that accepts anything. */
+async function bareBoot(n: number): Promise<number> {
+  const dir = join(work, `bare${n}`);
+  mkdirSync(join(dir, 'tpm'), { recursive: true });
+  copyFileSync(ovmf.vars, join(dir, 'vars.fd'));
+  const sock = join(dir, 'md.sock');
+  let readyAt = 0;
+  let onReady: () => void = () => {};
+  const ready = new Promise<void>((r) => (onReady = r));
+  const http = createHttp((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const u = req.url ?? '';
+      if (u === '/attest/nonce') return res.end(randomBytes(32).toString('hex'));
+      if (u === '/attest/quote') return res.end('{"verified":true}');
+      if (u === '/report') {
+        readyAt = performance.now();
+        onReady();
+      }
+      res.writeHead(204).end();
+    });
+  });
+  const raw = createNet((c) => {
+    c.once('data', (d) => {
+      const nl = d.indexOf(10);
+      c.unshift(d.subarray(nl + 1));
+      http.emit('connection', c);
+    });
+  });
+  await new Promise<void>((r) => raw.listen(sock, () => r()));
+  const t0 = performance.now();
+  const swtpm = startDetached('swtpm', ['socket', '--tpm2', '--tpmstate', `dir=${join(dir, 'tpm')}`, '--ctrl', `type=unixio,path=${join(dir, 'tpm', 'swtpm.sock')}`], join(dir, 'swtpm.log'));
+  while (!pidsWith(join(dir, 'tpm')).length) await new Promise((r) => setTimeout(r, 10));
+  const { existsSync } = await import('node:fs');
+  while (!existsSync(join(dir, 'tpm', 'swtpm.sock'))) await new Promise((r) => setTimeout(r, 10));
+  const qemu = startDetached('qemu-system-x86_64', qemuArgv({
+    id: `bare${n}`, accel: 'tcg', cpus: 1, memoryMib: 512, ovmfCode: ovmf.code, ovmfVars: join(dir, 'vars.fd'),
+    boot: { kind: 'kernel', kernel: join(img, 'vmlinuz'), initrd: join(img, 'initrd.img'), append: TEST_CMDLINE },
+    consoleFile: join(dir, 'console.log'), qmpSocket: join(dir, 'qmp.sock'), swtpmSocket: join(dir, 'tpm', 'swtpm.sock'),
+    metadataProxy: [process.execPath, METADATA_PROXY, sock, '0000000' + n],
+  }), join(dir, 'qemu.log'));
+  await Promise.race([ready, new Promise((_, j) => setTimeout(() => j(new Error(`bare boot ${n} not ready in 180 s`)), 180_000))]);
+  const secs = (readyAt - t0) / 1000;
+  await terminate(qemu.pid, dir, 3000);
+  await terminate(swtpm.pid, dir, 3000);
+  raw.close();
+  return secs;
+}
+
+const m = await serve({ stateDir: state, token: 'bench', learn: true });
+const client = new VmManagerClient(m.url, 'bench');
+async function managed(n: number, attested: boolean): Promise<{ secs: number; id: string }> {
+  const t0 = performance.now();
+  const vm = await client.create({ name: `b${n}-${attested ? 'a' : 'u'}`, require_attestation: attested, wait_for: 'ready', user_data: 'bench', memory_mib: 512, cpus: 1 });
+  const secs = (performance.now() - t0) / 1000;
+  if (vm.state !== 'ready') throw new Error(`VM ${vm.id} is ${vm.state}`);
+  if (attested && !vm.attestation.initrd?.verified) throw new Error(`VM ${vm.id} initrd quote not verified`);
+  return { secs, id: vm.id };
+}
+
+const bare: number[] = [];
+const unatt: number[] = [];
+const att: number[] = [];
+let keep = '';
+try {
+  for (let i = 0; i < 2; i++) {
+    bare.push(await bareBoot(i));
+    const u = await managed(i, false);
+    unatt.push(u.secs);
+    const a = await managed(i, true);
+    att.push(a.secs);
+    await client.delete(u.id);
+    if (i === 0) keep = a.id;
+    else await client.delete(a.id);
+  }
+  const rb = median(unatt) / median(bare);
+  console.log(`bench vm-manager create-to-ready: ${median(unatt).toFixed(2)} s (bare qemu ${median(bare).toFixed(2)} s; runs ${unatt.map((x) => x.toFixed(1)).join('/')} vs ${bare.map((x) => x.toFixed(1)).join('/')}) ratio ${rb.toFixed(3)} target 1.15`);
+  console.log(`bench vm-manager attestation-added: ${(median(att) - median(unatt)).toFixed(2)} s (attested ${median(att).toFixed(2)} s vs unattested ${median(unatt).toFixed(2)} s) target 0.5`);
+
+  // console tail on a 1 GiB log
+  await client.stop(keep);
+  const log = (await client.get(keep)).paths.console;
+  const fd = openSync(log, 'a');
+  const block = Buffer.from(Array.from({ length: 16384 }, (_, i) => `[${String(i).padStart(6, '0')}] console line with some text to fill the log\n`).join(''));
+  let written = 0;
+  while (written < 1024 ** 3) written += writeSync(fd, block);
+  closeSync(fd);
+  const apiT: number[] = [];
+  const tailT: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    let t = performance.now();
+    const r = await client.console(keep, 100);
+    apiT.push(performance.now() - t);
+    if (r.lines !== 100) throw new Error(`console gave ${r.lines} lines`);
+    t = performance.now();
+    execFileSync('tail', ['-n', '100', log]);
+    tailT.push(performance.now() - t);
+  }
+  console.log(`bench vm-manager console-tail-1GiB: ${median(apiT).toFixed(2)} ms (tail -n 100 ${median(tailT).toFixed(2)} ms) ratio ${(median(apiT) / median(tailT)).toFixed(3)} target 2`);
+  await client.delete(keep);
+} finally {
+  await m.close({ stopVms: true });
+  for (const v of m.vms.list()) await m.vms.delete(v.id).catch(() => {});
+  for (const p of pidsWith(work)) process.kill(p, 'SIGKILL');
+  rmSync(work, { recursive: true, force: true });
+}
