@@ -148,6 +148,38 @@ describe('control-node handlers through the contract', () => {
     expect(vm.userData).toBe('');
   }, 60_000);
 
+  it('a provision with one Linux VM starts the install job itself; the provision does not wait for enrolment', async () => {
+    w = await world();
+    migrate(w.db, [...MIGRATIONS, cnMigration]);
+    cp = await new ControlPlaneDouble().start();
+    const base = baseFor(w, { POVDESK_SKYTAP_POLL_MS: '20' });
+    await base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: w.emu.url });
+    const h = { ...povHandlers(base), ...controlNodeHandlers(base, { enrolPollMs: 30 }) };
+    await call(h, 'controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
+    const tpl = w.emu.state.addTemplate({
+      name: 'One Linux',
+      vms: [
+        { name: 'BtPocLin01', guestOS: 'ubuntu-64' },
+        { name: 'win01', guestOS: 'windows2019srv-64' },
+      ],
+    });
+    const created = await call(h, 'pov.create', { templateId: tpl.id, name: 'Auto' });
+    const provision = await w.jobs.wait(created.jobId);
+    expect(provision.state, JSON.stringify(provision.error)).toBe('succeeded');
+    const povId = (await call(h, 'pov.list', {})).povs[0]!.id;
+    const installs = (w.db.prepare("SELECT id FROM jobs WHERE kind = 'control-node.install' AND subject = ?").all(povId) as { id: string }[]);
+    expect(installs).toHaveLength(1);
+    // The provision finished while the install still waits for an agent (no guest runs yet).
+    expect(['queued', 'running']).toContain(w.jobs.get(installs[0]!.id)!.state);
+
+    const seen = { payloads: [] as string[] };
+    stopGuest = guest(w, cp, povId, seen);
+    const done = await w.jobs.wait(installs[0]!.id);
+    expect(done.state, JSON.stringify(done.error)).toBe('succeeded');
+    expect(done.result).toMatchObject({ vm: 'BtPocLin01', attestation: 'ed25519', tier: 1 });
+    expect((await call(h, 'pov.get', { id: povId })).pov.controlNode).toMatchObject({ status: 'enrolled', mode: 'ed25519', name: null });
+  }, 60_000);
+
   it('Install control node on a suspended POV is refused up front', async () => {
     w = await world();
     migrate(w.db, [...MIGRATIONS, cnMigration]);

@@ -79,8 +79,24 @@ export function controlNodeHandlers(base: Base, wiring: ControlNodeWiring = {}):
     }
     return installControlNode(deps, povId, job);
   };
+  const startInstall = (povId: string) =>
+    base.jobs.start({ kind: 'control-node.install', title: `Install control node for POV ${povId}`, subject: povId }, (job) => run(povId, job));
+
+  // The provision's hook, run after power-on. It resolves at once (a refusal lands on the row and
+  // in the provision's log), then hands the install to its own job: that job waits up to the
+  // code's 15 minutes for the agent to enrol, which the provision should not, and its last line
+  // says SPIRE or Ed25519. Nothing here can fail the provision (the lifecycle catches and records).
   svc.setControlNodeInstaller(async (povId, ctx) => {
-    await run(povId, ctx);
+    const pov = povs.getPov(povId);
+    if (!pov) throw new AppError('not_found', `no POV ${povId}`);
+    const r = resolveFor(pov);
+    if ('refusal' in r) {
+      const reason = refusalText(r);
+      povs.setControlNode(povId, { vmId: null, status: 'none', reason });
+      throw new AppError('conflict', reason);
+    }
+    const jobId = startInstall(povId);
+    ctx.log(`control node ${r.vm.name}: the install continues as job ${jobId} (it waits for the agent to enrol)`);
   });
 
   const summary = (id: string) => {
@@ -156,11 +172,7 @@ export function controlNodeHandlers(base: Base, wiring: ControlNodeWiring = {}):
       if (pov.runstate !== 'running') {
         throw new AppError('conflict', `the environment is ${pov.runstate ?? 'not confirmed running'}; start it first (the payload goes in only after power-on)`);
       }
-      const jobId = base.jobs.start(
-        { kind: 'control-node.install', title: `Install control node for POV ${id}`, subject: id },
-        (job) => run(id, job),
-      );
-      return { jobId };
+      return { jobId: startInstall(id) };
     },
   };
 }
