@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect, test } from './fixtures';
 
 /** Stops the manager the app started for this home (VMs outlive the app on purpose) and anything left under it. */
-function stopManager(home: string) {
+async function stopManager(home: string) {
   const ep = join(home, 'vm-manager', 'endpoint.json');
   if (existsSync(ep)) {
     try {
@@ -13,15 +13,15 @@ function stopManager(home: string) {
     }
   }
   const marker = join(home, 'vm-manager');
-  setTimeout(() => {
-    for (const d of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-      try {
-        if (readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) process.kill(Number(d), 'SIGKILL');
-      } catch {
-        // gone
-      }
+  // VMs outlive their manager by design: after the manager, whatever still runs under this home goes too.
+  await new Promise((r) => setTimeout(r, 2000));
+  for (const d of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) process.kill(Number(d), 'SIGKILL');
+    } catch {
+      // gone
     }
-  }, 3000).unref();
+  }
 }
 
 const HOST_TOOLS = ['/usr/bin/qemu-system-x86_64', '/usr/bin/swtpm', '/usr/share/OVMF/OVMF_CODE_4M.fd', '/bin/busybox'];
@@ -47,7 +47,7 @@ test.describe('Local VMs', () => {
       await expect(form).toBeVisible({ timeout: 30_000 });
       await form.getByPlaceholder('demo-1').fill('e2e-one');
       await form.getByRole('button', { name: 'Create' }).click();
-      await expect(page.getByText('Create VM e2e-one')).toBeVisible();
+      await expect(page.getByTestId('vm-job').getByText('Create VM e2e-one')).toBeVisible();
       const row = page.locator('tr[data-vm="e2e-one"]');
       await expect(row.getByTestId('vm-state')).toHaveText(/booting|attesting|ready/, { timeout: 30_000 });
       await expect(row.getByTestId('vm-state')).toHaveText('ready', { timeout: 150_000 });
@@ -57,7 +57,7 @@ test.describe('Local VMs', () => {
       await row.getByRole('button', { name: 'e2e-one' }).click();
       await expect(page.locator('.vm-console .xterm-rows')).toContainText('povdesk-agent', { timeout: 20_000 });
       await page.getByRole('tab', { name: 'Attestation' }).click();
-      await expect(page.getByLabel('Attestation')).toContainText('Attestation not required');
+      await expect(page.getByLabel('Attestation', { exact: true })).toContainText('Attestation not required');
 
       await app.restart();
       await app.open('Local VMs');
@@ -70,7 +70,7 @@ test.describe('Local VMs', () => {
       await expect(page.locator('tr[data-vm="e2e-one"]')).toHaveCount(0, { timeout: 30_000 });
       await expect(page.getByText('No VMs', { exact: true })).toBeVisible();
     } finally {
-      stopManager(app.home);
+      await stopManager(app.home);
     }
   });
 });
