@@ -253,6 +253,8 @@ describe('installControlNode: ordering against the control-plane double and a re
       }) }), 'pov-1', job),
     ).rejects.toThrow();
     expect(ud.events.map((e) => e.op)).toEqual(['set', 'clear']);
+    expect(povs.row).toMatchObject({ status: 'failed', reason: expect.stringContaining('cancelled') });
+    expect([...cp.agents.values()][0]!.state).toBe('revoked');
   });
 });
 

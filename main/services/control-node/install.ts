@@ -311,6 +311,19 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
       }
       await sleep(Math.min(poll, Math.max(0, deadline - now().getTime())), job.signal);
     }
+  } catch (err) {
+    if (job.signal.aborted && !(err instanceof AppError && err.code !== 'cancelled')) {
+      // Cancelled mid-way: say so on the row and forget the agent (its code is being cleared below).
+      deps.povs.setControlNode(povId, { status: 'failed', reason: 'the control-node install was cancelled; press Install control node to start again' });
+      deps.agents.update(code.agentId, { state: 'failed', reason: 'cancelled' });
+      try {
+        await deps.controlPlane.revoke(code.agentId);
+        deps.agents.update(code.agentId, { state: 'revoked', revoked_at: now().toISOString() });
+      } catch {
+        /* left live: teardown or the next install revokes it */
+      }
+    }
+    throw err;
   } finally {
     if (injected && !cleared) await clear('the install stopped');
   }
