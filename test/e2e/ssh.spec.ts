@@ -69,4 +69,44 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await page.getByRole('button', { name: `Close ${USER}@127.0.0.1` }).click();
     await expect(page.getByText('No terminals open')).toBeVisible();
   });
+
+  test('a changed host key shows both fingerprints; refuse closes, replace connects', async ({ app }) => {
+    test.skip(!!skipReason, skipReason ?? '');
+    const { page } = app;
+    await app.open('Terminals');
+    const form = page.getByRole('form', { name: 'Quick connect' });
+    const connect = async () => {
+      await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
+      await form.getByLabel('Port', { exact: true }).fill(String(sshd.port));
+      await form.getByLabel('User', { exact: true }).fill(USER);
+      await form.getByLabel('Password', { exact: true }).fill(PASSWORD);
+      await form.getByRole('button', { name: 'Connect' }).click();
+    };
+    await connect();
+    const old = sshd.hostKey().fingerprint;
+    await page.getByRole('dialog').getByRole('button', { name: 'Trust and connect' }).click();
+    await expect(page.getByTestId('term-status')).toContainText('open');
+    await page.getByRole('button', { name: `Close ${USER}@127.0.0.1` }).click();
+
+    sshd.newHostKey();
+    await sshd.restart();
+    const now = sshd.hostKey().fingerprint;
+    sshd.clearLog();
+    await connect();
+    const dialog = page.getByRole('dialog');
+    await expect(dialog).toContainText('has CHANGED');
+    await expect(dialog.getByTestId('hostkey-stored')).toHaveText(old);
+    await expect(dialog.getByTestId('hostkey-fingerprint')).toHaveText(now);
+    await dialog.getByRole('button', { name: 'Refuse (recommended)' }).click();
+    await expect(page.getByTestId('term-status')).toContainText('refused');
+    await expect(page.getByTestId('term-status')).toContainText(now);
+    expect(sshd.log).not.toMatch(/userauth-request/);
+    await page.getByRole('button', { name: `Close ${USER}@127.0.0.1` }).click();
+
+    await connect();
+    await page.getByRole('dialog').getByRole('button', { name: 'Replace the stored key and connect' }).click();
+    await expect(page.getByTestId('term-status')).toContainText('open');
+    await page.getByText(/Known hosts \(/).click();
+    await expect(page.locator('.known-hosts')).toContainText(now);
+  });
 });
