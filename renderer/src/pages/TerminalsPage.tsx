@@ -5,22 +5,8 @@ import { HostKeyDialog } from '../components/terminal/HostKeyDialog';
 import { TerminalView } from '../components/terminal/TerminalView';
 import { TypeIntoPanel } from '../components/terminal/TypeIntoPanel';
 import { sshCall, termFor, useTerminals } from '../state/terminals';
+import { parseJump } from '../components/terminal/jump';
 import './terminals.css';
-
-/** "user@host:port, host2" → hops; the user defaults to the target's. Throws a readable error. */
-export function parseJump(text: string, defaultUser: string): { host: string; port: number; username: string }[] {
-  return text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((hop) => {
-      const m = /^(?:([^@\s]+)@)?(\[[^\]]+\]|[^:\s]+)(?::(\d+))?$/.exec(hop);
-      if (!m) throw new Error(`jump host "${hop}" is not [user@]host[:port]`);
-      const port = m[3] ? Number(m[3]) : 22;
-      if (port < 1 || port > 65535) throw new Error(`jump host "${hop}" has port ${port}; ports are 1–65535`);
-      return { host: m[2]!.replace(/^\[|\]$/g, ''), port, username: m[1] ?? defaultUser };
-    });
-}
 
 function statusText(s: SshStatus | null): string {
   if (!s) return 'starting';
