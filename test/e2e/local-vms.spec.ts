@@ -70,6 +70,8 @@ test.describe('Local VMs', () => {
       await expect(page.locator('tr[data-vm="e2e-one"]')).toHaveCount(0, { timeout: 30_000 });
       await expect(page.getByText('No VMs', { exact: true })).toBeVisible();
     } finally {
+      // leave the page first: its refresh would have the app start a fresh manager again
+      await page.goto('about:blank');
       await stopManager(app.home);
     }
   });
