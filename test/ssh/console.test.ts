@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileTailBackend, UnixSocketBackend } from '../../main/services/ssh/console-backends';
+import { typeInto } from '../../main/services/ssh/type-into';
 import { needs } from '../support/system';
 import { Consumer, makeEnv, run, waitFor, waitState, type Env } from './harness';
 
@@ -115,5 +116,15 @@ describe.skipIf(skip)('local serial console terminals', () => {
     await waitFor('the appended line', () => c.text.includes('login:'));
     expect(() => env.manager.input(id, 'root\n')).toThrow(/read-only/);
     await expect(async () => env.manager.typeInto(id, 'echo hi\n', {})).rejects.toThrow(/read-only/);
+  });
+
+  it('type-into refuses input that would not arrive intact or would run as a command', async () => {
+    const sent: string[] = [];
+    const t = { write: (d: string) => (sent.push(d), true), observe: () => () => undefined };
+    await expect(typeInto(t, 'ok\n', { path: '/tmp/x; rm -rf /' })).rejects.toThrow(/must be absolute/);
+    await expect(typeInto(t, 'a\tb\n')).rejects.toThrow(/control character/);
+    await expect(typeInto(t, 'x'.repeat(1001))).rejects.toThrow(/1001 characters/);
+    await expect(typeInto(t, 'POVDESK_TYPED_EOF\n')).rejects.toThrow(/end marker/);
+    expect(sent).toEqual([]);
   });
 });

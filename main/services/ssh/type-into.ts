@@ -46,10 +46,14 @@ export async function typeInto(t: TypeTarget, script: string, o: TypeOptions = {
   const content = typedContent(script);
   const lines = content.split('\n').slice(0, -1);
   const path = o.path ?? '/tmp/povdesk-typed.sh';
+  // The path goes into a shell command line: letters, digits and . _ - / only.
+  if (!/^\/[A-Za-z0-9._\/-]+$/.test(path)) {
+    throw new AppError('invalid_request', `target path ${JSON.stringify(path)} must be absolute and use only letters, digits, . _ - /`);
+  }
   for (const [i, l] of lines.entries()) {
     if (l.length > MAX_LINE) throw new AppError('invalid_request', `line ${i + 1} is ${l.length} characters; a console line holds ${MAX_LINE} safely — split it`);
     if (l === MARKER) throw new AppError('invalid_request', `line ${i + 1} is the end marker ${MARKER}; rename it`);
-    if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(l)) {
+    if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(l)) {
       throw new AppError('invalid_request', `line ${i + 1} holds a control character (tab, escape, …) the console would interpret; replace it`);
     }
   }
