@@ -249,6 +249,33 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     }
   });
 
+  it('a saved profile whose jump host signs in with another profile\'s key', async () => {
+    const jumpd = new Sshd();
+    await jumpd.start();
+    try {
+      const e = env();
+      const common = { keepaliveSec: 15, autoReconnect: false, agentForward: false as const };
+      const bastion = await e.manager.profiles.save({ name: 'bastion', host: '127.0.0.1', port: jumpd.port, username: 'root', credentials: { kind: 'generate' }, jump: [], ...common });
+      jumpd.authorize(bastion.publicKey!);
+      const inner = await e.manager.profiles.save({
+        name: 'inner',
+        host: '127.0.0.1',
+        port: sshd.port,
+        username: 'root',
+        credentials: { kind: 'import', privateKey: clientKey.private },
+        jump: [{ host: '127.0.0.1', port: jumpd.port, username: 'root', profileId: bastion.id }],
+        ...common,
+      });
+      const id = await e.manager.open({ profileId: inner.id, cols: 80, rows: 24 });
+      const c = new Consumer(e.hub, id);
+      for (let i = 0; i < 2; i++) e.manager.answerHostKey((await nextPrompt(e, id)).promptId, true);
+      await waitState(e, id, 'open');
+      await run(e, c, 'echo prof-jump-$((3+3))', /prof-jump-6/);
+    } finally {
+      await jumpd.dispose();
+    }
+  });
+
   it('a resize reaches the server (stty size)', async () => {
     const e = env();
     const c = await openAccepted(e, keyTarget(), { cols: 80, rows: 24 });
