@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { coreMethods, coreStreams } from './core';
+import { controlNodeMethods } from './controlNode';
 import { povMethods } from './pov';
 import { skytapMethods } from './skytap';
 import type { MethodDef, StreamDef } from './define';
@@ -17,6 +18,7 @@ export const methods = {
   ...coreMethods,
   ...skytapMethods,
   ...povMethods,
+  ...controlNodeMethods,
 } as const satisfies Record<string, MethodDef>;
 
 export const streams = {

@@ -1,5 +1,6 @@
 import type { Base } from '../base';
 import type { Handlers } from '../dispatch';
+import { controlNodeHandlers } from './controlNode';
 import { coreHandlers } from './core';
 import { povHandlers } from './pov';
 import { skytapHandlers } from './skytap';
@@ -10,5 +11,6 @@ export function allHandlers(base: Base): Handlers {
     ...coreHandlers(base),
     ...skytapHandlers(base),
     ...povHandlers(base),
+    ...controlNodeHandlers(base),
   };
 }

@@ -3,6 +3,7 @@ import JobsPage from './JobsPage';
 import PovsPage from './PovsPage';
 import SettingsPage, { settingsSlots } from './SettingsPage';
 import SkytapTestConnection from './settings/SkytapTestConnection';
+import TemplatesPage from './TemplatesPage';
 
 export interface PageEntry {
   id: string;
@@ -16,7 +17,7 @@ settingsSlots.skytap.push(() => <SkytapTestConnection />);
 export const pages: PageEntry[] = [
   { id: 'povs', label: 'POVs', component: PovsPage },
   { id: 'local-vms', label: 'Local VMs', component: placeholder('Local VMs', 'Local QEMU VMs appear here once the vm-manager is available.') },
-  { id: 'templates', label: 'Templates', component: placeholder('Templates', 'The template-runner script appears here.') },
+  { id: 'templates', label: 'Templates', component: TemplatesPage },
   { id: 'terminals', label: 'Terminals', component: placeholder('Terminals', 'SSH terminals appear here.') },
   { id: 'jobs', label: 'Jobs', component: JobsPage },
   { id: 'settings', label: 'Settings', component: SettingsPage },
