@@ -43,10 +43,13 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await term.click();
     await page.keyboard.type('echo e2e-$((6*7)) && stty size\n');
     await expect(page.locator('.term-box .xterm-rows')).toContainText('e2e-42');
+    // 3 MB is 30× the 100 KB high-water mark: it only gets through if xterm's acks reach main.
+    await page.keyboard.type("head -c 3000000 /dev/zero | tr '\\0' a; echo; echo big-$((1+1))\n");
+    await expect(page.locator('.term-box .xterm-rows')).toContainText('big-2', { timeout: 30_000 });
 
     await app.open('Jobs');
     await app.open('Terminals');
-    await expect(page.locator('.term-box .xterm-rows')).toContainText('e2e-42');
+    await expect(page.locator('.term-box .xterm-rows')).toContainText('big-2');
     await page.locator('.term-box .xterm').click();
     await page.keyboard.type('echo back-$((1+1))\n');
     await expect(page.locator('.term-box .xterm-rows')).toContainText('back-2');
