@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Subscriber } from '../../main/core/streams';
-import { vmHandlers } from '../../main/core/handlers/vm';
+import { vmAppFor, vmDiagnostics, vmHandlers } from '../../main/core/handlers/vm';
 import { createLogger } from '../../main/services/log/logger';
 import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
 import type { VmConsoleChunk } from '../../shared/contract/vm';
@@ -125,6 +125,33 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     expect(att.required).toBe(false);
     expect(att.userDataReleased).toBe(true);
   }, 240_000);
+
+  it('a remote vm-manager (URL + bearer token in the keychain) works through the same client; its console is followed by polling', async () => {
+    const ep = JSON.parse(readFileSync(join(home, 'vm-manager', 'endpoint.json'), 'utf8')) as { url: string; token: string; pid: number };
+    await expect(call(h, 'vm.setConnection', { mode: 'remote' })).rejects.toMatchObject({ code: 'invalid_request' });
+    const conn = await call(h, 'vm.setConnection', { mode: 'remote', url: ep.url, token: ep.token });
+    expect(conn).toMatchObject({ mode: 'remote', url: ep.url, tokenSet: true, pid: null });
+    expect(await base.secrets.get('vm-manager-token')).toBe(ep.token);
+    expect((await call(h, 'vm.host', {})).mode).toBe('remote');
+    expect((await call(h, 'vm.list', {})).vms.map((v) => v.id)).toContain(readyId);
+
+    vmAppFor(base).followers.closeAll();
+    const unsubscribe = base.hub.subscribe('vm.console', readyId, { unacked: new Map(), send: () => undefined });
+    const { text } = await call(h, 'vm.consoleFollow', { id: readyId, lines: 20 });
+    unsubscribe();
+    const { lines } = await call(h, 'vm.console', { id: readyId, lines: 20 });
+    expect(text).toBe(lines.join('\r\n') + '\r\n');
+    vmAppFor(base).followers.closeAll();
+
+    await call(h, 'vm.setConnection', { mode: 'remote', token: 'not-the-token-at-all' });
+    await expect(call(h, 'vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', message: expect.stringContaining('bearer token') });
+    const back = await call(h, 'vm.setConnection', { mode: 'local' });
+    expect(back).toMatchObject({ mode: 'local', pid: ep.pid });
+
+    const [title, body] = await vmDiagnostics(base)();
+    expect(title).toBe('vm-manager host report');
+    expect(body).toMatch(/accelerator (kvm|tcg):/);
+  });
 
   it('after the app core restarts, the same manager and the VM are still there', async () => {
     const before = await call(h, 'vm.connection', {});

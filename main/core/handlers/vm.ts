@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { vmMethods } from '../../../shared/contract/vm';
 import { VmApp } from '../../services/vm/service';
 import { VmManagerSupervisor } from '../../services/vm/supervisor';
@@ -24,6 +25,11 @@ export function vmAppFor(base: Base): VmApp {
     // The manager and its VMs outlive the app on purpose; only the console followers stop.
     const a = app;
     base.onClose(() => a.close());
+    // An app that used local VMs before reattaches at launch (or restarts a manager that died, which
+    // then reattaches to its VMs); one that never did starts the manager on first use only.
+    if (base.role === 'app' && a.mode() === 'local' && existsSync(supervisor.endpointFile)) {
+      supervisor.ensure().catch((e: Error) => base.log.warn('local vm-manager not reattached at launch', { error: e.message }));
+    }
   }
   return app;
 }

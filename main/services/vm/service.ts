@@ -238,10 +238,15 @@ export class VmApp {
         job.log(`${id}: ${vm.state}`);
       }
       const fraction = STEP[vm.state] ?? null;
+      const initrd = vm.attestation.initrd;
       const note =
-        vm.state === 'attesting'
-          ? `quoting: initrd ${vm.attestation.initrd ? (vm.attestation.initrd.verified ? 'verified' : vm.attestation.initrd.message) : 'pending'}`
-          : vm.state;
+        vm.state !== 'attesting'
+          ? vm.state
+          : !initrd
+            ? 'waiting for the initrd quote'
+            : initrd.verified
+              ? 'initrd quote verified; waiting for ready'
+              : `initrd quote rejected: ${initrd.message}. The guest keeps retrying until the boot timeout; cancel to delete the VM`;
       if (`${vm.state}|${note}` !== lastNote) {
         lastNote = `${vm.state}|${note}`;
         job.progress(vm.state, fraction, note);

@@ -4,6 +4,7 @@ import { api, errorText } from '../api';
 import { EmptyState } from '../components/EmptyState';
 import { ProgressBar } from '../components/ProgressBar';
 import { AttestationPanel } from '../components/vm/AttestationPanel';
+import { ConnectionPanel } from '../components/vm/ConnectionPanel';
 import { ConsoleTail } from '../components/vm/ConsoleTail';
 import { CreateVmForm } from '../components/vm/CreateVmForm';
 import { HostReport } from '../components/vm/HostReport';
@@ -35,7 +36,7 @@ function JobLine({ job, onCancel }: { job: JobRecord; onCancel: (id: string) => 
 }
 
 export default function LocalVmsPage() {
-  const { host, hostError, hostLoading, images, vms, listError, loadHost, refresh } = useVms();
+  const { host, hostError, hostLoading, images, vms, listError, connection, loadHost, refresh } = useVms();
   const follow = useJobs((s) => s.follow);
   const jobs = useJobs((s) => s.jobs);
   const [mine, setMine] = useState<string[]>([]);
@@ -97,6 +98,14 @@ export default function LocalVmsPage() {
         </div>
       )}
       {host && <HostReport host={host} />}
+      <ConnectionPanel
+        key={connection?.mode ?? 'none'}
+        connection={connection}
+        onChanged={() => {
+          void loadHost();
+          void refresh();
+        }}
+      />
 
       {vmJobs.length > 0 && (
         <div className="panel">
