@@ -47,11 +47,16 @@ function appRoot(): string {
   throw new AppError('internal', `cannot find the app's root above ${fileURLToPath(import.meta.url)}`);
 }
 
-/** The built daemon (out/main/vm-manager.js) when present, else its sources through tsx. */
+/**
+ * The built daemon (out/main/vm-manager.js) when present with the guest files it reads beside it
+ * (out/main/guest/), else its sources through tsx.
+ */
 export function managerCommand(env: NodeJS.ProcessEnv = process.env): { argv: string[]; cwd: string } {
   const root = appRoot();
   const built = join(root, 'out', 'main', 'vm-manager.js');
-  if (existsSync(built) && !env.POVDESK_FROM_SOURCE) return { argv: [process.execPath, built], cwd: root };
+  if (existsSync(built) && existsSync(join(root, 'out', 'main', 'guest', 'init.sh')) && !env.POVDESK_FROM_SOURCE) {
+    return { argv: [process.execPath, built], cwd: root };
+  }
   return { argv: [process.execPath, '--import', 'tsx', join(root, 'main', 'vm-manager', 'main.ts')], cwd: root };
 }
 
