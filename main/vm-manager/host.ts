@@ -70,7 +70,11 @@ export async function probeAccel(accel: Accel, qemu: string, ovmf: { code: strin
   const vars = join(dir, 'vars.fd');
   copyFileSync(ovmf.vars, vars);
   const qmpPath = join(dir, 'qmp.sock');
-  const child = spawn(qemu, [
+  // Wrapped in `timeout`: if this process dies mid-probe, the throwaway VM dies within 20 s
+  // instead of running on as an orphan (SIGTERM to `timeout` is passed on to QEMU).
+  const wrap = which('timeout');
+  const child = spawn(wrap ?? qemu, [
+    ...(wrap ? ['-s', 'KILL', '20', qemu] : []),
     '-machine', 'q35', '-accel', accel, '-m', '64', '-nodefaults', '-display', 'none', '-serial', 'none', '-no-reboot',
     '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${ovmf.code}`, '-drive', `if=pflash,format=raw,unit=1,file=${vars}`,
     '-qmp', `unix:${qmpPath},server=on,wait=off`,
@@ -96,8 +100,10 @@ export async function probeAccel(accel: Accel, qemu: string, ovmf: { code: strin
     return { accel, result: 'unusable', detail: `present but unusable: ${line}` };
   } finally {
     qmp?.close();
-    if (exited === undefined) child.kill('SIGKILL');
+    if (exited === undefined) child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 3000);
     await exit;
+    clearTimeout(killer);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -6,7 +6,7 @@
 export PATH=/bin:/sbin:/usr/bin
 export TPM2TOOLS_TCTI=device:/dev/tpmrm0
 MD=169.254.169.254
-say() { echo "povdesk-agent: $*"; }
+say() { echo "povdesk-agent: $* (t=$(cut -d " " -f 1 /proc/uptime))"; }
 
 mount -t proc proc /proc
 mount -t sysfs sys /sys
