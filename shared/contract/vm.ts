@@ -23,6 +23,8 @@ export const vmHost = z
   .object({
     endpoint: z.string(),
     mode: z.enum(['local', 'remote']),
+    /** local only: why the manager is not running (the report was then made by the app itself) */
+    managerError: z.string().nullable(),
     hostname: z.string(),
     kernel: z.string(),
     cpus: z.number(),
@@ -174,7 +176,11 @@ export const vmMethods = {
       .strict(),
     vmConnection,
   ),
-  'vm.host': method('Host report: accelerator chosen and why, tools found, missing pieces with install lines', noArgs, vmHost),
+  'vm.host': method(
+    'Host report: accelerator chosen and why, tools found, missing pieces with install lines (recheck: retry a local manager that failed to start)',
+    z.object({ recheck: z.boolean().optional() }).strict(),
+    vmHost,
+  ),
   'vm.images': method('Images in the vm-manager store', noArgs, z.object({ images: z.array(vmImage) }).strict()),
   'vm.list': method('VMs, oldest first', noArgs, z.object({ vms: z.array(vmRecord) }).strict()),
   'vm.get': method('One VM', byId, vmResult),

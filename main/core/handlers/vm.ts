@@ -62,7 +62,7 @@ export function vmHandlers(base: Base): DomainHandlers<typeof vmMethods> {
   return {
     'vm.connection': () => app.connection(),
     'vm.setConnection': (args) => app.setConnection(args),
-    'vm.host': () => app.host(),
+    'vm.host': (args) => app.host(args.recheck ?? false),
     'vm.images': async () => ({ images: await app.images() }),
     'vm.list': async () => ({ vms: await app.list() }),
     'vm.get': async (args) => ({ vm: await app.get(args.id) }),

@@ -132,8 +132,23 @@ export class VmApp {
     }
   }
 
-  async host(): Promise<VmHost> {
-    return this.call('GET /host', async (c, t) => hostView(parseAnswer('GET /host', managerHost, await c.host()), t.url, t.mode));
+  /**
+   * The manager's host report. When the local manager cannot start (this host lacks QEMU, swtpm or
+   * OVMF), the app makes the same report itself, so the page can list what is missing.
+   */
+  async host(recheck = false): Promise<VmHost> {
+    if (recheck && this.mode() === 'local') {
+      this.o.supervisor.reset();
+      await this.o.supervisor.ensure(true).catch(() => undefined);
+    }
+    try {
+      return await this.call('GET /host', async (c, t) => hostView(parseAnswer('GET /host', managerHost, await c.host()), t.url, t.mode));
+    } catch (e) {
+      const failure = this.mode() === 'local' ? this.o.supervisor.lastStartFailure() : null;
+      if (!failure) throw e;
+      const { hostReport } = await import('../../vm-manager/host');
+      return hostView(parseAnswer('host report', managerHost, await hostReport()), 'not running', 'local', failure.message);
+    }
   }
 
   async images(): Promise<VmImage[]> {

@@ -78,6 +78,8 @@ function cmdline(pid: number): string {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+export const FAILED_START_MS = 30_000;
+export const START_FAILED = 'the local vm-manager stopped at start';
 
 export class VmManagerSupervisor {
   readonly stateDir: string;
@@ -86,6 +88,7 @@ export class VmManagerSupervisor {
   private readonly outFile: string;
   private readonly logFile: string;
   private current: Promise<Endpoint> | null = null;
+  private failed: { at: number; error: AppError } | null = null;
 
   constructor(private readonly o: SupervisorOptions) {
     this.stateDir = join(o.home, 'vm-manager');
@@ -95,15 +98,31 @@ export class VmManagerSupervisor {
     this.logFile = join(this.stateDir, 'manager.log');
   }
 
-  /** The running manager's endpoint: reattached when one answers, else started now. */
-  ensure(): Promise<Endpoint> {
+  /**
+   * The running manager's endpoint: reattached when one answers, else started now. A start that
+   * failed is not retried for FAILED_START_MS (every page refresh would spawn one) unless `retry`.
+   */
+  ensure(retry = false): Promise<Endpoint> {
+    if (this.failed && !retry && Date.now() - this.failed.at < FAILED_START_MS) return Promise.reject(this.failed.error);
     if (!this.current) {
-      this.current = this.attachOrStart().catch((e) => {
-        this.current = null;
-        throw e;
-      });
+      this.current = this.attachOrStart().then(
+        (ep) => {
+          this.failed = null;
+          return ep;
+        },
+        (e: unknown) => {
+          this.current = null;
+          if (e instanceof AppError && e.message.startsWith(START_FAILED)) this.failed = { at: Date.now(), error: e };
+          throw e;
+        },
+      );
     }
     return this.current;
+  }
+
+  /** The last failed start (its error says why), if it is recent. */
+  lastStartFailure(): AppError | null {
+    return this.failed && Date.now() - this.failed.at < FAILED_START_MS ? this.failed.error : null;
   }
 
   /** Forgets the cached endpoint (after the manager stopped answering) so ensure() checks again. */
@@ -229,7 +248,7 @@ export class VmManagerSupervisor {
         return ep;
       }
       if (exited !== null) {
-        throw new AppError('unavailable', `the local vm-manager stopped at start (${exited}): ${this.logTail(5) || 'no output'}. The Local VMs page lists what this host is missing.`);
+        throw new AppError('unavailable', `${START_FAILED} (${exited}): ${this.logTail(1) || 'no output'}. The Local VMs page lists what this host is missing.`);
       }
       if (Date.now() > deadline) {
         if (child.pid) await this.kill(child.pid);

@@ -126,7 +126,7 @@ export function parseAnswer<S extends z.ZodType>(what: string, schema: S, value:
   return r.data;
 }
 
-export function hostView(h: z.output<typeof managerHost>, endpoint: string, mode: 'local' | 'remote'): VmHost {
+export function hostView(h: z.output<typeof managerHost>, endpoint: string, mode: 'local' | 'remote', managerError: string | null = null): VmHost {
   const tools = (
     [
       ['qemu-system-x86_64', h.qemu],
@@ -139,6 +139,7 @@ export function hostView(h: z.output<typeof managerHost>, endpoint: string, mode
   return {
     endpoint,
     mode,
+    managerError,
     hostname: h.hostname,
     kernel: h.kernel,
     cpus: h.cpus,

@@ -79,7 +79,7 @@ export default function LocalVmsPage() {
     <section className="page local-vms">
       <header className="page-head">
         <h2>Local VMs</h2>
-        <button onClick={() => void loadHost()} disabled={hostLoading}>
+        <button onClick={() => void loadHost(true)} disabled={hostLoading}>
           Re-check host
         </button>
         <button onClick={() => void refresh()}>Refresh</button>

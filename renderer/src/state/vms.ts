@@ -35,7 +35,7 @@ interface VmsState {
   images: VmImage[] | null;
   vms: VmRecord[] | null;
   listError: string | null;
-  loadHost(): Promise<void>;
+  loadHost(recheck?: boolean): Promise<void>;
   refresh(): Promise<void>;
 }
 
@@ -48,10 +48,10 @@ export const useVms = create<VmsState>((set) => ({
   images: null,
   vms: null,
   listError: null,
-  loadHost: async () => {
+  loadHost: async (recheck = false) => {
     set({ hostLoading: true });
     try {
-      const host = await vmCall('vm.host', {});
+      const host = await vmCall('vm.host', recheck ? { recheck } : {});
       set({ host, hostError: null, hostLoading: false });
     } catch (e) {
       set({ host: null, hostError: errorText(e), hostLoading: false });

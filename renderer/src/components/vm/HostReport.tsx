@@ -9,6 +9,11 @@ export function HostReport({ host }: { host: VmHost }) {
         Host {host.hostname}{' '}
         <span className={`badge ${host.ready ? 'ok' : 'warn'}`}>{host.ready ? 'ready for VMs' : 'not ready'}</span>
       </h3>
+      {host.managerError && (
+        <p className="banner error" role="alert">
+          The local vm-manager is not running: {host.managerError}
+        </p>
+      )}
       {host.accelerator.warning && (
         <p className="banner warn" role="alert">
           Warning: {host.accelerator.warning}
