@@ -1,5 +1,6 @@
 import { utils } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_EVENT } from '../../main/services/ssh/session';
 import { needs } from '../support/system';
 import { Consumer, makeEnv, nextPrompt, waitFor, waitState, type Env } from './harness';
 import { rssKb, Sshd } from './sshd';
@@ -31,7 +32,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
       cols: 120,
       rows: 40,
     });
-    // 2 ms per event of up to 64 KB: a terminal rendering ~30 MB/s, slower than sshd can send.
+    // 2 ms per 64 KB: a terminal rendering ~30 MB/s, slower than sshd can send.
     const c = new Consumer(env.hub, id, 2, 4096);
     env.manager.answerHostKey((await nextPrompt(env, id)).promptId, true);
     await waitState(env, id, 'open');
@@ -57,8 +58,8 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     const { got, growthMb, maxPressure } = await stream100(env);
     expect(got).toBeGreaterThanOrEqual(TOTAL);
     expect(growthMb).toBeLessThan(GROWTH_BOUND_MB);
-    // The session never let more than ~one event past the 100 KB high-water mark sit unacknowledged.
-    expect(maxPressure).toBeLessThanOrEqual(100_000 + 64 * 1024);
+    // The session never let more than one event past the 100 KB high-water mark sit unacknowledged.
+    expect(maxPressure).toBeLessThanOrEqual(100_000 + MAX_EVENT);
   }, 150_000);
 
   it('control: with pausing disabled the same run piles up megabytes unacknowledged (the check above can fail)', async () => {

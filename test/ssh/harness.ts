@@ -20,7 +20,8 @@ export async function waitFor<T>(what: string, fn: () => T | undefined | null | 
 
 /**
  * A consumer like the renderer: subscribes to a session's ssh.data, keeps the text (tail) and a
- * byte count, and acknowledges each event after `ackDelayMs` (the time a terminal takes to render).
+ * byte count, and acknowledges each event after `ackDelayMs` per 64 KB it carries (the time a
+ * terminal takes to parse and render), one event at a time.
  */
 export class Consumer implements Subscriber {
   unacked = new Map<string, number>();
@@ -51,7 +52,7 @@ export class Consumer implements Subscriber {
     if (this.ackDelayMs > 0) {
       // One event at a time, like a terminal rendering: each takes ackDelayMs after the previous.
       const held = d.data;
-      this.queue = this.queue.then(() => new Promise<void>((r) => setTimeout(() => (void held.length, ack(), r()), this.ackDelayMs)));
+      this.queue = this.queue.then(() => new Promise<void>((r) => setTimeout(() => (void held.length, ack(), r()), Math.max(1, (this.ackDelayMs * d.bytes) / 65536))));
     } else queueMicrotask(ack);
   }
   close() {

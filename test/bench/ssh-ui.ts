@@ -1,0 +1,103 @@
+// bench ssh-ui: 100 MB from a real sshd into the renderer's xterm in Chromium (browser mode: the
+// built host + WebSocket + TerminalsPage), against OpenSSH `ssh -tt host cat file > /dev/null` in
+// the same run. Prints MB/s, the ratio (target ≥ 0.5) and the host process's peak RSS growth.
+// Needs the built app (`npm run build`) with the ssh domain wired in; says so and skips otherwise.
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from '@playwright/test';
+import ssh2 from 'ssh2';
+import { needs } from '../support/system';
+import { CLI, startHostProcess, stopHostProcess } from '../e2e/host-process';
+import { rssKb, Sshd } from '../ssh/sshd';
+
+const MB = 1024 * 1024;
+const SIZE = 100 * MB;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+async function main() {
+  const missing = needs(['/usr/sbin/sshd', 'ssh', CHROMIUM]);
+  if (missing) return console.log(`bench ssh-ui: skipped (${missing})`);
+  if (!existsSync(CLI) || !/'ssh\.open'|"ssh\.open"/.test(readFileSync(CLI, 'utf8') + readAll(join(CLI, '..', 'chunks')))) {
+    return console.log('bench ssh-ui: skipped (the built app has no ssh.open; run `npm run build` after wiring the ssh domain)');
+  }
+  const key = ssh2.utils.generateKeyPairSync('ed25519');
+  const sshd = new Sshd();
+  sshd.authorize(key.public);
+  await sshd.start();
+  const keyFile = join(sshd.dir, 'client_key');
+  writeFileSync(keyFile, key.private);
+  chmodSync(keyFile, 0o600);
+  const data = join(sshd.dir, 'data.bin');
+  await run('sh', ['-c', `head -c ${SIZE} /dev/zero | tr '\\0' a > ${data}`]);
+  const home = mkdtempSync(join(tmpdir(), 'povdesk-bench-'));
+  const host = await startHostProcess({ ...process.env, POVDESK_HOME: home });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  try {
+    const sshArgs = ['-tt', '-i', keyFile, '-p', String(sshd.port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', 'root@127.0.0.1'];
+    await run('ssh', [...sshArgs, 'true']);
+    let t = Date.now();
+    await run('ssh', [...sshArgs, `cat ${data}`]);
+    const baseline = SIZE / MB / ((Date.now() - t) / 1000);
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(host.openUrl);
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name: 'Terminals', exact: true }).click();
+    const form = page.getByRole('form', { name: 'Quick connect' });
+    await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
+    await form.getByLabel('Port', { exact: true }).fill(String(sshd.port));
+    await form.getByLabel('User', { exact: true }).fill('root');
+    await form.getByLabel('Sign in with').selectOption('privateKey');
+    await form.getByLabel('Private key (OpenSSH)').fill(key.private);
+    await form.getByRole('button', { name: 'Connect' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Trust and connect' }).click();
+    await page.getByTestId('term-status').getByText('open', { exact: true }).waitFor();
+    const rows = page.locator('.term-box .xterm-rows');
+    await page.locator('.term-box .xterm').click();
+    await page.keyboard.type('echo ready-$((1+1))\n');
+    await rows.getByText('ready-2').first().waitFor();
+    const pid = host.child.pid!;
+    const base = rssKb(pid);
+    let peak = base;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssKb(pid))), 50);
+    t = Date.now();
+    await page.keyboard.type(`cat ${data}; echo; echo END-$((40+2))\n`);
+    await rows.getByText('END-42').first().waitFor({ timeout: 600_000 });
+    const secs = (Date.now() - t) / 1000;
+    clearInterval(sampler);
+    const ours = SIZE / MB / secs;
+    console.log(`bench ssh-ui-openssh-pty: ${baseline.toFixed(1)} MB/s`);
+    console.log(`bench ssh-ui-xterm: ${ours.toFixed(1)} MB/s ratio ${(ours / baseline).toFixed(2)} target 0.5`);
+    console.log(`bench ssh-ui-host-peak-rss-growth: ${((peak - base) / 1024).toFixed(1)} MB`);
+  } finally {
+    await browser.close();
+    await stopHostProcess(host);
+    await sshd.dispose();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+function readAll(dir: string): string {
+  try {
+    return readdirSync(dir)
+      .map((f) => readFileSync(join(dir, f), 'utf8'))
+      .join('\n');
+  } catch {
+    return '';
+  }
+}
+
+function run(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (d: Buffer) => (err += d));
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}: ${err}`))));
+  });
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
