@@ -3,6 +3,7 @@ import { coreMethods, coreStreams } from './core';
 import { controlNodeMethods } from './controlNode';
 import { povMethods } from './pov';
 import { skytapMethods } from './skytap';
+import { vmMethods, vmStreams } from './vm';
 import type { MethodDef, StreamDef } from './define';
 
 export * from './errors';
@@ -19,10 +20,12 @@ export const methods = {
   ...skytapMethods,
   ...povMethods,
   ...controlNodeMethods,
+  ...vmMethods,
 } as const satisfies Record<string, MethodDef>;
 
 export const streams = {
   ...coreStreams,
+  ...vmStreams,
 } as const satisfies Record<string, StreamDef>;
 
 export type Methods = typeof methods;

@@ -4,13 +4,15 @@ import { controlNodeHandlers } from './controlNode';
 import { coreHandlers } from './core';
 import { povHandlers } from './pov';
 import { skytapHandlers } from './skytap';
+import { vmDiagnostics, vmHandlers } from './vm';
 
 /** Every domain's handlers, bound to one Base. */
 export function allHandlers(base: Base): Handlers {
   return {
-    ...coreHandlers(base),
+    ...coreHandlers(base, [vmDiagnostics(base)]),
     ...skytapHandlers(base),
     ...povHandlers(base),
     ...controlNodeHandlers(base),
+    ...vmHandlers(base),
   };
 }

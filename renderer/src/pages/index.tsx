@@ -1,5 +1,6 @@
 import type { ComponentType } from 'react';
 import JobsPage from './JobsPage';
+import LocalVmsPage from './LocalVmsPage';
 import PovsPage from './PovsPage';
 import SettingsPage, { settingsSlots } from './SettingsPage';
 import SkytapTestConnection from './settings/SkytapTestConnection';
@@ -16,7 +17,7 @@ settingsSlots.skytap.push(() => <SkytapTestConnection />);
 /** The sidebar, in order. A page not yet built shows its honest empty state. */
 export const pages: PageEntry[] = [
   { id: 'povs', label: 'POVs', component: PovsPage },
-  { id: 'local-vms', label: 'Local VMs', component: placeholder('Local VMs', 'Local QEMU VMs appear here once the vm-manager is available.') },
+  { id: 'local-vms', label: 'Local VMs', component: LocalVmsPage },
   { id: 'templates', label: 'Templates', component: TemplatesPage },
   { id: 'terminals', label: 'Terminals', component: placeholder('Terminals', 'SSH terminals appear here.') },
   { id: 'jobs', label: 'Jobs', component: JobsPage },
