@@ -1,2 +1,4 @@
 /** Whole command families that live with their domain (e.g. `povdesk vm-manager …`). */
-export const subcommands: Record<string, (argv: string[]) => Promise<number>> = {};
+export const subcommands: Record<string, (argv: string[]) => Promise<number>> = {
+  'vm-manager': async (argv) => (await import('../vm-manager/cli')).runVmManagerCli(argv),
+};
