@@ -25,13 +25,16 @@ export const controlNodeSummary = z
   .object({
     name: z.string().nullable(),
     vmId: z.string().nullable(),
-    /** none (refused: see reason) | installing | waiting | enrolled | failed | null (not installed) */
+    /** none (refused: see reason) | installing | waiting | enrolled | failed | revoked (POV destroyed) | null (not installed) */
     status: z.string().nullable(),
     reason: z.string().nullable(),
     /** spire | ed25519 once enrolled */
     mode: z.string().nullable(),
     /** The VM the resolution picks now, or null with `reason`. */
     resolvedVm: z.string().nullable(),
+    /** The POV's Entitle agent host and Resource Broker host names (excluded from step 3). */
+    entitleHost: z.string().nullable().optional(),
+    brokerHost: z.string().nullable().optional(),
   })
   .strict();
 
@@ -42,6 +45,8 @@ export const controlNodeSettingsView = z
     agentImage: z.string(),
     spireEnabled: z.boolean(),
     spireAddress: z.string(),
+    spireTrustDomain: z.string(),
+    spireTrustBundle: z.string(),
     spireAgentImage: z.string(),
     spiffeHelperImage: z.string(),
     tokenSet: z.boolean(),
@@ -81,6 +86,8 @@ export const controlNodeMethods = {
         agentImage: optionalText(300),
         spireEnabled: z.boolean().optional(),
         spireAddress: optionalText(300),
+        spireTrustDomain: optionalText(255),
+        spireTrustBundle: z.string().max(64_000).optional(),
         spireAgentImage: optionalText(300),
         spiffeHelperImage: optionalText(300),
         token: z.string().min(1).max(2000).optional(),
@@ -91,6 +98,17 @@ export const controlNodeMethods = {
   'pov.setControlNodeName': method(
     'Name the control node VM of an existing POV (blank clears it) and re-resolve',
     z.object({ id, name: z.string().trim().max(255) }).strict(),
+    z.object({ controlNode: controlNodeSummary }).strict(),
+  ),
+  'pov.setRoleHosts': method(
+    "Name a POV's Entitle agent host and/or Resource Broker host (blank clears; omitted keeps) and re-resolve: resolution's step 3 leaves them out",
+    z
+      .object({
+        id,
+        entitleHost: z.string().trim().max(255).regex(/^[^\u0000-\u001f\u007f]*$/, 'must have no control characters').optional(),
+        brokerHost: z.string().trim().max(255).regex(/^[^\u0000-\u001f\u007f]*$/, 'must have no control characters').optional(),
+      })
+      .strict(),
     z.object({ controlNode: controlNodeSummary }).strict(),
   ),
   'pov.installControlNode': method(

@@ -38,6 +38,13 @@ export const povView = z
         status: z.string().nullable(),
         reason: z.string().nullable(),
         mode: z.string().nullable(),
+        /** The name of the VM at vmId (the Control node column shows it). Always set by the handlers. */
+        vm: z.string().nullable().optional(),
+        /** Names of the Entitle agent host / Resource Broker host (never the control node). */
+        entitleHost: z.string().nullable().optional(),
+        brokerHost: z.string().nullable().optional(),
+        /** The control-node install job running for this POV, if any. */
+        jobId: z.string().nullable().optional(),
       })
       .strict(),
     createdAt: z.string(),
@@ -77,11 +84,13 @@ export function povActionsFor(p: {
   runstate: string | null;
   envId: string | null;
   busy: boolean;
+  /** A control-node install job is running: it needs the environment running, so no Suspend. */
+  installing?: boolean;
 }): PovActions {
   const live = p.state === 'active' && p.envId !== null && !p.busy;
   return {
     start: live && (p.runstate === 'suspended' || p.runstate === 'stopped' || p.runstate === 'halted'),
-    suspend: live && p.runstate === 'running',
+    suspend: live && p.runstate === 'running' && !p.installing,
     destroy: !p.busy && (p.state === 'active' || p.state === 'failed' || p.state === 'destroying'),
     refreshVms: !p.busy && p.envId !== null && (p.state === 'active' || p.state === 'failed'),
   };
@@ -90,9 +99,12 @@ export function povActionsFor(p: {
 /** Why an action is refused, in words for the user; null when it is allowed. */
 export function povActionRefusal(
   action: keyof PovActions,
-  p: { state: PovState; runstate: string | null; envId: string | null; busy: boolean },
+  p: { state: PovState; runstate: string | null; envId: string | null; busy: boolean; installing?: boolean },
 ): string | null {
   if (povActionsFor(p)[action]) return null;
+  if (action === 'suspend' && p.installing && !p.busy) {
+    return 'A control-node install is running for this POV and needs the environment running (the agent enrols over it); cancel the install in Jobs or wait for it to finish, then suspend.';
+  }
   if (p.busy) return 'Another operation is still running for this POV; wait for it to finish (see its progress in the list).';
   const rs = p.runstate ?? 'unknown';
   switch (action) {

@@ -13,6 +13,7 @@ import { fitUserData } from '../../services/control-node/fit';
 import {
   installControlNode,
   refusalText,
+  teardownControlNode,
   resolveFor,
   type InstallDeps,
   type InstallJob,
@@ -79,8 +80,22 @@ export function controlNodeHandlers(base: Base, wiring: ControlNodeWiring = {}):
     }
     return installControlNode(deps, povId, job);
   };
-  const startInstall = (povId: string) =>
-    base.jobs.start({ kind: 'control-node.install', title: `Install control node for POV ${povId}`, subject: povId }, (job) => run(povId, job));
+  const povName = (povId: string) =>
+    (base.db.prepare('SELECT name FROM povs WHERE id = ?').get(povId) as { name: string } | undefined)?.name ?? povId;
+  // Tracked by the PovService: Suspend is refused and Destroy cancels it first while it runs.
+  const startInstall = (povId: string) => svc.startInstall(povId, `Install control node for POV "${povName(povId)}"`, (job) => run(povId, job));
+
+  // Destroy revokes the POV's agents first; a failure is logged on the job and the row by the
+  // lifecycle and never blocks the environment's destroy.
+  svc.setControlNodeTeardown(async (povId, ctx) => {
+    const agents = new AgentStore(base.db);
+    const live = agents.live(povId);
+    if (!live.length) return;
+    const controlPlane = await (wiring.controlPlane ?? (() => controlPlaneFrom(base.settings, base.secrets, base.env)))();
+    const revoked = await teardownControlNode({ controlPlane, agents }, povId, ctx.signal);
+    ctx.log(`revoked control node agent ${revoked.join(', ')} (and its SPIRE entries)`);
+    povs.setControlNode(povId, { status: 'revoked', reason: null });
+  });
 
   // The provision's hook, run after power-on. It resolves at once (a refusal lands on the row and
   // in the provision's log), then hands the install to its own job: that job waits up to the
@@ -104,6 +119,34 @@ export function controlNodeHandlers(base: Base, wiring: ControlNodeWiring = {}):
     if (!pov) throw new AppError('not_found', `no POV ${id}; refresh the POV list`);
     const r = resolveFor(pov);
     return { pov, resolution: r };
+  };
+
+  const hasRoleHostColumns = () =>
+    (base.db.prepare("SELECT COUNT(*) AS n FROM pragma_table_info('povs') WHERE name IN ('entitle_host','broker_host')").get() as { n: number }).n === 2;
+
+  /**
+   * Re-resolves after the name or the role hosts changed. A refusal lands on the row as `none`
+   * with the reason (an enrolled agent keeps its status: it still runs until replaced); a VM that
+   * differs from the enrolled one (or none installed yet) is recorded with no status, so the
+   * Install control node button is what puts the agent there.
+   */
+  const reresolve = (id: string) => {
+    const { resolution } = summary(id);
+    const before = base.db.prepare('SELECT control_node_vm_id AS vmId, control_node_status AS status FROM povs WHERE id = ?').get(id) as
+      | { vmId: string | null; status: string | null }
+      | undefined;
+    if ('refusal' in resolution) {
+      povs.setControlNode(id, { status: before?.status === 'enrolled' ? 'enrolled' : 'none', reason: refusalText(resolution) });
+    } else if (before?.vmId !== resolution.vm.id || before?.status !== 'enrolled') {
+      povs.setControlNode(id, { vmId: resolution.vm.id, status: null, reason: null, mode: null });
+    } else {
+      povs.setControlNode(id, { reason: null });
+    }
+    const roles = hasRoleHostColumns() ? ', entitle_host AS entitleHost, broker_host AS brokerHost' : '';
+    const row = base.db
+      .prepare(`SELECT control_node_name AS name, control_node_vm_id AS vmId, control_node_status AS status, control_node_reason AS reason, control_node_mode AS mode${roles} FROM povs WHERE id = ?`)
+      .get(id) as { name: string | null; vmId: string | null; status: string | null; reason: string | null; mode: string | null; entitleHost?: string | null; brokerHost?: string | null };
+    return { ...row, resolvedVm: 'vm' in resolution ? resolution.vm.name : null };
   };
 
   return {
@@ -150,20 +193,26 @@ export function controlNodeHandlers(base: Base, wiring: ControlNodeWiring = {}):
     'pov.setControlNodeName': async ({ id, name }) => {
       summary(id);
       povs.setControlNode(id, { name: name || null });
-      const { pov, resolution } = summary(id);
-      const before = base.db.prepare('SELECT control_node_vm_id AS vmId, control_node_status AS status, control_node_mode AS mode FROM povs WHERE id = ?').get(id) as
-        | { vmId: string | null; status: string | null; mode: string | null }
-        | undefined;
-      if ('refusal' in resolution) {
-        povs.setControlNode(id, { status: before?.status === 'enrolled' ? 'enrolled' : 'none', reason: refusalText(resolution) });
-      } else if (before?.vmId !== resolution.vm.id || before?.status !== 'enrolled') {
-        // A different VM (or none installed yet): the install button is what puts the agent there.
-        povs.setControlNode(id, { vmId: resolution.vm.id, status: null, reason: null, mode: null });
+      return { controlNode: reresolve(id) };
+    },
+
+    'pov.setRoleHosts': async ({ id, entitleHost, brokerHost }) => {
+      summary(id);
+      if (!hasRoleHostColumns()) {
+        throw new AppError('unavailable', 'this database has no role-host columns yet (migration 5 has not run); restart POV Desk after updating it');
       }
-      const row = base.db
-        .prepare('SELECT control_node_name AS name, control_node_vm_id AS vmId, control_node_status AS status, control_node_reason AS reason, control_node_mode AS mode FROM povs WHERE id = ?')
-        .get(pov.id) as { name: string | null; vmId: string | null; status: string | null; reason: string | null; mode: string | null };
-      return { controlNode: { ...row, resolvedVm: 'vm' in resolution ? resolution.vm.name : null } };
+      const sets: string[] = [];
+      const vals: Record<string, string | null> = { id };
+      if (entitleHost !== undefined) {
+        sets.push('entitle_host = @entitle');
+        vals.entitle = entitleHost || null;
+      }
+      if (brokerHost !== undefined) {
+        sets.push('broker_host = @broker');
+        vals.broker = brokerHost || null;
+      }
+      if (sets.length) base.db.prepare(`UPDATE povs SET ${sets.join(', ')}, updated_at = @at WHERE id = @id`).run({ ...vals, at: new Date().toISOString() });
+      return { controlNode: reresolve(id) };
     },
 
     'pov.installControlNode': async ({ id }) => {

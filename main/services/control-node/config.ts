@@ -1,6 +1,6 @@
 import { AppError } from '../../../shared/contract/errors';
 import { HttpControlPlane, type ControlPlane } from './control-plane';
-import { checkImage, checkUrl, parseHostPort } from './shell';
+import { checkImage, checkPemBundle, checkTrustDomain, checkUrl, parseHostPort } from './shell';
 
 /** Where control-node settings live: the app's key/value settings table (SettingsService). */
 export interface KeyValue {
@@ -26,6 +26,10 @@ export interface ControlNodeConfig {
   spireEnabled: boolean;
   /** "SPIRE server address for agents" (host:port); blank means the control plane's own. */
   spireAddress: string;
+  /** SPIFFE trust domain; blank means the control plane's own. */
+  spireTrustDomain: string;
+  /** PEM trust bundle the SPIRE server's certificate must chain to; blank means the control plane's own. */
+  spireTrustBundle: string;
   spireAgentImage: string;
   spiffeHelperImage: string;
 }
@@ -36,6 +40,8 @@ export const DEFAULT_CONFIG: ControlNodeConfig = {
   agentImage: '',
   spireEnabled: false,
   spireAddress: '',
+  spireTrustDomain: '',
+  spireTrustBundle: '',
   spireAgentImage: 'ghcr.io/spiffe/spire-agent:1.9.6',
   spiffeHelperImage: 'ghcr.io/spiffe/spiffe-helper:0.8.0',
 };
@@ -46,6 +52,8 @@ const KEYS: Record<keyof ControlNodeConfig, string> = {
   agentImage: 'controlNode.agentImage',
   spireEnabled: 'controlNode.spireEnabled',
   spireAddress: 'controlNode.spireAddress',
+  spireTrustDomain: 'controlNode.spireTrustDomain',
+  spireTrustBundle: 'controlNode.spireTrustBundle',
   spireAgentImage: 'controlNode.spireAgentImage',
   spiffeHelperImage: 'controlNode.spiffeHelperImage',
 };
@@ -58,6 +66,8 @@ export function readConfig(kv: KeyValue, env: NodeJS.ProcessEnv = {}): ControlNo
     agentImage: s('agentImage') ?? '',
     spireEnabled: s('spireEnabled') === 'true',
     spireAddress: s('spireAddress') ?? '',
+    spireTrustDomain: s('spireTrustDomain') ?? '',
+    spireTrustBundle: s('spireTrustBundle') ?? '',
     spireAgentImage: s('spireAgentImage') ?? DEFAULT_CONFIG.spireAgentImage,
     spiffeHelperImage: s('spiffeHelperImage') ?? DEFAULT_CONFIG.spiffeHelperImage,
   };
@@ -68,7 +78,13 @@ export function saveConfig(kv: KeyValue, patch: Partial<ControlNodeConfig>): voi
   if (patch.controlPlaneUrl) checkUrl('control-plane URL', patch.controlPlaneUrl);
   if (patch.agentUrl) checkUrl('agent URL', patch.agentUrl);
   if (patch.agentImage) checkImage('agent image', patch.agentImage);
-  if (patch.spireAddress) parseHostPort(patch.spireAddress);
+  if (patch.spireAddress) {
+    // Stored as host:port, the default port (8081) written out so the setting says what is used.
+    const hp = parseHostPort(patch.spireAddress);
+    patch = { ...patch, spireAddress: `${hp.host}:${hp.port}` };
+  }
+  if (patch.spireTrustDomain) checkTrustDomain(patch.spireTrustDomain);
+  if (patch.spireTrustBundle) patch = { ...patch, spireTrustBundle: checkPemBundle(patch.spireTrustBundle) };
   if (patch.spireAgentImage !== undefined) checkImage('spire-agent image', patch.spireAgentImage);
   if (patch.spiffeHelperImage !== undefined) checkImage('spiffe-helper image', patch.spiffeHelperImage);
   for (const [k, v] of Object.entries(patch) as [keyof ControlNodeConfig, string | boolean | undefined][]) {

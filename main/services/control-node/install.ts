@@ -23,7 +23,7 @@ export interface ControlNodePov {
   brokerHostName?: string | null;
 }
 
-export type ControlNodeStatus = 'none' | 'installing' | 'waiting' | 'enrolled' | 'failed';
+export type ControlNodeStatus = 'none' | 'installing' | 'waiting' | 'enrolled' | 'failed' | 'revoked';
 
 /** The control_node_* columns of the POV row (what the POV list shows). */
 export interface ControlNodePatch {
@@ -154,11 +154,14 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
       if (!info) {
         job.log('SPIRE is enabled in Settings but the control plane runs no SPIRE server; using an Ed25519 enrolment code', 'warn');
       } else {
+        // Settings → Control node may override what the control plane says (blank = its own).
         const address = cfg.spireAddress || info.serverAddress;
-        const check = await (deps.checkSpire ?? checkSpireServer)({ address, trustDomain: info.trustDomain, trustBundle: info.trustBundle });
+        const trustDomain = cfg.spireTrustDomain || info.trustDomain;
+        const trustBundle = cfg.spireTrustBundle || info.trustBundle;
+        const check = await (deps.checkSpire ?? checkSpireServer)({ address, trustDomain, trustBundle });
         if (check.offered) {
           job.log(check.message);
-          spireInfo = { ...info, serverAddress: address };
+          spireInfo = { trustDomain, trustBundle, serverAddress: address };
         } else {
           job.log(`SPIRE not offered: ${check.message}`, 'warn');
         }
@@ -329,13 +332,30 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
   }
 }
 
-/** Teardown: revoke every live agent of a POV (and with it its SPIRE entries). */
-export async function teardownControlNode(deps: Pick<InstallDeps, 'controlPlane' | 'agents' | 'now'>, povId: string): Promise<string[]> {
+/**
+ * Teardown: revoke every live agent of a POV (and with it its SPIRE entries). Tries each agent;
+ * the ones that could not be revoked stay live (a later teardown or install retries them) and are
+ * named in the error thrown at the end.
+ */
+export async function teardownControlNode(
+  deps: Pick<InstallDeps, 'controlPlane' | 'agents' | 'now'>,
+  povId: string,
+  signal?: AbortSignal,
+): Promise<string[]> {
   const done: string[] = [];
+  const failed: string[] = [];
   for (const a of deps.agents.live(povId)) {
-    await deps.controlPlane.revoke(a.agent_id);
-    deps.agents.update(a.agent_id, { state: 'revoked', revoked_at: (deps.now?.() ?? new Date()).toISOString() });
-    done.push(a.agent_id);
+    try {
+      await deps.controlPlane.revoke(a.agent_id, signal);
+      deps.agents.update(a.agent_id, { state: 'revoked', revoked_at: (deps.now?.() ?? new Date()).toISOString() });
+      done.push(a.agent_id);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      failed.push(`${a.agent_id} (${(err as Error).message})`);
+    }
+  }
+  if (failed.length) {
+    throw new AppError('unavailable', `agent ${failed.join('; ')} was not revoked${done.length ? ` (revoked: ${done.join(', ')})` : ''}`);
   }
   return done;
 }

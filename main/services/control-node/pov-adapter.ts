@@ -20,6 +20,9 @@ export function dbPovLookup(db: Db, now: () => Date = () => new Date()): PovLook
         vms: listVms(db, id)
           .filter((v) => v.gone_at === null)
           .map((v) => ({ id: v.vm_id, name: v.name, os: v.os_override ?? v.os_platform, ip: v.ip })),
+        // Migration 5's columns (undefined before it runs): excluded from step 3 of resolution.
+        entitleHostName: r.entitle_host ?? null,
+        brokerHostName: r.broker_host ?? null,
       };
     },
     setControlNode(id: string, patch: ControlNodePatch): void {

@@ -179,7 +179,12 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
   }
 }
 
-/** The control-node install after power-on. Its failure is recorded beside the row, never fatal. */
+/**
+ * The control-node install after power-on. Its failure is recorded beside the row, never fatal.
+ * When the installer has already recorded its own outcome on the row (e.g. `none` with the
+ * resolution's refusal), that status stays: only an error the installer did not record becomes
+ * `failed` with the error as the reason.
+ */
 async function runControlNodeHook(
   deps: LifecycleDeps,
   povId: string,
@@ -187,14 +192,39 @@ async function runControlNodeHook(
 ): Promise<'installed' | 'failed' | 'skipped'> {
   if (!deps.installControlNode) return 'skipped';
   ctx.progress('install control node', 0.92);
+  const before = mustGet(deps, povId);
   try {
     await deps.installControlNode(povId, ctx);
     return 'installed';
   } catch (err) {
     const reason = messageOf(err);
     ctx.log(`control node install failed (the POV stays active): ${reason}`, 'warn');
-    updatePov(deps.db, povId, { control_node_status: 'failed', control_node_reason: reason }, nowIso(deps));
+    const now = getPov(deps.db, povId);
+    const recorded =
+      now !== null &&
+      now.control_node_status !== null &&
+      (now.control_node_status !== before.control_node_status ||
+        now.control_node_reason !== before.control_node_reason ||
+        now.control_node_reason === reason);
+    if (!recorded) {
+      updatePov(deps.db, povId, { control_node_status: 'failed', control_node_reason: reason }, nowIso(deps));
+    }
     return 'failed';
+  }
+}
+
+/** The control-node teardown at the start of a destroy: logged on the job and the row, never fatal. */
+async function runTeardownHook(deps: LifecycleDeps, povId: string, ctx: StepContext): Promise<void> {
+  if (!deps.teardownControlNode) return;
+  try {
+    await deps.teardownControlNode(povId, ctx);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    const reason =
+      `could not revoke the control node's agent: ${messageOf(err)} ` +
+      'The environment is destroyed anyway; revoke the agent in the control plane.';
+    ctx.log(reason, 'warn');
+    updatePov(deps.db, povId, { control_node_reason: reason }, nowIso(deps));
   }
 }
 
@@ -246,6 +276,10 @@ export async function runDestroy(deps: LifecycleDeps, povId: string, ctx: StepCo
   updatePov(deps.db, povId, { state: 'destroying', error_message: null }, nowIso(deps));
   const api = await deps.skytap(ctx.signal);
   try {
+    // Revoke the agent first: from the moment a destroy is asked for, nothing on that VM should
+    // be trusted. A failure is logged on the job and the row and the destroy carries on.
+    ctx.progress('revoke control node agent', 0.05);
+    await runTeardownHook(deps, povId, ctx);
     if (row.env_id === null && row.create_sent_at !== null) {
       // An interrupted create may have made an environment whose id never reached the row.
       ctx.progress('look for an environment', 0.1);

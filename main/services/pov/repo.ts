@@ -23,6 +23,11 @@ export interface PovRow {
   control_node_status: string | null;
   control_node_reason: string | null;
   control_node_mode: string | null;
+  /** Migration 5; absent (undefined) on a database it has not reached yet. */
+  entitle_host?: string | null;
+  broker_host?: string | null;
+  /** Joined from pov_vms: the name of control_node_vm_id (not a column of povs). */
+  control_node_vm_name?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -42,14 +47,18 @@ export interface PovVmRow {
   updated_at: string;
 }
 
+// The control node's VM name comes with the row (one join, so a 2,000-row list is still one query).
+const SELECT_POV = `SELECT p.*, v.name AS control_node_vm_name FROM povs p
+  LEFT JOIN pov_vms v ON v.pov_id = p.id AND v.vm_id = p.control_node_vm_id`;
+
 export function getPov(db: Db, id: string): PovRow | null {
-  return (db.prepare('SELECT * FROM povs WHERE id = ?').get(id) as PovRow | undefined) ?? null;
+  return (db.prepare(`${SELECT_POV} WHERE p.id = ?`).get(id) as PovRow | undefined) ?? null;
 }
 
 export function listPovs(db: Db, includeDestroyed = false): PovRow[] {
   const sql = includeDestroyed
-    ? 'SELECT * FROM povs ORDER BY created_at DESC, id'
-    : "SELECT * FROM povs WHERE state <> 'destroyed' ORDER BY created_at DESC, id";
+    ? `${SELECT_POV} ORDER BY p.created_at DESC, p.id`
+    : `${SELECT_POV} WHERE p.state <> 'destroyed' ORDER BY p.created_at DESC, p.id`;
   return db.prepare(sql).all() as PovRow[];
 }
 
@@ -63,7 +72,7 @@ export function insertPov(
   ).run(row.id, row.name, row.templateId, row.templateName, row.skytapName, row.at, row.at);
 }
 
-type Patch = Partial<Omit<PovRow, 'id' | 'created_at'>>;
+type Patch = Partial<Omit<PovRow, 'id' | 'created_at' | 'control_node_vm_name'>>;
 
 /** Updates the named columns (and updated_at) in one statement; each call is its own commit. */
 export function updatePov(db: Db, id: string, patch: Patch, at: string): void {
@@ -82,7 +91,7 @@ export function getVm(db: Db, povId: string, vmId: string): PovVmRow | null {
   );
 }
 
-export function toPovView(r: PovRow, activeJobId: string | null): PovView {
+export function toPovView(r: PovRow, activeJobId: string | null, installJobId: string | null = null): PovView {
   const busy = activeJobId !== null;
   return {
     id: r.id,
@@ -103,11 +112,15 @@ export function toPovView(r: PovRow, activeJobId: string | null): PovView {
       status: r.control_node_status,
       reason: r.control_node_reason,
       mode: r.control_node_mode,
+      vm: r.control_node_vm_name ?? null,
+      entitleHost: r.entitle_host ?? null,
+      brokerHost: r.broker_host ?? null,
+      jobId: installJobId,
     },
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     activeJobId,
-    actions: povActionsFor({ state: r.state, runstate: r.runstate, envId: r.env_id, busy }),
+    actions: povActionsFor({ state: r.state, runstate: r.runstate, envId: r.env_id, busy, installing: installJobId !== null }),
   };
 }
 

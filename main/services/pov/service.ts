@@ -24,6 +24,8 @@ export function skytapNameFor(name: string, id: string): string {
  */
 export class PovService {
   private readonly active = new Map<string, string>();
+  /** Control-node install jobs running per POV (they outlive the provision that started them). */
+  private readonly installs = new Map<string, string>();
   private reconcileJob: string | null = null;
 
   constructor(private readonly deps: PovServiceDeps) {}
@@ -42,12 +44,45 @@ export class PovService {
     return this.active.get(povId) ?? null;
   }
 
+  /** The control-node install job running for this POV, if any. */
+  installJob(povId: string): string | null {
+    return this.installs.get(povId) ?? null;
+  }
+
+  /**
+   * Starts a POV's control-node install job (kind control-node.install) and tracks it, so that
+   * Suspend is refused and Destroy cancels it first. One install per POV at a time. The provision
+   * calls this from inside its own (still active) job, so the lifecycle lock is not checked here;
+   * pov.installControlNode checks it before calling.
+   */
+  startInstall<T>(povId: string, title: string, work: (ctx: JobContext) => Promise<T>): string {
+    const running = this.installs.get(povId);
+    if (running) {
+      throw new AppError('conflict', `A control-node install is already running for this POV (job ${running}); wait for it or cancel it in Jobs.`);
+    }
+    let jobId = '';
+    const release = () => {
+      if (this.installs.get(povId) === jobId) this.installs.delete(povId);
+    };
+    jobId = this.deps.jobs.start<T>({ kind: 'control-node.install', title, subject: povId }, async (ctx) => {
+      try {
+        return await work(ctx);
+      } finally {
+        release();
+      }
+    });
+    this.installs.set(povId, jobId);
+    void this.deps.jobs.wait(jobId).then(release, release);
+    return jobId;
+  }
+
   private gate(action: keyof PovActions, r: PovRow): void {
     const why = povActionRefusal(action, {
       state: r.state,
       runstate: r.runstate,
       envId: r.env_id,
       busy: this.active.has(r.id),
+      installing: this.installs.has(r.id),
     });
     if (why) throw new AppError('conflict', why);
   }
@@ -72,12 +107,12 @@ export class PovService {
   }
 
   list(includeDestroyed = false): PovView[] {
-    return listPovs(this.deps.db, includeDestroyed).map((r) => toPovView(r, this.activeJob(r.id)));
+    return listPovs(this.deps.db, includeDestroyed).map((r) => toPovView(r, this.activeJob(r.id), this.installJob(r.id)));
   }
 
   get(id: string): { pov: PovView; vms: PovVmView[] } {
     const r = this.row(id);
-    return { pov: toPovView(r, this.activeJob(id)), vms: listVms(this.deps.db, id).map(toVmView) };
+    return { pov: toPovView(r, this.activeJob(id), this.installJob(id)), vms: listVms(this.deps.db, id).map(toVmView) };
   }
 
   create(input: { templateId: string; name: string }): { jobId: string; povId: string } {
@@ -108,10 +143,27 @@ export class PovService {
     return this.launch('pov_suspend', `Suspend POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'suspended', ctx));
   }
 
+  /**
+   * A control-node install still running is cancelled first (its own clean-up clears user_data
+   * and revokes its agent while the environment still exists), then the environment goes.
+   */
   destroy(id: string): string {
     const r = this.row(id);
     this.gate('destroy', r);
-    return this.launch('pov_destroy', `Destroy POV "${r.name}"`, id, (ctx) => runDestroy(this.deps, id, ctx));
+    const install = this.installs.get(id) ?? null;
+    return this.launch('pov_destroy', `Destroy POV "${r.name}"`, id, async (ctx) => {
+      if (install) {
+        ctx.progress('cancel control-node install', 0.02, `job ${install}`);
+        ctx.log(`cancelling the control-node install (job ${install}) before destroying`, 'warn');
+        try {
+          this.deps.jobs.cancel(install);
+        } catch {
+          /* it finished in the meantime */
+        }
+        await this.deps.jobs.wait(install);
+      }
+      return runDestroy(this.deps, id, ctx);
+    });
   }
 
   refreshVms(id: string): string {
@@ -204,6 +256,11 @@ export class PovService {
   /** The control-node install run after power-on (registered by the control-node work). */
   setControlNodeInstaller(fn: PovServiceDeps['installControlNode']): void {
     this.deps.installControlNode = fn;
+  }
+
+  /** The agent revocation run at the start of each destroy (registered by the control-node work). */
+  setControlNodeTeardown(fn: PovServiceDeps['teardownControlNode']): void {
+    this.deps.teardownControlNode = fn;
   }
 
   /** Marks the control node columns (used by the control-node work). */

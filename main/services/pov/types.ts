@@ -28,6 +28,12 @@ export interface StepContext {
  */
 export type ControlNodeInstaller = (povId: string, ctx: StepContext) => Promise<void>;
 
+/**
+ * Revokes the POV's control-node agent(s) as part of its destroy (written by the control-node
+ * work). Whatever it throws is logged on the job and the row and never blocks the destroy.
+ */
+export type ControlNodeTeardown = (povId: string, ctx: StepContext) => Promise<void>;
+
 export interface LifecycleDeps {
   db: Db;
   /** A client built from the saved settings, with the provisioning retry budget. */
@@ -44,6 +50,7 @@ export interface LifecycleDeps {
    */
   checkpoint?: (step: string) => void;
   installControlNode?: ControlNodeInstaller;
+  teardownControlNode?: ControlNodeTeardown;
 }
 
 export const CREATE_STEPS = ['before-create', 'after-create', 'after-commit', 'after-wait', 'after-power-on', 'after-vms'] as const;
