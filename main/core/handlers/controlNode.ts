@@ -45,9 +45,12 @@ export async function installDepsFor(base: Base, signal: AbortSignal, wiring: Co
     (await wiring.userData?.(signal)) ??
     (await (async () => {
       const client = await skytapClientFor(base, { signal });
+      // Clearing must work after a cancel too (it removes a live enrolment code), so it uses a
+      // client not bound to the job's signal.
+      const cleaner = await skytapClientFor(base);
       return {
         set: (envId: string, vmId: string, contents: string) => client.setVmUserData(envId, vmId, contents),
-        clear: (envId: string, vmId: string) => client.setVmUserData(envId, vmId, ''),
+        clear: (envId: string, vmId: string) => cleaner.setVmUserData(envId, vmId, ''),
       };
     })());
   return {

@@ -1,0 +1,73 @@
+import type { z } from 'zod';
+import type { Base } from '../../main/core/base';
+import { StreamHub } from '../../main/core/streams';
+import type { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
+import { createLogger } from '../../main/services/log/logger';
+import { MemorySecretStore } from '../../main/services/secrets/store';
+import { SettingsService } from '../../main/services/settings/settings';
+import { controlNodeMethods } from '../../shared/contract/controlNode';
+import { povMethods } from '../../shared/contract/pov';
+import { clientFor, type World } from '../pov/helpers';
+
+/** A Base over a test world: real SQLite, the world's job runner, an in-memory secret store. */
+export function baseFor(w: World, env: Record<string, string> = {}): Base {
+  const secrets = new MemorySecretStore({ backend: 'memory', available: false, message: 'test', remedy: null });
+  const log = createLogger({ dir: null, name: 'test' });
+  return {
+    home: w.dir,
+    env,
+    role: 'test',
+    db: w.db,
+    secrets,
+    jobs: w.jobs,
+    hub: new StreamHub(),
+    log,
+    settings: new SettingsService(w.db, secrets, env, log),
+    paths: { home: w.dir, database: w.file, logs: w.dir },
+    onClose: () => {},
+  };
+}
+
+const all = { ...povMethods, ...controlNodeMethods };
+type All = typeof all;
+
+/** Calls a handler as the dispatcher does: arguments and result through the contract schemas. */
+export async function call<M extends keyof All>(h: object, method: M, args: z.input<All[M]['args']>): Promise<z.output<All[M]['result']>> {
+  const parsed = all[method].args.parse(args);
+  const fn = (h as Record<string, (a: unknown, c: unknown) => Promise<unknown>>)[method]!;
+  return all[method].result.parse(await fn(parsed, { transport: 'test' })) as z.output<All[M]['result']>;
+}
+
+/**
+ * The guest side, as the template runner plus the agent would do it: reads each VM's user_data
+ * from the emulator and enrols the agent the bootstrap names. Returns a stop function.
+ */
+export function guest(w: World, cp: ControlPlaneDouble, povId: string, seen: { payloads: string[] } = { payloads: [] }, enrol = true) {
+  let on = true;
+  const client = clientFor(w.emu.url);
+  void (async () => {
+    while (on) {
+      const row = w.db.prepare('SELECT env_id FROM povs WHERE id = ?').get(povId) as { env_id: string | null } | undefined;
+      const vms = w.db.prepare('SELECT vm_id FROM pov_vms WHERE pov_id = ?').all(povId) as { vm_id: string }[];
+      for (const vm of row?.env_id ? vms : []) {
+        const ud = await client.getVmUserData(row!.env_id!, vm.vm_id).catch(() => '');
+        if (ud.includes(BEGIN_MARKER) && ud.includes(END_MARKER)) {
+          const agent = /AGENT_ID='([^']+)'/.exec(ud)?.[1];
+          if (agent && cp.agents.get(agent)?.state === 'pending' && !seen.payloads.includes(ud)) {
+            seen.payloads.push(ud);
+            if (enrol) cp.enrol(agent, 'ed25519');
+          }
+        }
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  return () => {
+    on = false;
+  };
+}
+
+export function jobLog(w: World, jobId: string): string[] {
+  return (w.db.prepare('SELECT message FROM job_log WHERE job_id = ? ORDER BY seq').all(jobId) as { message: string }[]).map((r) => r.message);
+}
