@@ -52,6 +52,7 @@ export class MetadataService {
     });
   });
   private vmOf = new WeakMap<Socket, string>();
+  private open = new Set<Socket>();
 
   constructor(private readonly o: MetadataOptions) {
     this.nonces = o.nonces ?? new NonceStore();
@@ -76,10 +77,13 @@ export class MetadataService {
   }
 
   close(): Promise<void> {
+    for (const s of this.open) s.destroy();
     return new Promise((resolve) => this.raw.close(() => resolve()));
   }
 
   private accept(sock: Socket) {
+    this.open.add(sock);
+    sock.once('close', () => this.open.delete(sock));
     let buf = Buffer.alloc(0);
     const onData = (d: Buffer) => {
       buf = Buffer.concat([buf, d]);

@@ -3,7 +3,7 @@
  * checks through /proc that also confirm the pid still belongs to the program we started.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 export interface Started {
   pid: number;
@@ -39,6 +39,23 @@ export function procCmdline(pid: number): string[] | null {
   } catch {
     return null;
   }
+}
+
+/** Pids whose argv holds every marker (a /proc scan). */
+export function pidsMatching(markers: string[]): number[] {
+  const out: number[] = [];
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    const argv = procCmdline(Number(e));
+    if (argv && markers.every((m) => argv.some((a) => a.includes(m)))) out.push(Number(e));
+  }
+  return out;
 }
 
 /** True when pid runs and its argv contains `marker` (guards against pid reuse). */

@@ -13,7 +13,7 @@ import { qemuArgv, type Accel, type QemuSpec } from './argv';
 import { tailLines } from './console';
 import { VmmError } from './errors';
 import { getImage, writeJsonAtomic } from './images';
-import { aliveWith, readPid, removePid, signal, sleep, startDetached, terminate, waitGone, writePid } from './procs';
+import { aliveWith, pidsMatching, readPid, removePid, signal, sleep, startDetached, terminate, waitGone, writePid } from './procs';
 import { Qmp, openQmpWhenReady } from './qmp';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -331,7 +331,7 @@ export class VmService {
       rt.bootTimer = null;
       const r = this.recs.get(id);
       if (!r || (r.state !== 'booting' && r.state !== 'attesting')) return;
-      const why = r.state === 'attesting' && r.requireAttestation && !r.attestation.userDataReleased
+      const why = r.requireAttestation && !r.attestation.userDataReleased
         ? `no READY within ${Math.round(ms / 1000)} s: attestation did not verify, so user-data was withheld (${r.attestation.initrd?.message ?? 'no initrd quote arrived'})`
         : `no READY within ${Math.round(ms / 1000)} s; the VM keeps running and a late READY still makes it ready`;
       this.update(id, (v) => {
@@ -391,6 +391,7 @@ export class VmService {
     if (rt.bootTimer) clearTimeout(rt.bootTimer);
     rt.bootTimer = null;
     if (r.pids.swtpm) await terminate(r.pids.swtpm, r.paths.tpmState, 2000);
+    this.killProxies(r);
     removePid(join(r.paths.dir, 'qemu.pid'));
     removePid(join(r.paths.dir, 'swtpm.pid'));
     if (rt.stopping || r.state === 'deleting') return; // stop()/delete() set the final state
@@ -456,9 +457,15 @@ export class VmService {
       else how = (await terminate(qpid, r.paths.dir, this.timeouts.termMs)) === 'kill' ? 'kill' : 'term';
     }
     if (r.pids.swtpm) await terminate(r.pids.swtpm, r.paths.tpmState, 2000);
+    this.killProxies(r);
     removePid(join(r.paths.dir, 'qemu.pid'));
     removePid(join(r.paths.dir, 'swtpm.pid'));
     return how;
+  }
+
+  /** Metadata proxies QEMU started for this VM die with their connection; these catch a hung one. */
+  private killProxies(r: VmRecord) {
+    for (const pid of pidsMatching([METADATA_PROXY, this.o.metadataSocket, r.id])) signal(pid, 'SIGKILL');
   }
 
   async reboot(id: string): Promise<VmRecord> {

@@ -127,6 +127,26 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
   });
 });
 
+describe.skipIf(skip !== null)('vm-manager on a unix socket', () => {
+  it('serves the same API on a socket, for the client too', async () => {
+    const state = stateWithImage();
+    const sock = join(state, 'api.sock');
+    const m = await serve({ stateDir: state, socket: sock, token: 'S' });
+    try {
+      expect(m.url).toBe(`unix:${sock}`);
+      const { VmManagerClient } = await import('../../main/vm-manager/client');
+      const c = new VmManagerClient(m.url, 'S');
+      expect((await c.images()).length).toBe(1);
+      expect(await c.list()).toEqual([]);
+      await expect(new VmManagerClient(m.url, 'wrong').list()).rejects.toMatchObject({ code: 'unauthorized' });
+      await expect(c.create({ name: 'x', memory_mib: 0 })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/memory_mib must be at least 256/) });
+    } finally {
+      await m.close();
+      rmSync(state, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('console tail', () => {
   it('returns the last lines like tail -n, without reading the whole file', () => {
     const dir = join(tmpdir(), `vmm-tail-${process.pid}`);

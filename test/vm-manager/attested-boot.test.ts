@@ -94,16 +94,28 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     const row9 = att.table.find((r) => r.pcr === '9');
     expect(row9).toMatchObject({ compared: true, match: true });
     expect(att.table.find((r) => r.pcr === '1')).toMatchObject({ compared: false });
+    // reboot: a new boot, new quotes, the same pinned AK
+    const qemuPid = vm.pids.qemu;
+    const rebooting = await client.reboot(firstVm);
+    expect(rebooting.state).toBe('booting');
+    expect(rebooting.attestation.initrd).toBeNull();
+    const again = await m.vms.waitFor(firstVm, 'ready', 150_000);
+    expect(again.pids.qemu).toBe(qemuPid);
+    expect(again.attestation.initrd?.verified).toBe(true);
+    expect(again.attestation.ready?.verified).toBe(true);
+    expect(again.attestation.akFingerprint).toBe(firstAk);
     await client.delete(firstVm);
     expect(pidsWith(join(state, 'vms', firstVm))).toEqual([]);
-  }, 180_000);
+  }, 240_000);
 
   it('a VM that never quotes never gets its user-data', async () => {
     const init = readFileSync(join(repo, 'main', 'vm-manager', 'guest', 'init.sh'), 'utf8');
     const silent = init.replace(/^quote initrd$/m, 'say "this variant never quotes"').replace(/&& quote initrd$/m, '&& :');
     expect(silent).not.toBe(init);
     buildTestImage(state, { name: 'povdesk-silent', initScript: silent, ovmfCode: findOvmf()!.code });
+    m!.vms.timeouts.bootMs = 20_000; // this VM's boot timer: it ends up "running" with the reason
     const vm = await client.create({ name: 'silent', image: 'povdesk-silent', user_data: 'top-secret', require_attestation: true, wait_for: 'none' });
+    m!.vms.timeouts.bootMs = 240_000;
     await until('the guest asking for user-data twice', async () => {
       const c = (await client.console(vm.id, 50)).console;
       return (c.match(/user-data not released yet \(status 503\)/g) ?? []).length >= 2 || null;
@@ -117,6 +129,12 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     expect(answer).not.toContain('top-secret');
     expect(await askAs(join(state, 'metadata.sock'), vm.id, '/skytap')).not.toContain('top-secret');
     expect((await client.console(vm.id, 500)).console).not.toContain(sha('top-secret'));
+    const timedOut = await until('the boot timeout', async () => {
+      const r = await client.get(vm.id);
+      return r.state === 'running' ? r : null;
+    }, 60_000, 500);
+    expect(timedOut.lastError).toMatch(/^no READY within 20 s: attestation did not verify, so user-data was withheld \(no initrd quote arrived\)/);
+    expect(timedOut.lastError).toMatch(/user-data not released yet/); // the console tail
     await client.delete(vm.id);
   }, 180_000);
 

@@ -17,4 +17,7 @@ conn.on('connect', () => {
 conn.on('error', () => process.exit(1));
 conn.on('close', () => process.exit(0));
 process.stdin.on('error', () => process.exit(0));
+// QEMU gone (stdin closed) or a connection that hangs: never linger.
+process.stdin.on('close', () => setTimeout(() => process.exit(0), 2000).unref());
+setTimeout(() => process.exit(0), 120000).unref();
 process.stdout.on('error', () => process.exit(0));
