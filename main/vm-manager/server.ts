@@ -9,6 +9,7 @@ import { VmmError } from './errors';
 import { findOvmf, hostReport, type HostReport } from './host';
 import { MetadataService } from './metadata';
 import { VmService, type Timeouts } from './vms';
+import { procCmdline, readPid, writePid } from './procs';
 import type { Accel } from './argv';
 
 export interface ServeOptions {
@@ -45,9 +46,31 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(home, 'vm-manager');
 }
 
+/**
+ * One manager per state dir: two would both supervise (and stop) the same VMs. The lock is a pid
+ * file; a dead or reused pid (not a node/electron process) does not hold it.
+ */
+function takeLock(stateDir: string) {
+  const file = join(stateDir, 'manager.pid');
+  const pid = readPid(file);
+  if (pid && pid !== process.pid) {
+    const argv = procCmdline(pid);
+    if (argv && argv.some((a) => /node|electron|povdesk|tsx/.test(a))) {
+      throw new VmmError('conflict', `another vm-manager (pid ${pid}) serves ${stateDir}; stop it first, or remove ${file} if that pid is not a vm-manager`);
+    }
+  }
+  writePid(file, process.pid);
+}
+
+function releaseLock(stateDir: string) {
+  const file = join(stateDir, 'manager.pid');
+  if (readPid(file) === process.pid) rmSync(file, { force: true });
+}
+
 export async function serve(o: ServeOptions): Promise<RunningManager> {
   const stateDir = resolve(o.stateDir);
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  takeLock(stateDir);
   const host = await hostReport();
   const ovmf = findOvmf();
   const accel = o.accel ?? host.accelerator.chosen;
@@ -78,6 +101,7 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   return {
     url, socket: o.socket ?? null, token, stateDir, vms, metadata, host, recovered,
     async close(opts = {}) {
+      releaseLock(stateDir);
       if (opts.stopVms) await vms.stopAll();
       vms.detach();
       server.closeAllConnections();

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tailLines } from '../../main/vm-manager/console';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
-import { stateWithImage, vmSkip } from './support';
+import { repo, stateWithImage, vmSkip } from './support';
 
 const skip = vmSkip();
 
@@ -119,6 +119,43 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
     expect(again.status).toBe(409);
     expect(existsSync(join(state, 'images', 'mydisk', 'base.qcow2'))).toBe(true);
     expect(readdirSync(join(state, 'images')).filter((n) => n.includes('importing'))).toEqual([]);
+  });
+
+  it('imports raw (with a partition table) and vmdk images', async () => {
+    const raw = join(state, 'import', 'disk.raw');
+    execFileSync('qemu-img', ['create', '-q', '-f', 'raw', raw, '16M']);
+    const noTable = await call('POST', '/images', { path: 'import/disk.raw', name: 'rawdisk' });
+    expect(noTable.status).toBe(400); // all zeros: not recognisably a disk
+    const buf = Buffer.alloc(512);
+    buf[510] = 0x55;
+    buf[511] = 0xaa;
+    const { openSync, writeSync, closeSync } = await import('node:fs');
+    const fd = openSync(raw, 'r+');
+    writeSync(fd, buf, 0, 512, 0);
+    closeSync(fd);
+    expect((await call('POST', '/images', { path: 'import/disk.raw', name: 'rawdisk' })).json).toMatchObject({ name: 'rawdisk', sourceFormat: 'raw' });
+    execFileSync('qemu-img', ['create', '-q', '-f', 'vmdk', join(state, 'import', 'disk.vmdk'), '32M']);
+    expect((await call('POST', '/images', { path: 'import/disk.vmdk', name: 'vmdkdisk' })).json).toMatchObject({ name: 'vmdkdisk', sourceFormat: 'vmdk', kind: 'disk' });
+  });
+
+  it('boots an imported disk image from its own qcow2 overlay on the immutable base', async () => {
+    const small = await call('POST', '/vms', { name: 'disk-too-small', image: 'mydisk', disk_gib: 1, require_attestation: false, wait_for: 'none' });
+    expect(small.status).toBe(201); // 64 MiB base fits in 1 GiB
+    const vm = small.json;
+    expect(vm.state).toBe('booting');
+    const info = JSON.parse(execFileSync('qemu-img', ['info', '-U', '--output=json', vm.paths.disk], { encoding: 'utf8' }));
+    expect(info['backing-filename']).toBe(join(state, 'images', 'mydisk', 'base.qcow2'));
+    expect(info['virtual-size']).toBe(1024 ** 3);
+    expect((await call('DELETE', `/vms/${vm.id}`)).status).toBe(204);
+    expect(existsSync(vm.paths.dir)).toBe(false);
+    expect((await call('GET', '/vms')).json).toEqual([]);
+  });
+
+  it('refuses a second manager on the same state dir while one runs', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', '--state-dir', state], { cwd: repo, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/another vm-manager \(pid \d+\) serves/);
   });
 
   it('validates console line counts', async () => {
