@@ -2,9 +2,12 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { JobRecord } from '../../../shared/contract';
 import { EmptyState } from '../components/EmptyState';
 import { CreatePovDialog } from '../components/pov/CreatePovDialog';
+import type { ControlNodeAction } from '../components/pov/ControlNodeCell';
+import { NameVmDialog } from '../components/pov/NameVmDialog';
 import { PovList, type PovAction } from '../components/pov/PovList';
 import { useJobs } from '../state/jobs';
-import { POV_JOB_KINDS, usePovs } from '../state/pov';
+import { CONTROL_NODE_JOB_KIND, POV_JOB_KINDS, usePovs } from '../state/pov';
+import type { PovView } from '../../../shared/contract/pov';
 import PovDetail from './PovDetail';
 import '../components/pov/pov.css';
 
@@ -13,13 +16,15 @@ import '../components/pov/pov.css';
  * its age. Actions are gated on that confirmed state; jobs show their progress inline.
  */
 export default function PovsPage() {
-  const { povs, error, actionError, load, act, reconcile, create } = usePovs();
+  const { povs, error, actionError, load, act, reconcile, create, installControlNode } = usePovs();
+  const [naming, setNaming] = useState<PovView | null>(null);
   const jobs = useJobs((s) => s.jobs);
   const follow = useJobs((s) => s.follow);
   const [open, setOpen] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const [now, setNow] = useState(() => Date.now());
   const seen = useRef(new Set<string>());
+  const cnSeen = useRef(new Set<string>());
 
   useEffect(() => follow(), [follow]);
   useEffect(() => {
@@ -34,6 +39,15 @@ export default function PovsPage() {
   useEffect(() => {
     let changed = false;
     for (const j of Object.values(jobs)) {
+      if (j.kind === CONTROL_NODE_JOB_KIND) {
+        // each state and step of an install changes the Control node cell
+        const k = `${j.id}\u0000${j.state}\u0000${j.progress.step}`;
+        if (!cnSeen.current.has(k)) {
+          cnSeen.current.add(k);
+          changed = true;
+        }
+        continue;
+      }
       if (!POV_JOB_KINDS.has(j.kind)) continue;
       const done = j.state !== 'queued' && j.state !== 'running';
       if (done && !seen.current.has(j.id)) {
@@ -63,6 +77,11 @@ export default function PovsPage() {
     void act(action, pov.id);
   }
 
+  function onControlNode(action: ControlNodeAction, pov: PovView) {
+    if (action === 'name') setNaming(pov);
+    else void installControlNode(pov.id);
+  }
+
   if (open) return <PovDetail povId={open} onBack={() => { setOpen(null); void load(); }} />;
 
   return (
@@ -88,7 +107,8 @@ export default function PovsPage() {
       {povs && povs.length === 0 && (
         <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template.</EmptyState>
       )}
-      {povs && povs.length > 0 && <PovList povs={povs} jobs={jobs} lastJobs={lastJobs} now={now} onOpen={setOpen} onAction={onAction} />}
+      {povs && povs.length > 0 && <PovList povs={povs} jobs={jobs} lastJobs={lastJobs} now={now} onOpen={setOpen} onAction={onAction} onControlNode={onControlNode} />}
+      {naming && <NameVmDialog pov={naming} onClose={() => setNaming(null)} onSaved={() => void load()} />}
       {creating && (
         <CreatePovDialog
           onClose={() => setCreating(false)}

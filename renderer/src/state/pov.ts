@@ -1,11 +1,12 @@
 import type { z } from 'zod';
 import { create } from 'zustand';
 import type { PovView, PovVmView } from '../../../shared/contract/pov';
+import type { controlNodeMethods } from '../../../shared/contract/controlNode';
 import type { povMethods } from '../../../shared/contract/pov';
 import type { skytapMethods } from '../../../shared/contract/skytap';
 import { api, errorText } from '../api';
 
-type PovContract = typeof povMethods & typeof skytapMethods;
+type PovContract = typeof povMethods & typeof skytapMethods & typeof controlNodeMethods;
 export type PovMethod = keyof PovContract;
 
 /**
@@ -29,6 +30,8 @@ interface PovState {
   load(): Promise<void>;
   act(method: 'pov.start' | 'pov.suspend' | 'pov.destroy' | 'pov.refreshVms', id: string): Promise<string | null>;
   reconcile(): Promise<string | null>;
+  /** Install control node: starts the control-node.install job; an error shows near the list. */
+  installControlNode(id: string): Promise<string | null>;
   create(templateId: string, name: string): Promise<string>;
   detail: Record<string, { pov: PovView; vms: PovVmView[] }>;
   loadDetail(id: string): Promise<void>;
@@ -54,6 +57,17 @@ export const usePovs = create<PovState>((set, get) => ({
     set({ actionError: null });
     try {
       const { jobId } = await callPov(method, { id });
+      await get().load();
+      return jobId;
+    } catch (e) {
+      set({ actionError: errorText(e) });
+      return null;
+    }
+  },
+  installControlNode: async (id) => {
+    set({ actionError: null });
+    try {
+      const { jobId } = await callPov('pov.installControlNode', { id });
       await get().load();
       return jobId;
     } catch (e) {
@@ -89,6 +103,13 @@ export const usePovs = create<PovState>((set, get) => ({
     });
   },
 }));
+
+/**
+ * The control-node install job: its progress changes the row's Control node cell, so the list is
+ * read again when it starts, moves on a step, or settles. It is not a lifecycle job: its failure
+ * belongs beside the Control node column, never in the row's Status.
+ */
+export const CONTROL_NODE_JOB_KIND = 'control-node.install';
 
 /** Job kinds that change a POV row; when one settles the list is read again. */
 export const POV_JOB_KINDS = new Set(['pov_create', 'pov_start', 'pov_suspend', 'pov_destroy', 'pov_refresh_vms', 'pov_env_reconcile']);

@@ -1,5 +1,9 @@
 import type { Core } from '../../../main/core/create';
+import { controlNodeHandlers } from '../../../main/core/handlers/controlNode';
 import { povHandlers } from '../../../main/core/handlers/pov';
+import cnMigration from '../../../main/services/store/migrations/003-control-node';
+import cnPovMigration from '../../../main/services/store/migrations/005-control-node-pov';
+import { controlNodeMethods } from '../../../shared/contract/controlNode';
 import { skytapHandlers } from '../../../main/core/handlers/skytap';
 import povMigration from '../../../main/services/store/migrations/002-pov';
 import { toWireError } from '../../../shared/contract/errors';
@@ -9,7 +13,7 @@ import type { Transport } from '../../../renderer/src/transport';
 import { testCore } from '../../foundation/helpers';
 import { coreTransport } from '../core-transport';
 
-const contract = { ...povMethods, ...skytapMethods } as Record<string, { args: { parse(x: unknown): unknown }; result: { parse(x: unknown): unknown } }>;
+const contract = { ...povMethods, ...skytapMethods, ...controlNodeMethods } as Record<string, { args: { parse(x: unknown): unknown }; result: { parse(x: unknown): unknown } }>;
 
 /**
  * A real core (SQLite file, job runner, stream hub) whose transport also serves this domain's
@@ -20,7 +24,12 @@ export async function povCore(env: NodeJS.ProcessEnv = {}): Promise<{ core: Core
   const core = await testCore({ POVDESK_SKYTAP_POLL_MS: '20', ...env });
   const has = core.base.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'povs'").get();
   if (!has) povMigration.up(core.base.db);
-  const handlers = { ...skytapHandlers(core.base), ...povHandlers(core.base) } as Record<string, (a: unknown, c: unknown) => Promise<unknown>>;
+  const table = (name: string) => core.base.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name);
+  if (!table('control_node_agents')) cnMigration.up(core.base.db);
+  const roleCols = core.base.db.prepare("SELECT COUNT(*) AS n FROM pragma_table_info('povs') WHERE name = 'entitle_host'").get() as { n: number };
+  if (roleCols.n === 0) cnPovMigration.up(core.base.db);
+  // the enrolment poll shortened from 10 s so an install settles within a test
+  const handlers = { ...skytapHandlers(core.base), ...povHandlers(core.base), ...controlNodeHandlers(core.base, { enrolPollMs: 30 }) } as Record<string, (a: unknown, c: unknown) => Promise<unknown>>;
   const inner = coreTransport(core);
   const transport: Transport = {
     ...inner,

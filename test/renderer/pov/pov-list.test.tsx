@@ -1,35 +1,13 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { povActionsFor, type PovView } from '../../../shared/contract/pov';
+import { povActionsFor } from '../../../shared/contract/pov';
 import { PovList } from '../../../renderer/src/components/pov/PovList';
 import { confirmedText } from '../../../renderer/src/components/pov/time';
+import { fakeRows } from './rows';
 
 const NOW = Date.parse('2026-12-01T03:00:00Z');
 
-export function fakeRows(n: number): PovView[] {
-  return Array.from({ length: n }, (_, i) => {
-    const runstate = i % 3 === 0 ? 'suspended' : 'running';
-    return {
-      id: `p${i}`,
-      name: `POV ${i}`,
-      platform: 'skytap',
-      templateId: '500',
-      templateName: 'PAM POV',
-      envId: String(1000 + i),
-      state: 'active',
-      runstate,
-      rateLimited: i === 1,
-      errorMessage: null,
-      lastConfirmedAt: new Date(NOW - 4 * 60_000).toISOString(),
-      envGoneAt: null,
-      controlNode: { name: null, vmId: null, status: i === 2 ? 'installed' : null, reason: null, mode: null },
-      createdAt: new Date(NOW - i * 1000).toISOString(),
-      updatedAt: new Date(NOW).toISOString(),
-      activeJobId: null,
-      actions: povActionsFor({ state: 'active', runstate, envId: String(1000 + i), busy: false }),
-    };
-  });
-}
+export { fakeRows };
 
 afterEach(cleanup);
 
@@ -47,7 +25,7 @@ describe('PovList', () => {
     expect(screen.getAllByText('confirmed 4 min ago')).toHaveLength(3);
     expect(screen.getAllByText('rate limited')).toHaveLength(1);
     expect(screen.getByText('installed')).toBeTruthy();
-    expect(screen.getAllByText('—')).toHaveLength(2);
+    expect(screen.getAllByText('—')).toHaveLength(3);
   });
 
   it('gates actions on the confirmed state', () => {

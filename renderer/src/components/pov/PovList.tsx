@@ -4,9 +4,10 @@ import type { JobRecord } from '../../../../shared/contract';
 import type { PovView } from '../../../../shared/contract/pov';
 import { ProgressBar } from '../ProgressBar';
 import { RateLimitedBadge, RunstateBadge } from './badges';
+import { ControlNodeCell, type ControlNodeAction } from './ControlNodeCell';
 import { confirmedText } from './time';
 
-export const ROW_HEIGHT = 58;
+export const ROW_HEIGHT = 64;
 /** Used only when the host has no layout engine (a 0-height measurement); a real window measures. */
 const FALLBACK_VIEWPORT = 640;
 
@@ -22,6 +23,8 @@ export interface PovListProps {
   now: number;
   onOpen(id: string): void;
   onAction(action: PovAction, pov: PovView): void;
+  /** name VM / Install control node in the Control node column. */
+  onControlNode?(action: ControlNodeAction, pov: PovView): void;
 }
 
 function observeWithFallback(instance: Virtualizer<HTMLDivElement, Element>, cb: (r: { width: number; height: number }) => void) {
@@ -32,7 +35,7 @@ function observeWithFallback(instance: Virtualizer<HTMLDivElement, Element>, cb:
  * The POV list, virtualised: only the rows in view (plus a small overscan) are in the DOM, so
  * 2,000 POVs render as fast as 20. Runstates are the last CONFIRMED reading, shown with its age.
  */
-export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction }: PovListProps) {
+export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onControlNode }: PovListProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const v = useVirtualizer({
     count: povs.length,
@@ -84,9 +87,7 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction }: Po
                     {confirmedText(p.lastConfirmedAt, now)}
                   </div>
                 </span>
-                <span role="cell" title={p.controlNode.reason ?? ''}>
-                  {p.controlNode.status ?? '—'}
-                </span>
+                <ControlNodeCell pov={p} job={p.controlNode.jobId ? jobs[p.controlNode.jobId] : undefined} {...(onControlNode ? { onAction: onControlNode } : {})} />
                 <span role="cell" className="pov-status">
                   {job && (job.state === 'running' || job.state === 'queued') ? (
                     <>

@@ -1,0 +1,69 @@
+import type { JobRecord } from '../../../../shared/contract';
+import type { PovView } from '../../../../shared/contract/pov';
+
+export type ControlNodeAction = 'name' | 'install';
+
+const STATUS_TONE: Record<string, string> = { enrolled: 'ok', installing: 'warn', waiting: 'warn', failed: 'bad', none: 'muted', revoked: 'muted' };
+
+/** Busy statuses: an install is under way, so there is nothing to press. */
+const IN_PROGRESS = new Set(['installing', 'waiting']);
+
+/**
+ * The Control node column: the VM (or `none` with the reason beside it), the status with a SPIRE /
+ * Ed25519 label once enrolled, the install job's step while it runs, and the two actions: name VM
+ * (sets the name and re-resolves) and Install control node (beside the reason).
+ */
+export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: JobRecord | undefined; onAction?: (a: ControlNodeAction, p: PovView) => void }) {
+  const cn = pov.controlNode;
+  const running = job && (job.state === 'running' || job.state === 'queued');
+  const refused = cn.status === 'none';
+  const vm = refused ? 'none' : (cn.vm ?? (cn.vmId ? `VM ${cn.vmId}` : '—'));
+  const installable = pov.state === 'active' && !running && !IN_PROGRESS.has(cn.status ?? '') && cn.status !== 'enrolled';
+  const canInstall = installable && pov.runstate === 'running' && !pov.activeJobId;
+  const mode = cn.mode === 'spire' ? 'SPIRE' : cn.mode === 'ed25519' ? 'Ed25519' : null;
+  return (
+    <span role="cell" className="pov-cn" data-testid="control-node">
+      <span className="pov-cn-line">
+        <span className={refused ? 'muted' : 'pov-cn-vm'} data-testid="cn-vm" title={cn.name ? `named "${cn.name}"` : 'resolved from the template'}>
+          {vm}
+        </span>
+        {cn.status && cn.status !== 'none' && (
+          <span className={`badge ${STATUS_TONE[cn.status] ?? ''}`} data-testid="cn-status">
+            {cn.status}
+          </span>
+        )}
+        {mode && cn.status === 'enrolled' && (
+          <span className="badge pov-cn-mode" data-testid="cn-mode" title={mode === 'SPIRE' ? 'the agent attests through SPIRE (key held in memory)' : 'the agent signs with an Ed25519 key from its enrolment code'}>
+            {mode}
+          </span>
+        )}
+      </span>
+      <span className="pov-cn-line small">
+        {running ? (
+          <span className="muted ellipsis" data-testid="cn-step">{job.progress.step || job.state}…</span>
+        ) : (
+          cn.reason && (
+            <span className={`ellipsis ${cn.status === 'failed' || refused ? 'error' : 'muted'}`} title={cn.reason} data-testid="cn-reason">
+              {cn.reason}
+            </span>
+          )
+        )}
+        {pov.state === 'active' && (
+          <button className="link" onClick={() => onAction?.('name', pov)} aria-label={`name VM for ${pov.name}`}>
+            name VM
+          </button>
+        )}
+        {installable && (
+          <button
+            onClick={() => onAction?.('install', pov)}
+            disabled={!canInstall}
+            aria-label={`Install control node for ${pov.name}`}
+            title={canInstall ? 'Install the agent on this VM' : 'Needs the environment running and no other operation under way'}
+          >
+            Install control node
+          </button>
+        )}
+      </span>
+    </span>
+  );
+}
