@@ -1,0 +1,122 @@
+import type { Page } from '@playwright/test';
+import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
+import { WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/wire';
+import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
+import { SEEDS } from '../skytap-emulator/seed';
+import { expect, test } from './fixtures';
+
+/**
+ * The Control node column in Chromium against the real host (browser mode), the Skytap emulator
+ * and the control-plane double, both on loopback in this test process. A POV from a template with
+ * two Linux VMs shows `none` with the reason; name VM picks one; Install control node ends with
+ * the Ed25519 label; Destroy revokes the agent. A "guest" loop here stands in for the template
+ * runner and the agent: it reads the VM's user_data in the emulator and enrols the agent named.
+ */
+let emu: Emulator;
+let cp: ControlPlaneDouble;
+let guest: NodeJS.Timeout | null = null;
+test.beforeAll(async () => {
+  emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 300, runstateBusyMs: 300, deleteMs: 300, rateLimitedMs: 600 } });
+  cp = await new ControlPlaneDouble().start();
+});
+test.afterAll(async () => {
+  if (guest) clearInterval(guest);
+  await cp.stop();
+  await emu.close();
+});
+
+test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
+
+/**
+ * One contract call over the page's own WebSocket (the launch token is in its sessionStorage),
+ * through the host's dispatcher exactly as the UI's calls go. Used for Settings → Control node,
+ * whose panel the Settings page mounts from renderer/src/pages/index.tsx.
+ */
+async function callApi(page: Page, method: string, args: unknown): Promise<unknown> {
+  return page.evaluate(
+    async ({ method, args, path, protocol, prefix }) => {
+      const token = sessionStorage.getItem('povdesk.token');
+      const ws = new WebSocket(`ws://${location.host}${path}`, [protocol, prefix + token]);
+      return await new Promise((resolve, reject) => {
+        ws.onopen = () => ws.send(JSON.stringify({ t: 'call', id: 1, method, args }));
+        ws.onmessage = (ev) => {
+          const m = JSON.parse(String(ev.data)) as { t: string; id?: number; result?: unknown; error?: { message: string } };
+          if (m.id !== 1) return;
+          ws.close();
+          if (m.t === 'result') resolve(m.result);
+          else reject(new Error(m.error?.message ?? 'call failed'));
+        };
+        ws.onerror = () => reject(new Error('cannot reach the host'));
+      });
+    },
+    { method, args, path: WS_PATH, protocol: WS_PROTOCOL, prefix: WS_TOKEN_PREFIX },
+  );
+}
+
+test('two Linux VMs: none with the reason; name VM, then Install control node ends with the Ed25519 label; Destroy revokes the agent', async ({ app }) => {
+  const { page } = app;
+  await app.open('Settings');
+  await page.getByLabel('Username').fill('demo');
+  await page.getByLabel(/URL/).fill(emu.url);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('button', { name: 'Test connection' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toContainText('3 templates');
+  const saved = (await callApi(page, 'controlNode.saveSettings', {
+    controlPlaneUrl: cp.url,
+    token: cp.token,
+    agentImage: 'registry.example.com/povdesk/agent:1',
+  })) as { tokenSet: boolean };
+  expect(saved.tokenSet).toBe(true);
+
+  await app.open('POVs');
+  await page.getByRole('button', { name: 'New POV' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Create POV' });
+  await dialog.getByLabel('Search templates').fill('PAM POV');
+  await dialog.getByRole('option', { name: /PAM POV/ }).click();
+  await dialog.getByLabel('POV name').fill('Umbrella eval');
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  await expect(dialog).toBeHidden();
+
+  const row = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Umbrella eval', exact: true }) });
+  await expect(row.getByTestId('runstate')).toHaveText('running', { timeout: 30_000 });
+  const cn = row.getByTestId('control-node');
+  await expect(cn.getByTestId('cn-vm')).toHaveText('none', { timeout: 15_000 });
+  await expect(cn.getByTestId('cn-reason')).toContainText('candidates: control-node, rhel-target');
+  await expect(row).not.toContainText('Provisioning stopped');
+  expect(cp.agents.size).toBe(0);
+
+  await cn.getByRole('button', { name: 'name VM for Umbrella eval' }).click();
+  const naming = page.getByRole('dialog', { name: 'Control node VM for Umbrella eval' });
+  await naming.getByLabel('Control node VM name').fill('control-node');
+  await naming.getByRole('button', { name: 'Save' }).click();
+  await expect(naming.getByRole('status')).toContainText('Control node: control-node');
+  await naming.getByRole('button', { name: 'Close' }).click();
+  await expect(cn.getByTestId('cn-vm')).toHaveText('control-node');
+  await expect(cn.getByTestId('cn-reason')).toHaveCount(0);
+
+  // the guest: once a bootstrap shows up in a VM's user_data, its agent enrols
+  guest = setInterval(() => {
+    for (const env of emu.state.environments.values()) {
+      for (const vm of env.vms) {
+        if (!vm.userData.includes(BEGIN_MARKER) || !vm.userData.includes(END_MARKER)) continue;
+        const agent = /AGENT_ID='([^']+)'/.exec(vm.userData)?.[1];
+        if (agent && cp.agents.get(agent)?.state === 'pending') cp.enrol(agent, 'ed25519');
+      }
+    }
+  }, 50);
+  await cn.getByRole('button', { name: 'Install control node for Umbrella eval' }).click();
+  // the install reads enrolment every 10 s
+  await expect(cn.getByTestId('cn-mode')).toHaveText('Ed25519', { timeout: 40_000 });
+  await expect(cn.getByTestId('cn-status')).toHaveText('enrolled');
+  const [agent] = [...cp.agents.values()];
+  expect(agent!.state).toBe('enrolled');
+  const env = [...emu.state.environments.values()][0]!;
+  expect(env.vms.find((v) => v.name === 'control-node')!.userData).toBe(''); // cleared once enrolled
+
+  page.once('dialog', (d) => void d.accept());
+  await page.getByRole('button', { name: 'Destroy Umbrella eval' }).click();
+  await expect(page.getByRole('button', { name: 'Umbrella eval', exact: true })).toHaveCount(0, { timeout: 30_000 });
+  expect(emu.state.environmentIds()).toEqual([]);
+  expect(agent!.state).toBe('revoked');
+});
