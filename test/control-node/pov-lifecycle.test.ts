@@ -4,6 +4,7 @@ import { povHandlers } from '../../main/core/handlers/pov';
 import { AgentStore } from '../../main/services/control-node/agents';
 import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
 import { getPov } from '../../main/services/pov/repo';
+import { PovService } from '../../main/services/pov/service';
 import { migrate } from '../../main/services/store/db';
 import cnMigration from '../../main/services/store/migrations/003-control-node';
 import cnPovMigration from '../../main/services/store/migrations/005-control-node-pov';
@@ -189,6 +190,20 @@ describe('an install running beside the lifecycle', () => {
     expect(w.emu.state.environmentIds()).toEqual([]);
     expect((await call(h, 'pov.list', { includeDestroyed: true })).povs[0]!.controlNode.jobId).toBeNull();
   }, 40_000);
+});
+
+describe('after a restart', () => {
+  it('an install left installing or waiting says it was interrupted (failed, with the remedy); enrolled rows are untouched', async () => {
+    w = await world();
+    const a = await createPov(w, 'A');
+    const b = await createPov(w, 'B');
+    w.svc.setControlNode(a.povId, { control_node_status: 'waiting', control_node_vm_id: 'vm1' });
+    w.svc.setControlNode(b.povId, { control_node_status: 'enrolled', control_node_mode: 'spire' });
+    const restarted = new PovService({ ...w.deps, jobs: w.jobs });
+    restarted.resumeInterrupted();
+    expect(getPov(w.db, a.povId)).toMatchObject({ control_node_status: 'failed', control_node_reason: expect.stringMatching(/interrupted.*press Install control node/) });
+    expect(getPov(w.db, b.povId)).toMatchObject({ control_node_status: 'enrolled', control_node_mode: 'spire', control_node_reason: null });
+  }, 30_000);
 });
 
 describe('Settings → Control node', () => {

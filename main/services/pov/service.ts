@@ -211,12 +211,31 @@ export class PovService {
 
   /**
    * Re-runs the lifecycle of rows a previous process left half-way (provisioning or destroying
-   * with no job here). Call once at start-up, after JobRunner.markInterrupted.
+   * with no job here), and marks control-node installs left installing/waiting as failed (they
+   * do not resume). Call once at start-up, after JobRunner.markInterrupted.
    */
   resumeInterrupted(): string[] {
     const rows = this.deps.db
       .prepare("SELECT * FROM povs WHERE state IN ('provisioning','destroying') ORDER BY created_at")
       .all() as PovRow[];
+    // A control-node install does not resume (its code may have expired while nothing polled):
+    // say so beside the Install control node button instead of showing a wait nobody runs.
+    const stale = this.deps.db
+      .prepare("SELECT id FROM povs WHERE control_node_status IN ('installing','waiting') AND state <> 'destroyed'")
+      .all() as { id: string }[];
+    for (const { id } of stale) {
+      if (this.installs.has(id)) continue;
+      updatePov(
+        this.deps.db,
+        id,
+        {
+          control_node_status: 'failed',
+          control_node_reason:
+            'the control-node install was interrupted when POV Desk stopped; press Install control node to start again (it replaces the code left in user_data)',
+        },
+        this.now(),
+      );
+    }
     const ids: string[] = [];
     for (const r of rows) {
       if (this.active.has(r.id)) continue;

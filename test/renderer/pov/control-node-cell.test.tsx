@@ -63,4 +63,10 @@ describe('Control node column', () => {
     expect(within(cell('POV 1')).queryByRole('button', { name: /Install control node/ })).toBeNull();
     expect(within(cell('POV 1')).getByTestId('cn-status').textContent).toBe('waiting');
   });
+
+  it('a waiting status with no install job in this process still offers Install control node', () => {
+    const [a] = fakeRows(1);
+    render(<PovList povs={[withCn(a!, { status: 'waiting', vmId: '9', vm: 'control-node', jobId: null }, { runstate: 'running' })]} jobs={{}} now={NOW} onOpen={() => {}} onAction={() => {}} />);
+    expect((within(cell('POV 0')).getByRole('button', { name: 'Install control node for POV 0' }) as HTMLButtonElement).disabled).toBe(false);
+  });
 });

@@ -18,7 +18,9 @@ export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: Jo
   const running = job && (job.state === 'running' || job.state === 'queued');
   const refused = cn.status === 'none';
   const vm = refused ? 'none' : (cn.vm ?? (cn.vmId ? `VM ${cn.vmId}` : '—'));
-  const installable = pov.state === 'active' && !running && !IN_PROGRESS.has(cn.status ?? '') && cn.status !== 'enrolled';
+  // in progress only while this process runs the install job (a status left by a stopped app is not)
+  const inProgress = Boolean(cn.jobId) && IN_PROGRESS.has(cn.status ?? '');
+  const installable = pov.state === 'active' && !running && !inProgress && !cn.jobId && cn.status !== 'enrolled';
   const canInstall = installable && pov.runstate === 'running' && !pov.activeJobId;
   const mode = cn.mode === 'spire' ? 'SPIRE' : cn.mode === 'ed25519' ? 'Ed25519' : null;
   return (
