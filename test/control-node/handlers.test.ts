@@ -1,20 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { z } from 'zod';
 import { controlNodeMethods } from '../../shared/contract/controlNode';
-import { povMethods } from '../../shared/contract/pov';
-import type { Base } from '../../main/core/base';
 import { controlNodeHandlers } from '../../main/core/handlers/controlNode';
 import { povHandlers } from '../../main/core/handlers/pov';
-import { StreamHub } from '../../main/core/streams';
 import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
-import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
+import { BEGIN_MARKER } from '../../main/services/control-node/markers';
 import { runnerScript } from '../../main/services/control-node/runner';
-import { createLogger } from '../../main/services/log/logger';
-import { MemorySecretStore } from '../../main/services/secrets/store';
-import { SettingsService } from '../../main/services/settings/settings';
 import { migrate } from '../../main/services/store/db';
 import cnMigration from '../../main/services/store/migrations/003-control-node';
-import { clientFor, MIGRATIONS, world, type World } from '../pov/helpers';
+import { MIGRATIONS, world, type World } from '../pov/helpers';
+import { baseFor, call, guest } from './harness';
 
 /**
  * The handlers as the dispatcher runs them (args and results through the contract schemas), with
@@ -30,58 +24,6 @@ afterEach(async () => {
   await cp?.stop();
   await w?.close();
 });
-
-function baseFor(w: World, env: Record<string, string> = {}): Base {
-  const secrets = new MemorySecretStore({ backend: 'memory', available: false, message: 'test', remedy: null });
-  const log = createLogger({ dir: null, name: 'test' });
-  return {
-    home: w.dir,
-    env,
-    role: 'test',
-    db: w.db,
-    secrets,
-    jobs: w.jobs,
-    hub: new StreamHub(),
-    log,
-    settings: new SettingsService(w.db, secrets, env, log),
-    paths: { home: w.dir, database: w.file, logs: w.dir },
-    onClose: () => {},
-  };
-}
-
-const all = { ...povMethods, ...controlNodeMethods };
-type All = typeof all;
-async function call<M extends keyof All>(h: object, method: M, args: z.input<All[M]['args']>): Promise<z.output<All[M]['result']>> {
-  const parsed = all[method].args.parse(args);
-  const fn = (h as Record<string, (a: unknown, c: unknown) => Promise<unknown>>)[method]!;
-  return all[method].result.parse(await fn(parsed, { transport: 'test' })) as z.output<All[M]['result']>;
-}
-
-/** Enrols every agent whose bootstrap shows up in a VM's user_data. */
-function guest(w: World, cp: ControlPlaneDouble, povId: string, seen: { payloads: string[] }) {
-  let on = true;
-  const client = clientFor(w.emu.url);
-  void (async () => {
-    while (on) {
-      const row = w.db.prepare('SELECT env_id FROM povs WHERE id = ?').get(povId) as { env_id: string | null } | undefined;
-      const vms = w.db.prepare('SELECT vm_id FROM pov_vms WHERE pov_id = ?').all(povId) as { vm_id: string }[];
-      for (const vm of row?.env_id ? vms : []) {
-        const ud = await client.getVmUserData(row!.env_id!, vm.vm_id).catch(() => '');
-        if (ud.includes(BEGIN_MARKER) && ud.includes(END_MARKER)) {
-          const agent = /AGENT_ID='([^']+)'/.exec(ud)?.[1];
-          if (agent && cp.agents.get(agent)?.state === 'pending') {
-            seen.payloads.push(ud);
-            cp.enrol(agent, 'ed25519');
-          }
-        }
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  })();
-  return () => {
-    on = false;
-  };
-}
 
 describe('control-node handlers through the contract', () => {
   it('templates.runnerScript returns the runner, its sha256, unit and per-line sums', async () => {
