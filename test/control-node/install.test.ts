@@ -17,6 +17,7 @@ import {
   type InstallJob,
 } from '../../main/services/control-node/install';
 import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
+import { makeBundle } from './fixtures';
 
 /** An in-memory POV the way the POV service would describe it. */
 class Povs {
@@ -178,6 +179,29 @@ describe('installControlNode: ordering against the control-plane double and a re
     expect(ud.events[0]!.contents).toContain('server_port = "8091"');
     expect(lines.at(-1)!.message).toBe('control node BtPocLin01 enrolled: SPIRE');
     expect(povs.row.mode).toBe('spire');
+  });
+
+  it('SPIRE: trust domain and bundle from Settings override the control plane\'s for the check and the payload', async () => {
+    cp.spireInfo = { trustDomain: 'povdesk.test', serverAddress: 'spire.povdesk.test:8091', trustBundle: BUNDLE };
+    const own = makeBundle();
+    const povs = new Povs(pov());
+    const ud = new UserData(cp);
+    ud.onSet = () => setTimeout(() => cp.enrol([...cp.agents.keys()][0]!, 'spire'), 5);
+    const checked: { address: string; trustDomain: string; trustBundle: string }[] = [];
+    const { job } = jobLog();
+    await installControlNode(
+      deps(povs, ud, {
+        config: { ...config, spireEnabled: true, spireTrustDomain: 'corp.example', spireTrustBundle: own, spireAddress: 'spire.corp.example:8081' },
+        checkSpire: async (i) => (checked.push(i), { offered: true, answered: true, message: 'verified' }),
+      }),
+      'pov-1',
+      job,
+    );
+    expect(checked).toEqual([{ address: 'spire.corp.example:8081', trustDomain: 'corp.example', trustBundle: own }]);
+    const payload = ud.events[0]!.contents;
+    expect(payload).toContain('corp.example');
+    expect(payload).toContain(own.trim().split('\n')[1]!);
+    expect(payload).not.toContain(BUNDLE.trim().split('\n')[1]!);
   });
 
   it('SPIRE: another server at the address means not offered, the address named, Ed25519 payload, no join token', async () => {
