@@ -72,4 +72,24 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
       loose.dispose();
     }
   }, 150_000);
+
+  it('a high-water mark below the hub\'s low-water mark still delivers everything', async () => {
+    const tight = makeEnv({ session: { highWater: 1000 } });
+    try {
+      const id = await tight.manager.open({
+        target: { host: '127.0.0.1', port: sshd.port, username: 'root', auth: { kind: 'privateKey', privateKey: key.private }, jump: [], keepaliveSec: 15, autoReconnect: false },
+        cols: 80,
+        rows: 24,
+      });
+      // Acks arrive on a timer; draining is deferred with setImmediate so timers keep running.
+      const c = new Consumer(tight.hub, id, 20);
+      tight.manager.answerHostKey((await nextPrompt(tight, id)).promptId, true);
+      await waitState(tight, id, 'open');
+      tight.manager.input(id, `for i in 1 2 3 4 5 6 7 8; do head -c 3000 /dev/zero | tr '\\0' b; echo; done; echo TIGHT-$((1+1))\n`);
+      await waitFor('TIGHT-2', () => c.text.includes('TIGHT-2'), 20_000);
+      expect(c.maxPressure).toBeGreaterThan(1000);
+    } finally {
+      tight.dispose();
+    }
+  });
 });

@@ -24,7 +24,8 @@ export const DATA = 'ssh.data';
 export const STATUS = 'ssh.status';
 /**
  * Largest ssh.data event. Bigger events mean fewer WebSocket/IPC messages, JSON parses and ack
- * round trips: measured into Chromium's xterm here, 256 KB events ran ~1.6x faster than 64 KB.
+ * round trips: into Chromium's xterm here 256 KB events gave 11.5–16 MB/s against 9–10 MB/s for
+ * 64 KB (bench ssh-ui); the price is peak RSS while streaming (~47 MB against ~18 MB, bench ssh).
  */
 export const MAX_EVENT = 256 * 1024;
 /** Output kept while nobody subscribes yet (e.g. between ssh.open and the tab subscribing). */
@@ -255,10 +256,14 @@ export class TerminalSession {
     if (this.hub.pressure(DATA, this.id) > this.highWater) {
       if (!this.pauses.has('pressure')) {
         this.pause('pressure');
-        this.hub.onDrain(DATA, this.id, () => {
-          this.resume('pressure');
-          this.flush();
-        });
+        // setImmediate, not inline: a hub whose low-water mark sits above our high-water mark
+        // would otherwise spin in microtasks and starve the event loop.
+        this.hub.onDrain(DATA, this.id, () =>
+          setImmediate(() => {
+            this.resume('pressure');
+            this.flush();
+          }),
+        );
       }
     }
   }
