@@ -3,6 +3,7 @@ import JobsPage from './JobsPage';
 import LocalVmsPage from './LocalVmsPage';
 import PovsPage from './PovsPage';
 import SettingsPage, { settingsSlots } from './SettingsPage';
+import ControlNodeSettings from './settings/ControlNodeSettings';
 import SkytapTestConnection from './settings/SkytapTestConnection';
 import TemplatesPage from './TemplatesPage';
 
@@ -13,6 +14,7 @@ export interface PageEntry {
 }
 
 settingsSlots.skytap.push(() => <SkytapTestConnection />);
+settingsSlots.more.push(() => <ControlNodeSettings />);
 
 /** The sidebar, in order. A page not yet built shows its honest empty state. */
 export const pages: PageEntry[] = [
