@@ -1,8 +1,9 @@
-import { app, BrowserWindow, ipcMain, session, shell, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
+import { app, BrowserWindow, ipcMain, powerMonitor, session, shell, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
 import { createCore, type Core } from '../core/create';
+import { sshManagerFor } from '../core/handlers/ssh';
 import { bindIpc } from './ipc';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -59,6 +60,9 @@ app.whenReady().then(async () => {
   session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
   core = await createCore({ role: 'app', logName: 'main' });
   bindIpc({ ipcMain, core, isTrustedSender: trusted });
+  // After the laptop wakes, dropped SSH sessions reconnect at once instead of waiting out keepalive.
+  const base = core.base;
+  powerMonitor.on('resume', () => sshManagerFor(base).wake());
   await createWindow();
 });
 

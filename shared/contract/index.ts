@@ -3,6 +3,7 @@ import { coreMethods, coreStreams } from './core';
 import { controlNodeMethods } from './controlNode';
 import { povMethods } from './pov';
 import { skytapMethods } from './skytap';
+import { sshMethods, sshStreams } from './ssh';
 import { vmMethods, vmStreams } from './vm';
 import type { MethodDef, StreamDef } from './define';
 
@@ -21,11 +22,13 @@ export const methods = {
   ...povMethods,
   ...controlNodeMethods,
   ...vmMethods,
+  ...sshMethods,
 } as const satisfies Record<string, MethodDef>;
 
 export const streams = {
   ...coreStreams,
   ...vmStreams,
+  ...sshStreams,
 } as const satisfies Record<string, StreamDef>;
 
 export type Methods = typeof methods;

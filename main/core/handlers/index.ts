@@ -4,6 +4,7 @@ import { controlNodeHandlers } from './controlNode';
 import { coreHandlers } from './core';
 import { povHandlers } from './pov';
 import { skytapHandlers } from './skytap';
+import { sshHandlers } from './ssh';
 import { vmDiagnostics, vmHandlers } from './vm';
 
 /** Every domain's handlers, bound to one Base. */
@@ -14,5 +15,6 @@ export function allHandlers(base: Base): Handlers {
     ...povHandlers(base),
     ...controlNodeHandlers(base),
     ...vmHandlers(base),
+    ...sshHandlers(base),
   };
 }

@@ -6,6 +6,7 @@ import SettingsPage, { settingsSlots } from './SettingsPage';
 import ControlNodeSettings from './settings/ControlNodeSettings';
 import SkytapTestConnection from './settings/SkytapTestConnection';
 import TemplatesPage from './TemplatesPage';
+import TerminalsPage from './TerminalsPage';
 
 export interface PageEntry {
   id: string;
@@ -16,25 +17,12 @@ export interface PageEntry {
 settingsSlots.skytap.push(() => <SkytapTestConnection />);
 settingsSlots.more.push(() => <ControlNodeSettings />);
 
-/** The sidebar, in order. A page not yet built shows its honest empty state. */
+/** The sidebar, in order. */
 export const pages: PageEntry[] = [
   { id: 'povs', label: 'POVs', component: PovsPage },
   { id: 'local-vms', label: 'Local VMs', component: LocalVmsPage },
   { id: 'templates', label: 'Templates', component: TemplatesPage },
-  { id: 'terminals', label: 'Terminals', component: placeholder('Terminals', 'SSH terminals appear here.') },
+  { id: 'terminals', label: 'Terminals', component: TerminalsPage },
   { id: 'jobs', label: 'Jobs', component: JobsPage },
   { id: 'settings', label: 'Settings', component: SettingsPage },
 ];
-
-function placeholder(title: string, text: string): ComponentType {
-  const P = () => (
-    <section className="page">
-      <header className="page-head">
-        <h2>{title}</h2>
-      </header>
-      <div className="empty">{text}</div>
-    </section>
-  );
-  P.displayName = `${title}Placeholder`;
-  return P;
-}
