@@ -57,9 +57,9 @@ async function callApi(page: Page, method: string, args: unknown): Promise<unkno
 test('two Linux VMs: none with the reason; name VM, then Install control node ends with the Ed25519 label; Destroy revokes the agent', async ({ app }) => {
   const { page } = app;
   await app.open('Settings');
-  await page.getByLabel('Username').fill('demo');
-  await page.getByLabel(/URL/).fill(emu.url);
-  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('form', { name: 'Skytap credentials' }).getByLabel('Username').fill('demo');
+  await page.getByRole('form', { name: 'Skytap credentials' }).getByLabel(/URL/).fill(emu.url);
+  await page.getByRole('form', { name: 'Skytap credentials' }).getByRole('button', { name: 'Save' }).click();
   await page.getByRole('button', { name: 'Test connection' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toContainText('3 templates');
   const saved = (await callApi(page, 'controlNode.saveSettings', {

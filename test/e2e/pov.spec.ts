@@ -28,10 +28,10 @@ test('create, suspend, start and destroy a POV from the POVs page', async ({ app
   // overrides username and token; the URL comes from the form)
   const { page } = app;
   await app.open('Settings');
-  await page.getByLabel('Username').fill('demo');
-  const url = page.getByLabel(/URL/);
+  await page.getByRole('form', { name: 'Skytap credentials' }).getByLabel('Username').fill('demo');
+  const url = page.getByRole('form', { name: 'Skytap credentials' }).getByLabel(/URL/);
   await url.fill(emu.url);
-  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('form', { name: 'Skytap credentials' }).getByRole('button', { name: 'Save' }).click();
   await page.getByRole('button', { name: 'Test connection' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toContainText('3 templates');
 

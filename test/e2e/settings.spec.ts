@@ -17,17 +17,19 @@ test('Skytap credentials survive a host restart, the token lives only in the key
   await app.open('Settings');
   await expect(page.getByTestId('keyring-backend')).toContainText('OS keychain');
   await expect(page.getByTestId('token-status')).toHaveText('token not set');
-  await page.getByLabel('Username').fill('se@example.com');
-  await page.getByLabel('API token').fill(token);
-  await page.getByRole('button', { name: 'Save' }).click();
+  const form = page.getByRole('form', { name: 'Skytap credentials' });
+  await form.getByLabel('Username').fill('se@example.com');
+  await form.getByLabel('API token').fill(token);
+  await form.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByTestId('token-status')).toHaveText('token set');
 
   await app.restart();
   await app.open('Settings');
   await expect(page.getByTestId('token-status')).toHaveText('token set');
-  await expect(page.getByLabel('Username')).toHaveValue('se@example.com');
+  const again = page.getByRole('form', { name: 'Skytap credentials' });
+  await expect(again.getByLabel('Username')).toHaveValue('se@example.com');
   // The form never receives the token back.
-  await expect(page.getByLabel('API token')).toHaveValue('');
+  await expect(again.getByLabel('API token')).toHaveValue('');
 
   const fromKeyring = execFileSync('secret-tool', ['lookup', 'service', 'povdesk', 'account', 'skytap-api-token']).toString();
   expect(fromKeyring).toBe(token);

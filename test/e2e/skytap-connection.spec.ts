@@ -24,11 +24,11 @@ test('Test connection shows each outcome and its remedy', async ({ app }) => {
     await expect(page.getByRole('button', { name: 'Test connection' })).toBeEnabled({ timeout: 30_000 });
   };
   const save = async (v: { token?: string; project?: string }) => {
-    await page.getByLabel('Username').fill('demo');
-    await page.getByLabel(/URL/).fill(emu.url);
-    if (v.token !== undefined) await page.getByLabel('API token').fill(v.token);
-    await page.getByLabel('Project ID (optional)').fill(v.project ?? '');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('form', { name: 'Skytap credentials' }).getByLabel('Username').fill('demo');
+    await page.getByRole('form', { name: 'Skytap credentials' }).getByLabel(/URL/).fill(emu.url);
+    if (v.token !== undefined) await page.getByRole('form', { name: 'Skytap credentials' }).getByLabel('API token').fill(v.token);
+    await page.getByRole('form', { name: 'Skytap credentials' }).getByLabel('Project ID (optional)').fill(v.project ?? '');
+    await page.getByRole('form', { name: 'Skytap credentials' }).getByRole('button', { name: 'Save' }).click();
     await expect(page.getByTestId('token-status')).toHaveText('token set');
   };
 

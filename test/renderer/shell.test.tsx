@@ -1,4 +1,4 @@
-import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../main/core/create';
 import { setTransport } from '../../renderer/src/api';
@@ -32,11 +32,12 @@ describe('app shell', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Settings' }));
     await waitFor(() => expect(screen.getByTestId('token-status').textContent).toBe('token not set'));
     expect(screen.getByTestId('keyring-warning').textContent).toMatch(/memory for this run only/);
-    fireEvent.change(screen.getByLabelText('Username'), { target: { value: 'me' } });
-    fireEvent.change(screen.getByLabelText('API token'), { target: { value: 'abc123' } });
-    fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+    const form = within(screen.getByRole('form', { name: 'Skytap credentials' }));
+    fireEvent.change(form.getByLabelText('Username'), { target: { value: 'me' } });
+    fireEvent.change(form.getByLabelText('API token'), { target: { value: 'abc123' } });
+    fireEvent.click(form.getByRole('button', { name: 'Save' }));
     await waitFor(() => expect(screen.getByTestId('token-status').textContent).toBe('token set'));
-    expect((screen.getByLabelText('API token') as HTMLInputElement).value).toBe('');
+    expect((form.getByLabelText('API token') as HTMLInputElement).value).toBe('');
   });
 
   it('the jobs drawer shows live progress and cancels a running job', async () => {
