@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { Suspense, useEffect, useState } from 'react';
 import { JobsDrawer } from './components/JobsDrawer';
 import { pages } from './pages';
 import { useSettings } from './state/settings';
@@ -42,7 +42,9 @@ export function App() {
             No OS keyring: your Skytap token is kept in memory for this run only. {view.keyring.remedy}
           </div>
         )}
-        <Page />
+        <Suspense fallback={<p className="muted" role="status">Loading…</p>}>
+          <Page />
+        </Suspense>
       </main>
       <JobsDrawer />
     </div>

@@ -82,7 +82,15 @@ const b = median(bare);
 console.log(`bench host-cold-start-to-first-answer: ${s.toFixed(0)} ms [ratio ${(s / b).toFixed(1)} vs bare node start ${b.toFixed(0)} ms]`);
 
 const app = gzippedAssets(join(ROOT, 'out', 'renderer'));
+const html = readFileSync(join(ROOT, 'out', 'renderer', 'index.html'), 'utf8');
+const entry = [...html.matchAll(/(?:src|href)="\.?\/?(assets\/[^"]+\.(?:js|css))"/g)].reduce(
+  (n, m) => n + gzipSync(readFileSync(join(ROOT, 'out', 'renderer', m[1]!)), { level: 9 }).length,
+  0,
+);
 const empty = await emptyReactPage();
+console.log(
+  `bench renderer-startup-gzip: ${(entry / 1024).toFixed(1)} KiB [ratio ${(entry / empty).toFixed(2)} vs empty Vite React page] (what loads before first paint)`,
+);
 console.log(
   `bench renderer-bundle-gzip: ${(app / 1024).toFixed(1)} KiB [ratio ${(app / empty).toFixed(2)} vs empty Vite React page ${(empty / 1024).toFixed(1)} KiB]`,
 );

@@ -1,18 +1,20 @@
-import type { ComponentType } from 'react';
+import { lazy, type ComponentType } from 'react';
 import JobsPage from './JobsPage';
-import LocalVmsPage from './LocalVmsPage';
 import PovsPage from './PovsPage';
 import SettingsPage, { settingsSlots } from './SettingsPage';
 import ControlNodeSettings from './settings/ControlNodeSettings';
 import SkytapTestConnection from './settings/SkytapTestConnection';
 import TemplatesPage from './TemplatesPage';
-import TerminalsPage from './TerminalsPage';
 
 export interface PageEntry {
   id: string;
   label: string;
   component: ComponentType;
 }
+
+// The two pages that carry xterm load on first visit, keeping it out of the start-up bundle.
+const LocalVmsPage = lazy(() => import('./LocalVmsPage'));
+const TerminalsPage = lazy(() => import('./TerminalsPage'));
 
 settingsSlots.skytap.push(() => <SkytapTestConnection />);
 settingsSlots.more.push(() => <ControlNodeSettings />);
