@@ -1,15 +1,31 @@
 import { defineConfig } from 'electron-vite';
 import react from '@vitejs/plugin-react';
+import { cpSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { Plugin } from 'vite';
+
+/** The vm-manager's non-code files (guest init, metadata proxy, quote script), found at run time by main/vm-manager/assets.ts. */
+function copyVmManagerAssets(): Plugin {
+  return {
+    name: 'povdesk-vm-manager-assets',
+    closeBundle() {
+      const to = resolve(__dirname, 'out/main/vm-manager-assets');
+      cpSync(resolve(__dirname, 'main/vm-manager/guest'), resolve(to, 'guest'), { recursive: true });
+      cpSync(resolve(__dirname, 'main/vm-manager/attest/guest-quote.sh'), resolve(to, 'attest/guest-quote.sh'));
+    },
+  };
+}
 
 export default defineConfig({
   main: {
+    plugins: [copyVmManagerAssets()],
     build: {
       outDir: 'out/main',
       rollupOptions: {
         input: {
           index: resolve(__dirname, 'main/electron/index.ts'),
           cli: resolve(__dirname, 'main/cli/main.ts'),
+          'vm-manager': resolve(__dirname, 'main/vm-manager/main.ts'),
         },
       },
     },

@@ -6,13 +6,12 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { vmAsset } from './assets';
 import { cpioDir, cpioFile, cpioLink, writeCpio, type CpioEntry } from './cpio';
 import { VmmError } from './errors';
 import { GUEST_QUOTE_SCRIPT, firmwareDigest, imagePolicySchema, loadPolicy, savePolicy, type ImagePolicy } from './attest/index';
 
-const here = dirname(fileURLToPath(import.meta.url));
 
 export const TEST_IMAGE = 'povdesk-test';
 /** Load order measured on the cloud kernel: a wrong order fails with "Unknown symbol". */
@@ -150,7 +149,7 @@ export function buildInitramfs(opts: { kernelVersion: string; initScript?: strin
   for (const stage of ['initrd', 'ready'] as const) {
     files.set(`etc/povdesk/pcrs.${stage}`, cpioFile(`etc/povdesk/pcrs.${stage}`, Buffer.from(STAGE_PCRS[stage].join(',') + '\n')));
   }
-  const init = opts.initScript ?? readFileSync(join(here, 'guest', 'init.sh'), 'utf8');
+  const init = opts.initScript ?? readFileSync(vmAsset('guest/init.sh'), 'utf8');
   files.set('init', cpioFile('init', Buffer.from(init), 0o755));
   const quote = guestQuoteScript();
   if (quote) files.set('etc/povdesk/guest-quote.sh', cpioFile('etc/povdesk/guest-quote.sh', readFileSync(quote), 0o755));

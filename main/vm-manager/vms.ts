@@ -7,8 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { vmAsset } from './assets';
 import { qemuArgv, type Accel, type QemuSpec } from './argv';
 import { tailLines } from './console';
 import { VmmError } from './errors';
@@ -16,8 +16,7 @@ import { getImage, writeJsonAtomic } from './images';
 import { aliveWith, pidsMatching, readPid, removePid, signal, sleep, startDetached, terminate, waitGone, writePid } from './procs';
 import { Qmp, openQmpWhenReady } from './qmp';
 
-const here = dirname(fileURLToPath(import.meta.url));
-export const METADATA_PROXY = join(here, 'guest', 'metadata-proxy.cjs');
+export const METADATA_PROXY = vmAsset('guest/metadata-proxy.cjs');
 
 export type VmState = 'creating' | 'booting' | 'attesting' | 'ready' | 'running' | 'stopping' | 'stopped' | 'failed' | 'deleting';
 export type WaitFor = 'none' | 'attested' | 'ready';

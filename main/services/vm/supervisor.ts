@@ -49,12 +49,12 @@ function appRoot(): string {
 
 /**
  * The built daemon (out/main/vm-manager.js) when present with the guest files it reads beside it
- * (out/main/guest/), else its sources through tsx.
+ * (out/main/vm-manager-assets/, copied by the build), else its sources through tsx.
  */
 export function managerCommand(env: NodeJS.ProcessEnv = process.env): { argv: string[]; cwd: string } {
   const root = appRoot();
   const built = join(root, 'out', 'main', 'vm-manager.js');
-  if (existsSync(built) && existsSync(join(root, 'out', 'main', 'guest', 'init.sh')) && !env.POVDESK_FROM_SOURCE) {
+  if (existsSync(built) && existsSync(join(root, 'out', 'main', 'vm-manager-assets', 'guest', 'init.sh')) && !env.POVDESK_FROM_SOURCE) {
     return { argv: [process.execPath, built], cwd: root };
   }
   return { argv: [process.execPath, '--import', 'tsx', join(root, 'main', 'vm-manager', 'main.ts')], cwd: root };

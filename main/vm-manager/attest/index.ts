@@ -3,7 +3,7 @@
  * manager hands out nonces from a NonceStore and checks each quote with verifyQuote against the
  * image's policy.json. See docs/attestation.md.
  */
-import { fileURLToPath } from 'node:url';
+import { vmAsset } from '../assets';
 
 export { NonceStore, NONCE_TTL_MS, MAX_OUTSTANDING_PER_VM, type NonceCheck } from './nonce';
 export {
@@ -25,4 +25,4 @@ export { verifyQuote, quoteBodySchema, type QuoteBody, type QuoteVerdict, type V
 export { parseAttest, parsePublic, parseSignature, TpmParseError } from './tpm';
 
 /** Absolute path of the guest script, for the image builder to copy into the initramfs. */
-export const GUEST_QUOTE_SCRIPT = fileURLToPath(new URL('./guest-quote.sh', import.meta.url));
+export const GUEST_QUOTE_SCRIPT = vmAsset('attest/guest-quote.sh');
