@@ -1,7 +1,5 @@
-import type { Page } from '@playwright/test';
 import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
 import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
-import { WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/wire';
 import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
 import { SEEDS } from '../skytap-emulator/seed';
 import { expect, test } from './fixtures';
@@ -28,31 +26,6 @@ test.afterAll(async () => {
 
 test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
 
-/**
- * One contract call over the page's own WebSocket (the launch token is in its sessionStorage),
- * through the host's dispatcher exactly as the UI's calls go. Used for Settings → Control node,
- * whose panel the Settings page mounts from renderer/src/pages/index.tsx.
- */
-async function callApi(page: Page, method: string, args: unknown): Promise<unknown> {
-  return page.evaluate(
-    async ({ method, args, path, protocol, prefix }) => {
-      const token = sessionStorage.getItem('povdesk.token');
-      const ws = new WebSocket(`ws://${location.host}${path}`, [protocol, prefix + token]);
-      return await new Promise((resolve, reject) => {
-        ws.onopen = () => ws.send(JSON.stringify({ t: 'call', id: 1, method, args }));
-        ws.onmessage = (ev) => {
-          const m = JSON.parse(String(ev.data)) as { t: string; id?: number; result?: unknown; error?: { message: string } };
-          if (m.id !== 1) return;
-          ws.close();
-          if (m.t === 'result') resolve(m.result);
-          else reject(new Error(m.error?.message ?? 'call failed'));
-        };
-        ws.onerror = () => reject(new Error('cannot reach the host'));
-      });
-    },
-    { method, args, path: WS_PATH, protocol: WS_PROTOCOL, prefix: WS_TOKEN_PREFIX },
-  );
-}
 
 test('two Linux VMs: none with the reason; name VM, then Install control node ends with the Ed25519 label; Destroy revokes the agent', async ({ app }) => {
   const { page } = app;
@@ -62,7 +35,7 @@ test('two Linux VMs: none with the reason; name VM, then Install control node en
   await page.getByRole('form', { name: 'Skytap credentials' }).getByRole('button', { name: 'Save' }).click();
   await page.getByRole('button', { name: 'Test connection' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Connected' })).toContainText('3 templates');
-  const saved = (await callApi(page, 'controlNode.saveSettings', {
+  const saved = (await app.call('controlNode.saveSettings', {
     controlPlaneUrl: cp.url,
     token: cp.token,
     agentImage: 'registry.example.com/povdesk/agent:1',

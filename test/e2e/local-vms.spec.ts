@@ -32,7 +32,7 @@ test.describe('Local VMs', () => {
 
   test('host report with the TCG warning; a VM created from the UI reaches ready, outlives an app restart, and is deleted', async ({ app }) => {
     test.setTimeout(240_000);
-    const { page } = app;
+    let page = app.page;
     try {
       await app.open('Local VMs');
       const accel = page.getByTestId('vm-accel');
@@ -60,6 +60,7 @@ test.describe('Local VMs', () => {
       await expect(page.getByLabel('Attestation', { exact: true })).toContainText('Attestation not required');
 
       await app.restart();
+      page = app.page; // Electron relaunches with a new window
       await app.open('Local VMs');
       await expect(page.locator('tr[data-vm="e2e-one"]').getByTestId('vm-state')).toHaveText('ready', { timeout: 30_000 });
 

@@ -12,7 +12,7 @@ function filesUnder(dir: string): string[] {
 }
 
 test('Skytap credentials survive a host restart, the token lives only in the keyring', async ({ app }) => {
-  const { page } = app;
+  let page = app.page;
   const token = `tok${randomBytes(16).toString('hex')}`;
   await app.open('Settings');
   await expect(page.getByTestId('keyring-backend')).toContainText('OS keychain');
@@ -24,6 +24,7 @@ test('Skytap credentials survive a host restart, the token lives only in the key
   await expect(page.getByTestId('token-status')).toHaveText('token set');
 
   await app.restart();
+  page = app.page; // Electron relaunches with a new window
   await app.open('Settings');
   await expect(page.getByTestId('token-status')).toHaveText('token set');
   const again = page.getByRole('form', { name: 'Skytap credentials' });
@@ -45,7 +46,9 @@ test('Skytap credentials survive a host restart, the token lives only in the key
   for (const n of needles) expect(app.output().includes(n), 'host output contains the token').toBe(false);
 });
 
-test('a page opened without the launch token says how to get in', async ({ app, page }) => {
+test('a page opened without the launch token says how to get in', async ({ app }) => {
+  test.skip(app.mode === 'electron', 'browser mode only: Electron needs no launch token');
+  const { page } = app;
   await page.goto(app.url.replace(/#.*$/, ''));
   await page.evaluate(() => sessionStorage.clear());
   await page.reload();
