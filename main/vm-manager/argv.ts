@@ -21,7 +21,13 @@ export interface QemuSpec {
   /** The VM's own copy of the OVMF vars template. */
   ovmfVars: string;
   boot: BootSource;
+  /** Everything the guest prints on its serial line, also while nobody is connected to serialSocket. */
   consoleFile: string;
+  /**
+   * The serial line as a unix socket (QEMU listens; one client at a time) for an interactive
+   * console; the chardev logs into consoleFile, truncated at each QEMU start as before.
+   */
+  serialSocket: string;
   qmpSocket: string;
   /** swtpm's data socket; null runs the VM without a TPM. */
   swtpmSocket: string | null;
@@ -71,7 +77,8 @@ export function qemuArgv(spec: QemuSpec): string[] {
     '-m', `${spec.memoryMib}M`,
     '-nodefaults',
     '-display', 'none',
-    '-serial', `file:${qemuEscape(spec.consoleFile)}`,
+    '-chardev', `socket,id=ser0,path=${qemuEscape(spec.serialSocket)},server=on,wait=off,logfile=${qemuEscape(spec.consoleFile)},logappend=off`,
+    '-serial', 'chardev:ser0',
     '-qmp', `unix:${qemuEscape(spec.qmpSocket)},server=on,wait=off`,
     '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${qemuEscape(spec.ovmfCode)}`,
     '-drive', `if=pflash,format=raw,unit=1,file=${qemuEscape(spec.ovmfVars)}`,

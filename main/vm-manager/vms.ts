@@ -62,7 +62,8 @@ export interface VmRecord {
     ready: StageResult | null;
   };
   pids: { qemu: number | null; swtpm: number | null };
-  paths: { dir: string; console: string; tpmState: string; swtpmSocket: string; ovmfVars: string; qmpSocket: string; userData: string; disk: string | null };
+  /** serialSocket: null for a VM last started by a vm-manager without the serial socket. */
+  paths: { dir: string; console: string; serialSocket: string | null; tpmState: string; swtpmSocket: string; ovmfVars: string; qmpSocket: string; userData: string; disk: string | null };
 }
 
 export interface CreateInput {
@@ -199,7 +200,7 @@ export class VmService {
       attestation: { required: input.requireAttestation, userDataReleased: false, nonceIssuedAt: null, akFingerprint: null, initrd: null, ready: null },
       pids: { qemu: null, swtpm: null },
       paths: {
-        dir, console: join(dir, 'console.log'), tpmState: join(dir, 'tpm'), swtpmSocket: join(dir, 'tpm', 'swtpm.sock'),
+        dir, console: join(dir, 'console.log'), serialSocket: join(dir, 'serial.sock'), tpmState: join(dir, 'tpm'), swtpmSocket: join(dir, 'tpm', 'swtpm.sock'),
         ovmfVars: join(dir, 'OVMF_VARS.fd'), qmpSocket: join(dir, 'qmp.sock'), userData: join(dir, 'user-data'),
         disk: image.kind === 'disk' ? join(dir, 'disk.qcow2') : null,
       },
@@ -279,9 +280,12 @@ export class VmService {
     while (!existsSync(r.paths.swtpmSocket) && Date.now() < sockEnd && aliveWith(swtpm.pid, r.paths.tpmState)) await sleep(20);
     if (!existsSync(r.paths.swtpmSocket)) return fail(`swtpm did not open its socket within 5 s: ${tailLines(swtpmLog, 5).join(' | ') || 'no output'}`);
 
+    const serialSocket = join(r.paths.dir, 'serial.sock');
+    if (r.paths.serialSocket !== serialSocket) this.update(id, (v) => (v.paths.serialSocket = serialSocket));
+    rmSync(serialSocket, { force: true });
     const spec: QemuSpec = {
       id: r.id, accel: r.accel, cpus: r.cpus, memoryMib: r.memoryMiB, ovmfCode: this.o.ovmf.code, ovmfVars: r.paths.ovmfVars,
-      boot: this.bootSource(r), consoleFile: r.paths.console, qmpSocket: r.paths.qmpSocket, swtpmSocket: r.paths.swtpmSocket,
+      boot: this.bootSource(r), consoleFile: r.paths.console, serialSocket, qmpSocket: r.paths.qmpSocket, swtpmSocket: r.paths.swtpmSocket,
       metadataProxy: [this.o.nodeBinary ?? process.execPath, METADATA_PROXY, this.o.metadataSocket, r.id],
     };
     rmSync(r.paths.qmpSocket, { force: true });
@@ -599,6 +603,8 @@ export class VmService {
         continue;
       }
       if (r.paths.dir !== dir) r.paths = { ...r.paths, dir };
+      // A record from before the serial socket: its QEMU (if alive) has none; the next start adds it.
+      if (r.paths.serialSocket === undefined) r.paths.serialSocket = null;
       this.recs.set(r.id, r);
       const qpid = readPid(join(dir, 'qemu.pid')) ?? r.pids.qemu;
       const spid = readPid(join(dir, 'swtpm.pid')) ?? r.pids.swtpm;

@@ -10,6 +10,7 @@ const base: QemuSpec = {
   ovmfVars: '/state/vms/ab12cd34/OVMF_VARS.fd',
   boot: { kind: 'kernel', kernel: '/state/images/t/vmlinuz', initrd: '/state/images/t/initrd.img', append: 'console=ttyS0,115200' },
   consoleFile: '/state/vms/ab12cd34/console.log',
+  serialSocket: '/state/vms/ab12cd34/serial.sock',
   qmpSocket: '/state/vms/ab12cd34/qmp.sock',
   swtpmSocket: '/state/vms/ab12cd34/tpm/swtpm.sock',
   metadataProxy: ['/usr/bin/node', '/app/metadata-proxy.cjs', '/state/metadata.sock', 'ab12cd34'],
@@ -31,7 +32,11 @@ describe('qemuArgv', () => {
     expect(opt(a, '-m')).toEqual(['512M']);
     expect(a).toContain('-nodefaults');
     expect(opt(a, '-display')).toEqual(['none']);
-    expect(opt(a, '-serial')).toEqual(['file:/state/vms/ab12cd34/console.log']);
+    expect(opt(a, '-serial')).toEqual(['chardev:ser0']);
+    // the serial line: a listening unix socket for the interactive console, logged to console.log
+    expect(opt(a, '-chardev')[0]).toBe(
+      'socket,id=ser0,path=/state/vms/ab12cd34/serial.sock,server=on,wait=off,logfile=/state/vms/ab12cd34/console.log,logappend=off',
+    );
     expect(opt(a, '-qmp')).toEqual(['unix:/state/vms/ab12cd34/qmp.sock,server=on,wait=off']);
     expect(a).not.toContain('-cpu'); // tcg keeps the default model
   });
@@ -59,11 +64,12 @@ describe('qemuArgv', () => {
 
   it('wires swtpm as a tpm-crb device, or leaves it out', () => {
     const a = qemuArgv(base);
-    expect(opt(a, '-chardev')).toEqual(['socket,id=chrtpm,path=/state/vms/ab12cd34/tpm/swtpm.sock']);
+    expect(opt(a, '-chardev')).toEqual([expect.stringMatching(/^socket,id=ser0,/), 'socket,id=chrtpm,path=/state/vms/ab12cd34/tpm/swtpm.sock']);
     expect(opt(a, '-tpmdev')).toEqual(['emulator,id=tpm0,chardev=chrtpm']);
     expect(opt(a, '-device')).toContain('tpm-crb,tpmdev=tpm0');
     const b = qemuArgv({ ...base, swtpmSocket: null });
     expect(b).not.toContain('-tpmdev');
+    expect(opt(b, '-chardev')).toHaveLength(1);
     expect(opt(b, '-device')).not.toContain('tpm-crb,tpmdev=tpm0');
   });
 
@@ -79,9 +85,10 @@ describe('qemuArgv', () => {
     const a = qemuArgv({
       ...base,
       consoleFile: '/s,t/console.log',
+      serialSocket: '/s,t/serial.sock',
       metadataProxy: ['/usr/bin/node', '/my app/proxy,x.cjs', "it's"],
     });
-    expect(opt(a, '-serial')).toEqual(['file:/s,,t/console.log']);
+    expect(opt(a, '-chardev')[0]).toBe('socket,id=ser0,path=/s,,t/serial.sock,server=on,wait=off,logfile=/s,,t/console.log,logappend=off');
     expect(opt(a, '-netdev')[0]).toContain(`cmd:/usr/bin/node '/my app/proxy,,x.cjs' 'it'\\''s'`);
     expect(qemuEscape('a,b,,c')).toBe('a,,b,,,,c');
     expect(shellWord('plain/path.cjs')).toBe('plain/path.cjs');
