@@ -159,6 +159,17 @@ export const sshMethods = {
       .refine((a) => (a.profileId === undefined) !== (a.target === undefined), 'give exactly one of profileId or target'),
     z.object({ sessionId }).strict(),
   ),
+  'ssh.openVmConsole': method(
+    "Open a local VM's serial console as a terminal session: interactive through QEMU's serial socket, or (default) a read-only live tail of its console log. Use the sessionId like an SSH session's",
+    z
+      .object({
+        vmId: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a VM id: letters, digits, - and _'),
+        interactive: z.boolean().optional(),
+        ...size,
+      })
+      .strict(),
+    z.object({ sessionId }).strict(),
+  ),
   'ssh.input': method(
     'Send keystrokes (utf8) to a session',
     z.object({ sessionId, data: z.string().max(1_000_000) }).strict(),

@@ -1,8 +1,12 @@
+import { existsSync } from 'node:fs';
 import type { z } from 'zod';
+import { AppError } from '../../../shared/contract/errors';
 import type { sshMethods } from '../../../shared/contract/ssh';
+import { FileTailBackend, UnixSocketBackend } from '../../services/ssh/console-backends';
 import { SessionManager } from '../../services/ssh/manager';
 import type { Base } from '../base';
 import type { CallInfo } from '../dispatch';
+import { vmAppFor } from './vm';
 
 type SshHandlers = {
   [M in keyof typeof sshMethods]: (
@@ -30,6 +34,42 @@ export function sshManagerFor(base: Base): SessionManager {
 
 const ok = { ok: true as const };
 
+/** vm id → the session holding its serial socket (QEMU's server socket takes one client at a time). */
+const serialHolders = new WeakMap<SessionManager, Map<string, string>>();
+
+/**
+ * A local VM's console as a terminal session: the serial socket (interactive) or a live tail of
+ * the console log (read-only). Refused for a stopped VM (conflict), an unknown one (not_found) and
+ * a remote vm-manager (unsupported).
+ */
+async function openVmConsole(base: Base, m: SessionManager, a: { vmId: string; interactive?: boolean | undefined; cols: number; rows: number }): Promise<string> {
+  const src = await vmAppFor(base).consoleSource(a.vmId);
+  const size = { cols: a.cols, rows: a.rows };
+  if (!a.interactive) {
+    return m.attach(new FileTailBackend(src.console, `${src.name} console (read-only)`), size, { autoReconnect: false });
+  }
+  if (!src.serialSocket || !existsSync(src.serialSocket)) {
+    throw new AppError(
+      'unavailable',
+      `VM ${src.name} (${src.id}) has no serial socket: its QEMU was started by a vm-manager without one; stop and start the VM, or open the read-only console`,
+      { vmId: src.id },
+    );
+  }
+  let holders = serialHolders.get(m);
+  if (!holders) serialHolders.set(m, (holders = new Map()));
+  const held = holders.get(src.id);
+  if (held && m.list().some((s) => s.sessionId === held && s.state !== 'closed')) {
+    throw new AppError(
+      'conflict',
+      `the interactive console of VM ${src.name} is already open in another tab (QEMU's serial socket takes one connection); use that tab or close it first`,
+      { vmId: src.id, sessionId: held },
+    );
+  }
+  const id = m.attach(new UnixSocketBackend(src.serialSocket, `${src.name} serial console`), size);
+  holders.set(src.id, id);
+  return id;
+}
+
 export function sshHandlers(base: Base): SshHandlers {
   const m = sshManagerFor(base);
   return {
@@ -41,6 +81,11 @@ export function sshHandlers(base: Base): SshHandlers {
         rows: a.rows,
       });
       base.log.info('ssh session opened', { sessionId, profileId: a.profileId ?? null, host: a.target?.host ?? null });
+      return { sessionId };
+    },
+    'ssh.openVmConsole': async (a) => {
+      const sessionId = await openVmConsole(base, m, a);
+      base.log.info('vm console opened', { sessionId, vmId: a.vmId, interactive: a.interactive ?? false });
       return { sessionId };
     },
     'ssh.input': async (a) => (m.input(a.sessionId, a.data), ok),

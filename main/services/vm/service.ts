@@ -62,6 +62,9 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
+/** States in which the VM's QEMU runs (its console exists). */
+const LIVE_STATES: string[] = ['booting', 'attesting', 'ready', 'running'];
+
 const STEP: Record<string, number> = { creating: 0.1, booting: 0.3, attesting: 0.6, ready: 1 };
 
 export class VmApp {
@@ -204,6 +207,26 @@ export class VmApp {
       local ? { kind: 'file', path: raw.paths!.console! } : { kind: 'poll', fetch: (n) => this.console(id, n) },
       lines,
     );
+  }
+
+  /**
+   * Where a running local VM's serial console is: its console log (for a read-only tail) and its
+   * serial socket (interactive). Only the local manager's files are on this machine.
+   */
+  async consoleSource(id: string): Promise<{ id: string; name: string; state: string; console: string; serialSocket: string | null }> {
+    if (this.mode() === 'remote') {
+      throw new AppError(
+        'unsupported',
+        "a VM's console as a terminal needs the local vm-manager (the serial socket and console log are files on its machine); with a remote vm-manager use the console tail on the Local VMs page",
+      );
+    }
+    const raw = await this.raw(id);
+    if (!LIVE_STATES.includes(raw.state)) {
+      throw new AppError('conflict', `VM ${raw.name} (${id}) is ${raw.state}, so it has no console to open; start it first`, { vmId: id, state: raw.state });
+    }
+    const console = raw.paths?.console;
+    if (!console) throw new AppError('internal', `the vm-manager did not say where the console of VM ${id} is (no paths.console in its answer)`);
+    return { id, name: raw.name, state: raw.state, console, serialSocket: raw.paths?.serialSocket ?? null };
   }
 
   /** The create job: POST /vms (wait_for none), then follow the VM's states to args.waitFor. */

@@ -79,7 +79,8 @@ export const managerVm = z.object({
     initrd: stageResult,
     ready: stageResult,
   }),
-  paths: z.object({ console: str.optional() }).optional(),
+  /** local manager only: where the console log and (since the interactive console) the serial socket are */
+  paths: z.object({ console: str.optional(), serialSocket: nstr }).optional(),
 });
 export type ManagerVm = z.output<typeof managerVm>;
 

@@ -1,0 +1,147 @@
+import { cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { sshHandlers } from '../../main/core/handlers/ssh';
+import { vmHandlers } from '../../main/core/handlers/vm';
+import { runnerScript } from '../../main/services/control-node/runner';
+import { createLogger } from '../../main/services/log/logger';
+import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
+import { TEST_IMAGE } from '../../main/vm-manager/images';
+import { sshMethods, type SshStatus } from '../../shared/contract/ssh';
+import { Consumer, Recorder, waitFor } from '../ssh/harness';
+import { call as vmCall, processesWith, removeHome, testBase, vmSkip, type TestBase } from '../vm/helpers';
+import { cachedImageDir } from '../vm-manager/support';
+
+const skip = vmSkip();
+type H = Record<string, (a: never, c: never) => unknown>;
+type S = typeof sshMethods;
+
+/** Calls an ssh.* handler as the dispatcher does: args parsed by the contract, the result checked by it. */
+async function sshCall<M extends keyof S>(h: H, method: M, args: z.input<S[M]['args']>): Promise<z.output<S[M]['result']>> {
+  const parsed = sshMethods[method].args.safeParse(args);
+  if (!parsed.success) throw Object.assign(new Error(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')), { code: 'invalid_request' });
+  return sshMethods[method].result.parse(await h[method]!(parsed.data as never, { transport: 'test' } as never)) as z.output<S[M]['result']>;
+}
+
+/**
+ * A local VM's serial console as a terminal: the real vm-manager (from source) started by the
+ * supervisor, real QEMU + swtpm + OVMF under TCG, the busybox test image whose serial line offers
+ * a shell after READY. Interactive through QEMU's serial socket, read-only through the log tail.
+ */
+describe.skipIf(skip !== null)('local VM serial console', () => {
+  const home = mkdtempSync(join(tmpdir(), 'povdesk-vmc-'));
+  let base: TestBase;
+  let ssh: H;
+  let vm: H;
+  let statuses: Recorder<SshStatus>;
+  let vmId = '';
+  let interactiveId = '';
+  const size = { cols: 100, rows: 30 };
+
+  beforeAll(() => {
+    // The built test image from the shared cache, staged where the manager keeps its images.
+    const images = join(home, 'vm-manager', 'images');
+    mkdirSync(images, { recursive: true });
+    cpSync(cachedImageDir(), join(images, TEST_IMAGE), { recursive: true });
+    base = testBase(home);
+    // Run the manager from these sources even when an out/ build exists beside them.
+    base.env.POVDESK_FROM_SOURCE = '1';
+    ssh = sshHandlers(base) as unknown as H;
+    vm = vmHandlers(base) as unknown as H;
+    statuses = new Recorder<SshStatus>(base.hub as never, 'ssh.status');
+  });
+  afterAll(async () => {
+    await base?.close();
+    await new VmManagerSupervisor({ home, log: createLogger({ dir: null, name: 't' }) }).stop();
+    for (const pid of processesWith(join(home, 'vm-manager'))) process.kill(pid, 'SIGKILL');
+    removeHome(home);
+  });
+
+  it('refuses an unknown VM with not_found and bad arguments with invalid_request', async () => {
+    await expect(sshCall(ssh, 'ssh.openVmConsole', { vmId: 'deadbeef', ...size })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(sshCall(ssh, 'ssh.openVmConsole', { vmId: 'a b', ...size })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(sshCall(ssh, 'ssh.openVmConsole', { vmId: 'x', extra: 1, ...size } as never)).rejects.toMatchObject({ code: 'invalid_request' });
+  }, 60_000);
+
+  it('a VM reaches ready; the interactive console runs a command and echo comes back', async () => {
+    const { jobId } = await vmCall(vm, 'vm.create', { name: 'console-one', image: TEST_IMAGE, cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false });
+    const job = await base.jobs.wait(jobId);
+    expect(job.error).toBeNull();
+    const rec = (job.result as { vm: { id: string; state: string } }).vm;
+    expect(rec.state).toBe('ready');
+    vmId = rec.id;
+
+    const { sessionId } = await sshCall(ssh, 'ssh.openVmConsole', { vmId, interactive: true, ...size });
+    interactiveId = sessionId;
+    const c = new Consumer(base.hub as never, sessionId);
+    await waitFor('open', () => statuses.items.find((s) => s.sessionId === sessionId && s.state === 'open'));
+    expect(statuses.items.find((s) => s.sessionId === sessionId)?.interactive).toBe(true);
+    await sshCall(ssh, 'ssh.input', { sessionId, data: '\r' });
+    await waitFor('the shell prompt', () => c.text.includes('povdesk-test# '), 20_000);
+    await sshCall(ssh, 'ssh.input', { sessionId, data: 'echo hello-$((6*7))\r' });
+    await waitFor('the command output', () => /\nhello-42\r?\n/.test(c.text), 20_000);
+    // QEMU's serial socket takes one client: a second interactive console is refused with the reason
+    await expect(sshCall(ssh, 'ssh.openVmConsole', { vmId, interactive: true, ...size })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('already open'),
+    });
+    // the console log still receives everything the guest prints (the chardev logs it)
+    const log = readFileSync(join(home, 'vm-manager', 'vms', vmId, 'console.log'), 'utf8');
+    expect(log).toContain('povdesk-agent: READY');
+    expect(log).toMatch(/\nhello-42\r?\n/);
+  }, 240_000);
+
+  it('types the template runner into the serial console as a job and sees sha256 match', async () => {
+    const runner = runnerScript();
+    const started = Date.now();
+    const { jobId } = await sshCall(ssh, 'ssh.typeInto', { sessionId: interactiveId, script: runner.script, path: '/tmp/runner.sh' });
+    const job = await base.jobs.wait(jobId);
+    expect(job.error).toBeNull();
+    const r = job.result as { match: boolean; expected: string; actual: string | null; lines: number };
+    expect(r.expected).toBe(runner.sha256);
+    expect(r.actual).toBe(runner.sha256);
+    expect(r.match).toBe(true);
+    expect(r.lines).toBe(runner.lines.length);
+    console.log(`typed ${r.lines} runner lines into the serial console in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }, 120_000);
+
+  it('the read-only console tails the log (READY shows) and refuses input', async () => {
+    const { sessionId } = await sshCall(ssh, 'ssh.openVmConsole', { vmId, ...size });
+    const c = new Consumer(base.hub as never, sessionId);
+    await waitFor('open', () => statuses.items.find((s) => s.sessionId === sessionId && s.state === 'open'));
+    expect(statuses.items.find((s) => s.sessionId === sessionId)?.interactive).toBe(false);
+    await waitFor('the tail', () => c.text.includes('povdesk-agent: READY'));
+    await expect(sshCall(ssh, 'ssh.input', { sessionId, data: 'ls\r' })).rejects.toMatchObject({ code: 'unsupported', message: expect.stringContaining('read-only') });
+    const { jobId } = await sshCall(ssh, 'ssh.typeInto', { sessionId, script: 'echo hi\n' });
+    const job = await base.jobs.wait(jobId);
+    expect(job.state).toBe('failed');
+    expect(job.error?.code).toBe('unsupported');
+    // what is typed on the interactive console shows up in the tail too
+    await sshCall(ssh, 'ssh.input', { sessionId: interactiveId, data: 'echo tail-$((2+3))\r' });
+    await waitFor('the typed command in the tail', () => c.text.includes('tail-5'), 20_000);
+    await sshCall(ssh, 'ssh.close', { sessionId });
+  }, 60_000);
+
+  it('a remote vm-manager has no console here: unsupported', async () => {
+    const ep = JSON.parse(readFileSync(join(home, 'vm-manager', 'endpoint.json'), 'utf8')) as { url: string; token: string };
+    await vmCall(vm, 'vm.setConnection', { mode: 'remote', url: ep.url, token: ep.token });
+    try {
+      await expect(sshCall(ssh, 'ssh.openVmConsole', { vmId, interactive: true, ...size })).rejects.toMatchObject({ code: 'unsupported' });
+    } finally {
+      await vmCall(vm, 'vm.setConnection', { mode: 'local' });
+    }
+  });
+
+  it('a stopped VM is refused with conflict; the open interactive session reports the drop', async () => {
+    await vmCall(vm, 'vm.stop', { id: vmId });
+    await waitFor('the serial session to drop', () => statuses.items.find((s) => s.sessionId === interactiveId && s.closedBy === 'dropped'), 20_000);
+    await expect(sshCall(ssh, 'ssh.openVmConsole', { vmId, interactive: true, ...size })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('stopped'),
+    });
+    await expect(sshCall(ssh, 'ssh.openVmConsole', { vmId, ...size })).rejects.toMatchObject({ code: 'conflict' });
+    await sshCall(ssh, 'ssh.close', { sessionId: interactiveId });
+  }, 60_000);
+});
