@@ -10,10 +10,22 @@ import { CreateVmForm } from '../components/vm/CreateVmForm';
 import { HostReport } from '../components/vm/HostReport';
 import { VmList, VmStateBadge } from '../components/vm/VmList';
 import { isActive, useJobs } from '../state/jobs';
+import { useTerminals } from '../state/terminals';
 import { useVms, vmCall } from '../state/vms';
 import './LocalVmsPage.css';
 
 const REFRESH_MS = 2000;
+
+/**
+ * Shows the Terminals page. The sidebar (App.tsx) keeps the current page in its own state, so this
+ * presses its Terminals button; the hash is set as well for a sidebar that follows it.
+ */
+function showTerminals() {
+  window.history.replaceState(null, '', '#/terminals');
+  const nav = document.querySelector('nav[aria-label="Sections"]');
+  const button = [...(nav?.querySelectorAll('button') ?? [])].find((b) => b.textContent?.trim() === 'Terminals');
+  button?.click();
+}
 
 function JobLine({ job, onCancel }: { job: JobRecord; onCancel: (id: string) => void }) {
   return (
@@ -67,6 +79,14 @@ export default function LocalVmsPage() {
   });
 
   const started = (id: string) => setMine((m) => [id, ...m]);
+  const openConsole = (vm: { id: string; name: string }, interactive: boolean) => {
+    setError(null);
+    useTerminals
+      .getState()
+      .openVmConsole(vm.id, interactive, interactive ? `${vm.name} serial` : `${vm.name} console (read-only)`)
+      .then(() => showTerminals())
+      .catch((e) => setError(`console of ${vm.name}: ${errorText(e)}`));
+  };
   const cancel = (id: string) => api.call('jobs.cancel', { id }).catch((e) => setError(errorText(e)));
   const buildImage = () =>
     vmCall('vm.imageBuildTest', {})
@@ -137,7 +157,7 @@ export default function LocalVmsPage() {
         </p>
       )}
       {vms && vms.length === 0 && <EmptyState title="No VMs">Create one above; it is listed here with its state while it boots.</EmptyState>}
-      {vms && vms.length > 0 && <VmList vms={vms} selected={selected} onSelect={setSelected} onChanged={() => void refresh()} />}
+      {vms && vms.length > 0 && <VmList vms={vms} selected={selected} onSelect={setSelected} onChanged={() => void refresh()} onConsole={openConsole} />}
 
       {sel && (
         <div className="panel vm-detail">

@@ -273,7 +273,7 @@ function KnownHosts() {
 export default function TerminalsPage() {
   const { tabs, active, prompts, error, select, close, reconnect, follow } = useTerminals();
   const [typeError, setTypeError] = useState<string | null>(null);
-  const [typing, setTyping] = useState(false);
+  const [typing, setTyping] = useState<false | 'script' | 'runner'>(false);
   useEffect(() => follow(), [follow]);
   const current = tabs.find((t) => t.sessionId === active) ?? null;
   return (
@@ -308,13 +308,28 @@ export default function TerminalsPage() {
               <button onClick={() => reconnect(current.sessionId).catch((e) => setTypeError(errorText(e)))}>Reconnect</button>
             )}
             {current.status?.interactive !== false && (
-              <button onClick={() => setTyping((v) => !v)} aria-pressed={typing}>
-                Type script…
-              </button>
+              <>
+                <button onClick={() => setTyping((v) => (v === 'script' ? false : 'script'))} aria-pressed={typing === 'script'}>
+                  Type script…
+                </button>
+                <button
+                  onClick={() => setTyping('runner')}
+                  title="Types the template runner (Templates page) line by line, then compares sha256sum on the other side"
+                >
+                  Type runner script
+                </button>
+              </>
             )}
             {typeError && <span className="error">{typeError}</span>}
           </div>
-          {typing && <TypeIntoPanel sessionId={current.sessionId} onClose={() => setTyping(false)} />}
+          {typing && (
+            <TypeIntoPanel
+              key={`${current.sessionId}-${typing}`}
+              sessionId={current.sessionId}
+              runner={typing === 'runner'}
+              onClose={() => setTyping(false)}
+            />
+          )}
           {termFor(current.sessionId) && <TerminalView key={current.sessionId} sessionId={current.sessionId} />}
         </div>
       )}

@@ -128,6 +128,8 @@ interface TerminalsState {
   error: string | null;
   /** Opens a session and its tab; the xterm exists before the first byte arrives. */
   open(args: z.input<SshMethods['ssh.open']['args']>, title: string): Promise<string>;
+  /** Opens a local VM's serial console (interactive) or its read-only log tail as a tab. */
+  openVmConsole(vmId: string, interactive: boolean, title: string): Promise<string>;
   close(id: string): Promise<void>;
   reconnect(id: string): Promise<void>;
   select(id: string): void;
@@ -140,6 +142,16 @@ interface TerminalsState {
 let followers = 0;
 let stopPrompts: (() => void) | null = null;
 
+/** The xterm exists before the first byte arrives; the new tab becomes the active one. */
+function addTab(sessionId: string, title: string): string {
+  if (!entries.has(sessionId)) entries.set(sessionId, makeEntry(sessionId));
+  useTerminals.setState((s) => ({
+    tabs: s.tabs.some((t) => t.sessionId === sessionId) ? s.tabs : [...s.tabs, { sessionId, title, status: null }],
+    active: sessionId,
+  }));
+  return sessionId;
+}
+
 export const useTerminals = create<TerminalsState>((set, get) => ({
   tabs: [],
   active: null,
@@ -148,12 +160,13 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
   async open(args, title) {
     set({ error: null });
     const { sessionId } = await sshCall('ssh.open', args);
-    entries.set(sessionId, makeEntry(sessionId));
-    set((s) => ({
-      tabs: s.tabs.some((t) => t.sessionId === sessionId) ? s.tabs : [...s.tabs, { sessionId, title, status: null }],
-      active: sessionId,
-    }));
-    return sessionId;
+    return addTab(sessionId, title);
+  },
+  async openVmConsole(vmId, interactive, title) {
+    set({ error: null });
+    // The tab's xterm is fitted to the page later; this size is only the first guess.
+    const { sessionId } = await sshCall('ssh.openVmConsole', { vmId, interactive, cols: 100, rows: 30 });
+    return addTab(sessionId, title);
   },
   async close(id) {
     try {

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { VmRecord } from '../../../../shared/contract/vm';
 import { errorText } from '../../api';
-import { allowed, seconds, vmCall } from '../../state/vms';
+import { allowed, LIVE_STATES, seconds, vmCall } from '../../state/vms';
 
 const TONE: Record<string, string> = {
   ready: 'ok',
@@ -29,11 +29,14 @@ export function VmList({
   selected,
   onSelect,
   onChanged,
+  onConsole,
 }: {
   vms: VmRecord[];
   selected: string | null;
   onSelect: (id: string) => void;
   onChanged: () => void;
+  /** Opens the VM's console as a tab on the Terminals page (read-only tail, or interactive). */
+  onConsole?: (vm: VmRecord, interactive: boolean) => void;
 }) {
   const [confirm, setConfirm] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -134,6 +137,16 @@ export function VmList({
                       <button className="danger" disabled={!can.delete || off} onClick={() => setConfirm(vm.id)}>
                         Delete
                       </button>
+                      {onConsole && (LIVE_STATES as readonly string[]).includes(vm.state) && (
+                        <>
+                          <button onClick={() => onConsole(vm, false)} title="A live, read-only tail of the serial console on the Terminals page">
+                            Open console
+                          </button>
+                          <button onClick={() => onConsole(vm, true)} title="Type into the VM's serial line on the Terminals page">
+                            Interactive console
+                          </button>
+                        </>
+                      )}
                     </div>
                   )}
                 </td>
