@@ -25,9 +25,10 @@ export interface QemuSpec {
   consoleFile: string;
   /**
    * The serial line as a unix socket (QEMU listens; one client at a time) for an interactive
-   * console; the chardev logs into consoleFile, truncated at each QEMU start as before.
+   * console; the chardev logs into consoleFile, truncated at each QEMU start as before. Without
+   * it the serial line goes to consoleFile only (`-serial file:`).
    */
-  serialSocket: string;
+  serialSocket?: string | null;
   qmpSocket: string;
   /** swtpm's data socket; null runs the VM without a TPM. */
   swtpmSocket: string | null;
@@ -77,8 +78,9 @@ export function qemuArgv(spec: QemuSpec): string[] {
     '-m', `${spec.memoryMib}M`,
     '-nodefaults',
     '-display', 'none',
-    '-chardev', `socket,id=ser0,path=${qemuEscape(spec.serialSocket)},server=on,wait=off,logfile=${qemuEscape(spec.consoleFile)},logappend=off`,
-    '-serial', 'chardev:ser0',
+    ...(spec.serialSocket
+      ? ['-chardev', `socket,id=ser0,path=${qemuEscape(spec.serialSocket)},server=on,wait=off,logfile=${qemuEscape(spec.consoleFile)},logappend=off`, '-serial', 'chardev:ser0']
+      : ['-serial', `file:${qemuEscape(spec.consoleFile)}`]),
     '-qmp', `unix:${qemuEscape(spec.qmpSocket)},server=on,wait=off`,
     '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${qemuEscape(spec.ovmfCode)}`,
     '-drive', `if=pflash,format=raw,unit=1,file=${qemuEscape(spec.ovmfVars)}`,

@@ -94,6 +94,12 @@ describe('qemuArgv', () => {
     expect(shellWord('plain/path.cjs')).toBe('plain/path.cjs');
   });
 
+  it('without a serial socket the serial line goes to the console file only', () => {
+    const a = qemuArgv({ ...base, serialSocket: null });
+    expect(opt(a, '-serial')).toEqual(['file:/state/vms/ab12cd34/console.log']);
+    expect(opt(a, '-chardev')).toEqual(['socket,id=chrtpm,path=/state/vms/ab12cd34/tpm/swtpm.sock']);
+  });
+
   it('uses the host CPU under kvm', () => {
     expect(opt(qemuArgv({ ...base, accel: 'kvm' }), '-cpu')).toEqual(['host']);
   });
