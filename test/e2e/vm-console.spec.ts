@@ -57,8 +57,15 @@ test.describe('Local VM console', () => {
       await app.open('Local VMs');
       await page.locator('tr[data-vm="e2e-con"]').getByRole('button', { name: 'Open console' }).click();
       await expect(page.getByRole('tab', { name: 'e2e-con console (read-only)' })).toHaveAttribute('aria-selected', 'true', { timeout: 15_000 });
-      await expect(page.locator('.term-box .xterm-rows')).toContainText('povdesk-agent: READY', { timeout: 20_000 });
+      // the tail's last screen: the end of the runner typed above, with the guest's sha256sum line
+      await expect(page.locator('.term-box .xterm-rows')).toContainText('POVDESK_SUM:', { timeout: 20_000 });
+      await expect(page.getByTestId('term-status')).toContainText('read-only');
       await expect(page.getByRole('button', { name: 'Type runner script' })).toHaveCount(0);
+      // keys (and xterm's own answers to queries in the log) are not sent: no refusals printed over the log
+      await page.locator('.term-box .xterm').click();
+      await page.keyboard.type('ls\n');
+      await page.waitForTimeout(500);
+      await expect(page.locator('.term-box .xterm-rows')).not.toContainText('read-only');
     } finally {
       await page.goto('about:blank');
       await stopManager(app.home);

@@ -307,7 +307,12 @@ export default function TerminalsPage() {
             {(current.status?.state === 'closed' || current.status?.state === 'reconnecting') && current.status.closedBy !== 'user' && (
               <button onClick={() => reconnect(current.sessionId).catch((e) => setTypeError(errorText(e)))}>Reconnect</button>
             )}
-            {current.status?.interactive !== false && (
+            {(current.readOnly || current.status?.interactive === false) && (
+              <span className="muted" title="A live tail of the VM's console log; open the interactive console to type">
+                read-only
+              </span>
+            )}
+            {!current.readOnly && current.status?.interactive !== false && (
               <>
                 <button onClick={() => setTyping((v) => (v === 'script' ? false : 'script'))} aria-pressed={typing === 'script'}>
                   Type script…

@@ -29,6 +29,12 @@ export interface TermEntry {
 }
 
 const entries = new Map<string, TermEntry>();
+/**
+ * Sessions that take no input (a VM's console log tail). Their xterm sends nothing: besides keys,
+ * xterm answers queries found in the log (cursor position reports from the firmware), which would
+ * otherwise come back as refusals printed over the log.
+ */
+const readOnly = new Set<string>();
 let parking: HTMLDivElement | null = null;
 
 /** Off-screen holder with a real size, so parked terminals keep measuring and rendering. */
@@ -86,6 +92,7 @@ function makeEntry(id: string, replay?: Uint8Array): TermEntry {
     return true;
   });
   const typed = term.onData((data) => {
+    if (readOnly.has(id)) return;
     sshCall('ssh.input', { sessionId: id, data }).catch((e: Error) => term.write(`\r\n\x1b[31m[${e.message}]\x1b[0m\r\n`));
   });
   const resized = term.onResize(({ cols, rows }) => {
@@ -119,6 +126,8 @@ export interface Tab {
   sessionId: string;
   title: string;
   status: SshStatus | null;
+  /** A read-only console (log tail): no typing, no "Type script". */
+  readOnly?: boolean;
 }
 
 interface TerminalsState {
@@ -143,12 +152,21 @@ let followers = 0;
 let stopPrompts: (() => void) | null = null;
 
 /** The xterm exists before the first byte arrives; the new tab becomes the active one. */
-function addTab(sessionId: string, title: string): string {
+function addTab(sessionId: string, title: string, isReadOnly = false): string {
+  if (isReadOnly) readOnly.add(sessionId);
   if (!entries.has(sessionId)) entries.set(sessionId, makeEntry(sessionId));
   useTerminals.setState((s) => ({
-    tabs: s.tabs.some((t) => t.sessionId === sessionId) ? s.tabs : [...s.tabs, { sessionId, title, status: null }],
+    tabs: s.tabs.some((t) => t.sessionId === sessionId) ? s.tabs : [...s.tabs, { sessionId, title, status: null, readOnly: isReadOnly }],
     active: sessionId,
   }));
+  // A console opens at once: its status may have been published before this window subscribed.
+  sshCall('ssh.sessions.list', {})
+    .then((list) => {
+      const st = list.find((x) => x.sessionId === sessionId);
+      const tab = useTerminals.getState().tabs.find((t) => t.sessionId === sessionId);
+      if (st && tab && tab.status === null) useTerminals.getState().setStatus(st);
+    })
+    .catch(() => undefined);
   return sessionId;
 }
 
@@ -166,7 +184,7 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
     set({ error: null });
     // The tab's xterm is fitted to the page later; this size is only the first guess.
     const { sessionId } = await sshCall('ssh.openVmConsole', { vmId, interactive, cols: 100, rows: 30 });
-    return addTab(sessionId, title);
+    return addTab(sessionId, title, !interactive);
   },
   async close(id) {
     try {
@@ -176,6 +194,7 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
     }
     entries.get(id)?.release();
     entries.delete(id);
+    readOnly.delete(id);
     set((s) => {
       const tabs = s.tabs.filter((t) => t.sessionId !== id);
       return { tabs, active: s.active === id ? (tabs.at(-1)?.sessionId ?? null) : s.active };
@@ -190,6 +209,7 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
     set({ active: id });
   },
   setStatus(st) {
+    if (!st.interactive) readOnly.add(st.sessionId);
     set((s) => ({ tabs: s.tabs.map((t) => (t.sessionId === st.sessionId ? { ...t, status: st, title: t.title || st.title } : t)) }));
   },
   async answer(prompt, accept, replace) {
@@ -214,8 +234,9 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
             sshCall('ssh.replay', { sessionId: st.sessionId })
               .then((r) => {
                 if (entries.has(st.sessionId)) return;
+                if (!st.interactive) readOnly.add(st.sessionId);
                 entries.set(st.sessionId, makeEntry(st.sessionId, decode(r.data)));
-                set((s) => ({ tabs: [...s.tabs, { sessionId: st.sessionId, title: st.title, status: st }], active: s.active ?? st.sessionId }));
+                set((s) => ({ tabs: [...s.tabs, { sessionId: st.sessionId, title: st.title, status: st, readOnly: !st.interactive }], active: s.active ?? st.sessionId }));
               })
               .catch(() => undefined);
           }
