@@ -1,5 +1,6 @@
 import { Suspense, useEffect, useState } from 'react';
 import { JobsDrawer } from './components/JobsDrawer';
+import { NAVIGATE_EVENT } from './nav';
 import { pages } from './pages';
 import { useSettings } from './state/settings';
 
@@ -13,6 +14,14 @@ export function App() {
   const view = useSettings((s) => s.view);
   const load = useSettings((s) => s.load);
   useEffect(() => void load(), [load]);
+  useEffect(() => {
+    const go = (e: Event) => {
+      const id = (e as CustomEvent<string>).detail;
+      if (pages.some((p) => p.id === id)) setCurrent(id);
+    };
+    window.addEventListener(NAVIGATE_EVENT, go);
+    return () => window.removeEventListener(NAVIGATE_EVENT, go);
+  }, []);
   const page = pages.find((p) => p.id === current) ?? pages[0]!;
   const Page = page.component;
   return (

@@ -10,22 +10,12 @@ import { CreateVmForm } from '../components/vm/CreateVmForm';
 import { HostReport } from '../components/vm/HostReport';
 import { VmList, VmStateBadge } from '../components/vm/VmList';
 import { isActive, useJobs } from '../state/jobs';
+import { navigate } from '../nav';
 import { useTerminals } from '../state/terminals';
 import { useVms, vmCall } from '../state/vms';
 import './LocalVmsPage.css';
 
 const REFRESH_MS = 2000;
-
-/**
- * Shows the Terminals page. The sidebar (App.tsx) keeps the current page in its own state, so this
- * presses its Terminals button; the hash is set as well for a sidebar that follows it.
- */
-function showTerminals() {
-  window.history.replaceState(null, '', '#/terminals');
-  const nav = document.querySelector('nav[aria-label="Sections"]');
-  const button = [...(nav?.querySelectorAll('button') ?? [])].find((b) => b.textContent?.trim() === 'Terminals');
-  button?.click();
-}
 
 function JobLine({ job, onCancel }: { job: JobRecord; onCancel: (id: string) => void }) {
   return (
@@ -84,7 +74,7 @@ export default function LocalVmsPage() {
     useTerminals
       .getState()
       .openVmConsole(vm.id, interactive, interactive ? `${vm.name} serial` : `${vm.name} console (read-only)`)
-      .then(() => showTerminals())
+      .then(() => navigate('terminals'))
       .catch((e) => setError(`console of ${vm.name}: ${errorText(e)}`));
   };
   const cancel = (id: string) => api.call('jobs.cancel', { id }).catch((e) => setError(errorText(e)));
