@@ -76,7 +76,7 @@ async function bareBoot(n: number): Promise<number> {
   const qemu = startDetached('qemu-system-x86_64', qemuArgv({
     id: `bare${n}`, accel: 'tcg', cpus: 1, memoryMib: 512, ovmfCode: ovmf.code, ovmfVars: join(dir, 'vars.fd'),
     boot: { kind: 'kernel', kernel: join(img, 'vmlinuz'), initrd: join(img, 'initrd.img'), append: TEST_CMDLINE },
-    consoleFile: join(dir, 'console.log'), qmpSocket: join(dir, 'qmp.sock'), swtpmSocket: join(dir, 'tpm', 'swtpm.sock'),
+    consoleFile: join(dir, 'console.log'), serialSocket: join(dir, 'serial.sock'), qmpSocket: join(dir, 'qmp.sock'), swtpmSocket: join(dir, 'tpm', 'swtpm.sock'),
     metadataProxy: [process.execPath, METADATA_PROXY, sock, '0000000' + n],
   }), join(dir, 'qemu.log'));
   await Promise.race([ready, new Promise((_, j) => setTimeout(() => j(new Error(`bare boot ${n} not ready in 180 s`)), 180_000))]);
