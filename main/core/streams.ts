@@ -19,7 +19,7 @@ const id = (stream: string, key: string) => `${stream}\u0000${key}`;
  */
 export class StreamHub {
   private readonly subs = new Map<string, Set<Subscriber>>();
-  private readonly drains = new Map<string, (() => void)[]>();
+  private readonly drains = new Map<string, { cb: () => void; below: number }[]>();
 
   subscribe(stream: StreamName | string, key: string, sub: Subscriber): () => void {
     const k = id(stream, key);
@@ -71,23 +71,32 @@ export class StreamHub {
     return max;
   }
 
-  /** Calls cb once, when pressure on (stream, key) falls to the low-water mark (or at once). */
-  onDrain(stream: StreamName | string, key: string, cb: () => void): void {
-    if (this.pressure(stream, key) <= LOW_WATER) {
+  /**
+   * Calls cb once, when pressure on (stream, key) falls to `below` (default: the low-water mark), or
+   * at once if it already has. A producer that keeps several events in flight resumes at a higher
+   * mark so the consumer never waits on a round trip.
+   */
+  onDrain(stream: StreamName | string, key: string, cb: () => void, below: number = LOW_WATER): void {
+    if (this.pressure(stream, key) <= below) {
       queueMicrotask(cb);
       return;
     }
     const k = id(stream, key);
     const list = this.drains.get(k) ?? [];
-    list.push(cb);
+    list.push({ cb, below });
     this.drains.set(k, list);
   }
 
   private checkDrain(stream: string, key: string) {
     const k = id(stream, key);
     const list = this.drains.get(k);
-    if (!list || this.pressure(stream, key) > LOW_WATER) return;
-    this.drains.delete(k);
-    for (const cb of list) cb();
+    if (!list) return;
+    const pressure = this.pressure(stream, key);
+    const ready = list.filter((d) => pressure <= d.below);
+    if (ready.length === 0) return;
+    const waiting = list.filter((d) => pressure > d.below);
+    if (waiting.length) this.drains.set(k, waiting);
+    else this.drains.delete(k);
+    for (const d of ready) d.cb();
   }
 }

@@ -1,6 +1,6 @@
 import { utils } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_EVENT } from '../../main/services/ssh/session';
+import { DEFAULT_HIGH_WATER, MAX_EVENT } from '../../main/services/ssh/session';
 import { needs } from '../support/system';
 import { Consumer, makeEnv, nextPrompt, waitFor, waitState, type Env } from './harness';
 import { rssKb, Sshd } from './sshd';
@@ -59,7 +59,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     expect(got).toBeGreaterThanOrEqual(TOTAL);
     expect(growthMb).toBeLessThan(GROWTH_BOUND_MB);
     // The session never let more than one event past the 100 KB high-water mark sit unacknowledged.
-    expect(maxPressure).toBeLessThanOrEqual(100_000 + MAX_EVENT);
+    expect(maxPressure).toBeLessThanOrEqual(DEFAULT_HIGH_WATER + MAX_EVENT);
   }, 150_000);
 
   it('control: with pausing disabled the same run piles up megabytes unacknowledged (the check above can fail)', async () => {

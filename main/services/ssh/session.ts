@@ -5,7 +5,7 @@ import { BackendError, type TerminalBackend } from './backend';
 export interface Hub {
   publish(stream: string, key: string, data: unknown, bytes?: number): void;
   pressure(stream: string, key: string): number;
-  onDrain(stream: string, key: string, cb: () => void): void;
+  onDrain(stream: string, key: string, cb: () => void, below?: number): void;
   subscriberCount(stream: string, key: string): number;
 }
 
@@ -28,6 +28,11 @@ export const STATUS = 'ssh.status';
  * 64 KB (bench ssh-ui); the price is peak RSS while streaming (~47 MB against ~18 MB, bench ssh).
  */
 export const MAX_EVENT = 256 * 1024;
+/**
+ * Unacknowledged bytes above which the source pauses. Above one event so two are in flight: the
+ * UI parses one while the next crosses the wire, instead of idling for a round trip per event.
+ */
+export const DEFAULT_HIGH_WATER = 300_000;
 /** Output kept while nobody subscribes yet (e.g. between ssh.open and the tab subscribing). */
 const HOLD_LIMIT = 512 * 1024;
 export const REPLAY_BYTES = 64 * 1024;
@@ -69,7 +74,7 @@ export class TerminalSession {
     this.cols = size.cols;
     this.rows = size.rows;
     this.batchMs = opts.batchMs ?? 10;
-    this.highWater = opts.highWater ?? 100_000;
+    this.highWater = opts.highWater ?? DEFAULT_HIGH_WATER;
     this.status = {
       sessionId: id,
       state: 'connecting',
@@ -258,11 +263,15 @@ export class TerminalSession {
         this.pause('pressure');
         // setImmediate, not inline: a hub whose low-water mark sits above our high-water mark
         // would otherwise spin in microtasks and starve the event loop.
-        this.hub.onDrain(DATA, this.id, () =>
-          setImmediate(() => {
-            this.resume('pressure');
-            this.flush();
-          }),
+        this.hub.onDrain(
+          DATA,
+          this.id,
+          () =>
+            setImmediate(() => {
+              this.resume('pressure');
+              this.flush();
+            }),
+          this.highWater,
         );
       }
     }
