@@ -1,31 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { expect, test } from './fixtures';
+import { missingHostTools, stopManager } from './local-vm-helpers';
 
-/** Stops the manager the app started for this home (VMs outlive the app on purpose) and anything left under it. */
-async function stopManager(home: string) {
-  const ep = join(home, 'vm-manager', 'endpoint.json');
-  if (existsSync(ep)) {
-    try {
-      process.kill((JSON.parse(readFileSync(ep, 'utf8')) as { pid: number }).pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
-  }
-  const marker = join(home, 'vm-manager');
-  // VMs outlive their manager by design: after the manager, whatever still runs under this home goes too.
-  await new Promise((r) => setTimeout(r, 2000));
-  for (const d of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) process.kill(Number(d), 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-}
-
-const HOST_TOOLS = ['/usr/bin/qemu-system-x86_64', '/usr/bin/swtpm', '/usr/share/OVMF/OVMF_CODE_4M.fd', '/bin/busybox'];
-const missing = HOST_TOOLS.filter((p) => !existsSync(p));
+const missing = missingHostTools;
 
 test.describe('Local VMs', () => {
   test.skip(missing.length > 0 && process.env.CI !== 'true', `missing ${missing.join(', ')}`);

@@ -1,30 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { expect, test } from './fixtures';
+import { missingHostTools, stopManager } from './local-vm-helpers';
 
-/** Stops the manager the app started for this home and anything left under it (VMs outlive it on purpose). */
-async function stopManager(home: string) {
-  const ep = join(home, 'vm-manager', 'endpoint.json');
-  if (existsSync(ep)) {
-    try {
-      process.kill((JSON.parse(readFileSync(ep, 'utf8')) as { pid: number }).pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
-  }
-  await new Promise((r) => setTimeout(r, 2000));
-  const marker = join(home, 'vm-manager');
-  for (const d of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) process.kill(Number(d), 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-}
-
-const HOST_TOOLS = ['/usr/bin/qemu-system-x86_64', '/usr/bin/swtpm', '/usr/share/OVMF/OVMF_CODE_4M.fd', '/bin/busybox'];
-const missing = HOST_TOOLS.filter((p) => !existsSync(p));
+const missing = missingHostTools;
 
 test.describe('Local VM console', () => {
   test.skip(missing.length > 0 && process.env.CI !== 'true', `missing ${missing.join(', ')}`);
