@@ -3,6 +3,20 @@ import react from '@vitejs/plugin-react';
 import { cpSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Plugin } from 'vite';
+import { CONTENT_SECURITY_POLICY } from './shared/csp';
+
+/**
+ * The CSP as a meta tag in the built page: Electron loads it from file://, where response headers
+ * (the browser-mode host sends the same policy as a header) are not there to carry it. Build only:
+ * the dev server's React refresh preamble is an inline script.
+ */
+function cspMeta(): Plugin {
+  return {
+    name: 'povdesk-csp-meta',
+    apply: 'build',
+    transformIndexHtml: () => [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: CONTENT_SECURITY_POLICY }, injectTo: 'head-prepend' }],
+  };
+}
 
 /** The vm-manager's non-code files (guest init, metadata proxy, quote script), found at run time by main/vm-manager/assets.ts. */
 function copyVmManagerAssets(): Plugin {
@@ -42,7 +56,7 @@ export default defineConfig({
   },
   renderer: {
     root: resolve(__dirname, 'renderer'),
-    plugins: [react()],
+    plugins: [react(), cspMeta()],
     build: {
       outDir: resolve(__dirname, 'out/renderer'),
       minify: true,
