@@ -19,6 +19,9 @@ export default defineConfig({
           testTimeout: 30_000,
           hookTimeout: 120_000,
           pool: 'forks',
+          // One file at a time: the system suites boot QEMU guests and time real processes, and two
+          // of them side by side on a 2-core machine starve each other into timeouts.
+          maxWorkers: 1,
         },
       },
       {
