@@ -1,4 +1,5 @@
 import { AppError } from '../../../shared/contract/errors';
+import { abortableSleep } from '../pov/types';
 import type { AgentStore } from './agents';
 import type { ControlNodeConfig } from './config';
 import type { ControlPlane } from './control-plane';
@@ -75,18 +76,10 @@ export interface InstallResult {
 
 const TIER_WORDS: Record<Tier, string> = { 1: 'as written', 2: 'with comment lines removed', 3: 'gzip + base64 compressed' };
 
+/** The POV lifecycle's abortable sleep, with the install's own words when it is cancelled. */
 function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new AppError('cancelled', 'the control-node install was cancelled'));
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(new AppError('cancelled', 'the control-node install was cancelled'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+  return abortableSleep(ms, signal).catch(() => {
+    throw new AppError('cancelled', 'the control-node install was cancelled');
   });
 }
 
