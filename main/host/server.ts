@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { clientMessage, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX, type ServerMessage } from '../../shared/contract/transport';
+import { binaryField, encodeBinaryEvent } from '../../shared/contract/wire';
 import { AppError, describeZodError, isStreamName, streams, toWireError } from '../../shared/contract';
 import type { Core } from '../core/create';
 import type { Subscriber } from '../core/streams';
@@ -94,7 +95,9 @@ export async function startHost(opts: HostOptions): Promise<Host> {
     const sub: Subscriber = {
       unacked: new Map(),
       send: (stream, key, data, bytes) => {
-        send({ t: 'event', stream, key, data, bytes });
+        const field = binaryField(data);
+        if (field === null) send({ t: 'event', stream, key, data, bytes });
+        else if (ws.readyState === ws.OPEN) ws.send(encodeBinaryEvent(stream, key, data as Record<string, unknown>, bytes, field));
         if (isStreamName(stream) && streams[stream].ack === 'auto') base.hub.ack(sub, stream, key, bytes);
       },
     };

@@ -1,5 +1,5 @@
 import { fromWireError, type WireError } from '../../shared/contract/errors';
-import { WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/wire';
+import { decodeBinaryEvent, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/wire';
 import type { ServerMessage } from '../../shared/contract/transport';
 
 export type Listener = (data: unknown, bytes: number) => void;
@@ -56,8 +56,9 @@ export function wsTransport(url: string, token: string): Transport {
         for (const p of pending.values()) p.reject(new ConnectionError('the connection to the POV Desk host closed'));
         pending.clear();
       };
+      sock.binaryType = 'arraybuffer';
       sock.onmessage = (ev) => {
-        const msg = JSON.parse(String(ev.data)) as ServerMessage;
+        const msg = (ev.data instanceof ArrayBuffer ? { t: 'event', ...decodeBinaryEvent(ev.data) } : JSON.parse(String(ev.data))) as ServerMessage;
         if (msg.t === 'event') {
           for (const k of [`${msg.stream}\u0000${msg.key}`, `${msg.stream}\u0000*`]) {
             const set = listeners.get(k);

@@ -142,13 +142,23 @@ export type HostKeyPrompt = z.infer<typeof hostKeyPrompt>;
 
 export const sshData = z
   .object({
-    /** Terminal output bytes, base64. */
-    data: z.string(),
-    /** Decoded length: acknowledge this many bytes once rendered. */
+    /** Terminal output bytes: a binary WebSocket frame in browser mode, a Uint8Array over IPC. */
+    data: z.instanceof(Uint8Array),
+    /** Acknowledge this many bytes once rendered. */
     bytes: z.number().int().min(0),
   })
   .strict();
 export type SshData = z.infer<typeof sshData>;
+
+/** ssh.replay's answer travels in a JSON reply, so its bytes are base64. */
+export const sshReplay = z
+  .object({
+    /** Terminal output bytes, base64. */
+    data: z.string(),
+    /** Decoded length. */
+    bytes: z.number().int().min(0),
+  })
+  .strict();
 
 export const sshMethods = {
   'ssh.open': method(
@@ -181,7 +191,7 @@ export const sshMethods = {
   'ssh.replay': method(
     'The last 64 KB a session printed, for a window attaching to it (subscribe to ssh.data right after)',
     z.object({ sessionId }).strict(),
-    sshData,
+    sshReplay,
   ),
   'ssh.sessions.list': method('Sessions held by the app and their state', noArgs, z.array(sshStatus)),
   'ssh.answerHostKey': method(

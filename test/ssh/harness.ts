@@ -41,8 +41,8 @@ export class Consumer implements Subscriber {
   }
   send(stream: string, key: string, data: unknown) {
     if (stream !== 'ssh.data' || key !== this.sessionId) return;
-    const d = data as { data: string; bytes: number };
-    const buf = Buffer.from(d.data, 'base64');
+    const d = data as { data: Uint8Array; bytes: number };
+    const buf = Buffer.from(d.data.buffer, d.data.byteOffset, d.data.byteLength);
     if (buf.length !== d.bytes) throw new Error(`event says ${d.bytes} bytes but carries ${buf.length}`);
     this.events++;
     this.bytes += buf.length;
@@ -118,11 +118,24 @@ export async function waitState(env: Env, id: string, state: SshStatus['state'],
   }, ms);
 }
 
-export async function nextPrompt(env: Env, sessionId: string, ms = 15_000): Promise<HostKeyPrompt> {
-  return waitFor(`a host-key prompt for ${sessionId}`, () =>
-    env.prompts.items.find((p) => p.sessionId === sessionId && p.state === 'pending' && env.manager.pendingPrompts().some((q) => q.promptId === p.promptId)),
-    ms,
-  );
+/**
+ * Waits for the session's pending host-key prompt. Fails at once if the session closes first, and
+ * on either failure says what the session last reported plus `context()` (e.g. the sshd log tail),
+ * so a failure on a CI machine explains itself.
+ */
+export async function nextPrompt(env: Env, sessionId: string, ms = 15_000, context: () => string = () => ''): Promise<HostKeyPrompt> {
+  const explain = () => {
+    const extra = context();
+    return `a host-key prompt for ${sessionId} (session's last status: ${JSON.stringify(lastStatus(env, sessionId) ?? null)})${extra ? '\n' + extra : ''}`;
+  };
+  const until = Date.now() + ms;
+  for (;;) {
+    const p = env.prompts.items.find((q) => q.sessionId === sessionId && q.state === 'pending' && env.manager.pendingPrompts().some((x) => x.promptId === q.promptId));
+    if (p) return p;
+    if (lastStatus(env, sessionId)?.state === 'closed') throw new Error(`the session closed before ${explain()}`);
+    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${explain()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 /** Runs a command in an open session and waits for a marker it prints. */

@@ -23,9 +23,10 @@ export interface SessionOptions {
 export const DATA = 'ssh.data';
 export const STATUS = 'ssh.status';
 /**
- * Largest ssh.data event. Bigger events mean fewer WebSocket/IPC messages, JSON parses and ack
- * round trips: into Chromium's xterm here 256 KB events gave 11.5–16 MB/s against 9–10 MB/s for
- * 64 KB (bench ssh-ui); the price is peak RSS while streaming (~47 MB against ~18 MB, bench ssh).
+ * Largest ssh.data event. Bigger events mean fewer WebSocket/IPC messages and ack round trips: into
+ * Chromium's xterm here 256 KB events gave 11.5–16 MB/s against 9–10 MB/s for 64 KB (bench ssh-ui,
+ * then with base64 in JSON; raw binary frames since, 19–24 MB/s); the price is peak RSS while
+ * streaming (~47 MB against ~18 MB, bench ssh).
  */
 export const MAX_EVENT = 256 * 1024;
 /**
@@ -253,7 +254,7 @@ export class TerminalSession {
       const rest = all.subarray(piece.length);
       this.buf = rest.length ? [rest] : [];
       this.bufBytes = rest.length;
-      this.hub.publish(DATA, this.id, { data: piece.toString('base64'), bytes: piece.length }, piece.length);
+      this.hub.publish(DATA, this.id, { data: piece, bytes: piece.length }, piece.length);
       this.published += piece.length;
       this.remember(piece);
     }

@@ -103,7 +103,7 @@ function makeEntry(id: string, replay?: Uint8Array): TermEntry {
   // Flow control: acknowledge bytes only once xterm has parsed them.
   const stopData = sub('ssh.data', id, (raw) => {
     const d = raw as SshData;
-    term.write(decode(d.data), () => ack('ssh.data', id, d.bytes));
+    term.write(d.data, () => ack('ssh.data', id, d.bytes));
   });
   const stopStatus = sub('ssh.status', id, (raw) => useTerminals.getState().setStatus(raw as SshStatus));
   return {
