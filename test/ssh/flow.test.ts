@@ -34,7 +34,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     });
     // 2 ms per 64 KB: a terminal rendering ~30 MB/s, slower than sshd can send.
     const c = new Consumer(env.hub, id, 2, 4096);
-    env.manager.answerHostKey((await nextPrompt(env, id)).promptId, true);
+    env.manager.answerHostKey((await nextPrompt(env, id, 15_000, () => sshd.logTail())).promptId, true);
     await waitState(env, id, 'open');
     await waitFor('the prompt', () => /[#$] $/.test(c.text));
     global.gc?.();
@@ -83,7 +83,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
       });
       // Acks arrive on a timer; draining is deferred with setImmediate so timers keep running.
       const c = new Consumer(tight.hub, id, 20);
-      tight.manager.answerHostKey((await nextPrompt(tight, id)).promptId, true);
+      tight.manager.answerHostKey((await nextPrompt(tight, id, 15_000, () => sshd.logTail())).promptId, true);
       await waitState(tight, id, 'open');
       tight.manager.input(id, `for i in 1 2 3 4 5 6 7 8; do head -c 3000 /dev/zero | tr '\\0' b; echo; done; echo TIGHT-$((1+1))\n`);
       await waitFor('TIGHT-2', () => c.text.includes('TIGHT-2'), 20_000);

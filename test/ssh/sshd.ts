@@ -66,6 +66,11 @@ export class Sshd {
   get log(): string {
     return this.logText;
   }
+  /** The end of sshd's log, with whether the listener still runs: context for a failed wait. */
+  logTail(chars = 3000): string {
+    const state = this.proc ? (this.proc.exitCode === null && this.proc.signalCode === null ? `pid ${this.proc.pid} running` : `exited (${this.proc.exitCode ?? this.proc.signalCode})`) : 'stopped';
+    return `sshd on port ${this.port}, ${state}; last of its log:\n${this.logText.slice(-chars)}`;
+  }
   clearLog() {
     this.logText = '';
   }
