@@ -7,10 +7,10 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from '@playwright/test';
-import ssh2 from 'ssh2';
 import { needs } from '../support/system';
 import { CLI, startHostProcess, stopHostProcess } from '../e2e/host-process';
 import { rssKb, Sshd } from '../ssh/sshd';
+import { generateEd25519 } from '../../main/services/ssh/keygen';
 
 const MB = 1024 * 1024;
 const SIZE = 100 * MB;
@@ -22,7 +22,7 @@ async function main() {
   if (!existsSync(CLI) || !/'ssh\.open'|"ssh\.open"/.test(readFileSync(CLI, 'utf8') + readAll(join(CLI, '..', 'chunks')))) {
     return console.log('bench ssh-ui: skipped (the built app has no ssh.open; run `npm run build` after wiring the ssh domain)');
   }
-  const key = ssh2.utils.generateKeyPairSync('ed25519');
+  const key = generateEd25519('povdesk-test');
   const sshd = new Sshd();
   sshd.authorize(key.public);
   await sshd.start();

@@ -5,10 +5,10 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import ssh2 from 'ssh2';
 import { needs } from '../support/system';
 import { Consumer, makeEnv, nextPrompt, waitFor, waitState } from '../ssh/harness';
 import { rssKb, Sshd } from '../ssh/sshd';
+import { generateEd25519 } from '../../main/services/ssh/keygen';
 
 const MB = 1024 * 1024;
 const SIZE = 100 * MB;
@@ -19,7 +19,7 @@ async function main() {
     console.log(`bench ssh: skipped (${missing})`);
     return;
   }
-  const key = ssh2.utils.generateKeyPairSync('ed25519');
+  const key = generateEd25519('povdesk-test');
   const sshd = new Sshd();
   sshd.authorize(key.public);
   await sshd.start();

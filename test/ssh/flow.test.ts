@@ -1,9 +1,9 @@
-import { utils } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_HIGH_WATER, MAX_EVENT } from '../../main/services/ssh/session';
 import { needs } from '../support/system';
 import { Consumer, makeEnv, nextPrompt, waitFor, waitState, type Env } from './harness';
 import { rssKb, Sshd } from './sshd';
+import { generateEd25519 } from '../../main/services/ssh/keygen';
 
 const skip = needs(['/usr/sbin/sshd', 'ssh-keygen', 'head', 'tr']);
 const TOTAL = 100 * 1024 * 1024;
@@ -15,7 +15,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
   let env: Env;
   let key: { private: string; public: string };
   beforeAll(async () => {
-    key = utils.generateKeyPairSync('ed25519');
+    key = generateEd25519('povdesk-test');
     sshd = new Sshd();
     sshd.authorize(key.public);
     await sshd.start();

@@ -2,12 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { utils } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Fingerprint } from '../../main/services/ssh/fingerprint';
 import { needs } from '../support/system';
 import { Consumer, makeEnv, nextPrompt, run, waitFor, waitState, type Env } from './harness';
 import { FreezableRelay, makeUser, removeUser, Sshd } from './sshd';
+import { generateEd25519 } from '../../main/services/ssh/keygen';
 
 const skip = needs(['/usr/sbin/sshd', 'ssh-keygen']);
 const USER = 'povdesksshtest';
@@ -44,7 +44,7 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
   }
 
   beforeAll(async () => {
-    clientKey = utils.generateKeyPairSync('ed25519');
+    clientKey = generateEd25519('povdesk-test');
     passwordSkip = makeUser(USER, PASSWORD);
     sshd = new Sshd({ password: passwordSkip === null });
     sshd.authorize(clientKey.public);
@@ -208,7 +208,7 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
   });
 
   it('two jump hosts in a row, the first with its own key', async () => {
-    const own = utils.generateKeyPairSync('ed25519');
+    const own = generateEd25519('povdesk-test');
     const j1 = new Sshd();
     j1.authorize(own.public);
     const j2 = new Sshd();

@@ -6,6 +6,7 @@ import { AppError } from '../../../shared/contract/errors';
 import { sshProfileSave, type SshProfile } from '../../../shared/contract/ssh';
 import type { SecretStore } from '../secrets/store';
 import type { Db } from '../store/db';
+import { generateEd25519 } from './keygen';
 
 const { utils } = ssh2;
 
@@ -113,7 +114,7 @@ export class Profiles {
     const deletes: string[] = [];
     const c = input.credentials;
     if (c.kind === 'generate') {
-      const pair = utils.generateKeyPairSync('ed25519', { comment });
+      const pair = generateEd25519(comment);
       authKind = 'key';
       publicKey = pair.public.trim();
       writes.push([secretAccount(id, 'key'), pair.private]);
