@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from '@playwright/test';
+import { chromium, type Browser } from '@playwright/test';
 import { needs } from '../support/system';
 import { CLI, startHostProcess, stopHostProcess } from '../e2e/host-process';
 import { rssKb, Sshd } from '../ssh/sshd';
@@ -62,6 +62,8 @@ async function main() {
     await page.locator('.term-box .xterm').click();
     await page.keyboard.type('echo ready-$((1+1))\n');
     await rows.getByText('ready-2').first().waitFor();
+    await page.keyboard.type('echo SZ-$(stty size | tr " " x)-END\n');
+    const [termRows, termCols] = (await rows.getByText(/SZ-\d+x\d+-END/).first().textContent())!.match(/SZ-(\d+)x(\d+)/)!.slice(1).map(Number);
     const pid = host.child.pid!;
     const base = rssKb(pid);
     let peak = base;
@@ -72,16 +74,53 @@ async function main() {
     const secs = (Date.now() - t) / 1000;
     clearInterval(sampler);
     const ours = SIZE / MB / secs;
+    const alone = await xtermAlone(browser, termCols!, termRows!);
     console.log(`bench ssh-ui-openssh-pty: ${baseline.toFixed(1)} MB/s`);
     console.log(`bench ssh-ui-openssh-nopty: ${noPty.toFixed(1)} MB/s`);
     console.log(`bench ssh-ui-xterm: ${ours.toFixed(1)} MB/s ratio ${(ours / baseline).toFixed(2)} target 0.5`);
     console.log(`bench ssh-ui-xterm-vs-nopty: ratio ${(ours / noPty).toFixed(2)}`);
+    console.log(`bench ssh-ui-xterm-alone: ${alone.toFixed(1)} MB/s (the same 100 MB written into a bare xterm of the same size, ${termCols}x${termRows}, in the same Chromium: the renderer's ceiling) ratio ours/alone ${(ours / alone).toFixed(2)}`);
     console.log(`bench ssh-ui-host-peak-rss-growth: ${((peak - base) / 1024).toFixed(1)} MB`);
   } finally {
     await browser.close();
     await stopHostProcess(host);
     await sshd.dispose();
     rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** MB/s of xterm alone: 100 MB of 'a' written in 256 KB chunks, two in flight, into a visible terminal. */
+async function xtermAlone(browser: Browser, cols: number, rows: number): Promise<number> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await page.setContent('<div id="t" style="width:1200px;height:860px"></div>');
+    const lib = join(process.cwd(), 'node_modules', '@xterm', 'xterm');
+    await page.addStyleTag({ path: join(lib, 'css', 'xterm.css') });
+    await page.addScriptTag({ path: join(lib, 'lib', 'xterm.js') });
+    // A string, not a function: tsx's transform would add helpers the page does not have.
+    const ms = (await page.evaluate(`new Promise((resolve) => {
+      const term = new Terminal({ cols: ${cols}, rows: ${rows}, scrollback: 10000, fontSize: 13, fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace" });
+      term.open(document.getElementById('t'));
+      const chunk = new Uint8Array(256 * 1024).fill(97);
+      const total = ${SIZE};
+      const t0 = performance.now();
+      let sent = 0, inflight = 0;
+      const pump = () => {
+        while (inflight < 2 && sent < total) {
+          inflight++;
+          sent += chunk.length;
+          term.write(chunk, () => {
+            inflight--;
+            if (sent >= total && inflight === 0) resolve(performance.now() - t0);
+            else pump();
+          });
+        }
+      };
+      pump();
+    })`)) as number;
+    return SIZE / MB / (ms / 1000);
+  } finally {
+    await page.close();
   }
 }
 
