@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { clientMessage, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX, type ServerMessage } from '../../shared/contract/transport';
+import { BYTE_STREAMS, BYTES_PATH, BYTES_TOKEN_HEADER, clientMessage, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX, type ServerMessage } from '../../shared/contract/transport';
 import { binaryField, encodeBinaryEvent } from '../../shared/contract/wire';
 import { AppError, describeZodError, isStreamName, streams, toWireError } from '../../shared/contract';
 import type { Core } from '../core/create';
@@ -61,7 +61,52 @@ export async function startHost(opts: HostOptions): Promise<Host> {
 
   const allowedOrigins = () => new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]);
 
-  const server = createServer((req, res) => serveStatic(staticRoot, req, res));
+  /** Open WebSocket connections by the id their `hello` carried, with the byte streams they read. */
+  const conns = new Map<string, { bytes: Map<string, { sub: Subscriber; end: () => void }> }>();
+
+  const serveBytes = (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    const refuse = (status: number, why: string) => {
+      log.warn('byte stream refused', { why });
+      res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).end(why);
+    };
+    if (req.method !== 'GET') return refuse(405, 'GET only');
+    if (!sameSecret(String(req.headers[BYTES_TOKEN_HEADER] ?? ''), token)) return refuse(401, 'missing or wrong token');
+    // A page elsewhere cannot send the token header without a CORS preflight we never answer; the
+    // fetch metadata and Origin checks say no to it earlier and louder.
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin') return refuse(403, 'foreign origin');
+    if (req.headers.origin !== undefined && !allowedOrigins().has(req.headers.origin)) return refuse(403, 'foreign origin');
+    const stream = url.searchParams.get('stream') ?? '';
+    const key = url.searchParams.get('key') ?? '';
+    if (!BYTE_STREAMS.includes(stream) || !isStreamName(stream)) return refuse(400, `not a byte stream: ${JSON.stringify(stream.slice(0, 100))}`);
+    if (key.length < 1 || key.length > 200) return refuse(400, 'key must be 1 to 200 characters');
+    const conn = conns.get(url.searchParams.get('conn') ?? '');
+    if (!conn) return refuse(404, 'no open connection with that id; open the WebSocket first and use its hello');
+    const k = `${stream}\u0000${key}`;
+    conn.bytes.get(k)?.end();
+    res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+    res.flushHeaders();
+    const sub: Subscriber = {
+      unacked: new Map(),
+      send: (_stream, _key, data) => {
+        const bytes = (data as { data?: unknown } | null)?.data;
+        if (bytes instanceof Uint8Array && !res.writableEnded) res.write(bytes);
+      },
+    };
+    const unsub = opts.core.base.hub.subscribe(stream, key, sub);
+    const entry = { sub, end: () => res.end() };
+    conn.bytes.set(k, entry);
+    res.on('close', () => {
+      unsub();
+      if (conn.bytes.get(k) === entry) conn.bytes.delete(k);
+    });
+  };
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === BYTES_PATH) return serveBytes(req, res, url);
+    serveStatic(staticRoot, req, res);
+  });
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: 8 * 1024 * 1024,
@@ -92,6 +137,10 @@ export async function startHost(opts: HostOptions): Promise<Host> {
     const send = (m: ServerMessage) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
     };
+    const connId = randomBytes(18).toString('base64url');
+    const conn = { bytes: new Map<string, { sub: Subscriber; end: () => void }>() };
+    conns.set(connId, conn);
+    send({ t: 'hello', conn: connId });
     const sub: Subscriber = {
       unacked: new Map(),
       send: (stream, key, data, bytes) => {
@@ -141,13 +190,16 @@ export async function startHost(opts: HostOptions): Promise<Host> {
           return;
         }
         case 'ack':
-          base.hub.ack(sub, m.stream, m.key, m.bytes);
+          // Bytes read through BYTES_PATH are acknowledged here, on the connection that opened them.
+          base.hub.ack(conn.bytes.get(`${m.stream}\u0000${m.key}`)?.sub ?? sub, m.stream, m.key, m.bytes);
           return;
       }
     });
     ws.on('close', () => {
       for (const u of unsubs.values()) u();
       unsubs.clear();
+      conns.delete(connId);
+      for (const b of conn.bytes.values()) b.end();
     });
   };
 

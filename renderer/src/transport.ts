@@ -1,5 +1,5 @@
 import { fromWireError, type WireError } from '../../shared/contract/errors';
-import { decodeBinaryEvent, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/wire';
+import { BYTE_STREAMS, BYTES_PATH, BYTES_TOKEN_HEADER, decodeBinaryEvent, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/wire';
 import type { ServerMessage } from '../../shared/contract/transport';
 
 export type Listener = (data: unknown, bytes: number) => void;
@@ -29,41 +29,58 @@ export class ConnectionError extends Error {
   readonly code = 'unavailable';
 }
 
-/** Browser mode: the contract over the host's WebSocket, with the same three verbs as the preload. */
+/**
+ * Browser mode: the contract over the host's WebSocket, with the same three verbs as the preload.
+ * Byte streams (terminal output) are read from an HTTP response body tied to the WebSocket
+ * connection instead (see BYTES_PATH in shared/contract/wire.ts); their acks still go over the
+ * WebSocket.
+ */
 export function wsTransport(url: string, token: string): Transport {
   let ws: WebSocket | null = null;
+  let conn: string | null = null;
   let ready: Promise<WebSocket> | null = null;
   let nextId = 1;
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   const listeners = new Map<string, Set<Listener>>();
+  const byteReaders = new Map<string, AbortController>();
+  const bytesUrl = new URL(url);
+  bytesUrl.protocol = bytesUrl.protocol === 'wss:' ? 'https:' : 'http:';
+  bytesUrl.pathname = BYTES_PATH;
+
+  const deliver = (k: string, data: unknown, bytes: number) => {
+    const set = listeners.get(k);
+    if (set) for (const fn of set) fn(data, bytes);
+  };
 
   const connect = (): Promise<WebSocket> => {
     if (ready) return ready;
     ready = new Promise((resolve, reject) => {
       const sock = new WebSocket(url, [WS_PROTOCOL, WS_TOKEN_PREFIX + token]);
-      sock.onopen = () => {
-        ws = sock;
-        for (const k of listeners.keys()) {
-          const [stream, key] = k.split('\u0000');
-          sock.send(JSON.stringify({ t: 'sub', stream, key }));
-        }
-        resolve(sock);
-      };
+      sock.binaryType = 'arraybuffer';
       sock.onerror = () => reject(new ConnectionError('cannot reach the POV Desk host; is `povdesk serve` still running?'));
       sock.onclose = () => {
         ws = null;
+        conn = null;
         ready = null;
         for (const p of pending.values()) p.reject(new ConnectionError('the connection to the POV Desk host closed'));
         pending.clear();
       };
-      sock.binaryType = 'arraybuffer';
       sock.onmessage = (ev) => {
         const msg = (ev.data instanceof ArrayBuffer ? { t: 'event', ...decodeBinaryEvent(ev.data) } : JSON.parse(String(ev.data))) as ServerMessage;
-        if (msg.t === 'event') {
-          for (const k of [`${msg.stream}\u0000${msg.key}`, `${msg.stream}\u0000*`]) {
-            const set = listeners.get(k);
-            if (set) for (const fn of set) fn(msg.data, msg.bytes);
+        if (msg.t === 'hello') {
+          // The host's first message: from here on the connection can be used.
+          ws = sock;
+          conn = msg.conn;
+          for (const k of listeners.keys()) {
+            const [stream, key] = k.split('\u0000');
+            if (!BYTE_STREAMS.includes(stream!)) sock.send(JSON.stringify({ t: 'sub', stream, key }));
           }
+          resolve(sock);
+          return;
+        }
+        if (msg.t === 'event') {
+          deliver(`${msg.stream}\u0000${msg.key}`, msg.data, msg.bytes);
+          deliver(`${msg.stream}\u0000*`, msg.data, msg.bytes);
           return;
         }
         const p = pending.get(msg.id);
@@ -81,6 +98,36 @@ export function wsTransport(url: string, token: string): Transport {
     else void connect().then((s) => s.send(JSON.stringify(m)), () => undefined);
   };
 
+  /** Reads a byte stream until unsubscribed; opens it again (on a new connection) if it ends by itself. */
+  const readBytes = (stream: string, key: string) => {
+    const k = `${stream}\u0000${key}`;
+    const ctl = new AbortController();
+    byteReaders.set(k, ctl);
+    void (async () => {
+      try {
+        await connect();
+        const u = new URL(bytesUrl);
+        u.search = new URLSearchParams({ stream, key, conn: conn ?? '' }).toString();
+        const res = await fetch(u, { headers: { [BYTES_TOKEN_HEADER]: token }, signal: ctl.signal, cache: 'no-store' });
+        if (!res.ok || !res.body) throw new Error(`byte stream refused (${res.status})`);
+        const reader = res.body.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          deliver(k, { data: value, bytes: value.length }, value.length);
+        }
+      } catch {
+        // aborted by unsubscribe, host gone, or refused: decided below
+      }
+      if (ctl.signal.aborted || byteReaders.get(k) !== ctl) return;
+      // Ended without being asked: the WebSocket dropped (its byte streams end with it) or the host
+      // restarted. Try again shortly, on whatever connection is current by then.
+      setTimeout(() => {
+        if (!ctl.signal.aborted && byteReaders.get(k) === ctl && listeners.has(k)) readBytes(stream, key);
+      }, 500);
+    })();
+  };
+
   return {
     transport: 'ws',
     async call(method, args) {
@@ -93,17 +140,22 @@ export function wsTransport(url: string, token: string): Transport {
     },
     subscribe(stream, key, fn) {
       const k = `${stream}\u0000${key}`;
+      const isBytes = BYTE_STREAMS.includes(stream);
       let set = listeners.get(k);
       if (!set) {
         listeners.set(k, (set = new Set()));
-        send({ t: 'sub', stream, key });
+        if (isBytes) readBytes(stream, key);
+        else send({ t: 'sub', stream, key });
       }
       set.add(fn);
       return () => {
         set!.delete(fn);
         if (set!.size === 0) {
           listeners.delete(k);
-          send({ t: 'unsub', stream, key });
+          if (isBytes) {
+            byteReaders.get(k)?.abort();
+            byteReaders.delete(k);
+          } else send({ t: 'unsub', stream, key });
         }
       };
     },

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { WireError } from './errors';
-import { IPC, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from './wire';
+import { BYTE_STREAMS, BYTES_PATH, BYTES_TOKEN_HEADER, IPC, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from './wire';
 
-export { IPC, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX };
+export { BYTE_STREAMS, BYTES_PATH, BYTES_TOKEN_HEADER, IPC, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX };
 
 
 const key = z.string().min(1).max(200);
@@ -16,6 +16,8 @@ export const clientMessage = z.discriminatedUnion('t', [
 export type ClientMessage = z.infer<typeof clientMessage>;
 
 export type ServerMessage =
+  /** First message on a connection: its id, which byte-stream requests name (see BYTES_PATH). */
+  | { t: 'hello'; conn: string }
   | { t: 'result'; id: number; result: unknown }
   | { t: 'error'; id: number; error: WireError }
   | { t: 'event'; stream: string; key: string; data: unknown; bytes: number };

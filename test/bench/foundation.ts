@@ -33,7 +33,8 @@ async function hostColdStart(): Promise<number> {
   const ws = new WebSocket(http.replace('http', 'ws') + 'ws', [WS_PROTOCOL, WS_TOKEN_PREFIX + token]);
   await new Promise((r) => ws.once('open', r));
   await new Promise<void>((resolve) => {
-    ws.once('message', () => resolve());
+    // The host's hello comes first; the answer to the call is the message with id 1.
+    ws.on('message', (m) => (JSON.parse(String(m)) as { id?: number }).id === 1 && resolve());
     ws.send(JSON.stringify({ t: 'call', id: 1, method: 'app.info', args: {} }));
   });
   const ms = performance.now() - t0;

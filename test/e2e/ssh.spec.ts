@@ -43,8 +43,8 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await term.click();
     await page.keyboard.type('echo e2e-$((6*7)) && stty size\n');
     await expect(page.locator('.term-box .xterm-rows')).toContainText('e2e-42');
-    // 3 MB is 30× the 100 KB high-water mark: it only gets through if xterm's acks reach main.
-    await page.keyboard.type("head -c 3000000 /dev/zero | tr '\\0' a; echo; echo big-$((1+1))\n");
+    // 8 MB is 8× the 1 MB high-water mark: it only gets through if xterm's acks reach main.
+    await page.keyboard.type("head -c 8000000 /dev/zero | tr '\\0' a; echo; echo big-$((1+1))\n");
     await expect(page.locator('.term-box .xterm-rows')).toContainText('big-2', { timeout: 30_000 });
 
     await app.open('Jobs');
@@ -68,6 +68,10 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await app.open('Terminals');
     await expect(page.locator('.term-box .xterm-rows')).toContainText('back-2');
     await expect(page.getByTestId('term-status')).toContainText('open');
+    // The new page reads the session's output on its own connection.
+    await page.locator('.term-box .xterm').click();
+    await page.keyboard.type('echo again-$((2+2))\n');
+    await expect(page.locator('.term-box .xterm-rows')).toContainText('again-4');
 
     await page.getByRole('button', { name: `Close ${USER}@127.0.0.1` }).click();
     await expect(page.getByText('No terminals open')).toBeVisible();

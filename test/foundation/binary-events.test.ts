@@ -1,6 +1,7 @@
+import { get, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/transport';
+import { BYTES_PATH, BYTES_TOKEN_HEADER, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/transport';
 import { binaryField, decodeBinaryEvent, encodeBinaryEvent } from '../../shared/contract/wire';
 import type { Core } from '../../main/core/create';
 import { startHost, type Host } from '../../main/host/server';
@@ -57,7 +58,7 @@ describe('the browser-mode host sends byte events as binary frames and the rest 
     const ws = new WebSocket(host.url.replace('http', 'ws') + 'ws', [WS_PROTOCOL, WS_TOKEN_PREFIX + host.token]);
     await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
     const got: { binary: boolean; raw: Buffer }[] = [];
-    ws.on('message', (raw: Buffer, isBinary: boolean) => got.push({ binary: isBinary, raw }));
+    ws.on('message', (raw: Buffer, isBinary: boolean) => !String(raw).includes('"hello"') && got.push({ binary: isBinary, raw }));
     ws.send(JSON.stringify({ t: 'sub', stream: 'ssh.data', key: 's-1' }));
     ws.send(JSON.stringify({ t: 'sub', stream: 'ssh.status', key: 's-1' }));
     await expect.poll(() => core.base.hub.subscriberCount('ssh.status', 's-1')).toBe(1);
@@ -76,5 +77,89 @@ describe('the browser-mode host sends byte events as binary frames and the rest 
     ws.send(JSON.stringify({ t: 'ack', stream: 'ssh.data', key: 's-1', bytes: bytes.length }));
     await expect.poll(() => core.base.hub.pressure('ssh.data', 's-1')).toBe(0);
     ws.close();
+  });
+});
+
+/** Opens a WebSocket to the host and waits for its hello. */
+async function openConn(host: Host): Promise<{ ws: WebSocket; conn: string }> {
+  const ws = new WebSocket(host.url.replace('http', 'ws') + 'ws', [WS_PROTOCOL, WS_TOKEN_PREFIX + host.token]);
+  const first = await new Promise<string>((r, j) => (ws.once('message', (m) => r(String(m))), ws.once('error', j)));
+  const hello = JSON.parse(first) as { t: string; conn: string };
+  expect(hello.t).toBe('hello');
+  return { ws, conn: hello.conn };
+}
+
+function getBytes(host: Host, query: Record<string, string>, headers: Record<string, string> = { [BYTES_TOKEN_HEADER]: host.token }): Promise<IncomingMessage> {
+  const url = `${host.url.replace(/\/$/, '')}${BYTES_PATH}?${new URLSearchParams(query)}`;
+  return new Promise((resolve, reject) => get(url, { headers }, resolve).once('error', reject));
+}
+
+const bodyOf = (res: IncomingMessage) => new Promise<string>((r) => {
+  let text = '';
+  res.on('data', (d: Buffer) => (text += d));
+  res.on('end', () => r(text));
+});
+
+describe('byte streams over an HTTP body, tied to a WebSocket connection', () => {
+  let core: Core;
+  let host: Host;
+  beforeAll(async () => {
+    core = await testCore();
+    host = await startHost({ core, staticDir: tempHome() });
+  });
+  afterAll(async () => {
+    await host.close();
+    await core.close();
+  });
+
+  it('refuses a request without the token, from another site or origin, for another stream or an unknown connection, subscribing nothing', async () => {
+    const { ws, conn } = await openConn(host);
+    const q = { stream: 'ssh.data', key: 's-2', conn };
+    const token = { [BYTES_TOKEN_HEADER]: host.token };
+    const cases: [Record<string, string>, Record<string, string>, number, RegExp][] = [
+      [q, {}, 401, /token/],
+      [q, { [BYTES_TOKEN_HEADER]: 'guess' }, 401, /token/],
+      [q, { ...token, 'Sec-Fetch-Site': 'cross-site' }, 403, /origin/],
+      [q, { ...token, Origin: 'http://evil.example' }, 403, /origin/],
+      [{ ...q, stream: 'ssh.status' }, token, 400, /not a byte stream/],
+      [{ ...q, conn: 'nope' }, token, 404, /WebSocket/],
+      [{ ...q, key: '' }, token, 400, /key/],
+    ];
+    for (const [query, headers, status, why] of cases) {
+      const res = await getBytes(host, query, headers);
+      expect(res.statusCode, JSON.stringify(headers)).toBe(status);
+      expect(await bodyOf(res)).toMatch(why);
+    }
+    expect(core.base.hub.subscriberCount('ssh.data', 's-2')).toBe(0);
+    ws.close();
+  });
+
+  it('delivers published bytes exactly; WebSocket acks release the pressure; a second reader replaces the first; closing the WebSocket ends it', async () => {
+    const { ws, conn } = await openConn(host);
+    const first = await getBytes(host, { stream: 'ssh.data', key: 's-3', conn, });
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['content-type']).toBe('application/octet-stream');
+    const chunks: Buffer[] = [];
+    first.on('data', (d: Buffer) => chunks.push(d));
+    const firstEnded = new Promise((r) => first.once('end', r));
+    await expect.poll(() => core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(1);
+    const bytes = Buffer.from(every());
+    core.base.hub.publish('ssh.data', 's-3', { data: bytes, bytes: bytes.length }, bytes.length);
+    core.base.hub.publish('ssh.data', 's-3', { data: bytes.subarray(0, 7), bytes: 7 }, 7);
+    await expect.poll(() => Buffer.concat(chunks).length).toBe(bytes.length + 7);
+    expect(Buffer.concat(chunks).equals(Buffer.concat([bytes, bytes.subarray(0, 7)]))).toBe(true);
+    expect(core.base.hub.pressure('ssh.data', 's-3')).toBe(bytes.length + 7);
+    ws.send(JSON.stringify({ t: 'ack', stream: 'ssh.data', key: 's-3', bytes: bytes.length }));
+    await expect.poll(() => core.base.hub.pressure('ssh.data', 's-3')).toBe(7);
+
+    const second = await getBytes(host, { stream: 'ssh.data', key: 's-3', conn });
+    expect(second.statusCode).toBe(200);
+    await firstEnded;
+    await expect.poll(() => core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(1);
+    second.resume();
+    const secondEnded = new Promise((r) => second.once('end', r));
+    ws.close();
+    await secondEnded;
+    await expect.poll(() => core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(0);
   });
 });

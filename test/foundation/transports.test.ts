@@ -71,7 +71,10 @@ describe('malformed calls are refused with invalid_request on every transport', 
     const ws = new WebSocket(host.url.replace('http', 'ws') + 'ws', [WS_PROTOCOL, WS_TOKEN_PREFIX + host.token]);
     await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
     const replies: { id: number; t: string; error?: { code: string } }[] = [];
-    ws.on('message', (m) => replies.push(JSON.parse(String(m))));
+    ws.on('message', (m) => {
+      const msg = JSON.parse(String(m)) as { id: number; t: string; error?: { code: string } };
+      if (msg.t !== 'hello') replies.push(msg);
+    });
     MALFORMED.forEach(([, method, args], i) => ws.send(JSON.stringify({ t: 'call', id: i + 1, method, args })));
     ws.send(JSON.stringify({ t: 'call', id: 9, method: 'jobs.list', args: {}, sneaky: 1 }));
     await expect.poll(() => replies.length).toBe(4);

@@ -46,7 +46,8 @@ export class Consumer implements Subscriber {
     if (buf.length !== d.bytes) throw new Error(`event says ${d.bytes} bytes but carries ${buf.length}`);
     this.events++;
     this.bytes += buf.length;
-    this.text = (this.text + buf.toString('latin1')).slice(-this.keepText);
+    // Only the tail can survive the slice: decoding all of a 256 KB event would be test garbage.
+    this.text = (this.text + buf.subarray(Math.max(0, buf.length - this.keepText)).toString('latin1')).slice(-this.keepText);
     this.maxPressure = Math.max(this.maxPressure, this.hub.pressure('ssh.data', this.sessionId));
     const ack = () => this.hub.ack(this, 'ssh.data', this.sessionId, d.bytes);
     if (this.ackDelayMs > 0) {
