@@ -1,11 +1,10 @@
 import { get, type IncomingMessage } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { BYTES_PATH, BYTES_TOKEN_HEADER, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/transport';
 import { binaryField, decodeBinaryEvent, encodeBinaryEvent } from '../../shared/contract/wire';
-import type { Core } from '../../main/core/create';
-import { startHost, type Host } from '../../main/host/server';
-import { tempHome, testCore } from './helpers';
+import type { Host } from '../../main/host/server';
+import { hostFixture } from './helpers';
 
 const every = () => Uint8Array.from({ length: 256 * 40 }, (_, i) => i % 256);
 const arrayBuffer = (u: Uint8Array) => u.buffer.slice(u.byteOffset, u.byteOffset + u.byteLength) as ArrayBuffer;
@@ -43,28 +42,19 @@ describe('binary stream frames', () => {
 });
 
 describe('the browser-mode host sends byte events as binary frames and the rest as JSON', () => {
-  let core: Core;
-  let host: Host;
-  beforeAll(async () => {
-    core = await testCore();
-    host = await startHost({ core, staticDir: tempHome() });
-  });
-  afterAll(async () => {
-    await host.close();
-    await core.close();
-  });
+  const f = hostFixture();
 
   it('ssh.data arrives binary and byte-exact; ssh.status arrives as JSON text', async () => {
-    const ws = new WebSocket(host.url.replace('http', 'ws') + 'ws', [WS_PROTOCOL, WS_TOKEN_PREFIX + host.token]);
+    const ws = new WebSocket(f.host.url.replace('http', 'ws') + 'ws', [WS_PROTOCOL, WS_TOKEN_PREFIX + f.host.token]);
     await new Promise((r, j) => (ws.once('open', r), ws.once('error', j)));
     const got: { binary: boolean; raw: Buffer }[] = [];
     ws.on('message', (raw: Buffer, isBinary: boolean) => !String(raw).includes('"hello"') && got.push({ binary: isBinary, raw }));
     ws.send(JSON.stringify({ t: 'sub', stream: 'ssh.data', key: 's-1' }));
     ws.send(JSON.stringify({ t: 'sub', stream: 'ssh.status', key: 's-1' }));
-    await expect.poll(() => core.base.hub.subscriberCount('ssh.status', 's-1')).toBe(1);
+    await expect.poll(() => f.core.base.hub.subscriberCount('ssh.status', 's-1')).toBe(1);
     const bytes = Buffer.from(every());
-    core.base.hub.publish('ssh.data', 's-1', { data: bytes, bytes: bytes.length }, bytes.length);
-    core.base.hub.publish('ssh.status', 's-1', { sessionId: 's-1', state: 'open' });
+    f.core.base.hub.publish('ssh.data', 's-1', { data: bytes, bytes: bytes.length }, bytes.length);
+    f.core.base.hub.publish('ssh.status', 's-1', { sessionId: 's-1', state: 'open' });
     await expect.poll(() => got.length).toBe(2);
     expect(got[0]!.binary).toBe(true);
     const ev = decodeBinaryEvent(arrayBuffer(got[0]!.raw));
@@ -73,9 +63,9 @@ describe('the browser-mode host sends byte events as binary frames and the rest 
     expect(got[1]!.binary).toBe(false);
     expect(JSON.parse(String(got[1]!.raw))).toMatchObject({ t: 'event', stream: 'ssh.status', data: { state: 'open' } });
     // Flow control still counts the bytes until the client acknowledges them.
-    expect(core.base.hub.pressure('ssh.data', 's-1')).toBe(bytes.length);
+    expect(f.core.base.hub.pressure('ssh.data', 's-1')).toBe(bytes.length);
     ws.send(JSON.stringify({ t: 'ack', stream: 'ssh.data', key: 's-1', bytes: bytes.length }));
-    await expect.poll(() => core.base.hub.pressure('ssh.data', 's-1')).toBe(0);
+    await expect.poll(() => f.core.base.hub.pressure('ssh.data', 's-1')).toBe(0);
     ws.close();
   });
 });
@@ -101,21 +91,12 @@ const bodyOf = (res: IncomingMessage) => new Promise<string>((r) => {
 });
 
 describe('byte streams over an HTTP body, tied to a WebSocket connection', () => {
-  let core: Core;
-  let host: Host;
-  beforeAll(async () => {
-    core = await testCore();
-    host = await startHost({ core, staticDir: tempHome() });
-  });
-  afterAll(async () => {
-    await host.close();
-    await core.close();
-  });
+  const f = hostFixture();
 
   it('refuses a request without the token, from another site or origin, for another stream or an unknown connection, subscribing nothing', async () => {
-    const { ws, conn } = await openConn(host);
+    const { ws, conn } = await openConn(f.host);
     const q = { stream: 'ssh.data', key: 's-2', conn };
-    const token = { [BYTES_TOKEN_HEADER]: host.token };
+    const token = { [BYTES_TOKEN_HEADER]: f.host.token };
     const cases: [Record<string, string>, Record<string, string>, number, RegExp][] = [
       [q, {}, 401, /token/],
       [q, { [BYTES_TOKEN_HEADER]: 'guess' }, 401, /token/],
@@ -126,40 +107,40 @@ describe('byte streams over an HTTP body, tied to a WebSocket connection', () =>
       [{ ...q, key: '' }, token, 400, /key/],
     ];
     for (const [query, headers, status, why] of cases) {
-      const res = await getBytes(host, query, headers);
+      const res = await getBytes(f.host, query, headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(status);
       expect(await bodyOf(res)).toMatch(why);
     }
-    expect(core.base.hub.subscriberCount('ssh.data', 's-2')).toBe(0);
+    expect(f.core.base.hub.subscriberCount('ssh.data', 's-2')).toBe(0);
     ws.close();
   });
 
   it('delivers published bytes exactly; WebSocket acks release the pressure; a second reader replaces the first; closing the WebSocket ends it', async () => {
-    const { ws, conn } = await openConn(host);
-    const first = await getBytes(host, { stream: 'ssh.data', key: 's-3', conn, });
+    const { ws, conn } = await openConn(f.host);
+    const first = await getBytes(f.host, { stream: 'ssh.data', key: 's-3', conn, });
     expect(first.statusCode).toBe(200);
     expect(first.headers['content-type']).toBe('application/octet-stream');
     const chunks: Buffer[] = [];
     first.on('data', (d: Buffer) => chunks.push(d));
     const firstEnded = new Promise((r) => first.once('end', r));
-    await expect.poll(() => core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(1);
+    await expect.poll(() => f.core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(1);
     const bytes = Buffer.from(every());
-    core.base.hub.publish('ssh.data', 's-3', { data: bytes, bytes: bytes.length }, bytes.length);
-    core.base.hub.publish('ssh.data', 's-3', { data: bytes.subarray(0, 7), bytes: 7 }, 7);
+    f.core.base.hub.publish('ssh.data', 's-3', { data: bytes, bytes: bytes.length }, bytes.length);
+    f.core.base.hub.publish('ssh.data', 's-3', { data: bytes.subarray(0, 7), bytes: 7 }, 7);
     await expect.poll(() => Buffer.concat(chunks).length).toBe(bytes.length + 7);
     expect(Buffer.concat(chunks).equals(Buffer.concat([bytes, bytes.subarray(0, 7)]))).toBe(true);
-    expect(core.base.hub.pressure('ssh.data', 's-3')).toBe(bytes.length + 7);
+    expect(f.core.base.hub.pressure('ssh.data', 's-3')).toBe(bytes.length + 7);
     ws.send(JSON.stringify({ t: 'ack', stream: 'ssh.data', key: 's-3', bytes: bytes.length }));
-    await expect.poll(() => core.base.hub.pressure('ssh.data', 's-3')).toBe(7);
+    await expect.poll(() => f.core.base.hub.pressure('ssh.data', 's-3')).toBe(7);
 
-    const second = await getBytes(host, { stream: 'ssh.data', key: 's-3', conn });
+    const second = await getBytes(f.host, { stream: 'ssh.data', key: 's-3', conn });
     expect(second.statusCode).toBe(200);
     await firstEnded;
-    await expect.poll(() => core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(1);
+    await expect.poll(() => f.core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(1);
     second.resume();
     const secondEnded = new Promise((r) => second.once('end', r));
     ws.close();
     await secondEnded;
-    await expect.poll(() => core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(0);
+    await expect.poll(() => f.core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(0);
   });
 });

@@ -9,7 +9,7 @@ import { IPC } from '../../shared/contract/transport';
 import type { Core } from '../../main/core/create';
 import { bindIpc } from '../../main/electron/ipc';
 import { startHost, type Host } from '../../main/host/server';
-import { tempHome, testCore } from './helpers';
+import { hostFixture, tempHome, testCore } from './helpers';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
@@ -101,20 +101,11 @@ describe('malformed calls are refused with invalid_request on every transport', 
 });
 
 describe('the socket refuses strangers', () => {
-  let core: Core;
-  let host: Host;
-  beforeAll(async () => {
-    core = await testCore();
-    host = await startHost({ core, staticDir: tempHome() });
-  });
-  afterAll(async () => {
-    await host.close();
-    await core.close();
-  });
+  const f = hostFixture();
 
   const attempt = (protocols: string[], headers: Record<string, string> = {}) =>
     new Promise<number | 'open'>((resolve) => {
-      const ws = new WebSocket(host.url.replace('http', 'ws') + 'ws', protocols, { headers });
+      const ws = new WebSocket(f.host.url.replace('http', 'ws') + 'ws', protocols, { headers });
       ws.once('open', () => {
         ws.close();
         resolve('open');
@@ -128,10 +119,10 @@ describe('the socket refuses strangers', () => {
     expect(await attempt([WS_PROTOCOL, WS_TOKEN_PREFIX + 'guess'])).toBe(401);
   });
   it('with a foreign Origin, even holding the token', async () => {
-    expect(await attempt([WS_PROTOCOL, WS_TOKEN_PREFIX + host.token], { Origin: 'http://evil.example' })).toBe(403);
-    expect(await attempt([WS_PROTOCOL, WS_TOKEN_PREFIX + host.token], { Origin: `http://127.0.0.1:${host.port + 1}` })).toBe(403);
+    expect(await attempt([WS_PROTOCOL, WS_TOKEN_PREFIX + f.host.token], { Origin: 'http://evil.example' })).toBe(403);
+    expect(await attempt([WS_PROTOCOL, WS_TOKEN_PREFIX + f.host.token], { Origin: `http://127.0.0.1:${f.host.port + 1}` })).toBe(403);
   });
   it('lets the app in: token and its own origin', async () => {
-    expect(await attempt([WS_PROTOCOL, WS_TOKEN_PREFIX + host.token], { Origin: `http://127.0.0.1:${host.port}` })).toBe('open');
+    expect(await attempt([WS_PROTOCOL, WS_TOKEN_PREFIX + f.host.token], { Origin: `http://127.0.0.1:${f.host.port}` })).toBe('open');
   });
 });
