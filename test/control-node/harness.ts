@@ -1,33 +1,11 @@
 import type { z } from 'zod';
-import type { Base } from '../../main/core/base';
-import { StreamHub } from '../../main/core/streams';
 import type { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
 import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
-import { createLogger } from '../../main/services/log/logger';
-import { MemorySecretStore } from '../../main/services/secrets/store';
-import { SettingsService } from '../../main/services/settings/settings';
 import { controlNodeMethods } from '../../shared/contract/controlNode';
 import { povMethods } from '../../shared/contract/pov';
-import { clientFor, type World } from '../pov/helpers';
+import { baseFor, clientFor, type World } from '../pov/helpers';
 
-/** A Base over a test world: real SQLite, the world's job runner, an in-memory secret store. */
-export function baseFor(w: World, env: Record<string, string> = {}): Base {
-  const secrets = new MemorySecretStore({ backend: 'memory', available: false, message: 'test', remedy: null });
-  const log = createLogger({ dir: null, name: 'test' });
-  return {
-    home: w.dir,
-    env,
-    role: 'test',
-    db: w.db,
-    secrets,
-    jobs: w.jobs,
-    hub: new StreamHub(),
-    log,
-    settings: new SettingsService(w.db, secrets, env, log),
-    paths: { home: w.dir, database: w.file, logs: w.dir },
-    onClose: () => {},
-  };
-}
+export { baseFor };
 
 const all = { ...povMethods, ...controlNodeMethods };
 type All = typeof all;

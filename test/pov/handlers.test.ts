@@ -2,14 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { povMethods } from '../../shared/contract/pov';
 import { skytapMethods } from '../../shared/contract/skytap';
-import type { Base } from '../../main/core/base';
 import { povHandlers } from '../../main/core/handlers/pov';
 import { skytapHandlers, NO_TOKEN_MESSAGE } from '../../main/core/handlers/skytap';
-import { createLogger } from '../../main/services/log/logger';
-import { MemorySecretStore } from '../../main/services/secrets/store';
-import { SettingsService } from '../../main/services/settings/settings';
-import { StreamHub } from '../../main/core/streams';
-import { world, type World } from './helpers';
+import { baseFor, world, type World } from './helpers';
 import { SEEDS } from '../skytap-emulator/seed';
 
 /**
@@ -20,25 +15,6 @@ let w: World;
 afterEach(async () => {
   await w?.close();
 });
-
-function baseFor(w: World, env: Record<string, string> = {}): Base {
-  const secrets = new MemorySecretStore({ backend: 'memory', available: false, message: 'test', remedy: null });
-  const log = createLogger({ dir: null, name: 'test' });
-  const settings = new SettingsService(w.db, secrets, env, log);
-  return {
-    home: w.dir,
-    env,
-    role: 'test',
-    db: w.db,
-    secrets,
-    jobs: w.jobs,
-    hub: new StreamHub(),
-    log,
-    settings,
-    paths: { home: w.dir, database: w.file, logs: w.dir },
-    onClose: () => {},
-  };
-}
 
 const all = { ...povMethods, ...skytapMethods };
 type All = typeof all;

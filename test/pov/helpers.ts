@@ -8,6 +8,11 @@ import { JobRunner } from '../../main/services/jobs/runner';
 import { SkytapClient, type RetryBudget } from '../../main/services/skytap/client';
 import { PovService } from '../../main/services/pov/service';
 import type { LifecycleDeps, StepContext } from '../../main/services/pov/types';
+import type { Base } from '../../main/core/base';
+import { StreamHub } from '../../main/core/streams';
+import { createLogger } from '../../main/services/log/logger';
+import { MemorySecretStore } from '../../main/services/secrets/store';
+import { SettingsService } from '../../main/services/settings/settings';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../skytap-emulator/emulator';
 import { SEEDS } from '../skytap-emulator/seed';
 
@@ -89,4 +94,23 @@ export async function createPov(w: World, name = 'Acme POV', templateId = firstT
   const { jobId, povId } = w.svc.create({ templateId, name });
   const job = await w.jobs.wait(jobId);
   return { jobId, povId, job };
+}
+
+/** A Base over a test world: real SQLite, the world's job runner, an in-memory secret store. */
+export function baseFor(w: World, env: Record<string, string> = {}): Base {
+  const secrets = new MemorySecretStore({ backend: 'memory', available: false, message: 'test', remedy: null });
+  const log = createLogger({ dir: null, name: 'test' });
+  return {
+    home: w.dir,
+    env,
+    role: 'test',
+    db: w.db,
+    secrets,
+    jobs: w.jobs,
+    hub: new StreamHub(),
+    log,
+    settings: new SettingsService(w.db, secrets, env, log),
+    paths: { home: w.dir, database: w.file, logs: w.dir },
+    onClose: () => {},
+  };
 }
