@@ -52,6 +52,16 @@ const stageResult = z
   .optional()
   .transform((v) => v ?? null);
 
+/** A VM's attestation as the manager reports it, inside its VM record and on its own route. */
+const attestationState = z.object({
+  required: z.boolean(),
+  userDataReleased: z.boolean(),
+  nonceIssuedAt: nstr,
+  akFingerprint: nstr,
+  initrd: stageResult,
+  ready: stageResult,
+});
+
 export const managerVm = z.object({
   id: str,
   name: str,
@@ -71,14 +81,7 @@ export const managerVm = z.object({
     .optional()
     .transform((v) => v ?? { installSeconds: null, bootSeconds: null, readySeconds: null }),
   lastError: nstr,
-  attestation: z.object({
-    required: z.boolean(),
-    userDataReleased: z.boolean(),
-    nonceIssuedAt: nstr,
-    akFingerprint: nstr,
-    initrd: stageResult,
-    ready: stageResult,
-  }),
+  attestation: attestationState,
   /** local manager only: where the console log and (since the interactive console) the serial socket are */
   paths: z.object({ console: str.optional(), serialSocket: nstr }).optional(),
 });
@@ -101,15 +104,9 @@ export const managerImage = z.object({
 });
 export type ManagerImage = z.output<typeof managerImage>;
 
-export const managerAttestation = z.object({
+export const managerAttestation = attestationState.extend({
   id: str,
   image: str,
-  required: z.boolean(),
-  userDataReleased: z.boolean(),
-  nonceIssuedAt: nstr,
-  akFingerprint: nstr,
-  initrd: stageResult,
-  ready: stageResult,
   table: z
     .array(z.object({ pcr: z.union([z.string(), z.number()]), golden: nstr, compared: z.boolean().optional() }))
     .optional()
