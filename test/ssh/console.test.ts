@@ -3,7 +3,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { FileTailBackend, UnixSocketBackend } from '../../main/services/ssh/console-backends';
 import { typeInto } from '../../main/services/ssh/type-into';
 import { needs } from '../support/system';
@@ -64,18 +64,24 @@ describe.skipIf(skip)('local serial console terminals', () => {
     }
   });
 
-  it('reports a mismatch when the line corrupts what arrives (a noisy serial line turning Q into q)', { timeout: 60_000 }, async () => {
+  it('reports a mismatch when the line corrupts what arrives (a noisy serial line turning Q into q)', async () => {
     const sockPath = join(dir, 'serial1.sock');
     const { server, kids } = serialShell(sockPath, (b) => Buffer.from(b.toString('latin1').replace(/Q/g, 'q'), 'latin1'));
     try {
       const id = env.manager.attach(new UnixSocketBackend(sockPath, 'vm2 serial'), { cols: 80, rows: 24 }, { autoReconnect: false });
-      new Consumer(env.hub, id);
+      const c = new Consumer(env.hub, id);
       await waitState(env, id, 'open');
-      await new Promise((r) => setTimeout(r, 200));
-      // A generous result wait: on a loaded CI machine the pty shell can take seconds to answer.
-      const r = await env.manager.typeInto(id, 'echo fine\n# a Quiet Question\n', { path: join(dir, 'typed2.sh'), echoTimeoutMs: 300, resultTimeoutMs: 40_000 });
+      // The shell answers before typing starts, instead of a fixed pause.
+      await run(env, c, 'echo ready-$((2+3))', /ready-5/);
+      // The target path is typed through the same noisy line, so it must hold no Q: a mkdtemp name
+      // (6 random letters and digits) did about one run in ten, the path arrived with a q, the file
+      // could not be created and no sum ever came (a CI failure, first read as a slow machine).
+      const target = join(tmpdir(), `povdesk-noisy-${process.pid}-${Date.now()}.sh`);
+      onTestFinished(() => rmSync(target, { force: true }));
+      const r = await env.manager.typeInto(id, 'echo fine\n# a Quiet Question\n', { path: target, echoTimeoutMs: 300 });
+      // If the sum never came, the message shows what the console did show.
+      expect(r.actual ?? '', `no sha256sum line; the console's last output:\n${c.text.slice(-2000)}`).toMatch(/^[0-9a-f]{64}$/);
       expect(r.match).toBe(false);
-      expect(r.actual).toMatch(/^[0-9a-f]{64}$/);
       expect(r.actual).not.toBe(r.expected);
     } finally {
       for (const k of kids) k.kill();
