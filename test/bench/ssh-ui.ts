@@ -1,18 +1,16 @@
 // bench ssh-ui: 100 MB from a real sshd into the renderer's xterm in Chromium (browser mode: the
-// built host + WebSocket + TerminalsPage), against OpenSSH `ssh -tt host cat file > /dev/null` in
+// built host, its HTTP byte stream + WebSocket, TerminalsPage), against OpenSSH `ssh -tt host cat file > /dev/null` in
 // the same run. Prints MB/s, the ratio (target ≥ 0.5) and the host process's peak RSS growth.
 // Needs the built app (`npm run build`) with the ssh domain wired in; says so and skips otherwise.
-import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from '@playwright/test';
 import { needs } from '../support/system';
 import { CLI, startHostProcess, stopHostProcess } from '../e2e/host-process';
-import { rssKb, Sshd } from '../ssh/sshd';
-import { generateEd25519 } from '../../main/services/ssh/keygen';
+import { rssKb } from '../ssh/sshd';
+import { MB, sshdWithData } from './_ssh-fixture';
 
-const MB = 1024 * 1024;
 const SIZE = 100 * MB;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -22,29 +20,15 @@ async function main() {
   if (!existsSync(CLI) || !/'ssh\.open'|"ssh\.open"/.test(readFileSync(CLI, 'utf8') + readAll(join(CLI, '..', 'chunks')))) {
     return console.log('bench ssh-ui: skipped (the built app has no ssh.open; run `npm run build` after wiring the ssh domain)');
   }
-  const key = generateEd25519('povdesk-test');
-  const sshd = new Sshd();
-  sshd.authorize(key.public);
-  await sshd.start();
-  const keyFile = join(sshd.dir, 'client_key');
-  writeFileSync(keyFile, key.private);
-  chmodSync(keyFile, 0o600);
-  const data = join(sshd.dir, 'data.bin');
-  await run('sh', ['-c', `head -c ${SIZE} /dev/zero | tr '\\0' a > ${data}`]);
+  const { sshd, key, data, openssh } = await sshdWithData(SIZE);
   const home = mkdtempSync(join(tmpdir(), 'povdesk-bench-'));
   const host = await startHostProcess({ ...process.env, POVDESK_HOME: home });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   try {
-    const sshArgs = ['-tt', '-i', keyFile, '-p', String(sshd.port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', 'root@127.0.0.1'];
-    await run('ssh', [...sshArgs, 'true']);
-    let t = Date.now();
-    await run('ssh', [...sshArgs, `cat ${data}`]);
-    const baseline = SIZE / MB / ((Date.now() - t) / 1000);
+    const baseline = await openssh(true);
     // The issue's literal baseline is `ssh host cat` with no terminal at all; a terminal needs a
     // pty, so the target ratio is taken against -tt, and this one is printed for the record.
-    t = Date.now();
-    await run('ssh', [...sshArgs.slice(1), `cat ${data}`]);
-    const noPty = SIZE / MB / ((Date.now() - t) / 1000);
+    const noPty = await openssh(false);
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(host.openUrl);
@@ -68,7 +52,7 @@ async function main() {
     const base = rssKb(pid);
     let peak = base;
     const sampler = setInterval(() => (peak = Math.max(peak, rssKb(pid))), 50);
-    t = Date.now();
+    const t = Date.now();
     await page.keyboard.type(`cat ${data}; echo; echo END-$((40+2))\n`);
     await rows.getByText('END-42').first().waitFor({ timeout: 600_000 });
     const secs = (Date.now() - t) / 1000;
@@ -132,15 +116,6 @@ function readAll(dir: string): string {
   } catch {
     return '';
   }
-}
-
-function run(cmd: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    p.stderr.on('data', (d: Buffer) => (err += d));
-    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}: ${err}`))));
-  });
 }
 
 main().catch((e) => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_HIGH_WATER, MAX_EVENT } from '../../main/services/ssh/session';
 import { needs } from '../support/system';
-import { Consumer, makeEnv, nextPrompt, waitFor, waitState, type Env } from './harness';
-import { rssKb, Sshd } from './sshd';
+import { Consumer, makeEnv, nextPrompt, openShell, peakRssGrowth, waitFor, waitState, type Env } from './harness';
+import { Sshd } from './sshd';
 import { generateEd25519 } from '../../main/services/ssh/keygen';
 
 const skip = needs(['/usr/sbin/sshd', 'ssh-keygen', 'head', 'tr']);
@@ -27,30 +27,18 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
   });
 
   async function stream100(env: Env) {
-    const id = await env.manager.open({
-      target: { host: '127.0.0.1', port: sshd.port, username: 'root', auth: { kind: 'privateKey', privateKey: key.private }, jump: [], keepaliveSec: 15, autoReconnect: false },
-      cols: 120,
-      rows: 40,
-    });
     // 2 ms per 64 KB: a terminal rendering ~30 MB/s, slower than sshd can send.
-    const c = new Consumer(env.hub, id, 2, 4096);
-    env.manager.answerHostKey((await nextPrompt(env, id, 15_000, () => sshd.logTail())).promptId, true);
-    await waitState(env, id, 'open');
-    await waitFor('the prompt', () => /[#$] $/.test(c.text));
-    global.gc?.();
-    const base = rssKb();
-    let peak = base;
-    const sampler = setInterval(() => (peak = Math.max(peak, rssKb())), 20);
+    const c = await openShell(env, sshd.port, key.private, { ackDelayMs: 2, keepText: 4096, context: () => sshd.logTail() });
     const started = Date.now();
     const startBytes = c.bytes;
-    env.manager.input(id, `head -c ${TOTAL} /dev/zero | tr '\\0' 'a'; echo; echo END-$((40+2))\n`);
-    await waitFor('END-42 after 100 MB', () => c.text.includes('END-42'), 120_000);
-    clearInterval(sampler);
+    const { growthMb } = await peakRssGrowth(async () => {
+      env.manager.input(c.sessionId, `head -c ${TOTAL} /dev/zero | tr '\\0' 'a'; echo; echo END-$((40+2))\n`);
+      await waitFor('END-42 after 100 MB', () => c.text.includes('END-42'), 120_000);
+    });
     const secs = (Date.now() - started) / 1000;
     const got = c.bytes - startBytes;
-    const growthMb = (peak - base) / 1024;
     console.log(`flow: ${(got / 1048576).toFixed(1)} MB in ${secs.toFixed(1)} s (${(got / 1048576 / secs).toFixed(1)} MB/s), rss growth ${growthMb.toFixed(1)} MB, max unacked ${c.maxPressure} bytes, events ${c.events}`);
-    env.manager.close(id);
+    env.manager.close(c.sessionId);
     return { got, growthMb, maxPressure: c.maxPressure };
   }
 

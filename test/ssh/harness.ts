@@ -7,6 +7,7 @@ import { SessionManager, type ManagerDeps } from '../../main/services/ssh/manage
 import { MemorySecretStore } from '../../main/services/secrets/store';
 import { openDatabase, type Db } from '../../main/services/store/db';
 import ssh from '../../main/services/store/migrations/004-ssh';
+import { rssKb } from './sshd';
 
 export async function waitFor<T>(what: string, fn: () => T | undefined | null | false, ms = 15_000): Promise<T> {
   const until = Date.now() + ms;
@@ -144,4 +145,36 @@ export async function run(env: Env, c: Consumer, command: string, marker: RegExp
   const from = c.text.length;
   env.manager.input(c.sessionId, command + '\n');
   return waitFor(`output matching ${marker} after ${JSON.stringify(command)}; got ${JSON.stringify(c.text.slice(-300))}`, () => marker.exec(c.text.slice(Math.max(0, from - 10))), ms);
+}
+
+/**
+ * Opens a shell on a loopback sshd as root with `privateKey`, accepts the host key, and waits for
+ * the shell's prompt. The consumer acks after `ackDelayMs` per 64 KB (see Consumer).
+ */
+export async function openShell(env: Env, port: number, privateKey: string, opts: { ackDelayMs?: number; keepText?: number; context?: () => string } = {}): Promise<Consumer> {
+  const id = await env.manager.open({
+    target: { host: '127.0.0.1', port, username: 'root', auth: { kind: 'privateKey', privateKey }, jump: [], keepaliveSec: 15, autoReconnect: false },
+    cols: 120,
+    rows: 40,
+  });
+  const c = new Consumer(env.hub, id, opts.ackDelayMs ?? 0, opts.keepText ?? 256 * 1024);
+  env.manager.answerHostKey((await nextPrompt(env, id, 15_000, opts.context)).promptId, true);
+  await waitState(env, id, 'open');
+  await waitFor('the prompt', () => /[#$] $/.test(c.text));
+  return c;
+}
+
+/** Peak RSS of this process while `work` runs, against its value at the start (MB). */
+export async function peakRssGrowth<T>(work: () => Promise<T>): Promise<{ result: T; growthMb: number }> {
+  global.gc?.();
+  const base = rssKb();
+  let peak = base;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssKb())), 20);
+  try {
+    const result = await work();
+    peak = Math.max(peak, rssKb());
+    return { result, growthMb: (peak - base) / 1024 };
+  } finally {
+    clearInterval(sampler);
+  }
 }

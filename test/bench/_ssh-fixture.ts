@@ -1,0 +1,54 @@
+// Shared by the ssh benches: a real sshd that accepts a fresh key, the key written where OpenSSH's
+// client can use it, a file of 'a's to cat, and the OpenSSH baseline runs against it.
+import { spawn } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generateEd25519 } from '../../main/services/ssh/keygen';
+import { Sshd } from '../ssh/sshd';
+
+export const MB = 1024 * 1024;
+
+export interface SshdWithData {
+  sshd: Sshd;
+  key: { private: string; public: string };
+  /** The file of `size` bytes on the server side. */
+  data: string;
+  /** OpenSSH client arguments with a pty (-tt) up to and including the destination. */
+  sshArgs: string[];
+  /** MB/s of `ssh [-tt] host cat data > /dev/null`. */
+  openssh(pty: boolean): Promise<number>;
+}
+
+export async function sshdWithData(size: number): Promise<SshdWithData> {
+  const key = generateEd25519('povdesk-test');
+  const sshd = new Sshd();
+  sshd.authorize(key.public);
+  await sshd.start();
+  const keyFile = join(sshd.dir, 'client_key');
+  writeFileSync(keyFile, key.private);
+  chmodSync(keyFile, 0o600);
+  const data = join(sshd.dir, 'data.bin');
+  await run('sh', ['-c', `head -c ${size} /dev/zero | tr '\\0' a > ${data}`]);
+  const sshArgs = ['-tt', '-i', keyFile, '-p', String(sshd.port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', 'root@127.0.0.1'];
+  await run('ssh', [...sshArgs, 'true']); // warm up (key exchange, page cache)
+  return {
+    sshd,
+    key,
+    data,
+    sshArgs,
+    async openssh(pty) {
+      const t = Date.now();
+      await run('ssh', [...(pty ? sshArgs : sshArgs.slice(1)), `cat ${data}`]);
+      return size / MB / ((Date.now() - t) / 1000);
+    },
+  };
+}
+
+export function run(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (d: Buffer) => (err += d));
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
+  });
+}
