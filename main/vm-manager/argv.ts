@@ -36,6 +36,8 @@ export interface QemuSpec {
   metadataProxy: string[] | null;
   /** Stop instead of rebooting when the guest asks for a reset (used by one-shot probes). */
   noReboot?: boolean;
+  /** A port on the host's 127.0.0.1 forwarded to the guest's port 22 (SSH into a local VM). */
+  sshHostPort?: number | null;
 }
 
 export const GUEST_NET = {
@@ -105,6 +107,13 @@ export function qemuArgv(spec: QemuSpec): string[] {
     if (spec.metadataProxy.length === 0) throw new Error('qemu spec: metadataProxy must name a program');
     const cmd = spec.metadataProxy.map(shellWord).join(' ');
     netdev += `,guestfwd=tcp:${GUEST_NET.metadata}:80-cmd:${qemuEscape(cmd)}`;
+  }
+  if (spec.sshHostPort != null) {
+    if (!Number.isInteger(spec.sshHostPort) || spec.sshHostPort < 1 || spec.sshHostPort > 65535) {
+      throw new Error(`qemu spec: sshHostPort must be a port number, got ${spec.sshHostPort}`);
+    }
+    // Loopback only: nothing else on the network reaches the guest through it.
+    netdev += `,hostfwd=tcp:127.0.0.1:${spec.sshHostPort}-:22`;
   }
   a.push('-netdev', netdev, '-device', 'virtio-net-pci,netdev=net0');
   if (spec.noReboot) a.push('-no-reboot');

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { vmAsset } from './assets';
 import { qemuArgv, type Accel, type QemuSpec } from './argv';
@@ -62,6 +63,8 @@ export interface VmRecord {
     ready: StageResult | null;
   };
   pids: { qemu: number | null; swtpm: number | null };
+  /** Host ports (127.0.0.1) forwarded into the guest while QEMU runs; ssh → the guest's port 22. */
+  ports: { ssh: number | null };
   /** serialSocket: null for a VM last started by a vm-manager without the serial socket. */
   paths: { dir: string; console: string; serialSocket: string | null; tpmState: string; swtpmSocket: string; ovmfVars: string; qmpSocket: string; userData: string; disk: string | null };
 }
@@ -199,6 +202,7 @@ export class VmService {
       lastError: null, hasUserData: input.userData !== null && input.userData !== '',
       attestation: { required: input.requireAttestation, userDataReleased: false, nonceIssuedAt: null, akFingerprint: null, initrd: null, ready: null },
       pids: { qemu: null, swtpm: null },
+      ports: { ssh: null },
       paths: {
         dir, console: join(dir, 'console.log'), serialSocket: join(dir, 'serial.sock'), tpmState: join(dir, 'tpm'), swtpmSocket: join(dir, 'tpm', 'swtpm.sock'),
         ovmfVars: join(dir, 'OVMF_VARS.fd'), qmpSocket: join(dir, 'qmp.sock'), userData: join(dir, 'user-data'),
@@ -262,6 +266,7 @@ export class VmService {
         v.lastError = msg;
         v.stoppedAt = now();
         v.pids = { qemu: null, swtpm: null };
+        v.ports = { ssh: null };
       });
       throw new VmmError('vm_failed', `VM ${id}: ${msg.split('\n')[0]}; see GET /api/v1/vms/${id} (lastError) or delete it`);
     };
@@ -283,10 +288,14 @@ export class VmService {
     const serialSocket = join(r.paths.dir, 'serial.sock');
     if (r.paths.serialSocket !== serialSocket) this.update(id, (v) => (v.paths.serialSocket = serialSocket));
     rmSync(serialSocket, { force: true });
+    // A fresh free port each start: the last one may have been taken meanwhile.
+    const sshHostPort = await freeLoopbackPort();
+    this.update(id, (v) => (v.ports = { ssh: sshHostPort }));
     const spec: QemuSpec = {
       id: r.id, accel: r.accel, cpus: r.cpus, memoryMib: r.memoryMiB, ovmfCode: this.o.ovmf.code, ovmfVars: r.paths.ovmfVars,
       boot: this.bootSource(r), consoleFile: r.paths.console, serialSocket, qmpSocket: r.paths.qmpSocket, swtpmSocket: r.paths.swtpmSocket,
       metadataProxy: [this.o.nodeBinary ?? process.execPath, METADATA_PROXY, this.o.metadataSocket, r.id],
+      sshHostPort,
     };
     rmSync(r.paths.qmpSocket, { force: true });
     const qemuLog = join(r.paths.dir, 'qemu.log');
@@ -400,6 +409,7 @@ export class VmService {
     if (rt.stopping || r.state === 'deleting') return; // stop()/delete() set the final state
     this.update(id, (v) => {
       v.pids = { qemu: null, swtpm: null };
+      v.ports = { ssh: null };
       v.stoppedAt = now();
       if (rt.failReason) {
         v.state = 'failed';
@@ -433,6 +443,7 @@ export class VmService {
       v.state = 'stopped';
       v.stoppedAt = now();
       v.pids = { qemu: null, swtpm: null };
+      v.ports = { ssh: null };
       v.lastError = how === 'powerdown' ? null : `the guest did not power down within ${Math.round(this.timeouts.powerdownMs / 1000)} s, so QEMU got ${how === 'term' ? 'SIGTERM' : 'SIGKILL'}`;
     });
     rt.stopping = false;
@@ -605,6 +616,8 @@ export class VmService {
       if (r.paths.dir !== dir) r.paths = { ...r.paths, dir };
       // A record from before the serial socket: its QEMU (if alive) has none; the next start adds it.
       if (r.paths.serialSocket === undefined) r.paths.serialSocket = null;
+      // A record from before SSH forwarding: its QEMU (if alive) forwards nothing.
+      if (r.ports === undefined) r.ports = { ssh: null };
       this.recs.set(r.id, r);
       const qpid = readPid(join(dir, 'qemu.pid')) ?? r.pids.qemu;
       const spid = readPid(join(dir, 'swtpm.pid')) ?? r.pids.swtpm;
@@ -650,6 +663,7 @@ export class VmService {
         r.lastError = why ? this.errorWithTail(r, why) : r.lastError;
         r.stoppedAt = now();
         r.pids = { qemu: null, swtpm: null };
+        r.ports = { ssh: null };
         this.save(r);
         cleaned.push(r.id);
       }
@@ -670,4 +684,16 @@ export class VmService {
   async stopAll() {
     await Promise.all(this.list().filter((r) => LIVE.includes(r.state)).map((r) => this.stop(r.id).catch(() => {})));
   }
+}
+
+/** A TCP port on 127.0.0.1 nobody listens on right now (QEMU binds it a moment later). */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
 }

@@ -81,6 +81,8 @@ export const vmRecord = z
         readyVerified: z.boolean().nullable(),
       })
       .strict(),
+    /** While QEMU runs: the port on this machine's 127.0.0.1 that reaches the guest's SSH port (22). */
+    sshPort: z.number().int().min(1).max(65535).nullable(),
   })
   .strict();
 export type VmRecord = z.infer<typeof vmRecord>;

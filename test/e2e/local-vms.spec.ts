@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { expect, test } from './fixtures';
 import { missingHostTools, stopManager } from './local-vm-helpers';
+import { firstLine } from '../support/net';
 
 const missing = missingHostTools;
 
@@ -41,6 +42,15 @@ test.describe('Local VMs', () => {
       await app.open('Local VMs');
       await expect(page.locator('tr[data-vm="e2e-one"]').getByTestId('vm-state')).toHaveText('ready', { timeout: 30_000 });
 
+      // SSH…: the quick-connect form opens on the VM's forwarded port, and that port reaches the guest.
+      await page.locator('tr[data-vm="e2e-one"]').getByRole('button', { name: 'SSH…' }).click();
+      const quick = page.getByRole('form', { name: 'Quick connect' });
+      await expect(quick.getByLabel('Host', { exact: true })).toHaveValue('127.0.0.1');
+      await expect(quick.getByLabel('User', { exact: true })).toHaveValue('root');
+      const port = Number(await quick.getByLabel('Port', { exact: true }).inputValue());
+      expect(await firstLine(port)).toBe('povdesk test image: port 22 reached; this image has no SSH server');
+      await app.open('Local VMs');
+
       const again = page.locator('tr[data-vm="e2e-one"]');
       await again.getByRole('button', { name: 'Delete' }).click();
       await expect(again.getByRole('group', { name: 'Confirm delete e2e-one' })).toBeVisible();
@@ -54,3 +64,4 @@ test.describe('Local VMs', () => {
     }
   });
 });
+

@@ -81,6 +81,12 @@ describe('qemuArgv', () => {
     expect(opt(qemuArgv({ ...base, metadataProxy: null }), '-netdev')).toEqual(['user,id=net0,net=169.254.169.0/24,host=169.254.169.2']);
   });
 
+  it('forwards a loopback-only host port to the guest\'s port 22 when asked', () => {
+    const [netdev] = opt(qemuArgv({ ...base, metadataProxy: null, sshHostPort: 40022 }), '-netdev');
+    expect(netdev).toBe('user,id=net0,net=169.254.169.0/24,host=169.254.169.2,hostfwd=tcp:127.0.0.1:40022-:22');
+    expect(opt(qemuArgv({ ...base, sshHostPort: null }), '-netdev')[0]).not.toMatch(/hostfwd/);
+  });
+
   it('doubles commas in option values and quotes odd words in the proxy command', () => {
     const a = qemuArgv({
       ...base,
@@ -109,5 +115,6 @@ describe('qemuArgv', () => {
     expect(() => qemuArgv({ ...base, memoryMib: 1.5 })).toThrow(/memoryMib/);
     expect(() => qemuArgv({ ...base, id: 'a b' })).toThrow(/id/);
     expect(() => qemuArgv({ ...base, metadataProxy: [] })).toThrow(/metadataProxy/);
+    for (const p of [0, 65536, 22.5]) expect(() => qemuArgv({ ...base, sshHostPort: p })).toThrow(/sshHostPort/);
   });
 });

@@ -14,6 +14,7 @@ import { findOvmf } from '../../main/vm-manager/host';
 import { buildTestImage, readPolicy, TEST_CMDLINE, TEST_IMAGE, writePolicy } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { pidsWith, repo, stateWithImage, until, vmSkip } from './support';
+import { firstLine } from '../support/net';
 
 const skip = vmSkip();
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -65,6 +66,9 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     expect(iQuote).toBeGreaterThanOrEqual(0);
     expect(iUd).toBeGreaterThan(iQuote);
     expect(con.some((l) => l.startsWith('povdesk-agent: READY (t='))).toBe(true);
+    // The SSH forward: the host's 127.0.0.1 port reaches the guest's port 22.
+    expect(vm.ports.ssh).toEqual(expect.any(Number));
+    expect(await firstLine(vm.ports.ssh!)).toBe('povdesk test image: port 22 reached; this image has no SSH server');
     // `image golden` writes the verified ready-stage PCRs (PCR 9 included) into policy.json
     const out: string[] = [];
     expect(await runVmManagerCli(['image', 'golden', TEST_IMAGE, '--from-vm', vm.id, '--state-dir', state], (s) => out.push(s), (s) => out.push(s))).toBe(0);
@@ -75,6 +79,7 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     const stopped = await client.stop(vm.id);
     expect(stopped.state).toBe('stopped');
     expect(stopped.lastError).toBeNull();
+    expect(stopped.ports.ssh).toBeNull();
     expect(pidsWith(join(state, 'vms', vm.id))).toEqual([]);
     await m.close();
     m = null;
@@ -169,3 +174,4 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     }, 180_000);
   }
 });
+

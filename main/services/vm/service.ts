@@ -159,7 +159,13 @@ export class VmApp {
   }
 
   async list(): Promise<VmRecord[]> {
-    return this.call('GET /vms', async (c) => parseAnswer('GET /vms', z.array(managerVm), await c.list()).map(vmView));
+    return this.call('GET /vms', async (c) => parseAnswer('GET /vms', z.array(managerVm), await c.list()).map((v) => this.view(v)));
+  }
+
+  /** The contract's view; a remote manager's forwarded ports are on its loopback, not this one's. */
+  private view(v: ManagerVm): VmRecord {
+    const r = vmView(v);
+    return this.mode() === 'remote' ? { ...r, sshPort: null } : r;
   }
 
   private async raw(id: string): Promise<ManagerVm> {
@@ -167,11 +173,11 @@ export class VmApp {
   }
 
   async get(id: string): Promise<VmRecord> {
-    return vmView(await this.raw(id));
+    return this.view(await this.raw(id));
   }
 
   async action(id: string, what: 'start' | 'stop' | 'reboot'): Promise<VmRecord> {
-    return this.call(`POST /vms/${id}/${what}`, async (c) => vmView(parseAnswer(`POST /vms/${id}/${what}`, managerVm, await c[what](id))));
+    return this.call(`POST /vms/${id}/${what}`, async (c) => this.view(parseAnswer(`POST /vms/${id}/${what}`, managerVm, await c[what](id))));
   }
 
   async delete(id: string): Promise<void> {
@@ -293,7 +299,7 @@ export class VmApp {
         waitFor === 'none' ||
         (waitFor === 'attested' && vm.bootedAt !== null && vm.attestation.userDataReleased) ||
         (waitFor === 'ready' && vm.state === 'ready');
-      if (reached) return { vm: vmView(vm) };
+      if (reached) return { vm: this.view(vm) };
       if (vm.state === 'failed' || vm.state === 'stopped' || vm.state === 'deleting') {
         throw new AppError('unavailable', `VM ${args.name} (${id}) is ${vm.state} before "${waitFor}": ${vm.lastError ?? 'no error recorded'}`, { vmId: id });
       }

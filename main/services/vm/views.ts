@@ -82,6 +82,8 @@ export const managerVm = z.object({
     .transform((v) => v ?? { installSeconds: null, bootSeconds: null, readySeconds: null }),
   lastError: nstr,
   attestation: attestationState,
+  /** Host ports forwarded into the guest; absent from managers before SSH forwarding. */
+  ports: z.object({ ssh: z.number().int().min(1).max(65535).nullable() }).optional(),
   /** local manager only: where the console log and (since the interactive console) the serial socket are */
   paths: z.object({ console: str.optional(), serialSocket: nstr }).optional(),
 });
@@ -174,6 +176,7 @@ export function vmView(v: ManagerVm): VmRecord {
       initrdVerified: v.attestation.initrd ? v.attestation.initrd.verified : null,
       readyVerified: v.attestation.ready ? v.attestation.ready.verified : null,
     },
+    sshPort: v.ports?.ssh ?? null,
   };
 }
 

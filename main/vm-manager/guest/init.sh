@@ -32,6 +32,9 @@ ip link set eth0 up
 ip addr add 169.254.169.15/24 dev eth0
 ip route add default via 169.254.169.2
 say "network up $(ip -o -4 addr show eth0 | awk '{print $4}')"
+# No SSH server in this image. vm-manager forwards a port on the host's 127.0.0.1 to port 22; here
+# it answers one honest line, so the forward can be checked end to end (an SSH client fails at once).
+nc -ll -p 22 -e echo "povdesk test image: port 22 reached; this image has no SSH server" &
 
 # http METHOD PATH [BODYFILE]: sets STATUS and writes the body to /tmp/resp.body
 http() {

@@ -77,6 +77,11 @@ export default function LocalVmsPage() {
       .then(() => navigate('terminals'))
       .catch((e) => setError(`console of ${vm.name}: ${errorText(e)}`));
   };
+  const openSsh = (vm: { sshPort: number | null }) => {
+    if (vm.sshPort === null) return;
+    useTerminals.getState().setDraft({ host: '127.0.0.1', port: vm.sshPort, user: 'root' });
+    navigate('terminals');
+  };
   const cancel = (id: string) => api.call('jobs.cancel', { id }).catch((e) => setError(errorText(e)));
   const buildImage = () =>
     vmCall('vm.imageBuildTest', {})
@@ -147,7 +152,7 @@ export default function LocalVmsPage() {
         </p>
       )}
       {vms && vms.length === 0 && <EmptyState title="No VMs">Create one above; it is listed here with its state while it boots.</EmptyState>}
-      {vms && vms.length > 0 && <VmList vms={vms} selected={selected} onSelect={setSelected} onChanged={() => void refresh()} onConsole={openConsole} />}
+      {vms && vms.length > 0 && <VmList vms={vms} selected={selected} onSelect={setSelected} onChanged={() => void refresh()} onConsole={openConsole} onSsh={openSsh} />}
 
       {sel && (
         <div className="panel vm-detail">

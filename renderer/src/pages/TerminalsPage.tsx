@@ -31,6 +31,14 @@ function QuickConnect() {
   const [jump, setJump] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const draft = useTerminals((s) => s.draft);
+  useEffect(() => {
+    if (!draft) return;
+    setHost(draft.host);
+    setPort(String(draft.port));
+    setUser(draft.user);
+    useTerminals.getState().setDraft(null);
+  }, [draft]);
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
     setError(null);

@@ -130,8 +130,17 @@ export interface Tab {
   readOnly?: boolean;
 }
 
+/** Values for the quick-connect form, left by another page (Local VMs → SSH…). */
+export interface ConnectDraft {
+  host: string;
+  port: number;
+  user: string;
+}
+
 interface TerminalsState {
   tabs: Tab[];
+  draft: ConnectDraft | null;
+  setDraft(d: ConnectDraft | null): void;
   active: string | null;
   prompts: HostKeyPrompt[];
   error: string | null;
@@ -172,6 +181,8 @@ function addTab(sessionId: string, title: string, isReadOnly = false): string {
 
 export const useTerminals = create<TerminalsState>((set, get) => ({
   tabs: [],
+  draft: null,
+  setDraft: (draft) => set({ draft }),
   active: null,
   prompts: [],
   error: null,

@@ -30,6 +30,7 @@ export function VmList({
   onSelect,
   onChanged,
   onConsole,
+  onSsh,
 }: {
   vms: VmRecord[];
   selected: string | null;
@@ -37,6 +38,8 @@ export function VmList({
   onChanged: () => void;
   /** Opens the VM's console as a tab on the Terminals page (read-only tail, or interactive). */
   onConsole?: (vm: VmRecord, interactive: boolean) => void;
+  /** Opens the Terminals page's quick connect on the VM's forwarded SSH port. */
+  onSsh?: (vm: VmRecord) => void;
 }) {
   const [confirm, setConfirm] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -146,6 +149,11 @@ export function VmList({
                             Interactive console
                           </button>
                         </>
+                      )}
+                      {onSsh && vm.sshPort !== null && (LIVE_STATES as readonly string[]).includes(vm.state) && (
+                        <button onClick={() => onSsh(vm)} title={`SSH into the guest through 127.0.0.1:${vm.sshPort}, forwarded to its port 22`}>
+                          SSH…
+                        </button>
                       )}
                     </div>
                   )}
