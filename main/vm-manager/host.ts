@@ -166,6 +166,7 @@ export async function hostReport(opts: { forceProbe?: boolean } = {}): Promise<H
   if (!ovmf) missing.push({ what: 'OVMF firmware (OVMF_CODE_4M.fd)', install: 'apt-get install ovmf' });
   if (!tpm2Tools.found) missing.push({ what: 'tpm2-tools (for the test image)', install: 'apt-get install tpm2-tools' });
   if (!busybox.found || !existsSync('/bin/busybox')) missing.push({ what: 'busybox-static (for the test image)', install: 'apt-get install busybox-static' });
+  if (!existsSync('/usr/sbin/dropbear')) missing.push({ what: 'dropbear (the test image\'s SSH server)', install: 'apt-get install dropbear-bin' });
   if (!guestKernel) missing.push({ what: 'guest kernel /boot/vmlinuz-*-cloud-amd64 (for the test image)', install: 'apt-get install linux-image-cloud-amd64' });
   if (qemu.found && ovmf && !accelerator.chosen) missing.push({ what: `a working accelerator (${accelerator.reason})`, install: 'apt-get install qemu-system-x86' });
   let kernel = '';

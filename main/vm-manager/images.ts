@@ -134,6 +134,11 @@ export function buildInitramfs(opts: { kernelVersion: string; initScript?: strin
     for (const lib of libsOf(bin)) addHostFile(files, lib);
   }
   for (const lib of dlopened) addHostFile(files, lib);
+  // The test image's SSH server, on the port vm-manager forwards (docs/vm-manager.md, SSH port).
+  const dropbear = '/usr/sbin/dropbear';
+  if (!existsSync(dropbear)) throw new VmmError('unavailable', 'dropbear is missing: install it with `apt-get install dropbear-bin`');
+  addHostFile(files, dropbear);
+  for (const lib of libsOf(dropbear)) addHostFile(files, lib);
   const modRoot = join('/lib/modules', opts.kernelVersion);
   const order: string[] = [];
   for (const m of GUEST_MODULES) {

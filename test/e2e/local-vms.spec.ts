@@ -42,13 +42,13 @@ test.describe('Local VMs', () => {
       await app.open('Local VMs');
       await expect(page.locator('tr[data-vm="e2e-one"]').getByTestId('vm-state')).toHaveText('ready', { timeout: 30_000 });
 
-      // SSH…: the quick-connect form opens on the VM's forwarded port, and that port reaches the guest.
+      // SSH…: the quick-connect form opens on the VM's forwarded port, and that port reaches the guest's sshd.
       await page.locator('tr[data-vm="e2e-one"]').getByRole('button', { name: 'SSH…' }).click();
       const quick = page.getByRole('form', { name: 'Quick connect' });
       await expect(quick.getByLabel('Host', { exact: true })).toHaveValue('127.0.0.1');
       await expect(quick.getByLabel('User', { exact: true })).toHaveValue('root');
       const port = Number(await quick.getByLabel('Port', { exact: true }).inputValue());
-      expect(await firstLine(port)).toBe('povdesk test image: port 22 reached; this image has no SSH server');
+      expect(await firstLine(port)).toMatch(/^SSH-2\.0-dropbear/);
       await app.open('Local VMs');
 
       const again = page.locator('tr[data-vm="e2e-one"]');

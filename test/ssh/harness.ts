@@ -9,12 +9,13 @@ import { openDatabase, type Db } from '../../main/services/store/db';
 import ssh from '../../main/services/store/migrations/004-ssh';
 import { rssKb } from './sshd';
 
-export async function waitFor<T>(what: string, fn: () => T | undefined | null | false, ms = 15_000): Promise<T> {
+/** Polls fn until it answers; `what` (or what it returns, read at the timeout) names the wait. */
+export async function waitFor<T>(what: string | (() => string), fn: () => T | undefined | null | false, ms = 15_000): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const v = fn();
     if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -147,6 +148,9 @@ export async function run(env: Env, c: Consumer, command: string, marker: RegExp
   return waitFor(`output matching ${marker} after ${JSON.stringify(command)}; got ${JSON.stringify(c.text.slice(-300))}`, () => marker.exec(c.text.slice(Math.max(0, from - 10))), ms);
 }
 
+/** A shell prompt at the end of the output; busybox sh asks the terminal for the cursor position after it. */
+const PROMPT = /[#$] (\x1b\[6n)?$/;
+
 /**
  * Opens a shell on a loopback sshd as root with `privateKey`, accepts the host key, and waits for
  * the shell's prompt. The consumer acks after `ackDelayMs` per 64 KB (see Consumer).
@@ -160,7 +164,7 @@ export async function openShell(env: Env, port: number, privateKey: string, opts
   const c = new Consumer(env.hub, id, opts.ackDelayMs ?? 0, opts.keepText ?? 256 * 1024);
   env.manager.answerHostKey((await nextPrompt(env, id, 15_000, opts.context)).promptId, true);
   await waitState(env, id, 'open');
-  await waitFor('the prompt', () => /[#$] $/.test(c.text));
+  await waitFor(() => `the prompt; the session printed ${JSON.stringify(c.text.slice(-300))}`, () => PROMPT.test(c.text));
   return c;
 }
 

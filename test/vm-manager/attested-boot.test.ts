@@ -66,9 +66,9 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     expect(iQuote).toBeGreaterThanOrEqual(0);
     expect(iUd).toBeGreaterThan(iQuote);
     expect(con.some((l) => l.startsWith('povdesk-agent: READY (t='))).toBe(true);
-    // The SSH forward: the host's 127.0.0.1 port reaches the guest's port 22.
+    // The SSH forward: the host's 127.0.0.1 port reaches the guest's SSH server (dropbear).
     expect(vm.ports.ssh).toEqual(expect.any(Number));
-    expect(await firstLine(vm.ports.ssh!)).toBe('povdesk test image: port 22 reached; this image has no SSH server');
+    expect(await firstLine(vm.ports.ssh!)).toMatch(/^SSH-2\.0-dropbear/);
     // `image golden` writes the verified ready-stage PCRs (PCR 9 included) into policy.json
     const out: string[] = [];
     expect(await runVmManagerCli(['image', 'golden', TEST_IMAGE, '--from-vm', vm.id, '--state-dir', state], (s) => out.push(s), (s) => out.push(s))).toBe(0);

@@ -8,8 +8,11 @@ import { createLogger } from '../../main/services/log/logger';
 import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
 import type { VmConsoleChunk } from '../../shared/contract/vm';
 import { call, processesWith, removeHome, testBase, vmSkip, type TestBase } from './helpers';
+import { generateEd25519 } from '../../main/services/ssh/keygen';
+import { makeEnv, openShell, run } from '../ssh/harness';
 
 const skip = vmSkip();
+const key = generateEd25519('povdesk-vm-test');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type H = Record<string, (a: never, c: never) => unknown>;
 
@@ -88,7 +91,7 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     const off = base.jobs.onChange((j) => {
       if (j.kind === 'vm.create' && seen[seen.length - 1] !== j.progress.step) seen.push(j.progress.step);
     });
-    const { jobId } = await call(h, 'vm.create', { name: 'ready-one', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false });
+    const { jobId } = await call(h, 'vm.create', { name: 'ready-one', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false, userData: `# keys for root\n${key.public}\n` });
     const vm = await until(async () => (await call(h, 'vm.list', {})).vms.find((v) => v.name === 'ready-one'), 30_000, 'the VM record');
     readyId = vm.id;
     // subscribe, then follow (as the page does)
@@ -128,6 +131,17 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     const att = await call(h, 'vm.attestation', { id: vm.id });
     expect(att.required).toBe(false);
     expect(att.userDataReleased).toBe(true);
+
+    // SSH into the guest through its forwarded port, with the key its user-data listed.
+    const { vm: ready } = job.result as { vm: { sshPort: number | null } };
+    expect(ready.sshPort).toEqual(expect.any(Number));
+    const env = makeEnv();
+    try {
+      const c = await openShell(env, ready.sshPort!, key.private, { context: () => readFileSync(consoleFile, 'utf8').split('\n').filter((l) => /ssh|dropbear/.test(l)).join('\n') });
+      await run(env, c, 'echo in-guest-$((6*7)) $(cat /proc/sys/kernel/hostname)', /in-guest-42/, 20_000);
+    } finally {
+      env.dispose();
+    }
   }, 240_000);
 
   it('a remote vm-manager (URL + bearer token in the keychain) works through the same client; its console is followed by polling', async () => {
@@ -137,7 +151,10 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     expect(conn).toMatchObject({ mode: 'remote', url: ep.url, tokenSet: true, pid: null });
     expect(await base.secrets.get('vm-manager-token')).toBe(ep.token);
     expect((await call(h, 'vm.host', {})).mode).toBe('remote');
-    expect((await call(h, 'vm.list', {})).vms.map((v) => v.id)).toContain(readyId);
+    const remoteVms = (await call(h, 'vm.list', {})).vms;
+    expect(remoteVms.map((v) => v.id)).toContain(readyId);
+    // A remote manager's forwarded port is on its loopback, not ours.
+    expect(remoteVms.find((v) => v.id === readyId)?.sshPort).toBeNull();
 
     vmAppFor(base).followers.closeAll();
     const unsubscribe = base.hub.subscribe('vm.console', readyId, { unacked: new Map(), send: () => undefined });

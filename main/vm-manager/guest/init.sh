@@ -1,10 +1,10 @@
 #!/bin/busybox sh
 # POV Desk test image: PID 1 and guest agent (busybox sh). It brings up the network to the
 # metadata service, quotes the initrd stage, fetches user-data, quotes the ready stage and
-# reports READY, then offers a shell on the serial line. Every step logs one "povdesk-agent:" line
+# reports READY, then offers a shell on the serial line (and over SSH, for the user-data's keys). Every step logs one "povdesk-agent:" line
 # on the serial console.
 /bin/busybox --install -s /bin
-export PATH=/bin:/sbin:/usr/bin
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 export TPM2TOOLS_TCTI=device:/dev/tpmrm0
 MD=169.254.169.254
 say() { echo "povdesk-agent: $* (t=$(cut -d " " -f 1 /proc/uptime))"; }
@@ -32,9 +32,6 @@ ip link set eth0 up
 ip addr add 169.254.169.15/24 dev eth0
 ip route add default via 169.254.169.2
 say "network up $(ip -o -4 addr show eth0 | awk '{print $4}')"
-# No SSH server in this image. vm-manager forwards a port on the host's 127.0.0.1 to port 22; here
-# it answers one honest line, so the forward can be checked end to end (an SSH client fails at once).
-nc -ll -p 22 -e echo "povdesk test image: port 22 reached; this image has no SSH server" &
 
 # http METHOD PATH [BODYFILE]: sets STATUS and writes the body to /tmp/resp.body
 http() {
@@ -76,6 +73,21 @@ while :; do
   sleep 1
 done
 say "user-data $(wc -c < /run/povdesk/user-data) bytes sha256 $(sha256sum /run/povdesk/user-data | cut -d ' ' -f 1)"
+
+# SSH (dropbear) on port 22, which vm-manager forwards from the host's 127.0.0.1: root signs in
+# with the public keys the user-data lists, one per line; no keys, no sign-in (no passwords).
+mkdir -p /dev/pts /etc/dropbear /root/.ssh
+mount -t devpts devpts /dev/pts
+echo 'root:x:0:0:root:/root:/bin/sh' > /etc/passwd
+echo 'root:x:0:' > /etc/group
+chmod 700 /root /root/.ssh
+grep -E '^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp[0-9]+) ' /run/povdesk/user-data > /root/.ssh/authorized_keys
+chmod 600 /root/.ssh/authorized_keys
+if dropbear -R -s -p 22 2> /tmp/dropbear.err; then
+  say "ssh server up, $(wc -l < /root/.ssh/authorized_keys) key(s)"
+else
+  say "ssh server failed: $(tr '\n' ' ' < /tmp/dropbear.err)"
+fi
 
 if [ -s /run/povdesk/user-data ]; then export ATTEST_USER_DATA_FILE=/run/povdesk/user-data; fi
 quote ready
