@@ -43,8 +43,8 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await term.click();
     await page.keyboard.type('echo e2e-$((6*7)) && stty size\n');
     await expect(page.locator('.term-box .xterm-rows')).toContainText('e2e-42');
-    // 8 MB is 8× the 1 MB high-water mark: it only gets through if xterm's acks reach main.
-    await page.keyboard.type("head -c 8000000 /dev/zero | tr '\\0' a; echo; echo big-$((1+1))\n");
+    // 20 MB is 5× the 4 MB high-water mark: it only gets through if xterm's acks reach main.
+    await page.keyboard.type("head -c 20000000 /dev/zero | tr '\\0' a; echo; echo big-$((1+1))\n");
     await expect(page.locator('.term-box .xterm-rows')).toContainText('big-2', { timeout: 30_000 });
 
     await app.open('Jobs');

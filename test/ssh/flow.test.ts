@@ -46,7 +46,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     const { got, growthMb, maxPressure } = await stream100(env);
     expect(got).toBeGreaterThanOrEqual(TOTAL);
     expect(growthMb).toBeLessThan(GROWTH_BOUND_MB);
-    // The session never let more than one event past the 100 KB high-water mark sit unacknowledged.
+    // The session never let more than one event past the high-water mark sit unacknowledged.
     expect(maxPressure).toBeLessThanOrEqual(DEFAULT_HIGH_WATER + MAX_EVENT);
   }, 150_000);
 
@@ -55,7 +55,8 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     try {
       const { got, maxPressure } = await stream100(loose);
       expect(got).toBeGreaterThanOrEqual(TOTAL);
-      expect(maxPressure).toBeGreaterThan(2 * 1024 * 1024);
+      // Far past what the paused run is held to: the bound above is one that can fail.
+      expect(maxPressure).toBeGreaterThan(2 * (DEFAULT_HIGH_WATER + MAX_EVENT));
     } finally {
       loose.dispose();
     }
