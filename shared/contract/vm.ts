@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { jobStarted, method, noArgs, ok, stream } from './define';
+import { VM_STATES } from '../vm-states';
 
 /**
  * The app's side of a vm-manager (the local one this app starts, or a remote one reached with a
  * bearer token). Records here are the app's view, normalised from the manager's REST answers.
  */
 
-export const VM_STATES = ['creating', 'booting', 'attesting', 'ready', 'running', 'stopping', 'stopped', 'failed', 'deleting'] as const;
+export { VM_STATES };
 export const vmState = z.enum(VM_STATES);
 export type VmState = z.infer<typeof vmState>;
 

@@ -28,6 +28,7 @@ import {
   type ManagerVm,
 } from './views';
 import { z } from 'zod';
+import { LIVE_VM_STATES } from '../../../shared/vm-states';
 
 export const REMOTE_TOKEN_ACCOUNT = 'vm-manager-token';
 const MODE_KEY = 'vm.mode';
@@ -61,9 +62,6 @@ const sleep = (ms: number, signal: AbortSignal) =>
     }
     signal.addEventListener('abort', done, { once: true });
   });
-
-/** States in which the VM's QEMU runs (its console exists). */
-const LIVE_STATES: string[] = ['booting', 'attesting', 'ready', 'running'];
 
 const STEP: Record<string, number> = { creating: 0.1, booting: 0.3, attesting: 0.6, ready: 1 };
 
@@ -159,13 +157,14 @@ export class VmApp {
   }
 
   async list(): Promise<VmRecord[]> {
-    return this.call('GET /vms', async (c) => parseAnswer('GET /vms', z.array(managerVm), await c.list()).map((v) => this.view(v)));
+    const remote = this.mode() === 'remote';
+    return this.call('GET /vms', async (c) => parseAnswer('GET /vms', z.array(managerVm), await c.list()).map((v) => this.view(v, remote)));
   }
 
   /** The contract's view; a remote manager's forwarded ports are on its loopback, not this one's. */
-  private view(v: ManagerVm): VmRecord {
+  private view(v: ManagerVm, remote = this.mode() === 'remote'): VmRecord {
     const r = vmView(v);
-    return this.mode() === 'remote' ? { ...r, sshPort: null } : r;
+    return remote ? { ...r, sshPort: null } : r;
   }
 
   private async raw(id: string): Promise<ManagerVm> {
@@ -227,7 +226,7 @@ export class VmApp {
       );
     }
     const raw = await this.raw(id);
-    if (!LIVE_STATES.includes(raw.state)) {
+    if (!LIVE_VM_STATES.includes(raw.state)) {
       throw new AppError('conflict', `VM ${raw.name} (${id}) is ${raw.state}, so it has no console to open; start it first`, { vmId: id, state: raw.state });
     }
     const console = raw.paths?.console;

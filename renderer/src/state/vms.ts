@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { VmConnection, VmConsoleChunk, VmHost, VmImage, VmRecord, vmMethods } from '../../../shared/contract/vm';
 import { create } from 'zustand';
 import { api, errorText } from '../api';
+import { LIVE_VM_STATES } from '../../../shared/vm-states';
 
 type VmMethods = typeof vmMethods;
 type M = keyof VmMethods;
@@ -15,10 +16,9 @@ export const subscribeConsole = (id: string, fn: (chunk: VmConsoleChunk, bytes: 
   (api.subscribe as (s: string, k: string, f: (d: unknown, b: number) => void) => () => void)('vm.console', id, (d, b) => fn(d as VmConsoleChunk, b));
 export const ackConsole = (id: string, bytes: number): void => (api.ack as (s: string, k: string, b: number) => void)('vm.console', id, bytes);
 
-export const LIVE_STATES = ['booting', 'attesting', 'ready', 'running'] as const;
 /** Which actions a state allows (the manager refuses the others with a conflict anyway). */
 export function allowed(state: VmRecord['state']) {
-  const live = (LIVE_STATES as readonly string[]).includes(state);
+  const live = LIVE_VM_STATES.includes(state);
   return {
     start: state === 'stopped' || state === 'failed',
     stop: live,

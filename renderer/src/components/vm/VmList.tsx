@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import type { VmRecord } from '../../../../shared/contract/vm';
 import { errorText } from '../../api';
-import { allowed, LIVE_STATES, seconds, vmCall } from '../../state/vms';
+import { LIVE_VM_STATES } from '../../../../shared/vm-states';
+import { allowed, seconds, vmCall } from '../../state/vms';
 
 const TONE: Record<string, string> = {
   ready: 'ok',
@@ -140,7 +141,7 @@ export function VmList({
                       <button className="danger" disabled={!can.delete || off} onClick={() => setConfirm(vm.id)}>
                         Delete
                       </button>
-                      {onConsole && (LIVE_STATES as readonly string[]).includes(vm.state) && (
+                      {onConsole && LIVE_VM_STATES.includes(vm.state) && (
                         <>
                           <button onClick={() => onConsole(vm, false)} title="A live, read-only tail of the serial console on the Terminals page">
                             Open console
@@ -150,7 +151,7 @@ export function VmList({
                           </button>
                         </>
                       )}
-                      {onSsh && vm.sshPort !== null && (LIVE_STATES as readonly string[]).includes(vm.state) && (
+                      {onSsh && vm.sshPort !== null && LIVE_VM_STATES.includes(vm.state) && (
                         <button onClick={() => onSsh(vm)} title={`SSH into the guest through 127.0.0.1:${vm.sshPort}, forwarded to its port 22`}>
                           SSH…
                         </button>
