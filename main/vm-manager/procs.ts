@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 
 export interface Started {
   pid: number;
@@ -108,4 +109,16 @@ export async function terminate(pid: number, marker: string, graceMs = 3000): Pr
   signal(pid, 'SIGKILL');
   await waitGone(() => aliveWith(pid, marker), 5000);
   return 'kill';
+}
+
+/** A TCP port on 127.0.0.1 nobody listens on right now (the caller's process binds it a moment later). */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
 }

@@ -7,14 +7,13 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { vmAsset } from './assets';
 import { qemuArgv, type Accel, type QemuSpec } from './argv';
 import { tailLines } from './console';
 import { VmmError } from './errors';
 import { getImage, writeJsonAtomic } from './images';
-import { aliveWith, pidsMatching, readPid, removePid, signal, sleep, startDetached, terminate, waitGone, writePid } from './procs';
+import { aliveWith, freeLoopbackPort, pidsMatching, readPid, removePid, signal, sleep, startDetached, terminate, waitGone, writePid } from './procs';
 import { Qmp, openQmpWhenReady } from './qmp';
 
 export const METADATA_PROXY = vmAsset('guest/metadata-proxy.cjs');
@@ -286,11 +285,13 @@ export class VmService {
     if (!existsSync(r.paths.swtpmSocket)) return fail(`swtpm did not open its socket within 5 s: ${tailLines(swtpmLog, 5).join(' | ') || 'no output'}`);
 
     const serialSocket = join(r.paths.dir, 'serial.sock');
-    if (r.paths.serialSocket !== serialSocket) this.update(id, (v) => (v.paths.serialSocket = serialSocket));
     rmSync(serialSocket, { force: true });
     // A fresh free port each start: the last one may have been taken meanwhile.
     const sshHostPort = await freeLoopbackPort();
-    this.update(id, (v) => (v.ports = { ssh: sshHostPort }));
+    this.update(id, (v) => {
+      v.paths.serialSocket = serialSocket;
+      v.ports = { ssh: sshHostPort };
+    });
     const spec: QemuSpec = {
       id: r.id, accel: r.accel, cpus: r.cpus, memoryMib: r.memoryMiB, ovmfCode: this.o.ovmf.code, ovmfVars: r.paths.ovmfVars,
       boot: this.bootSource(r), consoleFile: r.paths.console, serialSocket, qmpSocket: r.paths.qmpSocket, swtpmSocket: r.paths.swtpmSocket,
@@ -684,16 +685,4 @@ export class VmService {
   async stopAll() {
     await Promise.all(this.list().filter((r) => LIVE.includes(r.state)).map((r) => this.stop(r.id).catch(() => {})));
   }
-}
-
-/** A TCP port on 127.0.0.1 nobody listens on right now (QEMU binds it a moment later). */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }

@@ -1,21 +1,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
+import { freeLoopbackPort } from '../../main/vm-manager/procs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const SSHD = '/usr/sbin/sshd';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface SshdOptions {
   password?: boolean;
@@ -77,7 +67,7 @@ export class Sshd {
 
   async start(port?: number): Promise<void> {
     if (!existsSync('/run/sshd')) mkdirSync('/run/sshd', { mode: 0o755, recursive: true });
-    this.port = port ?? (this.port || (await freePort()));
+    this.port = port ?? (this.port || (await freeLoopbackPort()));
     const cfg = join(this.dir, 'sshd_config');
     writeFileSync(
       cfg,

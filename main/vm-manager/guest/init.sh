@@ -1,8 +1,8 @@
 #!/bin/busybox sh
 # POV Desk test image: PID 1 and guest agent (busybox sh). It brings up the network to the
 # metadata service, quotes the initrd stage, fetches user-data, quotes the ready stage and
-# reports READY, then offers a shell on the serial line (and over SSH, for the user-data's keys). Every step logs one "povdesk-agent:" line
-# on the serial console.
+# reports READY, then offers a shell on the serial line (and over SSH, for the user-data's keys).
+# Every step logs one "povdesk-agent:" line on the serial console.
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 export TPM2TOOLS_TCTI=device:/dev/tpmrm0
@@ -102,7 +102,6 @@ http POST /report /tmp/report.json
 # After READY the serial line offers a root shell (the interactive console; "Type into console").
 # cttyhack makes ttyS0 the shell's controlling tty so Ctrl-C works; a shell that exits is restarted.
 export PS1='povdesk-test# ' HOME=/root
-mkdir -p /root
 while :; do
   cd /root
   setsid cttyhack sh
