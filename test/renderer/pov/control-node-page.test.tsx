@@ -3,14 +3,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
 import { ControlPlaneDouble } from '../../../main/services/control-node/control-plane-double';
 import { BEGIN_MARKER, END_MARKER } from '../../../main/services/control-node/markers';
-import { setTransport } from '../../../renderer/src/api';
 import PovsPage from '../../../renderer/src/pages/PovsPage';
 import ControlNodeSettings from '../../../renderer/src/pages/settings/ControlNodeSettings';
-import { callPov, usePovs } from '../../../renderer/src/state/pov';
+import { callPov } from '../../../renderer/src/state/pov';
 import { makeBundle } from '../../control-node/fixtures';
-import { startEmulator, type Emulator } from '../../skytap-emulator/emulator';
-import { SEEDS } from '../../skytap-emulator/seed';
-import { povCore } from './pov-core';
+import type { Emulator } from '../../skytap-emulator/emulator';
+import { povPageWorld } from './pov-core';
 
 /**
  * The Control node column and Settings → Control node against a real core (SQLite, job runner,
@@ -24,13 +22,8 @@ let cp: ControlPlaneDouble;
 let guestOn = false;
 
 beforeEach(async () => {
-  emu = await startEmulator({ seed: SEEDS.demo, timing: { createBusyMs: 40, runstateBusyMs: 40, deleteMs: 40, rateLimitedMs: 100 } });
   cp = await new ControlPlaneDouble().start();
-  const made = await povCore();
-  core = made.core;
-  setTransport(made.transport);
-  usePovs.setState({ povs: null, error: null, actionError: null, detail: {} });
-  window.confirm = () => true;
+  ({ core, emu } = await povPageWorld());
 });
 afterEach(async () => {
   guestOn = false;

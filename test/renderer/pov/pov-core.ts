@@ -12,6 +12,10 @@ import { skytapMethods } from '../../../shared/contract/skytap';
 import type { Transport } from '../../../renderer/src/transport';
 import { testCore } from '../../foundation/helpers';
 import { coreTransport } from '../core-transport';
+import { setTransport } from '../../../renderer/src/api';
+import { usePovs } from '../../../renderer/src/state/pov';
+import { startEmulator, type Emulator } from '../../skytap-emulator/emulator';
+import { SEEDS } from '../../skytap-emulator/seed';
 
 const contract = { ...povMethods, ...skytapMethods, ...controlNodeMethods } as Record<string, { args: { parse(x: unknown): unknown }; result: { parse(x: unknown): unknown } }>;
 
@@ -46,4 +50,17 @@ export async function povCore(env: NodeJS.ProcessEnv = {}): Promise<{ core: Core
     },
   };
   return { core, transport };
+}
+
+/**
+ * What a POVs page test starts from: the Skytap emulator (demo seed, fast timing), a povCore as
+ * the renderer's transport, an empty POV store, and confirm() answering yes.
+ */
+export async function povPageWorld(): Promise<{ core: Core; emu: Emulator }> {
+  const emu = await startEmulator({ seed: SEEDS.demo, timing: { createBusyMs: 40, runstateBusyMs: 40, deleteMs: 40, rateLimitedMs: 100 } });
+  const { core, transport } = await povCore();
+  setTransport(transport);
+  usePovs.setState({ povs: null, error: null, actionError: null, detail: {} });
+  window.confirm = () => true;
+  return { core, emu };
 }

@@ -1,24 +1,17 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
-import { setTransport } from '../../../renderer/src/api';
 import PovsPage from '../../../renderer/src/pages/PovsPage';
 import SkytapTestConnection from '../../../renderer/src/pages/settings/SkytapTestConnection';
 import { usePovs } from '../../../renderer/src/state/pov';
-import { startEmulator, type Emulator } from '../../skytap-emulator/emulator';
-import { SEEDS } from '../../skytap-emulator/seed';
-import { povCore } from './pov-core';
+import type { Emulator } from '../../skytap-emulator/emulator';
+import { povPageWorld } from './pov-core';
 
 let core: Core;
 let emu: Emulator;
 
 beforeEach(async () => {
-  emu = await startEmulator({ seed: SEEDS.demo, timing: { createBusyMs: 40, runstateBusyMs: 40, deleteMs: 40, rateLimitedMs: 100 } });
-  const made = await povCore();
-  core = made.core;
-  setTransport(made.transport);
-  usePovs.setState({ povs: null, error: null, actionError: null, detail: {} });
-  window.confirm = () => true;
+  ({ core, emu } = await povPageWorld());
 });
 afterEach(async () => {
   cleanup();
