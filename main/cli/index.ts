@@ -4,13 +4,17 @@ import { APP_VERSION } from '../../shared/version';
 import { createCore, type Core } from '../core/create';
 import { startHost } from '../host/server';
 import { rendererDir } from '../host/static-dir';
+import { callMethod } from './call';
 import { openInBrowser } from './open';
 import { subcommands } from './subcommands';
 
 const USAGE = `povdesk ${APP_VERSION} — POV Desk from the command line
 
   povdesk call <method> '<json args>' [--wait]   run one contract method, print its JSON result
+                                                 (in the running app or serve when one owns the data
+                                                 directory; --wait follows its job, progress on stderr)
   povdesk serve [--port N] [--open]              run browser mode; prints the URL with its token
+                                                 (refused while another process owns the directory)
   povdesk vm-manager <serve|image …>             the local vm-manager (see povdesk vm-manager --help)
   povdesk --help                                 this text and every method with its arguments
 
@@ -86,31 +90,10 @@ async function call(args: string[], io: Io): Promise<number> {
     }
   }
   if (positional.length > 2) return fail(io, new AppError('invalid_request', 'too many arguments; pass one JSON object'));
-  let core: Core | null = null;
   try {
-    core = await createCore({ env: io.env, role: 'cli', logName: 'cli' });
-    const result = await core.dispatcher.call(method, parsedArgs, { transport: 'cli' });
-    const def = (methods as Record<string, { job?: boolean }>)[method];
-    const jobId = def?.job ? (result as { jobId: string }).jobId : null;
-    if (!jobId) {
-      io.out(JSON.stringify(result, null, 2) + '\n');
-      return 0;
-    }
-    if (!wait) {
-      io.out(JSON.stringify(result, null, 2) + '\n');
-      io.err('note: no POV Desk app runs this job for you; it runs in this process until it ends (use --wait to print its outcome)\n');
-    }
-    const job = await core.base.jobs.wait(jobId);
-    if (wait) io.out(JSON.stringify(job, null, 2) + '\n');
-    if (job.state !== 'succeeded') {
-      io.err(JSON.stringify({ error: job.error ?? { code: 'internal', message: `job ended ${job.state}` } }) + '\n');
-      return 1;
-    }
-    return 0;
+    return await callMethod(io, method, parsedArgs, wait);
   } catch (err) {
     return fail(io, err);
-  } finally {
-    await core?.close();
   }
 }
 
@@ -123,7 +106,13 @@ async function serve(args: string[], io: Io): Promise<number> {
       return fail(io, new AppError('invalid_request', '--port takes a number from 0 to 65535'));
     }
   }
-  const core = await createCore({ env: io.env, role: 'app', logName: 'host' });
+  let core: Core;
+  try {
+    // Beside a running owner this refuses, naming its pid and how to reach it (owner.ts).
+    core = await createCore({ env: io.env, role: 'app', ownerKind: 'serve', logName: 'host' });
+  } catch (err) {
+    return fail(io, err);
+  }
   let host;
   try {
     host = await startHost({ core, port, staticDir: rendererDir(io.env) });
@@ -131,6 +120,7 @@ async function serve(args: string[], io: Io): Promise<number> {
     await core.close();
     return fail(io, err);
   }
+  core.owner.describe({ url: host.openUrl });
   io.out(`POV Desk is serving ${host.openUrl}\n`);
   if (args.includes('--open')) openInBrowser(host.openUrl, core.base.log);
   await new Promise<void>((resolve) => {

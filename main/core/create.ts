@@ -8,12 +8,16 @@ import { openDatabase } from '../services/store/db';
 import type { Base } from './base';
 import { Dispatcher } from './dispatch';
 import { allHandlers } from './handlers';
+import { startOwnerEndpoint } from './owner-endpoint';
+import { ownerBusyError, ownerFiles, tryAcquireOwnerLock, type OwnerKind, type OwnerLock } from './owner';
 import { defaultHome, pathsFor } from './paths';
 import { StreamHub } from './streams';
 
 export interface Core {
   base: Base;
   dispatcher: Dispatcher;
+  /** The data directory's owner lock this core holds (see owner.ts). */
+  owner: OwnerLock;
   close(): Promise<void>;
 }
 
@@ -24,19 +28,43 @@ export interface CoreOptions {
   /** Log file name under <home>/logs (one per process kind). */
   logName?: string;
   secrets?: SecretStore;
+  /** How owner.json names this process (default: the role). */
+  ownerKind?: OwnerKind;
 }
 
-/** Builds every service once: database, keychain, jobs, streams, settings, and the handlers. */
+/**
+ * Builds every service once: database, keychain, jobs, streams, settings, and the handlers.
+ * First it takes the data directory's owner lock, and fails with `conflict` (naming the holder)
+ * when another live process has it: only the owner may mark rows interrupted, run jobs and resume.
+ */
 export async function createCore(opts: CoreOptions = {}): Promise<Core> {
   const env = opts.env ?? process.env;
   const home = opts.home ?? defaultHome(env);
   const paths = pathsFor(home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
+  const owner = tryAcquireOwnerLock(home, opts.ownerKind ?? opts.role ?? 'app');
+  if (!owner) throw ownerBusyError(home);
+  try {
+    return await buildCore(opts, env, home, paths, owner);
+  } catch (err) {
+    owner.release();
+    throw err;
+  }
+}
+
+async function buildCore(
+  opts: CoreOptions,
+  env: NodeJS.ProcessEnv,
+  home: string,
+  paths: ReturnType<typeof pathsFor>,
+  owner: OwnerLock,
+): Promise<Core> {
   const log = createLogger({ dir: paths.logs, name: opts.logName ?? 'core' });
   const db = openDatabase(paths.database);
   const secrets = opts.secrets ?? (await openSecretStore());
   const hub = new StreamHub();
   const jobs = new JobRunner(db);
+  // We hold the lock, so no live process runs any queued/running row: they were interrupted.
   const interrupted = jobs.markInterrupted();
   if (interrupted) log.warn('jobs left running by an earlier process marked interrupted', { count: interrupted });
   jobs.onChange((job) => {
@@ -61,10 +89,16 @@ export async function createCore(opts: CoreOptions = {}): Promise<Core> {
   if (!status.available) log.warn('no OS keyring; secrets kept in memory for this run', { reason: status.message });
   log.info('core started', { pid: process.pid, role: base.role, keyring: status.backend });
   const dispatcher = new Dispatcher(allHandlers(base), log);
+  // Without the endpoint this process still owns the home; a `povdesk call` then says it cannot reach it.
+  const endpoint = await startOwnerEndpoint({ path: ownerFiles(home).endpoint, token: owner.token, dispatcher, hub, log }).catch((err) => {
+    log.error('owner endpoint could not listen; `povdesk call` cannot reach this process', { error: (err as Error).message });
+    return null;
+  });
   let closed = false;
   return {
     base,
     dispatcher,
+    owner,
     async close() {
       if (closed) return;
       closed = true;
@@ -75,8 +109,10 @@ export async function createCore(opts: CoreOptions = {}): Promise<Core> {
           log.error('close step failed', { error: (err as Error).message });
         }
       }
+      await endpoint?.close();
       await jobs.shutdown();
       db.close();
+      owner.release();
     },
   };
 }

@@ -33,10 +33,14 @@ describe('one owner per data directory', () => {
     const b = await run(['call', 'settings.get', '{}'], env);
     expect(b.code, b.err).toBe(0);
     expect(JSON.parse(b.out)).toHaveProperty('skytap');
+    expect(b.err, 'B was answered by A, the owner').toMatch(/runs in POV Desk \(pid \d+\)/);
     const serve = povdesk(['serve', '--port', '0'], env);
     procs.push(serve);
     // Today's code resumes the row here and POSTs again; the fix refuses to serve beside an owner.
-    const served = await Promise.race([serve.exited.then(() => 'exited'), serve.waitFor(/serving http/).then(() => 'serving')]);
+    const served = await serve.waitFor(/serving http/).then(
+      () => 'serving',
+      () => 'exited',
+    );
     const codeA = await a.exited;
     const job = JSON.parse(a.out());
     expect(job.state, a.err()).toBe('succeeded');

@@ -1,0 +1,138 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { z } from 'zod';
+import { AppError, describeZodError, toWireError } from '../../shared/contract';
+import { clientMessage, type ServerMessage } from '../../shared/contract/transport';
+import type { Dispatcher } from './dispatch';
+import type { StreamHub, Subscriber } from './streams';
+import type { Logger } from '../services/log/logger';
+
+/**
+ * The owner's local endpoint: a Unix socket (0600) in the data directory, or a named pipe on
+ * Windows. Newline-delimited JSON with browser mode's message shapes (shared/contract/transport):
+ * the client's first line is {"t":"auth","token"} with the token from owner.token (0600); the
+ * owner answers {"t":"hello","conn","pid"}; then `call` goes through the same Dispatcher as every
+ * transport and `sub` to `jobs.update` streams job snapshots (the only stream served here).
+ */
+
+export const OWNER_STREAMS = ['jobs.update'] as const;
+const MAX_LINE = 8 * 1024 * 1024;
+export const authMessage = z.object({ t: z.literal('auth'), token: z.string().max(200) }).strict();
+export type OwnerHello = { t: 'hello'; conn: string; pid: number };
+
+export interface OwnerEndpoint {
+  path: string;
+  close(): Promise<void>;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Splits a socket's bytes into lines; a line over MAX_LINE closes the connection. */
+export function onLines(sock: Socket, fn: (line: string) => void): void {
+  let buf = '';
+  sock.setEncoding('utf8');
+  sock.on('data', (chunk: string) => {
+    buf += chunk;
+    let i: number;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (line.trim()) fn(line);
+    }
+    if (buf.length > MAX_LINE) sock.destroy();
+  });
+}
+
+export async function startOwnerEndpoint(opts: {
+  path: string;
+  token: string;
+  dispatcher: Dispatcher;
+  hub: StreamHub;
+  log: Logger;
+}): Promise<OwnerEndpoint> {
+  const { dispatcher, hub, log } = opts;
+  const sockets = new Set<Socket>();
+  // Only the lock holder gets here, so a socket file left by a killed owner is ours to replace.
+  if (process.platform !== 'win32') rmSync(opts.path, { force: true });
+
+  const attach = (sock: Socket) => {
+    sockets.add(sock);
+    let authed = false;
+    const unsubs = new Map<string, () => void>();
+    const send = (m: ServerMessage | OwnerHello) => {
+      if (!sock.destroyed) sock.write(JSON.stringify(m) + '\n');
+    };
+    const sub: Subscriber = {
+      unacked: new Map(),
+      send: (stream, key, data, bytes) => {
+        send({ t: 'event', stream, key, data, bytes });
+        hub.ack(sub, stream, key, bytes);
+      },
+    };
+    onLines(sock, (line) => {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(line);
+      } catch {
+        return sock.destroy();
+      }
+      if (!authed) {
+        const a = authMessage.safeParse(raw);
+        if (!a.success || !sameSecret(a.data.token, opts.token)) {
+          log.warn('owner endpoint refused a client', { why: 'missing or wrong token' });
+          return sock.destroy();
+        }
+        authed = true;
+        return send({ t: 'hello', conn: randomBytes(12).toString('base64url'), pid: process.pid });
+      }
+      const msg = clientMessage.safeParse(raw);
+      if (!msg.success) {
+        return send({ t: 'error', id: -1, error: { code: 'invalid_request', message: describeZodError('malformed message', msg.error) } });
+      }
+      const m = msg.data;
+      if (m.t === 'call') {
+        dispatcher.call(m.method, m.args, { transport: 'cli' }).then(
+          (result) => send({ t: 'result', id: m.id, result }),
+          (err) => send({ t: 'error', id: m.id, error: toWireError(err) }),
+        );
+      } else if (m.t === 'sub') {
+        if (!(OWNER_STREAMS as readonly string[]).includes(m.stream)) {
+          return send({ t: 'error', id: -1, error: new AppError('unsupported', `stream ${m.stream} is not served on the local endpoint`).toWire() });
+        }
+        const k = `${m.stream}\u0000${m.key}`;
+        if (!unsubs.has(k)) unsubs.set(k, hub.subscribe(m.stream, m.key, sub));
+      } else if (m.t === 'unsub') {
+        const k = `${m.stream}\u0000${m.key}`;
+        unsubs.get(k)?.();
+        unsubs.delete(k);
+      }
+      // 'ack': jobs.update acknowledges itself; nothing to do.
+    });
+    sock.on('error', () => sock.destroy());
+    sock.on('close', () => {
+      sockets.delete(sock);
+      for (const u of unsubs.values()) u();
+    });
+  };
+
+  const server: Server = createServer(attach);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.path, () => resolve());
+  });
+  if (process.platform !== 'win32') chmodSync(opts.path, 0o600);
+  log.info('owner endpoint listening', { path: opts.path });
+  return {
+    path: opts.path,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

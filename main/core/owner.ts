@@ -1,0 +1,142 @@
+import Database from 'better-sqlite3';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { AppError } from '../../shared/contract';
+
+/**
+ * One owner per data directory. The owner holds an OS file lock on `<home>/owner.lock` through an
+ * SQLite connection in exclusive locking mode with a transaction left open: the kernel drops the
+ * lock when the process ends, however it ends (SIGKILL included), so a crashed owner's lock is
+ * free at once and nothing ever guesses from a stale pid. Only the owner runs jobs, marks rows
+ * interrupted, resumes and sweeps; it also answers on a local endpoint (owner-endpoint.ts) so a
+ * second `povdesk call` becomes its client.
+ */
+
+export type OwnerKind = 'app' | 'serve' | 'cli' | 'test';
+
+export interface OwnerInfo {
+  pid: number;
+  kind: OwnerKind;
+  startedAt: string;
+  /** Browser mode's URL (with its token) when the owner is `povdesk serve`. */
+  url?: string;
+}
+
+const ownerInfo = z
+  .object({
+    pid: z.number().int().positive(),
+    kind: z.enum(['app', 'serve', 'cli', 'test']),
+    startedAt: z.string().max(40),
+    url: z.string().max(500).optional(),
+  })
+  .strict();
+
+export function ownerFiles(home: string) {
+  return {
+    lock: join(home, 'owner.lock'),
+    info: join(home, 'owner.json'),
+    token: join(home, 'owner.token'),
+    endpoint: ownerEndpoint(home),
+  };
+}
+
+/**
+ * `<home>/owner.sock`, or a named pipe on Windows. A Unix socket path is limited to ~104 bytes, so
+ * a deep home gets a socket in the temp directory named after a hash of the home instead.
+ */
+export function ownerEndpoint(home: string): string {
+  const hash = createHash('sha256').update(home).digest('hex').slice(0, 16);
+  if (process.platform === 'win32') return `\\\\.\\pipe\\povdesk-${hash}`;
+  const inHome = join(home, 'owner.sock');
+  return Buffer.byteLength(inHome) <= 100 ? inHome : join(tmpdir(), `povdesk-${hash}.sock`);
+}
+
+export interface OwnerLock {
+  readonly home: string;
+  readonly token: string;
+  /** Rewrites owner.json (e.g. once `serve` knows its URL). */
+  describe(extra: Partial<Pick<OwnerInfo, 'url'>>): void;
+  release(): void;
+}
+
+/** Reads owner.json; null when absent or unreadable (it is advice for messages, never proof). */
+export function readOwnerInfo(home: string): OwnerInfo | null {
+  try {
+    const parsed = ownerInfo.safeParse(JSON.parse(readFileSync(ownerFiles(home).info, 'utf8')));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The owner's token, for a client; null when there is none. */
+export function readOwnerToken(home: string): string | null {
+  try {
+    const t = readFileSync(ownerFiles(home).token, 'utf8').trim();
+    return /^[A-Za-z0-9_-]{20,100}$/.test(t) ? t : null;
+  } catch {
+    return null;
+  }
+}
+
+function writePrivate(file: string, text: string): void {
+  writeFileSync(file, text, { mode: 0o600 });
+  chmodSync(file, 0o600); // an existing file keeps its old mode through writeFileSync
+}
+
+/** Takes the lock without waiting; null when another process (or this one) already holds it. */
+export function tryAcquireOwnerLock(home: string, kind: OwnerKind): OwnerLock | null {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const files = ownerFiles(home);
+  const db = new Database(files.lock, { timeout: 0 });
+  try {
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+  } catch (err) {
+    db.close();
+    if ((err as { code?: string }).code === 'SQLITE_BUSY' || (err as { code?: string }).code === 'SQLITE_LOCKED') return null;
+    throw err;
+  }
+  const token = randomBytes(24).toString('base64url');
+  let info: OwnerInfo = { pid: process.pid, kind, startedAt: new Date().toISOString() };
+  writePrivate(files.token, token + '\n');
+  writePrivate(files.info, JSON.stringify(info) + '\n');
+  let held = true;
+  return {
+    home,
+    token,
+    describe(extra) {
+      info = { ...info, ...extra };
+      if (held) writePrivate(files.info, JSON.stringify(info) + '\n');
+    },
+    release() {
+      if (!held) return;
+      held = false;
+      db.close(); // drops the lock; the next owner overwrites owner.json and owner.token
+    },
+  };
+}
+
+/** What a process that could not take the lock tells the user. */
+export function ownerBusyError(home: string): AppError {
+  const info = readOwnerInfo(home);
+  const who = info ? `pid ${info.pid} (${describeKind(info.kind)}, since ${info.startedAt})` : 'another process';
+  const how =
+    info?.kind === 'serve' && info.url
+      ? ` Open ${info.url} or stop that process first.`
+      : ' `povdesk call …` talks to it; stop it first to start another.';
+  return new AppError('conflict', `POV Desk already runs for the data directory ${home}: ${who}.${how}`, {
+    owner: info ?? null,
+  });
+}
+
+export function isOwnerBusy(err: unknown): boolean {
+  return err instanceof AppError && err.code === 'conflict' && typeof err.detail === 'object' && err.detail !== null && 'owner' in err.detail;
+}
+
+function describeKind(kind: OwnerKind): string {
+  return kind === 'app' ? 'the POV Desk app' : kind === 'serve' ? '`povdesk serve`' : kind === 'cli' ? 'a `povdesk call` running a job' : 'a test';
+}
