@@ -14,10 +14,11 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
   try {
+    // The wait first: another process may be creating or migrating the same fresh file right now.
+    db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
-    db.pragma('busy_timeout = 5000');
     migrate(db, list);
     return db;
   } catch (err) {
@@ -33,7 +34,9 @@ export function schemaVersion(db: Db): number {
 /**
  * Applies each migration above the recorded version in its own transaction, recording the version
  * inside the same transaction: a failing migration rolls back whole and leaves the previous
- * schema (and data) untouched.
+ * schema (and data) untouched. Each transaction takes the write lock first (BEGIN IMMEDIATE) and
+ * reads user_version inside it, so a second process migrating the same file at the same moment
+ * waits, then sees the version already applied and skips it.
  */
 export function migrate(db: Db, list: readonly Migration[]): void {
   const sorted = [...list].sort((a, b) => a.version - b.version);
@@ -53,6 +56,7 @@ export function migrate(db: Db, list: readonly Migration[]): void {
   for (const m of sorted) {
     if (m.version <= current) continue;
     const apply = db.transaction(() => {
+      if (schemaVersion(db) >= m.version) return;
       m.up(db);
       db.pragma(`user_version = ${m.version}`);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
@@ -63,7 +67,7 @@ export function migrate(db: Db, list: readonly Migration[]): void {
     });
     try {
       ensureMigrationTable(db);
-      apply();
+      apply.immediate();
     } catch (err) {
       throw new Error(`migration ${m.version} (${m.name}) failed and was rolled back: ${(err as Error).message}`);
     }
