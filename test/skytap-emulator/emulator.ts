@@ -135,6 +135,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     } else {
       reply = await route(method, path, query, body, fault);
     }
+    if (fault?.replyDelayMs) await sleep(fault.replyDelayMs);
 
     if (fault?.afterHandling) {
       if (fault.kind === 'reset') {
@@ -226,6 +227,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       }
       const env = state.createFromTemplate(tpl, name, projectId);
       if (fault?.kind === 'stayBusy') env.stuckBusy = true;
+      if (fault?.hideMs) hiddenUntil.set(env.id, Date.now() + fault.hideMs);
       return new HttpReply(200, state.envJson(env, baseUrl));
     }
 
@@ -272,8 +274,14 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     return error(404, `No route ${method} ${path}`);
   }
 
+  /** Environments left out of listings until a time (fault hideMs): a listing lagging behind a create. */
+  const hiddenUntil = new Map<string, number>();
   function liveEnvs(): EmuEnv[] {
-    return state.environmentIds().map((id) => state.environments.get(id)!);
+    const now = Date.now();
+    return state
+      .environmentIds()
+      .filter((id) => (hiddenUntil.get(id) ?? 0) <= now)
+      .map((id) => state.environments.get(id)!);
   }
 
   async function page<T>(all: T[], view: (item: T) => unknown, query: Record<string, string>, fault: Fault | null): Promise<HttpReply> {

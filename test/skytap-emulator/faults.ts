@@ -5,6 +5,8 @@
  *   emu.faults.push({ match: 'POST /configurations', status: 423, retryAfter: 2 });
  *   emu.faults.push({ match: 'GET /v2/configurations', kind: 'shortPage' });
  *   emu.faults.push({ match: 'POST /configurations', status: 500, afterHandling: true }); // created, then 500
+ *   emu.faults.push({ match: 'POST /configurations', status: 504, afterHandling: true, hideMs: 5000 }); // and unlisted for 5 s
+ *   emu.faults.push({ match: 'POST /configurations', replyDelayMs: 5000 }); // created at once, answered 5 s later
  *
  * `match` is "METHOD /path" (method may be *; a ".json" suffix is ignored on both sides; a path
  * segment "*" matches one segment, a final "**" the rest), a RegExp tested against
@@ -46,6 +48,10 @@ export interface Fault {
   kind?: FaultKind;
   /** Perform the real operation first, then answer with the fault (e.g. created, then a 500). */
   afterHandling?: boolean;
+  /** With afterHandling on POST /configurations: the new environment is left out of listings for this long (GET by id still finds it). */
+  hideMs?: number;
+  /** Perform the real operation, then hold the reply this long (a create that is made but not yet answered). */
+  replyDelayMs?: number;
 }
 
 /** Skytap's message on a runstate change attempted while busy. */

@@ -4,6 +4,7 @@ import { getPov, updatePov, type PovRow } from './repo';
 import { abortableSleep, type LifecycleDeps, type SkytapApi, type StepContext } from './types';
 import { markAllVmsGone, applyVmRead, type VmApplyResult } from './vms';
 import { pollEnvironment, recordReading } from './wait';
+import { checkDeadline, isMaybeCreated, markCreateUnclear } from './unclear-create';
 
 /**
  * The POV lifecycle. Every function here can be run again after any failure or crash and picks
@@ -86,6 +87,11 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
       ctx.progress('create environment', 0.05, 'Looking for the environment an earlier attempt created');
       found = await findAdoptable(api, row);
     }
+    if (row.create_sent_at !== null && !found) {
+      // An earlier POST may still make it (this process or one before it died with it in flight):
+      // never send a second create; the sweep keeps looking (unclear-create.ts).
+      throw markCreateUnclear(deps.db, row, 'An earlier attempt sent the create and its outcome is unknown.', nowIso(deps), deps.createCheckMs);
+    }
     check('before-create');
     let env: Environment;
     if (found) {
@@ -100,13 +106,18 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
       } catch (err) {
         // The create is never re-sent; but it may have reached Skytap, so look once before failing.
         const maybe = await findAdoptable(api, row).catch(() => null);
+        if (!maybe && isMaybeCreated(err)) {
+          throw markCreateUnclear(deps.db, mustGet(deps, povId), `Skytap's answer to the create was lost: ${messageOf(err)}`, nowIso(deps), deps.createCheckMs);
+        }
         if (!maybe) {
+          // Skytap refused the create outright, so it made nothing.
           const at = nowIso(deps);
           updatePov(
             deps.db,
             povId,
             {
               state: 'failed',
+              create_sent_at: null,
               error_message: `Skytap did not create the environment: ${messageOf(err)} No environment was found under this POV's name, so nothing is billing; press Destroy to remove this row.`,
             },
             at,
@@ -288,6 +299,13 @@ export async function runDestroy(deps: LifecycleDeps, povId: string, ctx: StepCo
         updatePov(deps.db, povId, { env_id: found.id }, nowIso(deps));
         ctx.log(`found environment ${found.id} from an interrupted create; destroying it`, 'warn');
         row = mustGet(deps, povId);
+      } else if ((deps.now?.() ?? new Date()).getTime() <= checkDeadline(row, deps.createCheckMs).getTime()) {
+        // Skytap may still list it: destroying the row now would leave that environment untracked.
+        throw new AppError(
+          'conflict',
+          `The create's outcome is still being checked until ${checkDeadline(row, deps.createCheckMs).toISOString().slice(11, 16)} UTC; ` +
+            'POV Desk adopts the environment if it appears. Press Destroy again after that.',
+        );
       }
     }
     const envId = row.env_id;

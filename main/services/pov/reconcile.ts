@@ -3,6 +3,7 @@ import type { Db } from '../store/db';
 import { updatePov, type PovRow } from './repo';
 import type { SkytapApi, StepContext } from './types';
 import { markAllVmsGone } from './vms';
+import { sweepUnclearCreates } from './unclear-create';
 
 export const RECONCILE_INTERVAL_MS = 10 * 60_000;
 /** Finished pov_env_reconcile jobs older than this are pruned (the same retention as other sweeps). */
@@ -15,6 +16,9 @@ export interface ReconcileResult {
   gone: number;
   skippedBusy: number;
   errors: string[];
+  /** Unclear creates looked up by name, and the POVs whose environment appeared (unclear-create.ts). */
+  unclearChecked: number;
+  adopted: string[];
 }
 
 /**
@@ -30,19 +34,22 @@ export async function reconcilePass(
   db: Db,
   api: SkytapApi,
   ctx: StepContext,
-  opts: { now?: () => Date; isBusy?: (povId: string) => boolean } = {},
+  opts: { now?: () => Date; isBusy?: (povId: string) => boolean; createCheckMs?: number } = {},
 ): Promise<ReconcileResult> {
   const now = opts.now ?? (() => new Date());
   const rows = db
     .prepare("SELECT * FROM povs WHERE env_id IS NOT NULL AND state <> 'destroyed' ORDER BY created_at")
     .all() as PovRow[];
-  const result: ReconcileResult = { managed: rows.length, confirmed: 0, lookedUp: 0, gone: 0, skippedBusy: 0, errors: [] };
-  if (rows.length === 0) {
+  const result: ReconcileResult = { managed: rows.length, confirmed: 0, lookedUp: 0, gone: 0, skippedBusy: 0, errors: [], unclearChecked: 0, adopted: [] };
+  if (rows.length === 0 && unclearCreateCount(db) === 0) {
     ctx.progress('done', 1, 'no managed environments');
     return result;
   }
   ctx.progress('read environments', 0.1, `one collection read for ${rows.length} environment(s)`);
   const envs = await api.listEnvironments();
+  const unclear = sweepUnclearCreates(db, envs, ctx, now(), opts.createCheckMs);
+  result.unclearChecked = unclear.checked;
+  result.adopted = unclear.adopted;
   const byId = new Map(envs.map((e) => [e.id, e]));
   const at = now().toISOString();
   const missing: PovRow[] = [];
@@ -102,4 +109,11 @@ export async function reconcilePass(
   }
   ctx.progress('done', 1, `${result.confirmed} confirmed, ${result.gone} gone`);
   return result;
+}
+
+/** Rows whose create's outcome is still unknown (see unclear-create.ts). */
+export function unclearCreateCount(db: Db): number {
+  return (
+    db.prepare("SELECT COUNT(*) AS n FROM povs WHERE state = 'failed' AND env_id IS NULL AND create_sent_at IS NOT NULL").get() as { n: number }
+  ).n;
 }

@@ -4,7 +4,7 @@ import { povActionRefusal, type OsValue, type PovActions, type PovView, type Pov
 import type { JobContext, JobRunner } from '../jobs/runner';
 import { requireCapability } from '../lab-platforms/capabilities';
 import { runCreate, runDestroy, runPower, runRefreshVms } from './lifecycle';
-import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass } from './reconcile';
+import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass, unclearCreateCount } from './reconcile';
 import { getPov, getVm, insertPov, listPovs, listVms, toPovView, toVmView, updatePov, type PovRow } from './repo';
 import type { LifecycleDeps } from './types';
 
@@ -189,10 +189,17 @@ export class PovService {
       async (ctx) => {
         try {
           const api = await this.deps.skytap(ctx.signal);
-          return await reconcilePass(this.deps.db, api, ctx, {
+          const res = await reconcilePass(this.deps.db, api, ctx, {
             ...(this.deps.now ? { now: this.deps.now } : {}),
+            ...(this.deps.createCheckMs !== undefined ? { createCheckMs: this.deps.createCheckMs } : {}),
             isBusy: (povId) => this.active.has(povId),
           });
+          // An environment that appeared after an unclear create: finish provisioning it.
+          for (const povId of res.adopted) {
+            const r = this.row(povId);
+            this.launch('pov_create', `Finish creating POV "${r.name}" (adopted)`, povId, (c) => runCreate(this.deps, povId, c));
+          }
+          return res;
         } finally {
           if (this.reconcileJob === jobId) this.reconcileJob = null;
         }
@@ -252,23 +259,32 @@ export class PovService {
    * The ten-minute sweep plus pruning of old routine jobs. Skips the pass (no job row) when no
    * environment is managed. Returns a stop function.
    */
-  startSweeps(opts: { intervalMs?: number; retentionMs?: number; firstDelayMs?: number } = {}): () => void {
+  startSweeps(opts: { intervalMs?: number; retentionMs?: number; firstDelayMs?: number; unclearIntervalMs?: number } = {}): () => void {
     const tick = () => {
       try {
         const pruned = this.deps.jobs.pruneRoutine(opts.retentionMs ?? ROUTINE_JOB_RETENTION_MS);
         if (pruned) this.deps.log?.info('pruned routine jobs', { count: pruned });
-        if (this.managedCount() > 0) this.runReconcile();
+        if (this.managedCount() > 0 || unclearCreateCount(this.deps.db) > 0) this.runReconcile();
+      } catch (err) {
+        this.deps.log?.warn('reconcile sweep could not start', { error: (err as Error).message });
+      }
+    };
+    // While a create's outcome is unknown, look for its environment every minute, not every ten.
+    const checkUnclear = () => {
+      try {
+        if (unclearCreateCount(this.deps.db) > 0) this.runReconcile();
       } catch (err) {
         this.deps.log?.warn('reconcile sweep could not start', { error: (err as Error).message });
       }
     };
     const first = setTimeout(tick, opts.firstDelayMs ?? 5000);
     const every = setInterval(tick, opts.intervalMs ?? RECONCILE_INTERVAL_MS);
-    first.unref?.();
-    every.unref?.();
+    const unclear = setInterval(checkUnclear, opts.unclearIntervalMs ?? 60_000);
+    for (const t of [first, every, unclear]) t.unref?.();
     return () => {
       clearTimeout(first);
       clearInterval(every);
+      clearInterval(unclear);
     };
   }
 

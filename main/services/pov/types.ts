@@ -49,6 +49,8 @@ export interface LifecycleDeps {
    * injection tests use it to SIGKILL the process at exactly that point.
    */
   checkpoint?: (step: string) => void;
+  /** How long an unclear create is looked for by name (default CREATE_CHECK_MS, 30 min). */
+  createCheckMs?: number;
   installControlNode?: ControlNodeInstaller;
   teardownControlNode?: ControlNodeTeardown;
 }
