@@ -1,6 +1,9 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tryAcquireOwnerLock } from '../../main/core/owner';
 import { startEmulator, SEEDS, type Emulator } from '../skytap-emulator';
-import { envFor, freshHome, povdesk, run, type Proc } from './procs';
+import { envFor, freshHome, povdesk, run, until, type Proc } from './procs';
 
 /**
  * Two processes on one POVDESK_HOME (issue 9): real `povdesk` processes, a real SQLite file, the
@@ -50,5 +53,57 @@ describe('one owner per data directory', () => {
     expect(served).toBe('exited');
     expect(await serve.exited).toBe(1);
     expect(serve.err()).toMatch(/pid \d+/);
+  }, 120_000);
+
+  it('povdesk call pov.create --wait beside povdesk serve: the job runs in serve, the CLI holds no lock', async () => {
+    const home = freshHome();
+    const env = envFor(home, emu.url);
+    const serve = povdesk(['serve', '--port', '0'], env);
+    procs.push(serve);
+    await serve.waitFor(/serving http/);
+    const c = await run(['call', 'pov.create', JSON.stringify({ templateId: templateId(), name: 'Via owner' }), '--wait'], env);
+    expect(c.code, c.err).toBe(0);
+    const job = JSON.parse(c.out);
+    expect(job).toMatchObject({ kind: 'pov_create', state: 'succeeded' });
+    expect(c.err).toContain(`run by POV Desk (pid ${serve.child.pid})`);
+    expect(c.err).toMatch(/\[running\] .*%/); // progress lines followed from the owner
+    // The CLI never built a core (no cli.log) and serve still holds the lock.
+    expect(existsSync(join(home, 'logs', 'cli.log'))).toBe(false);
+    expect(tryAcquireOwnerLock(home, 'test')).toBeNull();
+    const list = await run(['call', 'jobs.list', '{}'], env);
+    expect(JSON.parse(list.out).jobs.map((j: { id: string }) => j.id)).toContain(job.id);
+    expect(emu.count('POST /configurations')).toBe(1);
+  }, 120_000);
+
+  it('an owner SIGKILLed mid-create: the next owner starts at once, resumes the row and adopts the environment', async () => {
+    const home = freshHome();
+    const env = envFor(home, emu.url);
+    // Skytap makes the environment at once but the answer is held: the POST is in flight when A dies.
+    emu.faults.push({ match: 'POST /configurations', replyDelayMs: 10_000 });
+    const a = povdesk(['call', 'pov.create', JSON.stringify({ templateId: templateId(), name: 'Killed' }), '--wait'], env);
+    procs.push(a);
+    await until(() => emu.state.environmentIds().length === 1, 60_000, 'the environment to exist');
+    a.child.kill('SIGKILL');
+    expect(await a.exited).toBe('SIGKILL');
+    const started = Date.now();
+    const serve = povdesk(['serve', '--port', '0'], env);
+    procs.push(serve);
+    await serve.waitFor(/serving http/);
+    const startMs = Date.now() - started;
+    const pov = await until(
+      async () => {
+        const r = await run(['call', 'pov.list', '{}'], env);
+        const p = JSON.parse(r.out).povs[0];
+        return p?.state === 'active' ? p : null;
+      },
+      60_000,
+      'the POV to become active',
+    );
+    expect(pov.envId).toBe(emu.state.environmentIds()[0]);
+    expect(emu.state.environmentIds()).toHaveLength(1);
+    expect(emu.count('POST /configurations')).toBe(1);
+    const jobs = JSON.parse((await run(['call', 'jobs.list', '{}'], env)).out).jobs as { kind: string; state: string; title: string }[];
+    expect(jobs.filter((j) => j.kind === 'pov_create').map((j) => j.state).sort()).toEqual(['interrupted', 'succeeded']);
+    console.log(`next owner serving ${startMs} ms after the SIGKILL`);
   }, 120_000);
 });
