@@ -1,4 +1,4 @@
-import { app, BrowserWindow, ipcMain, powerMonitor, session, shell, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, powerMonitor, session, shell, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
@@ -53,12 +53,29 @@ async function createWindow() {
 }
 
 app.enableSandbox();
+// One app per user: a second launch hands over to the first, which comes to the front.
+const primary = app.requestSingleInstanceLock();
+if (!primary) app.quit();
+app.on('second-instance', () => {
+  if (!win) return;
+  if (win.isMinimized()) win.restore();
+  win.show();
+  win.focus();
+});
 app.whenReady().then(async () => {
+  if (!primary) return;
   session.defaultSession.webRequest.onHeadersReceived((details, cb) => {
     cb({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
   });
   session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
-  core = await createCore({ role: 'app', logName: 'main' });
+  try {
+    core = await createCore({ role: 'app', logName: 'main' });
+  } catch (err) {
+    // Another process (`povdesk serve`, a `povdesk call` running a job) owns the data directory.
+    dialog.showErrorBox('POV Desk cannot start', (err as Error).message);
+    app.quit();
+    return;
+  }
   bindIpc({ ipcMain, core, isTrustedSender: trusted });
   // After the laptop wakes, dropped SSH sessions reconnect at once instead of waiting out keepalive.
   const base = core.base;
