@@ -9,8 +9,26 @@ const root = join(import.meta.dirname, '..');
 const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
+// System packages exactly as `npm test` installs them (scripts/system-packages.sh): as root or
+// through sudo when we may, else the one command to run. The app starts either way; what is
+// missing is reported where it is needed (e.g. no keyring → secrets in memory, with a banner).
+if (process.platform === 'linux' && run('sh', ['-c', 'command -v dpkg-query'], { stdio: 'ignore' }).status === 0) {
+  const script = join(root, 'scripts/system-packages.sh');
+  if (run('bash', [script, '--check'], { stdio: 'ignore' }).status !== 0) {
+    const isRoot = process.getuid?.() === 0;
+    const sudo = !isRoot && run('sh', ['-c', 'command -v sudo'], { stdio: 'ignore' }).status === 0;
+    if (isRoot || sudo) {
+      if (run('bash', [script]).status !== 0) console.warn('Some system packages could not be installed; starting anyway.');
+    } else {
+      run('bash', [script, '--check']); // prints what is missing and the one command to run
+      console.warn('Starting without them; run that command as root, then `npm start` again.');
+    }
+  }
+}
+// keytar is an optional dependency: when its native build fails (no libsecret headers, no
+// prebuilt binary reachable) npm ci still succeeds and the app keeps secrets in memory.
 if (!existsSync(join(root, 'node_modules'))) {
-  if (run(npm, ['ci', '--no-audit', '--no-fund']).status !== 0) process.exit(1);
+  if (run(npm, ['ci', '--no-audit', '--no-fund'], { env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' } }).status !== 0) process.exit(1);
 }
 if (run(process.execPath, [join(root, 'node_modules/electron-vite/bin/electron-vite.js'), 'build']).status !== 0) process.exit(1);
 
