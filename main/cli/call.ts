@@ -11,7 +11,7 @@ export interface CallIo {
 }
 
 /** How long a call keeps trying to reach an owner that holds the lock but does not answer yet. */
-const REACH_OWNER_MS = 15_000;
+const REACH_OWNER_MS = 30_000;
 const FINISHED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
 
 function isJobMethod(method: string): boolean {
