@@ -26,7 +26,8 @@ export interface OwnerEndpoint {
   close(): Promise<void>;
 }
 
-function sameSecret(a: string, b: string): boolean {
+/** Compares two secrets in constant time (browser mode's token check uses it too). */
+export function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +8,7 @@ import { BYTE_STREAMS, BYTES_PATH, BYTES_TOKEN_HEADER, clientMessage, WS_PATH, W
 import { binaryField, encodeBinaryEvent } from '../../shared/contract/wire';
 import { AppError, describeZodError, isStreamName, streams, toWireError } from '../../shared/contract';
 import type { Core } from '../core/create';
+import { sameSecret } from '../core/owner-endpoint';
 import type { Subscriber } from '../core/streams';
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
 
@@ -39,12 +40,6 @@ export interface Host {
   token: string;
   server: Server;
   close(): Promise<void>;
-}
-
-function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /**
