@@ -106,7 +106,8 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
       } catch (err) {
         // The create is never re-sent; but it may have reached Skytap, so look once before failing.
         const maybe = await findAdoptable(api, row).catch(() => null);
-        if (!maybe && isMaybeCreated(err)) {
+        // Lost answers and a cancel while the POST was out both leave the outcome unknown.
+        if (!maybe && (isMaybeCreated(err) || ctx.signal.aborted)) {
           throw markCreateUnclear(deps.db, mustGet(deps, povId), `Skytap's answer to the create was lost: ${messageOf(err)}`, nowIso(deps), deps.createCheckMs);
         }
         if (!maybe) {
