@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tryAcquireOwnerLock } from '../../main/core/owner';
@@ -26,6 +26,8 @@ describe('one owner per data directory', () => {
     const home = freshHome();
     const env = envFor(home, emu.url);
     emu.faults.push({ match: 'POST /configurations', delayMs: 3000 });
+    // A stays alive well past the delay (the new environment is busy 5 s), so serve meets a live owner.
+    emu.state.timing.createBusyMs = 5000;
     const a = povdesk(['call', 'pov.create', JSON.stringify({ templateId: templateId(), name: 'Race' }), '--wait'], env);
     procs.push(a);
     // The POST has reached the emulator (it is recorded on arrival) and is being held.
@@ -33,12 +35,12 @@ describe('one owner per data directory', () => {
       if (a.child.exitCode !== null) throw new Error(`A exited early:\n${a.err()}`);
       await new Promise((r) => setTimeout(r, 20));
     }
+    const serve = povdesk(['serve', '--port', '0'], env);
+    procs.push(serve);
     const b = await run(['call', 'settings.get', '{}'], env);
     expect(b.code, b.err).toBe(0);
     expect(JSON.parse(b.out)).toHaveProperty('skytap');
     expect(b.err, 'B was answered by A, the owner').toMatch(/runs in POV Desk \(pid \d+\)/);
-    const serve = povdesk(['serve', '--port', '0'], env);
-    procs.push(serve);
     // Today's code resumes the row here and POSTs again; the fix refuses to serve beside an owner.
     const served = await serve.waitFor(/serving http/).then(
       () => 'serving',
@@ -50,6 +52,9 @@ describe('one owner per data directory', () => {
     expect(codeA).toBe(0);
     expect(emu.count('POST /configurations'), 'POSTs that reached Skytap').toBe(1);
     expect(emu.state.environmentIds()).toHaveLength(1);
+    // No process marked A's live job interrupted on the way (today B did, then A overwrote it).
+    const logs = readdirSync(join(home, 'logs')).map((f) => readFileSync(join(home, 'logs', f), 'utf8')).join('\n');
+    expect(logs).not.toMatch(/marked interrupted/);
     expect(served).toBe('exited');
     expect(await serve.exited).toBe(1);
     expect(serve.err()).toMatch(/pid \d+/);
