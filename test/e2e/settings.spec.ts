@@ -7,7 +7,9 @@ import { expect, test } from './fixtures';
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
     const p = join(dir, n);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+    const st = statSync(p);
+    // Regular files only: the owner's socket (owner.sock) lives in the home too and cannot be read.
+    return st.isDirectory() ? filesUnder(p) : st.isFile() ? [p] : [];
   });
 }
 
