@@ -4,17 +4,18 @@ import { fileURLToPath } from 'node:url';
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
 import { createCore, type Core } from '../core/create';
 import { sshManagerFor } from '../core/handlers/ssh';
+import { isAppUrl as isTrustedPageUrl } from './app-url';
 import { bindIpc } from './ipc';
+
+export { isAppUrl as isTrustedPageUrl } from './app-url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const RENDERER_URL = process.env.ELECTRON_RENDERER_URL; // set by electron-vite dev only
 let core: Core | null = null;
 let win: BrowserWindow | null = null;
 
-function isAppUrl(url: string): boolean {
-  if (RENDERER_URL) return url.startsWith(RENDERER_URL);
-  return url.startsWith('file://') && url.includes('/renderer/index.html');
-}
+const INDEX_FILE = join(here, '../renderer/index.html');
+const isAppUrl = (url: string) => isTrustedPageUrl(url, RENDERER_URL, INDEX_FILE);
 
 function trusted(event: IpcMainEvent | IpcMainInvokeEvent): boolean {
   const frame = event.senderFrame;
@@ -49,7 +50,7 @@ async function createWindow() {
     }
   });
   if (RENDERER_URL) await win.loadURL(RENDERER_URL);
-  else await win.loadFile(join(here, '../renderer/index.html'));
+  else await win.loadFile(INDEX_FILE);
 }
 
 app.enableSandbox();
