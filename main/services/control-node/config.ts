@@ -1,4 +1,5 @@
 import { AppError } from '../../../shared/contract/errors';
+import { checkCredentialUrl } from '../../../shared/url-policy';
 import { HttpControlPlane, type ControlPlane } from './control-plane';
 import { checkImage, checkPemBundle, checkTrustDomain, checkUrl, parseHostPort } from './shell';
 
@@ -76,6 +77,7 @@ export function readConfig(kv: KeyValue, env: NodeJS.ProcessEnv = {}): ControlNo
 /** Validates then saves every field given; blank strings clear optional fields. */
 export function saveConfig(kv: KeyValue, patch: Partial<ControlNodeConfig>): void {
   if (patch.controlPlaneUrl) checkUrl('control-plane URL', patch.controlPlaneUrl);
+  if (patch.controlPlaneUrl) checkCredentialUrl('the control-plane URL', patch.controlPlaneUrl, 'enter an https:// URL');
   if (patch.agentUrl) checkUrl('agent URL', patch.agentUrl);
   if (patch.agentImage) checkImage('agent image', patch.agentImage);
   if (patch.spireAddress) {
