@@ -59,6 +59,9 @@ export async function startHost(opts: HostOptions): Promise<Host> {
   const log = opts.core.base.log;
   let port = 0;
 
+  // DNS rebinding: a page on a name that later resolves to 127.0.0.1 is same-origin with itself and
+  // sends that name as Host. Only the bound address and port are answered.
+  const ownHost = (req: IncomingMessage) => req.headers.host === (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
   const allowedOrigins = () => new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]);
 
   /** Open WebSocket connections by the id their `hello` carried, with the byte streams they read. */
@@ -103,6 +106,10 @@ export async function startHost(opts: HostOptions): Promise<Host> {
   };
 
   const server = createServer((req, res) => {
+    if (!ownHost(req)) {
+      log.warn('request refused', { why: 'foreign Host header', host: String(req.headers.host ?? '').slice(0, 100) });
+      return void res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).end('wrong Host');
+    }
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === BYTES_PATH) return serveBytes(req, res, url);
     serveStatic(staticRoot, req, res);
@@ -119,6 +126,7 @@ export async function startHost(opts: HostOptions): Promise<Host> {
       socket.write(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\nConnection: close\r\n\r\n`);
       socket.destroy();
     };
+    if (!ownHost(req)) return refuse(403, 'foreign Host header');
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname !== WS_PATH) return refuse(403, 'wrong path');
     const origin = req.headers.origin;
