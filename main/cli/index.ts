@@ -132,7 +132,8 @@ async function serve(args: string[], io: Io): Promise<number> {
     return fail(io, err);
   }
   io.out(`POV Desk is serving ${host.openUrl}\n`);
-  if (args.includes('--open')) openInBrowser(host.openUrl, core.base.log);
+  // The opener gets a one-time code, not the token: its command line is readable by every local user.
+  if (args.includes('--open')) openInBrowser(host.launchUrl(), core.base.log);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
