@@ -63,6 +63,7 @@ export async function startHost(opts: HostOptions): Promise<Host> {
   const token = opts.token ?? randomBytes(24).toString('base64url');
   const staticRoot = resolve(opts.staticDir);
   const log = opts.core.base.log;
+  log.addSecret(token);
   let port = 0;
 
   // DNS rebinding: a page on a name that later resolves to 127.0.0.1 is same-origin with itself and

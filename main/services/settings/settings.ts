@@ -4,7 +4,7 @@ import type { SecretStore } from '../secrets/store';
 import type { Db } from '../store/db';
 
 export const DEFAULT_SKYTAP_URL = 'https://cloud.skytap.com';
-const TOKEN_ACCOUNT = 'skytap-api-token';
+export const TOKEN_ACCOUNT = 'skytap-api-token';
 
 /** Environment variables that override stored Skytap settings for this process only. */
 export const SKYTAP_ENV = {
