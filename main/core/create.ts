@@ -26,6 +26,8 @@ export interface CoreOptions {
   /** Log file name under <home>/logs (one per process kind). */
   logName?: string;
   secrets?: SecretStore;
+  /** Electron only: better-sqlite3's addon file and the keytar package built for its ABI. */
+  native?: { sqliteBinding: string; keytarModule: string };
 }
 
 /** Builds every service once: database, keychain, jobs, streams, settings, and the handlers. */
@@ -35,10 +37,10 @@ export async function createCore(opts: CoreOptions = {}): Promise<Core> {
   const paths = pathsFor(home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const log = createLogger({ dir: paths.logs, name: opts.logName ?? 'core' });
-  const db = openDatabase(paths.database);
+  const db = openDatabase(paths.database, undefined, opts.native?.sqliteBinding);
   // Every secret the app holds is known to the logger from the start, so it is redacted wherever it
   // is logged, whichever domain logs it; job records and diagnostics go through the same scrub.
-  const secrets = registeringSecrets(opts.secrets ?? (await openSecretStore()), log);
+  const secrets = registeringSecrets(opts.secrets ?? (await openSecretStore({ keytarModule: opts.native?.keytarModule })), log);
   for (const name of [SKYTAP_ENV.token, CONTROL_PLANE_ENV.token]) if (env[name]) log.addSecret(env[name]);
   for (const account of [SKYTAP_TOKEN_ACCOUNT, CONTROL_PLANE_TOKEN_ACCOUNT, REMOTE_TOKEN_ACCOUNT]) await secrets.get(account).catch(() => null);
   const hub = new StreamHub();

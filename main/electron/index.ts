@@ -1,4 +1,4 @@
-import { app, BrowserWindow, ipcMain, powerMonitor, session, shell, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, powerMonitor, session, shell, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
@@ -6,6 +6,7 @@ import { createCore, type Core } from '../core/create';
 import { sshManagerFor } from '../core/handlers/ssh';
 import { isAppUrl as isTrustedPageUrl } from './app-url';
 import { bindIpc } from './ipc';
+import { electronNative } from './native';
 
 export { isAppUrl as isTrustedPageUrl } from './app-url';
 
@@ -59,7 +60,15 @@ app.whenReady().then(async () => {
     cb({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
   });
   session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
-  core = await createCore({ role: 'app', logName: 'main' });
+  // better-sqlite3 and keytar as built for this Electron's ABI, or a clear refusal (issue 10 item 3).
+  const native = electronNative(process.env, join(here, '../..'));
+  if (!native.ok) {
+    console.error(native.message);
+    dialog.showErrorBox('POV Desk cannot start', native.message);
+    app.exit(1);
+    return;
+  }
+  core = await createCore({ role: 'app', logName: 'main', native: native.native });
   bindIpc({ ipcMain, core, isTrustedSender: trusted });
   // After the laptop wakes, dropped SSH sessions reconnect at once instead of waiting out keepalive.
   const base = core.base;
