@@ -66,6 +66,7 @@ export class ConnectionError extends Error {
 export function wsTransport(url: string, launchToken: string | Promise<string>): Transport {
   let token = typeof launchToken === 'string' ? launchToken : '';
   const tokenReady = Promise.resolve(launchToken).then((t) => (token = t));
+  tokenReady.catch(() => undefined); // a failed exchange surfaces through every call instead
   let ws: WebSocket | null = null;
   let conn: string | null = null;
   let ready: Promise<WebSocket> | null = null;
