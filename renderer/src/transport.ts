@@ -28,7 +28,7 @@ const TOKEN_KEY = 'povdesk.token';
  * Reads the launch token from the URL fragment once, then drops it from the address bar. A
  * `#code=` fragment (what `serve --open` hands the browser) is exchanged for the token once.
  */
-export function takeToken(loc: Location, storage: Storage, history: History, fetchFn: typeof fetch = fetch): string | Promise<string> | null {
+export function takeToken(loc: Location, storage: Storage, history: History): string | Promise<string> | null {
   const m = /(?:^#|&)(token|code)=([A-Za-z0-9_-]+)/.exec(loc.hash);
   if (!m) return storage.getItem(TOKEN_KEY);
   history.replaceState(null, '', loc.pathname + loc.search);
@@ -36,14 +36,14 @@ export function takeToken(loc: Location, storage: Storage, history: History, fet
     storage.setItem(TOKEN_KEY, m[2]!);
     return m[2]!;
   }
-  return exchangeLaunchCode(`${loc.protocol}//${loc.host}${LAUNCH_PATH}`, m[2]!, fetchFn).then((token) => {
+  return exchangeLaunchCode(`${loc.protocol}//${loc.host}${LAUNCH_PATH}`, m[2]!).then((token) => {
     storage.setItem(TOKEN_KEY, token);
     return token;
   });
 }
 
-async function exchangeLaunchCode(url: string, code: string, fetchFn: typeof fetch): Promise<string> {
-  const res = await fetchFn(url, { method: 'POST', headers: { [LAUNCH_CODE_HEADER]: code }, cache: 'no-store' });
+async function exchangeLaunchCode(url: string, code: string): Promise<string> {
+  const res = await fetch(url, { method: 'POST', headers: { [LAUNCH_CODE_HEADER]: code }, cache: 'no-store' });
   const body = (await res.json().catch(() => null)) as { token?: unknown } | null;
   if (!res.ok || typeof body?.token !== 'string') {
     throw Object.assign(new Error('This launch link was already used or has expired. Open the URL `povdesk serve` printed, or start it again.'), {
