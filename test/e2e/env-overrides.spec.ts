@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect, test } from './fixtures';
 
 /**
- * Issue 10 item 10 through the page: Settings shows SKYTAP_URL's value (read-only) and saving the
+ * Issue 10 item 10 through the page: Settings shows SKYTAP_URL's value and saving the
  * form stores the person's own fields only; an empty SKYTAP_PROJECT_ID overrides nothing.
  */
 test.use({ appEnv: { SKYTAP_URL: 'https://env-override.skytap.example', SKYTAP_PROJECT_ID: '' } });

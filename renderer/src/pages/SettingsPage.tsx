@@ -26,9 +26,6 @@ export default function SettingsPage() {
     setProjectId(view.skytap.projectId);
   }, [view]);
 
-  // A field an environment variable overrides shows that value read-only: it is never saved.
-  const fromEnv = (name: string) => (view?.skytap.fromEnv.includes(name) ? { readOnly: true, title: `set by ${name} for this run; never saved` } : {});
-
   const save = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
@@ -75,7 +72,7 @@ export default function SettingsPage() {
         <form onSubmit={save} className="form" aria-label="Skytap credentials">
           <label>
             Username
-            <input value={username} onChange={(e) => setUsername(e.target.value)} required autoComplete="username" {...fromEnv('SKYTAP_USERNAME')} />
+            <input value={username} onChange={(e) => setUsername(e.target.value)} required autoComplete="username" />
           </label>
           <label>
             API token
@@ -89,11 +86,11 @@ export default function SettingsPage() {
           </label>
           <label>
             API URL
-            <input value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://cloud.skytap.com" {...fromEnv('SKYTAP_URL')} />
+            <input value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://cloud.skytap.com" />
           </label>
           <label>
             Project ID (optional)
-            <input value={projectId} onChange={(e) => setProjectId(e.target.value)} inputMode="numeric" {...fromEnv('SKYTAP_PROJECT_ID')} />
+            <input value={projectId} onChange={(e) => setProjectId(e.target.value)} inputMode="numeric" />
           </label>
           <div className="row">
             <button type="submit" className="primary" disabled={busy}>
