@@ -14,7 +14,10 @@ let opened = '';
 const bin = mkdtempSync(join(tmpdir(), 'povdesk-opener-'));
 const argvFile = join(bin, 'argv.txt');
 
-test.beforeAll(async () => {
+const browserModeOnly = 'browser mode only: `serve --open` opens the browser-mode host';
+
+test.beforeAll(async ({}, testInfo) => {
+  if (testInfo.project.name === 'electron') return;
   writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\n`);
   chmodSync(join(bin, 'xdg-open'), 0o755);
   const home = mkdtempSync(join(tmpdir(), 'povdesk-e2e-'));
@@ -23,10 +26,13 @@ test.beforeAll(async () => {
   opened = readFileSync(argvFile, 'utf8').trim();
 });
 test.afterAll(async () => {
-  await stopHostProcess(host);
+  if (host) await stopHostProcess(host);
 });
 
-test('the browser opened with the one-time code gets in; the link does not work twice', async ({ page, browser }) => {
+test('the browser opened with the one-time code gets in; the link does not work twice', async ({ playwright }, testInfo) => {
+  test.skip(testInfo.project.name === 'electron', browserModeOnly);
+  const browser = await playwright.chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  const page = await browser.newPage();
   const token = /#token=([A-Za-z0-9_-]+)/.exec(host.openUrl)![1]!;
   expect(opened).toMatch(/#code=[A-Za-z0-9_-]+$/);
   expect(opened).not.toContain(token);
@@ -43,4 +49,5 @@ test('the browser opened with the one-time code gets in; the link does not work 
   await other.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name: 'Settings', exact: true }).click();
   await expect(other.getByRole('alert').first()).toContainText('already used or has expired');
   await other.close();
+  await browser.close();
 });
