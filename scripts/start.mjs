@@ -4,6 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { prepareElectronNative } from './electron-native.mjs';
 
 const root = join(import.meta.dirname, '..');
 const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
@@ -58,8 +59,18 @@ else {
   }
 }
 
+// better-sqlite3 and keytar rebuilt for Electron's ABI in .electron-native/, beside the Node build
+// the CLI and tests use (scripts/electron-native.mjs); if that fails, browser mode runs the Node build.
+let nativeDir = null;
 if (electron) {
-  const child = spawn(electron, [join(root, 'out/main/index.js')], { cwd: root, stdio: 'inherit' });
+  const native = prepareElectronNative(root, run);
+  if (native.ok) nativeDir = native.modulesDir;
+  else [electron, why] = [null, `the native modules could not be built for Electron: ${native.why}`];
+}
+
+if (electron) {
+  const env = { ...process.env, POVDESK_NATIVE_DIR: nativeDir };
+  const child = spawn(electron, [join(root, 'out/main/index.js')], { cwd: root, stdio: 'inherit', env });
   child.on('exit', (code) => process.exit(code ?? 0));
 } else {
   console.log(`Starting browser mode: ${why}.`);

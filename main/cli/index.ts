@@ -122,7 +122,8 @@ async function serve(args: string[], io: Io): Promise<number> {
   }
   core.owner.describe({ url: host.openUrl });
   io.out(`POV Desk is serving ${host.openUrl}\n`);
-  if (args.includes('--open')) openInBrowser(host.openUrl, core.base.log);
+  // The opener gets a one-time code, not the token: its command line is readable by every local user.
+  if (args.includes('--open')) openInBrowser(host.launchUrl(), core.base.log);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);

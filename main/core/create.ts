@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { openSecretStore } from '../services/secrets/keytar';
-import type { SecretStore } from '../services/secrets/store';
+import { registeringSecrets, type SecretStore } from '../services/secrets/store';
+import { CONTROL_PLANE_ENV, CONTROL_PLANE_TOKEN_ACCOUNT } from '../services/control-node/config';
+import { REMOTE_TOKEN_ACCOUNT } from '../services/vm/service';
 import { createLogger } from '../services/log/logger';
 import { JobRunner } from '../services/jobs/runner';
-import { SettingsService } from '../services/settings/settings';
+import { SettingsService, SKYTAP_ENV, TOKEN_ACCOUNT as SKYTAP_TOKEN_ACCOUNT } from '../services/settings/settings';
 import { openDatabase } from '../services/store/db';
 import type { Base } from './base';
 import { Dispatcher } from './dispatch';
@@ -30,6 +32,8 @@ export interface CoreOptions {
   secrets?: SecretStore;
   /** How owner.json names this process (default: the role). */
   ownerKind?: OwnerKind;
+  /** Electron only: better-sqlite3's addon file and the keytar package built for its ABI. */
+  native?: { sqliteBinding: string; keytarModule: string };
 }
 
 /**
@@ -60,10 +64,14 @@ async function buildCore(
   owner: OwnerLock,
 ): Promise<Core> {
   const log = createLogger({ dir: paths.logs, name: opts.logName ?? 'core' });
-  const db = openDatabase(paths.database);
-  const secrets = opts.secrets ?? (await openSecretStore());
+  const db = openDatabase(paths.database, undefined, opts.native?.sqliteBinding);
+  // Every secret the app holds is known to the logger from the start, so it is redacted wherever it
+  // is logged, whichever domain logs it; job records and diagnostics go through the same scrub.
+  const secrets = registeringSecrets(opts.secrets ?? (await openSecretStore({ keytarModule: opts.native?.keytarModule })), log);
+  for (const name of [SKYTAP_ENV.token, CONTROL_PLANE_ENV.token]) if (env[name]) log.addSecret(env[name]);
+  for (const account of [SKYTAP_TOKEN_ACCOUNT, CONTROL_PLANE_TOKEN_ACCOUNT, REMOTE_TOKEN_ACCOUNT]) await secrets.get(account).catch(() => null);
   const hub = new StreamHub();
-  const jobs = new JobRunner(db);
+  const jobs = new JobRunner(db, { scrub: log.scrub });
   // We hold the lock, so no live process runs any queued/running row: they were interrupted.
   const interrupted = jobs.markInterrupted();
   if (interrupted) log.warn('jobs left running by an earlier process marked interrupted', { count: interrupted });

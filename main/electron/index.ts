@@ -4,17 +4,19 @@ import { fileURLToPath } from 'node:url';
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
 import { createCore, type Core } from '../core/create';
 import { sshManagerFor } from '../core/handlers/ssh';
+import { isAppUrl as isTrustedPageUrl } from './app-url';
 import { bindIpc } from './ipc';
+import { electronNative } from './native';
+
+export { isAppUrl as isTrustedPageUrl } from './app-url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const RENDERER_URL = process.env.ELECTRON_RENDERER_URL; // set by electron-vite dev only
 let core: Core | null = null;
 let win: BrowserWindow | null = null;
 
-function isAppUrl(url: string): boolean {
-  if (RENDERER_URL) return url.startsWith(RENDERER_URL);
-  return url.startsWith('file://') && url.includes('/renderer/index.html');
-}
+const INDEX_FILE = join(here, '../renderer/index.html');
+const isAppUrl = (url: string) => isTrustedPageUrl(url, RENDERER_URL, INDEX_FILE);
 
 function trusted(event: IpcMainEvent | IpcMainInvokeEvent): boolean {
   const frame = event.senderFrame;
@@ -49,7 +51,7 @@ async function createWindow() {
     }
   });
   if (RENDERER_URL) await win.loadURL(RENDERER_URL);
-  else await win.loadFile(join(here, '../renderer/index.html'));
+  else await win.loadFile(INDEX_FILE);
 }
 
 app.enableSandbox();
@@ -68,8 +70,16 @@ app.whenReady().then(async () => {
     cb({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
   });
   session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
+  // better-sqlite3 and keytar as built for this Electron's ABI, or a clear refusal (issue 10 item 3).
+  const native = electronNative(process.env, join(here, '../..'));
+  if (!native.ok) {
+    console.error(native.message);
+    dialog.showErrorBox('POV Desk cannot start', native.message);
+    app.exit(1);
+    return;
+  }
   try {
-    core = await createCore({ role: 'app', logName: 'main' });
+    core = await createCore({ role: 'app', logName: 'main', native: native.native });
   } catch (err) {
     // Another process (`povdesk serve`, a `povdesk call` running a job) owns the data directory.
     dialog.showErrorBox('POV Desk cannot start', (err as Error).message);

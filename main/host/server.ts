@@ -4,8 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { BYTE_STREAMS, BYTES_PATH, BYTES_TOKEN_HEADER, clientMessage, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX, type ServerMessage } from '../../shared/contract/transport';
-import { binaryField, encodeBinaryEvent } from '../../shared/contract/wire';
+import { BYTE_STREAMS, BYTES_PATH, BYTES_TOKEN_HEADER, clientMessage, LAUNCH_CODE_HEADER, LAUNCH_PATH, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX, type ServerMessage } from '../../shared/contract/transport';
+import { binaryField, encodeBinaryEvent, LAUNCH_CODE_TTL_MS } from '../../shared/contract/wire';
 import { AppError, describeZodError, isStreamName, streams, toWireError } from '../../shared/contract';
 import type { Core } from '../core/create';
 import { sameSecret } from '../core/owner-endpoint';
@@ -36,6 +36,11 @@ export interface Host {
   url: string;
   /** The URL with the launch token in its fragment: what a person opens. */
   openUrl: string;
+  /**
+   * The URL with a new one-time launch code in its fragment, for handing to another program (an
+   * opener's command line is readable by every local user; the token must not be on it).
+   */
+  launchUrl(): string;
   port: number;
   token: string;
   server: Server;
@@ -52,8 +57,12 @@ export async function startHost(opts: HostOptions): Promise<Host> {
   const token = opts.token ?? randomBytes(24).toString('base64url');
   const staticRoot = resolve(opts.staticDir);
   const log = opts.core.base.log;
+  log.addSecret(token);
   let port = 0;
 
+  // DNS rebinding: a page on a name that later resolves to 127.0.0.1 is same-origin with itself and
+  // sends that name as Host. Only the bound address and port are answered.
+  const ownHost = (req: IncomingMessage) => req.headers.host === (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
   const allowedOrigins = () => new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]);
 
   /** Open WebSocket connections by the id their `hello` carried, with the byte streams they read. */
@@ -97,9 +106,35 @@ export async function startHost(opts: HostOptions): Promise<Host> {
     });
   };
 
+  /** One-time launch codes and when each expires (see LAUNCH_PATH). */
+  const codes = new Map<string, number>();
+  const serveLaunch = (req: IncomingMessage, res: ServerResponse) => {
+    const answer = (status: number, body: string, type = 'text/plain; charset=utf-8') =>
+      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' }).end(body);
+    if (req.method !== 'POST') return answer(405, 'POST only');
+    const site = req.headers['sec-fetch-site'];
+    if ((site !== undefined && site !== 'same-origin') || !allowedOrigins().has(String(req.headers.origin))) {
+      log.warn('launch code refused', { why: 'foreign origin' });
+      return answer(403, 'foreign origin');
+    }
+    const code = String(req.headers[LAUNCH_CODE_HEADER] ?? '');
+    const expires = codes.get(code);
+    codes.delete(code);
+    if (expires === undefined || expires < Date.now()) {
+      log.warn('launch code refused', { why: expires === undefined ? 'unknown or already used' : 'expired' });
+      return answer(403, 'unknown, expired or already used launch code: open the URL `povdesk serve` printed, or start it again with --open');
+    }
+    answer(200, JSON.stringify({ token }), 'application/json');
+  };
+
   const server = createServer((req, res) => {
+    if (!ownHost(req)) {
+      log.warn('request refused', { why: 'foreign Host header', host: String(req.headers.host ?? '').slice(0, 100) });
+      return void res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).end('wrong Host');
+    }
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === BYTES_PATH) return serveBytes(req, res, url);
+    if (url.pathname === LAUNCH_PATH) return serveLaunch(req, res);
     serveStatic(staticRoot, req, res);
   });
   const wss = new WebSocketServer({
@@ -114,6 +149,7 @@ export async function startHost(opts: HostOptions): Promise<Host> {
       socket.write(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\nConnection: close\r\n\r\n`);
       socket.destroy();
     };
+    if (!ownHost(req)) return refuse(403, 'foreign Host header');
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname !== WS_PATH) return refuse(403, 'wrong path');
     const origin = req.headers.origin;
@@ -208,6 +244,11 @@ export async function startHost(opts: HostOptions): Promise<Host> {
   return {
     url,
     openUrl: `${url}#token=${token}`,
+    launchUrl: () => {
+      const code = randomBytes(24).toString('base64url');
+      codes.set(code, Date.now() + LAUNCH_CODE_TTL_MS);
+      return `${url}#code=${code}`;
+    },
     port,
     token,
     server,

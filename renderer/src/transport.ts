@@ -1,5 +1,15 @@
 import { fromWireError, type WireError } from '../../shared/contract/errors';
-import { BYTE_STREAMS, BYTES_PATH, BYTES_TOKEN_HEADER, decodeBinaryEvent, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/wire';
+import {
+  BYTE_STREAMS,
+  BYTES_PATH,
+  BYTES_TOKEN_HEADER,
+  decodeBinaryEvent,
+  LAUNCH_CODE_HEADER,
+  LAUNCH_PATH,
+  WS_PATH,
+  WS_PROTOCOL,
+  WS_TOKEN_PREFIX,
+} from '../../shared/contract/wire';
 import type { ServerMessage } from '../../shared/contract/transport';
 
 export type Listener = (data: unknown, bytes: number) => void;
@@ -14,15 +24,33 @@ export interface Transport {
 
 const TOKEN_KEY = 'povdesk.token';
 
-/** Reads the launch token from the URL fragment once, then drops it from the address bar. */
-export function takeToken(loc: Location, storage: Storage, history: History): string | null {
-  const m = /(?:^#|&)token=([A-Za-z0-9_-]+)/.exec(loc.hash);
-  if (m) {
-    storage.setItem(TOKEN_KEY, m[1]!);
-    history.replaceState(null, '', loc.pathname + loc.search);
-    return m[1]!;
+/**
+ * Reads the launch token from the URL fragment once, then drops it from the address bar. A
+ * `#code=` fragment (what `serve --open` hands the browser) is exchanged for the token once.
+ */
+export function takeToken(loc: Location, storage: Storage, history: History): string | Promise<string> | null {
+  const m = /(?:^#|&)(token|code)=([A-Za-z0-9_-]+)/.exec(loc.hash);
+  if (!m) return storage.getItem(TOKEN_KEY);
+  history.replaceState(null, '', loc.pathname + loc.search);
+  if (m[1] === 'token') {
+    storage.setItem(TOKEN_KEY, m[2]!);
+    return m[2]!;
   }
-  return storage.getItem(TOKEN_KEY);
+  return exchangeLaunchCode(`${loc.protocol}//${loc.host}${LAUNCH_PATH}`, m[2]!).then((token) => {
+    storage.setItem(TOKEN_KEY, token);
+    return token;
+  });
+}
+
+async function exchangeLaunchCode(url: string, code: string): Promise<string> {
+  const res = await fetch(url, { method: 'POST', headers: { [LAUNCH_CODE_HEADER]: code }, cache: 'no-store' });
+  const body = (await res.json().catch(() => null)) as { token?: unknown } | null;
+  if (!res.ok || typeof body?.token !== 'string') {
+    throw Object.assign(new Error('This launch link was already used or has expired. Open the URL `povdesk serve` printed, or start it again.'), {
+      code: 'unauthorized',
+    });
+  }
+  return body.token;
 }
 
 export class ConnectionError extends Error {
@@ -35,7 +63,10 @@ export class ConnectionError extends Error {
  * connection instead (see BYTES_PATH in shared/contract/wire.ts); their acks still go over the
  * WebSocket.
  */
-export function wsTransport(url: string, token: string): Transport {
+export function wsTransport(url: string, launchToken: string | Promise<string>): Transport {
+  let token = typeof launchToken === 'string' ? launchToken : '';
+  const tokenReady = Promise.resolve(launchToken).then((t) => (token = t));
+  tokenReady.catch(() => undefined); // a failed exchange surfaces through every call instead
   let ws: WebSocket | null = null;
   let conn: string | null = null;
   let ready: Promise<WebSocket> | null = null;
@@ -54,7 +85,7 @@ export function wsTransport(url: string, token: string): Transport {
 
   const connect = (): Promise<WebSocket> => {
     if (ready) return ready;
-    ready = new Promise((resolve, reject) => {
+    ready = tokenReady.then(() => new Promise<WebSocket>((resolve, reject) => {
       const sock = new WebSocket(url, [WS_PROTOCOL, WS_TOKEN_PREFIX + token]);
       sock.binaryType = 'arraybuffer';
       sock.onerror = () => reject(new ConnectionError('cannot reach the POV Desk host; is `povdesk serve` still running?'));
@@ -89,7 +120,7 @@ export function wsTransport(url: string, token: string): Transport {
         if (msg.t === 'result') p.resolve(msg.result);
         else p.reject(toError(msg.error));
       };
-    });
+    }));
     return ready;
   };
 

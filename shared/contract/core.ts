@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { method, noArgs, ok, stream } from './define';
 import { wireErrorSchema } from './wire-schema';
+import { refineCredentialUrl } from '../url-policy';
 
 // ---- jobs ----------------------------------------------------------------------------------
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'interrupted'] as const;
@@ -73,7 +74,8 @@ export type SettingsView = z.infer<typeof settingsView>;
 const skytapUrl = z
   .string()
   .max(300)
-  .refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL');
+  .refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL')
+  .superRefine(refineCredentialUrl('the Skytap URL'));
 
 export const coreMethods = {
   'app.info': method(

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { jobStarted, method, noArgs, ok, stream } from './define';
 import { VM_STATES } from '../vm-states';
+import { refineCredentialUrl } from '../url-policy';
 
 /**
  * The app's side of a vm-manager (the local one this app starts, or a remote one reached with a
@@ -168,7 +169,8 @@ export type VmCreateArgs = z.infer<typeof vmCreateArgs>;
 const remoteUrl = z
   .string()
   .max(300)
-  .refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL');
+  .refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL')
+  .superRefine(refineCredentialUrl('the remote vm-manager URL'));
 
 export const vmMethods = {
   'vm.connection': method('Which vm-manager the app talks to (the local one it started, or a remote one)', noArgs, vmConnection),

@@ -17,6 +17,15 @@ export const WS_TOKEN_PREFIX = 'token.';
 export const WS_PATH = '/ws';
 
 /**
+ * `serve --open` hands the browser `<url>#code=<one-time code>` instead of the token (an opener's
+ * command line is readable by every local user): the page POSTs the code in LAUNCH_CODE_HEADER to
+ * LAUNCH_PATH once, within LAUNCH_CODE_TTL_MS, and gets `{token}` back.
+ */
+export const LAUNCH_PATH = '/launch';
+export const LAUNCH_CODE_HEADER = 'x-povdesk-launch-code';
+export const LAUNCH_CODE_TTL_MS = 120_000;
+
+/**
  * Browser mode reads byte streams (terminal output) as a plain HTTP response body instead of
  * WebSocket messages: `GET /bytes?stream=…&key=…&conn=…` with the launch token in BYTES_TOKEN_HEADER
  * and `conn` the id the WebSocket's `hello` gave. In Chromium here a fetch body streams ~600 MB/s

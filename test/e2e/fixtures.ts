@@ -1,10 +1,12 @@
 import { _electron, test as base, type Browser, type BrowserType, type ElectronApplication, type Page } from '@playwright/test';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/wire';
 import { ROOT, startHostProcess, stopHostProcess, type HostProcess } from './host-process';
+import { prepareElectronNative } from '../../scripts/electron-native.mjs';
 
 /**
  * The app under test, the same for both Playwright projects:
@@ -69,10 +71,13 @@ async function startBrowserMode(env: NodeJS.ProcessEnv, chromium: BrowserType, r
 }
 
 async function startElectron(env: NodeJS.ProcessEnv, executablePath: string): Promise<Running> {
+  // As `npm start` does: better-sqlite3 and keytar built for Electron's ABI, or the app refuses to start.
+  const native = prepareElectronNative(ROOT, (cmd, args, opts) => spawnSync(cmd, args, { cwd: ROOT, stdio: 'inherit', ...opts }));
+  if (!native.ok) throw new Error(`Electron's native modules: ${native.why}`);
   const app: ElectronApplication = await _electron.launch({
     executablePath,
     args: [join(ROOT, 'out', 'main', 'index.js'), '--no-sandbox', '--disable-gpu'],
-    env: env as Record<string, string>,
+    env: { ...env, POVDESK_NATIVE_DIR: native.modulesDir } as Record<string, string>,
   });
   let out = '';
   app.process().stdout?.on('data', (b) => (out += b));

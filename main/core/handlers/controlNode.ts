@@ -188,7 +188,7 @@ export function controlNodeHandlers(base: Base, wiring: ControlNodeWiring = {}):
 
     'controlNode.saveSettings': async ({ token, ...rest }) => {
       const patch = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Partial<ControlNodeConfig>;
-      saveConfig(base.settings, patch);
+      saveConfig(base.settings, patch, base.env);
       if (token) await base.secrets.set(CONTROL_PLANE_TOKEN_ACCOUNT, token);
       return settingsView(base, readConfig(base.settings, base.env));
     },

@@ -2,7 +2,6 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../../../shared/contract';
 import { APP_VERSION } from '../../../shared/version';
-import { redact } from '../../services/log/logger';
 import type { Base } from '../base';
 import type { HandlerMap } from '../dispatch';
 
@@ -57,10 +56,10 @@ export function coreHandlers(base: Base, extraDiagnostics: DiagnosticsSection[] 
           sections.push([`log ${f} (last 200 lines)`, tail(join(base.paths.logs, f), 200)]);
         }
       }
-      const creds = await base.settings.skytap();
-      const secrets = creds.token ? [creds.token] : [];
+      // Every secret the core knows (keychain and environment tokens, registered at start and on
+      // each read or save), also in logs other processes wrote without knowing them.
       const text = sections.map(([t, b]) => `=== ${t}\n${b}`).join('\n\n');
-      return { text: redact(text, secrets) };
+      return { text: base.log.scrub(text) };
     },
     'settings.get': () => base.settings.view(base.paths),
     'settings.saveSkytap': async (args) => {

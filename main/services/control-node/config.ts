@@ -1,4 +1,5 @@
 import { AppError } from '../../../shared/contract/errors';
+import { checkCredentialUrl } from '../../../shared/url-policy';
 import { HttpControlPlane, type ControlPlane } from './control-plane';
 import { checkImage, checkPemBundle, checkTrustDomain, checkUrl, parseHostPort } from './shell';
 
@@ -73,9 +74,12 @@ export function readConfig(kv: KeyValue, env: NodeJS.ProcessEnv = {}): ControlNo
   };
 }
 
-/** Validates then saves every field given; blank strings clear optional fields. */
-export function saveConfig(kv: KeyValue, patch: Partial<ControlNodeConfig>): void {
+/** Validates then saves every field given (not one an environment variable overrides); blank strings clear optional fields. */
+export function saveConfig(kv: KeyValue, patch: Partial<ControlNodeConfig>, env: NodeJS.ProcessEnv = {}): void {
+  // An environment override is for this process only: the stored URL is kept.
+  if (env[CONTROL_PLANE_ENV.url]) patch = { ...patch, controlPlaneUrl: undefined };
   if (patch.controlPlaneUrl) checkUrl('control-plane URL', patch.controlPlaneUrl);
+  if (patch.controlPlaneUrl) checkCredentialUrl('the control-plane URL', patch.controlPlaneUrl, 'enter an https:// URL');
   if (patch.agentUrl) checkUrl('agent URL', patch.agentUrl);
   if (patch.agentImage) checkImage('agent image', patch.agentImage);
   if (patch.spireAddress) {

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { z } from 'zod';
 import { AppError, type ErrorCode } from '../../../shared/contract/errors';
+import { checkCredentialUrl } from '../../../shared/url-policy';
 
 /**
  * The agent control plane: where enrolment codes and SPIRE join tokens come from and where an
@@ -69,6 +70,7 @@ export class HttpControlPlane implements ControlPlane {
     if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(url)) {
       throw new AppError('invalid_request', `control-plane URL ${JSON.stringify(url)} is not an http(s) URL; fix it in Settings → Control node`);
     }
+    checkCredentialUrl('the control-plane URL', url, 'fix it in Settings → Control node (or POVDESK_CONTROL_PLANE_URL)');
     this.base = url.replace(/\/+$/, '');
   }
 

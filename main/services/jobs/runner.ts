@@ -73,8 +73,13 @@ export class JobRunner {
 
   constructor(
     private readonly db: Db,
-    private readonly opts: { concurrency?: number; now?: () => Date } = {},
+    /** scrub: applied to every text a job record keeps (the logger's secret redaction in the app). */
+    private readonly opts: { concurrency?: number; now?: () => Date; scrub?: (text: string) => string } = {},
   ) {}
+
+  private scrub(text: string): string {
+    return this.opts.scrub ? this.opts.scrub(text) : text;
+  }
 
   onChange(fn: JobListener): () => void {
     this.listeners.add(fn);
@@ -102,7 +107,7 @@ export class JobRunner {
       .prepare(
         `INSERT INTO jobs (id, kind, title, subject, routine, state, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?)`,
       )
-      .run(id, spec.kind, spec.title, spec.subject ?? null, spec.routine ? 1 : 0, this.now());
+      .run(id, spec.kind, this.scrub(spec.title), spec.subject ?? null, spec.routine ? 1 : 0, this.now());
     const controller = new AbortController();
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -142,7 +147,7 @@ export class JobRunner {
         signal: controller.signal,
         progress: (step, fraction, message = '') => {
           const f = fraction === null ? null : Math.max(0, Math.min(1, fraction));
-          this.db.prepare(`UPDATE jobs SET step = ?, fraction = ?, message = ? WHERE id = ?`).run(step, f, message, id);
+          this.db.prepare(`UPDATE jobs SET step = ?, fraction = ?, message = ? WHERE id = ?`).run(this.scrub(step), f, this.scrub(message), id);
           this.emit(id);
         },
         log: (message, level = 'info') => this.appendLog(id, message, level),
@@ -169,7 +174,13 @@ export class JobRunner {
     const wire = error instanceof AppError ? error.toWire() : error;
     this.db
       .prepare(`UPDATE jobs SET state = ?, finished_at = ?, result = ?, error = ? WHERE id = ?`)
-      .run(state, this.now(), result === undefined || result === null ? null : JSON.stringify(result), wire ? JSON.stringify(wire) : null, id);
+      .run(
+        state,
+        this.now(),
+        result === undefined || result === null ? null : this.scrub(JSON.stringify(result)),
+        wire ? this.scrub(JSON.stringify(wire)) : null,
+        id,
+      );
     this.emit(id);
   }
 
@@ -181,7 +192,7 @@ export class JobRunner {
     }
     n++;
     this.seq.set(id, n);
-    this.db.prepare('INSERT INTO job_log (job_id, seq, at, level, message) VALUES (?, ?, ?, ?, ?)').run(id, n, this.now(), level, message);
+    this.db.prepare('INSERT INTO job_log (job_id, seq, at, level, message) VALUES (?, ?, ?, ?, ?)').run(id, n, this.now(), level, this.scrub(message));
   }
 
   private emit(id: string) {

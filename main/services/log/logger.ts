@@ -9,6 +9,8 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
   /** Every later line has this value replaced by [redacted]. */
   addSecret(value: string): void;
+  /** The text with every registered secret and known pattern replaced (for text that leaves by another way: job records, diagnostics). */
+  scrub(text: string): string;
   readonly file: string | null;
 }
 
@@ -27,11 +29,31 @@ export function redact(text: string, secrets: Iterable<string>): string {
   return out;
 }
 
-function redactFields(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  if (!fields) return undefined;
+/**
+ * A copy safe to serialise: a secret-named key at any depth (objects and arrays) becomes
+ * [redacted], an Error keeps its name, message and code (JSON would drop them as `{}`, and the
+ * message is then redacted with the rest of the line), a cycle or a very deep value is cut.
+ */
+function redactValue(v: unknown, path: object[]): unknown {
+  if (v instanceof Error) {
+    const code = (v as { code?: unknown }).code;
+    return { name: v.name, message: v.message, ...(typeof code === 'string' ? { code } : {}) };
+  }
+  if (typeof v === 'bigint') return String(v);
+  if (v === null || typeof v !== 'object') return v;
+  if (ArrayBuffer.isView(v)) return `[${v.byteLength} bytes]`;
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return redactValue((v as { toJSON(): unknown }).toJSON(), path);
+  if (path.includes(v)) return '[circular]';
+  if (path.length >= 12) return '[too deep]';
+  const next = [...path, v];
+  if (Array.isArray(v)) return v.map((x) => redactValue(x, next));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) out[k] = SECRET_KEYS.test(k) ? '[redacted]' : v;
+  for (const [k, x] of Object.entries(v)) out[k] = SECRET_KEYS.test(k) ? '[redacted]' : redactValue(x, next);
   return out;
+}
+
+function redactFields(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  return fields ? (redactValue(fields, []) as Record<string, unknown>) : undefined;
 }
 
 /**
@@ -83,6 +105,7 @@ export function createLogger(opts: {
     addSecret: (v) => {
       if (v) secrets.add(v);
     },
+    scrub: (text) => redact(text, secrets),
     file,
   };
 }

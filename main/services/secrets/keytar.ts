@@ -57,12 +57,13 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * locked keyring waiting for a prompt, hence the timeout); otherwise secrets stay in memory for
  * this run and the status says why and what to do.
  */
-export async function openSecretStore(opts: { timeoutMs?: number; service?: string } = {}): Promise<SecretStore> {
+export async function openSecretStore(opts: { timeoutMs?: number; service?: string; keytarModule?: string } = {}): Promise<SecretStore> {
   const timeoutMs = opts.timeoutMs ?? 5000;
   let keytar: Keytar;
   try {
     const require = createRequire(import.meta.url);
-    const mod = require('keytar') as Keytar & { default?: Keytar };
+    // keytarModule: the copy built for Electron's ABI (main/electron/native.ts); Node uses its own.
+    const mod = require(opts.keytarModule ?? 'keytar') as Keytar & { default?: Keytar };
     keytar = mod.default ?? mod;
   } catch (err) {
     return memoryFallback(`the keytar module could not load: ${(err as Error).message}`);

@@ -27,3 +27,24 @@ export class MemorySecretStore implements SecretStore {
     return this.why;
   }
 }
+
+/**
+ * The same store, with every value read from it or written to it registered with the logger, so
+ * that a token is redacted wherever it later appears (nested fields, error messages, job records,
+ * diagnostics) whichever domain holds it.
+ */
+export function registeringSecrets(store: SecretStore, log: { addSecret(value: string): void }): SecretStore {
+  return {
+    get: async (account) => {
+      const value = await store.get(account);
+      if (value) log.addSecret(value);
+      return value;
+    },
+    set: (account, value) => {
+      log.addSecret(value);
+      return store.set(account, value);
+    },
+    delete: (account) => store.delete(account),
+    status: () => store.status(),
+  };
+}

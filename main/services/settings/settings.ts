@@ -4,7 +4,7 @@ import type { SecretStore } from '../secrets/store';
 import type { Db } from '../store/db';
 
 export const DEFAULT_SKYTAP_URL = 'https://cloud.skytap.com';
-const TOKEN_ACCOUNT = 'skytap-api-token';
+export const TOKEN_ACCOUNT = 'skytap-api-token';
 
 /** Environment variables that override stored Skytap settings for this process only. */
 export const SKYTAP_ENV = {
@@ -56,7 +56,7 @@ export class SettingsService {
     return {
       username: this.env[SKYTAP_ENV.username] || stored.username,
       url: this.env[SKYTAP_ENV.url] || stored.url,
-      projectId: this.env[SKYTAP_ENV.projectId] ?? stored.projectId,
+      projectId: this.env[SKYTAP_ENV.projectId] || stored.projectId,
       token: token || null,
     };
   }
@@ -67,10 +67,13 @@ export class SettingsService {
       // Token first: if the keychain refuses, nothing else changes.
       await this.secrets.set(TOKEN_ACCOUNT, input.apiToken);
     }
+    // A field an environment variable overrides shows the variable's value, and the page sends it
+    // back: that value belongs to this process only, so the stored one is kept.
+    const keep = (field: keyof typeof SKYTAP_ENV) => !!this.env[SKYTAP_ENV[field]];
     const tx = this.db.transaction(() => {
-      this.setValue('skytap.username', input.username);
-      if (input.url !== undefined) this.setValue('skytap.url', input.url);
-      if (input.projectId !== undefined) this.setValue('skytap.projectId', input.projectId);
+      if (!keep('username')) this.setValue('skytap.username', input.username);
+      if (input.url !== undefined && !keep('url')) this.setValue('skytap.url', input.url);
+      if (input.projectId !== undefined && !keep('projectId')) this.setValue('skytap.projectId', input.projectId);
     });
     tx();
   }

@@ -1,6 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { AppError } from '../../../shared/contract/errors';
+import { checkCredentialUrl } from '../../../shared/url-policy';
 import {
   cancelledError,
   conflictError,
@@ -196,6 +197,7 @@ export class SkytapClient {
     if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
       throw new AppError('invalid_request', `The Skytap URL must be http(s), not ${parsed.protocol}; set it in Settings → Skytap.`);
     }
+    checkCredentialUrl('the Skytap URL', base, 'set it in Settings → Skytap (or fix SKYTAP_URL)');
     if (!cfg.username || !cfg.token) {
       throw new AppError('invalid_request', 'Skytap username or API token is not set: enter both in Settings → Skytap and save.');
     }

@@ -10,9 +10,10 @@ export type Db = Database.Database;
  * (WAL keeps every committed transaction across a process crash; only an OS crash could lose the
  * last ones), then applies pending migrations.
  */
-export function openDatabase(file: string, list: readonly Migration[] = migrations): Db {
+export function openDatabase(file: string, list: readonly Migration[] = migrations, nativeBinding?: string): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
+  // nativeBinding: the addon built for Electron's ABI (main/electron/native.ts); Node uses its own.
+  const db = new Database(file, nativeBinding ? { nativeBinding } : {});
   try {
     // The wait first: another process may be creating or migrating the same fresh file right now.
     db.pragma('busy_timeout = 5000');

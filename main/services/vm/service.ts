@@ -4,6 +4,7 @@
  * AppErrors, the create job that follows a VM to its milestone, and console following.
  */
 import { AppError } from '../../../shared/contract/errors';
+import { checkCredentialUrl } from '../../../shared/url-policy';
 import type { VmAttestation, VmConnection, VmCreateArgs, VmHost, VmImage, VmRecord } from '../../../shared/contract/vm';
 import type { StreamHub } from '../../core/streams';
 import { VmManagerClient } from '../../vm-manager/client';
@@ -112,6 +113,7 @@ export class VmApp {
       const url = this.o.settings.getValue(URL_KEY);
       const token = await this.o.secrets.get(REMOTE_TOKEN_ACCOUNT);
       if (!url || !token) throw new AppError('unauthorized', 'the remote vm-manager has no URL or token saved: set them on the Local VMs page (Connection), or switch back to the local manager');
+      checkCredentialUrl('the remote vm-manager URL', url, 'set an https:// URL on the Local VMs page (Connection)');
       this.o.log.addSecret(token);
       return { client: new VmManagerClient(url, token, 60_000), mode: 'remote', url };
     }
