@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { checkFields, DoubleServer, type Reply, type Req } from './server';
+import { checkFields, Double, type Reply, type Req } from './server';
 
 /**
  * Entitle's public API on loopback, from its spec (entitle-api-v3.openapi.json):
@@ -29,7 +29,7 @@ const RESOURCE_FIELDS = {
 
 type Row = Record<string, unknown> & { id: string };
 
-export class EntitleDouble {
+export class EntitleDouble extends Double {
   readonly token = `ent_${randomBytes(16).toString('hex')}`;
   readonly integrations = new Map<string, Row>();
   readonly resources = new Map<string, Row>();
@@ -37,23 +37,9 @@ export class EntitleDouble {
   burst = 50;
   private throttle = 0;
   private readonly hits: number[] = [];
-  readonly server: DoubleServer;
 
   constructor(private readonly now: () => number = Date.now) {
-    this.server = new DoubleServer((r) => this.handle(r));
-  }
-  get url() {
-    return this.server.url;
-  }
-  get requests() {
-    return this.server.requests;
-  }
-  async start() {
-    await this.server.start();
-    return this;
-  }
-  stop() {
-    return this.server.stop();
+    super();
   }
 
   addIntegration(name: string, application: string): Row {
@@ -79,7 +65,7 @@ export class EntitleDouble {
     };
   }
 
-  private handle(r: Req): Reply {
+  protected handle(r: Req): Reply {
     if (r.headers.authorization !== `Bearer ${this.token}`) return { status: 401, body: { message: 'Unauthorized' } };
     const t = this.now();
     while (this.hits.length && this.hits[0]! <= t - 1000) this.hits.shift();

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { checkFields, DoubleServer, type Field, type Reply, type Req } from './server';
+import { checkFields, Double, type Field, type Reply, type Req } from './server';
 
 /**
  * Password Safe's public API v3 on loopback, from BeyondTrust's official Go client
@@ -48,7 +48,7 @@ const BASE = '/BeyondTrust/api/public/v3/';
 
 type Row = Record<string, unknown>;
 
-export class PasswordSafeDouble {
+export class PasswordSafeDouble extends Double {
   readonly apiKeys = new Map<string, { runAs: string; password: string | null }>();
   readonly oauthClients = new Map<string, string>();
   readonly bearers = new Set<string>();
@@ -64,24 +64,7 @@ export class PasswordSafeDouble {
   /** Denied feature permissions, e.g. 'Workgroups' → 403 (for Test's permission outcome). */
   readonly denied = new Set<string>();
   private seq = 100;
-  readonly server: DoubleServer;
 
-  constructor() {
-    this.server = new DoubleServer((r) => this.handle(r));
-  }
-  get url() {
-    return this.server.url;
-  }
-  get requests() {
-    return this.server.requests;
-  }
-  async start() {
-    await this.server.start();
-    return this;
-  }
-  stop() {
-    return this.server.stop();
-  }
   count(): number {
     return this.workgroups.size + this.assets.size + this.systems.size + this.functionalAccounts.size + this.accounts.size;
   }
@@ -105,7 +88,7 @@ export class PasswordSafeDouble {
     return { status: 200, headers: { 'Set-Cookie': `ASP.NET_SessionId=${sid}; path=/; HttpOnly; SameSite=Lax` }, body: { UserId: 7, EmailAddress: `${user}@example.test`, UserName: user, Name: user } };
   }
 
-  private handle(r: Req): Reply {
+  protected handle(r: Req): Reply {
     if (!r.path.startsWith(BASE)) return { status: 404, body: 'Not Found' };
     const path = r.path.slice(BASE.length);
     if (r.query.version !== undefined) {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { checkFields, DoubleServer, type Field, type Reply, type Req } from './server';
+import { checkFields, Double, type Field, type Reply, type Req } from './server';
 
 /**
  * A PRA appliance's Configuration API on loopback, written from the official spec
@@ -58,7 +58,7 @@ const UNIQUE: Record<Kind, string[]> = { jumpoint: ['name', 'code_name', 'extern
 type Obj = Record<string, unknown> & { id: number };
 export interface PraNode { id: number; hostname: string; private_ip: string; public_ip: string; last_connect_timestamp: string; last_disconnect_timestamp: null }
 
-export class PraDouble {
+export class PraDouble extends Double {
   readonly accounts = new Map<string, string>();
   readonly tokens = new Map<string, { token: string; expires: number }[]>();
   readonly store: Record<Kind, Map<number, Obj>> = { jumpoint: new Map(), 'jump-group': new Map(), 'shell-jump': new Map(), 'remote-rdp': new Map() };
@@ -66,23 +66,9 @@ export class PraDouble {
   private readonly seq: Record<Kind, number> = { jumpoint: 0, 'jump-group': 0, 'shell-jump': 0, 'remote-rdp': 0 };
   private readonly hits = new Map<string, number[]>();
   rateLimitPerSecond = 20;
-  readonly server: DoubleServer;
 
   constructor(private readonly now: () => number = Date.now) {
-    this.server = new DoubleServer((r) => this.handle(r));
-  }
-  get url() {
-    return this.server.url;
-  }
-  get requests() {
-    return this.server.requests;
-  }
-  async start() {
-    await this.server.start();
-    return this;
-  }
-  stop() {
-    return this.server.stop();
+    super();
   }
 
   addApiAccount(clientId: string, secret: string) {
@@ -124,7 +110,7 @@ export class PraDouble {
     return null;
   }
 
-  private handle(r: Req): Reply {
+  protected handle(r: Req): Reply {
     if (r.method === 'POST' && r.path === '/oauth2/token') return this.token(r);
     const denied = { status: 401, body: { error: 'access_denied', message: 'The resource owner or authorization server denied the request.' } };
     const acct = this.account(r);

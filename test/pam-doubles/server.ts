@@ -130,3 +130,22 @@ export function checkFields(body: Record<string, unknown>, fields: Record<string
   }
   return { unknown, errors };
 }
+
+/** The common face of a double: a recording loopback server answering through `handle`. */
+export abstract class Double {
+  readonly server = new DoubleServer((r) => this.handle(r));
+  protected abstract handle(r: Req): Reply | Promise<Reply>;
+  get url() {
+    return this.server.url;
+  }
+  get requests() {
+    return this.server.requests;
+  }
+  async start(): Promise<this> {
+    await this.server.start();
+    return this;
+  }
+  stop(): Promise<void> {
+    return this.server.stop();
+  }
+}

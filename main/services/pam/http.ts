@@ -1,5 +1,6 @@
 import { request } from 'undici';
-import { AppError, type ErrorCode } from '../../../shared/contract/errors';
+import { AppError } from '../../../shared/contract/errors';
+import { codeFor } from '../control-node/control-plane';
 import type { Sleep } from './types';
 
 /**
@@ -93,16 +94,6 @@ export async function send(product: string, call: HttpCall, opts: HttpOptions = 
     }
     return { status: res.statusCode, headers, json, text };
   }
-}
-
-export function codeFor(status: number): ErrorCode {
-  if (status === 400 || status === 422) return 'invalid_request';
-  if (status === 401) return 'unauthorized';
-  if (status === 403) return 'forbidden';
-  if (status === 404) return 'not_found';
-  if (status === 409) return 'conflict';
-  if (status === 429) return 'rate_limited';
-  return 'unavailable';
 }
 
 /** An AppError for a non-2xx answer; `said` is what the tenant said (never what we sent). */
