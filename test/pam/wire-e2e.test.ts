@@ -117,6 +117,15 @@ describe('pam: wire and destroy end to end against the doubles', () => {
     expect(scan.found).toEqual([]);
   }, 120_000);
 
+  it('with tenants saved, the control node enrolling starts the wiring by itself', async () => {
+    p = await pamWorld({ tenantsBeforeEnrol: true });
+    const jobs = p.w.db.prepare("SELECT id FROM jobs WHERE kind = 'pam.wire' AND subject = ?").all(p.povId) as { id: string }[];
+    expect(jobs).toHaveLength(1);
+    const job = await p.w.jobs.wait(jobs[0]!.id);
+    expect(job.state, JSON.stringify(job.error)).toBe('succeeded');
+    expect(inventory(p)).toEqual(WIRED);
+  }, 120_000);
+
   it('a crash at each create, then a restart: the run resumes and makes no duplicate; a crash during unwire too', async () => {
     p = await pamWorld();
     const svc = pamServiceFor(p.base);

@@ -53,7 +53,7 @@ export interface PamWorld {
  * and its control node enrolled, tenants saved. `crashAt.step` makes the wiring stop dead at that
  * checkpoint (as a killed process would).
  */
-export async function pamWorld(): Promise<PamWorld> {
+export async function pamWorld(opts: { tenantsBeforeEnrol?: boolean } = {}): Promise<PamWorld> {
   const w = await world();
   migrate(w.db, [...MIGRATIONS, cnMigration, cnPovMigration, pamMigration]);
   const cp = await new ControlPlaneDouble().start();
@@ -88,25 +88,29 @@ export async function pamWorld(): Promise<PamWorld> {
   const provision = await w.jobs.wait(created.jobId);
   if (provision.state !== 'succeeded') throw new Error(`provision ${provision.state}: ${JSON.stringify(provision.error)}`);
   const povId = (await call(h, 'pov.list', {})).povs[0]!.id;
+  const saveTenants = async () => {
+    await call(h, 'pam.saveSettings', { gatewayImage: 'registry.example.test/bt/jumpoint:25.2', gatewayArgs: ['--restart=unless-stopped'], connectTimeoutSec: 10 });
+    await call(h, 'pam.saveTenants', {
+      povId,
+      pra: { site: pra.url, clientId: 'povdesk-api', clientSecret: SECRETS.praSecret },
+      passwordSafe: { url: ps.url, runAs: 'povdesk', apiKey: SECRETS.psKey, runAsPassword: SECRETS.psRunAsPassword },
+      entitle: { url: en.url, token: en.token },
+      brokerInstallKey: SECRETS.brokerKey,
+      functionalAccounts: { linux: { accountName: 'root', password: SECRETS.linuxPw }, windows: { accountName: 'Administrator', password: SECRETS.windowsPw } },
+      managedAccounts: { linux: ['svc-demo'], windows: ['povadmin'] },
+    });
+  };
+  // The Jumpoint container, once running on the control node, checks in with PRA.
+  const cnIp = (w.db.prepare("SELECT ip FROM pov_vms WHERE pov_id = ? AND name = 'control-node'").get(povId) as { ip: string }).ip;
+  cp.onContainer = (_agent, _name, env) => void pra.checkIn(env.DEPLOY_KEY!, { hostname: 'control-node', private_ip: cnIp });
+  if (opts.tenantsBeforeEnrol) await saveTenants();
   const stopGuest = guest(w, cp, povId);
   const install = w.db.prepare("SELECT id FROM jobs WHERE kind = 'control-node.install' AND subject = ?").get(povId) as { id: string };
   const enrolled = await w.jobs.wait(install.id);
   stopGuest();
   if (enrolled.state !== 'succeeded') throw new Error(`control node ${enrolled.state}`);
-  // The Jumpoint container, once running on the control node, checks in with PRA.
-  const cnIp = (w.db.prepare("SELECT ip FROM pov_vms WHERE pov_id = ? AND name = 'control-node'").get(povId) as { ip: string }).ip;
-  cp.onContainer = (_agent, _name, env) => void pra.checkIn(env.DEPLOY_KEY!, { hostname: 'control-node', private_ip: cnIp });
 
-  await call(h, 'pam.saveSettings', { gatewayImage: 'registry.example.test/bt/jumpoint:25.2', gatewayArgs: ['--restart=unless-stopped'], connectTimeoutSec: 10 });
-  await call(h, 'pam.saveTenants', {
-    povId,
-    pra: { site: pra.url, clientId: 'povdesk-api', clientSecret: SECRETS.praSecret },
-    passwordSafe: { url: ps.url, runAs: 'povdesk', apiKey: SECRETS.psKey, runAsPassword: SECRETS.psRunAsPassword },
-    entitle: { url: en.url, token: en.token },
-    brokerInstallKey: SECRETS.brokerKey,
-    functionalAccounts: { linux: { accountName: 'root', password: SECRETS.linuxPw }, windows: { accountName: 'Administrator', password: SECRETS.windowsPw } },
-    managedAccounts: { linux: ['svc-demo'], windows: ['povadmin'] },
-  });
+  if (!opts.tenantsBeforeEnrol) await saveTenants();
   return {
     w, cp, pra, ps, en, h, base, povId, logFile: log.file!, crashAt,
     async close() {

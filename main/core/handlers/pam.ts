@@ -31,6 +31,17 @@ export function pamServiceFor(base: Base, wiring: PamWiring = {}): PamService {
     services.set(base, svc);
     const s = svc;
     povServiceFor(base).setPamTeardown((povId, ctx) => s.teardown(povId, ctx));
+    // Once a POV's control node enrols, wire it (when its tenants are saved): the Gateway
+    // container needs the agent. A failure stays on the wiring job, never on the install.
+    base.jobs.onChange((job) => {
+      if (job.kind !== 'control-node.install' || job.state !== 'succeeded' || !job.subject) return;
+      try {
+        const id = s.autoWire(job.subject);
+        if (id) base.log.info('wiring a POV into BeyondTrust now that its control node enrolled', { povId: job.subject, jobId: id });
+      } catch (err) {
+        base.log.warn('could not start the BeyondTrust wiring after enrolment', { povId: job.subject, error: (err as Error).message });
+      }
+    });
     if (base.role === 'app') {
       const resumed = s.resumeInterrupted();
       if (resumed.length) base.log.warn('resumed BeyondTrust wiring jobs left running by an earlier process', { count: resumed.length });

@@ -165,6 +165,14 @@ export class PamService {
     });
   }
 
+  /** After the control node enrols: wire when a PRA tenant is saved and nothing runs; else null. */
+  autoWire(povId: string): string | null {
+    if (!this.repo.tenants(povId)?.pra_site || this.running.has(povId)) return null;
+    const r = getPov(this.d.db, povId);
+    if (!r || r.state !== 'active') return null;
+    return this.startWire(povId);
+  }
+
   startUnwire(povId: string): string {
     return this.launch(povId, 'unwire', async (job) => unwirePov(await this.wireDeps(povId, job.signal), job));
   }
