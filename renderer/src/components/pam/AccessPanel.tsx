@@ -152,7 +152,7 @@ export function AccessPanel({ povId }: { povId: string }) {
           </tbody>
         </table>
       </div>
-      <TenantsForm key={st.tenants.pra?.site ?? 'new'} povId={povId} view={st.tenants} onSaved={load} />
+      <TenantsForm key={povId} povId={povId} view={st.tenants} onSaved={load} />
       <GatewaySettings />
     </section>
   );
