@@ -108,6 +108,11 @@ describe('pam: wire and destroy end to end against the doubles', () => {
     // The POV's secrets left the keychain with it.
     expect((await call(p.h, 'pam.status', { povId: p.povId })).tenants).toMatchObject({ pra: { secretSet: false }, brokerInstallKeySet: false });
 
+    // A run a crash left "running" on a POV since destroyed is not restarted at start-up.
+    p.w.db.prepare("UPDATE pam_runs SET op = 'wire', state = 'running'").run();
+    expect(pamServiceFor(p.base).resumeInterrupted()).toEqual([]);
+    expect(p.w.db.prepare('SELECT state FROM pam_runs').get()).toEqual({ state: 'failed' });
+
     // No secret in the log file, the database (and its WAL) or any job record.
     p.w.db.pragma('wal_checkpoint(TRUNCATE)');
     const secrets = secretsOf(p, deployKeys);

@@ -211,8 +211,18 @@ export class PamService {
   resumeInterrupted(): string[] {
     const ids: string[] = [];
     for (const r of this.repo.interrupted()) {
-      if (this.running.has(r.pov_id) || !getPov(this.d.db, r.pov_id)) continue;
-      ids.push(r.op === 'wire' ? this.startWire(r.pov_id) : this.startUnwire(r.pov_id));
+      const pov = getPov(this.d.db, r.pov_id);
+      if (this.running.has(r.pov_id) || !pov) continue;
+      // A destroy resumes its own unwire (the lifecycle's hook); a wire of a POV going away is moot.
+      if (pov.state === 'destroying' || pov.state === 'destroyed') {
+        this.repo.setRun(r.pov_id, r.op, 'failed', null);
+        continue;
+      }
+      try {
+        ids.push(r.op === 'wire' ? this.startWire(r.pov_id) : this.startUnwire(r.pov_id));
+      } catch {
+        this.repo.setRun(r.pov_id, r.op, 'failed', null);
+      }
     }
     return ids;
   }
