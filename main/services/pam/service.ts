@@ -3,6 +3,7 @@ import type { PamItem, PamProduct, PamStatus, PamTestResult } from '../../../sha
 import { CONTROL_PLANE_ENV, CONTROL_PLANE_TOKEN_ACCOUNT, readConfig, type KeyValue } from '../control-node/config';
 import type { JobContext, JobRunner } from '../jobs/runner';
 import { getPov, listVms } from '../pov/repo';
+import { abortableSleep } from '../pov/types';
 import type { SecretStore } from '../secrets/store';
 import type { Db } from '../store/db';
 import { HttpAgentTasks, type AgentTasks } from './agent-tasks';
@@ -119,7 +120,7 @@ export class PamService {
       functionalAccounts: t.functionalAccounts,
       managedAccounts: t.managedAccounts,
       settings,
-      sleep: this.d.http?.sleep ?? ((ms, sig) => new Promise((res, rej) => (sig?.aborted ? rej(new AppError('cancelled', 'cancelled')) : setTimeout(res, ms)))),
+      sleep: this.d.http?.sleep ?? ((ms, sig) => abortableSleep(ms, sig ?? signal)),
       ...(this.d.checkpoint ? { checkpoint: this.d.checkpoint } : {}),
     };
   }
