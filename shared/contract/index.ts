@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { coreMethods, coreStreams } from './core';
 import { controlNodeMethods } from './controlNode';
+import { pamMethods } from './pam';
 import { povMethods } from './pov';
 import { skytapMethods } from './skytap';
 import { sshMethods, sshStreams } from './ssh';
@@ -21,6 +22,7 @@ export const methods = {
   ...skytapMethods,
   ...povMethods,
   ...controlNodeMethods,
+  ...pamMethods,
   ...vmMethods,
   ...sshMethods,
 } as const satisfies Record<string, MethodDef>;

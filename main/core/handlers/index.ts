@@ -2,6 +2,7 @@ import type { Base } from '../base';
 import type { Handlers } from '../dispatch';
 import { controlNodeHandlers } from './controlNode';
 import { coreHandlers } from './core';
+import { pamHandlers } from './pam';
 import { povHandlers } from './pov';
 import { skytapHandlers } from './skytap';
 import { sshHandlers } from './ssh';
@@ -14,6 +15,7 @@ export function allHandlers(base: Base): Handlers {
     ...skytapHandlers(base),
     ...povHandlers(base),
     ...controlNodeHandlers(base),
+    ...pamHandlers(base),
     ...vmHandlers(base),
     ...sshHandlers(base),
   };

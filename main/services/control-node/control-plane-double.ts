@@ -22,6 +22,12 @@ export class ControlPlaneDouble {
   readonly agents = new Map<string, Agent>();
   readonly requests: { method: string; path: string }[] = [];
   spireInfo: SpireInfo | null = null;
+  /** Containers the agents were asked to run beside themselves (key agentId/name). */
+  readonly containers = new Map<string, { agentId: string; name: string; image: string; env: Record<string, string>; args: string[] }>();
+  /** Resource Broker installs the agents were asked to run (key agentId/host). */
+  readonly brokerInstalls = new Map<string, { agentId: string; host: string; installKey: string }>();
+  /** What the agent's container does once started (tests: the Jumpoint checks in with PRA). */
+  onContainer: ((agentId: string, name: string, env: Record<string, string>) => void) | null = null;
   url = '';
   private readonly server: Server;
   private seq = 0;
@@ -54,6 +60,35 @@ export class ControlPlaneDouble {
     a.enrolledAt = new Date(this.now()).toISOString();
   }
 
+  /** Containers and tasks (docs/control-plane.md): only for an enrolled agent; PUT/DELETE by name. */
+  private task(res: ServerResponse, method: string, agentId: string, kind: string, name: string, body: Record<string, unknown>) {
+    const agent = this.agents.get(agentId);
+    if (!agent || agent.state === 'revoked') return this.reply(res, 404, { error: { code: 'not_found', message: `no agent ${agentId}` } });
+    if (agent.state !== 'enrolled') return this.reply(res, 409, { error: { code: 'conflict', message: `agent ${agentId} is ${agent.state}, not enrolled` } });
+    const key = `${agentId}/${name}`;
+    if (kind === 'containers' && method === 'PUT') {
+      const env = body.env as Record<string, string> | undefined;
+      if (typeof body.image !== 'string' || !body.image || !env || typeof env !== 'object' || !Array.isArray(body.args)) {
+        return this.reply(res, 400, { error: { code: 'invalid_request', message: 'image, env and args are required' } });
+      }
+      const existed = this.containers.has(key);
+      this.containers.set(key, { agentId, name, image: body.image, env, args: body.args as string[] });
+      if (!existed) this.onContainer?.(agentId, name, env);
+      return this.reply(res, existed ? 200 : 201, { state: existed ? 'running' : 'started' });
+    }
+    if (kind === 'containers' && method === 'DELETE') {
+      if (!this.containers.delete(key)) return this.reply(res, 404, { error: { code: 'not_found', message: `no container ${name}` } });
+      return this.reply(res, 204);
+    }
+    if (kind === 'broker-install' && method === 'PUT') {
+      if (typeof body.installKey !== 'string' || !body.installKey) return this.reply(res, 400, { error: { code: 'invalid_request', message: 'installKey is required' } });
+      const existed = this.brokerInstalls.has(key);
+      this.brokerInstalls.set(key, { agentId, host: name, installKey: body.installKey });
+      return this.reply(res, existed ? 200 : 202, { state: existed ? 'installed' : 'accepted' });
+    }
+    return this.reply(res, 405, { error: { code: 'invalid_request', message: `${method} not allowed on ${kind}` } });
+  }
+
   private reply(res: ServerResponse, status: number, body?: unknown) {
     res.statusCode = status;
     if (body === undefined) return res.end();
@@ -69,7 +104,7 @@ export class ControlPlaneDouble {
       return this.reply(res, 401, { error: { code: 'unauthorized', message: 'bad or missing bearer token' } });
     }
     let body: Record<string, unknown> = {};
-    if (method === 'POST') {
+    if (method === 'POST' || method === 'PUT') {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       try {
@@ -99,6 +134,8 @@ export class ControlPlaneDouble {
     if (method === 'GET' && path === '/v1/spire') {
       return this.reply(res, 200, this.spireInfo ? { enabled: true, ...this.spireInfo } : { enabled: false });
     }
+    const task = /^\/v1\/agents\/([^/]+)\/(containers|broker-install)\/([^/]+)$/.exec(path);
+    if (task) return this.task(res, method, decodeURIComponent(task[1]!), task[2]!, decodeURIComponent(task[3]!), body);
     const m = /^\/v1\/agents\/([^/]+)(\/join-token)?$/.exec(path);
     const agent = m ? this.agents.get(decodeURIComponent(m[1]!)) : undefined;
     if (!m || !agent || agent.state === 'revoked') {

@@ -50,7 +50,8 @@ export interface ControlPlane {
 
 const errorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
-function codeFor(status: number): ErrorCode {
+/** The error code for an HTTP status (the PAM clients map tenants' answers the same way). */
+export function codeFor(status: number): ErrorCode {
   if (status === 400 || status === 422) return 'invalid_request';
   if (status === 401) return 'unauthorized';
   if (status === 403) return 'forbidden';

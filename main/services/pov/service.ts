@@ -298,6 +298,11 @@ export class PovService {
     this.deps.teardownControlNode = fn;
   }
 
+  /** The BeyondTrust unwire run at the start of each destroy (registered by the PAM work). */
+  setPamTeardown(fn: PovServiceDeps['teardownPam']): void {
+    this.deps.teardownPam = fn;
+  }
+
   /** Marks the control node columns (used by the control-node work). */
   setControlNode(
     povId: string,

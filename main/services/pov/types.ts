@@ -34,6 +34,13 @@ export type ControlNodeInstaller = (povId: string, ctx: StepContext) => Promise<
  */
 export type ControlNodeTeardown = (povId: string, ctx: StepContext) => Promise<void>;
 
+/**
+ * Unwires the POV from its BeyondTrust tenants as the first step of its destroy (written by the
+ * PAM work; needs the agent still enrolled to stop the Gateway container). Whatever it throws is
+ * logged on the job and never blocks the destroy.
+ */
+export type PamTeardown = (povId: string, ctx: StepContext) => Promise<void>;
+
 export interface LifecycleDeps {
   db: Db;
   /** A client built from the saved settings, with the provisioning retry budget. */
@@ -53,6 +60,7 @@ export interface LifecycleDeps {
   createCheckMs?: number;
   installControlNode?: ControlNodeInstaller;
   teardownControlNode?: ControlNodeTeardown;
+  teardownPam?: PamTeardown;
 }
 
 export const CREATE_STEPS = ['before-create', 'after-create', 'after-commit', 'after-wait', 'after-power-on', 'after-vms'] as const;

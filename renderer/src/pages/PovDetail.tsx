@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { errorText } from '../api';
+import { AccessPanel } from '../components/pam/AccessPanel';
 import { RateLimitedBadge, RunstateBadge } from '../components/pov/badges';
 import { confirmedText } from '../components/pov/time';
 import { VmsTab } from '../components/pov/VmsTab';
@@ -103,6 +104,7 @@ export default function PovDetail({ povId, onBack }: { povId: string; onBack(): 
           <dd>{new Date(p.createdAt).toLocaleString()}</dd>
         </dl>
       )}
+      <AccessPanel povId={p.id} />
     </section>
   );
 }
