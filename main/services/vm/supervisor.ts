@@ -48,10 +48,18 @@ function appRoot(): string {
 }
 
 /**
- * The built daemon (out/main/vm-manager.js) when present with the guest files it reads beside it
- * (out/main/vm-manager-assets/, copied by the build), else its sources through tsx.
+ * In the packaged app, the self-contained daemon electron-builder puts outside the asar
+ * (<resources>/vm-manager/vm-manager.mjs, run by the app's own binary under ELECTRON_RUN_AS_NODE);
+ * else the built daemon (out/main/vm-manager.js) when present with the guest files it reads beside
+ * it (out/main/vm-manager-assets/, copied by the build); else its sources through tsx.
  */
-export function managerCommand(env: NodeJS.ProcessEnv = process.env): { argv: string[]; cwd: string } {
+export function managerCommand(
+  env: NodeJS.ProcessEnv = process.env,
+  resourcesPath: string | undefined = (process as { resourcesPath?: string }).resourcesPath,
+): { argv: string[]; cwd: string } {
+  const packaged = resourcesPath ? join(resourcesPath, 'vm-manager', 'vm-manager.mjs') : null;
+  // cwd must be a real directory: a spawn cannot start inside app.asar.
+  if (packaged && existsSync(packaged) && !env.POVDESK_FROM_SOURCE) return { argv: [process.execPath, packaged], cwd: dirname(packaged) };
   const root = appRoot();
   const built = join(root, 'out', 'main', 'vm-manager.js');
   if (existsSync(built) && existsSync(join(root, 'out', 'main', 'vm-manager-assets', 'guest', 'init.sh')) && !env.POVDESK_FROM_SOURCE) {
