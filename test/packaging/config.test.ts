@@ -28,10 +28,10 @@ describe('electron-builder.yml', () => {
     await expect(configModule.validateConfiguration(misspelt, new DebugLogger(false))).rejects.toThrow(/configuration object that does not match the API schema/);
   });
 
-  it('builds AppImage + deb, dmg for x64 and arm64, and an NSIS installer', () => {
+  it('builds AppImage + deb, dmg (+ the zip updates use) for x64 and arm64, and an NSIS installer', () => {
     const c = raw();
     expect(targets(c.linux)).toEqual({ AppImage: ['x64'], deb: ['x64'] });
-    expect(targets(c.mac)).toEqual({ dmg: ['arm64', 'x64'] });
+    expect(targets(c.mac)).toEqual({ dmg: ['arm64', 'x64'], zip: ['arm64', 'x64'] });
     expect(targets(c.win)).toEqual({ nsis: ['x64'] });
     expect(c.appId).toBe('com.povdesk.desktop');
     expect(c.productName).toBe('POV Desk');
