@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { AppError } from '../../../shared/contract/errors';
 import type { Logger } from '../log/logger';
 import { VmManagerClient } from '../../vm-manager/client';
+import { procCmdline } from '../../vm-manager/procs';
 
 export const endpointSchema = z
   .object({
@@ -77,12 +78,9 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The pid's command line as one string ('' when it is gone), on every platform (procs.ts). */
 function cmdline(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-  } catch {
-    return '';
-  }
+  return (procCmdline(pid) ?? []).join(' ');
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
