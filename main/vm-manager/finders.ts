@@ -50,7 +50,8 @@ export function toolDirs(o: FindOptions = {}): string[] {
     const drive = x.env.SystemDrive ?? 'C:';
     return [...windowsDirs(x, ['qemu']), ...windowsDirs(x, ['swtpm', 'bin']), join(x.root + drive, 'msys64', 'ucrt64', 'bin'), join(x.root + drive, 'msys64', 'usr', 'bin')];
   }
-  return ['/usr/bin', '/usr/sbin', '/usr/local/bin', '/bin', '/sbin'].map((p) => x.root + p);
+  // A Linux desktop session hands apps the user's PATH; only the sbin folders may be missing from it.
+  return ['/usr/local/sbin', '/usr/sbin', '/sbin'].map((p) => x.root + p);
 }
 
 /** The program's path: PATH first (with PATHEXT on Windows), then toolDirs; null when absent. */
