@@ -17,7 +17,7 @@ export interface Started {
 export function startDetached(cmd: string, args: string[], logFile: string): Started {
   const fd = openSync(logFile, 'a');
   try {
-    const child = spawn(cmd, args, { detached: true, stdio: ['ignore', fd, fd] });
+    const child = spawn(cmd, args, { detached: true, windowsHide: true, stdio: ['ignore', fd, fd] });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal }));
       child.once('error', () => resolve({ code: 127, signal: null }));

@@ -224,6 +224,7 @@ export class VmManagerSupervisor {
     const child = spawn(bin!, args, {
       cwd: cmd.cwd,
       detached: true,
+      windowsHide: true, // no console window for the daemon on Windows
       stdio: ['ignore', out, err],
       env: { ...process.env, ...this.o.env, ELECTRON_RUN_AS_NODE: '1', POVDESK_HOME: this.o.home },
     });
