@@ -5,8 +5,10 @@ import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
 import { createCore, type Core } from '../core/create';
 import { sshManagerFor } from '../core/handlers/ssh';
 import { isAppUrl as isTrustedPageUrl } from './app-url';
+import { createDesktop, type Desktop } from './desktop';
 import { bindIpc } from './ipc';
 import { electronNative } from './native';
+import { startUpdates } from './updates';
 
 export { isAppUrl as isTrustedPageUrl } from './app-url';
 
@@ -14,6 +16,8 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const RENDERER_URL = process.env.ELECTRON_RENDERER_URL; // set by electron-vite dev only
 let core: Core | null = null;
 let win: BrowserWindow | null = null;
+let desktop: Desktop | null = null; // desktop habits (main/electron/desktop.ts)
+let stopUpdates: (() => void) | null = null;
 
 const INDEX_FILE = join(here, '../renderer/index.html');
 const isAppUrl = (url: string) => isTrustedPageUrl(url, RENDERER_URL, INDEX_FILE);
@@ -24,9 +28,11 @@ function trusted(event: IpcMainEvent | IpcMainInvokeEvent): boolean {
 }
 
 async function createWindow() {
+  const saved = desktop?.windowOptions();
   win = new BrowserWindow({
     width: 1280,
     height: 820,
+    ...saved?.bounds,
     show: false,
     title: 'POV Desk',
     webPreferences: {
@@ -38,7 +44,9 @@ async function createWindow() {
       spellcheck: false,
     },
   });
-  win.once('ready-to-show', () => win?.show());
+  win.on('closed', () => (win = null));
+  if (desktop) desktop.attach(win);
+  else win.once('ready-to-show', () => win?.show());
   // Navigation and new windows are refused; http(s) links open in the OS browser.
   win.webContents.setWindowOpenHandler(({ url }) => {
     if (/^https?:\/\//.test(url)) void shell.openExternal(url);
@@ -50,8 +58,9 @@ async function createWindow() {
       if (/^https?:\/\//.test(url)) void shell.openExternal(url);
     }
   });
-  if (RENDERER_URL) await win.loadURL(RENDERER_URL);
-  else await win.loadFile(INDEX_FILE);
+  const hash = saved?.hash;
+  if (RENDERER_URL) await win.loadURL(hash ? `${RENDERER_URL}#${hash}` : RENDERER_URL);
+  else await win.loadFile(INDEX_FILE, hash ? { hash } : {});
 }
 
 app.enableSandbox();
@@ -90,16 +99,36 @@ app.whenReady().then(async () => {
   // After the laptop wakes, dropped SSH sessions reconnect at once instead of waiting out keepalive.
   const base = core.base;
   powerMonitor.on('resume', () => sshManagerFor(base).wake());
+  desktop = createDesktop({ core, home: base.home, getWindow: () => win, showWindow: createWindow });
+  if (pendingUrl) desktop.handleOpenUrl(pendingUrl);
+  stopUpdates = startUpdates({ core, isPackaged: app.isPackaged, log: (msg, extra) => base.log.info(msg, extra as Record<string, unknown>) });
   await createWindow();
+});
+
+// ---- desktop habits: povdesk:// links (macOS open-url; Windows/Linux pass them to a second launch) ----
+let pendingUrl: string | null = null;
+app.on('open-url', (e, url) => {
+  e.preventDefault();
+  if (desktop) desktop.handleOpenUrl(url);
+  else pendingUrl = url;
+});
+app.on('second-instance', (_e, argv) => desktop?.handleArgv(argv));
+app.on('activate', () => {
+  if (!win && desktop) void createWindow();
 });
 
 app.on('web-contents-created', (_e, contents) => {
   contents.on('will-attach-webview', (e) => e.preventDefault());
 });
-app.on('window-all-closed', () => app.quit());
+app.on('window-all-closed', () => {
+  if (!desktop || desktop.shouldQuitOnAllClosed()) app.quit();
+});
 app.on('before-quit', (e) => {
   if (!core) return;
   e.preventDefault();
+  if (desktop && !desktop.readyToQuit()) return; // it asks about running VMs, then quits again
+  desktop?.dispose();
+  stopUpdates?.();
   const c = core;
   core = null;
   void c.close().finally(() => app.quit());

@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'nod
 import { cpus, hostname, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Accel } from './argv';
+import { acceleratorCandidates, findFirmware, findTool, firmwareCandidates, installHint, platformNote } from './finders';
 import { Qmp, openQmpWhenReady } from './qmp';
 
 export interface ToolStatus { found: boolean; path: string | null; version: string | null; error: string | null }
@@ -17,6 +18,9 @@ export interface HostReport {
   hostname: string;
   kernel: string;
   platform: string;
+  arch: string;
+  /** What this kind of host can run, in plain words (e.g. x86_64 under TCG on Apple Silicon); null when nothing needs saying. */
+  platformNote: string | null;
   cpus: number;
   memoryBytes: number;
   qemu: ToolStatus;
@@ -32,24 +36,16 @@ export interface HostReport {
   missing: Missing[];
 }
 
-export const OVMF_CANDIDATES: [code: string, vars: string][] = [
-  ['/usr/share/OVMF/OVMF_CODE_4M.fd', '/usr/share/OVMF/OVMF_VARS_4M.fd'],
-  ['/usr/share/edk2/x64/OVMF_CODE.4m.fd', '/usr/share/edk2/x64/OVMF_VARS.4m.fd'],
-  ['/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_VARS.fd'],
-  ['/usr/share/edk2/ovmf/OVMF_CODE.fd', '/usr/share/edk2/ovmf/OVMF_VARS.fd'],
-];
+/** This platform's UEFI firmware candidates (main/vm-manager/finders.ts). */
+export const OVMF_CANDIDATES: [code: string, vars: string][] = firmwareCandidates();
 
 export function findOvmf(): { code: string; vars: string } | null {
-  for (const [code, vars] of OVMF_CANDIDATES) if (existsSync(code) && existsSync(vars)) return { code, vars };
-  return null;
+  return findFirmware();
 }
 
+/** A program on PATH or where this platform's installers put it (finders.ts). */
 export function which(cmd: string): string | null {
-  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
-    const p = join(dir || '.', cmd);
-    if (existsSync(p)) return p;
-  }
-  return null;
+  return findTool(cmd);
 }
 
 function version(cmd: string, args: string[]): Promise<ToolStatus> {
@@ -109,10 +105,7 @@ export async function probeAccel(accel: Accel, qemu: string, ovmf: { code: strin
 }
 
 function candidates(): Accel[] {
-  if (process.platform === 'linux') return ['kvm', 'tcg'];
-  if (process.platform === 'darwin') return ['hvf', 'tcg'];
-  if (process.platform === 'win32') return ['whpx', 'tcg'];
-  return ['tcg'];
+  return acceleratorCandidates(process.platform, process.arch);
 }
 
 let accelCache: Promise<HostReport['accelerator']> | null = null;
@@ -160,15 +153,18 @@ export async function hostReport(opts: { forceProbe?: boolean } = {}): Promise<H
   }
   const accelerator = await chooseAccelerator(qemu.path, ovmf, opts.forceProbe);
   const missing: Missing[] = [];
-  if (!qemu.found) missing.push({ what: 'qemu-system-x86_64', install: 'apt-get install qemu-system-x86' });
-  if (!qemuImg.found) missing.push({ what: 'qemu-img', install: 'apt-get install qemu-utils' });
-  if (!swtpm.found) missing.push({ what: 'swtpm', install: 'apt-get install swtpm swtpm-tools' });
-  if (!ovmf) missing.push({ what: 'OVMF firmware (OVMF_CODE_4M.fd)', install: 'apt-get install ovmf' });
-  if (!tpm2Tools.found) missing.push({ what: 'tpm2-tools (for the test image)', install: 'apt-get install tpm2-tools' });
-  if (!busybox.found || !existsSync('/bin/busybox')) missing.push({ what: 'busybox-static (for the test image)', install: 'apt-get install busybox-static' });
-  if (!existsSync('/usr/sbin/dropbear')) missing.push({ what: 'dropbear (the test image\'s SSH server)', install: 'apt-get install dropbear-bin' });
-  if (!guestKernel) missing.push({ what: 'guest kernel /boot/vmlinuz-*-cloud-amd64 (for the test image)', install: 'apt-get install linux-image-cloud-amd64' });
-  if (qemu.found && ovmf && !accelerator.chosen) missing.push({ what: `a working accelerator (${accelerator.reason})`, install: 'apt-get install qemu-system-x86' });
+  if (!qemu.found) missing.push({ what: 'qemu-system-x86_64', install: installHint('qemu') });
+  if (!qemuImg.found) missing.push({ what: 'qemu-img', install: installHint('qemu-img') });
+  if (!swtpm.found) missing.push({ what: 'swtpm', install: installHint('swtpm') });
+  if (!ovmf) missing.push({ what: 'UEFI firmware (OVMF_CODE_4M.fd, or QEMU\'s edk2-x86_64-code.fd)', install: installHint('firmware') });
+  // The test image is built from the host's own Debian packages, so only a Linux host can build it.
+  if (process.platform === 'linux') {
+    if (!tpm2Tools.found) missing.push({ what: 'tpm2-tools (for the test image)', install: 'apt-get install tpm2-tools' });
+    if (!busybox.found || !existsSync('/bin/busybox')) missing.push({ what: 'busybox-static (for the test image)', install: 'apt-get install busybox-static' });
+    if (!existsSync('/usr/sbin/dropbear')) missing.push({ what: 'dropbear (the test image\'s SSH server)', install: 'apt-get install dropbear-bin' });
+    if (!guestKernel) missing.push({ what: 'guest kernel /boot/vmlinuz-*-cloud-amd64 (for the test image)', install: 'apt-get install linux-image-cloud-amd64' });
+  }
+  if (qemu.found && ovmf && !accelerator.chosen) missing.push({ what: `a working accelerator (${accelerator.reason})`, install: installHint('qemu') });
   let kernel = '';
   try {
     kernel = readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim();
@@ -176,7 +172,7 @@ export async function hostReport(opts: { forceProbe?: boolean } = {}): Promise<H
     kernel = process.platform;
   }
   return {
-    hostname: hostname(), kernel, platform: process.platform, cpus: cpus().length, memoryBytes: totalmem(),
+    hostname: hostname(), kernel, platform: process.platform, arch: process.arch, platformNote: platformNote(process.platform, process.arch), cpus: cpus().length, memoryBytes: totalmem(),
     qemu, qemuImg, swtpm, tpm2Tools, busybox,
     ovmfCode: ovmf?.code ?? null, ovmfVars: ovmf?.vars ?? null, guestKernel,
     accelerator,

@@ -11,6 +11,7 @@ import { vmAsset } from './assets';
 import { cpioDir, cpioFile, cpioLink, writeCpio, type CpioEntry } from './cpio';
 import { VmmError } from './errors';
 import { GUEST_QUOTE_SCRIPT, firmwareDigest, imagePolicySchema, loadPolicy, savePolicy, type ImagePolicy } from './attest/index';
+import { findTool } from './finders';
 
 
 export const TEST_IMAGE = 'povdesk-test';
@@ -280,7 +281,7 @@ export function importImage(stateDir: string, file: string, opts: { name?: strin
   if (!NAME_RE.test(name)) throw new VmmError('invalid_request', `cannot derive an image name from ${basename(src)}: pass --name <dns-label>`);
   let info: { format?: string; 'virtual-size'?: number; 'backing-filename'?: string };
   try {
-    info = JSON.parse(execFileSync('qemu-img', ['info', '--output=json', src], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+    info = JSON.parse(execFileSync(findTool('qemu-img') ?? 'qemu-img', ['info', '--output=json', src], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
   } catch (e) {
     throw new VmmError('invalid_request', `qemu-img cannot read ${src}: ${String((e as { stderr?: string }).stderr ?? e).trim()}`);
   }
@@ -306,7 +307,7 @@ export function importImage(stateDir: string, file: string, opts: { name?: strin
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   try {
-    execFileSync('qemu-img', ['convert', '-f', format, '-O', 'qcow2', src, join(tmp, 'base.qcow2')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(findTool('qemu-img') ?? 'qemu-img', ['convert', '-f', format, '-O', 'qcow2', src, join(tmp, 'base.qcow2')], { stdio: ['ignore', 'ignore', 'pipe'] });
     const meta: ImageInfo = {
       name, kind: 'disk', createdAt: new Date().toISOString(), disk: 'base.qcow2', sourceFormat: format,
       virtualSizeBytes: vsize, sizeBytes: statSync(join(tmp, 'base.qcow2')).size, sha256: sha256File(join(tmp, 'base.qcow2')),

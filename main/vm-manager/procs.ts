@@ -1,8 +1,9 @@
 /**
  * Detached processes (own process group, so VMs outlive the manager), pid files, and liveness
- * checks through /proc that also confirm the pid still belongs to the program we started.
+ * checks that also confirm the pid still belongs to the program we started (its command line and,
+ * where recorded, its start time), through /proc, ps or Windows' process table (procBackend).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 
@@ -16,7 +17,7 @@ export interface Started {
 export function startDetached(cmd: string, args: string[], logFile: string): Started {
   const fd = openSync(logFile, 'a');
   try {
-    const child = spawn(cmd, args, { detached: true, stdio: ['ignore', fd, fd] });
+    const child = spawn(cmd, args, { detached: true, windowsHide: true, stdio: ['ignore', fd, fd] });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal }));
       child.once('error', () => resolve({ code: 127, signal: null }));
@@ -29,50 +30,157 @@ export function startDetached(cmd: string, args: string[], logFile: string): Sta
   }
 }
 
-/** Reads /proc/<pid>/cmdline; null when there is no such process or it is a zombie. */
-export function procCmdline(pid: number): string[] | null {
+/** A running process as the OS reports it: when it started (opaque, compared for equality) and its command line. */
+export interface ProcInfo {
+  pid: number;
+  /** Start time in the backend's own unit; the same process always reports the same value. */
+  start: string;
+  /** argv from /proc; from ps and Windows the whole command line as one string. */
+  argv: string[];
+}
+
+/**
+ * How this host answers "is pid N still the process we started": /proc on Linux, `ps` on macOS
+ * and the BSDs (and Linux without /proc), Win32_Process through PowerShell on Windows.
+ */
+export type ProcBackend = 'proc' | 'ps' | 'cim';
+
+export function procBackend(platform: NodeJS.Platform = process.platform): ProcBackend {
+  if (platform === 'win32') return 'cim';
+  if (platform === 'linux' && existsSync('/proc/self/stat')) return 'proc';
+  return 'ps';
+}
+
+/** /proc/<pid>/stat and cmdline; null for no such process or a zombie. */
+function viaProc(pid: number): ProcInfo | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    if (state === 'Z' || state === 'X') return null;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z' || fields[0] === 'X') return null;
     const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return raw.split('\0').filter((s) => s !== '');
+    // field 22 (starttime, clock ticks since boot) is the 20th after the command name
+    return { pid, start: fields[19] ?? '', argv: raw.split('\0').filter((s) => s !== '') };
   } catch {
     return null;
   }
 }
 
-/** Pids whose argv holds every marker (a /proc scan). */
-export function pidsMatching(markers: string[]): number[] {
-  const out: number[] = [];
+/** Parses `ps -o pid= -o stat= -o lstart= -o command=` lines (lstart is a fixed 24 characters). */
+export function parsePs(out: string): ProcInfo[] {
+  const rows: ProcInfo[] = [];
+  for (const line of out.split('\n')) {
+    const m = /^\s*(\d+)\s+(\S+)\s+(\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4})\s+(.*)$/.exec(line);
+    if (!m || m[2]!.startsWith('Z')) continue;
+    rows.push({ pid: Number(m[1]), start: m[3]!, argv: [m[4]!] });
+  }
+  return rows;
+}
+
+function viaPs(pid: number | null): ProcInfo[] {
+  try {
+    const out = execFileSync('ps', [...(pid === null ? ['-A'] : ['-p', String(pid)]), '-o', 'pid=', '-o', 'stat=', '-o', 'lstart=', '-o', 'command='], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, LC_ALL: 'C', TZ: 'UTC' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return parsePs(out);
+  } catch {
+    return []; // ps exits 1 when the pid does not exist
+  }
+}
+
+/** Parses Win32_Process rows as PowerShell's ConvertTo-Json writes them (one object or an array). */
+export function parseCim(out: string): ProcInfo[] {
+  if (!out.trim()) return [];
+  const data = JSON.parse(out) as unknown;
+  const rows = (Array.isArray(data) ? data : [data]) as { ProcessId?: unknown; CreationDate?: unknown; CommandLine?: unknown }[];
+  return rows
+    .filter((r) => typeof r.ProcessId === 'number')
+    .map((r) => {
+      // Windows PowerShell 5.1 writes dates as "/Date(ms)/", PowerShell 7 as ISO strings; both are stable per process.
+      const created = typeof r.CreationDate === 'string' ? (/\/Date\((\d+)\)\//.exec(r.CreationDate)?.[1] ?? r.CreationDate) : String(r.CreationDate ?? '');
+      return { pid: r.ProcessId as number, start: created, argv: typeof r.CommandLine === 'string' ? [r.CommandLine] : [] };
+    });
+}
+
+function viaCim(pid: number | null): ProcInfo[] {
+  const filter = pid === null ? '' : ` -Filter "ProcessId=${pid}"`;
+  try {
+    const out = execFileSync('powershell.exe', ['-NoProfile', '-NonInteractive', '-Command', `Get-CimInstance Win32_Process${filter} | Select-Object ProcessId,CreationDate,CommandLine | ConvertTo-Json -Compress`], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      windowsHide: true,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return parseCim(out);
+  } catch {
+    return [];
+  }
+}
+
+/** The process with this pid (start time and command line), or null when none runs. */
+export function procInfo(pid: number, backend: ProcBackend = procBackend()): ProcInfo | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  if (backend === 'proc') return viaProc(pid);
+  return (backend === 'ps' ? viaPs(pid) : viaCim(pid)).find((p) => p.pid === pid) ?? null;
+}
+
+/** Every running process. */
+export function listProcs(backend: ProcBackend = procBackend()): ProcInfo[] {
+  if (backend === 'ps') return viaPs(null);
+  if (backend === 'cim') return viaCim(null);
   let entries: string[] = [];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return out;
+    return [];
   }
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    const argv = procCmdline(Number(e));
-    if (argv && markers.every((m) => argv.some((a) => a.includes(m)))) out.push(Number(e));
-  }
-  return out;
+  return entries.filter((e) => /^\d+$/.test(e)).map((e) => viaProc(Number(e))).filter((p): p is ProcInfo => p !== null);
 }
 
-/** True when pid runs and its argv contains `marker` (guards against pid reuse). */
-export function aliveWith(pid: number | null | undefined, marker: string): boolean {
+/** The command line of a live pid; null when there is no such process or it is a zombie. */
+export function procCmdline(pid: number): string[] | null {
+  return procInfo(pid)?.argv ?? null;
+}
+
+/** When a live pid started (see ProcInfo.start), or null. */
+export function procStart(pid: number): string | null {
+  return procInfo(pid)?.start ?? null;
+}
+
+/** Pids whose command line holds every marker. */
+export function pidsMatching(markers: string[]): number[] {
+  return listProcs()
+    .filter((p) => markers.every((m) => p.argv.some((a) => a.includes(m))))
+    .map((p) => p.pid);
+}
+
+/**
+ * True when pid runs and its command line contains `marker`, and, when `start` is given, it is the
+ * same process that had that start time (guards against pid reuse).
+ */
+export function aliveWith(pid: number | null | undefined, marker: string, start?: string | null): boolean {
   if (!pid || pid <= 0) return false;
-  const argv = procCmdline(pid);
-  return argv !== null && argv.some((a) => a.includes(marker));
+  const p = procInfo(pid);
+  return p !== null && p.argv.some((a) => a.includes(marker)) && (start == null || p.start === start);
 }
 
+/** Writes the pid and, on a second line, its start time, so a reused pid is not taken for ours. */
 export function writePid(file: string, pid: number): void {
-  writeFileSync(file, `${pid}\n`);
+  const start = procStart(pid);
+  writeFileSync(file, start ? `${pid}\n${start}\n` : `${pid}\n`);
+}
+
+/** The start time a pid file recorded (null for files written before start times were kept). */
+export function readPidStart(file: string): string | null {
+  if (!existsSync(file)) return null;
+  return readFileSync(file, 'utf8').split('\n')[1]?.trim() || null;
 }
 
 export function readPid(file: string): number | null {
   if (!existsSync(file)) return null;
-  const n = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
+  const n = Number.parseInt(readFileSync(file, 'utf8').split('\n')[0]!.trim(), 10);
   return Number.isInteger(n) && n > 0 ? n : null;
 }
 

@@ -9,7 +9,7 @@ import { VmmError } from './errors';
 import { findOvmf, hostReport, type HostReport } from './host';
 import { MetadataService } from './metadata';
 import { VmService, type Timeouts } from './vms';
-import { procCmdline, readPid, writePid } from './procs';
+import { procCmdline, procStart, readPid, readPidStart, writePid } from './procs';
 import type { Accel } from './argv';
 
 export interface ServeOptions {
@@ -55,7 +55,8 @@ function takeLock(stateDir: string) {
   const pid = readPid(file);
   if (pid && pid !== process.pid) {
     const argv = procCmdline(pid);
-    if (argv && argv.some((a) => /node|electron|povdesk|tsx/.test(a))) {
+    const start = readPidStart(file);
+    if (argv && argv.some((a) => /node|electron|povdesk|tsx|vm-manager/.test(a)) && (start === null || procStart(pid) === start)) {
       throw new VmmError('conflict', `another vm-manager (pid ${pid}) serves ${stateDir}; stop it first, or remove ${file} if that pid is not a vm-manager`);
     }
   }

@@ -13,6 +13,7 @@ import { qemuArgv, type Accel, type QemuSpec } from './argv';
 import { tailLines } from './console';
 import { VmmError } from './errors';
 import { getImage, writeJsonAtomic } from './images';
+import { findTool } from './finders';
 import { aliveWith, freeLoopbackPort, pidsMatching, readPid, removePid, signal, sleep, startDetached, terminate, waitGone, writePid } from './procs';
 import { Qmp, openQmpWhenReady } from './qmp';
 
@@ -214,7 +215,7 @@ export class VmService {
       if (r.hasUserData) writeFileSync(r.paths.userData, input.userData ?? '', { mode: 0o600 });
       copyFileSync(this.o.ovmf.vars, r.paths.ovmfVars);
       if (r.paths.disk && image.disk) {
-        execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', join(image.dir, image.disk), r.paths.disk, `${input.diskGiB}G`], { stdio: ['ignore', 'ignore', 'pipe'] });
+        execFileSync(findTool('qemu-img') ?? 'qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', join(image.dir, image.disk), r.paths.disk, `${input.diskGiB}G`], { stdio: ['ignore', 'ignore', 'pipe'] });
       }
       this.save(r);
     } catch (e) {
@@ -274,7 +275,7 @@ export class VmService {
     const swtpmLog = join(r.paths.dir, 'swtpm.log');
     let swtpm;
     try {
-      swtpm = startDetached('swtpm', ['socket', '--tpm2', '--tpmstate', `dir=${r.paths.tpmState}`, '--ctrl', `type=unixio,path=${r.paths.swtpmSocket}`, '--log', 'level=1'], swtpmLog);
+      swtpm = startDetached(findTool('swtpm') ?? 'swtpm', ['socket', '--tpm2', '--tpmstate', `dir=${r.paths.tpmState}`, '--ctrl', `type=unixio,path=${r.paths.swtpmSocket}`, '--log', 'level=1'], swtpmLog);
     } catch (e) {
       return fail(`swtpm did not start: ${e instanceof Error ? e.message : String(e)}`);
     }
@@ -302,7 +303,7 @@ export class VmService {
     const qemuLog = join(r.paths.dir, 'qemu.log');
     let qemu;
     try {
-      qemu = startDetached('qemu-system-x86_64', qemuArgv(spec), qemuLog);
+      qemu = startDetached(findTool('qemu-system-x86_64') ?? 'qemu-system-x86_64', qemuArgv(spec), qemuLog);
     } catch (e) {
       return fail(`qemu did not start: ${e instanceof Error ? e.message : String(e)}`);
     }

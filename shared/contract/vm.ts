@@ -29,6 +29,8 @@ export const vmHost = z
     managerError: z.string().nullable(),
     hostname: z.string(),
     kernel: z.string(),
+    /** What this kind of host can run, in plain words (x86_64 under TCG on Apple Silicon…); null when nothing needs saying. */
+    platformNote: z.string().nullable(),
     cpus: z.number(),
     memoryBytes: z.number(),
     tools: z.array(vmTool),

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { AppError } from '../../../shared/contract/errors';
 import type { Logger } from '../log/logger';
 import { VmManagerClient } from '../../vm-manager/client';
+import { procCmdline } from '../../vm-manager/procs';
 
 export const endpointSchema = z
   .object({
@@ -48,10 +49,18 @@ function appRoot(): string {
 }
 
 /**
- * The built daemon (out/main/vm-manager.js) when present with the guest files it reads beside it
- * (out/main/vm-manager-assets/, copied by the build), else its sources through tsx.
+ * In the packaged app, the self-contained daemon electron-builder puts outside the asar
+ * (<resources>/vm-manager/vm-manager.mjs, run by the app's own binary under ELECTRON_RUN_AS_NODE);
+ * else the built daemon (out/main/vm-manager.js) when present with the guest files it reads beside
+ * it (out/main/vm-manager-assets/, copied by the build); else its sources through tsx.
  */
-export function managerCommand(env: NodeJS.ProcessEnv = process.env): { argv: string[]; cwd: string } {
+export function managerCommand(
+  env: NodeJS.ProcessEnv = process.env,
+  resourcesPath: string | undefined = (process as { resourcesPath?: string }).resourcesPath,
+): { argv: string[]; cwd: string } {
+  const packaged = resourcesPath ? join(resourcesPath, 'vm-manager', 'vm-manager.mjs') : null;
+  // cwd must be a real directory: a spawn cannot start inside app.asar.
+  if (packaged && existsSync(packaged) && !env.POVDESK_FROM_SOURCE) return { argv: [process.execPath, packaged], cwd: dirname(packaged) };
   const root = appRoot();
   const built = join(root, 'out', 'main', 'vm-manager.js');
   if (existsSync(built) && existsSync(join(root, 'out', 'main', 'vm-manager-assets', 'guest', 'init.sh')) && !env.POVDESK_FROM_SOURCE) {
@@ -69,12 +78,9 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The pid's command line as one string ('' when it is gone), on every platform (procs.ts). */
 function cmdline(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-  } catch {
-    return '';
-  }
+  return (procCmdline(pid) ?? []).join(' ');
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -218,6 +224,7 @@ export class VmManagerSupervisor {
     const child = spawn(bin!, args, {
       cwd: cmd.cwd,
       detached: true,
+      windowsHide: true, // no console window for the daemon on Windows
       stdio: ['ignore', out, err],
       env: { ...process.env, ...this.o.env, ELECTRON_RUN_AS_NODE: '1', POVDESK_HOME: this.o.home },
     });

@@ -20,6 +20,7 @@ const tool = z
 export const managerHost = z.object({
   hostname: str,
   kernel: str.optional().default(''),
+  platformNote: nstr.optional().default(null),
   cpus: z.number(),
   memoryBytes: z.number(),
   qemu: tool,
@@ -142,6 +143,7 @@ export function hostView(h: z.output<typeof managerHost>, endpoint: string, mode
     managerError,
     hostname: h.hostname,
     kernel: h.kernel,
+    platformNote: h.platformNote,
     cpus: h.cpus,
     memoryBytes: h.memoryBytes,
     tools,

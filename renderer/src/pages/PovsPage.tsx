@@ -8,6 +8,7 @@ import { PovList, type PovAction } from '../components/pov/PovList';
 import { useJobs } from '../state/jobs';
 import { CONTROL_NODE_JOB_KIND, POV_JOB_KINDS, usePovs } from '../state/pov';
 import type { PovView } from '../../../shared/contract/pov';
+import { NAVIGATE_EVENT, povFromHash } from '../nav';
 import PovDetail from './PovDetail';
 import '../components/pov/pov.css';
 
@@ -20,13 +21,22 @@ export default function PovsPage() {
   const [naming, setNaming] = useState<PovView | null>(null);
   const jobs = useJobs((s) => s.jobs);
   const follow = useJobs((s) => s.follow);
-  const [open, setOpen] = useState<string | null>(null);
+  const [open, setOpen] = useState<string | null>(() => povFromHash());
   const [creating, setCreating] = useState(false);
   const [now, setNow] = useState(() => Date.now());
   const seen = useRef(new Set<string>());
   const cnSeen = useRef(new Set<string>());
 
   useEffect(() => follow(), [follow]);
+  // A povdesk:// link while this page is already open (main/electron/desktop.ts navigates).
+  useEffect(() => {
+    const go = () => {
+      const id = povFromHash();
+      if (id) setOpen(id);
+    };
+    window.addEventListener(NAVIGATE_EVENT, go);
+    return () => window.removeEventListener(NAVIGATE_EVENT, go);
+  }, []);
   useEffect(() => {
     void load();
   }, [load]);
@@ -82,7 +92,7 @@ export default function PovsPage() {
     else void installControlNode(pov.id);
   }
 
-  if (open) return <PovDetail povId={open} onBack={() => { setOpen(null); void load(); }} />;
+  if (open) return <PovDetail povId={open} onBack={() => { setOpen(null); window.history.replaceState(null, '', '#/povs'); void load(); }} />;
 
   return (
     <section className="page">

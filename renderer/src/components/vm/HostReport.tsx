@@ -19,6 +19,11 @@ export function HostReport({ host }: { host: VmHost }) {
           Warning: {host.accelerator.warning}
         </p>
       )}
+      {host.platformNote && (
+        <p className="banner info" data-testid="vm-platform-note">
+          {host.platformNote}
+        </p>
+      )}
       <dl className="facts">
         <dt>Accelerator</dt>
         <dd>
