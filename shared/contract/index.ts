@@ -1,7 +1,9 @@
 import type { z } from 'zod';
 import { coreMethods, coreStreams } from './core';
 import { controlNodeMethods } from './controlNode';
+import { notifyMethods, notifyStreams } from './notify';
 import { povMethods } from './pov';
+import { shareMethods } from './share';
 import { skytapMethods } from './skytap';
 import { sshMethods, sshStreams } from './ssh';
 import { vmMethods, vmStreams } from './vm';
@@ -23,12 +25,15 @@ export const methods = {
   ...controlNodeMethods,
   ...vmMethods,
   ...sshMethods,
+  ...shareMethods,
+  ...notifyMethods,
 } as const satisfies Record<string, MethodDef>;
 
 export const streams = {
   ...coreStreams,
   ...vmStreams,
   ...sshStreams,
+  ...notifyStreams,
 } as const satisfies Record<string, StreamDef>;
 
 export type Methods = typeof methods;

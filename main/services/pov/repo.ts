@@ -26,6 +26,11 @@ export interface PovRow {
   /** Migration 5; absent (undefined) on a database it has not reached yet. */
   entitle_host?: string | null;
   broker_host?: string | null;
+  /** Migration 6 (share links and auto-delete); absent on a database it has not reached yet. */
+  auto_delete_at?: string | null;
+  schedule_id?: string | null;
+  auto_delete_status?: string | null;
+  auto_delete_reason?: string | null;
   /** Joined from pov_vms: the name of control_node_vm_id (not a column of povs). */
   control_node_vm_name?: string | null;
   created_at: string;
