@@ -3,6 +3,7 @@ import type { Handlers } from '../dispatch';
 import { controlNodeHandlers } from './controlNode';
 import { coreHandlers } from './core';
 import { povHandlers } from './pov';
+import { shareHandlers } from './share';
 import { skytapHandlers } from './skytap';
 import { sshHandlers } from './ssh';
 import { vmDiagnostics, vmHandlers } from './vm';
@@ -16,5 +17,6 @@ export function allHandlers(base: Base): Handlers {
     ...controlNodeHandlers(base),
     ...vmHandlers(base),
     ...sshHandlers(base),
+    ...shareHandlers(base),
   };
 }

@@ -125,6 +125,18 @@ export function toPovView(r: PovRow, activeJobId: string | null, installJobId: s
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     activeJobId,
+    ...(r.auto_delete_at !== undefined
+      ? {
+          autoDelete: {
+            at: r.auto_delete_at ?? null,
+            status: (r.auto_delete_status ?? null) as 'armed' | 'not_armed' | 'pending' | null,
+            reason: r.auto_delete_reason ?? null,
+            scheduleId: r.schedule_id ?? null,
+            nextWarning: null,
+            lastWarning: null,
+          },
+        }
+      : {}),
     actions: povActionsFor({ state: r.state, runstate: r.runstate, envId: r.env_id, busy, installing: installJobId !== null }),
   };
 }
