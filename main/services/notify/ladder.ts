@@ -19,6 +19,14 @@ export function inWords(hours: number): string {
   return hours === 1 ? '1 hour' : `${hours} hours`;
 }
 
+/** What is left, as a person says it: days from 48 h, hours from 90 min, else minutes. */
+export function leftInWords(ms: number): string {
+  if (ms >= 48 * 3600_000) return `${Math.round(ms / 86_400_000)} days`;
+  if (ms >= 90 * 60_000) return `${Math.round(ms / 3600_000)} hours`;
+  const m = Math.max(1, Math.round(ms / 60_000));
+  return m === 1 ? '1 minute' : `${m} minutes`;
+}
+
 /** The steps already due at `now` for this deletion time, latest (smallest) first. */
 export function dueSteps(now: Date, deleteAt: Date, hours: readonly number[]): number[] {
   if (now.getTime() >= deleteAt.getTime()) return [];
@@ -27,7 +35,8 @@ export function dueSteps(now: Date, deleteAt: Date, hours: readonly number[]): n
 
 /** The next step still ahead of `now` (for pov.get), or null. */
 export function nextStep(now: Date, deleteAt: Date, hours: readonly number[]): { step: string; at: string } | null {
-  const ahead = [...hours].filter((h) => deleteAt.getTime() - h * 3600_000 > now.getTime()).sort((a, b) => a - b);
+  // The earliest ahead is the largest number of hours before deletion.
+  const ahead = [...hours].filter((h) => deleteAt.getTime() - h * 3600_000 > now.getTime()).sort((a, b) => b - a);
   const h = ahead[0];
   return h === undefined ? null : { step: stepLabel(h), at: new Date(deleteAt.getTime() - h * 3600_000).toISOString() };
 }
@@ -99,7 +108,7 @@ export class Ladder {
         povId: p.id,
         key: `ladder:${p.id}:${p.auto_delete_at}:${label}`,
         urgent: latest === last,
-        title: `POV "${p.name}" is deleted in ${inWords(Math.max(1, Math.round(left / 3600_000)))}`,
+        title: `POV "${p.name}" is deleted in ${leftInWords(left)}`,
         body:
           `Skytap deletes ${p.env_id ? `environment ${p.env_id}` : 'its environment'} at ${deleteAt.toISOString()} ` +
           `(warning: ${inWords(latest)} before). Open the POV and press Extend if the evaluation goes on.`,

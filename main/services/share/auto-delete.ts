@@ -6,6 +6,11 @@ import { parseSkytapTime, portalsInEnvironment, scheduleEnvId, type Schedule, ty
 import type { Db } from '../store/db';
 import type { ShareService } from './service';
 
+/** Skytap's times have whole seconds: so do ours, or a read-back would never match. */
+function wholeSeconds(d: Date): Date {
+  return new Date(Math.floor(d.getTime() / 1000) * 1000);
+}
+
 /** A schedule ending within this of the auto-delete time counts as the same time (Skytap keeps seconds). */
 const SAME_TIME_MS = 60_000;
 const MAX_DAYS = 365;
@@ -38,14 +43,14 @@ export class AutoDelete {
     return this.deps.now?.() ?? new Date();
   }
 
-  /** The time a new POV gets: now + the auto-delete days setting. */
+  /** The time a new POV gets: now + the auto-delete days setting (whole seconds, as Skytap keeps). */
   defaultAt(): Date {
-    return new Date(this.now().getTime() + this.deps.notify.settings().autoDeleteDays * 86_400_000);
+    return wholeSeconds(new Date(this.now().getTime() + this.deps.notify.settings().autoDeleteDays * 86_400_000));
   }
 
-  /** Checks a requested time: in the future (at least 5 minutes) and within a year. */
+  /** Checks a requested time: in the future (at least 5 minutes) and within a year; whole seconds. */
   check(at: string | Date): Date {
-    const d = new Date(at);
+    const d = wholeSeconds(new Date(at));
     const now = this.now().getTime();
     if (Number.isNaN(d.getTime())) throw new AppError('invalid_request', `"${String(at)}" is not a time.`);
     if (d.getTime() < now + 5 * 60_000) {
