@@ -4,6 +4,7 @@ import { EmptyState } from '../components/EmptyState';
 import { CreatePovDialog } from '../components/pov/CreatePovDialog';
 import type { ControlNodeAction } from '../components/pov/ControlNodeCell';
 import { NameVmDialog } from '../components/pov/NameVmDialog';
+import { OPEN_POV_EVENT, takePendingPov } from '../components/share/open-pov';
 import { PovList, type PovAction } from '../components/pov/PovList';
 import { useJobs } from '../state/jobs';
 import { CONTROL_NODE_JOB_KIND, POV_JOB_KINDS, usePovs } from '../state/pov';
@@ -22,11 +23,25 @@ export default function PovsPage() {
   const follow = useJobs((s) => s.follow);
   const [open, setOpen] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
+  const [focus, setFocus] = useState<'extend' | undefined>(undefined);
   const [now, setNow] = useState(() => Date.now());
   const seen = useRef(new Set<string>());
   const cnSeen = useRef(new Set<string>());
 
   useEffect(() => follow(), [follow]);
+  // a clicked warning opens its POV with Extend focused
+  useEffect(() => {
+    const take = () => {
+      const p = takePendingPov();
+      if (p) {
+        setFocus(p.focus);
+        setOpen(p.povId);
+      }
+    };
+    take();
+    window.addEventListener(OPEN_POV_EVENT, take);
+    return () => window.removeEventListener(OPEN_POV_EVENT, take);
+  }, []);
   useEffect(() => {
     void load();
   }, [load]);
@@ -82,7 +97,7 @@ export default function PovsPage() {
     else void installControlNode(pov.id);
   }
 
-  if (open) return <PovDetail povId={open} onBack={() => { setOpen(null); void load(); }} />;
+  if (open) return <PovDetail key={`${open}-${focus ?? ''}`} povId={open} {...(focus ? { focus } : {})} onBack={() => { setOpen(null); setFocus(undefined); void load(); }} />;
 
   return (
     <section className="page">
@@ -112,8 +127,8 @@ export default function PovsPage() {
       {creating && (
         <CreatePovDialog
           onClose={() => setCreating(false)}
-          onCreate={async (templateId, name) => {
-            await create(templateId, name);
+          onCreate={async (templateId, name, autoDeleteAt) => {
+            await create(templateId, name, autoDeleteAt);
           }}
         />
       )}
