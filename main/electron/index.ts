@@ -5,6 +5,7 @@ import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
 import { createCore, type Core } from '../core/create';
 import { sshManagerFor } from '../core/handlers/ssh';
 import { bindIpc } from './ipc';
+import { showOsNotifications } from './notifications';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const RENDERER_URL = process.env.ELECTRON_RENDERER_URL; // set by electron-vite dev only
@@ -63,6 +64,7 @@ app.whenReady().then(async () => {
   // After the laptop wakes, dropped SSH sessions reconnect at once instead of waiting out keepalive.
   const base = core.base;
   powerMonitor.on('resume', () => sshManagerFor(base).wake());
+  base.onClose(showOsNotifications(base.hub, () => win));
   await createWindow();
 });
 

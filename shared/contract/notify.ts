@@ -53,4 +53,5 @@ export const notifyMethods = {
 
 export const notifyStreams = {
   'notify.event': stream('A new notification (after de-duplication); subscribe with key "*"', notificationView),
+  'notify.clicked': stream('An OS notification was clicked (Electron): open its POV with Extend focused', notificationView),
 } as const;

@@ -26,6 +26,14 @@ export function Notifications() {
   const [permission, setPermission] = useState(() => (typeof Notification === 'undefined' ? 'unsupported' : Notification.permission));
   useEffect(() => void load(), [load]);
   useEffect(() => follow(webNotify), [follow]);
+  // Electron: a click on an OS notification (main/electron/notifications.ts) opens its POV
+  useEffect(
+    () =>
+      api.subscribe('notify.clicked', '*', (n) => {
+        if (n.povId) openPov(n.povId);
+      }),
+    [],
+  );
 
   const act = (n: NotificationView) => {
     if (n.povId) openPov(n.povId);
