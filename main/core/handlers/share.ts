@@ -44,7 +44,10 @@ export function shareWorldFor(base: Base, opts: { now?: () => Date } = {}): Shar
   worlds.set(base, w);
 
   povServiceFor(base).setShareHooks({
-    armAutoDelete: (povId) => autoDelete.arm(povId),
+    armAutoDelete: async (povId) => {
+      await autoDelete.arm(povId);
+      ladder.tick(); // a POV created close to its deletion warns at once, not a minute later
+    },
     onReconcileRead: async (envs, ctx) => {
       const r = await autoDelete.sweep(envs);
       if (r.notArmed.length) ctx.log(`auto-delete not armed for ${r.notArmed.length} POV(s)`, 'warn');
