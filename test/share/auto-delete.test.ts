@@ -92,6 +92,7 @@ describe('auto-delete', () => {
   it('delete_at_end reaps the environment when the schedule ends, and the sweep marks the POV destroyed', async () => {
     w = await shareWorld();
     const povId = await createPov(w, new Date(w.clock.now().getTime() + 3 * DAY));
+    await w.call('share.create', { povId });
     w.clock.advance(3 * DAY + HOUR);
     await sweep(w); // its listing ticks the emulator: the schedule ended and the delete began
     await new Promise((r) => setTimeout(r, 150)); // the emulator's asynchronous delete (60 ms)
@@ -100,6 +101,11 @@ describe('auto-delete', () => {
     expect(pov.state).toBe('destroyed');
     expect(w.emu.state.environmentIds()).toEqual([]);
     expect(w.emu.sharing.schedules.size).toBe(0);
+    // its share link went with it, and so did the password in the keychain
+    await new Promise((r) => setTimeout(r, 50));
+    const { shares } = await w.call('share.list', { povId });
+    expect(shares[0]!.goneAt).not.toBeNull();
+    expect(await w.base.secrets.get(`share-password:${povId}:${shares[0]!.shareId}`)).toBeNull();
   }, 30_000);
 
   it('the sweep reads portals from the environment body (no request per POV): one made outside shows as not managed here, a deleted one as gone', async () => {
@@ -184,6 +190,8 @@ describe('the warning ladder', () => {
     w.base.hub.subscribe('notify.event', '*', { send: (_s, _k, data) => published.push((data as { title: string }).title), unacked: new Map() });
     await w.call('notify.setSettings', { doNotDisturb: true });
     const povId = await createPov(w, new Date(w.clock.now().getTime() + 2 * DAY));
+    // 2 days left at create: the 3 d step was due at once and fired when the schedule was armed
+    expect(w.share.ladder.lastFired(povId, (await w.call('pov.get', { id: povId })).pov.autoDelete!.at!)).toBe('3d');
     w.clock.advance(DAY + HOUR); // 23 h left: 24 h step
     expect(w.share.ladder.tick().map((f) => f.step)).toEqual(['24h']);
     w.clock.advance(22 * HOUR + 30 * 60_000); // 30 min left: the last step
@@ -192,6 +200,7 @@ describe('the warning ladder', () => {
     const ladder = items.filter((n) => n.kind === 'ladder');
     expect(ladder.map((n) => [n.held, n.urgent])).toEqual([
       [false, true],
+      [true, false],
       [true, false],
     ]);
     expect(published).toEqual([ladder[0]!.title]);
@@ -231,4 +240,30 @@ describe('the share link password', () => {
     // and the emulator did receive them (the scan looked for the right bytes)
     expect(w.emu.sharing.passwordsReceived).toEqual(passwords);
   }, 30_000);
+});
+
+describe('job notifications', () => {
+  it('a job that ran over 60 s notifies once when it ends; a shorter one or a routine one does not', async () => {
+    w = await shareWorld();
+    const job = (id: string, ms: number, routine = false) => ({
+      id,
+      kind: 'pov_create',
+      title: `Create POV "${id}"`,
+      subject: null,
+      routine,
+      state: 'succeeded' as const,
+      progress: { step: 'done', fraction: 1, message: '' },
+      createdAt: '2026-01-01T00:00:00.000Z',
+      startedAt: '2026-01-01T00:00:00.000Z',
+      finishedAt: new Date(Date.parse('2026-01-01T00:00:00.000Z') + ms).toISOString(),
+      error: null,
+      result: null,
+    });
+    w.share.notify.onJob(job('long', 61_000));
+    w.share.notify.onJob(job('long', 61_000)); // the same end reported twice
+    w.share.notify.onJob(job('short', 59_000));
+    w.share.notify.onJob(job('sweep', 120_000, true));
+    const jobs = (await w.call('notify.list', {})).items.filter((n) => n.kind === 'job');
+    expect(jobs.map((n) => [n.title, n.body, n.count])).toEqual([['Create POV "long" finished', 'after 61 s', 2]]);
+  });
 });

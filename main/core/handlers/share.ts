@@ -63,7 +63,13 @@ export function shareWorldFor(base: Base, opts: { now?: () => Date } = {}): Shar
       lastWarning: ladder.lastFired(povId, at),
     }),
   });
-  base.jobs.onChange((job) => notify.onJob(job));
+  base.jobs.onChange((job) => {
+    notify.onJob(job);
+    // a destroy or a sweep that found the environment gone: its links and their passwords go too
+    if (job.state === 'succeeded' && (job.kind === 'pov_destroy' || job.kind === 'pov_env_reconcile')) {
+      shares.forgetDestroyed().catch((err: unknown) => base.log.warn('could not forget share passwords', { error: (err as Error).message }));
+    }
+  });
   if (base.role === 'app') {
     const tick = () => {
       try {

@@ -224,6 +224,22 @@ export class ShareService {
     return { added, gone };
   }
 
+  /**
+   * Links of POVs whose environment is gone (destroyed here, or reaped by the schedule) are gone
+   * too: marked so, and their passwords leave the keychain. Returns how many.
+   */
+  async forgetDestroyed(): Promise<number> {
+    const rows = this.deps.db
+      .prepare("SELECT s.* FROM pov_shares s JOIN povs p ON p.id = s.pov_id WHERE p.state = 'destroyed' AND s.gone_at IS NULL")
+      .all() as ShareRow[];
+    const at = this.now().toISOString();
+    for (const s of rows) {
+      markShareGone(this.deps.db, s.pov_id, s.share_id, at);
+      await this.deps.secrets.delete(passwordAccount(s.pov_id, s.share_id));
+    }
+    return rows.length;
+  }
+
   private live(povId: string, shareId: string): ShareRow {
     const s = this.share(povId, shareId);
     if (s.gone_at !== null) throw new AppError('conflict', `Share link ${shareId} is gone (since ${s.gone_at}); create a new one.`);
