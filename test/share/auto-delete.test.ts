@@ -132,6 +132,22 @@ describe('auto-delete', () => {
   }, 30_000);
 });
 
+describe('the idle warning', () => {
+  it('a POV reached through its gateway with suspend_on_idle set warns in the Share panel', async () => {
+    w = await shareWorld();
+    const povId = await createPov(w, new Date(w.clock.now().getTime() + 9 * DAY));
+    const envId = w.emu.state.environmentIds()[0]!;
+    w.emu.sharing.suspendOnIdle.set(envId, 7200);
+    await sweep(w);
+    expect((await w.call('share.list', { povId })).idleWarning).toBeNull(); // no gateway yet
+    w.db.prepare("UPDATE povs SET control_node_status = 'enrolled' WHERE id = ?").run(povId);
+    expect((await w.call('share.list', { povId })).idleWarning).toMatch(/suspends after 120 min idle.*POV Gateway/);
+    w.emu.sharing.suspendOnIdle.delete(envId);
+    await sweep(w);
+    expect((await w.call('share.list', { povId })).idleWarning).toBeNull();
+  }, 30_000);
+});
+
 describe('the warning ladder', () => {
   it('each step fires once, across a restart only the latest missed step fires, and Extend re-arms without firing again', async () => {
     w = await shareWorld();

@@ -79,7 +79,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   const sharing = new SharingState(state);
   state.envJsonExtra = (env, url) => {
     const portals = sharing.envPortals(env, url);
-    return { publish_sets: portals, publish_set_count: portals.length };
+    return { publish_sets: portals, publish_set_count: portals.length, suspend_on_idle: sharing.suspendOnIdle.get(env.id) ?? null };
   };
   const requests: RequestRecord[] = [];
   let baseUrl = '';

@@ -40,6 +40,8 @@ export const PORTALS_DISABLED_MESSAGE =
 export class SharingState {
   readonly portals = new Map<string, EmuPortal>();
   readonly schedules = new Map<string, EmuSchedule>();
+  /** suspend_on_idle (seconds) per environment id, as an environment body reports it. */
+  readonly suspendOnIdle = new Map<string, number>();
   /** An administrator disabled sharing portals for the account. */
   portalsDisabled = false;
   /** Every password ever accepted, in the order received (tests check what was sent). */
@@ -52,6 +54,7 @@ export class SharingState {
   clear(): void {
     this.portals.clear();
     this.schedules.clear();
+    this.suspendOnIdle.clear();
     this.portalsDisabled = false;
     this.passwordsReceived.length = 0;
   }

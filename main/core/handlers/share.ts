@@ -94,7 +94,7 @@ export function shareHandlers(base: Base): DomainHandlers<typeof shareMethods & 
   const { shares, notify } = shareWorldFor(base);
   return {
     'share.create': async (args) => shares.create(args),
-    'share.list': async (args) => ({ ...(await shares.list(args.povId)), idleWarning: null }),
+    'share.list': async (args) => shares.list(args.povId),
     'share.extend': async (args) => ({ share: await shares.extend(args.povId, args.shareId, args.expiresAt) }),
     'share.rotatePassword': async (args) => shares.rotatePassword(args.povId, args.shareId),
     'share.password': async (args) => ({ password: await shares.password(args.povId, args.shareId) }),

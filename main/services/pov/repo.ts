@@ -31,6 +31,7 @@ export interface PovRow {
   schedule_id?: string | null;
   auto_delete_status?: string | null;
   auto_delete_reason?: string | null;
+  suspend_on_idle?: number | null;
   /** Joined from pov_vms: the name of control_node_vm_id (not a column of povs). */
   control_node_vm_name?: string | null;
   created_at: string;

@@ -142,6 +142,11 @@ export class AutoDelete {
     const byEnv = new Map(envs.map((e) => [e.id, e]));
     for (const r of rows) {
       const env = byEnv.get(r.env_id!);
+      if (env) {
+        const idle = (env as Record<string, unknown>).suspend_on_idle;
+        const secs = typeof idle === 'number' && idle > 0 ? idle : null;
+        if ((r.suspend_on_idle ?? null) !== secs) updatePov(this.deps.db, r.id, { suspend_on_idle: secs }, this.now().toISOString());
+      }
       const portals = env ? portalsInEnvironment(env as Record<string, unknown>) : null;
       if (portals) {
         const res = this.deps.shares.applyPortals(r.id, portals);

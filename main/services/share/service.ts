@@ -72,11 +72,11 @@ export class ShareService {
     return toShareView(r, stored);
   }
 
-  async list(povId: string): Promise<{ shares: ShareView[]; autoDeleteAt: string | null }> {
+  async list(povId: string): Promise<{ shares: ShareView[]; autoDeleteAt: string | null; idleWarning: string | null }> {
     const r = getPov(this.deps.db, povId);
     if (!r) throw new AppError('not_found', `No POV ${povId}; refresh the POV list.`);
     const shares = await Promise.all(listShares(this.deps.db, povId).map((s) => this.view(s)));
-    return { shares, autoDeleteAt: r.auto_delete_at ?? null };
+    return { shares, autoDeleteAt: r.auto_delete_at ?? null, idleWarning: idleWarning(r) };
   }
 
   async create(input: {
@@ -245,6 +245,20 @@ export class ShareService {
     if (s.gone_at !== null) throw new AppError('conflict', `Share link ${shareId} is gone (since ${s.gone_at}); create a new one.`);
     return s;
   }
+}
+
+/**
+ * Skytap does not count traffic through published services or a gateway as activity: a POV the
+ * customer reaches through its POV Gateway (an enrolled control node) with suspend_on_idle set can
+ * be suspended in the middle of a demo.
+ */
+export function idleWarning(r: PovRow): string | null {
+  if (!r.suspend_on_idle || r.control_node_status !== 'enrolled') return null;
+  const min = Math.round(r.suspend_on_idle / 60);
+  return (
+    `This environment suspends after ${min} min idle, and traffic through the POV Gateway does not count as activity in Skytap: ` +
+    'a customer working only through the gateway can be suspended mid-demo. Turn idle suspend off in Skytap for the evaluation, or keep the portal open.'
+  );
 }
 
 /** A row from what Skytap answered; fields Skytap left out keep what we knew. */

@@ -2,8 +2,8 @@ import type { Migration } from '../migration';
 
 /**
  * Share links, auto-delete and notifications (issue 12).
- * - povs: the auto-delete time, the Skytap schedule that enforces it, and whether the last sweep
- *   found it armed (added columns only: databases already exist).
+ * - povs: the auto-delete time, the Skytap schedule that enforces it, whether the last sweep
+ *   found it armed, and the environment's suspend_on_idle as last read (added columns only).
  * - pov_shares: sharing portals as last read. NEVER the password: it lives in the keychain,
  *   keyed by POV and portal (share/service.ts).
  * - ladder_steps: each warning step fired (or skipped as superseded) once per POV and deletion
@@ -19,6 +19,7 @@ const migration: Migration = {
       ALTER TABLE povs ADD COLUMN schedule_id TEXT;
       ALTER TABLE povs ADD COLUMN auto_delete_status TEXT;
       ALTER TABLE povs ADD COLUMN auto_delete_reason TEXT;
+      ALTER TABLE povs ADD COLUMN suspend_on_idle INTEGER;
 
       CREATE TABLE pov_shares (
         pov_id TEXT NOT NULL REFERENCES povs(id) ON DELETE CASCADE,

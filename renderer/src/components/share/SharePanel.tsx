@@ -12,6 +12,7 @@ import { copyText, fromLocalInput, toLocalInput } from './datetime';
  */
 export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
   const [shares, setShares] = useState<ShareView[] | null>(null);
+  const [idleWarning, setIdleWarning] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   /** Passwords revealed in this view (after create/rotate, or Show). Never stored anywhere else. */
@@ -24,7 +25,9 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
 
   const load = useCallback(async () => {
     try {
-      setShares((await api.call('share.list', { povId: pov.id })).shares);
+      const r = await api.call('share.list', { povId: pov.id });
+      setShares(r.shares);
+      setIdleWarning(r.idleWarning);
     } catch (e) {
       setError(errorText(e));
     }
@@ -81,10 +84,9 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
   return (
     <section className="panel share-box" aria-label="Share">
       <h3>Share with the customer</h3>
-      {pov.controlNode.status && (
-        <p className="small muted">
-          If the customer reaches the VMs only through the POV Gateway and the environment suspends on idle, Skytap does not count that traffic as
-          activity: they can be suspended mid-demo. Keep someone in the portal, or turn idle suspend off for the evaluation.
+      {idleWarning && (
+        <p className="banner warn" role="alert" data-testid="idle-warning">
+          {idleWarning}
         </p>
       )}
       {error && (
