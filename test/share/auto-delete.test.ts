@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSkytapTime } from '../../main/services/skytap/share-api';
-import { createPov, DAY, HOUR, shareWorld, type ShareTestWorld } from './helpers';
+import { createPov, DAY, HOUR, postPortal, shareWorld, type ShareTestWorld } from './helpers';
 
 let w: ShareTestWorld;
 afterEach(async () => {
@@ -112,13 +112,7 @@ describe('auto-delete', () => {
     w = await shareWorld();
     const povId = await createPov(w, new Date(w.clock.now().getTime() + 9 * DAY));
     const { share } = await w.call('share.create', { povId });
-    const envId = w.emu.state.environmentIds()[0]!;
-    const vm = w.emu.state.environments.get(envId)!.vms[0]!;
-    const outside = await fetch(`${w.emu.url}/v2/configurations/${envId}/publish_sets.json`, {
-      method: 'POST',
-      headers: { authorization: 'Basic ' + Buffer.from('demo:demo-token').toString('base64'), 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'made in Skytap', vms: [{ vm_ref: `${w.emu.url}/vms/${vm.id}`, access: 'use' }] }),
-    }).then((r) => r.json() as Promise<{ id: string }>);
+    const outside = await postPortal(w, 'use').then((r) => r.json() as Promise<{ id: string }>);
     w.emu.sharing.portals.delete(share.shareId);
     const before = w.emu.requests.length;
     await sweep(w);

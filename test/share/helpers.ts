@@ -122,3 +122,22 @@ export async function createPov(w: ShareTestWorld, autoDeleteAt?: Date, name = '
   if (job.state !== 'succeeded') throw new Error(`pov.create failed: ${JSON.stringify(job.error)}`);
   return job.subject!;
 }
+
+/** A request straight to the emulator, as another Skytap client (the web UI, a script) would send it. */
+export function skytapRequest(w: ShareTestWorld, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Response> {
+  return fetch(`${w.emu.url}${path}`, {
+    method,
+    headers: {
+      authorization: 'Basic ' + Buffer.from('demo:demo-token').toString('base64'),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+/** POSTs a sharing portal for the first VM of the world's only environment, outside the app. */
+export function postPortal(w: ShareTestWorld, access: string, name = 'made in Skytap'): Promise<Response> {
+  const envId = w.emu.state.environmentIds()[0]!;
+  const vm = w.emu.state.environments.get(envId)!.vms[0]!;
+  return skytapRequest(w, 'POST', `/v2/configurations/${envId}/publish_sets.json`, { name, vms: [{ vm_ref: `${w.emu.url}/vms/${vm.id}`, access }] });
+}

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PASSWORD_ALPHABET } from '../../main/services/share/password';
 import { parseSkytapTime } from '../../main/services/skytap/share-api';
 import { PORTALS_DISABLED_MESSAGE } from '../skytap-emulator/sharing';
-import { createPov, DAY, HOUR, shareWorld, type ShareTestWorld } from './helpers';
+import { createPov, DAY, HOUR, postPortal, shareWorld, skytapRequest, type ShareTestWorld } from './helpers';
 
 let w: ShareTestWorld;
 afterEach(async () => {
@@ -35,9 +35,9 @@ describe('share links against the emulator', () => {
 
     // Skytap never reads the password back; the keychain does
     const env = w.emu.requests.length;
-    const got = await fetch(`${w.emu.url}/v2/configurations/${w.emu.state.environmentIds()[0]}/publish_sets/${share.shareId}`, {
-      headers: { authorization: 'Basic ' + Buffer.from('demo:demo-token').toString('base64') },
-    }).then((r) => r.json() as Promise<{ password: string }>);
+    const got = await skytapRequest(w, 'GET', `/v2/configurations/${w.emu.state.environmentIds()[0]}/publish_sets/${share.shareId}`).then(
+      (r) => r.json() as Promise<{ password: string }>,
+    );
     expect(got.password).toMatch(/^\*+$/);
     expect(w.emu.requests.length).toBe(env + 1);
     expect((await w.call('share.password', { povId, shareId: share.shareId })).password).toBe(password);
@@ -81,14 +81,7 @@ describe('share links against the emulator', () => {
   it('view_only is a 409 in the emulator, and portals disabled by an admin give a clear error that creates nothing', async () => {
     w = await shareWorld();
     const povId = await createPov(w, new Date(w.clock.now().getTime() + 5 * DAY));
-    const envId = w.emu.state.environmentIds()[0]!;
-    const vm = w.emu.state.environments.get(envId)!.vms[0]!;
-    const r = await fetch(`${w.emu.url}/v2/configurations/${envId}/publish_sets.json`, {
-      method: 'POST',
-      headers: { authorization: 'Basic ' + Buffer.from('demo:demo-token').toString('base64'), 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'x', vms: [{ vm_ref: `${w.emu.url}/vms/${vm.id}`, access: 'view_only' }] }),
-    });
-    expect(r.status).toBe(409);
+    expect((await postPortal(w, 'view_only')).status).toBe(409);
 
     w.emu.sharing.portalsDisabled = true;
     const err = (await w.call('share.create', { povId }).then(
