@@ -247,6 +247,10 @@ describe('the share link password', () => {
     }
     const jobs = JSON.stringify(w.db.prepare('SELECT * FROM jobs').all()) + JSON.stringify(w.db.prepare('SELECT * FROM job_log').all());
     for (const pw of passwords) expect(jobs.includes(pw)).toBe(false);
+    // nor the diagnostics bundle a user attaches to a bug report
+    const diag = JSON.stringify(await w.call('app.diagnostics', {}));
+    expect(diag).toContain('share link made'); // the careless log line above is in the bundle, redacted
+    for (const pw of passwords) expect(diag.includes(pw)).toBe(false);
     // and the emulator did receive them (the scan looked for the right bytes)
     expect(w.emu.sharing.passwordsReceived).toEqual(passwords);
   }, 30_000);
