@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import type { NotificationView } from '../../../../shared/contract/notify';
 import { api } from '../../api';
 import { useNotify } from '../../state/notify';
+import { NotifySettingsForm } from './NotifySettingsForm';
 import { openPov } from './open-pov';
 import './share.css';
 
@@ -59,6 +60,7 @@ export function Notifications() {
           {api.transport === 'ws' && permission === 'default' && (
             <button onClick={() => void Notification.requestPermission().then(setPermission)}>Allow desktop notifications</button>
           )}
+          {settings && <NotifySettingsForm settings={settings} onSaved={() => void load()} />}
           {error && <p className="error">{error}</p>}
           {items.length === 0 && <p className="muted small">Nothing yet.</p>}
           <ul>
