@@ -110,3 +110,16 @@ test('share link, handout, extend, revoke, and a ladder warning', async ({ app }
   await page.getByRole('region', { name: 'Notifications' }).getByTestId('notification').first().getByRole('button').click();
   await expect(page.getByLabel('New auto-delete time')).toBeFocused();
 });
+
+test('Electron: a ladder warning reaches the main process notifier and the in-app toast', async ({ app }) => {
+  test.skip(app.mode !== 'electron', 'Electron only: main/electron/notifications.ts shows OS notifications from the main process');
+  const { page } = app;
+  await app.call('settings.saveSkytap', { username: 'demo', apiToken: 'demo-token', url: emu.url });
+  const { templates } = (await app.call('skytap.listTemplates', {})) as { templates: { id: string }[] };
+  const at = new Date(Date.now() + 50 * 60_000).toISOString();
+  await app.call('pov.create', { templateId: templates[0]!.id, name: 'Electron eval', autoDeleteAt: at });
+  // the 1 h step is due at create: the main process shows it (critical, never timing out) and the
+  // renderer shows the toast; a crash in the notifier would end the app and fail this wait
+  await expect(page.getByTestId('toast').filter({ hasText: 'Electron eval' })).toContainText(/deleted in \d+ minutes/, { timeout: 30_000 });
+  expect(app.output()).not.toMatch(/notifications\.(ts|js)/); // no stack through the notifier
+});
