@@ -8,6 +8,7 @@ import { isAppUrl as isTrustedPageUrl } from './app-url';
 import { createDesktop, type Desktop } from './desktop';
 import { bindIpc } from './ipc';
 import { electronNative } from './native';
+import { showOsNotifications } from './notifications';
 import { startUpdates } from './updates';
 
 export { isAppUrl as isTrustedPageUrl } from './app-url';
@@ -102,6 +103,7 @@ app.whenReady().then(async () => {
   desktop = createDesktop({ core, home: base.home, getWindow: () => win, showWindow: createWindow });
   if (pendingUrl) desktop.handleOpenUrl(pendingUrl);
   stopUpdates = startUpdates({ core, isPackaged: app.isPackaged, log: (msg, extra) => base.log.info(msg, extra as Record<string, unknown>) });
+  base.onClose(showOsNotifications(base.hub, () => win));
   await createWindow();
 });
 

@@ -1,5 +1,6 @@
 import { Suspense, useEffect, useState } from 'react';
 import { JobsDrawer } from './components/JobsDrawer';
+import { Notifications } from './components/share/Notifications';
 import { NAVIGATE_EVENT } from './nav';
 import { pages } from './pages';
 import { useSettings } from './state/settings';
@@ -56,6 +57,7 @@ export function App() {
         </Suspense>
       </main>
       <JobsDrawer />
+      <Notifications />
     </div>
   );
 }

@@ -2,7 +2,9 @@ import type { z } from 'zod';
 import { coreMethods, coreStreams } from './core';
 import { controlNodeMethods } from './controlNode';
 import { pamMethods } from './pam';
+import { notifyMethods, notifyStreams } from './notify';
 import { povMethods } from './pov';
+import { shareMethods } from './share';
 import { skytapMethods } from './skytap';
 import { sshMethods, sshStreams } from './ssh';
 import { vmMethods, vmStreams } from './vm';
@@ -25,12 +27,15 @@ export const methods = {
   ...pamMethods,
   ...vmMethods,
   ...sshMethods,
+  ...shareMethods,
+  ...notifyMethods,
 } as const satisfies Record<string, MethodDef>;
 
 export const streams = {
   ...coreStreams,
   ...vmStreams,
   ...sshStreams,
+  ...notifyStreams,
 } as const satisfies Record<string, StreamDef>;
 
 export type Methods = typeof methods;

@@ -52,6 +52,20 @@ export const povView = z
     /** The lifecycle job running for this POV in this process, if any. */
     activeJobId: z.string().nullable(),
     actions: povActions,
+    /** Auto-delete: the time, whether Skytap's schedule enforces it, and the next ladder warning. */
+    autoDelete: z
+      .object({
+        at: z.string().nullable(),
+        /** armed: a delete_at_end schedule ends at `at`; not_armed: the sweep found none (or another end). */
+        status: z.enum(['armed', 'not_armed', 'pending']).nullable(),
+        reason: z.string().nullable(),
+        scheduleId: z.string().nullable(),
+        nextWarning: z.object({ step: z.string(), at: z.string() }).strict().nullable(),
+        /** The last ladder step that fired for this deletion time (shown on the POV row). */
+        lastWarning: z.string().nullable(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type PovView = z.infer<typeof povView>;
@@ -132,6 +146,8 @@ export const povMethods = {
       .object({
         templateId: z.string().trim().min(1).max(40).regex(/^[0-9A-Za-z_-]+$/, 'must be a Skytap template id'),
         name: z.string().trim().min(1).max(200),
+        /** When Skytap deletes the environment (default: now + the auto-delete days setting). */
+        autoDeleteAt: z.iso.datetime({ offset: true }).optional(),
       })
       .strict(),
     jobStarted,
@@ -164,6 +180,11 @@ export const povMethods = {
     'Set (or clear with null) the OS override of one VM; Skytap\'s own value is kept apart',
     z.object({ povId: id, vmId: id, os: osValue.nullable() }).strict(),
     z.object({ vm: povVmView }).strict(),
+  ),
+  'pov.setAutoDelete': method(
+    'Move the auto-delete time: moves (or re-arms) the Skytap schedule, clamps every share link\'s expiry to it, re-arms the warning ladder',
+    z.object({ povId: id, at: z.iso.datetime({ offset: true }) }).strict(),
+    z.object({ pov: povView }).strict(),
   ),
   'reconcile.runNow': method(
     'Run the reconcile sweep now (one paginated read of every managed environment)',

@@ -36,7 +36,7 @@ export const skytapMethods = {
     testConnectionResult,
   ),
   'skytap.listTemplates': method(
-    'Every template the saved account (or project) can see, walked to the end',
+    'Every template the saved account (or project) can see, walked to the end (the default retry budget)',
     noArgs,
     z.object({ templates: z.array(templateView) }).strict(),
   ),

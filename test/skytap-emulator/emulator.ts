@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { BUSY_MESSAGE, FaultScript, matches, type Fault } from './faults';
 import { applySeed } from './seed';
+import { SharingState } from './sharing';
 import { EmulatorState, type Credentials, type EmuEnv, type Timing } from './state';
 
 /**
@@ -43,6 +44,8 @@ export interface Emulator {
   port: number;
   state: EmulatorState;
   faults: FaultScript;
+  /** Sharing portals and schedules (sharing.ts). */
+  sharing: SharingState;
   requests: RequestRecord[];
   /** Requests whose method and normalised path match (same syntax as a fault's match). */
   count(match: string): number;
@@ -73,6 +76,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   state.pageLatencyMs = opts.pageLatencyMs ?? 0;
   opts.seed?.(state);
   const faults = new FaultScript();
+  const sharing = new SharingState(state);
+  state.envJsonExtra = (env, url) => {
+    const portals = sharing.envPortals(env, url);
+    return { publish_sets: portals, publish_set_count: portals.length, suspend_on_idle: sharing.suspendOnIdle.get(env.id) ?? null };
+  };
   const requests: RequestRecord[] = [];
   let baseUrl = '';
 
@@ -173,6 +181,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     const seg = p.split('/').slice(1);
     const v2 = seg[0] === 'v2';
     const s = v2 ? seg.slice(1) : seg;
+
+    const shared = sharing.route(method, s, body, baseUrl);
+    if (shared) return 'page' in shared ? page(shared.page, (x) => x, query, fault) : new HttpReply(shared.status, shared.body);
 
     if (method === 'GET') {
       // /v2/templates[/{id}]
@@ -334,6 +345,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       if (path === '/__emulator/reset' && method === 'POST') {
         // Back to a seed (default demo) with no faults and an empty request log.
         state.clear();
+        sharing.clear();
         applySeed(state, typeof body.seed === 'string' ? body.seed : 'demo');
         faults.clear();
         requests.length = 0;
@@ -342,6 +354,25 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       if (path === '/__emulator/stay-busy' && method === 'POST') {
         state.stayBusy(String(body.id), body.on !== false);
         return reply(200, { ok: true });
+      }
+      if (path === '/__emulator/clock' && method === 'POST') {
+        // Moves the emulator's clock (schedules end; see sharing.ts).
+        if (typeof body.advanceMs !== 'number' || body.advanceMs < 0) throw new Error('advanceMs must be a non-negative number');
+        state.advance(body.advanceMs);
+        sharing.tick();
+        return reply(200, { now: new Date(state.now()).toISOString() });
+      }
+      if (path === '/__emulator/sharing' && method === 'POST') {
+        if (typeof body.portalsDisabled === 'boolean') sharing.portalsDisabled = body.portalsDisabled;
+        return reply(200, { portalsDisabled: sharing.portalsDisabled });
+      }
+      if (path === '/__emulator/sharing' && method === 'GET') {
+        sharing.tick();
+        return reply(200, {
+          portals: [...sharing.portals.values()].map((p) => sharing.portalJson(p, baseUrl)),
+          schedules: [...sharing.schedules.values()].map((x) => sharing.scheduleJson(x)),
+          passwordsReceived: sharing.passwordsReceived.length,
+        });
       }
       if (path === '/__emulator/timing' && method === 'POST') {
         for (const k of ['createBusyMs', 'runstateBusyMs', 'deleteMs', 'rateLimitedMs'] as const) {
@@ -394,6 +425,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     port,
     state,
     faults,
+    sharing,
     requests,
     count(match: string): number {
       return requests.filter((r) => matchesRecord(match, r)).length;

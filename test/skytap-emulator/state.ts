@@ -93,6 +93,8 @@ export class EmulatorState {
   /** Retry-After (seconds) sent with the emulator's own 423 busy replies. */
   busyRetryAfterSec = 1;
   now: () => number;
+  /** Extra fields of every environment body (sharing.ts adds publish_sets). */
+  envJsonExtra: ((env: EmuEnv, baseUrl: string) => Record<string, unknown>) | null = null;
   private nextTemplate = 500;
   private nextEnv = 1000;
   private nextVm = 9000;
@@ -101,6 +103,12 @@ export class EmulatorState {
     this.credentials = opts.credentials ?? { username: 'demo', token: 'demo-token' };
     this.timing = { ...DEFAULT_TIMING, ...(opts.timing ?? {}) };
     this.now = opts.now ?? Date.now;
+  }
+
+  /** Moves this emulator's clock forward (schedules end, busy phases finish). */
+  advance(ms: number): void {
+    const prev = this.now;
+    this.now = () => prev() + ms;
   }
 
   /** Forgets every template, project and environment (ids keep counting up, as Skytap's do). */
@@ -280,6 +288,7 @@ export class EmulatorState {
       can_delete: true,
       vms: env.vms.map((vm) => this.vmJson(env, vm, baseUrl)),
       networks: [],
+      ...(this.envJsonExtra?.(env, baseUrl) ?? {}),
     };
   }
 

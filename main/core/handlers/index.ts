@@ -4,6 +4,7 @@ import { controlNodeHandlers } from './controlNode';
 import { coreHandlers } from './core';
 import { pamHandlers } from './pam';
 import { povHandlers } from './pov';
+import { shareHandlers } from './share';
 import { skytapHandlers } from './skytap';
 import { sshHandlers } from './ssh';
 import { vmDiagnostics, vmHandlers } from './vm';
@@ -18,5 +19,6 @@ export function allHandlers(base: Base): Handlers {
     ...pamHandlers(base),
     ...vmHandlers(base),
     ...sshHandlers(base),
+    ...shareHandlers(base),
   };
 }

@@ -51,7 +51,9 @@ export function skytapHandlers(base: Base): DomainHandlers<C> {
       };
     },
     'skytap.listTemplates': async () => {
-      const client = await skytapClientFor(base, { budget: BUDGETS.testConnection });
+      // The provisioning (default) budget: only Test connection asks for one retry (seeds), so a
+      // rate-limited account makes the catalogue wait rather than fail the create dialog.
+      const client = await skytapClientFor(base);
       const list = await client.listTemplates();
       return {
         templates: list.map((t) => ({

@@ -144,6 +144,14 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
     row = mustGet(deps, povId);
   }
   const envId = row.env_id!;
+  if (deps.armAutoDelete && !row.schedule_id) {
+    ctx.progress('arm auto-delete', 0.25);
+    try {
+      await deps.armAutoDelete(povId, ctx);
+    } catch (err) {
+      ctx.log(`auto-delete is not armed: ${messageOf(err)} The sweep flags it; press Re-arm on the POV.`, 'warn');
+    }
+  }
 
   try {
     ctx.progress('wait until not busy', 0.3);

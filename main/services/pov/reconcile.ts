@@ -1,4 +1,5 @@
 import { toWireError } from '../../../shared/contract/errors';
+import type { Environment } from '../skytap/schemas';
 import type { Db } from '../store/db';
 import { updatePov, type PovRow } from './repo';
 import type { SkytapApi, StepContext } from './types';
@@ -34,7 +35,13 @@ export async function reconcilePass(
   db: Db,
   api: SkytapApi,
   ctx: StepContext,
-  opts: { now?: () => Date; isBusy?: (povId: string) => boolean; createCheckMs?: number } = {},
+  opts: {
+    now?: () => Date;
+    isBusy?: (povId: string) => boolean;
+    createCheckMs?: number;
+    /** Also given the environments read (the share work reads portals and schedules from them). */
+    onRead?: (envs: Environment[], ctx: StepContext) => Promise<void>;
+  } = {},
 ): Promise<ReconcileResult> {
   const now = opts.now ?? (() => new Date());
   const rows = db
@@ -64,6 +71,15 @@ export async function reconcilePass(
       result.confirmed++;
     }
   })();
+  if (opts.onRead) {
+    try {
+      await opts.onRead(envs, ctx);
+    } catch (err) {
+      const msg = `share links / auto-delete check failed: ${toWireError(err).message}`;
+      result.errors.push(msg);
+      ctx.log(msg, 'warn');
+    }
+  }
   ctx.progress('look up missing', 0.6, `${missing.length} not in the listing`);
   for (const row of missing) {
     if (ctx.signal.aborted) break;

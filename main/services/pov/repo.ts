@@ -26,6 +26,12 @@ export interface PovRow {
   /** Migration 5; absent (undefined) on a database it has not reached yet. */
   entitle_host?: string | null;
   broker_host?: string | null;
+  /** Migration 6 (share links and auto-delete); absent on a database it has not reached yet. */
+  auto_delete_at?: string | null;
+  schedule_id?: string | null;
+  auto_delete_status?: string | null;
+  auto_delete_reason?: string | null;
+  suspend_on_idle?: number | null;
   /** Joined from pov_vms: the name of control_node_vm_id (not a column of povs). */
   control_node_vm_name?: string | null;
   created_at: string;
@@ -120,6 +126,18 @@ export function toPovView(r: PovRow, activeJobId: string | null, installJobId: s
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     activeJobId,
+    ...(r.auto_delete_at !== undefined
+      ? {
+          autoDelete: {
+            at: r.auto_delete_at ?? null,
+            status: (r.auto_delete_status ?? null) as 'armed' | 'not_armed' | 'pending' | null,
+            reason: r.auto_delete_reason ?? null,
+            scheduleId: r.schedule_id ?? null,
+            nextWarning: null,
+            lastWarning: null,
+          },
+        }
+      : {}),
     actions: povActionsFor({ state: r.state, runstate: r.runstate, envId: r.env_id, busy, installing: installJobId !== null }),
   };
 }

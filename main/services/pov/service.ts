@@ -6,10 +6,19 @@ import { requireCapability } from '../lab-platforms/capabilities';
 import { runCreate, runDestroy, runPower, runRefreshVms } from './lifecycle';
 import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass, unclearCreateCount } from './reconcile';
 import { getPov, getVm, insertPov, listPovs, listVms, toPovView, toVmView, updatePov, type PovRow } from './repo';
-import type { LifecycleDeps } from './types';
+import type { Environment } from '../skytap/schemas';
+import type { LifecycleDeps, StepContext } from './types';
 
 export interface PovServiceDeps extends LifecycleDeps {
   jobs: JobRunner;
+  /** Runs in each reconcile pass with the environments read (set by the share work). */
+  onReconcileRead?: (envs: Environment[], ctx: StepContext) => Promise<void>;
+  /** The ladder's next and last warning for a POV's deletion time (set by the share work). */
+  ladderView?: (povId: string, deleteAt: string) => { nextWarning: { step: string; at: string } | null; lastWarning: string | null };
+  /** The auto-delete time of a new POV: the one asked for, checked, or the default (throws on a bad one). */
+  autoDeleteAtFor?: (asked: string | undefined) => string;
+  /** pov.setAutoDelete: moves the schedule, clamps share links, re-arms the ladder. */
+  moveAutoDelete?: (povId: string, at: string) => Promise<void>;
   log?: { info(msg: string, f?: Record<string, unknown>): void; warn(msg: string, f?: Record<string, unknown>): void };
 }
 
@@ -107,16 +116,26 @@ export class PovService {
   }
 
   list(includeDestroyed = false): PovView[] {
-    return listPovs(this.deps.db, includeDestroyed).map((r) => toPovView(r, this.activeJob(r.id), this.installJob(r.id)));
+    return listPovs(this.deps.db, includeDestroyed).map((r) => this.view(r));
   }
 
   get(id: string): { pov: PovView; vms: PovVmView[] } {
     const r = this.row(id);
-    return { pov: toPovView(r, this.activeJob(id), this.installJob(id)), vms: listVms(this.deps.db, id).map(toVmView) };
+    return { pov: this.view(r), vms: listVms(this.deps.db, id).map(toVmView) };
   }
 
-  create(input: { templateId: string; name: string }): { jobId: string; povId: string } {
+  private view(r: PovRow): PovView {
+    const v = toPovView(r, this.activeJob(r.id), this.installJob(r.id));
+    const at = v.autoDelete?.at;
+    if (!at || !this.deps.ladderView) return v;
+    return { ...v, autoDelete: { ...v.autoDelete!, ...this.deps.ladderView(r.id, at) } };
+  }
+
+  /** autoDeleteAt: when Skytap deletes the environment (the share work sets the default). */
+  create(input: { templateId: string; name: string; autoDeleteAt?: string }): { jobId: string; povId: string } {
     requireCapability('skytap', 'templates');
+    // Checked before the row exists: a bad time changes nothing.
+    const autoDeleteAt = this.deps.autoDeleteAtFor ? this.deps.autoDeleteAtFor(input.autoDeleteAt) : input.autoDeleteAt;
     const id = randomUUID();
     insertPov(this.deps.db, {
       id,
@@ -126,6 +145,7 @@ export class PovService {
       skytapName: skytapNameFor(input.name, id),
       at: this.now(),
     });
+    if (autoDeleteAt) updatePov(this.deps.db, id, { auto_delete_at: autoDeleteAt }, this.now());
     const jobId = this.launch('pov_create', `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
     return { jobId, povId: id };
   }
@@ -193,6 +213,7 @@ export class PovService {
             ...(this.deps.now ? { now: this.deps.now } : {}),
             ...(this.deps.createCheckMs !== undefined ? { createCheckMs: this.deps.createCheckMs } : {}),
             isBusy: (povId) => this.active.has(povId),
+            ...(this.deps.onReconcileRead ? { onRead: this.deps.onReconcileRead } : {}),
           });
           // An environment that appeared after an unclear create: finish provisioning it.
           for (const povId of res.adopted) {
@@ -286,6 +307,20 @@ export class PovService {
       clearInterval(every);
       clearInterval(unclear);
     };
+  }
+
+  /** Auto-delete and share links (registered by the share work): see PovServiceDeps. */
+  setShareHooks(
+    hooks: Pick<PovServiceDeps, 'armAutoDelete' | 'onReconcileRead' | 'ladderView' | 'autoDeleteAtFor' | 'moveAutoDelete'>,
+  ): void {
+    Object.assign(this.deps, hooks);
+  }
+
+  async setAutoDelete(povId: string, at: string): Promise<PovView> {
+    this.row(povId);
+    if (!this.deps.moveAutoDelete) throw new AppError('unsupported', 'Auto-delete is not wired in this process.');
+    await this.deps.moveAutoDelete(povId, at);
+    return this.get(povId).pov;
   }
 
   /** The control-node install run after power-on (registered by the control-node work). */

@@ -61,6 +61,12 @@ export interface LifecycleDeps {
   installControlNode?: ControlNodeInstaller;
   teardownControlNode?: ControlNodeTeardown;
   teardownPam?: PamTeardown;
+  /**
+   * Creates the environment's delete_at_end schedule (written by the share work), right after the
+   * environment id is committed, so even a provision that fails later is reaped. What it throws is
+   * logged on the job and never fails the provision: the sweep flags "auto-delete not armed".
+   */
+  armAutoDelete?: (povId: string, ctx: StepContext) => Promise<void>;
 }
 
 export const CREATE_STEPS = ['before-create', 'after-create', 'after-commit', 'after-wait', 'after-power-on', 'after-vms'] as const;

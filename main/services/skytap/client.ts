@@ -349,8 +349,11 @@ export class SkytapClient {
     return { items, total: range.total, ranged: true };
   }
 
-  /** Walks a collection to the total it reports; a page shorter than promised is an error. */
-  private async walk<T>(path: string, schema: z.ZodType<T[]>, what?: string): Promise<T[]> {
+  /**
+   * Walks a collection to the total it reports; a page shorter than promised is an error.
+   * Not private: the sibling files for sharing portals and schedules (share-api.ts) use it.
+   */
+  async walk<T>(path: string, schema: z.ZodType<T[]>, what?: string): Promise<T[]> {
     const all: T[] = [];
     let offset = 0;
     let total: number;
@@ -374,7 +377,8 @@ export class SkytapClient {
     return all;
   }
 
-  private parse<T>(body: unknown, schema: z.ZodType<T>, label: string, isCreate = false): T {
+  /** Validates a reply body (used by share-api.ts too). */
+  parse<T>(body: unknown, schema: z.ZodType<T>, label: string, isCreate = false): T {
     if (body === undefined) {
       throw unreadableReplyError(label, 'the body is empty', { isCreate, retries: 0 });
     }
@@ -410,9 +414,10 @@ export class SkytapClient {
 
   /**
    * One logical request with the retry rules. Returns null for a 404 when notFoundIsNull.
-   * Reads carry keep_idle=true, always.
+   * Reads carry keep_idle=true, always. Not private: share-api.ts adds the sharing-portal and
+   * schedule endpoints beside this file through it, so every request keeps these rules.
    */
-  private async send(
+  async send(
     method: Method,
     path: string,
     opts: { query?: Record<string, string>; body?: unknown; isCreate?: boolean; notFoundIsNull?: boolean; what?: string } = {},
@@ -421,7 +426,7 @@ export class SkytapClient {
   }
 
   /** send() for requests where 404 is an error: never null. */
-  private async sendOk(
+  async sendOk(
     method: Method,
     path: string,
     opts: { query?: Record<string, string>; body?: unknown; isCreate?: boolean; what?: string } = {},

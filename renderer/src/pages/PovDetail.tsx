@@ -4,12 +4,15 @@ import { AccessPanel } from '../components/pam/AccessPanel';
 import { RateLimitedBadge, RunstateBadge } from '../components/pov/badges';
 import { confirmedText } from '../components/pov/time';
 import { VmsTab } from '../components/pov/VmsTab';
+import { AutoDeleteBox } from '../components/share/AutoDeleteBox';
+import { SharePanel } from '../components/share/SharePanel';
+import '../components/share/share.css';
 import { usePovs } from '../state/pov';
 import { useJobs } from '../state/jobs';
 import '../components/pov/pov.css';
 
 /** One POV: facts, its error or control-node reason, and the VMs tab. */
-export default function PovDetail({ povId, onBack }: { povId: string; onBack(): void }) {
+export default function PovDetail({ povId, onBack, focus }: { povId: string; onBack(): void; focus?: 'extend' }) {
   const d = usePovs((s) => s.detail[povId]);
   const loadDetail = usePovs((s) => s.loadDetail);
   const setVmOs = usePovs((s) => s.setVmOs);
@@ -76,6 +79,10 @@ export default function PovDetail({ povId, onBack }: { povId: string; onBack(): 
           Control node: {p.controlNode.status ?? 'not installed'} — {p.controlNode.reason}
         </p>
       )}
+      <div className="share-grid">
+        <AutoDeleteBox pov={p} focusExtend={focus === 'extend'} onChanged={() => void loadDetail(p.id)} />
+        {p.envId && p.state !== 'destroyed' && <SharePanel pov={p} vms={d.vms} />}
+      </div>
       <div className="tabs" role="tablist">
         <button role="tab" aria-selected={tab === 'vms'} onClick={() => setTab('vms')}>
           VMs ({d.vms.filter((v) => !v.goneAt).length})

@@ -4,6 +4,7 @@ import { EmptyState } from '../components/EmptyState';
 import { CreatePovDialog } from '../components/pov/CreatePovDialog';
 import type { ControlNodeAction } from '../components/pov/ControlNodeCell';
 import { NameVmDialog } from '../components/pov/NameVmDialog';
+import { OPEN_POV_EVENT, takePendingPov } from '../components/share/open-pov';
 import { PovList, type PovAction } from '../components/pov/PovList';
 import { useJobs } from '../state/jobs';
 import { CONTROL_NODE_JOB_KIND, POV_JOB_KINDS, usePovs } from '../state/pov';
@@ -23,6 +24,7 @@ export default function PovsPage() {
   const follow = useJobs((s) => s.follow);
   const [open, setOpen] = useState<string | null>(() => povFromHash());
   const [creating, setCreating] = useState(false);
+  const [focus, setFocus] = useState<'extend' | undefined>(undefined);
   const [now, setNow] = useState(() => Date.now());
   const seen = useRef(new Set<string>());
   const cnSeen = useRef(new Set<string>());
@@ -36,6 +38,19 @@ export default function PovsPage() {
     };
     window.addEventListener(NAVIGATE_EVENT, go);
     return () => window.removeEventListener(NAVIGATE_EVENT, go);
+  }, []);
+  // a clicked warning opens its POV with Extend focused
+  useEffect(() => {
+    const take = () => {
+      const p = takePendingPov();
+      if (p) {
+        setFocus(p.focus);
+        setOpen(p.povId);
+      }
+    };
+    take();
+    window.addEventListener(OPEN_POV_EVENT, take);
+    return () => window.removeEventListener(OPEN_POV_EVENT, take);
   }, []);
   useEffect(() => {
     void load();
@@ -92,7 +107,7 @@ export default function PovsPage() {
     else void installControlNode(pov.id);
   }
 
-  if (open) return <PovDetail povId={open} onBack={() => { setOpen(null); window.history.replaceState(null, '', '#/povs'); void load(); }} />;
+  if (open) return <PovDetail key={`${open}-${focus ?? ''}`} povId={open} {...(focus ? { focus } : {})} onBack={() => { setOpen(null); setFocus(undefined); window.history.replaceState(null, '', '#/povs'); void load(); }} />;
 
   return (
     <section className="page">
@@ -122,8 +137,8 @@ export default function PovsPage() {
       {creating && (
         <CreatePovDialog
           onClose={() => setCreating(false)}
-          onCreate={async (templateId, name) => {
-            await create(templateId, name);
+          onCreate={async (templateId, name, autoDeleteAt) => {
+            await create(templateId, name, autoDeleteAt);
           }}
         />
       )}

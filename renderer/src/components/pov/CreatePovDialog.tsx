@@ -1,10 +1,17 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { TemplateView } from '../../../../shared/contract/skytap';
-import { errorText } from '../../api';
+import { api, errorText } from '../../api';
+import { fromLocalInput, toLocalInput } from '../share/datetime';
 import { callPov } from '../../state/pov';
 
 /** Create POV: a searchable list of the templates this account (or project) can see, and a name. */
-export function CreatePovDialog({ onClose, onCreate }: { onClose(): void; onCreate(templateId: string, name: string): Promise<void> }) {
+export function CreatePovDialog({
+  onClose,
+  onCreate,
+}: {
+  onClose(): void;
+  onCreate(templateId: string, name: string, autoDeleteAt?: string): Promise<void>;
+}) {
   const [templates, setTemplates] = useState<TemplateView[] | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [query, setQuery] = useState('');
@@ -12,6 +19,14 @@ export function CreatePovDialog({ onClose, onCreate }: { onClose(): void; onCrea
   const [name, setName] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // Auto-delete: the default from the setting (30 days unless changed), editable here.
+  const [deleteAt, setDeleteAt] = useState('');
+  useEffect(() => {
+    api
+      .call('notify.getSettings', {})
+      .then((s) => setDeleteAt((v) => v || toLocalInput(new Date(Date.now() + s.autoDeleteDays * 86_400_000).toISOString())))
+      .catch(() => undefined);
+  }, []);
 
   useEffect(() => {
     let live = true;
@@ -37,7 +52,8 @@ export function CreatePovDialog({ onClose, onCreate }: { onClose(): void; onCrea
     setBusy(true);
     setError(null);
     try {
-      await onCreate(chosen.id, name.trim());
+      const at = fromLocalInput(deleteAt);
+      await onCreate(chosen.id, name.trim(), at ?? undefined);
       onClose();
     } catch (e) {
       setError(errorText(e));
@@ -91,6 +107,10 @@ export function CreatePovDialog({ onClose, onCreate }: { onClose(): void; onCrea
         <label className="form">
           <span>POV name</span>
           <input aria-label="POV name" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} placeholder="e.g. Acme Corp evaluation" />
+        </label>
+        <label className="form">
+          <span>Auto-delete (Skytap deletes the environment then; warnings come before)</span>
+          <input type="datetime-local" aria-label="Auto-delete" value={deleteAt} onChange={(e) => setDeleteAt(e.target.value)} />
         </label>
         {error && (
           <p className="error" role="alert">

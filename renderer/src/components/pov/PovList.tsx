@@ -76,6 +76,16 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                   <button className="link" onClick={() => onOpen(p.id)} title={p.envId ? `Skytap environment ${p.envId}` : 'no Skytap environment yet'}>
                     {p.name}
                   </button>
+                  {p.autoDelete?.lastWarning && (
+                    <span className={`badge ${p.autoDelete.lastWarning === '1h' ? 'bad' : 'warn'} pov-warning`} title={`Auto-delete at ${p.autoDelete.at ?? '?'}`}>
+                      deleted in &lt; {p.autoDelete.lastWarning}
+                    </span>
+                  )}
+                  {p.autoDelete?.status === 'not_armed' && (
+                    <span className="badge warn pov-warning" title={p.autoDelete.reason ?? ''}>
+                      auto-delete not armed
+                    </span>
+                  )}
                 </span>
                 <span role="cell" className="muted ellipsis" title={p.templateName || p.templateId}>
                   {p.templateName || `template ${p.templateId}`}
