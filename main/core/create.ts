@@ -33,8 +33,11 @@ export async function createCore(opts: CoreOptions = {}): Promise<Core> {
   const paths = pathsFor(home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const log = createLogger({ dir: paths.logs, name: opts.logName ?? 'core' });
+  // Cold start: the keyring probe (three D-Bus round trips, ~16 ms warm and ~180 ms on a keyring's
+  // first use) is started before the database opens, so its first round trip overlaps the migrations.
+  const secretsProbe = opts.secrets ? null : openSecretStore();
   const db = openDatabase(paths.database);
-  const secrets = opts.secrets ?? (await openSecretStore());
+  const secrets = opts.secrets ?? (await secretsProbe!);
   const hub = new StreamHub();
   const jobs = new JobRunner(db);
   const interrupted = jobs.markInterrupted();

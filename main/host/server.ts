@@ -3,13 +3,16 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { BYTE_STREAMS, BYTES_PATH, BYTES_TOKEN_HEADER, clientMessage, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX, type ServerMessage } from '../../shared/contract/transport';
 import { binaryField, encodeBinaryEvent } from '../../shared/contract/wire';
 import { AppError, describeZodError, isStreamName, streams, toWireError } from '../../shared/contract';
 import type { Core } from '../core/create';
 import type { Subscriber } from '../core/streams';
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
+import { lazyRequire } from '../services/lazy';
+
+const wsLib = lazyRequire<typeof import('ws')>('ws');
 
 const MIME: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -107,7 +110,7 @@ export async function startHost(opts: HostOptions): Promise<Host> {
     if (url.pathname === BYTES_PATH) return serveBytes(req, res, url);
     serveStatic(staticRoot, req, res);
   });
-  const wss = new WebSocketServer({
+  const wss: WebSocketServer = new (wsLib().WebSocketServer)({
     noServer: true,
     maxPayload: 8 * 1024 * 1024,
     handleProtocols: (protocols) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),

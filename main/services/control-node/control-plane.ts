@@ -1,4 +1,6 @@
-import { request } from 'undici';
+import { lazyRequire } from '../lazy';
+
+const undici = lazyRequire<typeof import('undici')>('undici');
 import { z } from 'zod';
 import { AppError, type ErrorCode } from '../../../shared/contract/errors';
 
@@ -77,7 +79,7 @@ export class HttpControlPlane implements ControlPlane {
     const timeout = this.opts.timeoutMs ?? 15_000;
     let res;
     try {
-      res = await request(url, {
+      res = await undici().request(url, {
         method,
         headers: { authorization: `Bearer ${this.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -1,9 +1,11 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { lazyRequire } from '../lazy';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { migrations, type Migration } from './migrations';
 
 export type Db = Database.Database;
+const sqlite = lazyRequire<typeof Database>('better-sqlite3');
 
 /**
  * Opens (creating if needed) the app database: WAL journal, foreign keys on, synchronous=NORMAL
@@ -12,7 +14,7 @@ export type Db = Database.Database;
  */
 export function openDatabase(file: string, list: readonly Migration[] = migrations): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
+  const db = new (sqlite())(file);
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
