@@ -104,7 +104,7 @@ async function main() {
 async function ctrlC(page: Page, file: string) {
   const rows = page.locator('.term-box .xterm-rows');
   await page.keyboard.type(`clear; cat ${file}\n`);
-  await rows.getByText(/L0000[1-9]\d{4}/).first().waitFor({ timeout: 120_000 }); // well into the flood
+  await rows.getByText(/L000[1-9]\d{5}/).first().waitFor({ timeout: 120_000 }); // 10 MB into the flood
   const lastLine = async () => Math.max(-1, ...[...((await rows.textContent()) ?? '').matchAll(/L(\d{9})/g)].map((m) => Number(m[1])));
   const atKey = await lastLine();
   const t = Date.now();

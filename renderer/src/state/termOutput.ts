@@ -3,12 +3,18 @@
  * written into xterm in pieces of at most MAX_WRITE with at most IN_FLIGHT writes queued in xterm.
  * Pieces that arrive while xterm is busy wait here and go in as one joined write; a large arrival
  * (a fetch body can hand over 2 MB at once when the page was busy) is cut, so xterm yields to
- * rendering and input between pieces and each piece is acknowledged as soon as it is parsed, which
- * lets the host send more sooner. Each write is acknowledged from its own callback, so the host's
- * unacknowledged count is still what xterm has not parsed.
+ * rendering and input between pieces and parsed bytes are acknowledged sooner, which lets the host
+ * send more sooner. Acks come from xterm's write callbacks, so the host's unacknowledged count is
+ * still at least what xterm has not parsed.
  */
 export const MAX_WRITE = 256 * 1024;
 export const IN_FLIGHT = 2;
+/**
+ * Parsed bytes are acknowledged in batches of this size, or at once when xterm has nothing left:
+ * an ack per fetch chunk (~64 KB) was a WebSocket message, a JSON parse and a schema check each on
+ * both sides, for nothing the 4 MB window needs.
+ */
+export const ACK_EVERY = 512 * 1024;
 
 export interface TermSink {
   write(data: Uint8Array, parsed: () => void): void;
@@ -18,6 +24,7 @@ export function termOutput(sink: TermSink, ack: (bytes: number) => void): (chunk
   const waiting: Uint8Array[] = [];
   let waitingBytes = 0;
   let inFlight = 0;
+  let parsed = 0;
 
   const next = (): Uint8Array => {
     const first = waiting[0]!;
@@ -47,8 +54,12 @@ export function termOutput(sink: TermSink, ack: (bytes: number) => void): (chunk
       inFlight++;
       sink.write(piece, () => {
         inFlight--;
-        ack(piece.length);
+        parsed += piece.length;
         pump();
+        if (parsed >= ACK_EVERY || (inFlight === 0 && waitingBytes === 0)) {
+          ack(parsed);
+          parsed = 0;
+        }
       });
     }
   };
