@@ -11,7 +11,7 @@ import { chromium, type Browser, type Page } from '@playwright/test';
 import { needs } from '../support/system';
 import { CLI, startHostProcess, stopHostProcess } from '../e2e/host-process';
 import { rssKb } from '../ssh/sshd';
-import { MB, sshdWithData } from './_ssh-fixture';
+import { connectInApp, MB, sshdWithData } from './_ssh-fixture';
 
 const SIZE = 100 * MB;
 const ROUNDS = 5;
@@ -35,21 +35,7 @@ async function main() {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(host.openUrl);
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name: 'Terminals', exact: true }).click();
-    const form = page.getByRole('form', { name: 'Quick connect' });
-    await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
-    await form.getByLabel('Port', { exact: true }).fill(String(sshd.port));
-    await form.getByLabel('User', { exact: true }).fill('root');
-    await form.getByLabel('Sign in with').selectOption('privateKey');
-    await form.getByLabel('Private key (OpenSSH)').fill(key.private);
-    await form.getByRole('button', { name: 'Connect' }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Trust and connect' }).click();
-    await page.getByTestId('term-status').getByText('open', { exact: true }).waitFor();
-    const rows = page.locator('.term-box .xterm-rows');
-    await page.locator('.term-box .xterm').click();
-    await page.keyboard.type('echo ready-$((1+1))\n');
-    await rows.getByText('ready-2').first().waitFor();
+    const rows = await connectInApp(page, host.openUrl, { sshd, key });
     await page.keyboard.type('echo SZ-$(stty size | tr " " x)-END\n');
     const [termRows, termCols] = (await rows.getByText(/SZ-\d+x\d+-END/).first().textContent())!.match(/SZ-(\d+)x(\d+)/)!.slice(1).map(Number);
     const pid = host.child.pid!;
