@@ -1,8 +1,8 @@
 import { lazyRequire } from '../lazy';
-
-const undici = lazyRequire<typeof import('undici')>('undici');
 import { z } from 'zod';
 import { AppError, type ErrorCode } from '../../../shared/contract/errors';
+
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 /**
  * The agent control plane: where enrolment codes and SPIRE join tokens come from and where an

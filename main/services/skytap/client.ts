@@ -1,7 +1,5 @@
 import type { Agent, Dispatcher } from 'undici';
 import { lazyRequire } from '../lazy';
-
-const undici = lazyRequire<typeof import('undici')>('undici');
 import type { z } from 'zod';
 import { AppError } from '../../../shared/contract/errors';
 import {
@@ -31,6 +29,8 @@ import {
   type Template,
   type Vm,
 } from './schemas';
+
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 /**
  * The one place Skytap's behaviours are handled (docs/skytap.md explains each rule):
