@@ -42,9 +42,18 @@ function runOne(file) {
       stop('SIGTERM');
       setTimeout(() => stop('SIGKILL'), 10_000).unref();
     }, budgetMs + graceMs);
+    // Its own process group does not get the terminal's Ctrl-C: pass it on, then stop.
+    const interrupted = (signal) => {
+      stop('SIGTERM');
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    };
+    process.once('SIGINT', interrupted);
+    process.once('SIGTERM', interrupted);
     child.on('error', (error) => resolve({ error, ms: Date.now() - started }));
     child.on('exit', (code, signal) => {
       clearTimeout(hard);
+      process.off('SIGINT', interrupted);
+      process.off('SIGTERM', interrupted);
       resolve({ code, signal, killed, ms: Date.now() - started });
     });
   });
