@@ -68,6 +68,8 @@ export default defineConfig({
     plugins: [copyVmManagerAssets(), bundleVmManagerDaemon()],
     build: {
       outDir: 'out/main',
+      // zod is ~100 small ES modules; bundled, the host's cold start skips opening and linking them.
+      externalizeDeps: { exclude: ['zod'] },
       rollupOptions: {
         input: {
           index: resolve(__dirname, 'main/electron/index.ts'),

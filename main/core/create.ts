@@ -64,10 +64,13 @@ async function buildCore(
   owner: OwnerLock,
 ): Promise<Core> {
   const log = createLogger({ dir: paths.logs, name: opts.logName ?? 'core' });
+  // Cold start: the keyring probe (three D-Bus round trips, ~16 ms warm and ~180 ms on a keyring's
+  // first use) is started before the database opens, so its first round trip overlaps the migrations.
+  const secretsProbe = opts.secrets ? null : openSecretStore({ keytarModule: opts.native?.keytarModule });
   const db = openDatabase(paths.database, undefined, opts.native?.sqliteBinding);
   // Every secret the app holds is known to the logger from the start, so it is redacted wherever it
   // is logged, whichever domain logs it; job records and diagnostics go through the same scrub.
-  const secrets = registeringSecrets(opts.secrets ?? (await openSecretStore({ keytarModule: opts.native?.keytarModule })), log);
+  const secrets = registeringSecrets(opts.secrets ?? (await secretsProbe!), log);
   for (const name of [SKYTAP_ENV.token, CONTROL_PLANE_ENV.token]) if (env[name]) log.addSecret(env[name]);
   for (const account of [SKYTAP_TOKEN_ACCOUNT, CONTROL_PLANE_TOKEN_ACCOUNT, REMOTE_TOKEN_ACCOUNT]) await secrets.get(account).catch(() => null);
   const hub = new StreamHub();

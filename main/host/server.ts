@@ -3,7 +3,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { BYTE_STREAMS, BYTES_PATH, BYTES_TOKEN_HEADER, clientMessage, LAUNCH_CODE_HEADER, LAUNCH_PATH, WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX, type ServerMessage } from '../../shared/contract/transport';
 import { binaryField, encodeBinaryEvent, LAUNCH_CODE_TTL_MS } from '../../shared/contract/wire';
 import { AppError, describeZodError, isStreamName, streams, toWireError } from '../../shared/contract';
@@ -11,6 +11,9 @@ import type { Core } from '../core/create';
 import { sameSecret } from '../core/owner-endpoint';
 import type { Subscriber } from '../core/streams';
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
+import { lazyRequire } from '../services/lazy';
+
+const wsLib = lazyRequire<typeof import('ws')>('ws');
 
 const MIME: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -137,7 +140,7 @@ export async function startHost(opts: HostOptions): Promise<Host> {
     if (url.pathname === LAUNCH_PATH) return serveLaunch(req, res);
     serveStatic(staticRoot, req, res);
   });
-  const wss = new WebSocketServer({
+  const wss: WebSocketServer = new (wsLib().WebSocketServer)({
     noServer: true,
     maxPayload: 8 * 1024 * 1024,
     handleProtocols: (protocols) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),

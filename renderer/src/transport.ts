@@ -129,6 +129,8 @@ export function wsTransport(url: string, launchToken: string | Promise<string>):
     else void connect().then((s) => s.send(JSON.stringify(m)), () => undefined);
   };
 
+  let readBody: BodyReader | null = null;
+
   /** Reads a byte stream until unsubscribed; opens it again (on a new connection) if it ends by itself. */
   const readBytes = (stream: string, key: string) => {
     const k = `${stream}\u0000${key}`;
@@ -139,14 +141,8 @@ export function wsTransport(url: string, launchToken: string | Promise<string>):
         await connect();
         const u = new URL(bytesUrl);
         u.search = new URLSearchParams({ stream, key, conn: conn ?? '' }).toString();
-        const res = await fetch(u, { headers: { [BYTES_TOKEN_HEADER]: token }, signal: ctl.signal, cache: 'no-store' });
-        if (!res.ok || !res.body) throw new Error(`byte stream refused (${res.status})`);
-        const reader = res.body.getReader();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          deliver(k, { data: value, bytes: value.length }, value.length);
-        }
+        readBody ??= workerBodyReader(token) ?? mainThreadBodyReader(token);
+        await readBody(u, ctl.signal, (value) => deliver(k, { data: value, bytes: value.length }, value.length));
       } catch {
         // aborted by unsubscribe, host gone, or refused: decided below
       }
@@ -194,6 +190,74 @@ export function wsTransport(url: string, launchToken: string | Promise<string>):
       send({ t: 'ack', stream, key, bytes });
     },
   };
+}
+
+/** Reads one byte-stream body to its end (or until the signal aborts), handing over each chunk. */
+type BodyReader = (url: URL, signal: AbortSignal, onChunk: (chunk: Uint8Array) => void) => Promise<void>;
+
+function mainThreadBodyReader(token: string): BodyReader {
+  return async (url, signal, onChunk) => {
+    const res = await fetch(url, { headers: { [BYTES_TOKEN_HEADER]: token }, signal, cache: 'no-store' });
+    if (!res.ok || !res.body) throw new Error(`byte stream refused (${res.status})`);
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      onChunk(value);
+    }
+  };
+}
+
+/**
+ * The same in a worker (bytesWorker.ts), so the body is drained while the main thread is busy in
+ * xterm's parser; null where the page cannot start one (then the main thread reads).
+ */
+function workerBodyReader(token: string): BodyReader | null {
+  let worker: Worker;
+  try {
+    worker = new Worker(new URL('./bytesWorker.ts', import.meta.url), { type: 'module', name: 'povdesk-bytes' });
+  } catch {
+    return null;
+  }
+  const open = new Map<string, { onChunk: (chunk: Uint8Array) => void; end: (error?: string) => void }>();
+  let seq = 0;
+  // A worker that cannot load (a policy, a missing file) says so only by this event: every body
+  // waiting on it ends (readBytes opens it again) and later ones are read on the main thread.
+  let broken = false;
+  const onMain = mainThreadBodyReader(token);
+  worker.onerror = () => {
+    broken = true;
+    worker.terminate();
+    for (const o of open.values()) o.end('the byte-stream worker failed');
+    open.clear();
+  };
+  worker.onmessage = (ev: MessageEvent<{ t: 'data'; k: string; buf: ArrayBuffer } | { t: 'end'; k: string; error?: string }>) => {
+    const m = ev.data;
+    const o = open.get(m.k);
+    if (!o) return; // a body already closed here: its last chunks are dropped with it
+    if (m.t === 'data') o.onChunk(new Uint8Array(m.buf));
+    else {
+      open.delete(m.k);
+      o.end(m.error);
+    }
+  };
+  const viaWorker: BodyReader = (url, signal, onChunk) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal.aborted) return resolve();
+      // One id per body, so a chunk still queued from a closed body never reaches its successor.
+      const k = String(++seq);
+      open.set(k, { onChunk, end: (error) => (error ? reject(new Error(error)) : resolve()) });
+      signal.addEventListener(
+        'abort',
+        () => {
+          if (open.delete(k)) worker.postMessage({ t: 'close', k });
+          resolve();
+        },
+        { once: true },
+      );
+      worker.postMessage({ t: 'open', k, url: url.href, header: BYTES_TOKEN_HEADER, token });
+    });
+  return (url, signal, onChunk) => (broken ? onMain : viaWorker)(url, signal, onChunk);
 }
 
 function toError(e: WireError): Error {

@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Locator, Page } from '@playwright/test';
 import { generateEd25519 } from '../../main/services/ssh/keygen';
 import { Sshd } from '../ssh/sshd';
 
@@ -51,4 +52,27 @@ export function run(cmd: string, args: string[]): Promise<void> {
     p.stderr.on('data', (d: Buffer) => (err += d));
     p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
   });
+}
+
+/**
+ * In the app at `url`: Terminals → Quick connect to this sshd as root with the key, trust the host
+ * key, wait for a shell. Returns the terminal's rendered rows.
+ */
+export async function connectInApp(page: Page, url: string, s: Pick<SshdWithData, 'sshd' | 'key'>): Promise<Locator> {
+  await page.goto(url);
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name: 'Terminals', exact: true }).click();
+  const form = page.getByRole('form', { name: 'Quick connect' });
+  await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
+  await form.getByLabel('Port', { exact: true }).fill(String(s.sshd.port));
+  await form.getByLabel('User', { exact: true }).fill('root');
+  await form.getByLabel('Sign in with').selectOption('privateKey');
+  await form.getByLabel('Private key (OpenSSH)').fill(s.key.private);
+  await form.getByRole('button', { name: 'Connect' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Trust and connect' }).click();
+  await page.getByTestId('term-status').getByText('open', { exact: true }).waitFor();
+  const rows = page.locator('.term-box .xterm-rows');
+  await page.locator('.term-box .xterm').click();
+  await page.keyboard.type('echo ready-$((1+1))\n');
+  await rows.getByText('ready-2').first().waitFor();
+  return rows;
 }

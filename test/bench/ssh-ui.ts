@@ -1,17 +1,24 @@
 // bench ssh-ui: 100 MB from a real sshd into the renderer's xterm in Chromium (browser mode: the
 // built host, its HTTP byte stream + WebSocket, TerminalsPage), against OpenSSH `ssh -tt host cat file > /dev/null` in
-// the same run. Prints MB/s, the ratio (target ≥ 0.5) and the host process's peak RSS growth.
+// the same run and a bare xterm of the same size in the same Chromium, in up to 5 interleaved rounds.
+// Prints MB/s, the ratios (targets: median ≥ 0.6 of ssh -tt with none below 0.5; ≥ 0.9 of bare
+// xterm), the host process's peak RSS growth, and what was still rendered after Ctrl-C.
 // Needs the built app (`npm run build`) with the ssh domain wired in; says so and skips otherwise.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser } from '@playwright/test';
+import { chromium, type Browser, type Page } from '@playwright/test';
 import { needs } from '../support/system';
 import { CLI, startHostProcess, stopHostProcess } from '../e2e/host-process';
 import { rssKb } from '../ssh/sshd';
-import { MB, sshdWithData } from './_ssh-fixture';
+import { connectInApp, MB, sshdWithData } from './_ssh-fixture';
 
 const SIZE = 100 * MB;
+const ROUNDS = 5;
+const CTRL_C_RESERVE_MS = 40_000;
+const LINE_BYTES = 100;
+const LINES = 1_000_000;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 async function main() {
@@ -21,56 +28,90 @@ async function main() {
     return console.log('bench ssh-ui: skipped (the built app has no ssh.open; run `npm run build` after wiring the ssh domain)');
   }
   const { sshd, key, data, openssh } = await sshdWithData(SIZE);
+  const lines = join(sshd.dir, 'lines.txt');
+  writeLines(lines);
   const home = mkdtempSync(join(tmpdir(), 'povdesk-bench-'));
   const host = await startHostProcess({ ...process.env, POVDESK_HOME: home });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   try {
-    const baseline = await openssh(true);
-    // The issue's literal baseline is `ssh host cat` with no terminal at all; a terminal needs a
-    // pty, so the target ratio is taken against -tt, and this one is printed for the record.
-    const noPty = await openssh(false);
-
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(host.openUrl);
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name: 'Terminals', exact: true }).click();
-    const form = page.getByRole('form', { name: 'Quick connect' });
-    await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
-    await form.getByLabel('Port', { exact: true }).fill(String(sshd.port));
-    await form.getByLabel('User', { exact: true }).fill('root');
-    await form.getByLabel('Sign in with').selectOption('privateKey');
-    await form.getByLabel('Private key (OpenSSH)').fill(key.private);
-    await form.getByRole('button', { name: 'Connect' }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Trust and connect' }).click();
-    await page.getByTestId('term-status').getByText('open', { exact: true }).waitFor();
-    const rows = page.locator('.term-box .xterm-rows');
-    await page.locator('.term-box .xterm').click();
-    await page.keyboard.type('echo ready-$((1+1))\n');
-    await rows.getByText('ready-2').first().waitFor();
+    const rows = await connectInApp(page, host.openUrl, { sshd, key });
     await page.keyboard.type('echo SZ-$(stty size | tr " " x)-END\n');
     const [termRows, termCols] = (await rows.getByText(/SZ-\d+x\d+-END/).first().textContent())!.match(/SZ-(\d+)x(\d+)/)!.slice(1).map(Number);
     const pid = host.child.pid!;
     const base = rssKb(pid);
     let peak = base;
     const sampler = setInterval(() => (peak = Math.max(peak, rssKb(pid))), 50);
-    const t = Date.now();
-    await page.keyboard.type(`cat ${data}; echo; echo END-$((40+2))\n`);
-    await rows.getByText('END-42').first().waitFor({ timeout: 600_000 });
-    const secs = (Date.now() - t) / 1000;
+
+    // Rounds of (OpenSSH -tt, the app, bare xterm), so load from elsewhere falls on all three; as
+    // many as fit the runner's budget (up to 5), leaving room for the Ctrl-C figure.
+    const budgetMs = Number(process.env.POVDESK_BENCH_BUDGET_MS ?? 300_000);
+    const rounds: { pty: number; noPty: number; ours: number; alone: number }[] = [];
+    let slowest = 0;
+    for (let i = 0; i < ROUNDS && (i === 0 || performance.now() + slowest * 1.2 + CTRL_C_RESERVE_MS < budgetMs); i++) {
+      const r0 = performance.now();
+      const pty = await openssh(true);
+      // The issue's literal baseline is `ssh host cat` with no terminal at all; a terminal needs a
+      // pty, so the target ratio is taken against -tt, and this one is printed for the record.
+      const noPty = i === 0 ? await openssh(false) : NaN;
+      const t = Date.now();
+      await page.keyboard.type(`clear; cat ${data}; echo; echo END-$((40+${i}))\n`);
+      await rows.getByText(`END-${40 + i}`).first().waitFor({ timeout: 600_000 });
+      const ours = SIZE / MB / ((Date.now() - t) / 1000);
+      const alone = await xtermAlone(browser, termCols!, termRows!);
+      rounds.push({ pty, noPty, ours, alone });
+      console.log(`bench ssh-ui round ${i + 1}: app ${ours.toFixed(1)} MB/s, ssh -tt ${pty.toFixed(1)}, bare xterm ${alone.toFixed(1)}: ratios ${(ours / pty).toFixed(2)} / ${(ours / alone).toFixed(2)}`);
+      slowest = Math.max(slowest, performance.now() - r0);
+    }
     clearInterval(sampler);
-    const ours = SIZE / MB / secs;
-    const alone = await xtermAlone(browser, termCols!, termRows!);
-    console.log(`bench ssh-ui-openssh-pty: ${baseline.toFixed(1)} MB/s`);
-    console.log(`bench ssh-ui-openssh-nopty: ${noPty.toFixed(1)} MB/s`);
-    console.log(`bench ssh-ui-xterm: ${ours.toFixed(1)} MB/s ratio ${(ours / baseline).toFixed(2)} target 0.5`);
-    console.log(`bench ssh-ui-xterm-vs-nopty: ratio ${(ours / noPty).toFixed(2)}`);
-    console.log(`bench ssh-ui-xterm-alone: ${alone.toFixed(1)} MB/s (the same 100 MB written into a bare xterm of the same size, ${termCols}x${termRows}, in the same Chromium: the renderer's ceiling) ratio ours/alone ${(ours / alone).toFixed(2)}`);
+    const vsPty = rounds.map((r) => r.ours / r.pty);
+    const vsAlone = rounds.map((r) => r.ours / r.alone);
+    const ours = median(rounds.map((r) => r.ours));
+    console.log(`bench ssh-ui-openssh-pty: ${median(rounds.map((r) => r.pty)).toFixed(1)} MB/s`);
+    console.log(`bench ssh-ui-openssh-nopty: ${rounds[0]!.noPty.toFixed(1)} MB/s`);
+    console.log(`bench ssh-ui-xterm: ${ours.toFixed(1)} MB/s ratio ${median(vsPty).toFixed(2)} target 0.6 (median of ${rounds.length}; lowest ${Math.min(...vsPty).toFixed(2)}, target none below 0.5)`);
+    console.log(`bench ssh-ui-xterm-vs-nopty: ratio ${(rounds[0]!.ours / rounds[0]!.noPty).toFixed(2)}`);
+    console.log(`bench ssh-ui-xterm-alone: ${median(rounds.map((r) => r.alone)).toFixed(1)} MB/s (the same 100 MB written into a bare xterm of the same size, ${termCols}x${termRows}, in the same Chromium: the renderer's ceiling) ratio ours/alone ${median(vsAlone).toFixed(2)} target 0.9 (rounds ${vsAlone.map((x) => x.toFixed(2)).join('/')})`);
     console.log(`bench ssh-ui-host-peak-rss-growth: ${((peak - base) / 1024).toFixed(1)} MB`);
+    await ctrlC(page, lines);
   } finally {
     await browser.close();
     await stopHostProcess(host);
     await sshd.dispose();
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * Ctrl-C during a flood of numbered lines: how much was still rendered after the key (what was in
+ * flight: the unacknowledged window, the host's and OpenSSH's buffers) and how long until the
+ * shell answered again.
+ */
+async function ctrlC(page: Page, file: string) {
+  const rows = page.locator('.term-box .xterm-rows');
+  await page.keyboard.type(`clear; cat ${file}\n`);
+  await rows.getByText(/L000[1-9]\d{5}/).first().waitFor({ timeout: 120_000 }); // 10 MB into the flood
+  const lastLine = async () => Math.max(-1, ...[...((await rows.textContent()) ?? '').matchAll(/L(\d{9})/g)].map((m) => Number(m[1])));
+  const atKey = await lastLine();
+  const t = Date.now();
+  await page.keyboard.press('Control+C');
+  await page.keyboard.type('echo STOPPED-$((2+3))\n');
+  await rows.getByText('STOPPED-5').first().waitFor({ timeout: 120_000 });
+  const ms = Date.now() - t;
+  const after = ((await lastLine()) - atKey) * (LINE_BYTES + 1);
+  console.log(`bench ssh-ui-ctrl-c: ${(after / MB).toFixed(2)} MB rendered after Ctrl-C, prompt back in ${ms} ms (window ${(4_000_000 / MB).toFixed(1)} MB unacknowledged at most)`);
+}
+
+/** LINES numbered lines of LINE_BYTES ("L000000042 aaa…\n"; one more byte each after the pty's CRLF). */
+function writeLines(file: string) {
+  const fd = openSync(file, 'w');
+  const pad = 'a'.repeat(LINE_BYTES - 12);
+  for (let i = 0; i < LINES; i += 10_000) {
+    let block = '';
+    for (let j = i; j < i + 10_000; j++) block += `L${String(j).padStart(9, '0')} ${pad}\n`;
+    writeSync(fd, block);
+  }
+  closeSync(fd);
 }
 
 /** MB/s of xterm alone: 100 MB of 'a' written in 256 KB chunks, two in flight, into a visible terminal. */

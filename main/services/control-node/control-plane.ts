@@ -1,7 +1,9 @@
-import { request } from 'undici';
+import { lazyRequire } from '../lazy';
 import { z } from 'zod';
 import { AppError, type ErrorCode } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
+
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 /**
  * The agent control plane: where enrolment codes and SPIRE join tokens come from and where an
@@ -80,7 +82,7 @@ export class HttpControlPlane implements ControlPlane {
     const timeout = this.opts.timeoutMs ?? 15_000;
     let res;
     try {
-      res = await request(url, {
+      res = await undici().request(url, {
         method,
         headers: { authorization: `Bearer ${this.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -1,4 +1,5 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+import { lazyRequire } from '../lazy';
 import type { z } from 'zod';
 import { AppError } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
@@ -29,6 +30,8 @@ import {
   type Template,
   type Vm,
 } from './schemas';
+
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 /**
  * The one place Skytap's behaviours are handled (docs/skytap.md explains each rule):
@@ -105,7 +108,7 @@ interface Reply {
 
 let sharedAgent: Agent | null = null;
 function defaultDispatcher(): Agent {
-  sharedAgent ??= new Agent({ keepAliveTimeout: 10_000, connections: 8 });
+  sharedAgent ??= new (undici().Agent)({ keepAliveTimeout: 10_000, connections: 8 });
   return sharedAgent;
 }
 
@@ -465,13 +468,13 @@ export class SkytapClient {
       const { signal, timedOut } = this.signalFor();
       // A create goes out on a fresh connection: a pooled keep-alive socket the server has just
       // closed would fail it in a way indistinguishable from "sent, outcome unknown".
-      const fresh = isCreate && this.ownDispatcher ? new Agent({ pipelining: 0 }) : null;
+      const fresh = isCreate && this.ownDispatcher ? new (undici().Agent)({ pipelining: 0 }) : null;
       const dispatcher = fresh ?? this.dispatcher;
       let status: number;
       let headers: Reply['headers'];
       let text: string;
       try {
-        const res = await request(url, {
+        const res = await undici().request(url, {
           method,
           dispatcher,
           signal,

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-// ssh2 is CommonJS: a default import works both under tsx/vitest and in the bundled ESM build.
-import ssh2 from 'ssh2';
+import { lazyRequire } from '../lazy';
 
-const { utils } = ssh2;
+const ssh2 = lazyRequire<typeof import('ssh2')>('ssh2');
 
 /** `SHA256:<base64 without padding>` of the raw public key blob, exactly as `ssh-keygen -l` prints it. */
 export function sha256Fingerprint(keyBlob: Buffer): string {
@@ -11,7 +10,7 @@ export function sha256Fingerprint(keyBlob: Buffer): string {
 
 /** The key type named inside an SSH public key blob (first length-prefixed string). */
 export function keyTypeOf(keyBlob: Buffer): string {
-  const parsed = utils.parseKey(keyBlob);
+  const parsed = ssh2().utils.parseKey(keyBlob);
   if (!(parsed instanceof Error)) {
     const one = Array.isArray(parsed) ? parsed[0] : parsed;
     if (one && typeof one.type === 'string') return one.type;

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-// ssh2 is CommonJS: a default import works both under tsx/vitest and in the bundled ESM build.
-import ssh2 from 'ssh2';
+import { lazyRequire } from '../lazy';
 import { z } from 'zod';
 import { AppError } from '../../../shared/contract/errors';
 import { sshProfileSave, type SshProfile } from '../../../shared/contract/ssh';
@@ -8,7 +7,7 @@ import type { SecretStore } from '../secrets/store';
 import type { Db } from '../store/db';
 import { generateEd25519 } from './keygen';
 
-const { utils } = ssh2;
+const ssh2 = lazyRequire<typeof import('ssh2')>('ssh2');
 
 export type ProfileInput = z.output<typeof sshProfileSave>;
 
@@ -65,7 +64,7 @@ function toProfile(r: Row): SshProfile {
  * public key line. Throws invalid_request with the parser's reason when the key or passphrase is wrong.
  */
 export function publicKeyLine(privateKey: string, passphrase: string | undefined, comment: string): string {
-  const parsed = utils.parseKey(privateKey, passphrase);
+  const parsed = ssh2().utils.parseKey(privateKey, passphrase);
   if (parsed instanceof Error) {
     const encrypted = /encrypted|passphrase/i.test(parsed.message);
     throw new AppError(

@@ -215,8 +215,11 @@ export class TerminalSession {
   }
 
   private remember(piece: Buffer) {
-    this.history.push(Buffer.from(piece));
-    this.historyBytes += piece.length;
+    // Only the tail a replay can reach is copied: copying every 256 KB event cost the host a
+    // copy and a large allocation per event for bytes about to be dropped.
+    const tail = Buffer.from(piece.subarray(Math.max(0, piece.length - REPLAY_BYTES)));
+    this.history.push(tail);
+    this.historyBytes += tail.length;
     while (this.historyBytes - this.history[0]!.length >= REPLAY_BYTES) this.historyBytes -= this.history.shift()!.length;
   }
 

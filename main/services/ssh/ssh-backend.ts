@@ -1,7 +1,9 @@
-// ssh2 is CommonJS: a default import works both under tsx/vitest and in the bundled ESM build.
-import ssh2, { type Client, type ClientChannel, type ConnectConfig } from 'ssh2';
+import type { Client, ClientChannel, ConnectConfig } from 'ssh2';
+import { lazyRequire } from '../lazy';
 import type { Duplex } from 'node:stream';
 import { BackendError, type TerminalBackend, type TerminalSink } from './backend';
+
+const ssh2 = lazyRequire<typeof import('ssh2')>('ssh2');
 
 export interface Hop {
   host: string;
@@ -94,7 +96,7 @@ export class SshBackend implements TerminalBackend {
 
   private connectOne(hop: Hop, sock: Duplex | undefined, sink: TerminalSink, clients: Client[]): Promise<Client> {
     return new Promise<Client>((resolve, reject) => {
-      const c = new ssh2.Client();
+      const c = new (ssh2().Client)();
       clients.push(c);
       let refusal: string | null = null;
       let settled = false;

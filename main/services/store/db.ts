@@ -1,9 +1,11 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { lazyRequire } from '../lazy';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { migrations, type Migration } from './migrations';
 
 export type Db = Database.Database;
+const sqlite = lazyRequire<typeof Database>('better-sqlite3');
 
 /**
  * Opens (creating if needed) the app database: WAL journal, foreign keys on, synchronous=NORMAL
@@ -13,7 +15,7 @@ export type Db = Database.Database;
 export function openDatabase(file: string, list: readonly Migration[] = migrations, nativeBinding?: string): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   // nativeBinding: the addon built for Electron's ABI (main/electron/native.ts); Node uses its own.
-  const db = new Database(file, nativeBinding ? { nativeBinding } : {});
+  const db = new (sqlite())(file, nativeBinding ? { nativeBinding } : {});
   try {
     // The wait first: another process may be creating or migrating the same fresh file right now.
     db.pragma('busy_timeout = 5000');

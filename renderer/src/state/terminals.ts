@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { create } from 'zustand';
 import type { HostKeyPrompt, SshData, SshStatus, sshMethods } from '../../../shared/contract/ssh';
 import { api } from '../api';
+import { termOutput } from './termOutput';
 
 type SshMethods = typeof sshMethods;
 type M = keyof SshMethods;
@@ -100,11 +101,9 @@ function makeEntry(id: string, replay?: Uint8Array): TermEntry {
   });
   // What the session printed before this window attached (after a reload), then the live stream.
   if (replay?.length) term.write(replay);
-  // Flow control: acknowledge bytes only once xterm has parsed them.
-  const stopData = sub('ssh.data', id, (raw) => {
-    const d = raw as SshData;
-    term.write(d.data, () => ack('ssh.data', id, d.bytes));
-  });
+  // Flow control: acknowledge bytes only once xterm has parsed them (termOutput.ts).
+  const output = termOutput(term, (bytes) => ack('ssh.data', id, bytes));
+  const stopData = sub('ssh.data', id, (raw) => output((raw as SshData).data));
   const stopStatus = sub('ssh.status', id, (raw) => useTerminals.getState().setStatus(raw as SshStatus));
   return {
     term,
