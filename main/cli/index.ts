@@ -120,7 +120,8 @@ async function serve(args: string[], io: Io): Promise<number> {
     await core.close();
     return fail(io, err);
   }
-  core.owner.describe({ url: host.openUrl });
+  // owner.json names the address only: the launch token stays with the process that printed it.
+  core.owner.describe({ url: host.url });
   io.out(`POV Desk is serving ${host.openUrl}\n`);
   // The opener gets a one-time code, not the token: its command line is readable by every local user.
   if (args.includes('--open')) openInBrowser(host.launchUrl(), core.base.log);

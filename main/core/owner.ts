@@ -126,7 +126,7 @@ export function ownerBusyError(home: string): AppError {
   const who = info ? `pid ${info.pid} (${describeKind(info.kind)}, since ${info.startedAt})` : 'another process';
   const how =
     info?.kind === 'serve' && info.url
-      ? ` Open ${info.url} or stop that process first.`
+      ? ` Open the URL it printed (${info.url}#token=…) or stop that process first.`
       : ' `povdesk call …` talks to it; stop it first to start another.';
   return new AppError('conflict', `POV Desk already runs for the data directory ${home}: ${who}.${how}`, {
     owner: info ?? null,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,6 +23,13 @@ test.beforeAll(async () => {
 });
 test.afterAll(async () => {
   await emu.close();
+  // The keychain is the user's, not the home's: leave it as found, so a later spec that starts
+  // from "token not set" (settings.spec) does not see this spec's tokens.
+  try {
+    execFileSync('secret-tool', ['clear', 'service', 'povdesk']);
+  } catch {
+    /* no keyring in this run: nothing was stored there */
+  }
 });
 test.use({ appEnv: { POVDESK_CONTROL_PLANE_TOKEN: CONTROL_PLANE_ENV } });
 
