@@ -247,7 +247,8 @@ export function buildTestImage(stateDir: string, opts: { ovmfCode: string | null
     pcrs: STAGE_PCRS,
     golden: same && oldPolicy ? oldPolicy.golden : { sha256: {} },
     record_only: RECORD_ONLY,
-    golden_firmware: firmwareFingerprint(opts.ovmfCode),
+    // Kept golden values keep the firmware they were learned with, so a changed OVMF shows.
+    golden_firmware: same && oldPolicy?.golden_firmware ? oldPolicy.golden_firmware : firmwareFingerprint(opts.ovmfCode),
   });
   const info: ImageInfo = {
     name, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline,

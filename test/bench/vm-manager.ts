@@ -95,7 +95,7 @@ function readyUptime(consoleFile: string): number {
 }
 const guestReady: number[] = [];
 
-const m = await serve({ stateDir: state, token: 'bench', learn: true });
+const m = await serve({ stateDir: state, token: 'bench', learn: [TEST_IMAGE] });
 const client = new VmManagerClient(m.url, 'bench');
 async function managed(n: number, attested: boolean): Promise<{ secs: number; id: string }> {
   const t0 = performance.now();
