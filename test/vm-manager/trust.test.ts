@@ -160,7 +160,10 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
 
       // Item 7: concurrent metadata connections are capped (no process per connection beyond it).
       await sh.run('i=0; while [ $i -lt 12 ]; do (sleep 25 | nc 169.254.169.254 80 >/dev/null 2>&1 &); i=$((i+1)); done; sleep 4');
-      const proxies = pidsWith(METADATA_PROXY).filter((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(id));
+      const proxies = pidsWith(METADATA_PROXY).filter((p) => {
+        const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+        return argv[1] === METADATA_PROXY && argv.includes(id); // Node processes only (not the gate's sh/flock)
+      });
       console.log(`[finding] metadata proxies for 12 held guest connections: ${proxies.length}`);
       expect.soft(proxies.length).toBeLessThanOrEqual(4);
       await sh.run('sleep 24');

@@ -68,7 +68,7 @@ export interface Swtpm {
  * Starts a fresh swtpm (TPM 2.0, state in its own dir) on loopback with the AK provisioned as the
  * vm-manager provisions a VM's (guest-quote.sh only uses it); stop() kills it by pid.
  */
-export async function startSwtpm(root: string, name: string): Promise<Swtpm> {
+export async function startSwtpm(root: string, name: string, opts: { provision?: boolean } = {}): Promise<Swtpm> {
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
   const port = await loopbackPortPair();
@@ -88,7 +88,7 @@ export async function startSwtpm(root: string, name: string): Promise<Swtpm> {
   return {
     tcti,
     dir,
-    ak: await provisionAk(tcti),
+    ak: opts.provision === false ? { pub: Buffer.alloc(0), fingerprint: '' } : await provisionAk(tcti),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
