@@ -5,7 +5,6 @@
  * host's loopback, that metadata connections, nonces and the console are bounded, that the API
  * checks the Host header, and that a reboot from inside the guest re-gates its user-data.
  */
-import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
@@ -113,7 +112,7 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
   }, 300_000);
 
   it('an attested VM right after build-test: forged AK refused, real guest verified, fenced, bounded, re-gated on reset', async () => {
-    m = await serve({ stateDir: state, token: 'tok', consoleMaxBytes: CONSOLE_CAP, ...(process.env.TRUST_BEFORE ? { learn: true } : {}) } as Parameters<typeof serve>[0]);
+    m = await serve({ stateDir: state, token: 'tok', consoleMaxBytes: CONSOLE_CAP });
     client = new VmManagerClient(m.url, 'tok');
     const md = join(state, 'metadata.sock');
     const created = await client.create({ name: 'trust', user_data: 'trust-user-data', require_attestation: true, wait_for: 'none' });
@@ -197,5 +196,3 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
     expect.soft(pidsWith(join(state, 'vms', id))).toEqual([]);
   }, 600_000);
 });
-
-export const sha = (s: string) => createHash('sha256').update(s).digest('hex');

@@ -70,7 +70,10 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     const { images } = await call(h, 'vm.images', {});
     expect(images.map((i) => i.name)).toEqual(['povdesk-test']);
     expect(images[0]!.hasPolicy).toBe(true);
-  });
+    // The build learned the golden values for this host's firmware (one learn boot): attested VMs verify at once.
+    expect(images[0]!.goldenPcrs).toBe(7);
+    expect(images[0]!.firmwareChanged).toBeNull();
+  }, 300_000);
 
   it('refuses bad input before the manager (schema) and keeps the manager\'s own refusals', async () => {
     const good = { name: 'ok', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false };

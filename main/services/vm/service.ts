@@ -4,7 +4,7 @@
  * AppErrors, the create job that follows a VM to its milestone, and console following.
  */
 import { AppError } from '../../../shared/contract/errors';
-import type { VmAttestation, VmConnection, VmCreateArgs, VmHost, VmImage, VmRecord } from '../../../shared/contract/vm';
+import { vmLearnedGolden, type VmAttestation, type VmConnection, type VmCreateArgs, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
 import type { StreamHub } from '../../core/streams';
 import { VmManagerClient } from '../../vm-manager/client';
 import type { JobContext, JobRunner } from '../jobs/runner';
@@ -255,6 +255,7 @@ export class VmApp {
           ...(args.userData !== undefined ? { user_data: args.userData } : {}),
           require_attestation: args.requireAttestation,
           wait_for: 'none',
+          ...(args.network ? { network: args.network } : {}),
         }),
       ),
     );
@@ -331,6 +332,20 @@ export class VmApp {
       job.log(`built image ${name} in ${seconds} s`);
       return { image: name, seconds, sizeBytes: typeof info.sizeBytes === 'number' ? info.sizeBytes : null };
     });
+  }
+
+  /** The learn job: one learn boot on the manager; the result is the proposal the page shows to confirm. */
+  learnGolden(image: string): string {
+    return this.o.jobs.start({ kind: 'vm.learnGolden', title: `Learn golden values of ${image}`, subject: `vm:image:${image}` }, async (job) => {
+      job.progress('booting', null, `one boot of ${image} in learn mode (about a minute under TCG); nothing is saved until you confirm`);
+      const learned = await this.call('POST learn-golden', async (c) => parseAnswer('POST learn-golden', vmLearnedGolden, await c.learnGolden(image)));
+      job.log(`learned ${Object.keys(learned.golden).length} golden values of ${image} in ${learned.seconds} s`);
+      return learned;
+    });
+  }
+
+  async saveGolden(args: Pick<VmLearnedGolden, 'image' | 'golden' | 'firmware'>): Promise<VmImage> {
+    return this.call('PUT golden', async (c) => imageView(parseAnswer('PUT golden', managerImage, await c.saveGolden(args.image, args.golden, args.firmware))));
   }
 
   close(): void {

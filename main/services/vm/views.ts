@@ -99,6 +99,7 @@ export const managerImage = z.object({
       recordOnly: z.array(z.number()).optional().default([]),
       golden: z.record(z.string(), z.string()).optional().default({}),
       goldenCount: z.number().optional(),
+      firmwareChanged: nstr,
     })
     .nullable()
     .optional()
@@ -188,6 +189,7 @@ export function imageView(i: ManagerImage): VmImage {
     sizeBytes: i.sizeBytes,
     hasPolicy: i.policy !== null,
     goldenPcrs: i.policy ? (i.policy.goldenCount ?? Object.keys(i.policy.golden).length) : 0,
+    firmwareChanged: i.policy?.firmwareChanged ?? null,
   };
 }
 
