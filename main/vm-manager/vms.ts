@@ -380,6 +380,11 @@ export class VmService {
     const r = this.recs.get(id);
     if (!r || !LIVE.includes(r.state)) return;
     this.log(`vm ${id}: the guest reset itself; user-data is withheld until a new initrd quote verifies`);
+    this.newBoot(id);
+  }
+
+  /** A reset (ours or the guest's): a new boot whose attestation starts over and whose user-data is withheld again. */
+  private newBoot(id: string) {
     this.update(id, (v) => {
       this.resetBoot(v);
       v.state = 'booting';
@@ -559,13 +564,7 @@ export class VmService {
     } catch (e) {
       throw new VmmError('unavailable', `VM ${id}: QEMU did not take the reset (${e instanceof Error ? e.message : String(e)}); stop and start it instead`);
     }
-    this.update(id, (v) => {
-      this.resetBoot(v);
-      v.state = 'booting';
-      v.startedAt = now();
-      v.lastError = null;
-    });
-    this.armBootTimer(id, this.timeouts.bootMs);
+    this.newBoot(id);
     return this.get(id);
   }
 
