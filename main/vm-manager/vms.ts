@@ -328,6 +328,7 @@ export class VmService {
     };
     writeFileSync(r.paths.console, ''); // QEMU appends (logappend=on, so capConsole can truncate it)
     rmSync(r.paths.qmpSocket, { force: true });
+    rmSync(this.eventsSocket(r), { force: true });
     const qemuLog = join(r.paths.dir, 'qemu.log');
     let qemu;
     try {
