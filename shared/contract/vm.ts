@@ -133,7 +133,7 @@ export const VM_NETWORKS = ['restricted', 'nat'] as const;
 export const vmLearnedGolden = z
   .object({
     image: z.string(),
-    golden: z.record(z.string(), z.string()),
+    golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value')),
     pcrs: z.record(z.string(), z.string()),
     firmware: z.object({ path: z.string(), sha256: z.string() }).strict().nullable(),
     seconds: z.number(),
