@@ -338,7 +338,12 @@ export class VmApp {
   learnGolden(image: string): string {
     return this.o.jobs.start({ kind: 'vm.learnGolden', title: `Learn golden values of ${image}`, subject: `vm:image:${image}` }, async (job) => {
       job.progress('booting', null, `one boot of ${image} in learn mode (about a minute under TCG); nothing is saved until you confirm`);
-      const learned = await this.call('POST learn-golden', async (c) => parseAnswer('POST learn-golden', vmLearnedGolden, await c.learnGolden(image)));
+      const call = this.call('POST learn-golden', async (c) => parseAnswer('POST learn-golden', vmLearnedGolden, await c.learnGolden(image)));
+      const cancelled = new Promise<never>((_, reject) =>
+        job.signal.addEventListener('abort', () => reject(new AppError('cancelled', `cancelled; nothing was saved (the learn boot of ${image} ends on the vm-manager, which deletes its VM)`)), { once: true }),
+      );
+      call.catch(() => {}); // after a cancel its answer is of no use
+      const learned = await Promise.race([call, cancelled]);
       job.log(`learned ${Object.keys(learned.golden).length} golden values of ${image} in ${learned.seconds} s`);
       return learned;
     });
