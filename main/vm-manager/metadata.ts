@@ -165,7 +165,11 @@ export class MetadataService {
       if (!vm.attestation.akFingerprint) return send(503, { verified: false, user_data_released: false, message: `VM ${vmId} has no attestation key provisioned by the manager; stop and start it` }, { 'Retry-After': '5' });
       const stageGuess = (body as { stage?: unknown } | null)?.stage === 'ready' ? 'ready' : 'initrd';
       const verdict = verifyQuote({
-        vmId, body, nonces: this.nonces, policy, pinnedAk: vm.attestation.akFingerprint, learn: vm.attestation.learn === true || (this.o.learn ?? []).includes(vm.image),
+        vmId, body, nonces: this.nonces, pinnedAk: vm.attestation.akFingerprint,
+        // A learn boot measures afresh (stale values of an older firmware must not fail it); serve
+        // --learn-golden <image> only fills the PCRs that have none.
+        policy: vm.attestation.learn ? { ...policy, golden: { sha256: {} } } : policy,
+        learn: vm.attestation.learn === true || (this.o.learn ?? []).includes(vm.image),
         userData: stageGuess === 'ready' ? this.o.vms.readUserData(vmId) : undefined,
       });
       this.o.vms.recordQuote(vmId, {
