@@ -69,9 +69,10 @@ export function capConsole(file: string, max: number): boolean {
     const n = readSync(fd, tail, 0, keep, size - keep);
     const cut = tail.indexOf(10);
     const body = cut >= 0 && cut < n - 1 ? tail.subarray(cut + 1, n) : tail.subarray(0, n);
+    const note = Buffer.from(`[vm-manager: console.log over ${max} bytes; ${size - body.length} older bytes dropped]\n`);
     ftruncateSync(fd, 0);
-    writeSync(fd, `[vm-manager: console.log over ${max} bytes; ${size - body.length} older bytes dropped]\n`, 0);
-    writeSync(fd, body);
+    writeSync(fd, note, 0, note.length, 0);
+    writeSync(fd, body, 0, body.length, note.length);
     return true;
   } finally {
     closeSync(fd);
