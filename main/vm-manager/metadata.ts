@@ -10,6 +10,7 @@ import { chmodSync, rmSync } from 'node:fs';
 import { NonceStore, verifyQuote } from './attest/index';
 import { getImage, readPolicy } from './images';
 import { NONCE_BURST, NONCE_REFILL_MS, RateLimiter } from './guest-limits';
+import { sshHostKeyForGuest } from './ssh-host-key';
 import type { VmService } from './vms';
 
 const MAX_BODY = 256 * 1024;
@@ -138,6 +139,14 @@ export class MetadataService {
       const ud = this.o.vms.readUserData(vmId);
       if (path === '/skytap/vms/self/user_data') return ud === null ? send(204) : send(200, ud);
       return send(200, { id: vm.id, name: vm.name, user_data: ud ?? '' });
+    }
+    if (req.method === 'GET' && path === '/povdesk/ssh-host-key') {
+      // The VM's stable SSH host key, under the same gate as its user-data.
+      if (vm.requireAttestation && !vm.attestation.userDataReleased) {
+        return send(503, 'the SSH host key is withheld until this VM\'s initrd-stage quote verifies\n', { 'Retry-After': '2' });
+      }
+      const key = sshHostKeyForGuest(vm.paths.dir);
+      return key === null ? send(404, 'this VM has no SSH host key\n') : send(200, `${key}\n`);
     }
     if (req.method === 'GET' && path === '/attest/nonce') {
       // Each nonce is remembered and rewrites vm.json: a guest asking in a loop is slowed down.

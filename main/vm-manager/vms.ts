@@ -16,6 +16,7 @@ import { getImage, writeJsonAtomic } from './images';
 import { aliveWith, freeLoopbackPort, pidsMatching, readPid, removePid, signal, sleep, startDetached, terminate, waitGone, writePid } from './procs';
 import { Qmp, openQmpWhenReady } from './qmp';
 import { provisionVmAk } from './attest/provision';
+import { ensureSshHostKey, type SshHostKey } from './ssh-host-key';
 import { capConsole, CONSOLE_MAX_BYTES, metadataForwardArgv, watchGuestResets } from './guest-limits';
 
 export const METADATA_PROXY = vmAsset('guest/metadata-proxy.cjs');
@@ -69,6 +70,8 @@ export interface VmRecord {
     initrd: StageResult | null;
     ready: StageResult | null;
   };
+  /** the guest's SSH host key, made by the manager and served to the guest only after attestation (ssh-host-key.ts) */
+  sshHostKey: SshHostKey | null;
   pids: { qemu: number | null; swtpm: number | null };
   /** Host ports (127.0.0.1) forwarded into the guest while QEMU runs; ssh → the guest's port 22. */
   ports: { ssh: number | null };
@@ -215,6 +218,7 @@ export class VmService {
       durations: { installSeconds: null, bootSeconds: null, readySeconds: null },
       lastError: null, hasUserData: input.userData !== null && input.userData !== '',
       attestation: { required: input.requireAttestation, ...(input.learnGolden ? { learn: true } : {}), userDataReleased: false, nonceIssuedAt: null, akFingerprint: null, akPub: null, initrd: null, ready: null },
+      sshHostKey: null,
       pids: { qemu: null, swtpm: null },
       ports: { ssh: null },
       paths: {
@@ -295,6 +299,14 @@ export class VmService {
         });
       } catch (e) {
         return fail(`could not provision the VM's attestation key in its swtpm: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    if (!r.sshHostKey) {
+      try {
+        const key = await ensureSshHostKey(r.paths.dir);
+        this.update(id, (v) => (v.sshHostKey = key));
+      } catch (e) {
+        return fail(e instanceof Error ? e.message : String(e));
       }
     }
     // swtpm first: QEMU connects to its socket at start.
@@ -685,6 +697,7 @@ export class VmService {
       // Records from before network fencing and host-made AKs: fenced from the next start, AK made then.
       if (r.network === undefined) r.network = 'restricted';
       if (r.attestation.akPub === undefined) r.attestation.akPub = null;
+      if (r.sshHostKey === undefined) r.sshHostKey = null;
       this.recs.set(r.id, r);
       const qpid = readPid(join(dir, 'qemu.pid')) ?? r.pids.qemu;
       const spid = readPid(join(dir, 'swtpm.pid')) ?? r.pids.swtpm;

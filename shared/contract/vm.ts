@@ -86,6 +86,8 @@ export const vmRecord = z
       .strict(),
     /** While QEMU runs: the port on this machine's 127.0.0.1 that reaches the guest's SSH port (22). */
     sshPort: z.number().int().min(1).max(65535).nullable(),
+    /** The guest's SSH host key (`ssh-ed25519 <base64>`), made by the manager and released to the guest only after attestation. */
+    sshHostKey: z.string().nullable(),
   })
   .strict();
 export type VmRecord = z.infer<typeof vmRecord>;

@@ -9,6 +9,7 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedPcr11 } from '../../main/vm-manager/attest/policy';
 import { runVmManagerCli } from '../../main/vm-manager/cli';
@@ -66,6 +67,22 @@ class SerialShell {
   close() {
     this.sock.destroy();
   }
+}
+
+/** The host key an SSH server on 127.0.0.1:port presents (the handshake stops there). */
+function presentedHostKey(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = new Client();
+    let key = '';
+    c.on('error', () => (key ? resolve(key) : reject(new Error(`no host key from 127.0.0.1:${port}`))));
+    c.connect({
+      host: '127.0.0.1', port, username: 'nobody', readyTimeout: 20_000,
+      hostVerifier: (k: Buffer) => {
+        key = k.toString('base64');
+        return false;
+      },
+    });
+  });
 }
 
 function hostHeaderStatus(url: string, host: string, token: string): Promise<number> {
@@ -148,6 +165,9 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
 
     // Item 2: the SSH forward still reaches the guest; the guest does not reach the host's loopback.
     expect.soft(await firstLine(vm.ports.ssh!)).toMatch(/^SSH-2\.0-dropbear/);
+    // Item 12: the guest's SSH host key is the one the manager made (released after attestation).
+    expect(vm.sshHostKey?.publicKey).toMatch(/^ssh-ed25519 /);
+    expect.soft(await presentedHostKey(vm.ports.ssh!)).toBe(vm.sshHostKey!.publicKey.split(' ')[1]);
     const sh = await SerialShell.open(vm.paths.serialSocket!);
     try {
       sh.write('\n');
@@ -189,6 +209,8 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
       const again = await m.vms.waitFor(id, 'ready', 240_000);
       expect.soft(again.attestation.initrd?.verified).toBe(true);
       expect.soft(again.attestation.initrd?.at).not.toBe(firstInitrdAt);
+      // Item 12: the same host key after the reboot (it churned every boot before).
+      expect.soft(await presentedHostKey(again.ports.ssh!)).toBe(vm.sshHostKey!.publicKey.split(' ')[1]);
     } finally {
       sh.close();
     }

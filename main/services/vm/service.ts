@@ -334,6 +334,17 @@ export class VmApp {
     });
   }
 
+  /**
+   * The host key an SSH connection to 127.0.0.1:port must present when port is the SSH forward of a
+   * local VM whose initrd quote verified: the key the manager made and released only to that guest.
+   */
+  async pretrustedSshKey(host: string, port: number): Promise<{ key: Buffer; what: string } | null> {
+    if (this.mode() !== 'local' || !['127.0.0.1', 'localhost'].includes(host.toLowerCase())) return null;
+    const vm = (await this.list()).find((v) => v.sshPort === port);
+    if (!vm?.sshHostKey || !vm.attestation.required || vm.attestation.initrdVerified !== true) return null;
+    return { key: Buffer.from(vm.sshHostKey.split(' ')[1] ?? '', 'base64'), what: `local VM ${vm.name} (attested)` };
+  }
+
   /** The learn job: one learn boot on the manager; the result is the proposal the page shows to confirm. */
   learnGolden(image: string): string {
     return this.o.jobs.start({ kind: 'vm.learnGolden', title: `Learn golden values of ${image}`, subject: `vm:image:${image}` }, async (job) => {

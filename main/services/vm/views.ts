@@ -84,6 +84,8 @@ export const managerVm = z.object({
   attestation: attestationState,
   /** Host ports forwarded into the guest; absent from managers before SSH forwarding. */
   ports: z.object({ ssh: z.number().int().min(1).max(65535).nullable() }).optional(),
+  /** absent from managers before host-made SSH keys */
+  sshHostKey: z.object({ publicKey: z.string().regex(/^ssh-ed25519 [A-Za-z0-9+/]+=*$/) }).nullable().optional(),
   /** local manager only: where the console log and (since the interactive console) the serial socket are */
   paths: z.object({ console: str.optional(), serialSocket: nstr }).optional(),
 });
@@ -178,6 +180,7 @@ export function vmView(v: ManagerVm): VmRecord {
       readyVerified: v.attestation.ready ? v.attestation.ready.verified : null,
     },
     sshPort: v.ports?.ssh ?? null,
+    sshHostKey: v.sshHostKey?.publicKey ?? null,
   };
 }
 
