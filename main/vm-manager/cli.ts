@@ -35,6 +35,9 @@ function parse(argv: string[]): Parsed {
       const [k, v] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
       if (VALUE_FLAGS.has(k)) {
         const val = v ?? argv[++i];
+        if (k === '--learn-golden' && (val === undefined || val.startsWith('--'))) {
+          throw new VmmError('invalid_request', '--learn-golden needs the image(s) to learn, e.g. --learn-golden povdesk-test (learn mode is per image, never the whole daemon)');
+        }
         if (val === undefined) throw new VmmError('invalid_request', `${k} needs a value`);
         flags.set(k, val);
       } else if (BOOL_FLAGS.has(k)) flags.set(k, true);

@@ -17,7 +17,7 @@ const skip = vmSkip();
 
 /** Runs `vm-manager serve` as its own process, like `povdesk vm-manager serve`. */
 async function spawnManager(state: string): Promise<{ child: ChildProcess; url: string; recovered: { reattached: string[]; cleaned: string[] } }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', '--state-dir', state, '--token', 'tok', '--learn-golden'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', '--state-dir', state, '--token', 'tok', '--learn-golden', TEST_IMAGE], {
     cwd: repo, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
