@@ -3,6 +3,7 @@
  * supervisor, or a remote one with a bearer token from the keychain), calls validated and mapped to
  * AppErrors, the create job that follows a VM to its milestone, and console following.
  */
+import { existsSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
 import { vmLearnedGolden, type VmAttestation, type VmConnection, type VmCreateArgs, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
 import type { StreamHub } from '../../core/streams';
@@ -340,6 +341,8 @@ export class VmApp {
    */
   async pretrustedSshKey(host: string, port: number): Promise<{ key: Buffer; what: string } | null> {
     if (this.mode() !== 'local' || !['127.0.0.1', 'localhost'].includes(host.toLowerCase())) return null;
+    // No local manager has run: no local VM to pre-trust (and an SSH session must not start one).
+    if (!existsSync(this.o.supervisor.endpointFile)) return null;
     const vm = (await this.list()).find((v) => v.sshPort === port);
     if (!vm?.sshHostKey || !vm.attestation.required || vm.attestation.initrdVerified !== true) return null;
     return { key: Buffer.from(vm.sshHostKey.split(' ')[1] ?? '', 'base64'), what: `local VM ${vm.name} (attested)` };
