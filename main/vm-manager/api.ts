@@ -9,7 +9,9 @@ import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { STATUS, VmmError, type VmmCode } from './errors';
 import { getImage, imagesDir, importImage, insideDir, listImages, TEST_IMAGE } from './images';
-import type { HostReport } from './host';
+import { VM_NETWORKS, type VmNetwork } from './argv';
+import { firmwareChange, learnWith, saveGolden } from './golden';
+import { findOvmf, type HostReport } from './host';
 import type { VmRecord, VmService } from './vms';
 
 const MAX_BODY = 8 * 1024 * 1024;
@@ -25,16 +27,25 @@ export const createVmSchema = z
     user_data: z.string().max(MAX_BODY).optional(),
     require_attestation: z.boolean().optional(),
     wait_for: z.enum(['none', 'attested', 'ready']).optional(),
+    network: z.enum(VM_NETWORKS as [VmNetwork, ...VmNetwork[]]).optional(),
   })
   .strict();
 export type CreateVmBody = z.infer<typeof createVmSchema>;
+
+const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value: 64 lower-case hex characters');
+const saveGoldenSchema = z
+  .object({
+    golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), hex64),
+    firmware: z.object({ path: z.string().min(1).max(4096), sha256: hex64 }).strict().nullable().optional(),
+  })
+  .strict();
 
 const importSchema = z.object({ path: z.string().min(1).max(4096), name: z.string().regex(DNS_LABEL, 'name must be a DNS label').optional() }).strict();
 
 function zodMessage(e: z.ZodError): string {
   return e.issues
     .map((i) => {
-      if (i.code === 'unrecognized_keys') return `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}: the fields are name, image, cpus, memory_mib, disk_gib, user_data, require_attestation, wait_for`;
+      if (i.code === 'unrecognized_keys') return `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}: the fields are name, image, cpus, memory_mib, disk_gib, user_data, require_attestation, wait_for, network`;
       return `${i.path.join('.') || 'body'}: ${i.message}`;
     })
     .join('; ');
@@ -45,6 +56,8 @@ export interface ApiContext {
   token: string;
   vms: VmService;
   host: () => Promise<HostReport>;
+  /** the one Host header accepted (address:port we listen on); null: no check (unix socket) */
+  allowedHost?: () => string | null;
 }
 
 function tokenOk(header: string | undefined, token: string): boolean {
@@ -131,6 +144,10 @@ export function createApiHandler(ctx: ApiContext) {
     const url = new URL(req.url ?? '/', 'http://local');
     const path = url.pathname;
     const m = req.method ?? 'GET';
+    const allowed = ctx.allowedHost?.() ?? null;
+    if (allowed !== null && req.headers.host !== allowed) {
+      return fail(res, 'forbidden', `Host "${req.headers.host ?? ''}" is not this vm-manager (${allowed}); call it by that address (a page on another name is refused: DNS rebinding)`);
+    }
     if (path === '/healthz') return send(res, 200, { ok: true });
     if (!path.startsWith('/api/v1/') && path !== '/api/v1') return fail(res, 'not_found', `no route ${m} ${path}; the API lives under /api/v1`);
     if (!tokenOk(req.headers.authorization, ctx.token)) return fail(res, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <token>" (printed by `povdesk vm-manager serve`)');
@@ -147,6 +164,15 @@ export function createApiHandler(ctx: ApiContext) {
       if (!insideDir(ctx.stateDir, abs)) return fail(res, 'invalid_request', `${abs} is outside the state dir ${resolve(ctx.stateDir)}: copy the file under it first (the API imports only from there)`);
       return send(res, 201, importImage(ctx.stateDir, abs, { name: parsed.data.name }));
     }
+    if (m === 'POST' && seg[0] === 'images' && seg.length === 3 && seg[2] === 'learn-golden') {
+      return send(res, 200, await learnWith(ctx.vms, ctx.stateDir, getImage(ctx.stateDir, seg[1] ?? '').name));
+    }
+    if (m === 'PUT' && seg[0] === 'images' && seg.length === 3 && seg[2] === 'golden') {
+      const parsed = saveGoldenSchema.safeParse(await readJson(req));
+      if (!parsed.success) return fail(res, 'invalid_request', zodMessage(parsed.error));
+      const saved = saveGolden(ctx.stateDir, seg[1] ?? '', parsed.data.golden, parsed.data.firmware ?? null);
+      return send(res, 200, imageView({ ...getImage(ctx.stateDir, seg[1] ?? ''), policy: saved }));
+    }
     if (m === 'GET' && p === '/vms') return send(res, 200, ctx.vms.list());
     if (m === 'POST' && p === '/vms') {
       const parsed = createVmSchema.safeParse(await readJson(req));
@@ -156,7 +182,7 @@ export function createApiHandler(ctx: ApiContext) {
       const waitFor = b.wait_for ?? 'ready';
       const rec = await ctx.vms.create({
         name: b.name, image, cpus: b.cpus ?? 1, memoryMiB: b.memory_mib ?? 512, diskGiB: b.disk_gib ?? 8,
-        userData: b.user_data ?? null, requireAttestation: b.require_attestation ?? true, waitFor,
+        userData: b.user_data ?? null, requireAttestation: b.require_attestation ?? true, waitFor, network: b.network ?? 'restricted',
       });
       if (waitFor === 'none') return send(res, 201, rec);
       const done = await ctx.vms.waitFor(rec.id, waitFor, ctx.vms.timeouts.bootMs + ctx.vms.timeouts.startMs);
@@ -201,7 +227,10 @@ function imageView(i: ReturnType<typeof listImages>[number]) {
     ...rest,
     path: dir,
     policy: policy
-      ? { pcrs: policy.pcrs, recordOnly: policy.record_only ?? [], golden: policy.golden.sha256, goldenCount: Object.keys(policy.golden.sha256).length, firmware: policy.golden_firmware ?? null }
+      ? {
+        pcrs: policy.pcrs, recordOnly: policy.record_only ?? [], golden: policy.golden.sha256, goldenCount: Object.keys(policy.golden.sha256).length,
+        firmware: policy.golden_firmware ?? null, firmwareChanged: firmwareChange(policy, findOvmf()?.code ?? null),
+      }
       : null,
   };
 }

@@ -30,6 +30,8 @@ export interface QemuSpec {
    */
   serialSocket?: string | null;
   qmpSocket: string;
+  /** A second QMP monitor the manager keeps open for events (a guest-initiated RESET re-gates user-data). */
+  qmpEventsSocket?: string | null;
   /** swtpm's data socket; null runs the VM without a TPM. */
   swtpmSocket: string | null;
   /** The command QEMU runs per guest connection to 169.254.169.254:80 (argv, not a shell line). */
@@ -38,7 +40,16 @@ export interface QemuSpec {
   noReboot?: boolean;
   /** A port on the host's 127.0.0.1 forwarded to the guest's port 22 (SSH into a local VM). */
   sshHostPort?: number | null;
+  /**
+   * 'restricted' (the default): slirp's restrict=on, so the guest reaches only the metadata service
+   * and the explicit forwards, never the host's loopback services or the outside. 'nat': the guest
+   * may open connections out through the host, including to every service on its 127.0.0.1.
+   */
+  network?: VmNetwork;
 }
+
+export type VmNetwork = 'restricted' | 'nat';
+export const VM_NETWORKS: readonly VmNetwork[] = ['restricted', 'nat'];
 
 export const GUEST_NET = {
   net: '169.254.169.0/24',
@@ -81,9 +92,10 @@ export function qemuArgv(spec: QemuSpec): string[] {
     '-nodefaults',
     '-display', 'none',
     ...(spec.serialSocket
-      ? ['-chardev', `socket,id=ser0,path=${qemuEscape(spec.serialSocket)},server=on,wait=off,logfile=${qemuEscape(spec.consoleFile)},logappend=off`, '-serial', 'chardev:ser0']
+      ? ['-chardev', `socket,id=ser0,path=${qemuEscape(spec.serialSocket)},server=on,wait=off,logfile=${qemuEscape(spec.consoleFile)},logappend=on`, '-serial', 'chardev:ser0']
       : ['-serial', `file:${qemuEscape(spec.consoleFile)}`]),
     '-qmp', `unix:${qemuEscape(spec.qmpSocket)},server=on,wait=off`,
+    ...(spec.qmpEventsSocket ? ['-qmp', `unix:${qemuEscape(spec.qmpEventsSocket)},server=on,wait=off`] : []),
     '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${qemuEscape(spec.ovmfCode)}`,
     '-drive', `if=pflash,format=raw,unit=1,file=${qemuEscape(spec.ovmfVars)}`,
   );
@@ -102,7 +114,10 @@ export function qemuArgv(spec: QemuSpec): string[] {
       '-device', 'tpm-crb,tpmdev=tpm0',
     );
   }
+  const network = spec.network ?? 'restricted';
+  if (!VM_NETWORKS.includes(network)) throw new Error(`qemu spec: network must be ${VM_NETWORKS.join(' or ')}, got ${String(network)}`);
   let netdev = `user,id=net0,net=${GUEST_NET.net},host=${GUEST_NET.host}`;
+  if (network === 'restricted') netdev += ',restrict=on';
   if (spec.metadataProxy !== null) {
     if (spec.metadataProxy.length === 0) throw new Error('qemu spec: metadataProxy must name a program');
     const cmd = spec.metadataProxy.map(shellWord).join(' ');

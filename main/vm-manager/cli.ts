@@ -1,7 +1,7 @@
 /**
  * `povdesk vm-manager …`:
- *   serve [--state-dir D] [--port N | --socket P] [--token T] [--learn-golden] [--stop-vms-on-exit]
- *   image build-test [--state-dir D]
+ *   serve [--state-dir D] [--port N | --socket P] [--token T] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit]
+ *   image build-test [--no-golden] [--state-dir D]
  *   image import <file> [--name N] [--state-dir D]
  *   image golden <image> --from-vm <id> [--server URL --token T] [--clear] [--state-dir D]
  * Default state dir: $POVDESK_HOME/vm-manager.
@@ -12,6 +12,7 @@ import { recordGolden, type ImagePolicy } from './attest/index';
 import { attestationView } from './api';
 import { VmManagerClient } from './client';
 import { VmmError } from './errors';
+import { firmwareChange, learnOffline } from './golden';
 import { findOvmf } from './host';
 import { buildTestImage, getImage, importImage, readPolicy, writePolicy } from './images';
 import { defaultStateDir, serve } from './server';
@@ -22,8 +23,8 @@ interface Parsed {
   flags: Map<string, string | true>;
 }
 
-const VALUE_FLAGS = new Set(['--state-dir', '--port', '--socket', '--token', '--name', '--from-vm', '--server']);
-const BOOL_FLAGS = new Set(['--learn-golden', '--stop-vms-on-exit', '--clear', '--help']);
+const VALUE_FLAGS = new Set(['--state-dir', '--port', '--socket', '--token', '--name', '--from-vm', '--server', '--learn-golden']);
+const BOOL_FLAGS = new Set(['--stop-vms-on-exit', '--clear', '--no-golden', '--help']);
 
 function parse(argv: string[]): Parsed {
   const pos: string[] = [];
@@ -34,6 +35,9 @@ function parse(argv: string[]): Parsed {
       const [k, v] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
       if (VALUE_FLAGS.has(k)) {
         const val = v ?? argv[++i];
+        if (k === '--learn-golden' && (val === undefined || val.startsWith('--'))) {
+          throw new VmmError('invalid_request', '--learn-golden needs the image(s) to learn, e.g. --learn-golden povdesk-test (learn mode is per image, never the whole daemon)');
+        }
         if (val === undefined) throw new VmmError('invalid_request', `${k} needs a value`);
         flags.set(k, val);
       } else if (BOOL_FLAGS.has(k)) flags.set(k, true);
@@ -43,8 +47,8 @@ function parse(argv: string[]): Parsed {
   return { pos, flags };
 }
 
-const USAGE = `usage: povdesk vm-manager serve [--state-dir D] [--port N | --socket P] [--token T] [--learn-golden] [--stop-vms-on-exit]
-       povdesk vm-manager image build-test [--state-dir D]
+const USAGE = `usage: povdesk vm-manager serve [--state-dir D] [--port N | --socket P] [--token T] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit]
+       povdesk vm-manager image build-test [--no-golden] [--state-dir D]
        povdesk vm-manager image import <file> [--name N] [--state-dir D]
        povdesk vm-manager image golden <image> --from-vm <id> [--server URL --token T] [--clear] [--state-dir D]`;
 
@@ -62,7 +66,7 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       const port = str('--port');
       if (port !== undefined && !/^\d+$/.test(port)) throw new VmmError('invalid_request', `--port must be a number, got ${port}`);
       const m = await serve({
-        stateDir, port: port ? Number(port) : 0, socket: str('--socket'), token: str('--token'), learn: flags.has('--learn-golden'),
+        stateDir, port: port ? Number(port) : 0, socket: str('--socket'), token: str('--token'), learn: str('--learn-golden')?.split(',').filter(Boolean),
         log: (s) => err(`vm-manager: ${s}`),
       });
       out(JSON.stringify({ url: m.url, token: m.token, stateDir: m.stateDir, pid: process.pid, accelerator: m.host.accelerator.chosen, recovered: m.recovered }));
@@ -76,7 +80,12 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
     if (cmd === 'image' && sub === 'build-test') {
       const t = Date.now();
       const info = buildTestImage(stateDir, { ovmfCode: findOvmf()?.code ?? null });
-      out(JSON.stringify({ ...info, seconds: (Date.now() - t) / 1000 }));
+      // The builder made the kernel command line and initrd itself: one learn boot records the
+      // golden values for this host's firmware, so an attested VM of it verifies with no manual step.
+      const built = readPolicy(join(stateDir, 'images', info.name));
+      const kept = Object.keys(built?.golden.sha256 ?? {}).length > 0 && firmwareChange(built, findOvmf()?.code ?? null) === null;
+      const golden = flags.has('--no-golden') || kept ? null : await learnOffline(stateDir, info.name, (s) => err(`vm-manager: ${s}`));
+      out(JSON.stringify({ ...info, seconds: (Date.now() - t) / 1000, golden: golden?.golden ?? null, goldenKept: kept }));
       return 0;
     }
     if (cmd === 'image' && sub === 'import') {

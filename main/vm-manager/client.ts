@@ -85,6 +85,13 @@ export class VmManagerClient {
   console(id: string, lines = 100) {
     return this.call<{ id: string; lines: number; console: string }>('GET', `/vms/${encodeURIComponent(id)}/console?lines=${lines}`);
   }
+  /** One learn boot of the image (minutes under TCG): the proposed golden values, not yet saved. */
+  learnGolden(image: string) {
+    return this.call<import('./golden').LearnedGolden>('POST', `/images/${encodeURIComponent(image)}/learn-golden`);
+  }
+  saveGolden(image: string, golden: Record<string, string>, firmware: { path: string; sha256: string } | null) {
+    return this.call<unknown>('PUT', `/images/${encodeURIComponent(image)}/golden`, { golden, firmware });
+  }
   attestation(id: string) {
     return this.call<ReturnType<typeof import('./api').attestationView>>('GET', `/vms/${encodeURIComponent(id)}/attestation`);
   }

@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { vmAsset } from './assets';
@@ -55,8 +55,50 @@ export function imagesDir(stateDir: string): string {
   return join(stateDir, 'images');
 }
 
+/** sha256 of a file read in 1 MiB chunks (a disk image may be far over the 2 GiB a Buffer holds). */
 function sha256File(file: string): string {
-  return createHash('sha256').update(readFileSync(file)).digest('hex');
+  const h = createHash('sha256');
+  const buf = Buffer.alloc(1024 * 1024);
+  const fd = openSync(file, 'r');
+  try {
+    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) h.update(buf.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return h.digest('hex');
+}
+
+/** The first `bytes` of a file (fewer when it is shorter), without reading the rest. */
+function fileHead(file: string, bytes: number): Buffer {
+  const buf = Buffer.alloc(bytes);
+  const fd = openSync(file, 'r');
+  try {
+    return buf.subarray(0, readSync(fd, buf, 0, bytes, 0));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+type QemuImgInfo = {
+  format?: string;
+  'virtual-size'?: number;
+  'backing-filename'?: string;
+  'format-specific'?: { type?: string; data?: { 'data-file'?: string; extents?: { filename?: string }[] } };
+};
+
+/**
+ * Any file an image names besides itself (a backing file, a qcow2 data-file, a VMDK extent
+ * elsewhere): importing it would copy that host file into the store, so import refuses them all.
+ */
+export function externalReferences(src: string, info: QemuImgInfo): string[] {
+  const refs: string[] = [];
+  if (info['backing-filename']) refs.push(`backing file ${info['backing-filename']}`);
+  const data = info['format-specific']?.data;
+  if (data?.['data-file']) refs.push(`data-file ${data['data-file']}`);
+  for (const e of data?.extents ?? []) {
+    if (!e.filename || resolve(dirname(src), e.filename) !== src) refs.push(`extent ${e.filename ?? '(unnamed)'}`);
+  }
+  return refs;
 }
 
 export function writeJsonAtomic(file: string, value: unknown): void {
@@ -206,7 +248,8 @@ export function buildTestImage(stateDir: string, opts: { ovmfCode: string | null
     pcrs: STAGE_PCRS,
     golden: same && oldPolicy ? oldPolicy.golden : { sha256: {} },
     record_only: RECORD_ONLY,
-    golden_firmware: firmwareFingerprint(opts.ovmfCode),
+    // Kept golden values keep the firmware they were learned with, so a changed OVMF shows.
+    golden_firmware: same && oldPolicy?.golden_firmware ? oldPolicy.golden_firmware : firmwareFingerprint(opts.ovmfCode),
   });
   const info: ImageInfo = {
     name, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline,
@@ -279,7 +322,13 @@ export function importImage(stateDir: string, file: string, opts: { name?: strin
   if (!existsSync(src) || !statSync(src).isFile()) throw new VmmError('invalid_request', `${src} is not a file: give the path of a qcow2, raw or vmdk image`);
   const name = opts.name ?? basename(src).replace(/\.[^.]*$/, '').toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
   if (!NAME_RE.test(name)) throw new VmmError('invalid_request', `cannot derive an image name from ${basename(src)}: pass --name <dns-label>`);
-  let info: { format?: string; 'virtual-size'?: number; 'backing-filename'?: string };
+  // A text VMDK descriptor only names other files (its extents): qemu-img would open them. Refuse
+  // before qemu-img looks; a monolithic sparse VMDK ("KDMV") carries its data itself.
+  const head = fileHead(src, 1024);
+  if (/^\s*#\s*Disk DescriptorFile/i.test(head.subarray(0, 64).toString('latin1'))) {
+    throw new VmmError('invalid_request', `${src} is a VMDK descriptor: its extents are external files; import a single-file image (qemu-img convert -O qcow2)`);
+  }
+  let info: QemuImgInfo;
   try {
     info = JSON.parse(execFileSync(findTool('qemu-img') ?? 'qemu-img', ['info', '--output=json', src], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
   } catch (e) {
@@ -287,16 +336,14 @@ export function importImage(stateDir: string, file: string, opts: { name?: strin
   }
   const format = info.format ?? '';
   if (!FORMATS.has(format)) throw new VmmError('invalid_request', `${src} is ${format || 'of an unknown format'}; import takes qcow2, raw or vmdk`);
-  if (info['backing-filename']) throw new VmmError('invalid_request', `${src} has a backing file (${info['backing-filename']}); import a flattened image (qemu-img convert)`);
+  const refs = externalReferences(src, info);
+  if (refs.length) throw new VmmError('invalid_request', `${src} names an external file (${refs.join('; ')}); import a flattened single-file image (qemu-img convert -O qcow2)`);
   const vsize = info['virtual-size'] ?? 0;
   const max = opts.maxVirtualBytes ?? MAX_IMPORT_BYTES;
   if (vsize <= 0) throw new VmmError('invalid_request', `${src} has no virtual size; it is not a disk image`);
   if (vsize > max) throw new VmmError('invalid_request', `${src} is ${vsize} bytes virtual, over the ${max}-byte limit`);
   if (format === 'raw') {
     // qemu-img calls any file "raw": demand a boot sector or a GPT so a text file is not taken for a disk.
-    const head = Buffer.alloc(1024);
-    const fd = readFileSync(src, { flag: 'r' }).subarray(0, 1024);
-    fd.copy(head);
     const mbr = head[510] === 0x55 && head[511] === 0xaa;
     const gpt = head.subarray(512, 520).toString('latin1') === 'EFI PART';
     if (!mbr && !gpt) throw new VmmError('invalid_request', `${src} is not a disk image: a raw image needs an MBR or GPT partition table`);

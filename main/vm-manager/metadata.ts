@@ -9,6 +9,8 @@ import { createServer as createNetServer, type Server, type Socket } from 'node:
 import { chmodSync, rmSync } from 'node:fs';
 import { NonceStore, verifyQuote } from './attest/index';
 import { getImage, readPolicy } from './images';
+import { NONCE_BURST, NONCE_REFILL_MS, RateLimiter } from './guest-limits';
+import { sshHostKeyForGuest } from './ssh-host-key';
 import type { VmService } from './vms';
 
 const MAX_BODY = 256 * 1024;
@@ -17,9 +19,11 @@ export interface MetadataOptions {
   socketPath: string;
   vms: VmService;
   stateDir: string;
-  /** accept PCRs with no golden value and report them as learned (image golden --from-vm) */
-  learn?: boolean;
+  /** images whose VMs are in learn mode: PCRs with no golden value are accepted and reported as learned */
+  learn?: string[];
   nonces?: NonceStore;
+  /** nonce requests per VM (default: a burst of NONCE_BURST, one more every NONCE_REFILL_MS) */
+  nonceLimit?: RateLimiter;
   log?: (msg: string) => void;
 }
 
@@ -43,6 +47,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 export class MetadataService {
   readonly nonces: NonceStore;
+  private readonly nonceLimit: RateLimiter;
   private raw: Server;
   private http = createHttpServer({ keepAlive: false }, (req, res) => {
     this.handle(req, res).catch((e) => {
@@ -56,13 +61,17 @@ export class MetadataService {
 
   constructor(private readonly o: MetadataOptions) {
     this.nonces = o.nonces ?? new NonceStore();
+    this.nonceLimit = o.nonceLimit ?? new RateLimiter(NONCE_BURST, NONCE_REFILL_MS);
     o.vms.events.on('boot-reset', (id: string) => this.nonces.forget(id));
-    o.vms.events.on('deleted', (id: string) => this.nonces.forget(id));
+    o.vms.events.on('deleted', (id: string) => {
+      this.nonces.forget(id);
+      this.nonceLimit.forget(id);
+    });
     this.raw = createNetServer((sock) => this.accept(sock));
   }
 
-  set learn(v: boolean) {
-    this.o.learn = v;
+  set learn(images: string[]) {
+    this.o.learn = images;
   }
 
   listen(): Promise<void> {
@@ -131,7 +140,18 @@ export class MetadataService {
       if (path === '/skytap/vms/self/user_data') return ud === null ? send(204) : send(200, ud);
       return send(200, { id: vm.id, name: vm.name, user_data: ud ?? '' });
     }
+    if (req.method === 'GET' && path === '/povdesk/ssh-host-key') {
+      // The VM's stable SSH host key, under the same gate as its user-data.
+      if (vm.requireAttestation && !vm.attestation.userDataReleased) {
+        return send(503, 'the SSH host key is withheld until this VM\'s initrd-stage quote verifies\n', { 'Retry-After': '2' });
+      }
+      const key = sshHostKeyForGuest(vm.paths.dir);
+      return key === null ? send(404, 'this VM has no SSH host key\n') : send(200, `${key}\n`);
+    }
     if (req.method === 'GET' && path === '/attest/nonce') {
+      // Each nonce is remembered and rewrites vm.json: a guest asking in a loop is slowed down.
+      const wait = this.nonceLimit.take(vmId);
+      if (wait > 0) return send(429, `too many nonce requests from this VM; retry in ${wait} s\n`, { 'Retry-After': String(wait) });
       const nonce = this.nonces.issue(vmId);
       this.o.vms.nonceIssued(vmId);
       return send(200, `${nonce}\n`);
@@ -150,15 +170,21 @@ export class MetadataService {
         return send(503, { verified: false, user_data_released: false, message: `cannot verify: ${e instanceof Error ? e.message : String(e)}` }, { 'Retry-After': '5' });
       }
       if (!policy) return send(503, { verified: false, user_data_released: false, message: `image ${vm.image} has no policy.json; rebuild or re-import it` }, { 'Retry-After': '5' });
+      // Never trust on first use: the only key is the one the manager made in this VM's swtpm.
+      if (!vm.attestation.akFingerprint) return send(503, { verified: false, user_data_released: false, message: `VM ${vmId} has no attestation key provisioned by the manager; stop and start it` }, { 'Retry-After': '5' });
       const stageGuess = (body as { stage?: unknown } | null)?.stage === 'ready' ? 'ready' : 'initrd';
       const verdict = verifyQuote({
-        vmId, body, nonces: this.nonces, policy, pinnedAk: vm.attestation.akFingerprint, learn: this.o.learn === true,
+        vmId, body, nonces: this.nonces, pinnedAk: vm.attestation.akFingerprint,
+        // A learn boot measures afresh (stale values of an older firmware must not fail it); serve
+        // --learn-golden <image> only fills the PCRs that have none.
+        policy: vm.attestation.learn ? { ...policy, golden: { sha256: {} } } : policy,
+        learn: vm.attestation.learn === true || (this.o.learn ?? []).includes(vm.image),
         userData: stageGuess === 'ready' ? this.o.vms.readUserData(vmId) : undefined,
       });
       this.o.vms.recordQuote(vmId, {
         verified: verdict.ok, message: verdict.message, at: new Date().toISOString(), failed: verdict.failed,
         pcrs: verdict.pcrs, mismatches: verdict.mismatches, learned: verdict.learned,
-      }, verdict.stage, verdict.ok ? verdict.akFingerprint : null);
+      }, verdict.stage);
       const after = this.o.vms.get(vmId);
       this.o.log?.(`metadata: vm ${vmId} ${verdict.stage} quote ${verdict.ok ? 'verified' : 'rejected'}: ${verdict.message}`);
       return send(verdict.ok ? 200 : verdict.failed === 'body' ? 400 : 403, {

@@ -5,6 +5,8 @@ export class Qmp {
   private buf = '';
   private waiters: { resolve: (v: unknown) => void; reject: (e: Error) => void }[] = [];
   private closed = false;
+  /** Called for each asynchronous event QEMU sends ({event, data, timestamp}). */
+  onEvent: ((e: { event: string; data?: unknown }) => void) | null = null;
 
   private constructor(private sock: Socket) {
     sock.setEncoding('utf8');
@@ -21,7 +23,11 @@ export class Qmp {
         } catch {
           continue;
         }
-        if ('event' in msg || 'QMP' in msg) continue;
+        if ('event' in msg) {
+          this.onEvent?.(msg as { event: string; data?: unknown });
+          continue;
+        }
+        if ('QMP' in msg) continue;
         const w = this.waiters.shift();
         if (!w) continue;
         if ('error' in msg) w.reject(new Error(`qmp: ${JSON.stringify(msg.error)}`));

@@ -19,7 +19,10 @@ export interface ServeOptions {
   host?: string;
   socket?: string;
   token?: string;
-  learn?: boolean;
+  /** images in learn mode (serve --learn-golden <image>): their VMs' PCRs without golden values are accepted */
+  learn?: string[];
+  /** console.log cap per running VM (bytes) */
+  consoleMaxBytes?: number;
   timeouts?: Partial<Timeouts>;
   nodeBinary?: string;
   /** skip the probe and use this accelerator (tests that already probed) */
@@ -80,12 +83,14 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   }
   if (host.accelerator.warning) o.log?.(`warning: ${host.accelerator.warning}`);
   const token = o.token ?? randomBytes(24).toString('hex');
-  const vms = new VmService({ stateDir, accel, ovmf, metadataSocket: join(stateDir, 'metadata.sock'), nodeBinary: o.nodeBinary, timeouts: o.timeouts, log: o.log });
+  const vms = new VmService({ stateDir, accel, ovmf, metadataSocket: join(stateDir, 'metadata.sock'), nodeBinary: o.nodeBinary, timeouts: o.timeouts, consoleMaxBytes: o.consoleMaxBytes, log: o.log });
   const metadata = new MetadataService({ socketPath: join(stateDir, 'metadata.sock'), vms, stateDir, learn: o.learn, log: o.log });
   // The metadata socket first: reattached guests may be asking already.
   await metadata.listen();
   const recovered = await vms.recover();
-  const handler = createApiHandler({ stateDir, token, vms, host: () => hostReport() });
+  // DNS rebinding: over TCP only the exact address:port we listen on is a valid Host (unix sockets have no Host to check).
+  let allowedHost: string | null = null;
+  const handler = createApiHandler({ stateDir, token, vms, host: () => hostReport(), allowedHost: () => allowedHost });
   const server: Server = createServer(handler);
   server.requestTimeout = 0; // create with wait_for may take minutes
   let url: string;
@@ -98,6 +103,7 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
     await new Promise<void>((r, j) => server.once('error', j).listen(o.port ?? 0, o.host ?? '127.0.0.1', () => r()));
     const a = server.address() as AddressInfo;
     url = `http://${a.address}:${a.port}`;
+    allowedHost = `${a.address}:${a.port}`;
   }
   return {
     url, socket: o.socket ?? null, token, stateDir, vms, metadata, host, recovered,

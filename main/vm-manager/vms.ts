@@ -9,13 +9,16 @@ import { EventEmitter } from 'node:events';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { vmAsset } from './assets';
-import { qemuArgv, type Accel, type QemuSpec } from './argv';
+import { qemuArgv, type Accel, type QemuSpec, type VmNetwork } from './argv';
 import { tailLines } from './console';
 import { VmmError } from './errors';
 import { getImage, writeJsonAtomic } from './images';
 import { findTool } from './finders';
 import { aliveWith, freeLoopbackPort, pidsMatching, readPid, removePid, signal, sleep, startDetached, terminate, waitGone, writePid } from './procs';
 import { Qmp, openQmpWhenReady } from './qmp';
+import { provisionVmAk } from './attest/provision';
+import { ensureSshHostKey, type SshHostKey } from './ssh-host-key';
+import { capConsole, CONSOLE_MAX_BYTES, metadataForwardArgv, watchGuestResets } from './guest-limits';
 
 export const METADATA_PROXY = vmAsset('guest/metadata-proxy.cjs');
 
@@ -42,6 +45,8 @@ export interface VmRecord {
   diskGiB: number;
   requireAttestation: boolean;
   waitFor: WaitFor;
+  /** 'restricted' (default): the guest reaches the metadata service and its forwards only; 'nat': outbound too */
+  network: VmNetwork;
   accel: Accel;
   state: VmState;
   createdAt: string;
@@ -56,12 +61,18 @@ export interface VmRecord {
   hasUserData: boolean;
   attestation: {
     required: boolean;
+    /** learn mode for this VM only (a "Learn golden values" boot) */
+    learn?: boolean;
     userDataReleased: boolean;
     nonceIssuedAt: string | null;
+    /** the AK the manager made in this VM's swtpm before its first boot (attest/provision.ts): fingerprint and base64 TPM2B_PUBLIC */
     akFingerprint: string | null;
+    akPub: string | null;
     initrd: StageResult | null;
     ready: StageResult | null;
   };
+  /** the guest's SSH host key, made by the manager and served to the guest only after attestation (ssh-host-key.ts) */
+  sshHostKey: SshHostKey | null;
   pids: { qemu: number | null; swtpm: number | null };
   /** Host ports (127.0.0.1) forwarded into the guest while QEMU runs; ssh → the guest's port 22. */
   ports: { ssh: number | null };
@@ -78,6 +89,9 @@ export interface CreateInput {
   userData: string | null;
   requireAttestation: boolean;
   waitFor: WaitFor;
+  network?: VmNetwork;
+  /** a learn boot (golden.ts): PCRs without a golden value are accepted for this VM only */
+  learnGolden?: boolean;
 }
 
 export interface Timeouts {
@@ -100,6 +114,8 @@ export interface VmServiceOptions {
   metadataSocket: string;
   nodeBinary?: string;
   timeouts?: Partial<Timeouts>;
+  /** console.log cap while a VM runs (default CONSOLE_MAX_BYTES) */
+  consoleMaxBytes?: number;
   log?: (msg: string) => void;
 }
 
@@ -109,6 +125,8 @@ interface Runtime {
   bootTimer: NodeJS.Timeout | null;
   poll: NodeJS.Timeout | null;
   generation: number;
+  /** stops the QMP event watch (guest resets) */
+  unwatch: (() => void) | null;
 }
 
 const now = () => new Date().toISOString();
@@ -160,7 +178,7 @@ export class VmService {
   private runtime(id: string): Runtime {
     let r = this.rt.get(id);
     if (!r) {
-      r = { stopping: false, failReason: null, bootTimer: null, poll: null, generation: 0 };
+      r = { stopping: false, failReason: null, bootTimer: null, poll: null, generation: 0, unwatch: null };
       this.rt.set(id, r);
     }
     return r;
@@ -196,11 +214,12 @@ export class VmService {
     const dir = join(this.vmsDir, id);
     const r: VmRecord = {
       id, name: input.name, image: image.name, cpus: input.cpus, memoryMiB: input.memoryMiB, diskGiB: input.diskGiB,
-      requireAttestation: input.requireAttestation, waitFor: input.waitFor, accel: this.o.accel,
+      requireAttestation: input.requireAttestation, waitFor: input.waitFor, network: input.network ?? 'restricted', accel: this.o.accel,
       state: 'creating', createdAt: now(), startedAt: null, bootedAt: null, readyAt: null, stoppedAt: null,
       durations: { installSeconds: null, bootSeconds: null, readySeconds: null },
       lastError: null, hasUserData: input.userData !== null && input.userData !== '',
-      attestation: { required: input.requireAttestation, userDataReleased: false, nonceIssuedAt: null, akFingerprint: null, initrd: null, ready: null },
+      attestation: { required: input.requireAttestation, ...(input.learnGolden ? { learn: true } : {}), userDataReleased: false, nonceIssuedAt: null, akFingerprint: null, akPub: null, initrd: null, ready: null },
+      sshHostKey: null,
       pids: { qemu: null, swtpm: null },
       ports: { ssh: null },
       paths: {
@@ -270,6 +289,27 @@ export class VmService {
       });
       throw new VmmError('vm_failed', `VM ${id}: ${msg.split('\n')[0]}; see GET /api/v1/vms/${id} (lastError) or delete it`);
     };
+    // The AK is the manager's: made in the VM's swtpm before the guest runs, and pinned (a record from
+    // before host provisioning gets one now, replacing any key its guest made).
+    if (!r.attestation.akPub) {
+      try {
+        const ak = await provisionVmAk(r.paths.tpmState);
+        this.update(id, (v) => {
+          v.attestation.akPub = ak.pub.toString('base64');
+          v.attestation.akFingerprint = ak.fingerprint;
+        });
+      } catch (e) {
+        return fail(`could not provision the VM's attestation key in its swtpm: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    if (!r.sshHostKey) {
+      try {
+        const key = await ensureSshHostKey(r.paths.dir);
+        this.update(id, (v) => (v.sshHostKey = key));
+      } catch (e) {
+        return fail(e instanceof Error ? e.message : String(e));
+      }
+    }
     // swtpm first: QEMU connects to its socket at start.
     rmSync(r.paths.swtpmSocket, { force: true });
     const swtpmLog = join(r.paths.dir, 'swtpm.log');
@@ -296,10 +336,12 @@ export class VmService {
     const spec: QemuSpec = {
       id: r.id, accel: r.accel, cpus: r.cpus, memoryMib: r.memoryMiB, ovmfCode: this.o.ovmf.code, ovmfVars: r.paths.ovmfVars,
       boot: this.bootSource(r), consoleFile: r.paths.console, serialSocket, qmpSocket: r.paths.qmpSocket, swtpmSocket: r.paths.swtpmSocket,
-      metadataProxy: [this.o.nodeBinary ?? process.execPath, METADATA_PROXY, this.o.metadataSocket, r.id],
-      sshHostPort,
+      metadataProxy: metadataForwardArgv(r.paths.dir, [this.o.nodeBinary ?? process.execPath, METADATA_PROXY, this.o.metadataSocket, r.id]),
+      sshHostPort, network: r.network ?? 'restricted', qmpEventsSocket: this.eventsSocket(r),
     };
+    writeFileSync(r.paths.console, ''); // QEMU appends (logappend=on, so capConsole can truncate it)
     rmSync(r.paths.qmpSocket, { force: true });
+    rmSync(this.eventsSocket(r), { force: true });
     const qemuLog = join(r.paths.dir, 'qemu.log');
     let qemu;
     try {
@@ -319,6 +361,7 @@ export class VmService {
       return fail(`qemu did not come up: ${tailLines(qemuLog, 5).join(' | ') || (e instanceof Error ? e.message : String(e))}`);
     }
     if (gen !== rt.generation) return;
+    await this.watchResets(id);
     this.update(id, (v) => {
       v.state = 'booting';
       v.startedAt = now();
@@ -326,6 +369,42 @@ export class VmService {
       v.attestation.userDataReleased = !v.requireAttestation;
     });
     this.supervise(id, qemu.exited, swtpm.exited);
+    this.armBootTimer(id, this.timeouts.bootMs);
+  }
+
+  private eventsSocket(r: VmRecord): string {
+    return join(r.paths.dir, 'qmp-events.sock');
+  }
+
+  /** Follows QEMU's events: a reset the guest made starts a new boot whose user-data is withheld again. */
+  private async watchResets(id: string) {
+    const r = this.get(id);
+    const rt = this.runtime(id);
+    rt.unwatch?.();
+    rt.unwatch = null;
+    if (!existsSync(this.eventsSocket(r))) return; // a QEMU started before the events monitor
+    try {
+      rt.unwatch = await watchGuestResets(this.eventsSocket(r), () => this.guestReset(id));
+    } catch (e) {
+      this.log(`vm ${id}: no QMP event watch, so a reboot from inside the guest is not re-gated: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private guestReset(id: string) {
+    const r = this.recs.get(id);
+    if (!r || !LIVE.includes(r.state)) return;
+    this.log(`vm ${id}: the guest reset itself; user-data is withheld until a new initrd quote verifies`);
+    this.newBoot(id);
+  }
+
+  /** A reset (ours or the guest's): a new boot whose attestation starts over and whose user-data is withheld again. */
+  private newBoot(id: string) {
+    this.update(id, (v) => {
+      this.resetBoot(v);
+      v.state = 'booting';
+      v.startedAt = now();
+      v.lastError = null;
+    });
     this.armBootTimer(id, this.timeouts.bootMs);
   }
 
@@ -387,8 +466,11 @@ export class VmService {
         if (qpid) signal(qpid, 'SIGTERM');
       });
     }
+    let ticks = 0;
+    const consoleMax = this.o.consoleMaxBytes ?? CONSOLE_MAX_BYTES;
     rt.poll = setInterval(() => {
       if (done || gen !== rt.generation) return;
+      if (++ticks % 3 === 0 && capConsole(r.paths.console, consoleMax)) this.log(`vm ${id}: console.log over ${consoleMax} bytes, older half dropped`);
       if (!qemuExit && qpid && !aliveWith(qpid, r.paths.dir)) onQemuGone('qemu exited while vm-manager was not its parent (exit status unknown)', false);
       if (!swtpmExit && spid && !rt.stopping && !rt.failReason && !aliveWith(spid, r.paths.tpmState)) {
         rt.failReason = 'swtpm (the VM\'s TPM) exited unexpectedly, so the VM was stopped';
@@ -404,6 +486,8 @@ export class VmService {
     const rt = this.runtime(id);
     if (rt.bootTimer) clearTimeout(rt.bootTimer);
     rt.bootTimer = null;
+    rt.unwatch?.();
+    rt.unwatch = null;
     if (r.pids.swtpm) await terminate(r.pids.swtpm, r.paths.tpmState, 2000);
     this.killProxies(r);
     removePid(join(r.paths.dir, 'qemu.pid'));
@@ -494,13 +578,7 @@ export class VmService {
     } catch (e) {
       throw new VmmError('unavailable', `VM ${id}: QEMU did not take the reset (${e instanceof Error ? e.message : String(e)}); stop and start it instead`);
     }
-    this.update(id, (v) => {
-      this.resetBoot(v);
-      v.state = 'booting';
-      v.startedAt = now();
-      v.lastError = null;
-    });
-    this.armBootTimer(id, this.timeouts.bootMs);
+    this.newBoot(id);
     return this.get(id);
   }
 
@@ -541,13 +619,10 @@ export class VmService {
     });
   }
 
-  recordQuote(id: string, result: StageResult, stage: 'initrd' | 'ready', akFingerprint: string | null) {
+  recordQuote(id: string, result: StageResult, stage: 'initrd' | 'ready') {
     this.update(id, (v) => {
       v.attestation[stage] = result;
-      if (result.verified && stage === 'initrd') {
-        if (!v.attestation.akFingerprint && akFingerprint) v.attestation.akFingerprint = akFingerprint;
-        v.attestation.userDataReleased = true;
-      }
+      if (result.verified && stage === 'initrd') v.attestation.userDataReleased = true;
     });
   }
 
@@ -620,6 +695,10 @@ export class VmService {
       if (r.paths.serialSocket === undefined) r.paths.serialSocket = null;
       // A record from before SSH forwarding: its QEMU (if alive) forwards nothing.
       if (r.ports === undefined) r.ports = { ssh: null };
+      // Records from before network fencing and host-made AKs: fenced from the next start, AK made then.
+      if (r.network === undefined) r.network = 'restricted';
+      if (r.attestation.akPub === undefined) r.attestation.akPub = null;
+      if (r.sshHostKey === undefined) r.sshHostKey = null;
       this.recs.set(r.id, r);
       const qpid = readPid(join(dir, 'qemu.pid')) ?? r.pids.qemu;
       const spid = readPid(join(dir, 'swtpm.pid')) ?? r.pids.swtpm;
@@ -638,6 +717,7 @@ export class VmService {
         this.save(r);
         this.runtime(r.id).generation++;
         this.supervise(r.id, null, null);
+        await this.watchResets(r.id);
         if (r.state === 'booting' || r.state === 'attesting') {
           const elapsed = r.startedAt ? Date.now() - Date.parse(r.startedAt) : 0;
           this.armBootTimer(r.id, this.timeouts.bootMs - elapsed);
@@ -676,6 +756,8 @@ export class VmService {
   /** Stops supervision timers (the VMs keep running: they are detached). */
   detach() {
     for (const rt of this.rt.values()) {
+      rt.unwatch?.();
+      rt.unwatch = null;
       if (rt.poll) clearInterval(rt.poll);
       if (rt.bootTimer) clearTimeout(rt.bootTimer);
       rt.generation++;

@@ -54,6 +54,8 @@ export const vmImage = z
     /** how many PCRs have golden values in the image's policy.json (0: learn mode / none) */
     goldenPcrs: z.number(),
     hasPolicy: z.boolean(),
+    /** set when the host's firmware is not the one the golden values were learned with: learn them again */
+    firmwareChanged: z.string().nullable(),
   })
   .strict();
 export type VmImage = z.infer<typeof vmImage>;
@@ -87,6 +89,8 @@ export const vmRecord = z
       .strict(),
     /** While QEMU runs: the port on this machine's 127.0.0.1 that reaches the guest's SSH port (22). */
     sshPort: z.number().int().min(1).max(65535).nullable(),
+    /** The guest's SSH host key (`ssh-ed25519 <base64>`), made by the manager and released to the guest only after attestation. */
+    sshHostKey: z.string().nullable(),
   })
   .strict();
 export type VmRecord = z.infer<typeof vmRecord>;
@@ -128,6 +132,20 @@ export const vmAttestation = z
   .strict();
 export type VmAttestation = z.infer<typeof vmAttestation>;
 
+export const VM_NETWORKS = ['restricted', 'nat'] as const;
+
+/** What a learn boot proposes for an image's policy: shown as a table, saved only when confirmed. */
+export const vmLearnedGolden = z
+  .object({
+    image: z.string(),
+    golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value')),
+    pcrs: z.record(z.string(), z.string()),
+    firmware: z.object({ path: z.string(), sha256: z.string() }).strict().nullable(),
+    seconds: z.number(),
+  })
+  .strict();
+export type VmLearnedGolden = z.infer<typeof vmLearnedGolden>;
+
 export const vmConnection = z
   .object({
     mode: z.enum(['local', 'remote']),
@@ -164,6 +182,8 @@ export const vmCreateArgs = z
     userData: z.string().max(8 * 1024 * 1024).optional(),
     requireAttestation: z.boolean(),
     waitFor: z.enum(['none', 'attested', 'ready']).optional(),
+    /** 'restricted' (default): metadata service and SSH forward only; 'nat': the guest may also reach this machine's loopback services and the network */
+    network: z.enum(VM_NETWORKS).optional(),
   })
   .strict();
 export type VmCreateArgs = z.infer<typeof vmCreateArgs>;
@@ -212,6 +232,17 @@ export const vmMethods = {
     z.object({ id: z.string(), text: z.string() }).strict(),
   ),
   'vm.attestation': method('Attestation of a VM: stages, verdicts, PCR table against golden values', byId, vmAttestation),
+  'vm.learnGolden': method(
+    'Learn an image\'s golden PCR values: one boot in learn mode for that image only, then shut down; the job result (VmLearnedGolden) is saved only by vm.saveGolden',
+    z.object({ image: z.string().min(1).max(200) }).strict(),
+    jobStarted,
+    { job: true },
+  ),
+  'vm.saveGolden': method(
+    'Save confirmed golden PCR values (from a vm.learnGolden result) into the image\'s policy',
+    vmLearnedGolden.pick({ image: true, golden: true, firmware: true }).strict(),
+    z.object({ image: vmImage }).strict(),
+  ),
   'vm.imageBuildTest': method('Build the small attestable test image from this machine\'s packages (local manager only)', noArgs, jobStarted, {
     job: true,
   }),

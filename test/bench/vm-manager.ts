@@ -15,6 +15,7 @@ import { createServer as createNet } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { qemuArgv } from '../../main/vm-manager/argv';
+import { provisionVmAk } from '../../main/vm-manager/attest/provision';
 import { VmManagerClient } from '../../main/vm-manager/client';
 import { findOvmf } from '../../main/vm-manager/host';
 import { TEST_IMAGE, TEST_CMDLINE } from '../../main/vm-manager/images';
@@ -68,6 +69,9 @@ async function bareBoot(n: number): Promise<number> {
     });
   });
   await new Promise<void>((r) => raw.listen(sock, () => r()));
+  // The guest quotes with the AK the manager provisions; here it is made before the clock starts,
+  // so the manager's own provisioning counts as its overhead.
+  await provisionVmAk(join(dir, 'tpm'));
   const t0 = performance.now();
   const swtpm = startDetached('swtpm', ['socket', '--tpm2', '--tpmstate', `dir=${join(dir, 'tpm')}`, '--ctrl', `type=unixio,path=${join(dir, 'tpm', 'swtpm.sock')}`], join(dir, 'swtpm.log'));
   while (!pidsWith(join(dir, 'tpm')).length) await new Promise((r) => setTimeout(r, 10));
@@ -95,7 +99,7 @@ function readyUptime(consoleFile: string): number {
 }
 const guestReady: number[] = [];
 
-const m = await serve({ stateDir: state, token: 'bench', learn: true });
+const m = await serve({ stateDir: state, token: 'bench', learn: [TEST_IMAGE] });
 const client = new VmManagerClient(m.url, 'bench');
 async function managed(n: number, attested: boolean): Promise<{ secs: number; id: string }> {
   const t0 = performance.now();

@@ -86,6 +86,25 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     expect(e.prompts.items.length).toBe(before);
   });
 
+  it('a pre-trusted key (a local attested VM): no question when it matches, refused without one when it differs', async () => {
+    const blob = Buffer.from(sshd.hostKey().line.split(' ')[1]!, 'base64');
+    const good = makeEnv({ pretrusted: async (host, port) => (host === '127.0.0.1' && port === sshd.port ? { key: blob, what: 'local VM t (attested)' } : null) });
+    envs.push(good);
+    const id = await good.manager.open({ target: keyTarget(), cols: 80, rows: 24 });
+    await waitState(good, id, 'open');
+    expect(good.prompts.items).toEqual([]);
+    const other = Buffer.from(generateEd25519('other').public.split(' ')[1]!, 'base64');
+    const bad = makeEnv({ pretrusted: async () => ({ key: other, what: 'local VM t (attested)' }) });
+    envs.push(bad);
+    sshd.clearLog();
+    const id2 = await bad.manager.open({ target: keyTarget(), cols: 80, rows: 24 });
+    const s = await waitState(bad, id2, 'closed');
+    expect(s.closedBy).toBe('refused');
+    expect(s.reason).toMatch(/is not the key of local VM t \(attested\).*refused without asking/);
+    expect(bad.prompts.items).toEqual([]);
+    expect(sshd.log).not.toMatch(/userauth-request/);
+  });
+
   it('reject: the session closes as refused, nothing stored, no authentication attempted', async () => {
     const e = env();
     sshd.clearLog();

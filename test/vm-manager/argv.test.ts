@@ -35,7 +35,7 @@ describe('qemuArgv', () => {
     expect(opt(a, '-serial')).toEqual(['chardev:ser0']);
     // the serial line: a listening unix socket for the interactive console, logged to console.log
     expect(opt(a, '-chardev')[0]).toBe(
-      'socket,id=ser0,path=/state/vms/ab12cd34/serial.sock,server=on,wait=off,logfile=/state/vms/ab12cd34/console.log,logappend=off',
+      'socket,id=ser0,path=/state/vms/ab12cd34/serial.sock,server=on,wait=off,logfile=/state/vms/ab12cd34/console.log,logappend=on',
     );
     expect(opt(a, '-qmp')).toEqual(['unix:/state/vms/ab12cd34/qmp.sock,server=on,wait=off']);
     expect(a).not.toContain('-cpu'); // tcg keeps the default model
@@ -76,15 +76,31 @@ describe('qemuArgv', () => {
   it('puts the metadata address inside the user network and forwards it to the proxy command', () => {
     const [netdev] = opt(qemuArgv(base), '-netdev');
     expect(netdev).toBe(
-      'user,id=net0,net=169.254.169.0/24,host=169.254.169.2,guestfwd=tcp:169.254.169.254:80-cmd:/usr/bin/node /app/metadata-proxy.cjs /state/metadata.sock ab12cd34',
+      'user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on,guestfwd=tcp:169.254.169.254:80-cmd:/usr/bin/node /app/metadata-proxy.cjs /state/metadata.sock ab12cd34',
     );
-    expect(opt(qemuArgv({ ...base, metadataProxy: null }), '-netdev')).toEqual(['user,id=net0,net=169.254.169.0/24,host=169.254.169.2']);
+    expect(opt(qemuArgv({ ...base, metadataProxy: null }), '-netdev')).toEqual(['user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on']);
   });
 
   it('forwards a loopback-only host port to the guest\'s port 22 when asked', () => {
     const [netdev] = opt(qemuArgv({ ...base, metadataProxy: null, sshHostPort: 40022 }), '-netdev');
-    expect(netdev).toBe('user,id=net0,net=169.254.169.0/24,host=169.254.169.2,hostfwd=tcp:127.0.0.1:40022-:22');
+    expect(netdev).toBe('user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on,hostfwd=tcp:127.0.0.1:40022-:22');
     expect(opt(qemuArgv({ ...base, sshHostPort: null }), '-netdev')[0]).not.toMatch(/hostfwd/);
+  });
+
+  it('fences the guest off the host (restrict=on) unless the VM opted into outbound NAT', () => {
+    expect(opt(qemuArgv({ ...base, network: 'restricted' }), '-netdev')[0]).toMatch(/,restrict=on,/);
+    const nat = opt(qemuArgv({ ...base, network: 'nat', sshHostPort: 40022 }), '-netdev')[0]!;
+    expect(nat).not.toMatch(/restrict/);
+    expect(nat).toMatch(/guestfwd=tcp:169\.254\.169\.254:80-cmd:/);
+    expect(nat).toMatch(/hostfwd=tcp:127\.0\.0\.1:40022-:22$/);
+    expect(() => qemuArgv({ ...base, network: 'bridge' as never })).toThrow(/network must be restricted or nat/);
+  });
+
+  it('opens a second QMP monitor for events when asked', () => {
+    expect(opt(qemuArgv({ ...base, qmpEventsSocket: '/state/vms/ab12cd34/qmp-events.sock' }), '-qmp')).toEqual([
+      'unix:/state/vms/ab12cd34/qmp.sock,server=on,wait=off',
+      'unix:/state/vms/ab12cd34/qmp-events.sock,server=on,wait=off',
+    ]);
   });
 
   it('doubles commas in option values and quotes odd words in the proxy command', () => {
@@ -94,7 +110,7 @@ describe('qemuArgv', () => {
       serialSocket: '/s,t/serial.sock',
       metadataProxy: ['/usr/bin/node', '/my app/proxy,x.cjs', "it's"],
     });
-    expect(opt(a, '-chardev')[0]).toBe('socket,id=ser0,path=/s,,t/serial.sock,server=on,wait=off,logfile=/s,,t/console.log,logappend=off');
+    expect(opt(a, '-chardev')[0]).toBe('socket,id=ser0,path=/s,,t/serial.sock,server=on,wait=off,logfile=/s,,t/console.log,logappend=on');
     expect(opt(a, '-netdev')[0]).toContain(`cmd:/usr/bin/node '/my app/proxy,,x.cjs' 'it'\\''s'`);
     expect(qemuEscape('a,b,,c')).toBe('a,,b,,,,c');
     expect(shellWord('plain/path.cjs')).toBe('plain/path.cjs');

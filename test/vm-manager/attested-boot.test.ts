@@ -49,7 +49,7 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
   });
 
   it('learn mode: boots to ready with require_attestation, both quotes verify, user-data only after the initrd quote', async () => {
-    m = await serve({ stateDir: state, token: 'tok', learn: true });
+    m = await serve({ stateDir: state, token: 'tok', learn: [TEST_IMAGE] });
     client = new VmManagerClient(m.url, 'tok');
     const vm = await client.create({ name: 'learn', user_data: 'hello-user-data', require_attestation: true, wait_for: 'ready' });
     firstVm = vm.id;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VmManagerClient } from '../../main/vm-manager/client';
+import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { pidsWith, repo, stateWithImage, until, vmSkip } from './support';
 
@@ -16,7 +17,7 @@ const skip = vmSkip();
 
 /** Runs `vm-manager serve` as its own process, like `povdesk vm-manager serve`. */
 async function spawnManager(state: string): Promise<{ child: ChildProcess; url: string; recovered: { reattached: string[]; cleaned: string[] } }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', '--state-dir', state, '--token', 'tok', '--learn-golden'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', '--state-dir', state, '--token', 'tok', '--learn-golden', TEST_IMAGE], {
     cwd: repo, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
@@ -60,7 +61,7 @@ describe.skipIf(skip !== null)('crashes mid-boot (real QEMU/TCG, OVMF, swtpm)', 
   };
 
   it('SIGKILL of qemu: failed, console tail in lastError, swtpm stopped', async () => {
-    m = await serve({ stateDir: state, token: 'tok', learn: true });
+    m = await serve({ stateDir: state, token: 'tok', learn: [TEST_IMAGE] });
     const client = new VmManagerClient(m.url, 'tok');
     const vm = await bootingVm(client, 'kill-qemu');
     expect(pidsWith(vm.paths.tpmState)).toContain(vm.pids.swtpm);

@@ -70,7 +70,29 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     const { images } = await call(h, 'vm.images', {});
     expect(images.map((i) => i.name)).toEqual(['povdesk-test']);
     expect(images[0]!.hasPolicy).toBe(true);
-  });
+    // The build learned the golden values for this host's firmware (one learn boot): attested VMs verify at once.
+    expect(images[0]!.goldenPcrs).toBe(7);
+    expect(images[0]!.firmwareChanged).toBeNull();
+  }, 300_000);
+
+  it('learns golden values as a job (one learn boot) and saves them only through vm.saveGolden', async () => {
+    const before = (await call(h, 'vm.images', {})).images[0]!;
+    const { jobId } = await call(h, 'vm.learnGolden', { image: 'povdesk-test' });
+    const job = await base.jobs.wait(jobId);
+    expect(job.error).toBeNull();
+    const learned = job.result as { image: string; golden: Record<string, string>; pcrs: Record<string, string>; firmware: { path: string; sha256: string } | null };
+    expect(learned.image).toBe('povdesk-test');
+    expect(Object.keys(learned.golden).sort((a, b) => +a - +b)).toEqual(['0', '2', '3', '4', '6', '7', '9']);
+    expect(Object.keys(learned.pcrs)).toContain('11');
+    expect(learned.firmware?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    // The learn VM is gone and nothing was written yet.
+    expect((await call(h, 'vm.list', {})).vms.filter((v) => v.name.startsWith('learn-'))).toEqual([]);
+    expect((await call(h, 'vm.images', {})).images[0]).toEqual(before);
+    await expect(call(h, 'vm.saveGolden', { image: 'povdesk-test', golden: { '4': 'not-hex' }, firmware: null })).rejects.toMatchObject({ code: 'invalid_request' });
+    const saved = await call(h, 'vm.saveGolden', { image: 'povdesk-test', golden: learned.golden, firmware: learned.firmware });
+    expect(saved.image.goldenPcrs).toBe(7);
+    expect(saved.image.firmwareChanged).toBeNull();
+  }, 400_000);
 
   it('refuses bad input before the manager (schema) and keeps the manager\'s own refusals', async () => {
     const good = { name: 'ok', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false };

@@ -24,7 +24,11 @@ const managers = new WeakMap<Base, SessionManager>();
 export function sshManagerFor(base: Base): SessionManager {
   let m = managers.get(base);
   if (!m) {
-    m = new SessionManager({ db: base.db, secrets: base.secrets, hub: base.hub });
+    m = new SessionManager({
+      db: base.db, secrets: base.secrets, hub: base.hub,
+      // A local attested VM's SSH port: its key is the one the vm-manager made and released to it after attestation.
+      pretrusted: (host, port) => vmAppFor(base).pretrustedSshKey(host, port),
+    });
     managers.set(base, m);
     const mgr = m;
     base.onClose(() => mgr.closeAll());

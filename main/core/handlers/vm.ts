@@ -78,5 +78,7 @@ export function vmHandlers(base: Base): DomainHandlers<typeof vmMethods> {
     'vm.consoleFollow': async (args) => ({ id: args.id, text: await app.follow(args.id, args.lines ?? 200) }),
     'vm.attestation': (args) => app.attestation(args.id),
     'vm.imageBuildTest': async () => ({ jobId: app.buildTestImage() }),
+    'vm.learnGolden': async (args) => ({ jobId: app.learnGolden(args.image) }),
+    'vm.saveGolden': async (args) => ({ image: await app.saveGolden(args) }),
   };
 }

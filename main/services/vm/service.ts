@@ -3,9 +3,10 @@
  * supervisor, or a remote one with a bearer token from the keychain), calls validated and mapped to
  * AppErrors, the create job that follows a VM to its milestone, and console following.
  */
+import { existsSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
-import type { VmAttestation, VmConnection, VmCreateArgs, VmHost, VmImage, VmRecord } from '../../../shared/contract/vm';
+import { vmLearnedGolden, type VmAttestation, type VmConnection, type VmCreateArgs, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
 import type { StreamHub } from '../../core/streams';
 import { VmManagerClient } from '../../vm-manager/client';
 import type { JobContext, JobRunner } from '../jobs/runner';
@@ -257,6 +258,7 @@ export class VmApp {
           ...(args.userData !== undefined ? { user_data: args.userData } : {}),
           require_attestation: args.requireAttestation,
           wait_for: 'none',
+          ...(args.network ? { network: args.network } : {}),
         }),
       ),
     );
@@ -318,7 +320,7 @@ export class VmApp {
       throw new AppError('unsupported', 'the test image is built by the local vm-manager; switch the connection to local, or build it on the remote host with `povdesk vm-manager image build-test`');
     }
     return this.o.jobs.start({ kind: 'vm.imageBuildTest', title: 'Build the test image', subject: 'vm:image:povdesk-test' }, async (job) => {
-      job.progress('building', null, 'kernel, busybox and tpm2-tools into an initramfs');
+      job.progress('building', null, 'kernel, busybox and tpm2-tools into an initramfs, then one boot to learn its golden PCR values (about a minute under TCG)');
       const started = Date.now();
       const out = await this.o.supervisor.runCli(['image', 'build-test'], job.signal);
       const line = out.split('\n').find((l) => l.trim().startsWith('{'));
@@ -333,6 +335,38 @@ export class VmApp {
       job.log(`built image ${name} in ${seconds} s`);
       return { image: name, seconds, sizeBytes: typeof info.sizeBytes === 'number' ? info.sizeBytes : null };
     });
+  }
+
+  /**
+   * The host key an SSH connection to 127.0.0.1:port must present when port is the SSH forward of a
+   * local VM whose initrd quote verified: the key the manager made and released only to that guest.
+   */
+  async pretrustedSshKey(host: string, port: number): Promise<{ key: Buffer; what: string } | null> {
+    if (this.mode() !== 'local' || !['127.0.0.1', 'localhost'].includes(host.toLowerCase())) return null;
+    // No local manager has run: no local VM to pre-trust (and an SSH session must not start one).
+    if (!existsSync(this.o.supervisor.endpointFile)) return null;
+    const vm = (await this.list()).find((v) => v.sshPort === port);
+    if (!vm?.sshHostKey || !vm.attestation.required || vm.attestation.initrdVerified !== true) return null;
+    return { key: Buffer.from(vm.sshHostKey.split(' ')[1] ?? '', 'base64'), what: `local VM ${vm.name} (attested)` };
+  }
+
+  /** The learn job: one learn boot on the manager; the result is the proposal the page shows to confirm. */
+  learnGolden(image: string): string {
+    return this.o.jobs.start({ kind: 'vm.learnGolden', title: `Learn golden values of ${image}`, subject: `vm:image:${image}` }, async (job) => {
+      job.progress('booting', null, `one boot of ${image} in learn mode (about a minute under TCG); nothing is saved until you confirm`);
+      const call = this.call('POST learn-golden', async (c) => parseAnswer('POST learn-golden', vmLearnedGolden, await c.learnGolden(image)));
+      const cancelled = new Promise<never>((_, reject) =>
+        job.signal.addEventListener('abort', () => reject(new AppError('cancelled', `cancelled; nothing was saved (the learn boot of ${image} ends on the vm-manager, which deletes its VM)`)), { once: true }),
+      );
+      call.catch(() => {}); // after a cancel its answer is of no use
+      const learned = await Promise.race([call, cancelled]);
+      job.log(`learned ${Object.keys(learned.golden).length} golden values of ${image} in ${learned.seconds} s`);
+      return learned;
+    });
+  }
+
+  async saveGolden(args: Pick<VmLearnedGolden, 'image' | 'golden' | 'firmware'>): Promise<VmImage> {
+    return this.call('PUT golden', async (c) => imageView(parseAnswer('PUT golden', managerImage, await c.saveGolden(args.image, args.golden, args.firmware))));
   }
 
   close(): void {

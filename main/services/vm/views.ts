@@ -85,6 +85,8 @@ export const managerVm = z.object({
   attestation: attestationState,
   /** Host ports forwarded into the guest; absent from managers before SSH forwarding. */
   ports: z.object({ ssh: z.number().int().min(1).max(65535).nullable() }).optional(),
+  /** absent from managers before host-made SSH keys */
+  sshHostKey: z.object({ publicKey: z.string().regex(/^ssh-ed25519 [A-Za-z0-9+/]+=*$/) }).nullable().optional(),
   /** local manager only: where the console log and (since the interactive console) the serial socket are */
   paths: z.object({ console: str.optional(), serialSocket: nstr }).optional(),
 });
@@ -100,6 +102,7 @@ export const managerImage = z.object({
       recordOnly: z.array(z.number()).optional().default([]),
       golden: z.record(z.string(), z.string()).optional().default({}),
       goldenCount: z.number().optional(),
+      firmwareChanged: nstr,
     })
     .nullable()
     .optional()
@@ -179,6 +182,7 @@ export function vmView(v: ManagerVm): VmRecord {
       readyVerified: v.attestation.ready ? v.attestation.ready.verified : null,
     },
     sshPort: v.ports?.ssh ?? null,
+    sshHostKey: v.sshHostKey?.publicKey ?? null,
   };
 }
 
@@ -190,6 +194,7 @@ export function imageView(i: ManagerImage): VmImage {
     sizeBytes: i.sizeBytes,
     hasPolicy: i.policy !== null,
     goldenPcrs: i.policy ? (i.policy.goldenCount ?? Object.keys(i.policy.golden).length) : 0,
+    firmwareChanged: i.policy?.firmwareChanged ?? null,
   };
 }
 

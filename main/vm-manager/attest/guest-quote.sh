@@ -5,7 +5,7 @@
 #
 # Runs under busybox sh with busybox applets and tpm2-tools only (busybox wget segfaults in the
 # static guest, so HTTP goes through nc). Steps:
-#   1. make sure a restricted ECC P-256 signing AK exists under the EK, persisted at $ATTEST_AK_HANDLE;
+#   1. read the AK the manager provisioned at $ATTEST_AK_HANDLE (the guest never makes one);
 #   2. extend the stage's phase words into PCR 11 (once per boot) and, at the ready stage, the
 #      sha256 of $ATTEST_USER_DATA_FILE into PCR 13 (once per boot);
 #   3. GET /attest/nonce (64 hex chars), tpm2_quote the sha256 bank with the nonce as qualifying data;
@@ -76,17 +76,11 @@ run_tpm() {
   fi
 }
 
-# 1. the AK, created once under the EK and persisted.
+# 1. the AK: the manager made it in this TPM before the first boot and pinned its public key
+#    (docs/attestation.md); the guest only uses it. Any other key would be refused anyway.
 flush
-if ! tpm2_readpublic -c "$AK_HANDLE" -f tss -o "$W/ak.pub" >/dev/null 2>&1; then
-  run_tpm "tpm2_createek" tpm2_createek -c "$W/ek.ctx" -G ecc -u "$W/ek.pub"
-  run_tpm "tpm2_createak" tpm2_createak -C "$W/ek.ctx" -c "$W/ak.ctx" -G ecc -g sha256 -s ecdsa \
-    -u "$W/ak.pub" -n "$W/ak.name"
-  flush
-  run_tpm "tpm2_evictcontrol (persist AK at $AK_HANDLE)" tpm2_evictcontrol -C o -c "$W/ak.ctx" "$AK_HANDLE"
-  flush
-  run_tpm "tpm2_readpublic of the new AK" tpm2_readpublic -c "$AK_HANDLE" -f tss -o "$W/ak.pub"
-fi
+tpm2_readpublic -c "$AK_HANDLE" -f tss -o "$W/ak.pub" >/dev/null 2>"$W/tpm.err" ||
+  die 3 "no attestation key at $AK_HANDLE: the vm-manager provisions it in the VM's TPM before the first boot ($(tail -n 1 "$W/tpm.err"))"
 
 # 2. phase measurements. extend <pcr> <marker> <sha256 hex> — once per boot, remembered in $STATE.
 extend() {

@@ -242,13 +242,14 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
     return fail('pcr_digest', `the ${stage} quote does not cover PCR ${missing.join(', ')} required by the image policy`);
   }
 
-  // 6. AK pinned on first use (the first verified initrd quote pins it; the caller stores it).
+  // 6. AK pin. The vm-manager always passes the AK it provisioned in the VM's swtpm (attest/provision.ts);
+  // null (the first verified initrd quote defines the AK) is left for callers without a host-made key.
   if (req.pinnedAk === null) {
     if (stage === 'ready') {
       return fail('ak_pin', 'a ready quote arrived before any verified initrd quote pinned this VM\'s AK; the VM must attest at the initrd stage first');
     }
   } else if (req.pinnedAk !== verdict.akFingerprint) {
-    return fail('ak_pin', `the quote was signed by another AK (${verdict.akFingerprint.slice(0, 16)}…) than the one pinned for this VM (${req.pinnedAk.slice(0, 16)}…)`);
+    return fail('ak_pin', `AK is not this VM's TPM key: the quote was signed by another AK (${verdict.akFingerprint.slice(0, 16)}…) than the one pinned for this VM's swtpm (${req.pinnedAk.slice(0, 16)}…)`);
   }
 
   // 7. computed PCRs: 11 (phase path) and, at ready, 13 (user-data).

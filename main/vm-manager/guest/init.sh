@@ -83,7 +83,16 @@ echo 'root:x:0:' > /etc/group
 chmod 700 /root /root/.ssh
 grep -E '^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp[0-9]+) ' /run/povdesk/user-data > /root/.ssh/authorized_keys
 chmod 600 /root/.ssh/authorized_keys
-if dropbear -R -s -p 22 2> /tmp/dropbear.err; then
+# The host key is the VM's own, kept by the manager and served after attestation: the same every
+# boot, pre-trusted by the app. A manager without one (404) leaves dropbear to make a key (-R).
+HOSTKEY=-R
+http GET /povdesk/ssh-host-key
+if [ "$STATUS" = 200 ] && base64 -d /tmp/resp.body > /etc/dropbear/dropbear_ed25519_host_key 2>/dev/null; then
+  chmod 600 /etc/dropbear/dropbear_ed25519_host_key
+  HOSTKEY="-r /etc/dropbear/dropbear_ed25519_host_key"
+  say "ssh host key from the manager"
+fi
+if dropbear $HOSTKEY -s -p 22 2> /tmp/dropbear.err; then
   say "ssh server up, $(wc -l < /root/.ssh/authorized_keys) key(s)"
 else
   say "ssh server failed: $(tr '\n' ' ' < /tmp/dropbear.err)"

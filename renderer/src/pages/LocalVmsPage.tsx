@@ -8,6 +8,7 @@ import { ConnectionPanel } from '../components/vm/ConnectionPanel';
 import { ConsoleTail } from '../components/vm/ConsoleTail';
 import { CreateVmForm } from '../components/vm/CreateVmForm';
 import { HostReport } from '../components/vm/HostReport';
+import { ImagesPanel } from '../components/vm/ImagesPanel';
 import { VmList, VmStateBadge } from '../components/vm/VmList';
 import { isActive, useJobs } from '../state/jobs';
 import { navigate } from '../nav';
@@ -144,6 +145,7 @@ export default function LocalVmsPage() {
           </button>
         </EmptyState>
       )}
+      {images && images.length > 0 && <ImagesPanel images={images} jobs={Object.values(jobs).filter((j) => mine.includes(j.id) || isActive(j))} onStarted={started} onSaved={() => void refresh()} />}
       {images && images.length > 0 && <CreateVmForm images={images} onStarted={started} />}
 
       {listError && (

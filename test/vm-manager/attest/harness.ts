@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { NonceStore } from '../../../main/vm-manager/attest/nonce';
+import { loopbackPortPair, provisionAk, type ProvisionedAk } from '../../../main/vm-manager/attest/provision';
 import { verifyQuote, type QuoteVerdict, type VerifyRequest } from '../../../main/vm-manager/attest/verify';
 import type { ImagePolicy } from '../../../main/vm-manager/attest/policy';
 
@@ -33,23 +34,6 @@ export const SCRIPT = fileURLToPath(new URL('../../../main/vm-manager/attest/gue
 
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `povdesk-${prefix}-`));
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createNetServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** Two consecutive free loopback ports (the swtpm TCTI talks to port and port+1). */
-async function portPair(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const p = 20000 + 2 * Math.floor(Math.random() * 20000);
-    if ((await portFree(p)) && (await portFree(p + 1))) return p;
-  }
-  throw new Error('no two consecutive free loopback ports found for swtpm');
 }
 
 function waitForPort(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
@@ -75,14 +59,19 @@ function waitForPort(port: number, child: ChildProcess, stderr: () => string): P
 export interface Swtpm {
   tcti: string;
   dir: string;
+  /** the AK provisioned at 0x81010002 the way the vm-manager does it before a VM's first boot */
+  ak: ProvisionedAk;
   stop(): Promise<void>;
 }
 
-/** Starts a fresh swtpm (TPM 2.0, state in its own dir) on loopback; stop() kills it by pid. */
-export async function startSwtpm(root: string, name: string): Promise<Swtpm> {
+/**
+ * Starts a fresh swtpm (TPM 2.0, state in its own dir) on loopback with the AK provisioned as the
+ * vm-manager provisions a VM's (guest-quote.sh only uses it); stop() kills it by pid.
+ */
+export async function startSwtpm(root: string, name: string, opts: { provision?: boolean } = {}): Promise<Swtpm> {
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
-  const port = await portPair();
+  const port = await loopbackPortPair();
   const child = spawn(
     'swtpm',
     ['socket', '--tpm2', '--tpmstate', `dir=${dir}`,
@@ -95,9 +84,11 @@ export async function startSwtpm(root: string, name: string): Promise<Swtpm> {
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   await waitForPort(port, child, () => err);
   await waitForPort(port + 1, child, () => err);
+  const tcti = `swtpm:host=127.0.0.1,port=${port}`;
   return {
-    tcti: `swtpm:host=127.0.0.1,port=${port}`,
+    tcti,
     dir,
+    ak: opts.provision === false ? { pub: Buffer.alloc(0), fingerprint: '' } : await provisionAk(tcti),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

@@ -183,7 +183,7 @@ describe.skipIf(skip)('guest-quote.sh + verifier + tpm2_checkquote on a real swt
   });
 
   it('another AK: a quote from another TPM is rejected against the pinned AK by both', async () => {
-    // The script on another TPM creates its own AK there.
+    // Another TPM with its own provisioned AK.
     const r = await runGuestQuote(['initrd', '127.0.0.1', String(stub.port)], {
       bin,
       tcti: other.tcti,

@@ -15,6 +15,7 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
   const [userData, setUserData] = useState('');
   const chosen = images.find((i) => i.name === image) ?? null;
   const [attest, setAttest] = useState(false);
+  const [nat, setNat] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -37,6 +38,7 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
         memoryMib,
         diskGib,
         requireAttestation: attest,
+        ...(nat ? { network: 'nat' as const } : {}),
         ...(userData ? { userData } : {}),
       });
       onStarted(jobId);
@@ -87,10 +89,16 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
       </label>
       {attest && chosen && chosen.goldenPcrs === 0 && (
         <p className="warn small">
-          Image {chosen.name} has no golden PCR values yet, so its quotes cannot verify and the VM will not reach ready. Record them from a
-          VM with <code>povdesk vm-manager image golden {chosen.name} --from-vm &lt;id&gt;</code>, or create without attestation.
+          Image {chosen.name} has no golden PCR values yet, so its quotes cannot verify and the VM will not reach ready. Use &quot;Learn
+          golden values&quot; on the image above, or create without attestation.
         </p>
       )}
+      {attest && chosen?.firmwareChanged && <p className="warn small">{chosen.firmwareChanged}</p>}
+      <label className="vm-check">
+        <input type="checkbox" checked={nat} onChange={(e) => setNat(e.target.checked)} /> Outbound network (NAT): the guest can also open
+        connections to this machine&apos;s loopback services and beyond. Off: it reaches only the metadata service, and you reach it over
+        SSH.
+      </label>
       {error && (
         <p className="error" role="alert">
           {error}

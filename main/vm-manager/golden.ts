@@ -1,0 +1,101 @@
+/**
+ * Learning an image's golden PCR values (docs/attestation.md, "Learning golden values"): one boot
+ * of a throwaway VM in learn mode for that VM only, its verified ready-stage PCRs proposed as the
+ * image's golden values for this host's firmware, the VM deleted. Saving is a separate, confirmed
+ * step (saveGolden), except for `image build-test`, which records them as part of the build.
+ */
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { firmwareDigest, recordGolden, type ImagePolicy } from './attest/index';
+import { VmmError } from './errors';
+import { findOvmf } from './host';
+import { getImage, imagesDir, readPolicy, writePolicy } from './images';
+import type { VmService } from './vms';
+
+export interface LearnedGolden {
+  image: string;
+  /** PCR → value the image's policy would hold (every compared PCR of either stage) */
+  golden: Record<string, string>;
+  /** every PCR the ready quote carried, for the table the user confirms */
+  pcrs: Record<string, string>;
+  firmware: { path: string; sha256: string } | null;
+  seconds: number;
+}
+
+/** Firmware check for an image: null when it matches (or nothing is recorded), else what changed. */
+export function firmwareChange(policy: ImagePolicy | null, ovmfCode: string | null): string | null {
+  const rec = policy?.golden_firmware;
+  if (!rec || !ovmfCode || Object.keys(policy!.golden.sha256).length === 0) return null;
+  let now: string;
+  try {
+    now = firmwareDigest(ovmfCode);
+  } catch {
+    return `the firmware ${ovmfCode} the golden values were taken with cannot be read`;
+  }
+  return now === rec.sha256 ? null : `the host's firmware changed since the golden values were learned (${rec.path} ${rec.sha256.slice(0, 12)}… → ${ovmfCode} ${now.slice(0, 12)}…): every attested VM of this image will fail; learn them again`;
+}
+
+/** One learn boot through `vms` (a running manager): create, wait for ready, read, delete. */
+export async function learnWith(vms: VmService, stateDir: string, imageName: string): Promise<LearnedGolden> {
+  const image = getImage(stateDir, imageName);
+  const policy = readPolicy(image.dir);
+  if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json; rebuild or re-import it`);
+  const started = Date.now();
+  const vm = await vms.create({
+    name: `learn-${image.name}`.slice(0, 50) + `-${Date.now().toString(36)}`, image: image.name, cpus: 1, memoryMiB: 512, diskGiB: 8,
+    userData: null, requireAttestation: true, waitFor: 'ready', learnGolden: true,
+  });
+  try {
+    const ready = await vms.waitFor(vm.id, 'ready', vms.timeouts.bootMs + vms.timeouts.startMs);
+    const quote = ready.attestation.ready;
+    if (!quote?.verified) throw new VmmError('vm_failed', `the learn boot of ${image.name} has no verified ready quote: ${quote?.message ?? 'none arrived'}`);
+    const next = recordGolden(policy, quote.pcrs, { clear: true });
+    const ovmf = findOvmf()?.code ?? null;
+    return {
+      image: image.name, golden: next.golden.sha256, pcrs: quote.pcrs,
+      firmware: ovmf ? { path: ovmf, sha256: firmwareDigest(ovmf) } : null,
+      seconds: Math.round((Date.now() - started) / 100) / 10,
+    };
+  } finally {
+    await vms.delete(vm.id).catch(() => {});
+  }
+}
+
+/** Writes confirmed golden values (and the firmware they hold for) into the image's policy.json. */
+export function saveGolden(stateDir: string, imageName: string, golden: Record<string, string>, firmware: LearnedGolden['firmware']): ImagePolicy {
+  const image = getImage(stateDir, imageName);
+  const policy = readPolicy(image.dir);
+  if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json; rebuild or re-import it`);
+  let next: ImagePolicy;
+  try {
+    next = recordGolden(policy, golden, { clear: true });
+  } catch (e) {
+    throw new VmmError('invalid_request', `the golden values are not sha256 PCR values: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (firmware) next = { ...next, golden_firmware: firmware };
+  writePolicy(image.dir, next);
+  return next;
+}
+
+/**
+ * For `image build-test`: one learn boot on a private copy of the image (its own state dir and
+ * metadata socket, so a manager serving `stateDir` is not disturbed), then the values are saved.
+ */
+export async function learnOffline(stateDir: string, imageName: string, log?: (s: string) => void): Promise<LearnedGolden> {
+  const { serve } = await import('./server');
+  const tmp = mkdtempSync(join(tmpdir(), 'povdesk-learn-'));
+  try {
+    cpSync(getImage(stateDir, imageName).dir, join(imagesDir(tmp), imageName), { recursive: true });
+    const m = await serve({ stateDir: tmp, socket: join(tmp, 'api.sock'), log });
+    try {
+      const learned = await learnWith(m.vms, tmp, imageName);
+      saveGolden(stateDir, imageName, learned.golden, learned.firmware);
+      return learned;
+    } finally {
+      await m.close({ stopVms: true });
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
