@@ -1,0 +1,107 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { AppError, type JobRecord } from '../../shared/contract';
+import type { Core } from '../core/create';
+import { createPovdeskMcpServer, type McpBackend } from '../mcp/server';
+import { FINISHED, followOwnerJob, isJobMethod, reachCore } from './call';
+import type { OwnerClient } from './owner-client';
+
+/**
+ * The backend of `povdesk mcp`, decided per call as `povdesk call` does: through the owner's
+ * endpoint when a POV Desk process owns the data directory, else in a core of this process. That
+ * core holds the lock only while a call or a job it started runs, so the app can start (and own
+ * the directory) whenever the assistant is idle.
+ */
+export function cliMcpBackend(env: NodeJS.ProcessEnv): McpBackend & { close(): Promise<void> } {
+  let local: Core | null = null;
+  let busy = 0;
+  const running = new Set<string>();
+  const release = async () => {
+    if (!local || busy > 0 || running.size > 0) return;
+    const core = local;
+    local = null;
+    await core.close();
+  };
+  /** Runs fn in our own core if we hold one, else through the owner, else in a new core of ours. */
+  const withCore = async <T>(viaCore: (core: Core) => Promise<T>, viaOwner: (c: OwnerClient) => Promise<T>): Promise<T> => {
+    busy++;
+    try {
+      if (!local) {
+        const reached = await reachCore(env, 'mcp');
+        if ('client' in reached) {
+          try {
+            return await viaOwner(reached.client);
+          } finally {
+            reached.client.close();
+          }
+        }
+        local = reached.core;
+        local.base.jobs.onChange((j) => {
+          if (FINISHED.has(j.state) && running.delete(j.id)) void release();
+        });
+      }
+      return await viaCore(local);
+    } finally {
+      busy--;
+      void release();
+    }
+  };
+  return {
+    call: (method, args) =>
+      withCore(
+        async (core) => {
+          const result = await core.dispatcher.call(method, args, { transport: 'cli' });
+          if (isJobMethod(method)) running.add((result as { jobId: string }).jobId);
+          return result;
+        },
+        (client) => client.call(method, args),
+      ),
+    follow: (jobId, onJob, stop) =>
+      withCore(
+        async (core) => {
+          const now = core.base.jobs.get(jobId);
+          if (!now) throw new AppError('not_found', `no job ${jobId}`);
+          onJob(now);
+          if (FINISHED.has(now.state) || stop.aborted) return now;
+          return new Promise<JobRecord>((resolve) => {
+            let latest = now;
+            const off = core.base.jobs.onChange((j) => {
+              if (j.id !== jobId) return;
+              latest = j;
+              onJob(j);
+              if (FINISHED.has(j.state)) done();
+            });
+            const done = () => {
+              off();
+              resolve(latest);
+            };
+            stop.addEventListener('abort', done, { once: true });
+          });
+        },
+        (client) => followOwnerJob(client, jobId, onJob, stop),
+      ),
+    async close() {
+      running.clear();
+      busy = 0;
+      await release();
+    },
+  };
+}
+
+/** `povdesk mcp`: the MCP server on stdin/stdout until the client closes it. */
+export async function runMcpStdio(env: NodeJS.ProcessEnv): Promise<number> {
+  const backend = cliMcpBackend(env);
+  const server = createPovdeskMcpServer(backend);
+  const transport = new StdioServerTransport();
+  const ended = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+    process.stdin.once('end', () => resolve());
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  await server.connect(transport);
+  await ended;
+  await server.close().catch(() => {});
+  // Jobs this process runs are interrupted by the close; the next owner marks them so.
+  await backend.close();
+  return 0;
+}
