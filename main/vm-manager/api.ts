@@ -47,7 +47,7 @@ export interface ApiContext {
   host: () => Promise<HostReport>;
 }
 
-function tokenOk(header: string | undefined, token: string): boolean {
+export function tokenOk(header: string | undefined, token: string): boolean {
   const m = /^Bearer (.+)$/.exec(header ?? '');
   if (!m?.[1]) return false;
   const a = Buffer.from(m[1]);

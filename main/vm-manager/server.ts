@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createApiHandler } from './api';
+import { createMcpHandler, isMcpPath } from './mcp';
 import { VmmError } from './errors';
 import { findOvmf, hostReport, type HostReport } from './host';
 import { MetadataService } from './metadata';
@@ -86,7 +87,8 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   await metadata.listen();
   const recovered = await vms.recover();
   const handler = createApiHandler({ stateDir, token, vms, host: () => hostReport() });
-  const server: Server = createServer(handler);
+  const mcp = createMcpHandler({ token, rest: handler });
+  const server: Server = createServer((req, res) => (isMcpPath(req.url) ? mcp(req, res) : handler(req, res)));
   server.requestTimeout = 0; // create with wait_for may take minutes
   let url: string;
   if (o.socket) {
