@@ -1,6 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { AppError, type JobRecord } from '../../shared/contract';
 import type { Core } from '../core/create';
+import { followLocalJob } from '../mcp/core-backend';
 import { createPovdeskMcpServer, type McpBackend } from '../mcp/server';
 import { FINISHED, followOwnerJob, isJobMethod, reachCore } from './call';
 import type { OwnerClient } from './owner-client';
@@ -57,26 +57,7 @@ export function cliMcpBackend(env: NodeJS.ProcessEnv): McpBackend & { close(): P
       ),
     follow: (jobId, onJob, stop) =>
       withCore(
-        async (core) => {
-          const now = core.base.jobs.get(jobId);
-          if (!now) throw new AppError('not_found', `no job ${jobId}`);
-          onJob(now);
-          if (FINISHED.has(now.state) || stop.aborted) return now;
-          return new Promise<JobRecord>((resolve) => {
-            let latest = now;
-            const off = core.base.jobs.onChange((j) => {
-              if (j.id !== jobId) return;
-              latest = j;
-              onJob(j);
-              if (FINISHED.has(j.state)) done();
-            });
-            const done = () => {
-              off();
-              resolve(latest);
-            };
-            stop.addEventListener('abort', done, { once: true });
-          });
-        },
+        async (core) => followLocalJob(core, jobId, onJob, stop),
         (client) => followOwnerJob(client, jobId, onJob, stop),
       ),
     async close() {

@@ -43,8 +43,11 @@ function inputSchema(schema: z.ZodType): Tool['inputSchema'] {
   return { ...json, type: 'object' } as Tool['inputSchema'];
 }
 
-/** The tools for every method offered over MCP, plus jobs_wait. */
+let cached: Tool[] | null = null;
+
+/** The tools for every method offered over MCP, plus jobs_wait (built once: the contract does not change). */
 export function povdeskTools(): Tool[] {
+  if (cached) return cached;
   const tools: Tool[] = [];
   for (const name of Object.keys(methods) as MethodName[]) {
     const hints = methodHints[name];
@@ -66,7 +69,7 @@ export function povdeskTools(): Tool[] {
     inputSchema: inputSchema(jobsWaitArgs),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   });
-  return tools;
+  return (cached = tools);
 }
 
 function ok(value: unknown, note?: string): CallToolResult {

@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { randomBytes } from 'node:crypto';
@@ -8,7 +9,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { methods } from '../../shared/contract';
 import { methodHints } from '../../shared/contract/annotations';
-import { tryAcquireOwnerLock } from '../../main/core/owner';
+import { readOwnerInfo, readOwnerToken, tryAcquireOwnerLock } from '../../main/core/owner';
+import { povdeskTools } from '../../main/mcp/server';
 import { startEmulator, SEEDS, type Emulator } from '../skytap-emulator';
 import { BIN, envFor, freshHome, povdesk, run, type Proc } from '../owner/procs';
 
@@ -158,5 +160,34 @@ describe('povdesk mcp (stdio)', () => {
     expect(existsSync(join(home, 'logs', 'mcp.log'))).toBe(false); // no core was built in the MCP process
     expect(tryAcquireOwnerLock(home, 'test')).toBeNull();
     expect(emu.count('POST /configurations')).toBe(1);
+  }, 180_000);
+
+  it('povdesk serve answers the same tools over streamable HTTP at owner.json\'s mcpUrl, with owner.token', async () => {
+    const home = freshHome();
+    const env = envFor(home, emu.url, { SKYTAP_API_TOKEN: TOKEN });
+    const serve = povdesk(['serve', '--port', '0'], env);
+    procs.push(serve);
+    await serve.waitFor(/serving http/);
+    const url = readOwnerInfo(home)?.mcpUrl;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    for (const auth of [undefined, 'Bearer wrong-token-wrong-token']) {
+      const res = await fetch(url!, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(auth ? { Authorization: auth } : {}) }, body: JSON.stringify(init) });
+      expect(res.status).toBe(401);
+    }
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url!), { requestInit: { headers: { Authorization: `Bearer ${readOwnerToken(home)}` } } }));
+    clients.push(client);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(povdeskTools().map((t) => t.name));
+    const results: string[] = [];
+    const started = body(await client.callTool({ name: 'pov_create', arguments: { templateId: templateId(), name: 'Over HTTP' } }));
+    const waited = await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId } });
+    results.push(JSON.stringify(waited), JSON.stringify(await client.callTool({ name: 'settings_get', arguments: {} })));
+    expect(body(waited)).toMatchObject({ finished: true, job: { kind: 'pov_create', state: 'succeeded' } });
+    expect(body(await client.callTool({ name: 'pov_list', arguments: {} })).povs.map((p: { name: string }) => p.name)).toEqual(['Over HTTP']);
+    const bad = (await client.callTool({ name: 'jobs_get', arguments: { id: 5 } })) as CallToolResult;
+    expect(body(bad).error.code).toBe('invalid_request');
+    expectNoSecret(results);
   }, 180_000);
 });
