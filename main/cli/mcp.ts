@@ -11,7 +11,7 @@ import type { OwnerClient } from './owner-client';
  * core holds the lock only while a call or a job it started runs, so the app can start (and own
  * the directory) whenever the assistant is idle.
  */
-export function cliMcpBackend(env: NodeJS.ProcessEnv): McpBackend & { close(): Promise<void> } {
+export function cliMcpBackend(env: NodeJS.ProcessEnv): McpBackend & { inFlight(): number; close(): Promise<void> } {
   let local: Core | null = null;
   let busy = 0;
   const running = new Set<string>();
@@ -60,6 +60,7 @@ export function cliMcpBackend(env: NodeJS.ProcessEnv): McpBackend & { close(): P
         async (core) => followLocalJob(core, jobId, onJob, stop),
         (client) => followOwnerJob(client, jobId, onJob, stop),
       ),
+    inFlight: () => busy,
     async close() {
       running.clear();
       busy = 0;
@@ -81,6 +82,8 @@ export async function runMcpStdio(env: NodeJS.ProcessEnv): Promise<number> {
   });
   await server.connect(transport);
   await ended;
+  // Answer the calls already received (a client may send its last request and close stdin at once).
+  for (const until = Date.now() + 30_000; backend.inFlight() > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
   await server.close().catch(() => {});
   // Jobs this process runs are interrupted by the close; the next owner marks them so.
   await backend.close();
