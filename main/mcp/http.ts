@@ -1,8 +1,8 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Core } from '../core/create';
 import { sameSecret } from '../core/owner-endpoint';
+import { answerStateless, isMcpPath } from '../vm-manager/mcp';
 import { followLocalJob } from './core-backend';
 import { createPovdeskMcpServer, type McpBackend } from './server';
 
@@ -24,24 +24,15 @@ export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, tok
   const refuse = (res: ServerResponse, status: number, code: string, message: string) =>
     res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code, message } }));
   const handle = (req: IncomingMessage, res: ServerResponse) => {
-    if (!/^\/mcp\/?(\?|$)/.test(req.url ?? '')) return refuse(res, 404, 'not_found', 'the MCP endpoint is /mcp');
+    if (!isMcpPath(req.url)) return refuse(res, 404, 'not_found', 'the MCP endpoint is /mcp');
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     if (!m?.[1] || !sameSecret(m[1], token)) {
       return refuse(res, 401, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <the token in owner.token of the data directory>"');
     }
-    const server = createPovdeskMcpServer(backend);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
+    answerStateless(createPovdeskMcpServer(backend), req, res, (e) => {
+      core.base.log.error('MCP request failed', { error: (e as Error)?.message });
+      if (!res.headersSent) refuse(res, 500, 'internal', 'the MCP request failed; see the log');
     });
-    server
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res))
-      .catch((e: unknown) => {
-        core.base.log.error('MCP request failed', { error: (e as Error)?.message });
-        if (!res.headersSent) refuse(res, 500, 'internal', 'the MCP request failed; see the log');
-      });
   };
   const http = createServer(handle);
   await new Promise<void>((resolve, reject) => http.once('error', reject).listen(0, '127.0.0.1', () => resolve()));

@@ -153,17 +153,21 @@ export function createMcpHandler(opts: { token: string; rest: RestHandler }) {
       res.writeHead(401, { 'Content-Type': 'application/json', 'WWW-Authenticate': 'Bearer' }).end(body);
       return;
     }
-    const server = mcpServer(opts.rest, opts.token);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
+    answerStateless(mcpServer(opts.rest, opts.token), req, res, (e) => {
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 'internal', message: String((e as Error)?.message ?? e) } }));
     });
-    server
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res))
-      .catch((e: unknown) => {
-        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 'internal', message: String((e as Error)?.message ?? e) } }));
-      });
   };
+}
+
+/** Answers one streamable-HTTP request with a fresh transport for `server` (stateless: no session, JSON answers). */
+export function answerStateless(server: Server, req: IncomingMessage, res: ServerResponse, onError: (e: unknown) => void): void {
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  server
+    .connect(transport)
+    .then(() => transport.handleRequest(req, res))
+    .catch(onError);
 }
