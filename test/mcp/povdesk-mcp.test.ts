@@ -92,8 +92,14 @@ describe('povdesk mcp (stdio)', () => {
     expect(body(await client.callTool({ name: 'pov_list', arguments: {} })).povs).toEqual([]);
 
     // A job: create a POV, wait on it with progress notifications, then destroy it.
+    emu.faults.push({ match: 'POST /configurations', delayMs: 2500 });
     const created = body(await client.callTool({ name: 'pov_create', arguments: { templateId: templateId(), name: 'Acme' } }));
     expect(created.jobId).toMatch(/\S/);
+    // A wait shorter than the job answers with the job as it is; the next wait picks it up again.
+    expect(body(await client.callTool({ name: 'jobs_wait', arguments: { id: created.jobId, timeoutSeconds: 1 } }))).toMatchObject({
+      finished: false,
+      job: { id: created.jobId, state: expect.stringMatching(/queued|running/) },
+    });
     const progress: Progress[] = [];
     const waited = (await client.callTool({ name: 'jobs_wait', arguments: { id: created.jobId } }, undefined, {
       onprogress: (p) => (progress.push(p), results.push(JSON.stringify(p))),
@@ -152,7 +158,9 @@ describe('povdesk mcp (stdio)', () => {
     const { client } = await connect(env);
     const info = body(await client.callTool({ name: 'app_info', arguments: {} }));
     expect(info.home).toBe(home);
+    emu.faults.push({ match: 'POST /configurations', delayMs: 2500 });
     const started = body(await client.callTool({ name: 'pov_create', arguments: { templateId: templateId(), name: 'Via owner' } }));
+    expect(body(await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId, timeoutSeconds: 1 } }))).toMatchObject({ finished: false });
     const progress: Progress[] = [];
     const waited = body(await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId } }, undefined, { onprogress: (p) => progress.push(p) }));
     expect(waited).toMatchObject({ finished: true, job: { kind: 'pov_create', state: 'succeeded' } });
