@@ -133,7 +133,7 @@ describe('povdesk mcp (stdio)', () => {
     expect(() => expectNoSecret([...results, `{"x":"${Buffer.from(TOKEN).toString('base64')}"}`])).toThrow(); // the scan can fail
   }, 180_000);
 
-  it('a malformed argument is the invalid_request `povdesk call` prints; an unknown job is not_found', async () => {
+  it('a malformed argument is the invalid_request `povdesk call` prints; an unknown job is not_found; a failed job is a tool error', async () => {
     const env = envFor(freshHome(), emu.url);
     const { client } = await connect(env);
     const bad = (await client.callTool({ name: 'jobs_get', arguments: { id: 5 } })) as CallToolResult;
@@ -147,6 +147,12 @@ describe('povdesk mcp (stdio)', () => {
     expect(body(extra).error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('more') });
     const unknown = (await client.callTool({ name: 'jobs_wait', arguments: { id: 'nope' } })) as CallToolResult;
     expect(body(unknown).error.code).toBe('not_found');
+
+    // A job that fails (this env's token is wrong) is a tool error with the job's own error.
+    const started = body(await client.callTool({ name: 'pov_create', arguments: { templateId: templateId(), name: 'Denied' } }));
+    const failed = (await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId } })) as CallToolResult;
+    expect(failed.isError).toBe(true);
+    expect(body(failed)).toMatchObject({ error: { code: 'unauthorized', message: expect.stringMatching(/API security token/) }, finished: true, job: { state: 'failed' } });
   }, 120_000);
 
   it('beside povdesk serve the calls and the job run in serve; the MCP process never takes the lock', async () => {
