@@ -12,7 +12,7 @@ export interface CallIo {
 
 /** How long a call keeps trying to reach an owner that holds the lock but does not answer yet. */
 const REACH_OWNER_MS = 30_000;
-export const FINISHED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
+const FINISHED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
 
 export function isJobMethod(method: string): boolean {
   return !!(methods as Record<string, { job?: boolean }>)[method]?.job;

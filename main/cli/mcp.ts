@@ -1,8 +1,8 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Core } from '../core/create';
-import { followLocalJob } from '../mcp/core-backend';
+import { FINISHED, followLocalJob } from '../mcp/core-backend';
 import { createPovdeskMcpServer, type McpBackend } from '../mcp/server';
-import { FINISHED, followOwnerJob, isJobMethod, reachCore } from './call';
+import { followOwnerJob, isJobMethod, reachCore } from './call';
 import type { OwnerClient } from './owner-client';
 
 /**

@@ -1,7 +1,7 @@
 import { AppError, type JobRecord } from '../../shared/contract';
 import type { Core } from '../core/create';
 
-const FINISHED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
+export const FINISHED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
 
 /** Follows a job of this process's core: every snapshot to onJob; the finished record, or the latest once `stop` aborts. */
 export function followLocalJob(core: Pick<Core, 'base'>, jobId: string, onJob: (job: JobRecord) => void, stop: AbortSignal): Promise<JobRecord> {

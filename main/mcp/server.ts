@@ -12,6 +12,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import { z } from 'zod';
 import { AppError, describeZodError, methods, toWireError, type JobRecord, type MethodName } from '../../shared/contract';
 import { methodHints } from '../../shared/contract/annotations';
+import { FINISHED } from './core-backend';
 import { APP_VERSION } from '../../shared/version';
 
 export interface McpBackend {
@@ -26,7 +27,6 @@ export interface McpBackend {
 
 export const toolName = (method: string) => method.replace(/\./g, '_');
 export const JOBS_WAIT = 'jobs_wait';
-const FINISHED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
 
 export const jobsWaitArgs = z
   .object({

@@ -24,7 +24,7 @@ const destroys: MethodHints = { readOnly: false, destructive: true, idempotent: 
 const takesSecret = (what: string): MethodHints => ({ ...sets, notOverMcp: `takes ${what}; use the app or \`povdesk call\`` });
 const needsStream = (stream: string, instead: string): MethodHints => ({
   ...write,
-  notOverMcp: `only useful with a ${stream} stream subscription, which MCP does not carry; use ${instead}`,
+  notOverMcp: `is only useful with a ${stream} stream subscription, which MCP does not carry; use ${instead}`,
 });
 
 export const methodHints = {
