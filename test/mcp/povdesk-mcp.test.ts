@@ -12,7 +12,8 @@ import { methodHints } from '../../shared/contract/annotations';
 import { readOwnerInfo, readOwnerToken, tryAcquireOwnerLock } from '../../main/core/owner';
 import { povdeskTools } from '../../main/mcp/server';
 import { startEmulator, SEEDS, type Emulator } from '../skytap-emulator';
-import { BIN, envFor, freshHome, povdesk, run, type Proc } from '../owner/procs';
+import { BIN, envFor, freshHome as newHome, povdesk, run, type Proc } from '../owner/procs';
+import { pidsWith } from '../vm-manager/support';
 
 /**
  * `povdesk mcp` as an assistant meets it: the SDK's client spawns the real CLI (TypeScript through
@@ -21,6 +22,13 @@ import { BIN, envFor, freshHome, povdesk, run, type Proc } from '../owner/procs'
 let emu: Emulator;
 const procs: Proc[] = [];
 const clients: Client[] = [];
+const homes: string[] = [];
+/** A fresh data directory, whose local vm-manager (the app and serve start one) is stopped after the test. */
+const freshHome = () => {
+  const h = newHome();
+  homes.push(h);
+  return h;
+};
 // A token no result may ever carry, in any encoding.
 const TOKEN = `mcp-secret-${randomBytes(12).toString('hex')}`;
 
@@ -30,6 +38,7 @@ beforeEach(async () => {
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close().catch(() => {});
   for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  for (const h of homes.splice(0)) for (const pid of pidsWith(join(h, 'vm-manager'))) process.kill(pid, 'SIGKILL');
   await emu.close();
 });
 
