@@ -15,31 +15,47 @@ export function cliMcpBackend(env: NodeJS.ProcessEnv): McpBackend & { inFlight()
   let local: Core | null = null;
   let busy = 0;
   const running = new Set<string>();
-  const release = async () => {
-    if (!local || busy > 0 || running.size > 0) return;
-    const core = local;
-    local = null;
-    await core.close();
+  // Reaching a core and giving it back take turns, so two calls at once never both build one and
+  // no call reaches the endpoint of a core that is closing.
+  let gate: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = gate.then(fn);
+    gate = next.catch(() => {});
+    return next;
   };
+  const release = () =>
+    inTurn(async () => {
+      if (!local || busy > 0 || running.size > 0) return;
+      const core = local;
+      local = null;
+      await core.close();
+    });
+  const adopt = (core: Core) => {
+    local = core;
+    core.base.jobs.onChange((j) => {
+      if (FINISHED.has(j.state) && running.delete(j.id)) void release();
+    });
+    return core;
+  };
+  const reach = () =>
+    inTurn(async (): Promise<{ client: OwnerClient } | { core: Core }> => {
+      if (local) return { core: local };
+      const r = await reachCore(env, 'mcp');
+      return 'core' in r ? { core: adopt(r.core) } : r;
+    });
   /** Runs fn in our own core if we hold one, else through the owner, else in a new core of ours. */
   const withCore = async <T>(viaCore: (core: Core) => Promise<T>, viaOwner: (c: OwnerClient) => Promise<T>): Promise<T> => {
     busy++;
     try {
-      if (!local) {
-        const reached = await reachCore(env, 'mcp');
-        if ('client' in reached) {
-          try {
-            return await viaOwner(reached.client);
-          } finally {
-            reached.client.close();
-          }
+      const reached = local ? { core: local } : await reach();
+      if ('client' in reached) {
+        try {
+          return await viaOwner(reached.client);
+        } finally {
+          reached.client.close();
         }
-        local = reached.core;
-        local.base.jobs.onChange((j) => {
-          if (FINISHED.has(j.state) && running.delete(j.id)) void release();
-        });
       }
-      return await viaCore(local);
+      return await viaCore(reached.core);
     } finally {
       busy--;
       void release();

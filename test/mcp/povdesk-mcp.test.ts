@@ -145,6 +145,9 @@ describe('povdesk mcp (stdio)', () => {
   it('a malformed argument is the invalid_request `povdesk call` prints; an unknown job is not_found; a failed job is a tool error', async () => {
     const env = envFor(freshHome(), emu.url);
     const { client } = await connect(env);
+    // Calls at once in a directory nobody owns: one core is built, none fails.
+    const together = (await Promise.all(['app_info', 'pov_list', 'jobs_list', 'settings_get'].map((name) => client.callTool({ name, arguments: {} })))) as CallToolResult[];
+    expect(together.map((r) => r.isError ?? false)).toEqual([false, false, false, false]);
     const bad = (await client.callTool({ name: 'jobs_get', arguments: { id: 5 } })) as CallToolResult;
     expect(bad.isError).toBe(true);
     const cli = await run(['call', 'jobs.get', '{"id":5}'], env);
