@@ -1,5 +1,5 @@
 import { AppError, jobRecord, methods, type JobRecord } from '../../shared/contract';
-import { createCore } from '../core/create';
+import { createCore, type Core } from '../core/create';
 import { isOwnerBusy } from '../core/owner';
 import { defaultHome } from '../core/paths';
 import { connectOwner, type OwnerClient } from './owner-client';
@@ -14,7 +14,7 @@ export interface CallIo {
 const REACH_OWNER_MS = 30_000;
 const FINISHED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
 
-function isJobMethod(method: string): boolean {
+export function isJobMethod(method: string): boolean {
   return !!(methods as Record<string, { job?: boolean }>)[method]?.job;
 }
 
@@ -38,25 +38,17 @@ function finish(io: CallIo, job: JobRecord, wait: boolean): number {
 }
 
 /**
- * `povdesk call`: through the owner's endpoint when a POV Desk process owns the data directory
- * (the job then runs there, where the app shows it), else in this process, which takes the lock
- * for as long as it runs.
+ * Where a call runs: through the owner's endpoint when a POV Desk process owns the data directory,
+ * else in a core of this process, which takes the lock (close it to give the lock back).
  */
-export async function callMethod(io: CallIo, method: string, args: unknown, wait: boolean): Promise<number> {
-  const home = defaultHome(io.env);
+export async function reachCore(env: NodeJS.ProcessEnv, logName = 'cli'): Promise<{ client: OwnerClient } | { core: Core }> {
+  const home = defaultHome(env);
   const deadline = Date.now() + REACH_OWNER_MS;
   for (;;) {
     const client = await connectOwner(home);
-    if (client) {
-      try {
-        return await viaOwner(io, client, method, args, wait);
-      } finally {
-        client.close();
-      }
-    }
-    let core;
+    if (client) return { client };
     try {
-      core = await createCore({ env: io.env, role: 'cli', ownerKind: 'cli', logName: 'cli' });
+      return { core: await createCore({ env, role: 'cli', ownerKind: 'cli', logName }) };
     } catch (err) {
       // Someone holds the lock but its endpoint is not up yet (it is starting): ask again.
       if (isOwnerBusy(err) && Date.now() < deadline) {
@@ -65,20 +57,38 @@ export async function callMethod(io: CallIo, method: string, args: unknown, wait
       }
       throw err;
     }
+  }
+}
+
+/**
+ * `povdesk call`: through the owner's endpoint when a POV Desk process owns the data directory
+ * (the job then runs there, where the app shows it), else in this process, which takes the lock
+ * for as long as it runs.
+ */
+export async function callMethod(io: CallIo, method: string, args: unknown, wait: boolean): Promise<number> {
+  const reached = await reachCore(io.env);
+  if ('client' in reached) {
+    const { client } = reached;
     try {
-      const result = await core.dispatcher.call(method, args, { transport: 'cli' });
-      const jobId = isJobMethod(method) ? (result as { jobId: string }).jobId : null;
-      if (!wait || !jobId) io.out(JSON.stringify(result, null, 2) + '\n');
-      if (!jobId) return 0;
-      if (!wait) io.err('note: no POV Desk app runs this job for you; it runs in this process until it ends (use --wait to print its outcome)\n');
-      else {
-        const print = progressPrinter(io);
-        core.base.jobs.onChange((j) => j.id === jobId && print(j));
-      }
-      return finish(io, await core.base.jobs.wait(jobId), wait);
+      return await viaOwner(io, client, method, args, wait);
     } finally {
-      await core.close();
+      client.close();
     }
+  }
+  const { core } = reached;
+  try {
+    const result = await core.dispatcher.call(method, args, { transport: 'cli' });
+    const jobId = isJobMethod(method) ? (result as { jobId: string }).jobId : null;
+    if (!wait || !jobId) io.out(JSON.stringify(result, null, 2) + '\n');
+    if (!jobId) return 0;
+    if (!wait) io.err('note: no POV Desk app runs this job for you; it runs in this process until it ends (use --wait to print its outcome)\n');
+    else {
+      const print = progressPrinter(io);
+      core.base.jobs.onChange((j) => j.id === jobId && print(j));
+    }
+    return finish(io, await core.base.jobs.wait(jobId), wait);
+  } finally {
+    await core.close();
   }
 }
 
@@ -95,20 +105,33 @@ async function viaOwner(io: CallIo, client: OwnerClient, method: string, args: u
     return 0;
   }
   io.err(`following job ${jobId} run by POV Desk (pid ${client.pid})\n`);
-  const print = progressPrinter(io);
-  const job = await new Promise<JobRecord>((resolve, reject) => {
+  const job = await followOwnerJob(client, jobId, progressPrinter(io));
+  return finish(io, job, wait);
+}
+
+/**
+ * Follows a job the owner runs: every snapshot to `onJob`; resolves with the finished record, or
+ * with the latest one when `stop` aborts first (e.g. an MCP client's wait ran out).
+ */
+export function followOwnerJob(client: OwnerClient, jobId: string, onJob: (job: JobRecord) => void, stop?: AbortSignal): Promise<JobRecord> {
+  return new Promise<JobRecord>((resolve, reject) => {
+    let latest: JobRecord | null = null;
     const seen = (raw: unknown) => {
       const j = jobRecord.safeParse(raw);
       if (!j.success) return;
-      print(j.data);
+      latest = j.data;
+      onJob(j.data);
       if (FINISHED.has(j.data.state)) resolve(j.data);
     };
     client.subscribe('jobs.update', jobId, seen);
     // The job may have moved (or ended) before the subscription: read it once after subscribing.
-    client.call('jobs.get', { id: jobId }).then((r) => seen((r as { job: unknown }).job), reject);
+    client.call('jobs.get', { id: jobId }).then((r) => {
+      seen((r as { job: unknown }).job);
+      stop?.addEventListener('abort', () => resolve(latest!), { once: true });
+      if (stop?.aborted) resolve(latest!);
+    }, reject);
     void client.closed.then(() =>
       reject(new AppError('unavailable', `POV Desk (pid ${client.pid}) stopped while job ${jobId} ran; its next start shows how the job ended`)),
     );
   });
-  return finish(io, job, wait);
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError, methods, toWireError, type MethodName } from '../../shared/contract';
+import { hintTags, methodHints } from '../../shared/contract/annotations';
 import { APP_VERSION } from '../../shared/version';
 import { createCore, type Core } from '../core/create';
 import { startHost } from '../host/server';
@@ -16,6 +17,8 @@ const USAGE = `povdesk ${APP_VERSION} — POV Desk from the command line
   povdesk serve [--port N] [--open]              run browser mode; prints the URL with its token
                                                  (refused while another process owns the directory)
   povdesk vm-manager <serve|image …>             the local vm-manager (see povdesk vm-manager --help)
+  povdesk mcp                                    an MCP server on stdio for an assistant: one tool per
+                                                 method not marked "not over MCP" (docs/mcp.md)
   povdesk --help                                 this text and every method with its arguments
 
 POVDESK_HOME sets the data directory. SKYTAP_USERNAME, SKYTAP_API_TOKEN, SKYTAP_URL and
@@ -43,7 +46,7 @@ function describeArgs(schema: z.ZodType): string {
 export function helpText(): string {
   const lines = (Object.keys(methods) as MethodName[]).sort().map((name) => {
     const def = methods[name];
-    return `  ${name.padEnd(28)} ${describeArgs(def.args)}${'job' in def && def.job ? '  → job' : ''}\n      ${def.summary}`;
+    return `  ${name.padEnd(28)} ${describeArgs(def.args)}${'job' in def && def.job ? '  → job' : ''}\n      ${def.summary}\n      ${hintTags(methodHints[name])}`;
   });
   return `${USAGE}\n\nMethods:\n${lines.join('\n')}\n`;
 }

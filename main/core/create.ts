@@ -10,6 +10,7 @@ import { openDatabase } from '../services/store/db';
 import type { Base } from './base';
 import { Dispatcher } from './dispatch';
 import { allHandlers } from './handlers';
+import { startOwnerMcp } from '../mcp/http';
 import { startOwnerEndpoint } from './owner-endpoint';
 import { ownerBusyError, ownerFiles, tryAcquireOwnerLock, type OwnerKind, type OwnerLock } from './owner';
 import { defaultHome, pathsFor } from './paths';
@@ -105,6 +106,15 @@ async function buildCore(
     log.error('owner endpoint could not listen; `povdesk call` cannot reach this process', { error: (err as Error).message });
     return null;
   });
+  // The app and serve also answer MCP over loopback HTTP (docs/mcp.md); a CLI core does not.
+  const mcp =
+    base.role === 'app'
+      ? await startOwnerMcp({ base, dispatcher }, owner.token).catch((err) => {
+          log.error('owner MCP endpoint could not listen', { error: (err as Error).message });
+          return null;
+        })
+      : null;
+  if (mcp) owner.describe({ mcpUrl: mcp.url });
   let closed = false;
   return {
     base,
@@ -120,6 +130,7 @@ async function buildCore(
           log.error('close step failed', { error: (err as Error).message });
         }
       }
+      await mcp?.close();
       await endpoint?.close();
       await jobs.shutdown();
       db.close();

@@ -23,6 +23,8 @@ export interface OwnerInfo {
   startedAt: string;
   /** Browser mode's URL (with its token) when the owner is `povdesk serve`. */
   url?: string;
+  /** The owner's MCP endpoint (streamable HTTP on loopback; bearer = owner.token), when it serves one. */
+  mcpUrl?: string;
 }
 
 const ownerInfo = z
@@ -31,6 +33,7 @@ const ownerInfo = z
     kind: z.enum(['app', 'serve', 'cli', 'test']),
     startedAt: z.string().max(40),
     url: z.string().max(500).optional(),
+    mcpUrl: z.string().max(200).optional(),
   })
   .strict();
 
@@ -58,7 +61,7 @@ export interface OwnerLock {
   readonly home: string;
   readonly token: string;
   /** Rewrites owner.json (e.g. once `serve` knows its URL). */
-  describe(extra: Partial<Pick<OwnerInfo, 'url'>>): void;
+  describe(extra: Partial<Pick<OwnerInfo, 'url' | 'mcpUrl'>>): void;
   release(): void;
 }
 

@@ -60,7 +60,7 @@ export interface ApiContext {
   allowedHost?: () => string | null;
 }
 
-function tokenOk(header: string | undefined, token: string): boolean {
+export function tokenOk(header: string | undefined, token: string): boolean {
   const m = /^Bearer (.+)$/.exec(header ?? '');
   if (!m?.[1]) return false;
   const a = Buffer.from(m[1]);
@@ -129,6 +129,15 @@ export function attestationView(stateDir: string, r: VmRecord) {
   return { id: r.id, image: r.image, state: r.state, stage: r.attestation.ready ? 'ready' : r.attestation.initrd ? 'initrd' : null, ...r.attestation, table };
 }
 
+/**
+ * DNS rebinding: over TCP only the exact address:port the manager listens on is a valid Host (a unix
+ * socket has none to check, so `allowed` is null there). The refusal's message, or null when allowed.
+ */
+export function hostRefusal(req: IncomingMessage, allowed: string | null): string | null {
+  if (allowed === null || req.headers.host === allowed) return null;
+  return `Host "${req.headers.host ?? ''}" is not this vm-manager (${allowed}); call it by that address (a page on another name is refused: DNS rebinding)`;
+}
+
 export function createApiHandler(ctx: ApiContext) {
   const send = (res: ServerResponse, status: number, body?: unknown) => {
     if (body === undefined) {
@@ -144,10 +153,8 @@ export function createApiHandler(ctx: ApiContext) {
     const url = new URL(req.url ?? '/', 'http://local');
     const path = url.pathname;
     const m = req.method ?? 'GET';
-    const allowed = ctx.allowedHost?.() ?? null;
-    if (allowed !== null && req.headers.host !== allowed) {
-      return fail(res, 'forbidden', `Host "${req.headers.host ?? ''}" is not this vm-manager (${allowed}); call it by that address (a page on another name is refused: DNS rebinding)`);
-    }
+    const wrongHost = hostRefusal(req, ctx.allowedHost?.() ?? null);
+    if (wrongHost) return fail(res, 'forbidden', wrongHost);
     if (path === '/healthz') return send(res, 200, { ok: true });
     if (!path.startsWith('/api/v1/') && path !== '/api/v1') return fail(res, 'not_found', `no route ${m} ${path}; the API lives under /api/v1`);
     if (!tokenOk(req.headers.authorization, ctx.token)) return fail(res, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <token>" (printed by `povdesk vm-manager serve`)');

@@ -4,7 +4,8 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { createApiHandler } from './api';
+import { createApiHandler, hostRefusal } from './api';
+import { createMcpHandler, isMcpPath } from './mcp';
 import { VmmError } from './errors';
 import { findOvmf, hostReport, type HostReport } from './host';
 import { MetadataService } from './metadata';
@@ -91,7 +92,14 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   // DNS rebinding: over TCP only the exact address:port we listen on is a valid Host (unix sockets have no Host to check).
   let allowedHost: string | null = null;
   const handler = createApiHandler({ stateDir, token, vms, host: () => hostReport(), allowedHost: () => allowedHost });
-  const server: Server = createServer(handler);
+  // /mcp answers through the REST routes in-process (no Host header there), behind the same Host check.
+  const mcp = createMcpHandler({ token, rest: createApiHandler({ stateDir, token, vms, host: () => hostReport() }) });
+  const server: Server = createServer((req, res) => {
+    if (!isMcpPath(req.url)) return handler(req, res);
+    const wrongHost = hostRefusal(req, allowedHost);
+    if (wrongHost) return void res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 'forbidden', message: wrongHost } }));
+    mcp(req, res);
+  });
   server.requestTimeout = 0; // create with wait_for may take minutes
   let url: string;
   if (o.socket) {

@@ -43,7 +43,7 @@ function specifiers(code: string): string[] {
     /^\s*(?:import|export)\b[^;'"]*?\bfrom\s*["']([^"'\s]+)["']/gm, // import … from "x", export … from "x"
     /^\s*import\s*["']([^"'\s]+)["']/gm, // import "x"
     /\bimport\(\s*["']([^"'\s]+)["']\s*\)/g, // import("x")
-    /\brequire\(\s*["']([^"'\s]+)["']\s*\)/g, // require("x") (createRequire)
+    /(?<![`'"])\brequire\(\s*["']([^"'\s]+)["']\s*\)/g, // require("x") (createRequire), not inside a string (ajv's code generation)
   ];
   for (const re of statements) {
     for (const m of code.matchAll(re)) out.add(m[1]!);
@@ -55,9 +55,10 @@ const isBuiltin = (s: string) => s.startsWith('node:') || builtinModules.include
 const packageName = (s: string) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]!);
 
 /** Walks relative imports from `entry` inside a file list; returns the bare (package) imports seen. */
-function walk(entry: string, has: (p: string) => boolean, read: (p: string) => string): { missing: string[]; packages: Set<string> } {
+function walk(entry: string, has: (p: string) => boolean, read: (p: string) => string): { missing: string[]; packages: Set<string>; subpaths: Map<string, Set<string>> } {
   const missing: string[] = [];
   const packages = new Set<string>();
+  const subpaths = new Map<string, Set<string>>();
   const seen = new Set<string>();
   const queue = [entry];
   while (queue.length) {
@@ -70,21 +71,30 @@ function walk(entry: string, has: (p: string) => boolean, read: (p: string) => s
     }
     for (const s of specifiers(read(file))) {
       if (s.startsWith('.')) queue.push(posix.join(posix.dirname(file), s));
-      else if (!isBuiltin(s)) packages.add(packageName(s));
+      else if (!isBuiltin(s)) {
+        const name = packageName(s);
+        packages.add(name);
+        subpaths.set(name, (subpaths.get(name) ?? new Set()).add(`.${s.slice(name.length)}`));
+      }
     }
   }
-  return { missing, packages };
+  return { missing, packages, subpaths };
 }
 
-/** A package's entry file as Node would pick it for `import` (exports "." → import/node/default, else main). */
-function packageEntry(pkgDir: string, pkg: { main?: string; exports?: unknown }): string {
+/** The file Node picks for `import` of `sub` ('.' or './x') of a package (exports → import/node/default, else main). */
+function packageEntry(pkgDir: string, pkg: { main?: string; exports?: unknown }, sub = '.'): string {
   let target: unknown = pkg.exports;
-  if (target && typeof target === 'object' && '.' in (target as object)) target = (target as Record<string, unknown>)['.'];
+  if (target && typeof target === 'object' && sub in (target as object)) target = (target as Record<string, unknown>)[sub];
+  else if (sub !== '.' && target && typeof target === 'object') {
+    // a pattern such as "./*": { import: "./dist/esm/*" }, else the file itself
+    const star = Object.keys(target).find((k) => k.endsWith('*') && sub.startsWith(k.slice(0, -1)));
+    target = star ? JSON.parse(JSON.stringify((target as Record<string, unknown>)[star]).replaceAll('*', sub.slice(star.length - 1))) : undefined;
+  } else if (sub !== '.') target = undefined;
   while (target && typeof target === 'object') {
     const t = target as Record<string, unknown>;
     target = t.node ?? t.import ?? t.default ?? t.require;
   }
-  const rel = typeof target === 'string' ? target : (pkg.main ?? 'index.js');
+  const rel = typeof target === 'string' ? target : sub !== '.' ? sub : (pkg.main ?? 'index.js');
   const file = posix.join(pkgDir, rel);
   return /\.[cm]?js$|\.json$|\.node$/.test(file) ? file : `${file}.js`;
 }
@@ -94,7 +104,7 @@ describe('the packaged file list', () => {
 
   it('holds every module the CLI and the main process import, and every package they name with its entry file', () => {
     for (const entry of ['/out/main/cli.js', '/out/main/index.js']) {
-      const { missing, packages } = walk(entry, (p) => files.has(p), readAsar);
+      const { missing, packages, subpaths } = walk(entry, (p) => files.has(p), readAsar);
       expect(missing, `${entry}: modules missing from app.asar`).toEqual([]);
       packages.delete('electron'); // provided by the runtime
       expect(packages.size).toBeGreaterThan(0);
@@ -102,8 +112,10 @@ describe('the packaged file list', () => {
         const dir = `/node_modules/${name}`;
         expect(files.has(`${dir}/package.json`), `${entry} imports ${name}, which is not in app.asar`).toBe(true);
         const meta = JSON.parse(readAsar(`${dir}/package.json`)) as { main?: string; exports?: unknown };
-        const main = packageEntry(dir, meta);
-        expect(files.has(main) || files.has(`${main.replace(/\.js$/, '')}/index.js`), `${name}'s entry ${main} is not in app.asar`).toBe(true);
+        for (const sub of subpaths.get(name) ?? ['.']) {
+          const main = packageEntry(dir, meta, sub);
+          expect(files.has(main) || files.has(`${main.replace(/\.js$/, '')}/index.js`), `${name}'s entry ${main} (for ${sub}) is not in app.asar`).toBe(true);
+        }
       }
     }
   });

@@ -1,0 +1,49 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Core } from '../core/create';
+import { sameSecret } from '../core/owner-endpoint';
+import { answerStateless, isMcpPath } from '../vm-manager/mcp';
+import { followLocalJob } from './core-backend';
+import { createPovdeskMcpServer, type McpBackend } from './server';
+
+export interface OwnerMcp {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The owner's MCP endpoint: `povdesk mcp`'s server over streamable HTTP on loopback
+ * (http://127.0.0.1:<port>/mcp, stateless, JSON answers), with the owner's token (owner.token) as
+ * the bearer token — the same token `povdesk call` presents on the owner's socket.
+ */
+export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, token: string): Promise<OwnerMcp> {
+  const backend: McpBackend = {
+    call: (method, args) => core.dispatcher.call(method, args, { transport: 'cli' }),
+    follow: (jobId, onJob, stop) => followLocalJob(core, jobId, onJob, stop),
+  };
+  const refuse = (res: ServerResponse, status: number, code: string, message: string) =>
+    res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code, message } }));
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    if (!isMcpPath(req.url)) return refuse(res, 404, 'not_found', 'the MCP endpoint is /mcp');
+    const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+    if (!m?.[1] || !sameSecret(m[1], token)) {
+      return refuse(res, 401, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <the token in owner.token of the data directory>"');
+    }
+    answerStateless(createPovdeskMcpServer(backend), req, res, (e) => {
+      core.base.log.error('MCP request failed', { error: (e as Error)?.message });
+      if (!res.headersSent) refuse(res, 500, 'internal', 'the MCP request failed; see the log');
+    });
+  };
+  const http = createServer(handle);
+  await new Promise<void>((resolve, reject) => http.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
+  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  core.base.log.info('owner MCP endpoint listening', { url });
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}
