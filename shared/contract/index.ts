@@ -4,6 +4,7 @@ import { controlNodeMethods } from './controlNode';
 import { povMethods } from './pov';
 import { skytapMethods } from './skytap';
 import { sshMethods, sshStreams } from './ssh';
+import { templatesMethods } from './templates';
 import { vmMethods, vmStreams } from './vm';
 import type { MethodDef, StreamDef } from './define';
 
@@ -23,6 +24,7 @@ export const methods = {
   ...controlNodeMethods,
   ...vmMethods,
   ...sshMethods,
+  ...templatesMethods,
 } as const satisfies Record<string, MethodDef>;
 
 export const streams = {

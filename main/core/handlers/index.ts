@@ -5,6 +5,7 @@ import { coreHandlers } from './core';
 import { povHandlers } from './pov';
 import { skytapHandlers } from './skytap';
 import { sshHandlers } from './ssh';
+import { templatesHandlers } from './templates';
 import { vmDiagnostics, vmHandlers } from './vm';
 
 /** Every domain's handlers, bound to one Base. */
@@ -16,5 +17,6 @@ export function allHandlers(base: Base): Handlers {
     ...controlNodeHandlers(base),
     ...vmHandlers(base),
     ...sshHandlers(base),
+    ...templatesHandlers(base),
   };
 }
