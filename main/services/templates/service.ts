@@ -22,7 +22,7 @@ import { fetchPackages, type FetchedPackage } from './packages';
 import { proofBoot } from './proof';
 import { growDisk } from './grow';
 import { allowedSource, diskOf, workingCopy } from './source';
-import { sha256File } from './tools';
+import { cancelled, sha256File } from './tools';
 
 /** Room the install needs beyond the packages' own size (dpkg's unpack, logs, Docker's first state). */
 const HEADROOM = 256 * 1024 ** 2;
@@ -84,18 +84,19 @@ export class TemplateService {
 
   /** The whole bake; exported for tests that run it without the job runner. */
   async bakeWork(job: JobContext, args: BakeArgs): Promise<{ image: string; manifest: BakeManifest; proof: ProofResult }> {
+    // Resolve the source before anything is made or started: a bad path changes nothing.
+    const srcPath = typeof args.source === 'string' ? allowedSource(args.source, this.d.allowedDirs) : null;
+    if (existsSync(this.bakedDir(args.name))) throw new AppError('conflict', `a baked template "${args.name}" exists: pick another name`);
     const { client, stateDir } = await this.d.vmm();
     const images = (await client.images()) as { name: string }[];
     if (images.some((i) => i.name === args.name)) throw new AppError('conflict', `an image "${args.name}" exists in the local vm-manager: pick another name`);
-    if (existsSync(this.bakedDir(args.name))) throw new AppError('conflict', `a baked template "${args.name}" exists: pick another name`);
-    // Resolve the source before anything is made: a bad path changes nothing.
-    const srcPath = typeof args.source === 'string' ? allowedSource(args.source, this.d.allowedDirs) : null;
     const work = join(this.root, 'work', job.id);
     const incoming = join(stateDir, 'incoming', `${args.name}-${job.id}.qcow2`);
     let registered = false;
     const times: Record<string, number> = {};
     let stageStart = Date.now();
     const stage = (s: BakeStage, msg: string) => {
+      cancelled(job.signal, `bake of ${args.name}`);
       stageStart = Date.now();
       job.progress(s, STAGE_WEIGHT[s][0], msg);
       job.log(`${s}: ${msg}`);
