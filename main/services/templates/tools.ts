@@ -36,7 +36,7 @@ const TAIL = 40;
 export function run(cmd: string, args: string[], o: RunOptions = {}): Promise<string> {
   if (o.signal?.aborted) return Promise.reject(new AppError('cancelled', `${o.what ?? cmd} cancelled`));
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: o.env ?? process.env, cwd: o.cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { env: o.env ?? process.env, cwd: o.cwd, detached: true, stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const tail: string[] = [];
     let partial = '';
@@ -79,7 +79,10 @@ export function run(cmd: string, args: string[], o: RunOptions = {}): Promise<st
         }),
       );
     });
-    child.stdin.end(o.input ?? '');
+    if (child.stdin) {
+      child.stdin.on('error', () => {}); // a tool that exits without reading its script: its exit code says why
+      child.stdin.end(o.input);
+    }
   });
 }
 
