@@ -4,8 +4,8 @@
  * runtime is installed. Refuses what the runner cannot serve (Windows, no systemd, unknown) with
  * the reason.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
 import { guestfsEnv, run } from './tools';
 
@@ -28,35 +28,18 @@ export interface GuestFacts {
 /** Packages that make `docker` resolve on a Debian-family guest. */
 export const RUNTIME_PACKAGES = ['docker.io', 'docker-ce', 'moby-engine', 'podman-docker'];
 
-class Fish {
-  private pid = '';
-  constructor(private readonly env: NodeJS.ProcessEnv, private readonly signal?: AbortSignal) {}
-  async start(disk: string) {
-    const out = await run('guestfish', ['--listen', '--ro', '-a', disk], { env: this.env, signal: this.signal, what: 'guestfish --listen' });
-    const m = /GUESTFISH_PID=(\d+)/.exec(out);
-    if (!m?.[1]) throw new AppError('internal', `guestfish --listen printed no PID: ${out.slice(0, 200)}`);
-    this.pid = m[1];
-  }
-  cmd(...args: string[]): Promise<string> {
-    return run('guestfish', [`--remote=${this.pid}`, '--', ...args], { env: this.env, signal: this.signal, what: `guestfish ${args[0]}` });
-  }
-  async tryCmd(...args: string[]): Promise<string | null> {
-    try {
-      return await this.cmd(...args);
-    } catch (e) {
-      if ((e as AppError).code === 'cancelled') throw e;
-      return null;
-    }
-  }
-  async stop() {
-    if (!this.pid) return;
-    await this.tryCmd('exit');
-    try {
-      process.kill(Number(this.pid), 'SIGKILL');
-    } catch {
-      // exited
-    }
-  }
+const MARK = '@@povdesk@@';
+
+/**
+ * One guestfish script run (one appliance boot): `-`-prefixed commands may fail without ending the
+ * script; each command's output is separated by a marker line, so the answers come back in order.
+ */
+async function fish(disk: string, commands: string[], o: { inspect?: boolean; signal?: AbortSignal }): Promise<string[]> {
+  const script = [...(o.inspect ? [] : ['run']), ...commands.flatMap((c) => [c, `echo ${MARK}`])].join('\n') + '\n';
+  const out = await run('guestfish', ['--ro', '-a', disk, ...(o.inspect ? ['-i'] : [])], {
+    env: guestfsEnv(), signal: o.signal, input: script, what: 'guestfish (inspection)',
+  });
+  return out.split(`${MARK}\n`).map((x) => x.replace(/\n$/, ''));
 }
 
 export function parseDpkgStatus(text: string): Map<string, string> {
@@ -72,64 +55,56 @@ export function parseDpkgStatus(text: string): Map<string, string> {
 
 const refuse = (why: string) => new AppError('unsupported', why);
 
-export async function inspectGuest(disk: string, work: string, signal?: AbortSignal): Promise<GuestFacts> {
-  const fish = new Fish(guestfsEnv(), signal);
-  await fish.start(disk);
-  try {
-    await fish.cmd('run');
-    const roots = (await fish.cmd('inspect-os')).split('\n').filter(Boolean);
-    if (roots.length === 0) {
-      // Windows without a readable registry is still Windows: look for its system directory on NTFS.
-      const fsList = (await fish.cmd('list-filesystems')).split('\n').filter(Boolean);
-      for (const line of fsList) {
-        const [dev, type] = line.split(/:\s*/);
-        if (type !== 'ntfs' || !dev) continue;
-        if ((await fish.tryCmd('mount-ro', dev, '/')) === null) continue;
-        const sys = await fish.tryCmd('case-sensitive-path', '/windows/system32');
-        const isWin = sys !== null && (await fish.tryCmd('is-dir', sys.trim())) === 'true\n';
-        await fish.tryCmd('umount-all');
-        if (isWin) throw refuse(`the image holds Windows (\\Windows\\System32 on the NTFS file system ${dev}): the control-node runner needs a Linux guest with systemd; pick the template's Linux VM`);
-      }
-      const kinds = fsList.map((l) => l.split(/:\s*/)[1]).join(', ') || 'none';
-      throw refuse(`no operating system found on the image (file systems: ${kinds}): pick a bootable Linux image with systemd`);
-    }
-    if (roots.length > 1) throw refuse(`the image holds ${roots.length} operating systems (${roots.join(', ')}): bake an image with one`);
-    const root = roots[0]!;
-    const type = (await fish.cmd('inspect-get-type', root)).trim();
-    const distro = (await fish.cmd('inspect-get-distro', root)).trim();
-    const product = (await fish.cmd('inspect-get-product-name', root)).trim();
-    if (type === 'windows') throw refuse(`the image holds ${product || 'Windows'}: the control-node runner needs a Linux guest with systemd; pick the template's Linux VM`);
-    if (type !== 'linux') throw refuse(`the image holds ${product || type} (${type}), which the runner cannot serve: it needs Linux with systemd`);
-    const major = (await fish.cmd('inspect-get-major-version', root)).trim();
-    const pkgFormat = (await fish.cmd('inspect-get-package-format', root)).trim();
-    const mps = (await fish.cmd('inspect-get-mountpoints', root))
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => l.split(': '))
-      .sort((a, b) => (a[0] ?? '').length - (b[0] ?? '').length);
-    for (const [mp, dev] of mps) if (mp && dev) await fish.tryCmd('mount-ro', dev, mp);
-    const hasSystemd = (await fish.tryCmd('is-file', '/lib/systemd/systemd', 'followsymlinks:true')) === 'true\n'
-      || (await fish.tryCmd('is-file', '/usr/lib/systemd/systemd', 'followsymlinks:true')) === 'true\n';
-    if (!hasSystemd) throw refuse(`the image holds ${product} without systemd: the runner is a systemd service (Restart=always); pick an image with systemd`);
-    if (pkgFormat !== 'deb' || !['debian', 'ubuntu'].includes(distro)) {
-      throw refuse(`the image holds ${product} (${distro}, ${pkgFormat} packages): this build installs Debian packages fetched on this host; bake a Debian or Ubuntu image`);
-    }
-    const osRelease = (await fish.tryCmd('cat', '/etc/os-release')) ?? '';
-    const codename = /^VERSION_CODENAME=["']?([a-z]+)/m.exec(osRelease)?.[1] ?? '';
-    const statvfs = await fish.cmd('statvfs', '/');
-    const bsize = Number(/bsize: (\d+)/.exec(statvfs)?.[1] ?? 0);
-    const bavail = Number(/bavail: (\d+)/.exec(statvfs)?.[1] ?? 0);
-    const dpkgStatus = join(work, 'dpkg-status');
-    await fish.cmd('download', '/var/lib/dpkg/status', dpkgStatus);
-    const { readFileSync } = await import('node:fs');
-    const installed = parseDpkgStatus(readFileSync(dpkgStatus, 'utf8'));
-    writeFileSync(join(work, 'installed.json'), JSON.stringify(Object.fromEntries(installed), null, 1));
-    const cloudInit = installed.has('cloud-init');
-    return {
-      distro, version: major, product, codename, packageFormat: pkgFormat, freeBytes: bsize * bavail, dpkgStatus, installed,
-      runtime: RUNTIME_PACKAGES.find((p) => installed.has(p)) ?? null, cloudInit,
-    };
-  } finally {
-    await fish.stop();
+const WINDOWS_DIRS = ['/Windows/System32', '/WINDOWS/system32', '/Windows/system32', '/windows/system32'];
+
+/** No OS found by inspection: Windows without a readable registry is still Windows (its system directory on NTFS). */
+async function noOs(disk: string, signal?: AbortSignal): Promise<never> {
+  const [fsOut = ''] = await fish(disk, ['-list-filesystems'], { signal });
+  const ntfs = fsOut.split('\n').map((l) => l.split(/:\s*/)).filter(([dev, type]) => dev && type === 'ntfs').map(([dev]) => dev!);
+  for (const dev of ntfs) {
+    const found = await fish(disk, [`-mount-ro ${dev} /`, ...WINDOWS_DIRS.map((p) => `-is-dir ${p}`)], { signal });
+    if (found.slice(1).some((x) => x.trim() === 'true')) throw windows(`\\Windows\\System32 on the NTFS file system ${dev}`);
   }
+  const kinds = fsOut.split('\n').filter(Boolean).map((l) => l.split(/:\s*/)[1]).join(', ') || 'none';
+  throw refuse(`no operating system found on the image (file systems: ${kinds}): pick a bootable Linux image with systemd`);
+}
+
+const windows = (what: string) => refuse(`the image holds Windows (${what}): the control-node runner needs a Linux guest with systemd; pick the template's Linux VM`);
+
+/**
+ * One appliance boot (`guestfish -i`: inspect and mount the guest's file systems read-only), then
+ * everything is read from the mounted tree; a second boot only when no OS was found.
+ */
+export async function inspectGuest(disk: string, work: string, signal?: AbortSignal): Promise<GuestFacts> {
+  const dpkgStatus = join(work, 'dpkg-status');
+  let answers: string[];
+  try {
+    answers = await fish(disk, [
+      '-inspect-get-roots', '-cat /etc/os-release', '-is-file /lib/systemd/systemd followsymlinks:true', '-is-file /usr/lib/systemd/systemd followsymlinks:true',
+      '-statvfs /', `-download /var/lib/dpkg/status ${dpkgStatus}`, ...WINDOWS_DIRS.map((p) => `-is-dir ${p}`),
+    ], { inspect: true, signal });
+  } catch (e) {
+    if ((e as AppError).code === 'cancelled') throw e;
+    if (/no operating system was found/i.test((e as Error).message)) return noOs(disk, signal);
+    if (/multi-boot/i.test((e as Error).message)) throw refuse('the image holds several operating systems: bake an image with one');
+    throw e;
+  }
+  const [rootsOut = '', osRelease = '', sd1 = '', sd2 = '', statvfs = '', , ...win] = answers.map((x) => x.trim());
+  if (win.some((x) => x === 'true')) throw windows(`\\Windows\\System32 on ${rootsOut.split('\n')[0] ?? 'its system volume'}`);
+  const field = (k: string) => new RegExp(`^${k}=["']?([^"'\n]*)`, 'm').exec(osRelease)?.[1] ?? '';
+  const distro = field('ID');
+  const product = field('PRETTY_NAME') || distro || 'an unknown OS';
+  if (!osRelease) throw refuse(`the image's OS has no /etc/os-release (${rootsOut || 'unknown root'}): the runner needs a Linux guest with systemd`);
+  if (sd1 !== 'true' && sd2 !== 'true') throw refuse(`the image holds ${product} without systemd: the runner is a systemd service (Restart=always); pick an image with systemd`);
+  const debFamily = ['debian', 'ubuntu'].includes(distro) || /\b(debian|ubuntu)\b/.test(field('ID_LIKE'));
+  if (!debFamily || !existsSync(dpkgStatus)) {
+    throw refuse(`the image holds ${product} (${distro || 'unknown'}): this build installs Debian packages fetched on this host; bake a Debian or Ubuntu image`);
+  }
+  const bsize = Number(/bsize: (\d+)/.exec(statvfs)?.[1] ?? 0);
+  const bavail = Number(/bavail: (\d+)/.exec(statvfs)?.[1] ?? 0);
+  const installed = parseDpkgStatus(readFileSync(dpkgStatus, 'utf8'));
+  return {
+    distro, version: field('VERSION_ID'), product, codename: field('VERSION_CODENAME'), packageFormat: 'deb', freeBytes: bsize * bavail, dpkgStatus, installed,
+    runtime: RUNTIME_PACKAGES.find((p) => installed.has(p)) ?? null, cloudInit: installed.has('cloud-init'),
+  };
 }

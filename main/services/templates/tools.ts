@@ -50,11 +50,11 @@ export function run(cmd: string, args: string[], o: RunOptions = {}): Promise<st
         o.onLine?.(l);
       }
     };
-    child.stdout.on('data', (d: Buffer) => {
+    child.stdout!.on('data', (d: Buffer) => {
       out.push(d);
       feed(d);
     });
-    child.stderr.on('data', feed);
+    child.stderr!.on('data', feed);
     let killTimer: NodeJS.Timeout | null = null;
     const onAbort = () => {
       killGroup(child.pid, 'SIGTERM');
