@@ -4,7 +4,7 @@
  * .ovf, .mf, .vmdk (OVF 1.0 §5.3: the descriptor first, the manifest next). Skytap's limits
  * (OVA/OVF with VMDK, under 4 TB, one VM per OVF) are checked before anything is written.
  */
-import { statSync } from 'node:fs';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
 import { run, sha256File } from './tools';
@@ -113,11 +113,11 @@ export function manifestLines(entries: { file: string; sha256: string }[]): stri
   return entries.map((e) => `SHA256(${e.file})= ${e.sha256}\n`).join('');
 }
 
-export function checkSkytapLimits(capacityBytes: number, format: 'ova' | 'ovf' | 'vmdk'): void {
+/** Skytap: an import job's uncompressed size under 4 TB; one VM per OVF (ours always has one). */
+export function checkSkytapLimits(capacityBytes: number): void {
   if (capacityBytes >= SKYTAP_MAX_BYTES) {
     throw new AppError('invalid_request', `the disk is ${capacityBytes} bytes; Skytap imports VMs under 4 TB: shrink the image first`);
   }
-  void format;
 }
 
 export interface ExportedFile {
@@ -130,7 +130,7 @@ export interface ExportedFile {
 export async function writeExport(o: {
   name: string; disk: string; capacityBytes: number; format: 'ova' | 'ovf' | 'vmdk'; dir: string; signal?: AbortSignal; log?: (l: string) => void;
 }): Promise<ExportedFile[]> {
-  checkSkytapLimits(o.capacityBytes, o.format);
+  checkSkytapLimits(o.capacityBytes);
   const vmdk = `${o.name}-disk1.vmdk`;
   await run('qemu-img', ['convert', '-O', 'vmdk', '-o', `subformat=streamOptimized,adapter_type=lsilogic,hwversion=${HW_VERSION}`, o.disk, join(o.dir, vmdk)], {
     signal: o.signal, what: 'qemu-img convert (stream-optimized VMDK)',
@@ -143,8 +143,7 @@ export async function writeExport(o: {
   }
   const ovf = `${o.name}.ovf`;
   const mf = `${o.name}.mf`;
-  const { writeFileSync } = await import('node:fs');
-  writeFileSync(join(o.dir, ovf), ovfDescriptor({ name: o.name, vmdk, vmdkBytes, capacityBytes: o.capacityBytes, cpus: 1, memoryMib: 2048 }));
+  writeFileSync(join(o.dir, ovf), ovfDescriptor({ name: o.name, vmdk, vmdkBytes, capacityBytes: o.capacityBytes, cpus: 2, memoryMib: 4096 }));
   const ovfSha = await sha256File(join(o.dir, ovf));
   writeFileSync(join(o.dir, mf), manifestLines([{ file: ovf, sha256: ovfSha }, { file: vmdk, sha256: vmdkSha }]));
   const files = [ovf, mf, vmdk];
@@ -153,7 +152,6 @@ export async function writeExport(o: {
   }
   const ova = `${o.name}.ova`;
   await run('tar', ['--format=ustar', '--owner=0', '--group=0', '--numeric-owner', '-cf', ova, ...files], { cwd: o.dir, signal: o.signal, what: 'tar (OVA)' });
-  const { rmSync } = await import('node:fs');
   for (const f of files) rmSync(join(o.dir, f));
   return [{ path: join(o.dir, ova), bytes: statSync(join(o.dir, ova)).size, sha256: await sha256File(join(o.dir, ova)) }];
 }

@@ -5,7 +5,7 @@
  * fails or the job is cancelled. The build manifest and the proof are kept under
  * <home>/templates/baked/<name>/.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
 import {
@@ -116,7 +116,6 @@ export class TemplateService {
           progress: (m) => job.progress('source', 0.05, m),
         });
         job.log(`source: Debian base ${base.cached ? 'from the cache' : 'built'} (${base.key})`);
-        const { copyFileSync } = await import('node:fs');
         copyFileSync(base.disk, disk);
         sourceLabel = `debian:bookworm (${base.key})`;
       }
