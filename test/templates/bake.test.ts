@@ -12,30 +12,10 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, sta
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerScript } from '../../main/services/control-node/runner';
-import { bakeSkip, bakeWorld, leftovers, type BakeWorld } from './support';
+import { bakeSkip, bakeWorld, leftovers, tarMembers, type BakeWorld } from './support';
 
 const skip = bakeSkip();
 const sha = (f: string) => createHash('sha256').update(readFileSync(f)).digest('hex');
-
-/** USTAR members in order: name, size, magic, version (from the 512-byte headers). */
-function tarMembers(file: string) {
-  const fd = openSync(file, 'r');
-  const out: { name: string; size: number; magic: string; version: string; offset: number }[] = [];
-  try {
-    const h = Buffer.alloc(512);
-    let off = 0;
-    for (;;) {
-      if (readSync(fd, h, 0, 512, off) < 512 || h.every((b) => b === 0)) break;
-      const str = (a: number, n: number) => h.subarray(a, a + n).toString('latin1').replace(/\0.*$/s, '');
-      const size = parseInt(str(124, 12).trim(), 8);
-      out.push({ name: str(0, 100), size, magic: h.subarray(257, 263).toString('latin1'), version: h.subarray(263, 265).toString('latin1'), offset: off + 512 });
-      off += 512 + Math.ceil(size / 512) * 512;
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return out;
-}
 
 describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEMU/TCG boots)', () => {
   let w: BakeWorld;

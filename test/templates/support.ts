@@ -3,7 +3,7 @@
  * runner on a SQLite file, the TemplateService, and the caches under test/fixtures/generated/
  * (the Debian base keyed by its inputs, and the host's .deb cache) so warm runs skip mmdebstrap.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JobRecord } from '../../shared/contract';
@@ -86,5 +86,25 @@ export async function leftovers(w: BakeWorld, name: string): Promise<string[]> {
   if (existsSync(w.svc.bakedDir(name))) out.push(`baked entry ${name}`);
   const procs = pidsWith(w.home);
   if (procs.length) out.push(`processes: ${procs.join(', ')}`);
+  return out;
+}
+
+/** USTAR members in order: name, size, magic, version (from the 512-byte headers). */
+export function tarMembers(file: string) {
+  const fd = openSync(file, 'r');
+  const out: { name: string; size: number; magic: string; version: string; offset: number }[] = [];
+  try {
+    const h = Buffer.alloc(512);
+    let off = 0;
+    for (;;) {
+      if (readSync(fd, h, 0, 512, off) < 512 || h.every((b) => b === 0)) break;
+      const str = (a: number, n: number) => h.subarray(a, a + n).toString('latin1').replace(/\0.*$/s, '');
+      const size = parseInt(str(124, 12).trim(), 8);
+      out.push({ name: str(0, 100), size, magic: h.subarray(257, 263).toString('latin1'), version: h.subarray(263, 265).toString('latin1'), offset: off + 512 });
+      off += 512 + Math.ceil(size / 512) * 512;
+    }
+  } finally {
+    closeSync(fd);
+  }
   return out;
 }
