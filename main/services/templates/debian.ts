@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { guestfsEnv, run } from './tools';
+import { fishWord, guestfsEnv, run } from './tools';
 
 /** The generic kernel, not -cloud: Skytap's VMware disks sit on LSI Logic SCSI, which the cloud kernel lacks. */
 export const DEBIAN_PACKAGES = [
@@ -40,8 +40,8 @@ chroot "$R" systemctl enable systemd-networkd
 
 /** 1 MiB BIOS boot, 128 MiB ESP, the rest ext4 (sectors of 512 bytes). */
 export function layoutScript(disk: string, tar: string, gib: number): string {
-  return `disk-create ${disk} qcow2 ${gib * 1024 ** 3} preallocation:off
-add ${disk} format:qcow2
+  return `disk-create ${fishWord(disk)} qcow2 ${gib * 1024 ** 3} preallocation:off
+add ${fishWord(disk)} format:qcow2
 run
 part-init /dev/sda gpt
 part-add /dev/sda p 2048 4095
@@ -52,7 +52,7 @@ part-set-gpt-type /dev/sda 2 C12A7328-F81F-11D2-BA4B-00A0C93EC93B
 mkfs vfat /dev/sda2 label:ESP
 mkfs ext4 /dev/sda3 label:povroot
 mount /dev/sda3 /
-tar-in ${tar} / xattrs:true acls:true
+tar-in ${fishWord(tar)} / xattrs:true acls:true
 mkdir-p /boot/efi
 mount /dev/sda2 /boot/efi
 sh "grub-install --target=i386-pc /dev/sda"

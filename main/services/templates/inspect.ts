@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
-import { guestfsEnv, run } from './tools';
+import { fishWord, guestfsEnv, run } from './tools';
 
 export interface GuestFacts {
   distro: string;
@@ -81,7 +81,7 @@ export async function inspectGuest(disk: string, work: string, signal?: AbortSig
   try {
     answers = await fish(disk, [
       '-inspect-get-roots', '-cat /etc/os-release', '-is-file /lib/systemd/systemd followsymlinks:true', '-is-file /usr/lib/systemd/systemd followsymlinks:true',
-      '-statvfs /', `-download /var/lib/dpkg/status ${dpkgStatus}`, ...WINDOWS_DIRS.map((p) => `-is-dir ${p}`),
+      '-statvfs /', `-download /var/lib/dpkg/status ${fishWord(dpkgStatus)}`, ...WINDOWS_DIRS.map((p) => `-is-dir ${p}`),
     ], { inspect: true, signal });
   } catch (e) {
     if ((e as AppError).code === 'cancelled') throw e;

@@ -108,3 +108,8 @@ export function sha256File(file: string): Promise<string> {
 export function cancelled(signal: AbortSignal | undefined, what: string) {
   if (signal?.aborted) throw new AppError('cancelled', `${what} cancelled`);
 }
+
+/** A guestfish script word: double-quoted, with \ and " escaped (paths may hold spaces). */
+export function fishWord(s: string): string {
+  return `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
