@@ -18,7 +18,7 @@ async function expectRefused(w: BakeWorld, args: BakeArgs, code: string, message
   const id = w.svc.bake(args);
   const job = await w.jobs.wait(id);
   expect(job.state).toBe('failed');
-  expect(job.error?.code).toBe(code);
+  expect(job.error?.code, job.error?.message).toBe(code);
   expect(job.error?.message).toMatch(message);
   expect(await leftovers(w, args.name)).toEqual([]);
   return job;
