@@ -25,7 +25,7 @@ if ls "$D"/debs/*.deb >/dev/null 2>&1; then
 fi
 systemctl enable ${UNIT_NAME}
 ${o.enableDocker ? `for u in containerd.service docker.socket docker.service; do
-  if systemctl cat "$u" >/dev/null 2>&1 || [ -e "/lib/systemd/system/$u" ]; then
+  if [ -e "/lib/systemd/system/$u" ] || [ -e "/usr/lib/systemd/system/$u" ] || [ -e "/etc/systemd/system/$u" ]; then
     systemctl enable "$u"
   fi
 done
