@@ -44,7 +44,7 @@ export const bakeManifest = z
     name: z.string(),
     createdAt: z.string(),
     source: z.string(),
-    /** sha256 of the source disk as it was before baking (converted to qcow2 for an OVA/VMDK) */
+    /** sha256 of the source file as picked (the OVA, OVF descriptor or disk), or of the cached Debian base disk */
     baseSha256: z.string().regex(/^[0-9a-f]{64}$/),
     guest: z.object({ distro: z.string(), version: z.string(), product: z.string(), codename: z.string() }).strict(),
     runner: z.object({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/), unit: z.string() }).strict(),

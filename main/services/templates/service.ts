@@ -106,10 +106,12 @@ export class TemplateService {
     try {
       const disk = join(work, 'disk.qcow2');
       let sourceLabel: string;
+      let baseSha256: string;
       stage('source', srcPath ? `reading ${srcPath}` : 'building a minimal Debian bookworm from Debian packages');
       if (srcPath) {
         await workingCopy(await diskOf(srcPath, work, job.signal), disk, job.signal);
         sourceLabel = srcPath;
+        baseSha256 = await sha256File(srcPath);
       } else {
         const base = await debianBase({
           codename: 'bookworm', cacheDir: join(this.cache, 'debian'), workDir: work, signal: job.signal, log: (l) => job.log(l),
@@ -118,8 +120,8 @@ export class TemplateService {
         job.log(`source: Debian base ${base.cached ? 'from the cache' : 'built'} (${base.key})`);
         copyFileSync(base.disk, disk);
         sourceLabel = `debian:bookworm (${base.key})`;
+        baseSha256 = await sha256File(base.disk);
       }
-      const baseSha256 = await sha256File(disk);
       if (args.sizeGib) await growDisk(disk, args.sizeGib, job.signal);
       done('source');
 
