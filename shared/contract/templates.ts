@@ -17,10 +17,10 @@ const dnsLabel = z
 /** A Debian package name as dpkg defines it (policy 5.6.1). */
 const debPackage = z.string().regex(/^[a-z0-9][a-z0-9+.-]{1,99}$/, 'a Debian package name (lower-case letters, digits, + - .)');
 
-export const bakeSource = z.union([
-  z.string().trim().min(1).max(4096).describe('an image file: qcow2, raw, vmdk, .ova or .ovf'),
-  z.object({ debian: z.literal('bookworm') }).strict(),
-]);
+export const bakeSource = z.union(
+  [z.string().trim().min(1).max(4096).describe('an image file: qcow2, raw, vmdk, .ova or .ovf'), z.object({ debian: z.literal('bookworm') }).strict()],
+  { error: 'source must be the path of an image file (qcow2, raw, vmdk, .ova, .ovf) or {"debian":"bookworm"}' },
+);
 export type BakeSource = z.infer<typeof bakeSource>;
 
 export const BAKE_STAGES = ['source', 'inspect', 'packages', 'bake', 'register', 'proof'] as const;
