@@ -3,7 +3,7 @@
  * the vm-manager's state dir, no image, no VM, no baked entry, no tool process).
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAKE_STAGES, type BakeArgs, type BakeStage } from '../../shared/contract/templates';
@@ -41,7 +41,12 @@ describe.skipIf(skip !== null)('templates.bake: bad input and cancel leave nothi
     await w?.close();
   });
 
-  it('a file that is not an image: refused, nothing written', async () => {
+  it('a file that is not an image: refused, nothing written (and what a killed bake left is swept)', async () => {
+    // a bake of a process that no longer exists (pid 2^22 + 1 is above Linux's pid_max)
+    const deadWork = join(w.home, 'templates', 'work', '4194305-job');
+    mkdirSync(deadWork, { recursive: true });
+    mkdirSync(join(w.state, 'incoming'), { recursive: true });
+    writeFileSync(join(w.state, 'incoming', '4194305-job-x.qcow2'), 'half a disk');
     writeFileSync(join(w.sources, 'notes.qcow2'), 'these are my notes, not a disk\n'.repeat(100));
     await expectRefused(w, { source: join(w.sources, 'notes.qcow2'), name: 'notes' }, 'invalid_request', /not a disk image: it has no MBR or GPT partition table/);
   });

@@ -90,8 +90,9 @@ export class TemplateService {
     const { client, stateDir } = await this.d.vmm();
     const images = (await client.images()) as { name: string }[];
     if (images.some((i) => i.name === args.name)) throw new AppError('conflict', `an image "${args.name}" exists in the local vm-manager: pick another name`);
-    const work = join(this.root, 'work', job.id);
-    const incoming = join(stateDir, 'incoming', `${args.name}-${job.id}.qcow2`);
+    this.sweepStale(stateDir);
+    const work = join(this.root, 'work', `${process.pid}-${job.id}`);
+    const incoming = join(stateDir, 'incoming', `${process.pid}-${job.id}-${args.name}.qcow2`);
     let registered = false;
     const times: Record<string, number> = {};
     let stageStart = Date.now();
@@ -183,6 +184,28 @@ export class TemplateService {
     } finally {
       rmSync(work, { recursive: true, force: true });
       rmSync(incoming, { force: true });
+    }
+  }
+
+  /** Work dirs and incoming disks of bakes whose process died (a crash or a kill): `<pid>-…` with no such pid. */
+  private sweepStale(stateDir: string) {
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (e) {
+        return (e as NodeJS.ErrnoException).code === 'EPERM';
+      }
+    };
+    for (const dir of [join(this.root, 'work'), join(stateDir, 'incoming')]) {
+      if (!existsSync(dir)) continue;
+      for (const n of readdirSync(dir)) {
+        const pid = Number(/^(\d+)-/.exec(n)?.[1] ?? 0);
+        if (pid && !alive(pid)) {
+          rmSync(join(dir, n), { recursive: true, force: true });
+          this.d.log?.info('removed what an interrupted bake left', { path: join(dir, n) });
+        }
+      }
     }
   }
 
