@@ -2,7 +2,7 @@
  * Bad input and cancel: each a clear error, and nothing left behind (no work dir, no file under
  * the vm-manager's state dir, no image, no VM, no baked entry, no tool process).
  */
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,19 @@ import { until } from '../vm-manager/support';
 import { bakeSkip, bakeWorld, CACHE, leftovers, type BakeWorld } from './support';
 
 const skip = bakeSkip();
+
+/**
+ * guestfish with a script, without blocking the event loop: the vm-manager runs in this process,
+ * and a client socket kept alive across a blocked loop is reset by the server the moment it wakes.
+ */
+function guestfish(script: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const p = spawn('guestfish', [], { env: guestfsEnv(), stdio: ['pipe', 'inherit', 'inherit'] });
+    p.on('error', reject);
+    p.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`guestfish exited ${code}`))));
+    p.stdin.end(script);
+  });
+}
 
 async function expectRefused(w: BakeWorld, args: BakeArgs, code: string, message: RegExp) {
   const id = w.svc.bake(args);
@@ -60,20 +73,14 @@ describe.skipIf(skip !== null)('templates.bake: bad input and cancel leave nothi
 
   it('a Windows image (NTFS with \\Windows\\System32, no registry): refused as Windows', async () => {
     const win = join(w.sources, 'win.qcow2');
-    execFileSync('guestfish', [], {
-      env: guestfsEnv(),
-      input: `disk-create ${win} qcow2 134217728\nadd ${win} format:qcow2\nrun\npart-disk /dev/sda mbr\nmkfs ntfs /dev/sda1\nmount /dev/sda1 /\nmkdir-p /Windows/System32/config\nwrite /Windows/System32/config/notes.txt "fake"\n`,
-    });
+    await guestfish(`disk-create ${win} qcow2 134217728\nadd ${win} format:qcow2\nrun\npart-disk /dev/sda mbr\nmkfs ntfs /dev/sda1\nmount /dev/sda1 /\nmkdir-p /Windows/System32/config\nwrite /Windows/System32/config/notes.txt "fake"\n`);
     await expectRefused(w, { source: win, name: 'win' }, 'unsupported', /holds Windows .*needs a Linux guest with systemd/);
   }, 300_000);
 
   it('an image with no free space: refused naming the space it needs and sizeGib', async () => {
     const full = join(w.sources, 'full.qcow2');
     copyFileSync(base, full);
-    execFileSync('guestfish', [], {
-      env: guestfsEnv(),
-      input: `add ${full} format:qcow2\nrun\nmount /dev/sda3 /\nsh "fallocate -l $(( $(stat -f -c %a /) * $(stat -f -c %S /) - 8388608 )) /filler"\n`,
-    });
+    await guestfish(`add ${full} format:qcow2\nrun\nmount /dev/sda3 /\nsh "fallocate -l $(( $(stat -f -c %a /) * $(stat -f -c %S /) - 8388608 )) /filler"\n`);
     await expectRefused(w, { source: full, name: 'full' }, 'invalid_request', /MiB free on \/ and the bake needs about \d+ MiB: pass sizeGib/);
     rmSync(full);
   }, 600_000);

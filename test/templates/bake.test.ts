@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerScript } from '../../main/services/control-node/runner';
@@ -102,7 +103,7 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
   it('the OVA taken back as a source: Docker present is left alone (same version), and the converted-back disk passes the same proof', async () => {
     expect(existsSync(ova)).toBe(true);
     const src = join(w.sources, 'ctl.ova');
-    execFileSync('cp', [ova, src]);
+    await copyFile(ova, src); // not cp under execFileSync: the in-process vm-manager must keep its event loop
     const before = (w.svc.list()[0]?.manifest.packages ?? {})['docker.io'];
     const id = w.svc.bake({ source: src, name: 'ctl-again' });
     const job = await w.jobs.wait(id);
