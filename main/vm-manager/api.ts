@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { STATUS, VmmError, type VmmCode } from './errors';
-import { getImage, imagesDir, importImage, insideDir, listImages, TEST_IMAGE } from './images';
+import { deleteImage, getImage, imagesDir, importImage, insideDir, listImages, TEST_IMAGE } from './images';
 import { VM_NETWORKS, type VmNetwork } from './argv';
 import { firmwareChange, learnWith, saveGolden } from './golden';
 import { findOvmf, type HostReport } from './host';
@@ -164,6 +164,13 @@ export function createApiHandler(ctx: ApiContext) {
     if (m === 'GET' && p === '/host') return send(res, 200, await ctx.host());
     if (m === 'GET' && p === '/images') return send(res, 200, listImages(ctx.stateDir).map(imageView));
     if (m === 'GET' && seg[0] === 'images' && seg.length === 2) return send(res, 200, imageView(getImage(ctx.stateDir, seg[1] ?? '')));
+    if (m === 'DELETE' && seg[0] === 'images' && seg.length === 2) {
+      const name = getImage(ctx.stateDir, seg[1] ?? '').name;
+      const users = ctx.vms.list().filter((v) => v.image === name).map((v) => v.id);
+      if (users.length) return fail(res, 'conflict', `image "${name}" is used by VM ${users.join(', ')}: delete the VM${users.length > 1 ? 's' : ''} first`);
+      deleteImage(ctx.stateDir, name);
+      return send(res, 204);
+    }
     if (m === 'POST' && p === '/images') {
       const parsed = importSchema.safeParse(await readJson(req));
       if (!parsed.success) return fail(res, 'invalid_request', zodMessage(parsed.error));

@@ -61,6 +61,14 @@ export class VmManagerClient {
   images() {
     return this.call<unknown[]>('GET', '/images');
   }
+  /** Imports a qcow2/raw/vmdk that lies under the manager's state dir (the API imports only from there). */
+  importImage(path: string, name?: string) {
+    return this.call<{ name: string; disk?: string; sha256: string; virtualSizeBytes?: number }>('POST', '/images', name ? { path, name } : { path });
+  }
+  /** Removes an image no VM uses. */
+  deleteImage(name: string) {
+    return this.call<void>('DELETE', `/images/${encodeURIComponent(name)}`);
+  }
   list() {
     return this.call<VmRecord[]>('GET', '/vms');
   }

@@ -313,6 +313,14 @@ export function getImage(stateDir: string, name: string) {
   return img;
 }
 
+/** Removes an image's directory: renamed aside first, so a crash never leaves half an image listed. */
+export function deleteImage(stateDir: string, name: string): void {
+  const dir = getImage(stateDir, name).dir;
+  const aside = `${dir}.deleting-${process.pid}`;
+  renameSync(dir, aside);
+  rmSync(aside, { recursive: true, force: true });
+}
+
 const FORMATS = new Set(['qcow2', 'raw', 'vmdk']);
 const MAX_IMPORT_BYTES = 512 * 1024 ** 3;
 

@@ -7,6 +7,7 @@ import { povMethods } from './pov';
 import { shareMethods } from './share';
 import { skytapMethods } from './skytap';
 import { sshMethods, sshStreams } from './ssh';
+import { templatesMethods } from './templates';
 import { vmMethods, vmStreams } from './vm';
 import type { MethodDef, StreamDef } from './define';
 
@@ -29,6 +30,7 @@ export const methods = {
   ...sshMethods,
   ...shareMethods,
   ...notifyMethods,
+  ...templatesMethods,
 } as const satisfies Record<string, MethodDef>;
 
 export const streams = {

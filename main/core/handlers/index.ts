@@ -7,6 +7,7 @@ import { povHandlers } from './pov';
 import { shareHandlers } from './share';
 import { skytapHandlers } from './skytap';
 import { sshHandlers } from './ssh';
+import { templatesHandlers } from './templates';
 import { vmDiagnostics, vmHandlers } from './vm';
 
 /** Every domain's handlers, bound to one Base. */
@@ -20,5 +21,6 @@ export function allHandlers(base: Base): Handlers {
     ...vmHandlers(base),
     ...sshHandlers(base),
     ...shareHandlers(base),
+    ...templatesHandlers(base),
   };
 }

@@ -1,6 +1,8 @@
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import type { RunnerScriptView } from '../../../shared/contract/controlNode';
+import type { BakedImage } from '../../../shared/contract/templates';
 import { api, errorText } from '../api';
+import { BakedList, BakePanel } from '../components/templates/BakePanel';
 import './templates.css';
 
 /**
@@ -31,6 +33,18 @@ export default function TemplatesPage() {
   const [runner, setRunner] = useState<RunnerScriptView | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [copied, setCopied] = useState<string | null>(null);
+  const [baked, setBaked] = useState<BakedImage[]>([]);
+  const [bakedError, setBakedError] = useState<string | null>(null);
+  const loadBaked = useCallback(() => {
+    api
+      .call('templates.baked', {})
+      .then((r) => {
+        setBaked(r.images);
+        setBakedError(null);
+      })
+      .catch((e) => setBakedError(`Could not list baked templates: ${errorText(e)}`));
+  }, []);
+  useEffect(loadBaked, [loadBaked]);
 
   useEffect(() => {
     api
@@ -58,6 +72,8 @@ export default function TemplatesPage() {
           Could not load the template runner: {error}
         </p>
       )}
+      <BakePanel onBaked={loadBaked} />
+      <BakedList images={baked} error={bakedError} />
       {!runner && !error && <p className="muted">Loading the template runner…</p>}
       {runner && (
         <>

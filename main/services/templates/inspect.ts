@@ -1,0 +1,110 @@
+/**
+ * What is on the disk, asked of libguestfs (read-only, inside its appliance): the guest OS, its
+ * init, free space, dpkg's status file (to fetch exactly what it lacks) and whether a container
+ * runtime is installed. Refuses what the runner cannot serve (Windows, no systemd, unknown) with
+ * the reason.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AppError } from '../../../shared/contract/errors';
+import { fishWord, guestfsEnv, run } from './tools';
+
+export interface GuestFacts {
+  distro: string;
+  version: string;
+  product: string;
+  codename: string;
+  packageFormat: string;
+  freeBytes: number;
+  /** dpkg status file copied out of the guest */
+  dpkgStatus: string;
+  /** installed packages: name → version */
+  installed: Map<string, string>;
+  /** the installed runtime package, if any */
+  runtime: string | null;
+  cloudInit: boolean;
+}
+
+/** Packages that make `docker` resolve on a Debian-family guest. */
+export const RUNTIME_PACKAGES = ['docker.io', 'docker-ce', 'moby-engine', 'podman-docker'];
+
+const MARK = '@@povdesk@@';
+
+/**
+ * One guestfish script run (one appliance boot): `-`-prefixed commands may fail without ending the
+ * script; each command's output is separated by a marker line, so the answers come back in order.
+ */
+async function fish(disk: string, commands: string[], o: { inspect?: boolean; signal?: AbortSignal }): Promise<string[]> {
+  const script = [...(o.inspect ? [] : ['run']), ...commands.flatMap((c) => [c, `echo ${MARK}`])].join('\n') + '\n';
+  const out = await run('guestfish', ['--ro', '-a', disk, ...(o.inspect ? ['-i'] : [])], {
+    env: guestfsEnv(), signal: o.signal, input: script, what: 'guestfish (inspection)',
+  });
+  return out.split(`${MARK}\n`).map((x) => x.replace(/\n$/, ''));
+}
+
+export function parseDpkgStatus(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const block of text.split(/\n\n+/)) {
+    const name = /^Package: (.+)$/m.exec(block)?.[1];
+    const status = /^Status: (.+)$/m.exec(block)?.[1];
+    const version = /^Version: (.+)$/m.exec(block)?.[1];
+    if (name && version && status === 'install ok installed') out.set(name.trim(), version.trim());
+  }
+  return out;
+}
+
+const refuse = (why: string) => new AppError('unsupported', why);
+
+const WINDOWS_DIRS = ['/Windows/System32', '/WINDOWS/system32', '/Windows/system32', '/windows/system32'];
+
+/** No OS found by inspection: Windows without a readable registry is still Windows (its system directory on NTFS). */
+async function noOs(disk: string, signal?: AbortSignal): Promise<never> {
+  const [fsOut = ''] = await fish(disk, ['-list-filesystems'], { signal });
+  const ntfs = fsOut.split('\n').map((l) => l.split(/:\s*/)).filter(([dev, type]) => dev && type === 'ntfs').map(([dev]) => dev!);
+  for (const dev of ntfs) {
+    const found = await fish(disk, [`-mount-ro ${dev} /`, ...WINDOWS_DIRS.map((p) => `-is-dir ${p}`)], { signal });
+    if (found.slice(1).some((x) => x.trim() === 'true')) throw windows(`\\Windows\\System32 on the NTFS file system ${dev}`);
+  }
+  const kinds = fsOut.split('\n').filter(Boolean).map((l) => l.split(/:\s*/)[1]).join(', ') || 'none';
+  throw refuse(`no operating system found on the image (file systems: ${kinds}): pick a bootable Linux image with systemd`);
+}
+
+const windows = (what: string) => refuse(`the image holds Windows (${what}): the control-node runner needs a Linux guest with systemd; pick the template's Linux VM`);
+
+/**
+ * One appliance boot (`guestfish -i`: inspect and mount the guest's file systems read-only), then
+ * everything is read from the mounted tree; a second boot only when no OS was found.
+ */
+export async function inspectGuest(disk: string, work: string, signal?: AbortSignal): Promise<GuestFacts> {
+  const dpkgStatus = join(work, 'dpkg-status');
+  let answers: string[];
+  try {
+    answers = await fish(disk, [
+      '-inspect-get-roots', '-cat /etc/os-release', '-is-file /lib/systemd/systemd followsymlinks:true', '-is-file /usr/lib/systemd/systemd followsymlinks:true',
+      '-statvfs /', `-download /var/lib/dpkg/status ${fishWord(dpkgStatus)}`, ...WINDOWS_DIRS.map((p) => `-is-dir ${p}`),
+    ], { inspect: true, signal });
+  } catch (e) {
+    if ((e as AppError).code === 'cancelled') throw e;
+    if (/no operating system was found/i.test((e as Error).message)) return noOs(disk, signal);
+    if (/multi-boot/i.test((e as Error).message)) throw refuse('the image holds several operating systems: bake an image with one');
+    throw e;
+  }
+  const [rootsOut = '', osRelease = '', sd1 = '', sd2 = '', statvfs = '', , ...win] = answers.map((x) => x.trim());
+  if (win.some((x) => x === 'true')) throw windows(`\\Windows\\System32 on ${rootsOut.split('\n')[0] ?? 'its system volume'}`);
+  const field = (k: string) => new RegExp(`^${k}=["']?([^"'\n]*)`, 'm').exec(osRelease)?.[1] ?? '';
+  const distro = field('ID');
+  const product = field('PRETTY_NAME') || distro || 'an unknown OS';
+  if (!osRelease) throw refuse(`the image's OS has no /etc/os-release (${rootsOut || 'unknown root'}): the runner needs a Linux guest with systemd`);
+  if (sd1 !== 'true' && sd2 !== 'true') throw refuse(`the image holds ${product} without systemd: the runner is a systemd service (Restart=always); pick an image with systemd`);
+  const debFamily = ['debian', 'ubuntu'].includes(distro) || /\b(debian|ubuntu)\b/.test(field('ID_LIKE'));
+  if (!debFamily || !existsSync(dpkgStatus)) {
+    throw refuse(`the image holds ${product} (${distro || 'unknown'}): this build installs Debian packages fetched on this host; bake a Debian or Ubuntu image`);
+  }
+  const bsize = Number(/bsize: (\d+)/.exec(statvfs)?.[1] ?? 0);
+  const bavail = Number(/bavail: (\d+)/.exec(statvfs)?.[1] ?? 0);
+  const installed = parseDpkgStatus(readFileSync(dpkgStatus, 'utf8'));
+  return {
+    distro, version: field('VERSION_ID'), product, codename: field('VERSION_CODENAME'), packageFormat: 'deb', freeBytes: bsize * bavail, dpkgStatus, installed,
+    runtime: RUNTIME_PACKAGES.find((p) => installed.has(p)) ?? null, cloudInit: installed.has('cloud-init'),
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The proof before export: the baked disk boots in the local vm-manager exactly as it would boot
+ * any imported disk (OVMF + swtpm, the disk as a qcow2 overlay, QEMU user networking with the
+ * metadata service at 169.254.169.254). A probe payload between both markers goes into the VM's
+ * user_data; the guest's own runner must fetch and run it. The probe prints one line on the serial
+ * console (the nonce proves it is this boot's) and reports ready to the metadata service.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ProofResult } from '../../../shared/contract/templates';
+import { AppError } from '../../../shared/contract/errors';
+import type { VmManagerClient } from '../../vm-manager/client';
+import { BEGIN_LINE, END_LINE } from '../control-node/markers';
+import { RUNNER_PATH, UNIT_NAME } from '../control-node/runner';
+
+export function probePayload(nonce: string): string {
+  return `#!/bin/sh
+${BEGIN_LINE}
+# POV Desk template proof: reports what the runner found, then ready.
+d=$(systemctl is-enabled docker.service 2>/dev/null || echo missing)
+u=$(systemctl is-enabled ${UNIT_NAME} 2>/dev/null || echo missing)
+r=$(sha256sum ${RUNNER_PATH} | cut -d' ' -f1)
+l="POVDESK-PROBE ${nonce} docker-enabled=$d runner-unit=$u runner-sha256=$r"
+echo "$l" > /dev/ttyS0 || echo "$l" > /dev/console
+curl -fsS --max-time 10 -X POST -H 'Content-Type: application/json' \\
+  -d '{"stage":"ready"}' http://169.254.169.254/report || true
+${END_LINE}
+`;
+}
+
+const PROBE_RE = /POVDESK-PROBE ([0-9a-f]{16}) docker-enabled=(\S+) runner-unit=(\S+) runner-sha256=([0-9a-f]{64}|\S*)/;
+
+export interface ProofInput {
+  client: VmManagerClient;
+  image: string;
+  diskGib: number;
+  expectRunnerSha256: string;
+  /** false when the bake skipped Docker: then only the runner is checked */
+  expectDocker: boolean;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  onVm?: (id: string) => void;
+  log?: (l: string) => void;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+/** Boots, waits for the probe, deletes the VM (always). Returns the result; `passed` false with the console tail on failure. */
+export async function proofBoot(o: ProofInput): Promise<ProofResult> {
+  const nonce = randomBytes(8).toString('hex');
+  const started = Date.now();
+  const vm = await o.client.create({
+    name: `proof-${nonce.slice(0, 8)}`, image: o.image, cpus: 1, memory_mib: 1024, disk_gib: o.diskGib,
+    user_data: probePayload(nonce),
+    // A baked template has no golden values and does not quote: the runner is what is proven here.
+    require_attestation: false, wait_for: 'none',
+  });
+  o.onVm?.(vm.id);
+  o.log?.(`proof VM ${vm.id} booting ${o.image}`);
+  let tail = '';
+  let last: string | null = null;
+  const result = (passed: boolean, message: string, m?: RegExpExecArray | null): ProofResult => ({
+    passed, at: new Date().toISOString(), seconds: Math.round((Date.now() - started) / 100) / 10,
+    dockerEnabled: m?.[2] ?? null, runnerSha256: m?.[4] ?? null, message, consoleTail: tail,
+  });
+  try {
+    const deadline = started + (o.timeoutMs ?? 420_000);
+    while (Date.now() < deadline) {
+      await sleep(2000, o.signal);
+      if (o.signal?.aborted) throw new AppError('cancelled', 'proof boot cancelled');
+      const c = await o.client.console(vm.id, 400).catch(() => null);
+      if (c) {
+        tail = c.console.split('\n').slice(-60).join('\n');
+        const lines = c.console.split('\n');
+        // the live console: the lines after the last one already logged (the tail window moves)
+        const from = last === null ? 0 : lines.lastIndexOf(last) + 1;
+        for (const l of lines.slice(from)) if (l.trim()) o.log?.(`console: ${l}`);
+        last = lines.filter((l) => l.trim()).pop() ?? last;
+        const m = PROBE_RE.exec(c.console);
+        if (m && m[1] === nonce) {
+          const problems: string[] = [];
+          if (m[4] !== o.expectRunnerSha256) problems.push(`the runner's sha256 is ${m[4] || 'unknown'}, the app's is ${o.expectRunnerSha256}`);
+          if (m[3] !== 'enabled') problems.push(`${UNIT_NAME} is "${m[3]}", not enabled`);
+          if (o.expectDocker && m[2] !== 'enabled') problems.push(`systemctl is-enabled docker says "${m[2]}": Docker would not start on a POV`);
+          const secs = Math.round((Date.now() - started) / 1000);
+          return problems.length
+            ? result(false, `the proof boot failed: ${problems.join('; ')}`, m)
+            : result(true, `the runner fetched the probe from the metadata service and ran it after ${secs} s; docker.service ${m[2]}`, m);
+        }
+      }
+      const rec = await o.client.get(vm.id).catch(() => null);
+      if (rec && (rec.state === 'failed' || rec.state === 'stopped')) {
+        return result(false, `the proof VM ${rec.state}${rec.lastError ? `: ${rec.lastError}` : ''} before the runner ran the probe`);
+      }
+    }
+    return result(false, `the runner did not run the probe within ${Math.round((o.timeoutMs ?? 420_000) / 1000)} s: see the console tail (no network? runner not enabled? boot stuck?)`);
+  } finally {
+    await o.client.delete(vm.id).catch((e: Error) => o.log?.(`proof VM ${vm.id} not deleted: ${e.message}`));
+  }
+}

@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { jobStarted, method, noArgs } from './define';
+
+/**
+ * Offline template baking: a source image (or a minimal Debian built from Debian's packages) gets
+ * the control node's runner, Docker and open-vm-tools, is proven by a boot in the local
+ * vm-manager, and is exported as OVA/OVF/VMDK for Skytap's import. (`templates.runnerScript`
+ * stays in controlNode.ts: it is the same runner, shown for typing.)
+ */
+
+const dnsLabel = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a DNS label: lower-case letters, digits and -, not starting or ending with -');
+
+/** A Debian package name as dpkg defines it (policy 5.6.1). */
+const debPackage = z.string().regex(/^[a-z0-9][a-z0-9+.-]{1,99}$/, 'a Debian package name (lower-case letters, digits, + - .)');
+
+export const bakeSource = z.union(
+  [z.string().trim().min(1).max(4096).describe('an image file: qcow2, raw, vmdk, .ova or .ovf'), z.object({ debian: z.literal('bookworm') }).strict()],
+  { error: 'source must be the path of an image file (qcow2, raw, vmdk, .ova, .ovf) or {"debian":"bookworm"}' },
+);
+export type BakeSource = z.infer<typeof bakeSource>;
+
+export const BAKE_STAGES = ['source', 'inspect', 'packages', 'bake', 'register', 'proof'] as const;
+export type BakeStage = (typeof BAKE_STAGES)[number];
+
+export const bakeArgs = z
+  .object({
+    source: bakeSource,
+    name: dnsLabel,
+    /** auto: install docker.io when the guest has no runtime; skip: never touch Docker */
+    docker: z.enum(['auto', 'skip']).optional(),
+    extraPackages: z.array(debPackage).max(50).optional(),
+    /** grow the disk to this size first (the root partition and file system grow with it) */
+    sizeGib: z.number().int().min(2).max(4000).optional(),
+  })
+  .strict();
+export type BakeArgs = z.infer<typeof bakeArgs>;
+
+export const bakeManifest = z
+  .object({
+    name: z.string(),
+    createdAt: z.string(),
+    source: z.string(),
+    /** sha256 of the source file as picked (the OVA, OVF descriptor or disk), or of the cached Debian base disk */
+    baseSha256: z.string().regex(/^[0-9a-f]{64}$/),
+    guest: z.object({ distro: z.string(), version: z.string(), product: z.string(), codename: z.string() }).strict(),
+    runner: z.object({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/), unit: z.string() }).strict(),
+    docker: z.enum(['installed', 'present', 'skipped']),
+    /** packages installed by the bake: name → version */
+    packages: z.record(z.string(), z.string()),
+    cloudInit: z.enum(['disabled', 'absent']),
+    stages: z.record(z.string(), z.number()),
+  })
+  .strict();
+export type BakeManifest = z.infer<typeof bakeManifest>;
+
+export const proofResult = z
+  .object({
+    passed: z.boolean(),
+    at: z.string(),
+    seconds: z.number(),
+    /** what the probe payload reported from inside the guest */
+    dockerEnabled: z.string().nullable(),
+    runnerSha256: z.string().nullable(),
+    message: z.string(),
+    consoleTail: z.string(),
+  })
+  .strict();
+export type ProofResult = z.infer<typeof proofResult>;
+
+export const bakedImage = z
+  .object({ name: z.string(), manifest: bakeManifest, proof: proofResult.nullable(), exports: z.array(z.string()) })
+  .strict();
+export type BakedImage = z.infer<typeof bakedImage>;
+
+export const exportArgs = z
+  .object({
+    imageId: dnsLabel,
+    format: z.enum(['ova', 'ovf', 'vmdk']),
+    /** where the files go; default <home>/templates/exports/<image> */
+    dir: z.string().trim().min(1).max(4096).optional(),
+  })
+  .strict();
+
+export const exportResult = z
+  .object({ files: z.array(z.object({ path: z.string(), bytes: z.number().int(), sha256: z.string() }).strict()) })
+  .strict();
+
+export const templatesMethods = {
+  'templates.bake': method(
+    'Bake a control-node template: source image or {"debian":"bookworm"} → runner, Docker, open-vm-tools → proof boot in the local vm-manager',
+    bakeArgs,
+    jobStarted,
+    { job: true },
+  ),
+  'templates.baked': method('Baked images with their build manifest and proof result', noArgs, z.object({ images: z.array(bakedImage) }).strict()),
+  'templates.export': method(
+    'Export a baked image for Skytap import: OVF 1.0 + stream-optimized VMDK + SHA256 manifest (tarred as OVA)',
+    exportArgs,
+    jobStarted,
+    { job: true },
+  ),
+};
