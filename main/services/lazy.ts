@@ -13,3 +13,13 @@ export function lazyRequire<T>(id: string): () => T {
   let mod: T | undefined;
   return () => (mod ??= require(id) as T);
 }
+
+/** A response body as JSON, or null when it is empty or not JSON (the caller validates what it got). */
+export function jsonOrNull(text: string): unknown {
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

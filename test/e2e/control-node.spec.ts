@@ -1,8 +1,8 @@
 import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
-import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
 import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
 import { SEEDS } from '../skytap-emulator/seed';
 import { expect, test } from './fixtures';
+import { enrolGuestsWhenBootstrapped } from './guest-enrol';
 
 /**
  * The Control node column in Chromium against the real host (browser mode), the Skytap emulator
@@ -69,15 +69,7 @@ test('two Linux VMs: none with the reason; name VM, then Install control node en
   await expect(cn.getByTestId('cn-reason')).toHaveCount(0);
 
   // the guest: once a bootstrap shows up in a VM's user_data, its agent enrols
-  guest = setInterval(() => {
-    for (const env of emu.state.environments.values()) {
-      for (const vm of env.vms) {
-        if (!vm.userData.includes(BEGIN_MARKER) || !vm.userData.includes(END_MARKER)) continue;
-        const agent = /AGENT_ID='([^']+)'/.exec(vm.userData)?.[1];
-        if (agent && cp.agents.get(agent)?.state === 'pending') cp.enrol(agent, 'ed25519');
-      }
-    }
-  }, 50);
+  guest = enrolGuestsWhenBootstrapped(emu, cp);
   await cn.getByRole('button', { name: 'Install control node for Umbrella eval' }).click();
   // the install reads enrolment every 10 s
   await expect(cn.getByTestId('cn-mode')).toHaveText('Ed25519', { timeout: 40_000 });

@@ -1,11 +1,11 @@
 import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
-import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
 import { EntitleDouble } from '../pam-doubles/entitle-double';
 import { PasswordSafeDouble } from '../pam-doubles/password-safe-double';
 import { PraDouble } from '../pam-doubles/pra-double';
 import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
 import { SEEDS } from '../skytap-emulator/seed';
 import { expect, test } from './fixtures';
+import { enrolGuestsWhenBootstrapped } from './guest-enrol';
 
 /**
  * The Access panel in Chromium against the real host (browser mode): a POV with one Linux control
@@ -42,15 +42,7 @@ test('tenants typed into the Access panel, Wire: Gateway connected, a row per VM
   await app.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/povdesk/agent:1' });
   const tpl = [...emu.state.templates.values()].find((t) => t.name === 'Access two VMs')!;
   await app.call('pov.create', { templateId: tpl.id, name: 'Access eval' });
-  guest = setInterval(() => {
-    for (const env of emu.state.environments.values()) {
-      for (const vm of env.vms) {
-        if (!vm.userData.includes(BEGIN_MARKER) || !vm.userData.includes(END_MARKER)) continue;
-        const agent = /AGENT_ID='([^']+)'/.exec(vm.userData)?.[1];
-        if (agent && cp.agents.get(agent)?.state === 'pending') cp.enrol(agent, 'ed25519');
-      }
-    }
-  }, 50);
+  guest = enrolGuestsWhenBootstrapped(emu, cp);
   await app.open('POVs');
   const row = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Access eval', exact: true }) });
   await expect(row.getByTestId('cn-status')).toHaveText('enrolled', { timeout: 60_000 });

@@ -1,4 +1,4 @@
-import { lazyRequire } from '../lazy';
+import { jsonOrNull, lazyRequire } from '../lazy';
 import { z } from 'zod';
 import { AppError, type ErrorCode } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
@@ -100,14 +100,7 @@ export class HttpControlPlane implements ControlPlane {
       );
     }
     const text = await res.body.text();
-    let json: unknown = null;
-    if (text) {
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = null;
-      }
-    }
+    const json = jsonOrNull(text);
     if (res.statusCode >= 400) {
       const parsed = errorBody.safeParse(json);
       const said = parsed.success ? parsed.data.error.message : text.slice(0, 200) || `HTTP ${res.statusCode}`;

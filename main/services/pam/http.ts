@@ -1,7 +1,9 @@
-import { request } from 'undici';
+import { jsonOrNull, lazyRequire } from '../lazy';
 import { AppError } from '../../../shared/contract/errors';
 import { codeFor } from '../control-node/control-plane';
 import type { Sleep } from './types';
+
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 /**
  * The one HTTP helper the three tenant clients share: JSON in and out, a timeout, and bounded
@@ -64,7 +66,7 @@ export async function send(product: string, call: HttpCall, opts: HttpOptions = 
         headers['content-type'] = 'application/x-www-form-urlencoded';
         body = new URLSearchParams(call.form).toString();
       }
-      res = await request(call.url, { method: call.method, headers, body, headersTimeout: timeout, bodyTimeout: timeout, ...(call.signal ? { signal: call.signal } : {}) });
+      res = await undici().request(call.url, { method: call.method, headers, body, headersTimeout: timeout, bodyTimeout: timeout, ...(call.signal ? { signal: call.signal } : {}) });
     } catch (err) {
       if (call.signal?.aborted) throw new AppError('cancelled', `${product}: ${call.method} cancelled`);
       const e = err as NodeJS.ErrnoException;
@@ -76,14 +78,7 @@ export async function send(product: string, call: HttpCall, opts: HttpOptions = 
     const text = await res.body.text();
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
-    let json: unknown = null;
-    if (text) {
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = null;
-      }
-    }
+    const json = jsonOrNull(text);
     if ((res.statusCode === 429 || res.statusCode === 503) && attempt < (opts.maxRetries ?? 6)) {
       const wait = retryAfterMs(headers) ?? Math.min(1000 * 2 ** attempt, 10_000);
       if (waited + wait <= (opts.maxRetryWaitMs ?? 180_000)) {
