@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jobStarted, method, noArgs } from './define';
+import { readinessLevel } from './readiness';
 
 export const POV_STATES = ['provisioning', 'active', 'failed', 'destroying', 'destroyed'] as const;
 export const povState = z.enum(POV_STATES);
@@ -66,6 +67,8 @@ export const povView = z
       })
       .strict()
       .optional(),
+    /** The readiness badge (pov.list fills it; pov.readiness gives the checklist). */
+    readiness: z.object({ overall: readinessLevel, summary: z.string() }).strict().optional(),
   })
   .strict();
 export type PovView = z.infer<typeof povView>;
