@@ -68,7 +68,15 @@ export const povView = z
       .strict()
       .optional(),
     /** The readiness badge (pov.list fills it; pov.readiness gives the checklist). */
-    readiness: z.object({ overall: readinessLevel, summary: z.string() }).strict().optional(),
+    readiness: z
+      .object({
+        overall: readinessLevel,
+        summary: z.string(),
+        /** The latest expiry among the POV's live share links (null: no live link). */
+        shareExpiresAt: z.string().nullable(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type PovView = z.infer<typeof povView>;

@@ -26,7 +26,8 @@ describe('pov.readiness through the core', () => {
     expect(after.items.find((i) => i.key === 'share')!.state).toBe('ok');
 
     const { povs } = await w.call('pov.list', {});
-    expect(povs.find((p) => p.id === id)!.readiness).toEqual({ overall: 'not_ready', summary: after.summary });
+    const shares = await w.call('share.list', { povId: id });
+    expect(povs.find((p) => p.id === id)!.readiness).toEqual({ overall: 'not_ready', summary: after.summary, shareExpiresAt: shares.shares[0]!.expiresAt });
     await expect(w.call('pov.readiness', { id: 'nope' })).rejects.toMatchObject({ code: 'not_found' });
     await expect(w.call('pov.readiness', { id, extra: 1 } as never)).rejects.toThrow();
   });

@@ -99,10 +99,22 @@ function gateway(pam: PamStatus | null): Draft {
   return { state: 'ok', detail: `Gateway connected${pam.gateway.node ? ` (${pam.gateway.node})` : ''}; all ${pam.vms.length} VM(s) wired.`, asOf, action: null };
 }
 
+function liveShares(shares: ShareView[]): ShareView[] {
+  return shares.filter((s) => s.goneAt === null && s.url !== null);
+}
+
+/** The live link that lasts longest (no expiry counts as longest). */
+function longest(shares: ShareView[]): ShareView | null {
+  return [...liveShares(shares)].sort((a, b) => (ms(b.expiresAt) ?? Infinity) - (ms(a.expiresAt) ?? Infinity))[0] ?? null;
+}
+
+export function latestExpiry(shares: ShareView[]): string | null {
+  return longest(shares)?.expiresAt ?? null;
+}
+
 function share(shares: ShareView[], p: PovView, now: number): Draft {
-  const live = shares.filter((s) => s.goneAt === null && s.url !== null);
-  if (!live.length) return { state: 'not_ready', detail: 'No live share link: the customer has nothing to open.', asOf: null, action: act('Create a share link', 'share.create') };
-  const best = [...live].sort((a, b) => (ms(b.expiresAt) ?? Infinity) - (ms(a.expiresAt) ?? Infinity))[0]!;
+  const best = longest(shares);
+  if (!best) return { state: 'not_ready', detail: 'No live share link: the customer has nothing to open.', asOf: null, action: act('Create a share link', 'share.create') };
   const exp = ms(best.expiresAt);
   const deleteAt = ms(p.autoDelete?.at);
   // A link may never outlive the environment, so one that lasts until auto-delete is as good as it gets.
@@ -191,7 +203,7 @@ export class ReadinessService {
       povs.map(async (p) => {
         if (p.state === 'destroyed') return p;
         const r = await this.of(p.id, p);
-        return { ...p, readiness: { overall: r.overall, summary: r.summary } };
+        return { ...p, readiness: { overall: r.overall, summary: r.summary, shareExpiresAt: latestExpiry(this.d.shares(p.id)) } };
       }),
     );
   }
