@@ -87,7 +87,7 @@ export function CreatePovDialog({
           {shown.length > 0 && (
             <ul className="tpl-list" role="listbox" aria-label="Templates">
               {shown.map((t) => (
-                <li key={t.id}>
+                <li key={t.id} role="presentation">
                   <button role="option" aria-selected={picked === t.id} onClick={() => setPicked(t.id)} onDoubleClick={() => setPicked(t.id)}>
                     <span>
                       {t.name} {t.busy && <span className="badge warn">busy</span>}
