@@ -6,6 +6,7 @@ import { setTransport } from '../../../renderer/src/api';
 import { assessReadiness } from '../../../main/services/pov/readiness';
 import type { PovView } from '../../../shared/contract/pov';
 import { povReadiness } from '../../../shared/contract/readiness';
+import { arrange, DEFAULT_ARRANGEMENT } from '../../../renderer/src/components/pov/arrange';
 import { fakeRows } from './rows';
 
 const NOW = Date.parse('2026-12-01T03:00:00Z');
@@ -92,5 +93,45 @@ describe('POV page: readiness checklist', () => {
     expect(env.textContent).toContain('as of 4 min ago');
     const share = screen.getByTestId('readiness-checklist').querySelector('[data-item="share"]')!;
     expect(share.textContent).toContain('Create a share link');
+  });
+});
+
+describe('POV list: sorting, filtering and keyboard', () => {
+  const rows = (): PovView[] => {
+    const [a, b, c] = fakeRows(3);
+    return [
+      { ...a!, name: 'Zeta', autoDelete: { at: '2026-12-20T00:00:00Z', status: 'armed', reason: null, scheduleId: 's', nextWarning: null, lastWarning: null }, readiness: { overall: 'ready', summary: 'Ready for the customer.', shareExpiresAt: null } },
+      { ...b!, name: 'alpha', autoDelete: { at: '2026-12-03T00:00:00Z', status: 'armed', reason: null, scheduleId: 's', nextWarning: null, lastWarning: null }, readiness: { overall: 'attention', summary: 'x', shareExpiresAt: null } },
+      { ...c!, name: 'Mid', readiness: { overall: 'not_ready', summary: 'y', shareExpiresAt: null } },
+    ];
+  };
+  const names = (list: PovView[]) => list.map((p) => p.name);
+
+  it('sorts by name, readiness and auto-delete time, and filters by text and readiness', () => {
+    expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, sort: 'name', descending: false }))).toEqual(['alpha', 'Mid', 'Zeta']);
+    expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, sort: 'readiness', descending: false }))).toEqual(['Mid', 'alpha', 'Zeta']);
+    expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, sort: 'autoDelete', descending: false }))).toEqual(['alpha', 'Zeta', 'Mid']);
+    expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, sort: 'name', descending: true }))).toEqual(['Zeta', 'Mid', 'alpha']);
+    expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, query: 'ZET' }))).toEqual(['Zeta']);
+    expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, readiness: 'attention' }))).toEqual(['alpha']);
+    expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, query: 'suspended', sort: 'name', descending: false }))).toEqual(['Zeta']); // fakeRows: row 0 suspended
+  });
+
+  it('arrow keys move between rows, Enter opens, Delete asks to destroy', async () => {
+    const onOpen = vi.fn();
+    const onAction = vi.fn();
+    render(<PovList povs={rows()} jobs={{}} now={NOW} onOpen={onOpen} onAction={onAction} />);
+    const first = screen.getByRole('button', { name: 'Zeta' });
+    first.focus();
+    fireEvent.keyDown(first, { key: 'ArrowDown' });
+    await waitFor(() => expect(document.activeElement?.textContent).toBe('alpha'));
+    fireEvent.keyDown(document.activeElement!, { key: 'ArrowUp' });
+    await waitFor(() => expect(document.activeElement?.textContent).toBe('Zeta'));
+    fireEvent.keyDown(document.activeElement!, { key: 'ArrowUp' }); // already first: stays
+    expect(document.activeElement?.textContent).toBe('Zeta');
+    fireEvent.keyDown(document.activeElement!, { key: 'Delete' });
+    expect(onAction).toHaveBeenCalledWith('pov.destroy', expect.objectContaining({ name: 'Zeta' }));
+    fireEvent.click(document.activeElement!); // Enter on a button is a click
+    expect(onOpen).toHaveBeenCalledWith('p0');
   });
 });

@@ -59,6 +59,32 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
     });
     queueMicrotask(() => v.measure());
   };
+  /** Arrow keys move between rows (focus on the row's name), Enter opens it, Delete asks to destroy. */
+  const onKeyDown = (e: React.KeyboardEvent<HTMLDivElement>) => {
+    const target = e.target as HTMLElement;
+    if (target.closest('input, select, textarea, [role="menu"]')) return;
+    const id = target.closest<HTMLElement>('[data-pov]')?.dataset.pov;
+    const at = id === undefined ? -1 : povs.findIndex((p) => p.id === id);
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      const next = Math.min(povs.length - 1, Math.max(0, at + (e.key === 'ArrowDown' ? 1 : -1)));
+      if (next === at || !povs[next]) return;
+      e.preventDefault();
+      v.scrollToIndex(next);
+      const nextId = povs[next]!.id;
+      const focus = (tries: number) => {
+        const row = [...(scrollRef.current?.querySelectorAll<HTMLElement>('[data-pov]') ?? [])].find((r) => r.dataset.pov === nextId);
+        const el = row?.querySelector<HTMLElement>('.pov-open');
+        if (el) el.focus();
+        else if (tries > 0) requestAnimationFrame(() => focus(tries - 1));
+      };
+      focus(5);
+    } else if (e.key === 'Delete' && at >= 0) {
+      const p = povs[at]!;
+      if (!p.actions.destroy) return;
+      e.preventDefault();
+      onAction('pov.destroy', p);
+    }
+  };
   return (
     <div className="pov-list" role="table" aria-label="POVs" aria-rowcount={povs.length + 1}>
       <div className="pov-row pov-head" role="row" aria-rowindex={1}>
@@ -69,7 +95,7 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
         <span role="columnheader">Status</span>
         <span role="columnheader">Actions</span>
       </div>
-      <div className="pov-scroll" ref={scrollRef} data-testid="pov-scroll">
+      <div className="pov-scroll" ref={scrollRef} data-testid="pov-scroll" onKeyDown={onKeyDown}>
         <div style={{ height: v.getTotalSize(), position: 'relative' }}>
           {v.getVirtualItems().map((item) => {
             const p = povs[item.index]!;
@@ -97,7 +123,7 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                     >
                       {open ? '▾' : '▸'}
                     </button>
-                    <button className="link ellipsis" onClick={() => onOpen(p.id)} title={`${p.name}${p.envId ? ` — Skytap environment ${p.envId}` : ' — no Skytap environment yet'}`}>
+                    <button className="link ellipsis pov-open" onClick={() => onOpen(p.id)} title={`${p.name}${p.envId ? ` — Skytap environment ${p.envId}` : ' — no Skytap environment yet'}`}>
                       {p.name}
                     </button>
                   </span>
