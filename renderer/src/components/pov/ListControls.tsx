@@ -33,8 +33,8 @@ export function ListControls({ value, onChange, shown, total }: { value: Arrange
           ))}
         </select>
       </label>
-      <button aria-label={value.descending ? 'Sorted descending; sort ascending' : 'Sorted ascending; sort descending'} onClick={() => onChange({ ...value, descending: !value.descending })}>
-        {value.descending ? '↓ desc' : '↑ asc'}
+      <button title="Reverse the order" onClick={() => onChange({ ...value, descending: !value.descending })}>
+        {value.descending ? 'Descending' : 'Ascending'}
       </button>
       <span className="small muted" aria-live="polite">
         {shown === total ? `${total} POV${total === 1 ? '' : 's'}` : `${shown} of ${total} POVs shown`}
