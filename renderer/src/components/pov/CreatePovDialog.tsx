@@ -3,6 +3,7 @@ import type { TemplateView } from '../../../../shared/contract/skytap';
 import { api, errorText } from '../../api';
 import { fromLocalInput, toLocalInput } from '../share/datetime';
 import { callPov } from '../../state/pov';
+import { useFocusTrap } from '../focus-trap';
 
 /** Create POV: a searchable list of the templates this account (or project) can see, and a name. */
 export function CreatePovDialog({
@@ -61,9 +62,10 @@ export function CreatePovDialog({
     }
   }
 
+  const trap = useFocusTrap<HTMLDivElement>(onClose);
   return (
     <div className="pov-dialog-backdrop" onKeyDown={(e) => e.key === 'Escape' && onClose()}>
-      <div className="pov-dialog" role="dialog" aria-modal="true" aria-label="Create POV">
+      <div ref={trap} tabIndex={-1} className="pov-dialog" role="dialog" aria-modal="true" aria-label="Create POV">
         <h3>Create POV</h3>
         <input
           type="search"
