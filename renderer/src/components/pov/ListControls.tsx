@@ -10,7 +10,7 @@ export function ListControls({ value, onChange, shown, total }: { value: Arrange
     <div className="row pov-controls" role="search" aria-label="Filter and sort POVs">
       <label>
         <span className="small muted">Filter </span>
-        <input type="search" aria-label="Filter POVs" placeholder="name, template or state" value={value.query} onChange={(e) => onChange({ ...value, query: e.target.value })} />
+        <input type="search" aria-label="Filter POVs" placeholder="name, template, state" value={value.query} onChange={(e) => onChange({ ...value, query: e.target.value })} />
       </label>
       <label>
         <span className="small muted">Readiness </span>
