@@ -3,6 +3,7 @@ import type { Page } from '@playwright/test';
 import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
 import { SEEDS } from '../skytap-emulator/seed';
 import { expect, test } from './fixtures';
+import { createPovInUi, saveSkytapInUi } from './glance-helpers';
 
 /**
  * Every page through axe (WCAG 2 A/AA rules), in the light and the dark theme, with realistic
@@ -35,19 +36,9 @@ test('every page passes axe in light and dark themes', async ({ app }, info) => 
   test.setTimeout(120_000);
   const { page } = app;
   await page.setViewportSize({ width: 1280, height: 800 });
-  await app.open('Settings');
-  const form = page.getByRole('form', { name: 'Skytap credentials' });
-  await form.getByLabel('Username').fill('demo');
-  await form.getByLabel(/URL/).fill(emu.url);
-  await form.getByRole('button', { name: 'Save' }).click();
+  await saveSkytapInUi(app, emu.url);
   await app.open('POVs');
-  await page.getByRole('button', { name: 'New POV' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Create POV' });
-  await dialog.getByRole('option', { name: /Windows AD lab/ }).click();
-  await dialog.getByLabel('POV name').fill('Initech eval');
-  await dialog.getByRole('button', { name: 'Create' }).click();
-  const row = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Initech eval', exact: true }) });
-  await expect(row.getByTestId('runstate')).toHaveText('running', { timeout: 30_000 });
+  await createPovInUi(page, /Windows AD lab/, 'Initech eval');
 
   const found: string[] = [];
   for (const scheme of ['light', 'dark'] as const) {

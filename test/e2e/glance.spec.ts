@@ -1,7 +1,8 @@
-import type { Locator, Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
 import { SEEDS } from '../skytap-emulator/seed';
 import { expect, test } from './fixtures';
+import { createPovInUi, saveSkytapInUi } from './glance-helpers';
 
 /**
  * Read the POV list at a glance, at 1280 × 800 in Chromium against the real host and the Skytap
@@ -19,17 +20,6 @@ test.afterAll(async () => {
 
 test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
 
-async function createPov(page: Page, template: RegExp, name: string): Promise<Locator> {
-  await page.getByRole('button', { name: 'New POV' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Create POV' });
-  await dialog.getByRole('option', { name: template }).click();
-  await dialog.getByLabel('POV name').fill(name);
-  await dialog.getByRole('button', { name: 'Create' }).click();
-  const row = page.locator('[role="row"]', { has: page.getByRole('button', { name, exact: true }) });
-  await expect(row.getByTestId('runstate')).toHaveText('running', { timeout: 30_000 });
-  return row;
-}
-
 /** Every element in the rows whose text overflows its box: its text, and the title that says it in full. */
 function truncated(page: Page) {
   return page.evaluate(() =>
@@ -44,15 +34,11 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
   test.skip(app.mode !== 'browser', 'layout is checked in browser mode (no Electron binary here)');
   const { page } = app;
   await page.setViewportSize({ width: 1280, height: 800 });
-  await app.open('Settings');
-  const form = page.getByRole('form', { name: 'Skytap credentials' });
-  await form.getByLabel('Username').fill('demo');
-  await form.getByLabel(/URL/).fill(emu.url);
-  await form.getByRole('button', { name: 'Save' }).click();
+  await saveSkytapInUi(app, emu.url);
 
   await app.open('POVs');
-  const a = await createPov(page, /Windows AD lab/, 'Initech — quarterly access review with the security architecture team');
-  await createPov(page, /Windows AD lab/, 'Globex eval');
+  const a = await createPovInUi(page, /Windows AD lab/, 'Initech — quarterly access review with the security architecture team');
+  await createPovInUi(page, /Windows AD lab/, 'Globex eval');
   await page.getByRole('button', { name: 'Refresh' }).first().click().catch(() => undefined);
 
   // the badge is words, and the reason is on hover

@@ -1,11 +1,7 @@
-import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
-import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
-import { EntitleDouble } from '../pam-doubles/entitle-double';
-import { PasswordSafeDouble } from '../pam-doubles/password-safe-double';
-import { PraDouble } from '../pam-doubles/pra-double';
 import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
 import { SEEDS } from '../skytap-emulator/seed';
 import { expect, test } from './fixtures';
+import { enrolGuests, startAccessDoubles, type AccessDoubles } from './glance-helpers';
 
 /**
  * One POV from "not ready" to "ready" in Chromium against the real host: the Skytap emulator, the
@@ -13,23 +9,16 @@ import { expect, test } from './fixtures';
  * a share link. The row badge and the POV page's checklist follow each step.
  */
 let emu: Emulator;
-let cp: ControlPlaneDouble;
-let pra: PraDouble;
-let ps: PasswordSafeDouble;
-let en: EntitleDouble;
-let guest: NodeJS.Timeout | null = null;
+let d: AccessDoubles;
+let stopGuests: (() => void) | null = null;
 test.beforeAll(async () => {
   emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 300, runstateBusyMs: 300, deleteMs: 300, rateLimitedMs: 600 } });
   emu.state.addTemplate({ name: 'Ready two VMs', vms: [{ name: 'control-node', guestOS: 'ubuntu-64' }, { name: 'win-broker', guestOS: 'windows2019srv-64' }] });
-  [cp, pra, ps, en] = await Promise.all([new ControlPlaneDouble().start(), new PraDouble().start(), new PasswordSafeDouble().start(), new EntitleDouble().start()]);
-  pra.addApiAccount('ui-api', 'ui-pra-secret-91c2');
-  ps.apiKeys.set('ui-ps-key-55e0', { runAs: 'svc', password: null });
-  en.addIntegration('PRA', 'BeyondTrust Privileged Remote Access');
-  cp.onContainer = (_a, _n, env) => void pra.checkIn(env.DEPLOY_KEY!, { hostname: 'control-node', private_ip: '10.0.0.1' });
+  d = await startAccessDoubles();
 });
 test.afterAll(async () => {
-  if (guest) clearInterval(guest);
-  await Promise.all([cp.stop(), pra.stop(), ps.stop(), en.stop()]);
+  stopGuests?.();
+  await d.stop();
   await emu.close();
 });
 
@@ -40,6 +29,7 @@ type Readiness = { overall: string; items: { key: string; state: string }[] };
 test('a POV walks from not ready to ready: control node enrolled, wired, shared', async ({ app }, info) => {
   test.setTimeout(180_000);
   const { page } = app;
+  const { cp, pra, ps, en } = d;
   await page.setViewportSize({ width: 1280, height: 800 });
   await app.call('settings.saveSkytap', { username: 'demo', url: emu.url });
   const tpl = [...emu.state.templates.values()].find((t) => t.name === 'Ready two VMs')!;
@@ -55,15 +45,7 @@ test('a POV walks from not ready to ready: control node enrolled, wired, shared'
 
   // the control node enrols through the control-plane double
   await app.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/povdesk/agent:1' });
-  guest = setInterval(() => {
-    for (const env of emu.state.environments.values()) {
-      for (const vm of env.vms) {
-        if (!vm.userData.includes(BEGIN_MARKER) || !vm.userData.includes(END_MARKER)) continue;
-        const agent = /AGENT_ID='([^']+)'/.exec(vm.userData)?.[1];
-        if (agent && cp.agents.get(agent)?.state === 'pending') cp.enrol(agent, 'ed25519');
-      }
-    }
-  }, 50);
+  stopGuests = enrolGuests(emu, d.cp);
   await row.getByRole('button', { name: 'Install control node for Walk eval' }).click();
   await expect(row.getByTestId('cn-status')).toHaveText('enrolled', { timeout: 60_000 });
   await expect.poll(async () => (await states()).controlNode, { timeout: 10_000 }).toBe('ok');
