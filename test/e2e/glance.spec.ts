@@ -72,6 +72,15 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
   await a.getByRole('button', { name: /^Show details for Initech/ }).click();
   const details = a.getByTestId('pov-details');
   await expect(details).toContainText(summary!);
+  // expanding the top row (newest first: Globex) moves the row below down to make room
+  const globexRow = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Globex eval', exact: true }) });
+  const before = (await a.boundingBox())!.y;
+  await globexRow.getByRole('button', { name: 'Show details for Globex eval' }).click();
+  await expect(globexRow.getByTestId('pov-details')).toBeVisible();
+  await expect.poll(async () => (await a.boundingBox())!.y).toBeGreaterThan(before + 100);
+  const g1 = (await globexRow.boundingBox())!;
+  expect((await a.boundingBox())!.y).toBeGreaterThanOrEqual(g1.y + g1.height - 0.5);
+  await globexRow.getByRole('button', { name: 'Hide details for Globex eval' }).click();
   await page.screenshot({ path: info.outputPath('povs-expanded-1280.png'), fullPage: true });
 
   // below 1280 px the actions collapse into a menu that stays inside the row

@@ -1,5 +1,5 @@
 import { observeElementRect, useVirtualizer, type Virtualizer } from '@tanstack/react-virtual';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { JobRecord } from '../../../../shared/contract';
 import type { PovView } from '../../../../shared/contract/pov';
 import { ProgressBar } from '../ProgressBar';
@@ -57,8 +57,9 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
       if (!next.delete(id)) next.add(id);
       return next;
     });
-    queueMicrotask(() => v.measure());
   };
+  // sizes are cached per row: re-read them once the new expanded set is in the options
+  useEffect(() => v.measure(), [expanded, v]);
   /** Arrow keys move between rows (focus on the row's name), Enter opens it, Delete asks to destroy. */
   const onKeyDown = (e: React.KeyboardEvent<HTMLDivElement>) => {
     const target = e.target as HTMLElement;
