@@ -61,6 +61,7 @@ export const methodHints = {
   'pov.installControlNode': sets,
   // Moving the auto-delete time earlier brings the environment's deletion forward.
   'pov.setAutoDelete': destroys,
+  'pov.readiness': read,
   'share.create': returnsSecret("the share link's generated password", write),
   'share.list': read,
   'share.extend': sets,

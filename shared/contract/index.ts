@@ -4,6 +4,7 @@ import { controlNodeMethods } from './controlNode';
 import { pamMethods } from './pam';
 import { notifyMethods, notifyStreams } from './notify';
 import { povMethods } from './pov';
+import { readinessMethods } from './readiness';
 import { shareMethods } from './share';
 import { skytapMethods } from './skytap';
 import { sshMethods, sshStreams } from './ssh';
@@ -24,6 +25,7 @@ export const methods = {
   ...coreMethods,
   ...skytapMethods,
   ...povMethods,
+  ...readinessMethods,
   ...controlNodeMethods,
   ...pamMethods,
   ...vmMethods,

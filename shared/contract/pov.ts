@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jobStarted, method, noArgs } from './define';
+import { readinessLevel } from './readiness';
 
 export const POV_STATES = ['provisioning', 'active', 'failed', 'destroying', 'destroyed'] as const;
 export const povState = z.enum(POV_STATES);
@@ -63,6 +64,16 @@ export const povView = z
         nextWarning: z.object({ step: z.string(), at: z.string() }).strict().nullable(),
         /** The last ladder step that fired for this deletion time (shown on the POV row). */
         lastWarning: z.string().nullable(),
+      })
+      .strict()
+      .optional(),
+    /** The readiness badge (pov.list fills it; pov.readiness gives the checklist). */
+    readiness: z
+      .object({
+        overall: readinessLevel,
+        summary: z.string(),
+        /** The latest expiry among the POV's live share links (null: no live link). */
+        shareExpiresAt: z.string().nullable(),
       })
       .strict()
       .optional(),

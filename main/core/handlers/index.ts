@@ -4,6 +4,7 @@ import { controlNodeHandlers } from './controlNode';
 import { coreHandlers } from './core';
 import { pamHandlers } from './pam';
 import { povHandlers } from './pov';
+import { readinessHandlers } from './readiness';
 import { shareHandlers } from './share';
 import { skytapHandlers } from './skytap';
 import { sshHandlers } from './ssh';
@@ -16,6 +17,8 @@ export function allHandlers(base: Base): Handlers {
     ...coreHandlers(base, [vmDiagnostics(base)]),
     ...skytapHandlers(base),
     ...povHandlers(base),
+    // after povHandlers: its pov.list adds each row's readiness badge
+    ...readinessHandlers(base),
     ...controlNodeHandlers(base),
     ...pamHandlers(base),
     ...vmHandlers(base),

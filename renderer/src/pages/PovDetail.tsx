@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { errorText } from '../api';
 import { AccessPanel } from '../components/pam/AccessPanel';
 import { RateLimitedBadge, RunstateBadge } from '../components/pov/badges';
+import { ReadinessChecklist } from '../components/pov/Readiness';
 import { confirmedText } from '../components/pov/time';
 import { VmsTab } from '../components/pov/VmsTab';
 import { AutoDeleteBox } from '../components/share/AutoDeleteBox';
@@ -79,6 +80,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           Control node: {p.controlNode.status ?? 'not installed'} — {p.controlNode.reason}
         </p>
       )}
+      {p.state !== 'destroyed' && <ReadinessChecklist povId={p.id} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />}
       <div className="share-grid">
         <AutoDeleteBox pov={p} focusExtend={focus === 'extend'} onChanged={() => void loadDetail(p.id)} />
         {p.envId && p.state !== 'destroyed' && <SharePanel pov={p} vms={d.vms} />}

@@ -6,6 +6,8 @@ import type { ControlNodeAction } from '../components/pov/ControlNodeCell';
 import { NameVmDialog } from '../components/pov/NameVmDialog';
 import { OPEN_POV_EVENT, takePendingPov } from '../components/share/open-pov';
 import { PovList, type PovAction } from '../components/pov/PovList';
+import { arrange, DEFAULT_ARRANGEMENT, type Arrangement } from '../components/pov/arrange';
+import { ListControls } from '../components/pov/ListControls';
 import { useJobs } from '../state/jobs';
 import { CONTROL_NODE_JOB_KIND, POV_JOB_KINDS, usePovs } from '../state/pov';
 import type { PovView } from '../../../shared/contract/pov';
@@ -26,6 +28,8 @@ export default function PovsPage() {
   const [creating, setCreating] = useState(false);
   const [focus, setFocus] = useState<'extend' | undefined>(undefined);
   const [now, setNow] = useState(() => Date.now());
+  const [arrangement, setArrangement] = useState<Arrangement>(DEFAULT_ARRANGEMENT);
+  const shown = useMemo(() => (povs ? arrange(povs, arrangement) : []), [povs, arrangement]);
   const seen = useRef(new Set<string>());
   const cnSeen = useRef(new Set<string>());
 
@@ -132,7 +136,8 @@ export default function PovsPage() {
       {povs && povs.length === 0 && (
         <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template.</EmptyState>
       )}
-      {povs && povs.length > 0 && <PovList povs={povs} jobs={jobs} lastJobs={lastJobs} now={now} onOpen={setOpen} onAction={onAction} onControlNode={onControlNode} />}
+      {povs && povs.length > 0 && <ListControls value={arrangement} onChange={setArrangement} shown={shown.length} total={povs.length} />}
+      {povs && povs.length > 0 && <PovList povs={shown} jobs={jobs} lastJobs={lastJobs} now={now} onOpen={setOpen} onAction={onAction} onControlNode={onControlNode} />}
       {naming && <NameVmDialog pov={naming} onClose={() => setNaming(null)} onSaved={() => void load()} />}
       {creating && (
         <CreatePovDialog

@@ -3,6 +3,7 @@ import type { TemplateView } from '../../../../shared/contract/skytap';
 import { api, errorText } from '../../api';
 import { fromLocalInput, toLocalInput } from '../share/datetime';
 import { callPov } from '../../state/pov';
+import { useFocusTrap } from '../focus-trap';
 
 /** Create POV: a searchable list of the templates this account (or project) can see, and a name. */
 export function CreatePovDialog({
@@ -61,9 +62,10 @@ export function CreatePovDialog({
     }
   }
 
+  const trap = useFocusTrap<HTMLDivElement>(onClose);
   return (
     <div className="pov-dialog-backdrop" onKeyDown={(e) => e.key === 'Escape' && onClose()}>
-      <div className="pov-dialog" role="dialog" aria-modal="true" aria-label="Create POV">
+      <div ref={trap} tabIndex={-1} className="pov-dialog" role="dialog" aria-modal="true" aria-label="Create POV">
         <h3>Create POV</h3>
         <input
           type="search"
@@ -87,7 +89,7 @@ export function CreatePovDialog({
           {shown.length > 0 && (
             <ul className="tpl-list" role="listbox" aria-label="Templates">
               {shown.map((t) => (
-                <li key={t.id}>
+                <li key={t.id} role="presentation">
                   <button role="option" aria-selected={picked === t.id} onClick={() => setPicked(t.id)} onDoubleClick={() => setPicked(t.id)}>
                     <span>
                       {t.name} {t.busy && <span className="badge warn">busy</span>}

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { PovView, PovVmView } from '../../../../shared/contract/pov';
 import { errorText } from '../../api';
 import { callPov } from '../../state/pov';
+import { useFocusTrap } from '../focus-trap';
 
 /**
  * name VM: the control node's VM name for an existing POV (exact, case-insensitive; blank goes back
@@ -57,9 +58,10 @@ export function NameVmDialog({ pov, onClose, onSaved }: { pov: PovView; onClose(
   }
 
   const listId = `pov-vms-${pov.id}`;
+  const trap = useFocusTrap<HTMLDivElement>(onClose);
   return (
     <div className="pov-dialog-backdrop" onKeyDown={(e) => e.key === 'Escape' && onClose()}>
-      <div className="pov-dialog narrow" role="dialog" aria-modal="true" aria-label={`Control node VM for ${pov.name}`}>
+      <div ref={trap} tabIndex={-1} className="pov-dialog narrow" role="dialog" aria-modal="true" aria-label={`Control node VM for ${pov.name}`}>
         <h3>Control node VM — {pov.name}</h3>
         <p className="small muted">
           The name must match a VM exactly (case is ignored); nothing is guessed. Leave it blank to use the only Linux VM, or the one called

@@ -1,13 +1,17 @@
 import { observeElementRect, useVirtualizer, type Virtualizer } from '@tanstack/react-virtual';
-import { useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { JobRecord } from '../../../../shared/contract';
 import type { PovView } from '../../../../shared/contract/pov';
 import { ProgressBar } from '../ProgressBar';
 import { RateLimitedBadge, RunstateBadge } from './badges';
 import { ControlNodeCell, type ControlNodeAction } from './ControlNodeCell';
+import { RowActions, RowDetails } from './RowExtras';
+import { ReadinessBadge, TimesLine } from './Readiness';
 import { confirmedText } from './time';
 
 export const ROW_HEIGHT = 64;
+/** An expanded row shows every reason in full below it (scrolling inside when longer). */
+export const EXPANDED_EXTRA = 150;
 /** Used only when the host has no layout engine (a 0-height measurement); a real window measures. */
 const FALLBACK_VIEWPORT = 640;
 
@@ -37,58 +41,112 @@ function observeWithFallback(instance: Virtualizer<HTMLDivElement, Element>, cb:
  */
 export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onControlNode }: PovListProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const v = useVirtualizer({
     count: povs.length,
     getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW_HEIGHT,
+    estimateSize: (i) => (expanded.has(povs[i]!.id) ? ROW_HEIGHT + EXPANDED_EXTRA : ROW_HEIGHT),
     overscan: 6,
     initialRect: { width: 1000, height: FALLBACK_VIEWPORT },
     observeElementRect: observeWithFallback,
     getItemKey: (i) => povs[i]!.id,
   });
+  const toggle = (id: string) => {
+    setExpanded((cur) => {
+      const next = new Set(cur);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
+  };
+  // sizes are cached per row: re-read them once the new expanded set is in the options
+  useEffect(() => v.measure(), [expanded, v]);
+  /** Arrow keys move between rows (focus on the row's name), Enter opens it, Delete asks to destroy. */
+  const onKeyDown = (e: React.KeyboardEvent<HTMLDivElement>) => {
+    const target = e.target as HTMLElement;
+    if (target.closest('input, select, textarea, [role="menu"]')) return;
+    const id = target.closest<HTMLElement>('[data-pov]')?.dataset.pov;
+    const at = id === undefined ? -1 : povs.findIndex((p) => p.id === id);
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      const next = Math.min(povs.length - 1, Math.max(0, at + (e.key === 'ArrowDown' ? 1 : -1)));
+      if (next === at || !povs[next]) return;
+      e.preventDefault();
+      v.scrollToIndex(next);
+      const nextId = povs[next]!.id;
+      const focus = (tries: number) => {
+        const row = [...(scrollRef.current?.querySelectorAll<HTMLElement>('[data-pov]') ?? [])].find((r) => r.dataset.pov === nextId);
+        const el = row?.querySelector<HTMLElement>('.pov-open');
+        if (el) el.focus();
+        else if (tries > 0) requestAnimationFrame(() => focus(tries - 1));
+      };
+      focus(5);
+    } else if (e.key === 'Delete' && at >= 0) {
+      const p = povs[at]!;
+      if (!p.actions.destroy) return;
+      e.preventDefault();
+      onAction('pov.destroy', p);
+    }
+  };
   return (
     <div className="pov-list" role="table" aria-label="POVs" aria-rowcount={povs.length + 1}>
       <div className="pov-row pov-head" role="row" aria-rowindex={1}>
         <span role="columnheader">Name</span>
-        <span role="columnheader">Template</span>
+        <span role="columnheader">Readiness</span>
         <span role="columnheader">Runstate</span>
         <span role="columnheader">Control node</span>
         <span role="columnheader">Status</span>
         <span role="columnheader">Actions</span>
       </div>
-      <div className="pov-scroll" ref={scrollRef} data-testid="pov-scroll">
+      <div className="pov-scroll" ref={scrollRef} data-testid="pov-scroll" onKeyDown={onKeyDown}>
         <div style={{ height: v.getTotalSize(), position: 'relative' }}>
           {v.getVirtualItems().map((item) => {
             const p = povs[item.index]!;
             const job = p.activeJobId ? jobs[p.activeJobId] : undefined;
             const last = lastJobs[p.id];
             const lastFailed = last && last.state === 'failed' && last.error ? last : undefined;
+            const open = expanded.has(p.id);
             return (
               <div
                 key={item.key}
-                className="pov-row"
+                className={`pov-row${open ? ' expanded' : ''}`}
                 role="row"
                 aria-rowindex={item.index + 2}
                 data-pov={p.id}
-                style={{ position: 'absolute', top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${item.start}px)` }}
+                style={{ position: 'absolute', top: 0, left: 0, right: 0, height: open ? ROW_HEIGHT + EXPANDED_EXTRA : ROW_HEIGHT, transform: `translateY(${item.start}px)` }}
               >
                 <span role="cell" className="pov-name">
-                  <button className="link" onClick={() => onOpen(p.id)} title={p.envId ? `Skytap environment ${p.envId}` : 'no Skytap environment yet'}>
-                    {p.name}
-                  </button>
-                  {p.autoDelete?.lastWarning && (
-                    <span className={`badge ${p.autoDelete.lastWarning === '1h' ? 'bad' : 'warn'} pov-warning`} title={`Auto-delete at ${p.autoDelete.at ?? '?'}`}>
-                      deleted in &lt; {p.autoDelete.lastWarning}
-                    </span>
-                  )}
-                  {p.autoDelete?.status === 'not_armed' && (
-                    <span className="badge warn pov-warning" title={p.autoDelete.reason ?? ''}>
-                      auto-delete not armed
-                    </span>
-                  )}
+                  <span className="pov-name-line">
+                    <button
+                      className="pov-expand"
+                      aria-expanded={open}
+                      aria-label={`${open ? 'Hide' : 'Show'} details for ${p.name}`}
+                      title="Every reason in full"
+                      onClick={() => toggle(p.id)}
+                    >
+                      {open ? '▾' : '▸'}
+                    </button>
+                    <button className="link ellipsis pov-open" onClick={() => onOpen(p.id)} title={`${p.name}${p.envId ? ` — Skytap environment ${p.envId}` : ' — no Skytap environment yet'}`}>
+                      {p.name}
+                    </button>
+                  </span>
+                  <span className="small muted ellipsis" title={p.templateName || p.templateId}>
+                    {p.templateName || `template ${p.templateId}`}
+                  </span>
                 </span>
-                <span role="cell" className="muted ellipsis" title={p.templateName || p.templateId}>
-                  {p.templateName || `template ${p.templateId}`}
+                <span role="cell" className="pov-ready">
+                  <span className="pov-ready-line">
+                    <ReadinessBadge readiness={p.readiness} />
+                    {p.autoDelete?.lastWarning && (
+                      <span className={`badge ${p.autoDelete.lastWarning === '1h' ? 'bad' : 'warn'} pov-warning`} title={`Auto-delete at ${p.autoDelete.at ?? '?'}`}>
+                        deleted in &lt; {p.autoDelete.lastWarning}
+                      </span>
+                    )}
+                    {p.autoDelete?.status === 'not_armed' && (
+                      <span className="badge warn pov-warning" title={p.autoDelete.reason ?? ''}>
+                        auto-delete not armed
+                      </span>
+                    )}
+                  </span>
+                  <TimesLine pov={p} now={now} />
                 </span>
                 <span role="cell">
                   <RunstateBadge runstate={p.runstate} state={p.state} />
@@ -116,17 +174,8 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                     <span className={`small state-${p.state}`}>{p.state}</span>
                   )}
                 </span>
-                <span role="cell" className="row">
-                  <button disabled={!p.actions.start} onClick={() => onAction('pov.start', p)} aria-label={`Start ${p.name}`}>
-                    Start
-                  </button>
-                  <button disabled={!p.actions.suspend} onClick={() => onAction('pov.suspend', p)} aria-label={`Suspend ${p.name}`}>
-                    Suspend
-                  </button>
-                  <button className="danger" disabled={!p.actions.destroy} onClick={() => onAction('pov.destroy', p)} aria-label={`Destroy ${p.name}`}>
-                    Destroy
-                  </button>
-                </span>
+                <RowActions pov={p} onAction={onAction} />
+                {open && <RowDetails pov={p} now={now} lastFailed={lastFailed} />}
               </div>
             );
           })}

@@ -1,0 +1,99 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { PovView } from '../../../../shared/contract/pov';
+import { READINESS_WORDS, type PovReadiness, type ReadinessLevel } from '../../../../shared/contract/readiness';
+import { api, errorText } from '../../api';
+
+const TONE: Record<ReadinessLevel, string> = { ready: 'ok', attention: 'warn', not_ready: 'bad' };
+const ITEM_WORDS = { ok: 'ok', attention: 'attention', not_ready: 'not ready' } as const;
+const ITEM_TONE = { ok: 'ok', attention: 'warn', not_ready: 'bad' } as const;
+
+/** The readiness badge: always words (colour is never the only signal), the reason on hover. */
+export function ReadinessBadge({ readiness }: { readiness: PovView['readiness'] }) {
+  if (!readiness) return <span className="badge muted">unknown</span>;
+  return (
+    <span className={`badge ${TONE[readiness.overall]}`} data-testid="readiness" title={readiness.summary}>
+      {READINESS_WORDS[readiness.overall]}
+    </span>
+  );
+}
+
+/** "in 2 d 3 h" / "3 h ago": a distance in words for countdowns and ages. */
+export function distanceText(deltaMs: number): string {
+  const s = Math.abs(deltaMs) / 1000;
+  const m = Math.round(s / 60);
+  const h = Math.floor(m / 60);
+  const text = s < 60 ? `${Math.round(s)} s` : m < 60 ? `${m} min` : h < 48 ? `${h} h ${m % 60} min` : `${Math.floor(h / 24)} d ${h % 24} h`;
+  return deltaMs >= 0 ? `in ${text}` : `${text} ago`;
+}
+
+/** An instant in the SE's own time zone (the full ISO value is in the title). */
+export function localTime(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** Auto-delete countdown and share-link expiry, as the row and the POV page show them. */
+export function TimesLine({ pov, now }: { pov: PovView; now: number }) {
+  const del = pov.autoDelete?.at ?? null;
+  const share = pov.readiness?.shareExpiresAt ?? null;
+  return (
+    <span className="pov-times small" data-testid="pov-times">
+      <span title={del ? `Skytap deletes the environment at ${del}` : 'no auto-delete time set'}>
+        {del ? `deletes ${distanceText(Date.parse(del) - now)}` : 'no auto-delete'}
+      </span>
+      <span title={share ? `the customer's share link expires at ${share}` : 'no live share link'}>
+        {share ? `link ${Date.parse(share) <= now ? 'expired' : 'expires'} ${distanceText(Date.parse(share) - now)}` : 'no share link'}
+      </span>
+    </span>
+  );
+}
+
+/** The POV page's checklist: each item's state in words, its age, what was found and the one fix. */
+export function ReadinessChecklist({ povId, refreshKey }: { povId: string; refreshKey?: unknown }) {
+  const [r, setR] = useState<PovReadiness | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = useCallback(() => {
+    api
+      .call('pov.readiness', { id: povId })
+      .then((x) => {
+        setR(x);
+        setError(null);
+      })
+      .catch((e) => setError(errorText(e)));
+  }, [povId]);
+  useEffect(load, [load, refreshKey]);
+  if (error) return <p className="error" role="alert">{error}</p>;
+  if (!r) return <p className="muted">Checking readiness…</p>;
+  const checked = Date.parse(r.checkedAt);
+  return (
+    <section className="panel readiness" aria-label="Demo readiness" data-testid="readiness-checklist">
+      <header className="readiness-head">
+        <h3>Demo readiness</h3>
+        <span className={`badge ${TONE[r.overall]}`} data-testid="readiness-overall">
+          {READINESS_WORDS[r.overall]}
+        </span>
+        <span className="small">{r.summary}</span>
+        <button onClick={load}>Check again</button>
+      </header>
+      <ul className="readiness-list">
+        {r.items.map((i) => (
+          <li key={i.key} data-item={i.key}>
+            <span className={`badge ${ITEM_TONE[i.state]}`}>{ITEM_WORDS[i.state]}</span>
+            <span className="readiness-label">{i.label}</span>
+            <span className="readiness-detail">{i.detail}</span>
+            <span className="small muted" title={i.asOf ?? ''}>
+              {i.asOf ? `as of ${distanceText(Date.parse(i.asOf) - checked)}` : ''}
+            </span>
+            <span className="small">
+              {i.action ? (
+                <>
+                  <strong>Fix:</strong> {i.action.label}
+                </>
+              ) : null}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { method } from './define';
+
+/**
+ * Demo readiness: "is this POV ready for the customer?" answered by the core from what it
+ * already knows (docs/readiness.md). The renderer, the CLI and agents ask the same method.
+ */
+export const READINESS = ['ready', 'attention', 'not_ready'] as const;
+export const readinessLevel = z.enum(READINESS);
+export type ReadinessLevel = z.infer<typeof readinessLevel>;
+
+export const READINESS_ITEMS = ['environment', 'controlNode', 'gateway', 'share', 'autoDelete', 'jobs'] as const;
+export type ReadinessItemKey = (typeof READINESS_ITEMS)[number];
+
+export const readinessItem = z
+  .object({
+    key: z.enum(READINESS_ITEMS),
+    label: z.string(),
+    /** ok (counts as ready) | attention | not_ready. */
+    state: z.enum(['ok', 'attention', 'not_ready']),
+    /** What was found, in words (never only a colour). */
+    detail: z.string(),
+    /** When the fact this item rests on was last established (null when nothing was read yet). */
+    asOf: z.string().nullable(),
+    /** Seconds from asOf to the time of the check (null with asOf). */
+    ageSeconds: z.number().int().nullable(),
+    /** The one thing that fixes it: words for a person and the contract method that does it. */
+    action: z.object({ label: z.string(), method: z.string().nullable() }).strict().nullable(),
+  })
+  .strict();
+export type ReadinessItem = z.infer<typeof readinessItem>;
+
+export const povReadiness = z
+  .object({
+    povId: z.string(),
+    overall: readinessLevel,
+    /** One line: the first not-ready (else attention) item's detail, or "ready for the customer". */
+    summary: z.string(),
+    checkedAt: z.string(),
+    items: z.array(readinessItem),
+  })
+  .strict();
+export type PovReadiness = z.infer<typeof povReadiness>;
+
+/** The badge words, the same in the list, the POV page and the CLI. */
+export const READINESS_WORDS: Record<ReadinessLevel, string> = { ready: 'ready', attention: 'attention', not_ready: 'not ready' };
+
+export const readinessMethods = {
+  'pov.readiness': method(
+    'Is this POV ready for the customer? Overall ready/attention/not_ready and a checklist: each item\'s state, age and the one action that fixes it',
+    z.object({ id: z.string().trim().min(1).max(200) }).strict(),
+    povReadiness,
+  ),
+} as const;

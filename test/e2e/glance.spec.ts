@@ -1,0 +1,111 @@
+import type { Page } from '@playwright/test';
+import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
+import { SEEDS } from '../skytap-emulator/seed';
+import { expect, test } from './fixtures';
+import { createPovInUi, saveSkytapInUi } from './glance-helpers';
+
+/**
+ * Read the POV list at a glance, at 1280 × 800 in Chromium against the real host and the Skytap
+ * emulator: each row carries a readiness badge in words; no text cut short without its full value
+ * on hover or in the expanded row; every action button inside its row's box; the POV page shows
+ * the checklist. Screenshots go to the test output for a reviewer (not compared to anything).
+ */
+let emu: Emulator;
+test.beforeAll(async () => {
+  emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 200, runstateBusyMs: 200, deleteMs: 200, rateLimitedMs: 400 } });
+});
+test.afterAll(async () => {
+  await emu.close();
+});
+
+test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
+
+/** Every element in the rows whose text overflows its box: its text, and the title that says it in full. */
+function truncated(page: Page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.pov-scroll [role="row"] *')]
+      .filter((e): e is HTMLElement => e instanceof HTMLElement && e.children.length === 0 && (e.textContent ?? '').trim() !== '')
+      .filter((e) => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)
+      .map((e) => ({ text: e.textContent!.trim(), title: e.closest('[title]')?.getAttribute('title') ?? null })),
+  );
+}
+
+test('the list at 1280×800: badges in words, full reasons reachable, actions inside their rows; the checklist', async ({ app }, info) => {
+  test.skip(app.mode !== 'browser', 'layout is checked in browser mode (no Electron binary here)');
+  const { page } = app;
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await saveSkytapInUi(app, emu.url);
+
+  await app.open('POVs');
+  const a = await createPovInUi(page, /Windows AD lab/, 'Initech — quarterly access review with the security architecture team');
+  await createPovInUi(page, /Windows AD lab/, 'Globex eval');
+  await page.getByRole('button', { name: 'Refresh' }).first().click().catch(() => undefined);
+
+  // the badge is words, and the reason is on hover
+  const badge = a.getByTestId('readiness');
+  await expect(badge).toHaveText(/^(ready|attention|not ready)$/);
+  await expect(badge).toHaveText('not ready');
+  const summary = await badge.getAttribute('title');
+  expect(summary).toBeTruthy();
+  await expect(a.getByTestId('pov-times')).toContainText(/deletes in \d+ d/);
+
+  // nothing cut short without the full text on hover
+  const cut = await truncated(page);
+  for (const c of cut) expect(c.title, `"${c.text}" is cut short with no title`).not.toBeNull();
+  for (const c of cut) expect(c.title!.replace(/\s+/g, ' ')).toContain(c.text.replace(/…$/, '').replace(/\s+/g, ' '));
+
+  // no action button outside its row's box
+  for (const row of await page.locator('.pov-scroll [role="row"]').all()) {
+    const box = (await row.boundingBox())!;
+    for (const b of await row.locator('.pov-actions button:visible').all()) {
+      const bb = (await b.boundingBox())!;
+      expect(bb.x, `${await b.textContent()} starts left of its row`).toBeGreaterThanOrEqual(box.x);
+      expect(bb.x + bb.width, `${await b.textContent()} ends right of its row`).toBeLessThanOrEqual(box.x + box.width + 0.5);
+      expect(bb.y).toBeGreaterThanOrEqual(box.y);
+      expect(bb.y + bb.height).toBeLessThanOrEqual(box.y + box.height + 0.5);
+    }
+    expect(await row.locator('.pov-actions button:visible').count()).toBe(3);
+  }
+  await page.screenshot({ path: info.outputPath('povs-1280.png'), fullPage: true });
+
+  // the expanded row says every reason in full
+  await a.getByRole('button', { name: /^Show details for Initech/ }).click();
+  const details = a.getByTestId('pov-details');
+  await expect(details).toContainText(summary!);
+  // expanding the top row (newest first: Globex) moves the row below down to make room
+  const globexRow = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Globex eval', exact: true }) });
+  const before = (await a.boundingBox())!.y;
+  await globexRow.getByRole('button', { name: 'Show details for Globex eval' }).click();
+  await expect(globexRow.getByTestId('pov-details')).toBeVisible();
+  await expect.poll(async () => (await a.boundingBox())!.y).toBeGreaterThan(before + 100);
+  const g1 = (await globexRow.boundingBox())!;
+  expect((await a.boundingBox())!.y).toBeGreaterThanOrEqual(g1.y + g1.height - 0.5);
+  await globexRow.getByRole('button', { name: 'Hide details for Globex eval' }).click();
+  await page.screenshot({ path: info.outputPath('povs-expanded-1280.png'), fullPage: true });
+
+  // below 1280 px the actions collapse into a menu that stays inside the row
+  await page.setViewportSize({ width: 1100, height: 800 });
+  const g = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Globex eval', exact: true }) });
+  await expect(g.getByRole('button', { name: 'Start Globex eval' })).toBeHidden();
+  const menuButton = g.getByRole('button', { name: 'Actions for Globex eval' });
+  const rb = (await g.boundingBox())!;
+  const mb = (await menuButton.boundingBox())!;
+  expect(mb.x + mb.width).toBeLessThanOrEqual(rb.x + rb.width + 0.5);
+  await menuButton.click();
+  await expect(page.getByRole('menu')).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(page.getByRole('menu')).toBeHidden();
+  await page.screenshot({ path: info.outputPath('povs-1100.png'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // the POV page: the checklist, each item in words with its fix
+  await page.getByRole('button', { name: 'Globex eval', exact: true }).click();
+  const list = page.getByTestId('readiness-checklist');
+  await expect(list.getByTestId('readiness-overall')).toHaveText('not ready');
+  await expect(list.locator('[data-item="environment"]')).toContainText('ok');
+  await expect(list.locator('[data-item="share"]')).toContainText('Create a share link');
+  await page.getByRole('region', { name: 'Share' }).getByRole('button', { name: 'Create share link' }).click();
+  await list.getByRole('button', { name: 'Check again' }).click();
+  await expect(list.locator('[data-item="share"]')).toContainText(/^ok/);
+  await page.screenshot({ path: info.outputPath('pov-page-1280.png'), fullPage: true });
+});
