@@ -19,7 +19,7 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
   try {
     // The wait first: another process may be creating or migrating the same fresh file right now.
     db.pragma('busy_timeout = 5000');
-    db.pragma('journal_mode = WAL');
+    enableWal(db, 5000);
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
     migrate(db, list);
@@ -27,6 +27,27 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
   } catch (err) {
     db.close();
     throw err;
+  }
+}
+
+/**
+ * Switches a fresh file to WAL (a no-op once it is WAL: the mode is stored in the file). The switch
+ * needs an exclusive lock, and SQLite answers SQLITE_BUSY at once rather than through the busy
+ * handler when another process is opening the same fresh file (seen: 7 of 12 paired opens failed
+ * with "database is locked" here), so it is retried for up to `timeoutMs`.
+ */
+function enableWal(db: Db, timeoutMs: number): void {
+  const until = Date.now() + timeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      const mode = db.pragma('journal_mode = WAL', { simple: true });
+      if (mode === 'wal' || mode === 'memory') return; // ':memory:' databases have no WAL
+      throw Object.assign(new Error(`journal mode stayed ${String(mode)}`), { code: 'SQLITE_BUSY' });
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > until) throw err;
+      Atomics.wait(pause, 0, 0, 10 + Math.floor(Math.random() * 20));
+    }
   }
 }
 
