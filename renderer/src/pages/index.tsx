@@ -4,7 +4,6 @@ import PovsPage from './PovsPage';
 import SettingsPage, { settingsSlots } from './SettingsPage';
 import ControlNodeSettings from './settings/ControlNodeSettings';
 import SkytapTestConnection from './settings/SkytapTestConnection';
-import TemplatesPage from './TemplatesPage';
 
 export interface PageEntry {
   id: string;
@@ -12,8 +11,10 @@ export interface PageEntry {
   component: ComponentType;
 }
 
-// The two pages that carry xterm load on first visit, keeping it out of the start-up bundle.
+// The pages that carry xterm (Templates through the bake's live console) load on first visit,
+// keeping it out of the start-up bundle.
 const LocalVmsPage = lazy(() => import('./LocalVmsPage'));
+const TemplatesPage = lazy(() => import('./TemplatesPage'));
 const TerminalsPage = lazy(() => import('./TerminalsPage'));
 
 settingsSlots.skytap.push(() => <SkytapTestConnection />);
