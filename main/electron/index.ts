@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
 import { createCore, type Core } from '../core/create';
-import { sshManagerFor } from '../core/handlers/ssh';
 import { isAppUrl as isTrustedPageUrl } from './app-url';
 import { createDesktop, type Desktop } from './desktop';
 import { bindIpc } from './ipc';
@@ -98,8 +97,8 @@ app.whenReady().then(async () => {
   }
   bindIpc({ ipcMain, core, isTrustedSender: trusted });
   // After the laptop wakes, dropped SSH sessions reconnect at once instead of waiting out keepalive.
-  const base = core.base;
-  powerMonitor.on('resume', () => sshManagerFor(base).wake());
+  const { base, services } = core;
+  powerMonitor.on('resume', () => services.ssh.wake());
   desktop = createDesktop({ core, home: base.home, getWindow: () => win, showWindow: createWindow });
   if (pendingUrl) desktop.handleOpenUrl(pendingUrl);
   stopUpdates = startUpdates({ core, isPackaged: app.isPackaged, log: (msg, extra) => base.log.info(msg, extra as Record<string, unknown>) });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { controlNodeMethods } from '../../shared/contract/controlNode';
 import { controlNodeHandlers } from '../../main/core/handlers/controlNode';
 import { povHandlers } from '../../main/core/handlers/pov';
-import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { ControlPlaneDouble } from '../support/control-plane-double';
 import { BEGIN_MARKER } from '../../main/services/control-node/markers';
 import { runnerScript } from '../../main/services/control-node/runner';
 import { migrate } from '../../main/services/store/db';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import type { ControlPlaneDouble } from '../support/control-plane-double';
 import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
 import { controlNodeMethods } from '../../shared/contract/controlNode';
 import { povMethods } from '../../shared/contract/pov';

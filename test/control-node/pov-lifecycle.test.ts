@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { controlNodeHandlers } from '../../main/core/handlers/controlNode';
 import { povHandlers } from '../../main/core/handlers/pov';
 import { AgentStore } from '../../main/services/control-node/agents';
-import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { ControlPlaneDouble } from '../support/control-plane-double';
 import { getPov } from '../../main/services/pov/repo';
 import { PovService } from '../../main/services/pov/service';
 import { migrate } from '../../main/services/store/db';

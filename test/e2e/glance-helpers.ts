@@ -1,5 +1,5 @@
 import type { Locator, Page } from '@playwright/test';
-import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { ControlPlaneDouble } from '../support/control-plane-double';
 import { enrolGuestsWhenBootstrapped } from './guest-enrol';
 import { EntitleDouble } from '../pam-doubles/entitle-double';
 import { PasswordSafeDouble } from '../pam-doubles/password-safe-double';

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { controlNodeHandlers } from '../../main/core/handlers/controlNode';
 import { pamHandlers } from '../../main/core/handlers/pam';
 import { povHandlers } from '../../main/core/handlers/pov';
-import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { ControlPlaneDouble } from '../support/control-plane-double';
 import { createLogger } from '../../main/services/log/logger';
 import { migrate } from '../../main/services/store/db';
 import cnMigration from '../../main/services/store/migrations/003-control-node';

@@ -8,7 +8,7 @@ const undici = lazyRequire<typeof import('undici')>('undici');
 /**
  * The agent control plane: where enrolment codes and SPIRE join tokens come from and where an
  * agent's enrolment is read back. Protocol: docs/control-plane.md. HttpControlPlane speaks it
- * over HTTP; ControlPlaneDouble (control-plane-double.ts) serves it on loopback for tests.
+ * over HTTP; ControlPlaneDouble (test/support/control-plane-double.ts) serves it on loopback for tests.
  */
 export const ENROLMENT_CODE_TTL_MS = 15 * 60 * 1000;
 
