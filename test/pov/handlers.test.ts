@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { povMethods } from '../../shared/contract/pov';
 import { NO_TOKEN_MESSAGE } from '../../main/services/skytap/saved';
+import type { SecretStore } from '../../main/services/secrets/store';
+import { memorySecrets } from '../support/core';
 import { coreWorld, type CoreWorld } from './helpers';
 import { SEEDS } from '../skytap-emulator/seed';
 
@@ -55,6 +57,32 @@ describe('pov and skytap handlers', () => {
     expect((await w.jobs.wait(des.jobId)).state).toBe('succeeded');
     expect((await w.call('pov.list', {})).povs).toHaveLength(0);
     expect((await w.call('pov.list', { includeDestroyed: true })).povs[0]!.state).toBe('destroyed');
+  }, 60_000);
+
+  it('pov.list shows each row\'s readiness without asking the keychain again on every list', async () => {
+    const inner = memorySecrets();
+    const asked: string[] = [];
+    const secrets: SecretStore = {
+      get: (a) => (asked.push(a), inner.get(a)),
+      set: (a, v) => inner.set(a, v),
+      delete: (a) => inner.delete(a),
+      status: () => inner.status(),
+    };
+    w = await coreWorld({ env: { POVDESK_SKYTAP_POLL_MS: '20' }, secrets });
+    const tpl = [...w.emu.state.templates.values()].find((x) => x.name === 'Windows AD lab')!;
+    for (const name of ['One', 'Two']) expect((await w.jobs.wait((await w.call('pov.create', { templateId: tpl.id, name })).jobId)).state).toBe('succeeded');
+    const first = await w.call('pov.list', {});
+    expect(first.povs).toHaveLength(2);
+    expect(first.povs.every((p) => p.readiness?.overall === 'not_ready')).toBe(true);
+    asked.length = 0;
+    const again = await w.call('pov.list', {});
+    expect(again.povs.map((p) => p.readiness)).toEqual(first.povs.map((p) => p.readiness));
+    expect(asked).toEqual([]);
+    // A secret saved through the app is seen at once (the flag follows the write, not a stale read).
+    const povId = first.povs[0]!.id;
+    await w.call('pam.saveTenants', { povId, pra: { site: 'https://pra.example.com', clientId: 'c', clientSecret: 's3cret-value' } });
+    expect((await w.call('pam.status', { povId })).tenants.pra).toMatchObject({ secretSet: true });
+    expect(asked).toEqual([]);
   }, 60_000);
 
   it('refuses a poll interval outside 10..60000 ms', async () => {
