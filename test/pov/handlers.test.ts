@@ -85,6 +85,16 @@ describe('pov and skytap handlers', () => {
     expect(asked).toEqual([]);
   }, 60_000);
 
+  it('settings.saveSkytap refuses a token with white space and changes nothing', async () => {
+    w = await coreWorld();
+    await expect(w.call('settings.saveSkytap', { username: 'someone-else', apiToken: 'demo token' })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('white space'),
+    });
+    expect((await w.call('settings.get', {})).skytap).toMatchObject({ username: 'demo', tokenSet: true });
+    expect(await w.base.secrets.get('skytap-api-token')).toBe('demo-token');
+  });
+
   it('refuses a poll interval outside 10..60000 ms', async () => {
     const { pollMsFrom } = await import('../../main/core/create');
     expect(pollMsFrom({})).toBeUndefined();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Subscriber } from '../../main/core/streams';
-import { vmDiagnostics } from '../../main/core/handlers/vm';
+import { vmDiagnostics } from '../../main/core/diagnostics';
 import { createLogger } from '../../main/services/log/logger';
 import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
 import type { VmConsoleChunk } from '../../shared/contract/vm';

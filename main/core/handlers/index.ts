@@ -9,7 +9,8 @@ import { shareHandlers } from './share';
 import { skytapHandlers } from './skytap';
 import { sshHandlers } from './ssh';
 import { templatesHandlers } from './templates';
-import { vmDiagnostics, vmHandlers } from './vm';
+import { vmHandlers } from './vm';
+import { vmDiagnostics } from '../diagnostics';
 
 /** Every contract method, mapped to the service that answers it. */
 export function allHandlers(base: Base, services: Services): Handlers {
