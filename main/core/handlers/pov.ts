@@ -57,6 +57,7 @@ export function povHandlers(base: Base): DomainHandlers<typeof povMethods> {
     'pov.destroy': async (args) => ({ jobId: svc.destroy(args.id) }),
     'pov.refreshVms': async (args) => ({ jobId: svc.refreshVms(args.id) }),
     'pov.setVmOs': async (args) => ({ vm: svc.setVmOs(args.povId, args.vmId, args.os) }),
+    'pov.setCustomerTz': async (args) => ({ pov: svc.setCustomerTz(args.povId, args.customerTz) }),
     'pov.setAutoDelete': async (args) => ({ pov: await svc.setAutoDelete(args.povId, args.at) }),
     'reconcile.runNow': async () => ({ jobId: svc.runReconcile() }),
   };
