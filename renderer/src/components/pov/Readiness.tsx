@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import type { PovView } from '../../../../shared/contract/pov';
 import { READINESS_WORDS, type PovReadiness, type ReadinessLevel } from '../../../../shared/contract/readiness';
 import { api, errorText } from '../../api';
+import { bothZones } from './time';
 
 const TONE: Record<ReadinessLevel, string> = { ready: 'ok', attention: 'warn', not_ready: 'bad' };
 const ITEM_WORDS = { ok: 'ok', attention: 'attention', not_ready: 'not ready' } as const;
@@ -26,22 +27,16 @@ export function distanceText(deltaMs: number): string {
   return deltaMs >= 0 ? `in ${text}` : `${text} ago`;
 }
 
-/** An instant in the SE's own time zone (the full ISO value is in the title). */
-export function localTime(iso: string): string {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-}
-
 /** Auto-delete countdown and share-link expiry, as the row and the POV page show them. */
 export function TimesLine({ pov, now }: { pov: PovView; now: number }) {
   const del = pov.autoDelete?.at ?? null;
   const share = pov.readiness?.shareExpiresAt ?? null;
   return (
     <span className="pov-times small" data-testid="pov-times">
-      <span title={del ? `Skytap deletes the environment at ${del}` : 'no auto-delete time set'}>
+      <span title={del ? `Skytap deletes the environment at ${bothZones(del, pov.customerTz)}` : 'no auto-delete time set'}>
         {del ? `deletes ${distanceText(Date.parse(del) - now)}` : 'no auto-delete'}
       </span>
-      <span title={share ? `the customer's share link expires at ${share}` : 'no live share link'}>
+      <span title={share ? `the customer's share link expires at ${bothZones(share, pov.customerTz)}` : 'no live share link'}>
         {share ? `link ${Date.parse(share) <= now ? 'expired' : 'expires'} ${distanceText(Date.parse(share) - now)}` : 'no share link'}
       </span>
     </span>
