@@ -82,7 +82,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
         </p>
       )}
       <CustomerTzField key={p.customerTz ?? ''} pov={p} onChanged={() => void loadDetail(p.id)} />
-      {p.state !== 'destroyed' && <ReadinessChecklist povId={p.id} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />}
+      {p.state !== 'destroyed' && <ReadinessChecklist povId={p.id} customerTz={p.customerTz} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />}
       <div className="share-grid">
         <AutoDeleteBox pov={p} focusExtend={focus === 'extend'} onChanged={() => void loadDetail(p.id)} />
         {p.envId && p.state !== 'destroyed' && <SharePanel pov={p} vms={d.vms} />}

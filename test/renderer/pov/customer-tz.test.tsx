@@ -1,7 +1,7 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
-import { bothZones, seTimeZone } from '../../../renderer/src/components/pov/time';
+import { bothZones, seTimeZone, withZones } from '../../../renderer/src/components/pov/time';
 import PovsPage from '../../../renderer/src/pages/PovsPage';
 import type { Emulator } from '../../skytap-emulator/emulator';
 import { povPageWorld } from './pov-core';
@@ -22,6 +22,12 @@ describe('bothZones', () => {
     expect(bothZones(AT, null, 'Europe/Berlin')).not.toContain('customer');
     expect(bothZones(AT, 'Nowhere/Land', 'Europe/Berlin')).toMatch(/^Dec 1, 2026,? 6:00\s?PM Europe\/Berlin$/);
     expect(bothZones('not a time', 'UTC', 'Europe/Berlin')).toBe('not a time');
+  });
+  it('rewrites the ISO instants in a readiness detail from the core, and nothing else', () => {
+    const se = seTimeZone();
+    const out = withZones('Armed for 2026-12-01T17:00:00.000Z (in 720 h); job 2026-x stays.', 'Asia/Tokyo');
+    expect(out).toBe(`Armed for ${bothZones(AT, 'Asia/Tokyo', se)} (in 720 h); job 2026-x stays.`);
+    expect(out).toContain('Asia/Tokyo customer');
   });
 });
 
@@ -45,7 +51,7 @@ describe('customer time zone in the POV pages (real core, emulator)', () => {
     render(<PovsPage />);
     fireEvent.click(await screen.findByRole('button', { name: 'New POV' }));
     const dialog = await screen.findByRole('dialog', { name: 'Create POV' });
-    fireEvent.click(await within(dialog).findByRole('option', { name: /Windows AD lab/ }));
+    fireEvent.click(await within(dialog).findByRole('option', { name: /Windows AD lab/ }, { timeout: 10_000 }));
     fireEvent.change(within(dialog).getByLabelText('POV name'), { target: { value: 'Initech' } });
     await waitFor(() => expect((within(dialog).getByLabelText('Auto-delete') as HTMLInputElement).value).not.toBe(''));
     fireEvent.change(within(dialog).getByLabelText('Customer time zone'), { target: { value: 'us/eastern' } });
@@ -82,6 +88,9 @@ describe('customer time zone in the POV pages (real core, emulator)', () => {
       fireEvent.click(within(field).getByRole('button', { name: 'Save' }));
     });
     await waitFor(() => expect(screen.getByTestId('auto-delete-at').textContent).toMatch(/Asia\/Tokyo customer$/));
+    // the checklist's auto-delete item (its text comes from the core with an ISO time) in both zones
+    const checklist = screen.getByTestId('readiness-checklist');
+    await waitFor(() => expect(checklist.querySelector('[data-item="autoDelete"]')!.textContent).toMatch(new RegExp(` ${se} · .*Asia/Tokyo customer`)));
 
     await act(async () => {
       fireEvent.click(within(screen.getByRole('form', { name: 'Customer time zone' })).getByRole('button', { name: 'Clear' }));

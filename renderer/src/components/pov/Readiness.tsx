@@ -2,17 +2,17 @@ import { useCallback, useEffect, useState } from 'react';
 import type { PovView } from '../../../../shared/contract/pov';
 import { READINESS_WORDS, type PovReadiness, type ReadinessLevel } from '../../../../shared/contract/readiness';
 import { api, errorText } from '../../api';
-import { bothZones } from './time';
+import { bothZones, withZones } from './time';
 
 const TONE: Record<ReadinessLevel, string> = { ready: 'ok', attention: 'warn', not_ready: 'bad' };
 const ITEM_WORDS = { ok: 'ok', attention: 'attention', not_ready: 'not ready' } as const;
 const ITEM_TONE = { ok: 'ok', attention: 'warn', not_ready: 'bad' } as const;
 
 /** The readiness badge: always words (colour is never the only signal), the reason on hover. */
-export function ReadinessBadge({ readiness }: { readiness: PovView['readiness'] }) {
+export function ReadinessBadge({ readiness, customerTz }: { readiness: PovView['readiness']; customerTz?: string | null | undefined }) {
   if (!readiness) return <span className="badge muted">unknown</span>;
   return (
-    <span className={`badge ${TONE[readiness.overall]}`} data-testid="readiness" title={readiness.summary}>
+    <span className={`badge ${TONE[readiness.overall]}`} data-testid="readiness" title={withZones(readiness.summary, customerTz)}>
       {READINESS_WORDS[readiness.overall]}
     </span>
   );
@@ -44,7 +44,7 @@ export function TimesLine({ pov, now }: { pov: PovView; now: number }) {
 }
 
 /** The POV page's checklist: each item's state in words, its age, what was found and the one fix. */
-export function ReadinessChecklist({ povId, refreshKey }: { povId: string; refreshKey?: unknown }) {
+export function ReadinessChecklist({ povId, refreshKey, customerTz }: { povId: string; refreshKey?: unknown; customerTz?: string | null | undefined }) {
   const [r, setR] = useState<PovReadiness | null>(null);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(() => {
@@ -67,7 +67,7 @@ export function ReadinessChecklist({ povId, refreshKey }: { povId: string; refre
         <span className={`badge ${TONE[r.overall]}`} data-testid="readiness-overall">
           {READINESS_WORDS[r.overall]}
         </span>
-        <span className="small">{r.summary}</span>
+        <span className="small">{withZones(r.summary, customerTz)}</span>
         <button onClick={load}>Check again</button>
       </header>
       <ul className="readiness-list">
@@ -75,7 +75,7 @@ export function ReadinessChecklist({ povId, refreshKey }: { povId: string; refre
           <li key={i.key} data-item={i.key}>
             <span className={`badge ${ITEM_TONE[i.state]}`}>{ITEM_WORDS[i.state]}</span>
             <span className="readiness-label">{i.label}</span>
-            <span className="readiness-detail">{i.detail}</span>
+            <span className="readiness-detail">{withZones(i.detail, customerTz)}</span>
             <span className="small muted" title={i.asOf ?? ''}>
               {i.asOf ? `as of ${distanceText(Date.parse(i.asOf) - checked)}` : ''}
             </span>

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { JobRecord } from '../../../../shared/contract';
 import type { PovView } from '../../../../shared/contract/pov';
 import type { PovAction } from './PovList';
-import { bothZones } from './time';
+import { bothZones, withZones } from './time';
 
 const ACTIONS: { action: PovAction; label: string; key: 'start' | 'suspend' | 'destroy'; className?: string }[] = [
   { action: 'pov.start', label: 'Start', key: 'start' },
@@ -70,7 +70,7 @@ export function RowActions({ pov: p, onAction }: { pov: PovView; onAction(action
 export function RowDetails({ pov: p, now, lastFailed }: { pov: PovView; now: number; lastFailed?: JobRecord | undefined }) {
   const share = p.readiness?.shareExpiresAt ?? null;
   const lines: [string, string][] = [];
-  if (p.readiness) lines.push(['Readiness', p.readiness.summary]);
+  if (p.readiness) lines.push(['Readiness', withZones(p.readiness.summary, p.customerTz)]);
   if (p.controlNode.reason) lines.push(['Control node', `${p.controlNode.status ?? 'not installed'}: ${p.controlNode.reason}`]);
   if (p.errorMessage) lines.push(['Error', p.errorMessage]);
   if (lastFailed?.error) lines.push(['Last job', `${lastFailed.title} failed: ${lastFailed.error.message}`]);

@@ -47,3 +47,10 @@ export function knownTimeZones(): string[] {
   const intl = Intl as unknown as { supportedValuesOf?: (k: string) => string[] };
   return intl.supportedValuesOf?.('timeZone') ?? [];
 }
+
+const ISO_INSTANT = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})/g;
+
+/** Text from the core with ISO instants in it (readiness details): each instant in both zones. */
+export function withZones(text: string, customerTz: string | null | undefined): string {
+  return text.replace(ISO_INSTANT, (iso) => bothZones(iso, customerTz));
+}

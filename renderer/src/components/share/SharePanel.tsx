@@ -22,6 +22,9 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
   const [expiry, setExpiry] = useState(() => (pov.autoDelete?.at ? toLocalInput(pov.autoDelete.at) : ''));
   // The handout speaks the customer's zone: the POV's when set, else the SE's (editable here).
   const [tz, setTz] = useState(() => pov.customerTz ?? seTimeZone());
+  useEffect(() => {
+    if (pov.customerTz) setTz(pov.customerTz);
+  }, [pov.customerTz]);
   const [copied, setCopied] = useState<string | null>(null);
   const [now, setNow] = useState(() => Date.now());
 
