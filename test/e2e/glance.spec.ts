@@ -131,4 +131,19 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
   await gRow.getByRole('button', { name: 'Show details for Globex eval' }).click();
   await expect(gRow.getByTestId('pov-details')).toContainText(`${customer} customer`);
   await page.screenshot({ path: info.outputPath('povs-customer-tz-1280.png'), fullPage: true });
+
+  // rows in each state a reviewer should see: running, suspended, and failed (Skytap refuses the create)
+  await page.getByRole('button', { name: 'Suspend Initech — quarterly access review with the security architecture team' }).click();
+  emu.faults.push({ match: 'POST /configurations', status: 422, times: 5 });
+  await page.getByRole('button', { name: 'New POV' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Create POV' });
+  await dialog.getByRole('option', { name: /Windows AD lab/ }).click();
+  await dialog.getByLabel('POV name').fill('Hooli (Skytap refuses the create)');
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  const hooli = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Hooli (Skytap refuses the create)', exact: true }) });
+  await expect(hooli.locator('.pov-status .error')).toBeVisible({ timeout: 30_000 });
+  await expect(hooli.getByTestId('readiness')).toHaveText('not ready');
+  await expect(a.getByTestId('runstate')).toHaveText('suspended', { timeout: 30_000 });
+  await expect(gRow.getByTestId('runstate')).toHaveText('running');
+  await page.screenshot({ path: info.outputPath('povs-states-1280.png'), fullPage: true });
 });
