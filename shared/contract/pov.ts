@@ -12,6 +12,30 @@ export type OsValue = z.infer<typeof osValue>;
 
 const id = z.string().trim().min(1).max(200);
 
+/** True when Intl knows the zone (what the renderer and the handout format with). */
+export function isIanaTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The zone's canonical spelling ("europe/berlin" → "Europe/Berlin", "US/Eastern" → "America/New_York"). */
+export function canonicalTimeZone(tz: string): string {
+  return new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
+}
+
+/** The customer's time zone: an IANA name. Offsets ("+01:00") and blanks are refused. */
+export const ianaTimeZone = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/, 'must be an IANA time zone such as America/New_York')
+  .refine(isIanaTimeZone, 'is not a time zone this system knows; use an IANA name such as America/New_York or Europe/Berlin');
+
 export const povActions = z
   .object({ start: z.boolean(), suspend: z.boolean(), destroy: z.boolean(), refreshVms: z.boolean() })
   .strict();
@@ -67,6 +91,8 @@ export const povView = z
       })
       .strict()
       .optional(),
+    /** The customer's IANA time zone (null: not given); times are shown in it beside the SE's. */
+    customerTz: z.string().nullable().optional(),
     /** The readiness badge (pov.list fills it; pov.readiness gives the checklist). */
     readiness: z
       .object({
@@ -159,6 +185,8 @@ export const povMethods = {
         name: z.string().trim().min(1).max(200),
         /** When Skytap deletes the environment (default: now + the auto-delete days setting). */
         autoDeleteAt: z.iso.datetime({ offset: true }).optional(),
+        /** The customer's IANA time zone, shown beside the SE's wherever the POV shows a time. */
+        customerTz: ianaTimeZone.optional(),
       })
       .strict(),
     jobStarted,
@@ -195,6 +223,11 @@ export const povMethods = {
   'pov.setAutoDelete': method(
     'Move the auto-delete time: moves (or re-arms) the Skytap schedule, clamps every share link\'s expiry to it, re-arms the warning ladder',
     z.object({ povId: id, at: z.iso.datetime({ offset: true }) }).strict(),
+    z.object({ pov: povView }).strict(),
+  ),
+  'pov.setCustomerTz': method(
+    'Set (or clear with null) the customer\'s IANA time zone, shown beside the SE\'s wherever the POV shows a time',
+    z.object({ povId: id, customerTz: ianaTimeZone.nullable() }).strict(),
     z.object({ pov: povView }).strict(),
   ),
   'reconcile.runNow': method(

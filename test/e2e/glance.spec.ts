@@ -108,4 +108,42 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
   await list.getByRole('button', { name: 'Check again' }).click();
   await expect(list.locator('[data-item="share"]')).toContainText(/^ok/);
   await page.screenshot({ path: info.outputPath('pov-page-1280.png'), fullPage: true });
+
+  // the customer's time zone: stored with the POV, every time shown in the SE's zone and the customer's
+  const se = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+  const customer = se === 'Asia/Tokyo' ? 'America/New_York' : 'Asia/Tokyo';
+  const tzForm = page.getByRole('form', { name: 'Customer time zone' });
+  await tzForm.getByLabel('Customer time zone').fill('+09:00');
+  await tzForm.getByRole('button', { name: 'Save' }).click();
+  await expect(tzForm.getByRole('alert')).toContainText('IANA');
+  await expect(page.getByTestId('auto-delete-at')).not.toContainText('customer');
+  await tzForm.getByLabel('Customer time zone').fill(customer.toLowerCase());
+  await tzForm.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByTestId('auto-delete-at')).toContainText(` ${se} · `);
+  await expect(page.getByTestId('auto-delete-at')).toContainText(`${customer} customer`);
+  await expect(page.getByTestId('share-expires-at')).toContainText(`${customer} customer`);
+  await expect(page.getByTestId('next-warning-at')).toContainText(`${customer} customer`);
+  await expect(page.getByRole('form', { name: 'Customer time zone' }).getByLabel('Customer time zone')).toHaveValue(customer);
+  await expect(page.getByRole('region', { name: 'Share' }).getByLabel('Customer time zone')).toHaveValue(customer);
+  await page.screenshot({ path: info.outputPath('pov-page-customer-tz-1280.png'), fullPage: true });
+  await page.getByRole('button', { name: '← POVs' }).click();
+  const gRow = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Globex eval', exact: true }) });
+  await gRow.getByRole('button', { name: 'Show details for Globex eval' }).click();
+  await expect(gRow.getByTestId('pov-details')).toContainText(`${customer} customer`);
+  await page.screenshot({ path: info.outputPath('povs-customer-tz-1280.png'), fullPage: true });
+
+  // rows in each state a reviewer should see: running, suspended, and failed (Skytap refuses the create)
+  await page.getByRole('button', { name: 'Suspend Initech — quarterly access review with the security architecture team' }).click();
+  emu.faults.push({ match: 'POST /configurations', status: 422, times: 5 });
+  await page.getByRole('button', { name: 'New POV' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Create POV' });
+  await dialog.getByRole('option', { name: /Windows AD lab/ }).click();
+  await dialog.getByLabel('POV name').fill('Hooli (Skytap refuses the create)');
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  const hooli = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Hooli (Skytap refuses the create)', exact: true }) });
+  await expect(hooli.locator('.pov-status .error')).toBeVisible({ timeout: 30_000 });
+  await expect(hooli.getByTestId('readiness')).toHaveText('not ready');
+  await expect(a.getByTestId('runstate')).toHaveText('suspended', { timeout: 30_000 });
+  await expect(gRow.getByTestId('runstate')).toHaveText('running');
+  await page.screenshot({ path: info.outputPath('povs-states-1280.png'), fullPage: true });
 });

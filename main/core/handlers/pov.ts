@@ -12,6 +12,7 @@ export function povHandlers({ pov }: Pick<Services, 'pov'>): Omit<DomainHandlers
     'pov.destroy': async (args) => ({ jobId: pov.destroy(args.id) }),
     'pov.refreshVms': async (args) => ({ jobId: pov.refreshVms(args.id) }),
     'pov.setVmOs': async (args) => ({ vm: pov.setVmOs(args.povId, args.vmId, args.os) }),
+    'pov.setCustomerTz': async (args) => ({ pov: pov.setCustomerTz(args.povId, args.customerTz) }),
     'pov.setAutoDelete': async (args) => ({ pov: await pov.setAutoDelete(args.povId, args.at) }),
     'reconcile.runNow': async () => ({ jobId: pov.runReconcile() }),
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../shared/contract/errors';
-import { povActionRefusal, type OsValue, type PovActions, type PovView, type PovVmView } from '../../../shared/contract/pov';
+import { canonicalTimeZone, ianaTimeZone, povActionRefusal, type OsValue, type PovActions, type PovView, type PovVmView } from '../../../shared/contract/pov';
 import type { JobRunner } from '../jobs/runner';
 import { requireCapability } from '../lab-platforms/capabilities';
 import { PovLocks } from './locks';
@@ -28,6 +28,13 @@ export interface PovServiceDeps extends LifecycleDeps {
 /** The environment name sent to Skytap: the user's name plus a tag unique to the row. */
 export function skytapNameFor(name: string, id: string): string {
   return `${name.slice(0, 200)} [povdesk ${id.slice(0, 8)}]`;
+}
+
+/** The contract's rule for a customer time zone, applied again here for callers inside main. */
+function checkedTimeZone(tz: string): string {
+  const r = ianaTimeZone.safeParse(tz);
+  if (!r.success) throw new AppError('invalid_request', `Customer time zone "${tz}": ${r.error.issues[0]?.message ?? 'not a time zone'}.`);
+  return canonicalTimeZone(r.data);
 }
 
 /**
@@ -89,10 +96,11 @@ export class PovService {
   }
 
   /** autoDeleteAt: when Skytap deletes the environment (autoDeleteAtFor sets the default). */
-  create(input: { templateId: string; name: string; autoDeleteAt?: string }): { jobId: string; povId: string } {
+  create(input: { templateId: string; name: string; autoDeleteAt?: string; customerTz?: string }): { jobId: string; povId: string } {
     requireCapability('skytap', 'templates');
-    // Checked before the row exists: a bad time changes nothing.
+    // Checked before the row exists: a bad time or zone changes nothing.
     const autoDeleteAt = this.deps.autoDeleteAtFor ? this.deps.autoDeleteAtFor(input.autoDeleteAt) : input.autoDeleteAt;
+    const customerTz = input.customerTz === undefined ? undefined : checkedTimeZone(input.customerTz);
     const id = randomUUID();
     insertPov(this.deps.db, {
       id,
@@ -103,6 +111,7 @@ export class PovService {
       at: this.now(),
     });
     if (autoDeleteAt) updatePov(this.deps.db, id, { auto_delete_at: autoDeleteAt }, this.now());
+    if (customerTz) updatePov(this.deps.db, id, { customer_tz: customerTz }, this.now());
     const jobId = this.locks.launch('pov_create', `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
     return { jobId, povId: id };
   }
@@ -147,6 +156,13 @@ export class PovService {
     const r = this.row(id);
     this.gate('refreshVms', r);
     return this.locks.launch('pov_refresh_vms', `Read VMs of POV "${r.name}"`, id, (ctx) => runRefreshVms(this.deps, id, ctx));
+  }
+
+  /** The customer's time zone (null clears it), stored in its canonical IANA spelling. */
+  setCustomerTz(povId: string, tz: string | null): PovView {
+    this.row(povId);
+    updatePov(this.deps.db, povId, { customer_tz: tz === null ? null : checkedTimeZone(tz) }, this.now());
+    return this.get(povId).pov;
   }
 
   setVmOs(povId: string, vmId: string, os: OsValue | null): PovVmView {

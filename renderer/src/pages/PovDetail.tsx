@@ -2,8 +2,9 @@ import { useEffect, useState } from 'react';
 import { errorText } from '../api';
 import { AccessPanel } from '../components/pam/AccessPanel';
 import { RateLimitedBadge, RunstateBadge } from '../components/pov/badges';
+import { CustomerTzField } from '../components/pov/CustomerTz';
 import { ReadinessChecklist } from '../components/pov/Readiness';
-import { confirmedText } from '../components/pov/time';
+import { bothZones, confirmedText } from '../components/pov/time';
 import { VmsTab } from '../components/pov/VmsTab';
 import { AutoDeleteBox } from '../components/share/AutoDeleteBox';
 import { SharePanel } from '../components/share/SharePanel';
@@ -80,7 +81,8 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           Control node: {p.controlNode.status ?? 'not installed'} — {p.controlNode.reason}
         </p>
       )}
-      {p.state !== 'destroyed' && <ReadinessChecklist povId={p.id} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />}
+      <CustomerTzField key={p.customerTz ?? ''} pov={p} onChanged={() => void loadDetail(p.id)} />
+      {p.state !== 'destroyed' && <ReadinessChecklist povId={p.id} customerTz={p.customerTz} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />}
       <div className="share-grid">
         <AutoDeleteBox pov={p} focusExtend={focus === 'extend'} onChanged={() => void loadDetail(p.id)} />
         {p.envId && p.state !== 'destroyed' && <SharePanel pov={p} vms={d.vms} />}
@@ -106,11 +108,11 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           <dt>Skytap environment</dt>
           <dd className="mono">{p.envId ?? 'not created'}</dd>
           <dt>Last confirmed</dt>
-          <dd>{p.lastConfirmedAt ? new Date(p.lastConfirmedAt).toLocaleString() : 'never'}</dd>
+          <dd>{p.lastConfirmedAt ? bothZones(p.lastConfirmedAt, p.customerTz) : 'never'}</dd>
           <dt>Control node</dt>
           <dd>{p.controlNode.status ?? '—'}</dd>
           <dt>Created</dt>
-          <dd>{new Date(p.createdAt).toLocaleString()}</dd>
+          <dd>{bothZones(p.createdAt, p.customerTz)}</dd>
         </dl>
       )}
       <AccessPanel povId={p.id} />

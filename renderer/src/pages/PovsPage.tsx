@@ -142,8 +142,8 @@ export default function PovsPage() {
       {creating && (
         <CreatePovDialog
           onClose={() => setCreating(false)}
-          onCreate={async (templateId, name, autoDeleteAt) => {
-            await create(templateId, name, autoDeleteAt);
+          onCreate={async (templateId, name, autoDeleteAt, customerTz) => {
+            await create(templateId, name, autoDeleteAt, customerTz);
           }}
         />
       )}

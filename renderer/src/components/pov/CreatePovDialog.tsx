@@ -4,6 +4,8 @@ import { api, errorText } from '../../api';
 import { fromLocalInput, toLocalInput } from '../share/datetime';
 import { callPov } from '../../state/pov';
 import { useFocusTrap } from '../focus-trap';
+import { TimeZoneInput } from './CustomerTz';
+import { bothZones } from './time';
 
 /** Create POV: a searchable list of the templates this account (or project) can see, and a name. */
 export function CreatePovDialog({
@@ -11,7 +13,7 @@ export function CreatePovDialog({
   onCreate,
 }: {
   onClose(): void;
-  onCreate(templateId: string, name: string, autoDeleteAt?: string): Promise<void>;
+  onCreate(templateId: string, name: string, autoDeleteAt?: string, customerTz?: string): Promise<void>;
 }) {
   const [templates, setTemplates] = useState<TemplateView[] | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
@@ -22,6 +24,8 @@ export function CreatePovDialog({
   const [error, setError] = useState<string | null>(null);
   // Auto-delete: the default from the setting (30 days unless changed), editable here.
   const [deleteAt, setDeleteAt] = useState('');
+  // The customer's zone (optional): every time of the POV is shown in it beside the SE's.
+  const [customerTz, setCustomerTz] = useState('');
   useEffect(() => {
     api
       .call('notify.getSettings', {})
@@ -54,7 +58,7 @@ export function CreatePovDialog({
     setError(null);
     try {
       const at = fromLocalInput(deleteAt);
-      await onCreate(chosen.id, name.trim(), at ?? undefined);
+      await onCreate(chosen.id, name.trim(), at ?? undefined, customerTz.trim() || undefined);
       onClose();
     } catch (e) {
       setError(errorText(e));
@@ -114,6 +118,15 @@ export function CreatePovDialog({
           <span>Auto-delete (Skytap deletes the environment then; warnings come before)</span>
           <input type="datetime-local" aria-label="Auto-delete" value={deleteAt} onChange={(e) => setDeleteAt(e.target.value)} />
         </label>
+        <label className="form">
+          <span>Customer time zone (optional; times are shown in it beside yours)</span>
+          <TimeZoneInput label="Customer time zone" value={customerTz} onChange={setCustomerTz} />
+        </label>
+        {fromLocalInput(deleteAt) && customerTz.trim() && (
+          <p className="small muted" data-testid="create-times">
+            Deletes {bothZones(fromLocalInput(deleteAt)!, customerTz.trim())}
+          </p>
+        )}
         {error && (
           <p className="error" role="alert">
             {error}
