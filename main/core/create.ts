@@ -134,13 +134,10 @@ async function buildCore(
   for (const name of [SKYTAP_ENV.token, CONTROL_PLANE_ENV.token]) if (env[name]) log.addSecret(env[name]);
   for (const account of [SKYTAP_TOKEN_ACCOUNT, CONTROL_PLANE_TOKEN_ACCOUNT, REMOTE_TOKEN_ACCOUNT]) await secrets.get(account).catch(() => null);
   const hub = new StreamHub();
-  const jobs = new JobRunner(db, { scrub: log.scrub });
+  const jobs = new JobRunner(db, { scrub: log.scrub, hub });
   // We hold the lock, so no live process runs any queued/running row: they were interrupted.
   const interrupted = jobs.markInterrupted();
   if (interrupted) log.warn('jobs left running by an earlier process marked interrupted', { count: interrupted });
-  jobs.onChange((job) => {
-    hub.publish('jobs.update', job.id, job);
-  });
   const closers: (() => void | Promise<void>)[] = [];
   const settings = new SettingsService(db, secrets, env, log);
   const base: Base = {

@@ -28,7 +28,7 @@ export class EntitleClient {
   }
 
   async call(method: 'GET' | 'POST' | 'DELETE', path: string, opts: { query?: Record<string, string | number>; body?: unknown } = {}): Promise<HttpReply> {
-    const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]) => [k, String(v)])).toString()}` : '';
+    const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
     const r = await send(
       ENTITLE_PRODUCT,
       { method, url: `${this.base}/public/v1${path}${qs}`, headers: { authorization: `Bearer ${this.tenant.token}` }, ...(opts.body !== undefined ? { json: opts.body } : {}), ...(this.opts.signal ? { signal: this.opts.signal } : {}) },

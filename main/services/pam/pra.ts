@@ -67,7 +67,7 @@ export class PraClient {
 
   /** One API call; a 401 with a cached token fetches one new token and tries once more. */
   async api(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, opts: { query?: Record<string, string | number>; body?: unknown } = {}): Promise<HttpReply> {
-    const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]) => [k, String(v)])).toString()}` : '';
+    const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
     const url = `${this.site}/api/config/v1${path}${qs}`;
     for (let attempt = 0; ; attempt++) {
       const token = await this.bearer(attempt > 0);

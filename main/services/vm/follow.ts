@@ -8,7 +8,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import type { VmConsoleChunk } from '../../../shared/contract/vm';
-import { HIGH_WATER, type StreamHub } from '../../core/streams';
+import { HIGH_WATER, type Hub } from '../hub';
 
 export const STREAM = 'vm.console';
 const CHUNK = 64 * 1024;
@@ -73,7 +73,7 @@ export class ConsoleFollowers {
   private readonly followers = new Map<string, Follower>();
 
   constructor(
-    private readonly hub: StreamHub,
+    private readonly hub: Hub,
     private readonly opts: FollowOptions = {},
   ) {}
 

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
 import { vmLearnedGolden, type VmAttestation, type VmConnection, type VmCreateArgs, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
-import type { StreamHub } from '../../core/streams';
+import type { Hub } from '../hub';
 import { VmManagerClient } from '../../vm-manager/client';
 import type { JobContext, JobRunner } from '../jobs/runner';
 import type { Logger } from '../log/logger';
@@ -40,7 +40,7 @@ export interface VmAppOptions {
   settings: Pick<SettingsService, 'getValue' | 'setValue'>;
   secrets: SecretStore;
   jobs: JobRunner;
-  hub: StreamHub;
+  hub: Hub;
   log: Logger;
   supervisor: VmManagerSupervisor;
   /** how often the create job re-reads the VM (default 500 ms) */
