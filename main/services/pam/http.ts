@@ -1,5 +1,6 @@
 import { jsonOrNull, lazyRequire } from '../lazy';
 import { AppError } from '../../../shared/contract/errors';
+import { sleep } from '../../lib/sleep';
 import { codeFor } from '../control-node/control-plane';
 import type { Sleep } from './types';
 
@@ -35,10 +36,8 @@ export interface HttpCall {
 }
 
 const defaultSleep: Sleep = (ms, signal) =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new AppError('cancelled', 'cancelled'));
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), reject(new AppError('cancelled', 'cancelled'))), { once: true });
+  sleep(ms, signal).catch(() => {
+    throw new AppError('cancelled', 'cancelled');
   });
 
 function retryAfterMs(h: Record<string, string>): number | null {
