@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../../shared/contract/errors';
+import { AppError, listZodIssues } from '../../../shared/contract/errors';
 import { replyError, send, type HttpOptions, type HttpReply } from './http';
 
 /**
@@ -49,7 +49,7 @@ export class EntitleClient {
     for (let page = 1; ; page++) {
       const r = await this.ok('GET', path, { query: { ...query, page, perPage: 100 } });
       const p = z.object({ result: z.array(schema), pagination }).loose().safeParse(r.json);
-      if (!p.success) throw new AppError('unavailable', `Entitle sent ${path} in a shape this client cannot read (${p.error.issues[0]?.message ?? ''})`);
+      if (!p.success) throw new AppError('unavailable', `Entitle sent ${path} in a shape this client cannot read (${listZodIssues(p.error)})`);
       out.push(...p.data.result);
       if (page >= p.data.pagination.totalPages || p.data.result.length === 0) return out;
     }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../../shared/contract/errors';
+import { AppError, listZodIssues } from '../../../shared/contract/errors';
 import { replyError, send, type HttpOptions, type HttpReply } from './http';
 
 /**
@@ -102,7 +102,7 @@ export class PasswordSafeClient {
     const r = await this.call(method, path, body);
     if (r.status >= 400) throw replyError(PS_PRODUCT, `${method} ${path}`, r, said(r), r.status === 403 ? "give the run-as user's group the Password Safe feature permissions for assets and managed systems" : REMEDY);
     const p = schema.safeParse(r.json);
-    if (!p.success) throw new AppError('unavailable', `Password Safe sent ${path} in a shape this client cannot read (${p.error.issues[0]?.message ?? ''})`);
+    if (!p.success) throw new AppError('unavailable', `Password Safe sent ${path} in a shape this client cannot read (${listZodIssues(p.error)})`);
     return p.data;
   }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../../shared/contract/errors';
+import { AppError, listZodIssues } from '../../../shared/contract/errors';
 import { replyError, send, type HttpOptions, type HttpReply } from './http';
 
 /**
@@ -95,7 +95,7 @@ export class PraClient {
     for (let page = 1; ; page++) {
       const r = await this.ok('GET', path, { query: { ...filters, per_page: 100, current_page: page } });
       const arr = z.array(schema).safeParse(r.json);
-      if (!arr.success) throw new AppError('unavailable', `PRA sent a list for ${path} this client cannot read (${arr.error.issues[0]?.message ?? ''})`);
+      if (!arr.success) throw new AppError('unavailable', `PRA sent a list for ${path} this client cannot read (${listZodIssues(arr.error)})`);
       out.push(...arr.data);
       const last = Number(r.headers['x-bt-pagination-last-page'] ?? page);
       if (!Number.isFinite(last) || page >= last || arr.data.length === 0) return out;
