@@ -1,5 +1,6 @@
 import { AppError } from '../../../shared/contract/errors';
 import { sleep } from '../../lib/sleep';
+import type { JobContext } from '../jobs/runner';
 import type { AgentStore } from './agents';
 import type { ControlNodeConfig } from './config';
 import type { ControlPlane } from './control-plane';
@@ -46,11 +47,8 @@ export interface SkytapUserData {
   clear(envId: string, vmId: string, signal?: AbortSignal): Promise<void>;
 }
 
-export interface InstallJob {
-  signal: AbortSignal;
-  progress(step: string, fraction: number | null, message?: string): void;
-  log(message: string, level?: 'info' | 'warn' | 'error'): void;
-}
+/** What the install needs of its job: a JobContext without the id. */
+export type InstallJob = Pick<JobContext, 'signal' | 'progress' | 'log'>;
 
 export interface InstallDeps {
   povs: PovLookup;

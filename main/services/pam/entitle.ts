@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, listZodIssues } from '../../../shared/contract/errors';
-import { replyError, send, type HttpOptions, type HttpReply } from './http';
+import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
 
 /**
  * Entitle's public API (spec: entitle-api-v3.openapi.json). Bearer token; lists answer
@@ -80,9 +80,7 @@ export class EntitleClient {
 
   async deleteResource(id: string): Promise<'deleted' | 'already_gone'> {
     const r = await this.call('DELETE', `/resources/${encodeURIComponent(id)}`);
-    if (r.status === 404) return 'already_gone';
-    if (r.status >= 400) throw replyError(ENTITLE_PRODUCT, 'DELETE /resources', r, said(r), REMEDY);
-    return 'deleted';
+    return deleteOutcome(ENTITLE_PRODUCT, 'DELETE /resources', r, said(r), REMEDY);
   }
 }
 

@@ -90,6 +90,13 @@ export async function send(product: string, call: HttpCall, opts: HttpOptions = 
   }
 }
 
+/** A DELETE's answer: 404 means already gone; any other failure is a replyError. */
+export function deleteOutcome(product: string, what: string, r: HttpReply, said: string, remedy: string): 'deleted' | 'already_gone' {
+  if (r.status === 404) return 'already_gone';
+  if (r.status >= 400) throw replyError(product, what, r, said, remedy);
+  return 'deleted';
+}
+
 /** An AppError for a non-2xx answer; `said` is what the tenant said (never what we sent). */
 export function replyError(product: string, what: string, r: HttpReply, said: string, remedy: string): AppError {
   const code = codeFor(r.status);

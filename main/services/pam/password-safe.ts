@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, listZodIssues } from '../../../shared/contract/errors';
-import { replyError, send, type HttpOptions, type HttpReply } from './http';
+import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
 
 /**
  * Password Safe's public API v3 (no official OpenAPI; field names and rules from BeyondTrust's Go
@@ -109,9 +109,7 @@ export class PasswordSafeClient {
   /** DELETE; 404 means already gone. */
   async remove(path: string): Promise<'deleted' | 'already_gone'> {
     const r = await this.call('DELETE', path);
-    if (r.status === 404) return 'already_gone';
-    if (r.status >= 400) throw replyError(PS_PRODUCT, `DELETE ${path}`, r, said(r), REMEDY);
-    return 'deleted';
+    return deleteOutcome(PS_PRODUCT, `DELETE ${path}`, r, said(r), REMEDY);
   }
 
   /** A list endpoint: a bare array, or {TotalCount, Data} when paged. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, listZodIssues } from '../../../shared/contract/errors';
-import { replyError, send, type HttpOptions, type HttpReply } from './http';
+import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
 
 /**
  * The PRA Configuration API (spec: pra-configuration-api.openapi.yaml, docs/pam.md). OAuth
@@ -112,9 +112,7 @@ export class PraClient {
   /** DELETE; 404 means already gone. */
   async remove(path: string): Promise<'deleted' | 'already_gone'> {
     const r = await this.api('DELETE', path);
-    if (r.status === 404) return 'already_gone';
-    if (r.status >= 400) throw replyError(PRA_PRODUCT, `DELETE ${path}`, r, said(r), REMEDY);
-    return 'deleted';
+    return deleteOutcome(PRA_PRODUCT, `DELETE ${path}`, r, said(r), REMEDY);
   }
 
   async findJumpoint(codeName: string): Promise<Jumpoint | null> {

@@ -69,20 +69,7 @@ export class PovService {
     if (running) {
       throw new AppError('conflict', `A control-node install is already running for this POV (job ${running}); wait for it or cancel it in Jobs.`);
     }
-    let jobId = '';
-    const release = () => {
-      if (this.installs.get(povId) === jobId) this.installs.delete(povId);
-    };
-    jobId = this.deps.jobs.start<T>({ kind: 'control-node.install', title, subject: povId }, async (ctx) => {
-      try {
-        return await work(ctx);
-      } finally {
-        release();
-      }
-    });
-    this.installs.set(povId, jobId);
-    void this.deps.jobs.wait(jobId).then(release, release);
-    return jobId;
+    return this.track(this.installs, 'control-node.install', title, povId, work);
   }
 
   private gate(action: keyof PovActions, r: PovRow): void {
@@ -97,10 +84,15 @@ export class PovService {
   }
 
   private launch<T>(kind: string, title: string, povId: string, work: (ctx: JobContext) => Promise<T>): string {
+    return this.track(this.active, kind, title, povId, work);
+  }
+
+  /** Starts a job and holds povId's entry in `slots` until it settles. */
+  private track<T>(slots: Map<string, string>, kind: string, title: string, povId: string, work: (ctx: JobContext) => Promise<T>): string {
     // The entry is cleared inside the work itself, so a caller that awaits the job sees the POV free.
     let jobId = '';
     const release = () => {
-      if (this.active.get(povId) === jobId) this.active.delete(povId);
+      if (slots.get(povId) === jobId) slots.delete(povId);
     };
     jobId = this.deps.jobs.start<T>({ kind, title, subject: povId }, async (ctx) => {
       try {
@@ -109,7 +101,7 @@ export class PovService {
         release();
       }
     });
-    this.active.set(povId, jobId);
+    slots.set(povId, jobId);
     // A job cancelled while still queued never runs its work: release it when it settles too.
     void this.deps.jobs.wait(jobId).then(release, release);
     return jobId;
