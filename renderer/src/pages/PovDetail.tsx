@@ -10,6 +10,7 @@ import { SharePanel } from '../components/share/SharePanel';
 import '../components/share/share.css';
 import { usePovs } from '../state/pov';
 import { useJobs } from '../state/jobs';
+import { ErrorAlert } from '../components/ErrorAlert';
 import '../components/pov/pov.css';
 
 /** One POV: facts, its error or control-node reason, and the VMs tab. */
@@ -40,9 +41,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
         <button className="link" onClick={onBack}>
           ← POVs
         </button>
-        <p className="error" role="alert">
-          {error}
-        </p>
+        <ErrorAlert error={error} />
       </section>
     );
   }
@@ -65,11 +64,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           Refresh VMs
         </button>
       </header>
-      {actionError && (
-        <p className="error" role="alert">
-          {actionError}
-        </p>
-      )}
+      <ErrorAlert error={actionError} />
       {p.errorMessage && (
         <p className="banner error" role="alert">
           {p.errorMessage}

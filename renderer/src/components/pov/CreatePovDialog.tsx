@@ -4,6 +4,7 @@ import { api, errorText } from '../../api';
 import { fromLocalInput, toLocalInput } from '../share/datetime';
 import { callPov } from '../../state/pov';
 import { useFocusTrap } from '../focus-trap';
+import { ErrorAlert } from '../ErrorAlert';
 
 /** Create POV: a searchable list of the templates this account (or project) can see, and a name. */
 export function CreatePovDialog({
@@ -76,11 +77,7 @@ export function CreatePovDialog({
           autoFocus
         />
         <div style={{ minHeight: 0, overflow: 'auto' }}>
-          {loadError && (
-            <p className="error" role="alert">
-              {loadError}
-            </p>
-          )}
+          <ErrorAlert error={loadError} />
           {!templates && !loadError && <p className="muted">Reading the template catalogue…</p>}
           {templates && templates.length === 0 && (
             <p className="error">No templates are visible to this account. A POV cannot be created from an empty catalogue; see Settings → Skytap → Test connection.</p>
@@ -114,11 +111,7 @@ export function CreatePovDialog({
           <span>Auto-delete (Skytap deletes the environment then; warnings come before)</span>
           <input type="datetime-local" aria-label="Auto-delete" value={deleteAt} onChange={(e) => setDeleteAt(e.target.value)} />
         </label>
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
         <div className="row" style={{ justifyContent: 'flex-end' }}>
           <button onClick={onClose}>Cancel</button>
           <button className="primary" disabled={!canCreate} onClick={() => void submit()}>

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { HostKeyPrompt } from '../../../../shared/contract/ssh';
 import { errorText } from '../../api';
 import { useTerminals } from '../../state/terminals';
+import { ErrorAlert } from '../ErrorAlert';
 import './terminal.css';
 
 /** Asks about a host key. The connection waits — nothing is sent to log in — until this is answered. */
@@ -55,11 +56,7 @@ export function HostKeyDialog({ prompt }: { prompt: HostKeyPrompt }) {
             </div>
           </>
         )}
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
       </div>
     </div>
   );

@@ -4,6 +4,7 @@ import type { VmImage, VmLearnedGolden } from '../../../../shared/contract/vm';
 import { errorText } from '../../api';
 import { isActive } from '../../state/jobs';
 import { vmCall } from '../../state/vms';
+import { ErrorAlert } from '../ErrorAlert';
 
 /**
  * The images and their golden PCR values. "Learn golden values" runs one boot of the image in
@@ -87,11 +88,7 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
           </div>
         </div>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </div>
   );
 }
