@@ -1,10 +1,11 @@
 /** Pieces the vm suites share: a Base built from real parts, contract-checked calls, process checks. */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import type { Base } from '../../main/core/base';
 import { StreamHub } from '../../main/core/streams';
+import { pidsMatching } from '../../main/lib/procs';
 import { JobRunner } from '../../main/services/jobs/runner';
 import { createLogger } from '../../main/services/log/logger';
 import { MemorySecretStore } from '../../main/services/secrets/store';
@@ -74,19 +75,7 @@ export async function call<M extends keyof VM>(
 
 /** Pids of processes whose command line mentions `marker` (e.g. a state dir). */
 export function processesWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      if (/\) Z /.test(stat)) continue;
-      if (cmd.includes(marker)) out.push(Number(d));
-    } catch {
-      // gone
-    }
-  }
-  return out;
+  return pidsMatching([marker]).filter((p) => p !== process.pid);
 }
 
 export function removeHome(home: string) {
