@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pidsMatching } from '../../main/lib/procs';
+import { listProcs } from '../../main/lib/procs';
 import { GUEST_QUOTE_SCRIPT } from '../../main/vm-manager/attest/index';
 import { findOvmf } from '../../main/vm-manager/host';
 import { buildTestImage, findKernel, TEST_IMAGE } from '../../main/vm-manager/images';
@@ -61,7 +61,9 @@ export function stateWithImage(prefix = 'vmm-'): string {
 
 /** Pids of live processes (not this one) whose argv mentions `marker`. */
 export function pidsWith(marker: string): number[] {
-  return pidsMatching([marker]).filter((p) => p !== process.pid);
+  return listProcs()
+    .filter((p) => p.pid !== process.pid && p.argv.join('\0').includes(marker))
+    .map((p) => p.pid);
 }
 
 export async function until<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 60_000, step = 200): Promise<T> {

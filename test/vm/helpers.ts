@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import type { Base } from '../../main/core/base';
 import { StreamHub } from '../../main/core/streams';
-import { pidsMatching } from '../../main/lib/procs';
+import { listProcs } from '../../main/lib/procs';
 import { JobRunner } from '../../main/services/jobs/runner';
 import { createLogger } from '../../main/services/log/logger';
 import { MemorySecretStore } from '../../main/services/secrets/store';
@@ -75,7 +75,9 @@ export async function call<M extends keyof VM>(
 
 /** Pids of processes whose command line mentions `marker` (e.g. a state dir). */
 export function processesWith(marker: string): number[] {
-  return pidsMatching([marker]).filter((p) => p !== process.pid);
+  return listProcs()
+    .filter((p) => p.pid !== process.pid && p.argv.join(' ').includes(marker))
+    .map((p) => p.pid);
 }
 
 export function removeHome(home: string) {
