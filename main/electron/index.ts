@@ -79,7 +79,7 @@ app.whenReady().then(async () => {
     cb({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
   });
   session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
-  // better-sqlite3 and keytar as built for this Electron's ABI, or a clear refusal (issue 10 item 3).
+  // better-sqlite3 and keytar as built for this Electron's ABI, or a clear refusal.
   const native = electronNative(process.env, join(here, '../..'));
   if (!native.ok) {
     console.error(native.message);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { controlNodeSummary } from './controlNode';
 import { jobStarted, method, noArgs } from './define';
 import { readinessLevel } from './readiness';
 
@@ -56,22 +57,13 @@ export const povView = z
     errorMessage: z.string().nullable(),
     lastConfirmedAt: z.string().nullable(),
     envGoneAt: z.string().nullable(),
-    controlNode: z
-      .object({
-        name: z.string().nullable(),
-        vmId: z.string().nullable(),
-        status: z.string().nullable(),
-        reason: z.string().nullable(),
-        mode: z.string().nullable(),
-        /** The name of the VM at vmId (the Control node column shows it). Always set by the handlers. */
-        vm: z.string().nullable().optional(),
-        /** Names of the Entitle agent host / Resource Broker host (never the control node). */
-        entitleHost: z.string().nullable().optional(),
-        brokerHost: z.string().nullable().optional(),
-        /** The control-node install job running for this POV, if any. */
-        jobId: z.string().nullable().optional(),
-      })
-      .strict(),
+    /** controlNode.get's summary without the resolution, plus what the POV list shows. */
+    controlNode: controlNodeSummary.omit({ resolvedVm: true }).extend({
+      /** The name of the VM at vmId (the Control node column shows it). Always set by the handlers. */
+      vm: z.string().nullable().optional(),
+      /** The control-node install job running for this POV, if any. */
+      jobId: z.string().nullable().optional(),
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
     /** The lifecycle job running for this POV in this process, if any. */

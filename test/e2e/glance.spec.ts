@@ -1,8 +1,6 @@
 import type { Page } from '@playwright/test';
-import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
-import { SEEDS } from '../skytap-emulator/seed';
 import { expect, test } from './fixtures';
-import { createPovInUi, saveSkytapInUi } from './glance-helpers';
+import { createPovInUi, saveSkytapInUi, useDemoEmulator } from './glance-helpers';
 
 /**
  * Read the POV list at a glance, at 1280 × 800 in Chromium against the real host and the Skytap
@@ -10,15 +8,7 @@ import { createPovInUi, saveSkytapInUi } from './glance-helpers';
  * on hover or in the expanded row; every action button inside its row's box; the POV page shows
  * the checklist. Screenshots go to the test output for a reviewer (not compared to anything).
  */
-let emu: Emulator;
-test.beforeAll(async () => {
-  emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 200, runstateBusyMs: 200, deleteMs: 200, rateLimitedMs: 400 } });
-});
-test.afterAll(async () => {
-  await emu.close();
-});
-
-test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
+const emulator = useDemoEmulator();
 
 /** Every element in the rows whose text overflows its box: its text, and the title that says it in full. */
 function truncated(page: Page) {
@@ -34,7 +24,7 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
   test.skip(app.mode !== 'browser', 'layout is checked in browser mode (no Electron binary here)');
   const { page } = app;
   await page.setViewportSize({ width: 1280, height: 800 });
-  await saveSkytapInUi(app, emu.url);
+  await saveSkytapInUi(app, emulator().url);
 
   await app.open('POVs');
   const a = await createPovInUi(page, /Windows AD lab/, 'Initech — quarterly access review with the security architecture team');
@@ -134,7 +124,7 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
 
   // rows in each state a reviewer should see: running, suspended, and failed (Skytap refuses the create)
   await page.getByRole('button', { name: 'Suspend Initech — quarterly access review with the security architecture team' }).click();
-  emu.faults.push({ match: 'POST /configurations', status: 422, times: 5 });
+  emulator().faults.push({ match: 'POST /configurations', status: 422, times: 5 });
   await page.getByRole('button', { name: 'New POV' }).click();
   const dialog = page.getByRole('dialog', { name: 'Create POV' });
   await dialog.getByRole('option', { name: /Windows AD lab/ }).click();

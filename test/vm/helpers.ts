@@ -1,5 +1,6 @@
 /** Pieces the vm suites share: what the host must have, process checks. (Their core: test/support/core.ts.) */
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
+import { listProcs } from '../../main/lib/procs';
 import { needs } from '../support/system';
 
 export const VM_SYSTEM = ['qemu-system-x86_64', 'qemu-img', 'swtpm', 'tpm2_quote', '/bin/busybox', '/usr/share/OVMF/OVMF_CODE_4M.fd'];
@@ -18,19 +19,9 @@ export function vmSkip(): string | null {
 
 /** Pids of processes whose command line mentions `marker` (e.g. a state dir). */
 export function processesWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      if (/\) Z /.test(stat)) continue;
-      if (cmd.includes(marker)) out.push(Number(d));
-    } catch {
-      // gone
-    }
-  }
-  return out;
+  return listProcs()
+    .filter((p) => p.pid !== process.pid && p.argv.join(' ').includes(marker))
+    .map((p) => p.pid);
 }
 
 export function removeHome(home: string) {

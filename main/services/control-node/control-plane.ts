@@ -1,6 +1,6 @@
 import { jsonOrNull, lazyRequire } from '../lazy';
 import { z } from 'zod';
-import { AppError, type ErrorCode } from '../../../shared/contract/errors';
+import { AppError, listZodIssues, type ErrorCode } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
 
 const undici = lazyRequire<typeof import('undici')>('undici');
@@ -116,7 +116,7 @@ export class HttpControlPlane implements ControlPlane {
   private parse<T>(schema: z.ZodType<T>, json: unknown, what: string): T {
     const r = schema.safeParse(json);
     if (!r.success) {
-      throw new AppError('unavailable', `the control plane sent ${what} this client cannot read (${r.error.issues[0]?.path.join('.') ?? ''}: ${r.error.issues[0]?.message ?? ''}); check that the URL points at a POV Desk control plane`);
+      throw new AppError('unavailable', `the control plane sent ${what} this client cannot read (${listZodIssues(r.error)}); check that the URL points at a POV Desk control plane`);
     }
     return r.data;
   }

@@ -71,18 +71,3 @@ export interface LifecycleDeps {
 
 export const CREATE_STEPS = ['before-create', 'after-create', 'after-commit', 'after-wait', 'after-power-on', 'after-vms'] as const;
 export const DESTROY_STEPS = ['before-delete', 'after-delete', 'after-gone'] as const;
-
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason ?? new Error('aborted'));
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason ?? new Error('aborted'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

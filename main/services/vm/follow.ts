@@ -8,6 +8,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import type { VmConsoleChunk } from '../../../shared/contract/vm';
+import { sleep } from '../../lib/sleep';
 import { HIGH_WATER, type Hub } from '../hub';
 
 export const STREAM = 'vm.console';
@@ -28,8 +29,6 @@ export interface FollowOptions {
   /** how long a follower lives without subscribers */
   graceMs?: number;
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Reads up to `max` bytes of `file` ending at `end`. */
 function readRange(file: string, start: number, end: number): Buffer {

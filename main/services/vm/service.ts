@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
+import { sleep } from '../../lib/sleep';
 import { vmLearnedGolden, type VmAttestation, type VmConnection, type VmCreateArgs, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
 import type { Hub } from '../hub';
 import { VmManagerClient } from '../../vm-manager/client';
@@ -53,17 +54,6 @@ interface Target {
   mode: 'local' | 'remote';
   url: string;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 const STEP: Record<string, number> = { creating: 0.1, booting: 0.3, attesting: 0.6, ready: 1 };
 
@@ -310,7 +300,7 @@ export class VmApp {
         throw new AppError('timeout', `VM ${args.name} (${id}) did not report ready within the manager's boot timeout and keeps running: ${vm.lastError ?? ''} — see its console, or delete it`, { vmId: id });
       }
       if (Date.now() > deadline) throw new AppError('timeout', `VM ${args.name} (${id}) did not reach "${waitFor}" in 15 minutes; it keeps running`, { vmId: id });
-      await sleep(this.o.pollMs ?? 500, job.signal);
+      await sleep(this.o.pollMs ?? 500, job.signal).catch(() => undefined);
     }
   }
 

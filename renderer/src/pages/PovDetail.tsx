@@ -11,6 +11,7 @@ import { SharePanel } from '../components/share/SharePanel';
 import '../components/share/share.css';
 import { usePovs } from '../state/pov';
 import { useJobs } from '../state/jobs';
+import { ErrorAlert } from '../components/ErrorAlert';
 import '../components/pov/pov.css';
 
 /** One POV: facts, its error or control-node reason, and the VMs tab. */
@@ -41,9 +42,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
         <button className="link" onClick={onBack}>
           ← POVs
         </button>
-        <p className="error" role="alert">
-          {error}
-        </p>
+        <ErrorAlert error={error} />
       </section>
     );
   }
@@ -66,11 +65,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           Refresh VMs
         </button>
       </header>
-      {actionError && (
-        <p className="error" role="alert">
-          {actionError}
-        </p>
-      )}
+      <ErrorAlert error={actionError} />
       {p.errorMessage && (
         <p className="banner error" role="alert">
           {p.errorMessage}

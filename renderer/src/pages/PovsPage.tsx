@@ -13,6 +13,7 @@ import { CONTROL_NODE_JOB_KIND, POV_JOB_KINDS, usePovs } from '../state/pov';
 import type { PovView } from '../../../shared/contract/pov';
 import { NAVIGATE_EVENT, povFromHash } from '../nav';
 import PovDetail from './PovDetail';
+import { ErrorAlert } from '../components/ErrorAlert';
 import '../components/pov/pov.css';
 
 /**
@@ -123,16 +124,8 @@ export default function PovsPage() {
           New POV
         </button>
       </header>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
-      {actionError && (
-        <p className="error" role="alert">
-          {actionError}
-        </p>
-      )}
+      <ErrorAlert error={error} />
+      <ErrorAlert error={actionError} />
       {povs && povs.length === 0 && (
         <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template.</EmptyState>
       )}

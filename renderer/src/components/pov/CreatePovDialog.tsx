@@ -6,6 +6,7 @@ import { callPov } from '../../state/pov';
 import { useFocusTrap } from '../focus-trap';
 import { TimeZoneInput } from './CustomerTz';
 import { bothZones } from './time';
+import { ErrorAlert } from '../ErrorAlert';
 
 /** Create POV: a searchable list of the templates this account (or project) can see, and a name. */
 export function CreatePovDialog({
@@ -80,11 +81,7 @@ export function CreatePovDialog({
           autoFocus
         />
         <div style={{ minHeight: 0, overflow: 'auto' }}>
-          {loadError && (
-            <p className="error" role="alert">
-              {loadError}
-            </p>
-          )}
+          <ErrorAlert error={loadError} />
           {!templates && !loadError && <p className="muted">Reading the template catalogue…</p>}
           {templates && templates.length === 0 && (
             <p className="error">No templates are visible to this account. A POV cannot be created from an empty catalogue; see Settings → Skytap → Test connection.</p>
@@ -127,11 +124,7 @@ export function CreatePovDialog({
             Deletes {bothZones(fromLocalInput(deleteAt)!, customerTz.trim())}
           </p>
         )}
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
         <div className="row" style={{ justifyContent: 'flex-end' }}>
           <button onClick={onClose}>Cancel</button>
           <button className="primary" disabled={!canCreate} onClick={() => void submit()}>

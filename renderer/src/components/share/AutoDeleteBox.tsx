@@ -4,6 +4,7 @@ import { relativeTime } from '../../../../shared/share-handout';
 import { api, errorText } from '../../api';
 import { bothZones } from '../pov/time';
 import { fromLocalInput, toLocalInput } from './datetime';
+import { ErrorAlert } from '../ErrorAlert';
 
 /**
  * The POV's auto-delete time (Skytap's delete_at_end schedule is what enforces it), whether the
@@ -75,11 +76,7 @@ export function AutoDeleteBox({ pov, focusExtend, onChanged }: { pov: PovView; f
           </button>
         </div>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }

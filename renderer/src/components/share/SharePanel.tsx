@@ -5,6 +5,7 @@ import { handoutText, isTimeZone, relativeTime } from '../../../../shared/share-
 import { api, errorText } from '../../api';
 import { bothZones, seTimeZone } from '../pov/time';
 import { copyText, fromLocalInput, toLocalInput } from './datetime';
+import { ErrorAlert } from '../ErrorAlert';
 
 /**
  * Share panel: one customer link (Skytap sharing portal) for the whole environment, always with a
@@ -94,11 +95,7 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
           {idleWarning}
         </p>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {current.map((s) => (
         <div key={s.shareId} className="share-link" data-testid="share-link">
           <div className="row">

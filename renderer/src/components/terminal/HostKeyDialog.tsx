@@ -3,6 +3,7 @@ import type { HostKeyPrompt } from '../../../../shared/contract/ssh';
 import { errorText } from '../../api';
 import { useTerminals } from '../../state/terminals';
 import { useFocusTrap } from '../focus-trap';
+import { ErrorAlert } from '../ErrorAlert';
 import './terminal.css';
 
 /**
@@ -62,11 +63,7 @@ export function HostKeyDialog({ prompt }: { prompt: HostKeyPrompt }) {
             </div>
           </>
         )}
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
       </div>
     </div>
   );

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api, errorText } from '../../api';
 import { useJobs } from '../../state/jobs';
 import { sshCall } from '../../state/terminals';
+import { ErrorAlert } from '../ErrorAlert';
 import './terminal.css';
 
 interface TypeResult {
@@ -93,11 +94,7 @@ export function TypeIntoPanel({ sessionId, onClose, runner = false }: { sessionI
         </p>
       )}
       {job?.state === 'failed' && <p className="error">{job.error?.message}</p>}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </div>
   );
 }

@@ -5,6 +5,7 @@ import { errorText } from '../../api';
 import { isActive } from '../../state/jobs';
 import { vmCall } from '../../state/vms';
 import { useFocusTrap } from '../focus-trap';
+import { ErrorAlert } from '../ErrorAlert';
 
 /**
  * The images and their golden PCR values. "Learn golden values" runs one boot of the image in
@@ -54,11 +55,7 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
       {learned && proposal && (
         <GoldenDialog key={proposal.id} learned={learned} onSave={save} onDiscard={() => setDismissed((d) => [...d, proposal.id])} />
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </div>
   );
 }
