@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { recordGolden, type ImagePolicy } from './attest/index';
 import { attestationView } from './api';
-import { VmManagerClient } from './client';
+import { VmManagerClient } from '../vm-api/client';
 import { VmmError } from './errors';
 import { firmwareChange, learnOffline } from './golden';
 import { findOvmf } from './host';
@@ -101,7 +101,7 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       let att: { image: string; ready: VmRecord['attestation']['ready']; initrd: VmRecord['attestation']['initrd'] };
       const server = str('--server');
       if (server) {
-        att = await new VmManagerClient(server, str('--token') ?? '').attestation(vmId);
+        att = (await new VmManagerClient(server, str('--token') ?? '').attestation(vmId)) as unknown as typeof att;
       } else {
         const file = join(stateDir, 'vms', vmId, 'vm.json');
         if (!/^[0-9a-f]{8}$/.test(vmId) || !existsSync(file)) throw new VmmError('not_found', `no VM ${vmId} under ${stateDir}`);

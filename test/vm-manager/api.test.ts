@@ -171,7 +171,7 @@ describe.skipIf(skip !== null)('vm-manager on a unix socket', () => {
     const m = await serve({ stateDir: state, socket: sock, token: 'S' });
     try {
       expect(m.url).toBe(`unix:${sock}`);
-      const { VmManagerClient } = await import('../../main/vm-manager/client');
+      const { VmManagerClient } = await import('../../main/vm-api/client');
       const c = new VmManagerClient(m.url, 'S');
       expect((await c.images()).length).toBe(1);
       expect(await c.list()).toEqual([]);

@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runVmManagerCli } from '../../main/vm-manager/cli';
-import { VmManagerClient } from '../../main/vm-manager/client';
+import { VmManagerClient } from '../../main/vm-api/client';
 import { findOvmf } from '../../main/vm-manager/host';
 import { buildTestImage, readPolicy, TEST_CMDLINE, TEST_IMAGE, writePolicy } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
@@ -96,9 +96,9 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     expect(vm.attestation.ready).toMatchObject({ verified: true, mismatches: [] });
     expect(vm.attestation.akFingerprint).toBe(firstAk);
     const att = await client.attestation(firstVm);
-    const row9 = att.table.find((r) => r.pcr === '9');
+    const row9 = att.table.find((r: { pcr: string }) => r.pcr === '9');
     expect(row9).toMatchObject({ compared: true, match: true });
-    expect(att.table.find((r) => r.pcr === '1')).toMatchObject({ compared: false });
+    expect(att.table.find((r: { pcr: string }) => r.pcr === '1')).toMatchObject({ compared: false });
     // reboot: a new boot, new quotes, the same pinned AK
     const qemuPid = vm.pids.qemu;
     const rebooting = await client.reboot(firstVm);
@@ -163,7 +163,7 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
       expect(i.verified).toBe(false);
       expect(i.failed).toBe('golden');
       expect(i.message).toMatch(/golden mismatch: (pcr \d+ expected [0-9a-f]{64}, got [0-9a-f]{64}; )*pcr 9 expected [0-9a-f]{64}, got [0-9a-f]{64}/);
-      const changed = i.mismatches.map((x) => x.pcr);
+      const changed = i.mismatches.map((x: { pcr: string }) => x.pcr);
       console.log(`[finding] ${variant} change moved golden-compared PCRs: ${changed.join(', ')}`);
       expect(changed).toContain('9');
       expect(rec.attestation.userDataReleased).toBe(false);

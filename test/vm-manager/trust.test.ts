@@ -13,7 +13,7 @@ import { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedPcr11 } from '../../main/vm-manager/attest/policy';
 import { runVmManagerCli } from '../../main/vm-manager/cli';
-import { VmManagerClient } from '../../main/vm-manager/client';
+import { VmManagerClient } from '../../main/vm-api/client';
 import { readPolicy, TEST_IMAGE } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { METADATA_PROXY, type VmRecord } from '../../main/vm-manager/vms';

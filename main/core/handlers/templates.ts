@@ -3,7 +3,7 @@ import { AppError } from '../../../shared/contract/errors';
 import type { templatesMethods } from '../../../shared/contract/templates';
 import { TemplateService } from '../../services/templates/service';
 import { VmManagerSupervisor } from '../../services/vm/supervisor';
-import { VmManagerClient } from '../../vm-manager/client';
+import { VmManagerClient } from '../../vm-api/client';
 import type { Base } from '../base';
 import type { DomainHandlers } from './skytap';
 import { vmAppFor } from './vm';

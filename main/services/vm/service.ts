@@ -8,7 +8,7 @@ import { AppError } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
 import { vmLearnedGolden, type VmAttestation, type VmConnection, type VmCreateArgs, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
 import type { StreamHub } from '../../core/streams';
-import { VmManagerClient } from '../../vm-manager/client';
+import { VmManagerClient } from '../../vm-api/client';
 import type { JobContext, JobRunner } from '../jobs/runner';
 import type { Logger } from '../log/logger';
 import type { SecretStore } from '../secrets/store';

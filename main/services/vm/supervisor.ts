@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { AppError } from '../../../shared/contract/errors';
 import type { Logger } from '../log/logger';
-import { VmManagerClient } from '../../vm-manager/client';
+import { VmManagerClient } from '../../vm-api/client';
 import { procCmdline } from '../../vm-manager/procs';
 
 export const endpointSchema = z
