@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { AppError } from '../../../shared/contract/errors';
 import type { Logger } from '../log/logger';
-import { VmManagerClient } from '../../vm-api/client';
+import { VmApiError, VmManagerClient } from '../../vm-api/client';
 import { procCmdline } from '../../vm-manager/procs';
 
 export const endpointSchema = z
@@ -161,8 +161,10 @@ export class VmManagerSupervisor {
     try {
       await new VmManagerClient(ep.url, ep.token, 3000).list();
       return true;
-    } catch {
-      return false;
+    } catch (e) {
+      // It answered (even with a record this app reads differently) and took the token.
+      if (!(e instanceof VmApiError)) return false;
+      return e.status === null ? e.code === 'internal_error' : e.status !== 401 && e.status !== 403;
     }
   }
 
