@@ -233,8 +233,11 @@ export class StrictDouble {
         const [prog, ...args] = b.command;
         if (prog === 'echo') return { stdout: `${args.join(' ')}\n`, stderr: '', exitCode: 0 };
         if (prog === 'false') return { stdout: '', stderr: '', exitCode: 1 };
-        const exit = prog === 'sh' && args[0] === '-c' ? /^exit (\d+)$/.exec(args[1] ?? '') : null;
+        const script = prog === 'sh' && args[0] === '-c' ? (args[1] ?? '') : null;
+        const exit = script === null ? null : /^exit (\d+)$/.exec(script);
         if (exit) return { stdout: '', stderr: '', exitCode: Number(exit[1]) };
+        const echo = script === null ? null : /^echo (.*)$/.exec(script);
+        if (echo) return { stdout: `${echo[1]}\n`, stderr: '', exitCode: 0 };
         return { stdout: '', stderr: `sh: ${prog}: not found\n`, exitCode: 127 };
       }
       case 'forwardPort': {

@@ -57,8 +57,7 @@ export function vmDiagnostics(base: Base): DiagnosticsSection {
   };
 }
 
-export function vmHandlers(base: Base): DomainHandlers<typeof vmMethods> {
-  const app = vmAppFor(base);
+export function vmHandlers(base: Base, app: VmApp = vmAppFor(base)): DomainHandlers<typeof vmMethods> {
   return {
     'vm.connection': () => app.connection(),
     'vm.setConnection': (args) => app.setConnection(args),

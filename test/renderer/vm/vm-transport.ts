@@ -2,6 +2,7 @@ import { toWireError } from '../../../shared/contract';
 import { vmMethods } from '../../../shared/contract/vm';
 import type { Core } from '../../../main/core/create';
 import { vmHandlers } from '../../../main/core/handlers/vm';
+import type { VmApp } from '../../../main/services/vm/service';
 import type { Transport } from '../../../renderer/src/transport';
 import { coreTransport } from '../core-transport';
 
@@ -10,9 +11,9 @@ import { coreTransport } from '../core-transport';
  * does (until the lead spreads vmMethods into the contract index, the core's dispatcher does not
  * know them).
  */
-export function vmTransport(core: Core): Transport {
+export function vmTransport(core: Core, app?: VmApp): Transport {
   const inner = coreTransport(core);
-  const handlers = vmHandlers(core.base) as unknown as Record<string, (a: unknown, c: unknown) => Promise<unknown>>;
+  const handlers = vmHandlers(core.base, app) as unknown as Record<string, (a: unknown, c: unknown) => Promise<unknown>>;
   return {
     ...inner,
     call: async (method, args) => {
@@ -24,7 +25,7 @@ export function vmTransport(core: Core): Transport {
         return def.result.parse(await handlers[method]!(parsed.data, { transport: 'test' }));
       } catch (e) {
         const w = toWireError(e);
-        throw Object.assign(new Error(w.message), { code: w.code });
+        throw Object.assign(new Error(w.message), { code: w.code, detail: w.detail });
       }
     },
   };
