@@ -177,7 +177,13 @@ export function createApiHandler(ctx: ApiContext) {
     const network = b.network ?? CREATE_VM_DEFAULTS.network;
     if (!ctx.networks.has(network)) throw new VmmError('invalid_request', `network "${network}" does not exist: create it with POST /api/v1/networks or use "default"`);
     if (b.kubernetes_version !== undefined) throw new VmmError('invalid_request', `kubernetes_version "${b.kubernetes_version}": images here offer no Kubernetes versions (no Kubernetes sysexts on a laptop)`);
-    const image = resolveImageRef(ctx.stateDir, b.image ?? TEST_IMAGE);
+    let image: string;
+    try {
+      image = resolveImageRef(ctx.stateDir, b.image ?? TEST_IMAGE);
+    } catch (e) {
+      // The document: an image that does not exist is an invalid spec (400), not a missing route.
+      throw e instanceof VmmError && e.code === 'not_found' ? new VmmError('invalid_request', e.message) : e;
+    }
     const waitFor = b.wait_for ?? CREATE_VM_DEFAULTS.wait_for;
     const rec = await ctx.vms.create({
       name: b.name, image, cpus: b.cpus ?? CREATE_VM_DEFAULTS.cpus, memoryMiB: b.memory_mib ?? CREATE_VM_DEFAULTS.memory_mib, diskGiB: b.disk_gib ?? CREATE_VM_DEFAULTS.disk_gib,

@@ -62,12 +62,15 @@ export function reached(r: VmRecord, milestone: WaitFor): boolean {
  * Both messages name the VM id, which still exists.
  */
 export function waitFor(recs: VmRecords, id: string, milestone: WaitFor, ms: number): Promise<VmRecord> {
-  const ended = (r: VmRecord) => r.state === 'failed' || r.state === 'stopped' || r.state === 'deleting' || (r.state === 'running' && milestone !== 'none' && milestone !== 'installed');
+  const ended = (r: VmRecord) => r.state === 'failed' || r.state === 'stopped' || r.state === 'deleting';
+  // `running`: QEMU is up but READY did not come within the boot timeout, so the milestone was not reached in time.
+  const late = (r: VmRecord) => r.state === 'running' && milestone !== 'none' && milestone !== 'installed';
   return new Promise((resolve, reject) => {
     const check = (r: VmRecord) => {
       if (r.id !== id) return;
       if (reached(r, milestone)) finish(() => resolve(r));
       else if (ended(r)) finish(() => reject(new VmmError('vm_failed', `VM ${id} is ${r.state} before "${milestone}" (the VM still exists: GET /api/v1/vms/${id}, or delete it): ${r.lastError ?? 'no error recorded'}`)));
+      else if (late(r)) finish(() => reject(new VmmError('timeout', `VM ${id} did not reach "${milestone}" within the boot timeout; it keeps running (state running): GET /api/v1/vms/${id}. ${r.lastError?.split('\n')[0] ?? ''}`.trim())));
     };
     const onDeleted = (d: string) => d === id && finish(() => reject(new VmmError('vm_failed', `VM ${id} was deleted while waiting for "${milestone}"`)));
     const timer = setTimeout(() => finish(() => reject(new VmmError('timeout', `VM ${id} did not reach "${milestone}" within ${Math.round(ms / 1000)} s; it keeps running: GET /api/v1/vms/${id}`))), ms);
