@@ -68,7 +68,7 @@ export function vmView(r: VmRecord) {
     }),
     povdesk: {
       accel: r.accel, startedAt: r.startedAt, stoppedAt: r.stoppedAt, durations: r.durations, ports: r.ports, forwards: r.forwards,
-      sshHostKey: r.sshHostKey, serialSocket: r.paths.serialSocket, hasUserData: r.hasUserData,
+      pids: r.pids, sshHostKey: r.sshHostKey, serialSocket: r.paths.serialSocket, hasUserData: r.hasUserData,
       attestation: { akFingerprint: r.attestation.akFingerprint, initrd: r.attestation.initrd, ready: r.attestation.ready, ...(r.attestation.learn ? { learn: true } : {}) },
     },
   });
