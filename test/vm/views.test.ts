@@ -50,9 +50,11 @@ describe('views', () => {
   });
 
   it('reads the local daemon\'s extras when they have the right shape, ignores them otherwise', () => {
-    const r = vmView({ ...docVm, ports: { ssh: 2222 }, accel: 'tcg', sshHostKey: { publicKey: 'ssh-ed25519 AAAAC3Nz' } } as never);
+    const r = vmView({ ...docVm, povdesk: { ports: { ssh: 2222 }, accel: 'tcg', sshHostKey: { publicKey: 'ssh-ed25519 AAAAC3Nz' } } } as never);
     expect(r).toMatchObject({ sshPort: 2222, accel: 'tcg', sshHostKey: 'ssh-ed25519 AAAAC3Nz' });
-    expect(vmView({ ...docVm, ports: { ssh: 'x' }, accel: 7 } as never)).toMatchObject({ sshPort: null, accel: null });
+    expect(vmView({ ...docVm, povdesk: { ports: { ssh: 'x' }, accel: 7 } } as never)).toMatchObject({ sshPort: null, accel: null });
+    // extras outside povdesk are not the daemon's: ignored
+    expect(vmView({ ...docVm, ports: { ssh: 2222 } } as never).sshPort).toBeNull();
   });
 
   it('host: the document\'s report (missing as names, kvm device) becomes the page\'s view', () => {
@@ -72,16 +74,21 @@ describe('views', () => {
     ];
     expect(all.map((i) => imageView(i, all).name)).toEqual(['base', 'base_1']);
     expect(imageView(all[1]!, all)).toMatchObject({ hasPolicy: true, goldenPcrs: 1, kind: 'uki' });
+    // a policy.json as an image build writes it (golden.sha256, record_only)
+    const built = { id: 'b', version: '1', uki: '/u', disk: '/d', policy: { golden: { sha256: { '0': H('a'), '7': H('b') } }, record_only: [1] } };
+    expect(imageView(built)).toMatchObject({ hasPolicy: true, goldenPcrs: 2 });
   });
 
   it('builds the PCR table: golden match, mismatch, computed, record-only, no golden yet', () => {
     const att = attestationSchema.parse({ required: true, userDataReleased: false, initrd: { verified: false, message: 'golden mismatch: pcr 4', at: '2026-12-01T10:00:00Z' } });
     const raw = {
       ...att,
-      initrd: {
-        ...att.initrd!, failed: 'golden',
-        pcrs: { '0': H('a'), '1': H('1'), '4': H('b'), '7': H('c'), '11': H('d') },
-        mismatches: [{ pcr: '4', expected: H('e'), got: H('b') }],
+      povdesk: {
+        initrd: {
+          ...att.initrd!, failed: 'golden',
+          pcrs: { '0': H('a'), '1': H('1'), '4': H('b'), '7': H('c'), '11': H('d') },
+          mismatches: [{ pcr: '4', expected: H('e'), got: H('b') }],
+        },
       },
     };
     const view = vmAttestation.parse(attestationView('deadbeef', raw, { recordOnly: [1], golden: { '0': H('a'), '4': H('e') }, firmwareChanged: null }));

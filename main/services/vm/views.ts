@@ -1,8 +1,9 @@
 /**
  * The vm-manager's answers (already validated against giantswarm's document by the client) turned
  * into the app's contract views. Everything the views need is in the document; what the app's own
- * daemon sends beyond it (forwarded SSH port, host key, accelerator probes, PCR values, tool list)
- * is read when present, checked here, and otherwise left null: a cluster's manager lacks it.
+ * daemon sends beyond it under `povdesk` (forwarded SSH port, host key, accelerator probes, PCR
+ * values, tool list) is read when present, checked here, and otherwise left null: a cluster's
+ * manager lacks it.
  */
 import { z } from 'zod';
 import { AppError, describeZodError } from '../../../shared/contract/errors';
@@ -21,6 +22,12 @@ export function parseAnswer<S extends z.ZodType>(what: string, schema: S, value:
     throw new AppError('internal', describeZodError(`the vm-manager's answer to ${what} is not what this app understands (is it a newer or other vm-manager?)`, r.error));
   }
   return r.data;
+}
+
+/** The local daemon's extras beside the documented fields (`povdesk`), or {} from another manager. */
+export function extrasOf(v: unknown): Record<string, unknown> {
+  const x = (v as { povdesk?: unknown } | null)?.povdesk;
+  return x && typeof x === 'object' && !Array.isArray(x) ? (x as Record<string, unknown>) : {};
 }
 
 /** An optional extra of the local daemon: its value when it has the shape, else null. */
@@ -45,16 +52,19 @@ const missingItem = z.union([z.string().transform((what) => ({ what, install: ''
 export type HostAnswer = Loose<Host> | Record<string, unknown>;
 
 export function hostView(raw: HostAnswer, endpoint: string, mode: 'local' | 'remote', managerError: string | null = null): VmHost {
-  const h = raw as Record<string, unknown>;
+  const doc = raw as Record<string, unknown>;
+  const local = extrasOf(raw);
+  // the daemon's own report (under povdesk, or the whole value when the app made it itself)
+  const own = Object.keys(local).length ? local : 'accelerator' in doc ? doc : null;
+  const h = own ?? doc;
   const tool = (name: string, v: unknown) => {
     const t = extra(extraTool, v);
     return { name, found: t?.found ?? false, version: t?.version ?? null, error: t ? t.error : 'not reported by the vm-manager' };
   };
-  const tools = [tool('qemu-system-x86_64', h.qemu), tool('swtpm', h.swtpm)];
-  for (const [key, name] of [['systemd', 'systemd'], ['qemuImg', 'qemu-img'], ['tpm2Tools', 'tpm2-tools'], ['busybox', 'busybox']] as const) {
-    if (h[key] !== undefined) tools.push(tool(name, h[key]));
-  }
-  const kvm = extra(z.object({ path: str, accessible: z.boolean(), error: z.string().optional() }), h.kvm);
+  const tools = own
+    ? [tool('qemu-system-x86_64', own.qemu), tool('qemu-img', own.qemuImg), tool('swtpm', own.swtpm), tool('tpm2-tools', own.tpm2Tools), tool('busybox', own.busybox)]
+    : [tool('qemu-system-x86_64', doc.qemu), tool('swtpm', doc.swtpm), tool('systemd', doc.systemd)];
+  const kvm = extra(z.object({ path: str, accessible: z.boolean(), error: z.string().optional() }), doc.kvm);
   const accelerator = extra(extraAccel, h.accelerator) ?? {
     chosen: kvm?.accessible ? 'kvm' : null,
     reason: kvm ? (kvm.accessible ? `${kvm.path} is accessible` : (kvm.error ?? `${kvm.path} is not accessible`)) : 'not reported by the vm-manager',
@@ -65,18 +75,18 @@ export function hostView(raw: HostAnswer, endpoint: string, mode: 'local' | 'rem
     endpoint,
     mode,
     managerError,
-    hostname: parseAnswer('GET /host', str, h.hostname),
-    kernel: typeof h.kernel === 'string' ? h.kernel : '',
+    hostname: parseAnswer('GET /host', str, doc.hostname),
+    kernel: typeof doc.kernel === 'string' ? doc.kernel : '',
     platformNote: extra(str, h.platformNote),
-    cpus: parseAnswer('GET /host', z.number(), h.cpus),
-    memoryBytes: parseAnswer('GET /host', z.number(), h.memoryBytes),
+    cpus: parseAnswer('GET /host', z.number(), doc.cpus),
+    memoryBytes: parseAnswer('GET /host', z.number(), doc.memoryBytes),
     tools,
-    ovmfCode: extra(str, h.ovmfCode),
+    ovmfCode: extra(str, doc.ovmfCode),
     guestKernel: extra(str, h.guestKernel),
     accelerator,
-    ready: parseAnswer('GET /host', z.boolean(), h.ready),
-    // the daemon's install lines when it sends them (missingInstall), else the document's names
-    missing: extra(z.array(missingItem), h.missingInstall) ?? extra(z.array(missingItem), h.missing) ?? [],
+    ready: parseAnswer('GET /host', z.boolean(), doc.ready),
+    // the daemon's items with install lines when it sends them, else the document's names
+    missing: (own ? extra(z.array(missingItem), own.missing) : null) ?? extra(z.array(missingItem), doc.missing) ?? [],
   };
 }
 
@@ -86,7 +96,7 @@ const seconds = (from?: string, to?: string) => (from && to ? Math.max(0, (Date.
 const durations = z.object({ installSeconds: nnum, bootSeconds: nnum, readySeconds: nnum });
 
 export function vmView(v: Loose<ApiVm>): VmRecord {
-  const ext = v as Record<string, unknown>;
+  const ext = extrasOf(v);
   return {
     id: v.id,
     name: v.name,
@@ -120,7 +130,7 @@ export function vmView(v: Loose<ApiVm>): VmRecord {
 
 /** The serial socket of a local VM (the daemon's extra in paths). */
 export function serialSocket(v: Loose<ApiVm>): string | null {
-  return extra(str, (v.paths as Record<string, unknown>).serialSocket);
+  return extra(str, extrasOf(v).serialSocket);
 }
 
 // ---- images ------------------------------------------------------------------------------------
@@ -135,18 +145,24 @@ export type ImagePolicy = z.output<typeof policyExtras>;
 
 /** The name an image is created with: the daemon's name, else the bare id (its newest version), else "<id>_<version>". */
 export function imageRef(i: Loose<Image>, all: Loose<Image>[]): string {
-  const name = extra(str, (i as Record<string, unknown>).name);
+  const name = extra(str, extrasOf(i).name);
   if (name) return name;
   const newest = all.find((x) => x.id === i.id);
   return newest === i ? i.id : `${i.id}_${i.version}`;
 }
 
+/** The image's policy: the daemon's view of it, else the document's policy object as an image build writes it. */
 export function imagePolicy(i: Loose<Image>): ImagePolicy | null {
-  return i.policy === undefined ? null : (extra(policyExtras, i.policy) ?? { recordOnly: [], golden: {}, firmwareChanged: null });
+  const own = extrasOf(i);
+  if ('policy' in own) return own.policy === null ? null : extra(policyExtras, own.policy);
+  if (i.policy === undefined) return null;
+  const built = extra(z.object({ golden: z.object({ sha256: z.record(z.string(), z.string()) }), record_only: z.array(z.number()).optional() }), i.policy);
+  if (built) return { golden: built.golden.sha256, recordOnly: built.record_only ?? [], firmwareChanged: null };
+  return extra(policyExtras, i.policy) ?? { recordOnly: [], golden: {}, firmwareChanged: null };
 }
 
 export function imageView(i: Loose<Image>, all: Loose<Image>[] = [i]): VmImage {
-  const ext = i as Record<string, unknown>;
+  const ext = extrasOf(i);
   const policy = imagePolicy(i);
   return {
     name: imageRef(i, all),
@@ -174,7 +190,7 @@ const quoteExtras = z.object({
  * PCR values: a cluster's manager gives verdicts only, and the table is then empty.
  */
 export function attestationView(id: string, raw: Loose<Attestation>, policy: ImagePolicy | null): VmAttestation {
-  const a = raw as Record<string, unknown>;
+  const a = extrasOf(raw);
   const golden: Record<string, string> = { ...(policy?.golden ?? {}) };
   const table = extra(z.array(z.object({ pcr: z.union([z.string(), z.number()]), golden: nstr })), a.table) ?? [];
   for (const row of table) if (row.golden && golden[String(row.pcr)] === undefined) golden[String(row.pcr)] = row.golden;
@@ -183,7 +199,7 @@ export function attestationView(id: string, raw: Loose<Attestation>, policy: Ima
   for (const stage of ['initrd', 'ready'] as const) {
     const q = raw[stage];
     if (!q) continue;
-    const s = extra(quoteExtras, q) ?? { failed: null, pcrs: {}, mismatches: [] };
+    const s = extra(quoteExtras, a[stage]) ?? { failed: null, pcrs: {}, mismatches: [] };
     const mismatched = new Map(s.mismatches.map((m) => [String(m.pcr), m]));
     const pcrs: PcrRow[] = Object.keys(s.pcrs)
       .sort((x, y) => Number(x) - Number(y))
