@@ -273,7 +273,8 @@ export class VmApp {
           ...(args.userData !== undefined ? { user_data: args.userData } : {}),
           require_attestation: args.requireAttestation,
           wait_for: 'none',
-          ...(args.network ? { network: args.network } : {}),
+          // 'restricted' is the manager's default network; the local daemon names its NAT policy network 'nat'
+          ...(args.network === 'nat' ? { network: 'nat' } : {}),
         }),
       );
       job.log(`VM ${args.name} is ${created.id} (${created.state})`);
