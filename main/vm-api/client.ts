@@ -59,6 +59,8 @@ export type Loose<T> = T extends string | number | boolean | null | undefined
 type Answer<S extends z.ZodType> = Loose<z.output<S>>;
 
 const seg = encodeURIComponent;
+/** A learn boot is a whole boot under TCG on a busy host: the call waits this long whatever the client's timeout. */
+const LEARN_BOOT_MS = 15 * 60_000;
 
 export class VmManagerClient {
   private readonly auth: BearerSource;
@@ -71,7 +73,7 @@ export class VmManagerClient {
   }
 
   /** One request; a 401 asks the bearer source to renew once and tries again. Returns the parsed JSON (undefined for 204). */
-  private async send(method: string, path: string, body?: unknown, retried = false): Promise<unknown> {
+  private async send(method: string, path: string, body?: unknown, retried = false, timeoutMs = this.opts.timeoutMs): Promise<unknown> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const token = await this.auth.bearer();
     const headers: Record<string, string> = { Authorization: `Bearer ${token}`, Accept: 'application/json' };
@@ -79,14 +81,14 @@ export class VmManagerClient {
     const base = this.baseUrl.startsWith('unix:') ? this.baseUrl : this.baseUrl.replace(/\/+$/, '');
     let a;
     try {
-      a = await exchange(base, `${API_PREFIX}${path}`, { method, headers, body: payload }, { timeoutMs: this.opts.timeoutMs, ca: this.opts.ca });
+      a = await exchange(base, `${API_PREFIX}${path}`, { method, headers, body: payload }, { timeoutMs, ca: this.opts.ca });
     } catch (e) {
       if (e instanceof HttpFailure) throw new VmApiError(e.kind === 'bad_url' ? 'invalid_request' : e.kind === 'timeout' ? 'timeout' : 'unavailable', e.kind === 'unreachable' ? e.message.replace(/^cannot reach/, 'cannot reach vm-manager at') : e.message);
       throw e;
     }
     if (a.status === 401 && !retried && this.auth.renew) {
       const fresh = await this.auth.renew();
-      if (fresh) return this.send(method, path, body, true);
+      if (fresh) return this.send(method, path, body, true, timeoutMs);
     }
     if (a.status === 204) return undefined;
     const type = String(a.headers['content-type'] ?? '');
@@ -195,7 +197,7 @@ export class VmManagerClient {
   }
   /** LOCAL. One learn boot of the image (minutes under TCG): the proposed golden values, not yet saved. */
   learnGolden(image: string): Promise<unknown> {
-    return this.send('POST', `/images/${seg(image)}/learn-golden`);
+    return this.send('POST', `/images/${seg(image)}/learn-golden`, undefined, false, Math.max(this.opts.timeoutMs, LEARN_BOOT_MS));
   }
   /** LOCAL. */
   saveGolden(image: string, golden: Record<string, string>, firmware: { path: string; sha256: string } | null): Promise<unknown> {

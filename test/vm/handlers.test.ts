@@ -104,7 +104,8 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     const { jobId } = await call(h, 'vm.create', { ...good, image: 'no-such-image' });
     const job = await base.jobs.wait(jobId);
     expect(job.state).toBe('failed');
-    expect(job.error?.code).toBe('not_found');
+    // giantswarm's document: an image that does not exist is an invalid spec (400)
+    expect(job.error?.code).toBe('invalid_request');
     expect(job.error?.message).toContain('no-such-image');
     expect((await call(h, 'vm.list', {})).vms).toEqual([]);
   });
