@@ -187,6 +187,10 @@ export class VmManagerClient {
 
   // ---- LOCAL: the app's own daemon only (not in the document) -----------------------------------
 
+  /** LOCAL. The daemon's own view of each image (name, path, disk file, sizes: its `povdesk` extras). */
+  async localImages(): Promise<{ name: string; path?: string; disk?: string; virtualSizeBytes?: number }[]> {
+    return (await this.images()).map((i) => ({ ...(i.povdesk ?? {}), name: typeof i.povdesk?.name === 'string' ? i.povdesk.name : i.id }));
+  }
   /** LOCAL. Imports a qcow2/raw/vmdk that lies under the manager's state dir. */
   importImage(path: string, name?: string) {
     return this.send('POST', '/images', name ? { path, name } : { path }) as Promise<{ name: string; disk?: string; sha256: string; virtualSizeBytes?: number }>;

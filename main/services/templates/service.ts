@@ -88,7 +88,7 @@ export class TemplateService {
     const srcPath = typeof args.source === 'string' ? allowedSource(args.source, this.d.allowedDirs) : null;
     if (existsSync(this.bakedDir(args.name))) throw new AppError('conflict', `a baked template "${args.name}" exists: pick another name`);
     const { client, stateDir } = await this.d.vmm();
-    const images = (await client.images()) as unknown as { name: string }[];
+    const images = await client.localImages();
     if (images.some((i) => i.name === args.name)) throw new AppError('conflict', `an image "${args.name}" exists in the local vm-manager: pick another name`);
     this.sweepStale(stateDir);
     const work = join(this.root, 'work', `${process.pid}-${job.id}`);
@@ -239,7 +239,7 @@ export class TemplateService {
       throw new AppError('not_found', `no baked template "${args.imageId}": bake it first (templates.bake)`);
     }
     const { client } = await this.d.vmm();
-    const images = (await client.images()) as unknown as { name: string; path?: string; disk?: string; virtualSizeBytes?: number }[];
+    const images = await client.localImages();
     const img = images.find((i) => i.name === args.imageId);
     if (!img?.path || !img.disk) throw new AppError('not_found', `the local vm-manager has no disk image "${args.imageId}": bake it again`);
     const dest = args.dir ? allowedSource(args.dir, this.d.allowedDirs) : join(this.root, 'exports', args.imageId);
