@@ -105,3 +105,20 @@ describe('vm.* with an OIDC login to the cluster', () => {
     expect(w.leaks()).toEqual([]);
   });
 });
+
+describe('a login close to its expiry', () => {
+  it('is refreshed before the call, so the manager never sees the old token', async () => {
+    const w = await oidcWorld(null, { tokenSeconds: 30 }); // inside the app's 60 s margin
+    try {
+      await call(w.h, 'vm.setConnection', { mode: 'remote', url: w.double.url, auth: 'oidc', oidcIssuer: w.issuer.url, oidcClientId: CLIENT_ID });
+      const login = await call(w.h, 'vm.login', {});
+      w.issuer.approve(login.userCode);
+      expect((await w.base.jobs.wait(login.jobId)).error).toBeNull();
+      expect((await call(w.h, 'vm.list', {})).vms).toEqual([]);
+      expect(w.issuer.calls.at(-1)).toBe('refresh:tokens');
+      expect(w.double.seen).toEqual(['listVMs']);
+    } finally {
+      await w.close();
+    }
+  }, 20_000);
+});
