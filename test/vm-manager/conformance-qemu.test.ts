@@ -6,6 +6,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attestationSchema, consoleSchema, execResultSchema, forwardSchema, metricsSchema, vmSchema } from '../../main/vm-api/schemas';
+import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { caller, expectDoc, expectError } from './conformance-support';
 import { pidsWith, stateWithImage, vmSkip } from './support';
@@ -20,7 +21,8 @@ describe.skipIf(skip !== null)('vm-manager /api/v1 with a real guest', () => {
 
   beforeAll(async () => {
     state = stateWithImage('vmm-confq-');
-    m = await serve({ stateDir: state, token: 'tok' });
+    // learn mode: the freshly built test image has no golden values yet (as in the other boot suites)
+    m = await serve({ stateDir: state, token: 'tok', learn: [TEST_IMAGE] });
     call = caller(m.url, 'tok');
   }, 120_000);
 
