@@ -50,6 +50,8 @@ const dnsLabel = (field: string) =>
 /** format: date-time (RFC 3339; the Go server may send an offset and nanoseconds). */
 const dateTime = z.iso.datetime({ offset: true });
 const int = z.number().int();
+/** An integer request field, with a message naming it. */
+const wholeNumber = (field: string) => z.number({ error: `${field} must be a whole number` }).int(`${field} must be a whole number`);
 
 /** IPv4 dotted quad. */
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
@@ -89,9 +91,9 @@ export const createVmRequestSchema = z.strictObject({
   name: dnsLabel('name'),
   image: z.string().min(1).optional(),
   kubernetes_version: z.string().min(1).optional(),
-  cpus: int.min(1, 'cpus must be at least 1').optional(),
-  memory_mib: int.min(256, 'memory_mib must be at least 256').optional(),
-  disk_gib: int.min(1, 'disk_gib must be at least 1').optional(),
+  cpus: wholeNumber('cpus').min(1, 'cpus must be at least 1').optional(),
+  memory_mib: wholeNumber('memory_mib').min(256, 'memory_mib must be at least 256').optional(),
+  disk_gib: wholeNumber('disk_gib').min(1, 'disk_gib must be at least 1').optional(),
   network: z.string().min(1).optional(),
   user_data: z.string().optional(),
   ssh_authorized_keys: z.array(z.string()).optional(),
@@ -110,7 +112,7 @@ export type ExecRequest = z.infer<typeof execRequestSchema>;
 
 /** #/components/schemas/ForwardRequest */
 export const forwardRequestSchema = z.strictObject({
-  port: int.min(1, 'port must be 1 to 65535').max(65535, 'port must be 1 to 65535'),
+  port: wholeNumber('port').min(1, 'port must be 1 to 65535').max(65535, 'port must be 1 to 65535'),
 });
 export type ForwardRequest = z.infer<typeof forwardRequestSchema>;
 
