@@ -92,11 +92,12 @@ export class VmManagerClient {
     }
     if (a.status === 204) return undefined;
     const type = String(a.headers['content-type'] ?? '');
+    // YAML is text to the caller, even when it is written as JSON (JSON is YAML)
+    if (a.status >= 200 && a.status < 300 && type.includes('yaml')) return a.text;
     let json: unknown;
     try {
       json = a.text ? JSON.parse(a.text) : undefined;
     } catch {
-      if (a.status >= 200 && a.status < 300 && type.includes('yaml')) return a.text;
       throw new VmApiError(statusCode(a.status), `vm-manager answered ${method} ${path} with ${a.status} and a body that is not JSON (a proxy in front of it?): ${a.text.slice(0, 200)}`, a.status);
     }
     if (a.status >= 200 && a.status < 300) return json;
