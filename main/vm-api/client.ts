@@ -105,7 +105,14 @@ export class VmManagerClient {
     if (err.success) throw new VmApiError(err.data.error.code, err.data.error.message, a.status);
     // Not the document's error shape: the OAuth guard (401/403) or the daemon's own codes.
     const loose = (json as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-    const message = typeof loose?.message === 'string' ? loose.message : `vm-manager answered ${method} ${path} with ${a.status}`;
+    // an OAuth resource server's answer: {"error":"invalid_token","error_description":"..."}
+    const oauth = json as { error?: unknown; error_description?: unknown } | undefined;
+    const message =
+      typeof loose?.message === 'string'
+        ? loose.message
+        : typeof oauth?.error === 'string'
+          ? `vm-manager refused ${method} ${path} (${a.status} ${oauth.error}${typeof oauth.error_description === 'string' ? `: ${oauth.error_description}` : ''})`
+          : `vm-manager answered ${method} ${path} with ${a.status}`;
     throw new VmApiError(a.status === 401 ? 'unauthorized' : a.status === 403 ? 'forbidden' : typeof loose?.code === 'string' ? loose.code : statusCode(a.status), message, a.status);
   }
 
