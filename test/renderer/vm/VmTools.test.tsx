@@ -9,7 +9,7 @@ import type { VmConnection } from '../../../shared/contract/vm';
 import { setTransport } from '../../../renderer/src/api';
 import { ConnectionPanel } from '../../../renderer/src/components/vm/ConnectionPanel';
 import { VmTools } from '../../../renderer/src/components/vm/VmTools';
-import { vmCall } from '../../../renderer/src/state/vms';
+import { useVms, vmCall } from '../../../renderer/src/state/vms';
 import { testCore } from '../../foundation/helpers';
 import { StrictDouble } from '../../vm-api/double';
 import { TestIssuer } from '../../vm-api/issuer';
@@ -142,5 +142,10 @@ describe('Connection panel with an OIDC login', () => {
     await expect(vmCall('vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', detail: { relogin: true } });
     await act(async () => reload());
     expect((await screen.findByTestId('vm-relogin')).textContent).toContain(issuer.url);
+    // the page's store: a refused list reads the connection again, which is what opens the prompt there
+    useVms.setState({ connection: { ...connection, tokenSet: true } });
+    await act(async () => useVms.getState().refresh());
+    expect(useVms.getState().listError).toMatch(/log in to the cluster's identity provider again/);
+    await waitFor(() => expect(useVms.getState().connection).toMatchObject({ auth: 'oidc', tokenSet: false }));
   }, 20_000);
 });
