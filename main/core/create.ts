@@ -18,7 +18,7 @@ import { Terminals } from '../services/ssh/terminals';
 import { TemplateService } from '../services/templates/service';
 import { VmApp } from '../services/vm/service';
 import { VmManagerSupervisor } from '../services/vm/supervisor';
-import { VmManagerClient } from '../vm-manager/client';
+import { VmManagerClient } from '../vm-api/client';
 import { openSecretStore } from '../services/secrets/keytar';
 import { registeringSecrets, type SecretStore } from '../services/secrets/store';
 import { CONTROL_PLANE_ENV, CONTROL_PLANE_TOKEN_ACCOUNT } from '../services/control-node/config';

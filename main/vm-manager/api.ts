@@ -1,6 +1,9 @@
 /**
- * The REST API, shaped like giantswarm/vm-manager's /api/v1: snake_case request fields, camelCase
- * records, errors as {"error":{"code","message"}}, a bearer token on every request.
+ * The REST API: giantswarm/vm-manager's /api/v1 (api/openapi.yaml @ dc39fe35; the schemas are in
+ * main/vm-api/schemas.ts): snake_case request bodies with unknown fields refused, camelCase records
+ * (views.ts), errors as {"error":{"code","message"}} with the document's codes, a bearer token on
+ * every request. Beyond the document, this daemon keeps its image store routes (import, delete,
+ * golden values) and a `povdesk` object on records for what only it knows.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
@@ -8,53 +11,49 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { listZodIssues } from '../../shared/contract/errors';
+import { CONSOLE_LINES, CREATE_VM_DEFAULTS, createNetworkRequestSchema, createVmRequestSchema, ERROR_STATUS, execRequestSchema, forwardRequestSchema, type ApiErrorCode } from '../vm-api/schemas';
 import { STATUS, VmmError, type VmmCode } from './errors';
+import { execInGuest } from './exec';
 import { deleteImage, getImage, imagesDir, importImage, insideDir, listImages, TEST_IMAGE } from './images';
-import { VM_NETWORKS, type VmNetwork } from './argv';
-import { firmwareChange, learnWith, saveGolden } from './golden';
-import { findOvmf, type HostReport } from './host';
+import { learnWith, saveGolden } from './golden';
+import type { HostReport } from './host';
+import type { Networks } from './networks';
+import { openApiDocument } from './openapi';
+import { attestationDoc, hostView, imageByRef, imageView, localImageView, metricsView, networkView, vmView } from './views';
 import type { VmRecord, VmService } from './vms';
 
 const MAX_BODY = 8 * 1024 * 1024;
-export const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+export { DNS_LABEL } from '../vm-api/schemas';
 
-export const createVmSchema = z
-  .object({
-    name: z.string().max(63, 'name must be at most 63 characters').regex(DNS_LABEL, 'name must be a DNS label: lowercase letters, digits and -, not starting or ending with -'),
-    image: z.string().min(1).max(4096).optional(),
-    cpus: z.number().int('cpus must be a whole number').min(1, 'cpus must be at least 1').max(64, 'cpus must be at most 64').optional(),
-    memory_mib: z.number().int('memory_mib must be a whole number').min(256, 'memory_mib must be at least 256').max(262144, 'memory_mib must be at most 262144').optional(),
-    disk_gib: z.number().int('disk_gib must be a whole number').min(1, 'disk_gib must be at least 1').max(4096, 'disk_gib must be at most 4096').optional(),
-    user_data: z.string().max(MAX_BODY).optional(),
-    require_attestation: z.boolean().optional(),
-    wait_for: z.enum(['none', 'attested', 'ready']).optional(),
-    network: z.enum(VM_NETWORKS as [VmNetwork, ...VmNetwork[]]).optional(),
-  })
-  .strict();
-export type CreateVmBody = z.infer<typeof createVmSchema>;
+/** Limits of this host on top of the document's (a bad value is an invalid spec: 400). */
+const LIMITS = { cpus: 64, memory_mib: 262144, disk_gib: 4096 } as const;
+
+/** The create body as this daemon takes it: the document's, plus `network: "restricted"` as the old name of `default`. */
+export const createVmSchema = createVmRequestSchema;
+export type CreateVmBody = z.input<typeof createVmRequestSchema>;
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value: 64 lower-case hex characters');
-const saveGoldenSchema = z
-  .object({
-    golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), hex64),
-    firmware: z.object({ path: z.string().min(1).max(4096), sha256: hex64 }).strict().nullable().optional(),
-  })
-  .strict();
+const saveGoldenSchema = z.strictObject({
+  golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), hex64),
+  firmware: z.strictObject({ path: z.string().min(1).max(4096), sha256: hex64 }).nullable().optional(),
+});
+const importSchema = z.strictObject({ path: z.string().min(1).max(4096), name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'name must be a DNS label').optional() });
 
-const importSchema = z.object({ path: z.string().min(1).max(4096), name: z.string().regex(DNS_LABEL, 'name must be a DNS label').optional() }).strict();
-
-/** Parse options that name the fields the API takes when a body carries one it does not. */
-const UNKNOWN_FIELD: z.core.ParseContext<z.core.$ZodIssue> = {
-  error: (i) =>
-    i.code === 'unrecognized_keys'
-      ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}: the fields are name, image, cpus, memory_mib, disk_gib, user_data, require_attestation, wait_for, network`
-      : undefined,
-};
+/** Parses a body; an unknown field is named together with the fields the route takes. */
+function parseBody<S extends z.ZodObject>(schema: S, body: unknown): z.output<S> {
+  const fields = Object.keys(schema.shape).join(', ');
+  const r = schema.safeParse(body, {
+    error: (i) => (i.code === 'unrecognized_keys' ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}: the fields are ${fields}` : undefined),
+  });
+  if (!r.success) throw new VmmError('invalid_request', listZodIssues(r.error, 'body'));
+  return r.data;
+}
 
 export interface ApiContext {
   stateDir: string;
   token: string;
   vms: VmService;
+  networks: Networks;
   host: () => Promise<HostReport>;
   /** the one Host header accepted (address:port we listen on); null: no check (unix socket) */
   allowedHost?: () => string | null;
@@ -68,7 +67,7 @@ export function tokenOk(header: string | undefined, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readJson(req: IncomingMessage, required: boolean): Promise<unknown> {
   const parts: Buffer[] = [];
   let size = 0;
   for await (const d of req) {
@@ -77,7 +76,10 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
     parts.push(d as Buffer);
   }
   const text = Buffer.concat(parts).toString('utf8');
-  if (!text.trim()) return {};
+  if (!text.trim()) {
+    if (required) throw new VmmError('invalid_request', 'the body is empty: this route takes a JSON object');
+    return {};
+  }
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -85,9 +87,9 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-/** Resolves the create body's image: a name in the store, or a path that must lie in the store. */
+/** Resolves the create body's image: a name in the store (or "<id>_<version>"), or a path that must lie in the store. */
 export function resolveImageRef(stateDir: string, ref: string): string {
-  if (!ref.includes('/')) return getImage(stateDir, ref).name;
+  if (!ref.includes('/')) return imageByRef(stateDir, ref).name;
   const abs = resolve(stateDir, ref);
   if (!insideDir(stateDir, abs)) throw new VmmError('invalid_request', `image path ${abs} is outside the state dir ${resolve(stateDir)}; import it first with \`povdesk vm-manager image import <file>\``);
   const rel = relative(imagesDir(stateDir), abs);
@@ -101,6 +103,7 @@ export function resolveImageRef(stateDir: string, ref: string): string {
   return name;
 }
 
+/** The attestation with this daemon's PCR table (golden values compared) under `povdesk`. */
 export function attestationView(stateDir: string, r: VmRecord) {
   let golden: Record<string, string> = {};
   let compared: number[] = [];
@@ -138,16 +141,54 @@ export function hostRefusal(req: IncomingMessage, allowed: string | null): strin
   return `Host "${req.headers.host ?? ''}" is not this vm-manager (${allowed}); call it by that address (a page on another name is refused: DNS rebinding)`;
 }
 
+/** The document's code for an error of this daemon (401/403 come from the guard, outside the document). */
+function wireCode(code: VmmCode): { code: string; status: number } {
+  if (code === 'unauthorized' || code === 'forbidden') return { code, status: STATUS[code] };
+  const doc: ApiErrorCode = code === 'internal' || code === 'unavailable' ? 'internal_error' : code;
+  return { code: doc, status: ERROR_STATUS[doc] };
+}
+
 export function createApiHandler(ctx: ApiContext) {
-  const send = (res: ServerResponse, status: number, body?: unknown) => {
+  const send = (res: ServerResponse, status: number, body?: unknown, type = 'application/json') => {
     if (body === undefined) {
       res.writeHead(status).end();
       return;
     }
-    const text = JSON.stringify(body);
-    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)) }).end(text);
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    res.writeHead(status, { 'Content-Type': type, 'Content-Length': String(Buffer.byteLength(text)) }).end(text);
   };
-  const fail = (res: ServerResponse, code: VmmCode, message: string) => send(res, STATUS[code], { error: { code, message } });
+  const fail = (res: ServerResponse, code: VmmCode, message: string) => {
+    const w = wireCode(code);
+    if (code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="vm-manager"');
+    send(res, w.status, { error: { code: w.code, message } });
+  };
+  const vms = () => ctx.vms.list();
+
+  const createVm = async (body: unknown) => {
+    const raw = body && typeof body === 'object' && (body as { network?: unknown }).network === 'restricted' ? { ...body, network: 'default' } : body;
+    const b = parseBody(createVmRequestSchema, raw);
+    for (const k of ['cpus', 'memory_mib', 'disk_gib'] as const) {
+      if ((b[k] ?? 0) > LIMITS[k]) throw new VmmError('invalid_request', `${k}: at most ${LIMITS[k]} here, got ${b[k]}`);
+    }
+    const network = b.network ?? CREATE_VM_DEFAULTS.network;
+    if (!ctx.networks.has(network)) throw new VmmError('invalid_request', `network "${network}" does not exist: create it with POST /api/v1/networks or use "default"`);
+    if (b.kubernetes_version !== undefined) throw new VmmError('invalid_request', `kubernetes_version "${b.kubernetes_version}": images here offer no Kubernetes versions (no Kubernetes sysexts on a laptop)`);
+    let image: string;
+    try {
+      image = resolveImageRef(ctx.stateDir, b.image ?? TEST_IMAGE);
+    } catch (e) {
+      // The document: an image that does not exist is an invalid spec (400), not a missing route.
+      throw e instanceof VmmError && e.code === 'not_found' ? new VmmError('invalid_request', e.message) : e;
+    }
+    const waitFor = b.wait_for ?? CREATE_VM_DEFAULTS.wait_for;
+    const rec = await ctx.vms.create({
+      name: b.name, image, cpus: b.cpus ?? CREATE_VM_DEFAULTS.cpus, memoryMiB: b.memory_mib ?? CREATE_VM_DEFAULTS.memory_mib, diskGiB: b.disk_gib ?? CREATE_VM_DEFAULTS.disk_gib,
+      userData: b.user_data ?? null, requireAttestation: b.require_attestation ?? CREATE_VM_DEFAULTS.require_attestation, waitFor, network,
+      hostname: b.hostname ?? null, metadata: b.metadata ?? {}, sshAuthorizedKeys: b.ssh_authorized_keys ?? [],
+    });
+    if (waitFor === 'none') return rec;
+    return ctx.vms.waitFor(rec.id, waitFor, ctx.vms.timeouts.bootMs + ctx.vms.timeouts.startMs);
+  };
 
   const route = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://local');
@@ -159,68 +200,89 @@ export function createApiHandler(ctx: ApiContext) {
     if (!path.startsWith('/api/v1/') && path !== '/api/v1') return fail(res, 'not_found', `no route ${m} ${path}; the API lives under /api/v1`);
     if (!tokenOk(req.headers.authorization, ctx.token)) return fail(res, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <token>" (printed by `povdesk vm-manager serve`)');
     const p = path.slice('/api/v1'.length).replace(/\/+$/, '') || '/';
-    const seg = p.split('/').filter(Boolean);
+    const seg = p.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
 
-    if (m === 'GET' && p === '/host') return send(res, 200, await ctx.host());
-    if (m === 'GET' && p === '/images') return send(res, 200, listImages(ctx.stateDir).map(imageView));
-    if (m === 'GET' && seg[0] === 'images' && seg.length === 2) return send(res, 200, imageView(getImage(ctx.stateDir, seg[1] ?? '')));
-    if (m === 'DELETE' && seg[0] === 'images' && seg.length === 2) {
-      const name = getImage(ctx.stateDir, seg[1] ?? '').name;
-      const users = ctx.vms.list().filter((v) => v.image === name).map((v) => v.id);
-      if (users.length) return fail(res, 'conflict', `image "${name}" is used by VM ${users.join(', ')}: delete the VM${users.length > 1 ? 's' : ''} first`);
-      deleteImage(ctx.stateDir, name);
-      return send(res, 204);
+    if (m === 'GET' && p === '/openapi.yaml') return send(res, 200, openApiDocument(), 'application/yaml');
+    if (m === 'GET' && p === '/host') return send(res, 200, hostView(await ctx.host()));
+    if (seg[0] === 'images') {
+      if (m === 'GET' && seg.length === 1) return send(res, 200, listImages(ctx.stateDir).map(imageView));
+      if (m === 'GET' && seg.length === 2) return send(res, 200, imageView(imageByRef(ctx.stateDir, seg[1] ?? '')));
+      // Beyond the document: the local image store.
+      if (m === 'DELETE' && seg.length === 2) {
+        const name = imageByRef(ctx.stateDir, seg[1] ?? '').name;
+        const users = vms().filter((v) => v.image === name).map((v) => v.id);
+        if (users.length) return fail(res, 'conflict', `image "${name}" is used by VM ${users.join(', ')}: delete the VM${users.length > 1 ? 's' : ''} first`);
+        deleteImage(ctx.stateDir, name);
+        return send(res, 204);
+      }
+      if (m === 'POST' && seg.length === 1) {
+        const b = parseBody(importSchema, await readJson(req, true));
+        const abs = resolve(ctx.stateDir, b.path);
+        if (!insideDir(ctx.stateDir, abs)) return fail(res, 'invalid_request', `${abs} is outside the state dir ${resolve(ctx.stateDir)}: copy the file under it first (the API imports only from there)`);
+        return send(res, 201, importImage(ctx.stateDir, abs, { name: b.name }));
+      }
+      if (m === 'POST' && seg.length === 3 && seg[2] === 'learn-golden') return send(res, 200, await learnWith(ctx.vms, ctx.stateDir, imageByRef(ctx.stateDir, seg[1] ?? '').name));
+      if (m === 'PUT' && seg.length === 3 && seg[2] === 'golden') {
+        const b = parseBody(saveGoldenSchema, await readJson(req, true));
+        const name = imageByRef(ctx.stateDir, seg[1] ?? '').name;
+        const saved = saveGolden(ctx.stateDir, name, b.golden, b.firmware ?? null);
+        return send(res, 200, localImageView({ ...getImage(ctx.stateDir, name), policy: saved }));
+      }
     }
-    if (m === 'POST' && p === '/images') {
-      const parsed = importSchema.safeParse(await readJson(req), UNKNOWN_FIELD);
-      if (!parsed.success) return fail(res, 'invalid_request', listZodIssues(parsed.error, 'body'));
-      const abs = resolve(ctx.stateDir, parsed.data.path);
-      if (!insideDir(ctx.stateDir, abs)) return fail(res, 'invalid_request', `${abs} is outside the state dir ${resolve(ctx.stateDir)}: copy the file under it first (the API imports only from there)`);
-      return send(res, 201, importImage(ctx.stateDir, abs, { name: parsed.data.name }));
+    if (seg[0] === 'networks') {
+      if (m === 'GET' && seg.length === 1) return send(res, 200, ctx.networks.list().map((n) => networkView(n, vms())));
+      if (m === 'POST' && seg.length === 1) {
+        const b = parseBody(createNetworkRequestSchema, await readJson(req, true));
+        return send(res, 201, networkView(ctx.networks.create({ name: b.name, cidr: b.cidr, dnsSearchDomain: b.dns_search_domain }), vms()));
+      }
+      if (m === 'GET' && seg.length === 2) return send(res, 200, networkView(ctx.networks.get(seg[1] ?? ''), vms()));
+      if (m === 'DELETE' && seg.length === 2) {
+        const name = seg[1] ?? '';
+        ctx.networks.get(name);
+        ctx.networks.delete(name, vms().filter((v) => v.network === name).map((v) => v.id));
+        return send(res, 204);
+      }
     }
-    if (m === 'POST' && seg[0] === 'images' && seg.length === 3 && seg[2] === 'learn-golden') {
-      return send(res, 200, await learnWith(ctx.vms, ctx.stateDir, getImage(ctx.stateDir, seg[1] ?? '').name));
-    }
-    if (m === 'PUT' && seg[0] === 'images' && seg.length === 3 && seg[2] === 'golden') {
-      const parsed = saveGoldenSchema.safeParse(await readJson(req), UNKNOWN_FIELD);
-      if (!parsed.success) return fail(res, 'invalid_request', listZodIssues(parsed.error, 'body'));
-      const saved = saveGolden(ctx.stateDir, seg[1] ?? '', parsed.data.golden, parsed.data.firmware ?? null);
-      return send(res, 200, imageView({ ...getImage(ctx.stateDir, seg[1] ?? ''), policy: saved }));
-    }
-    if (m === 'GET' && p === '/vms') return send(res, 200, ctx.vms.list());
-    if (m === 'POST' && p === '/vms') {
-      const parsed = createVmSchema.safeParse(await readJson(req), UNKNOWN_FIELD);
-      if (!parsed.success) return fail(res, 'invalid_request', listZodIssues(parsed.error, 'body'));
-      const b = parsed.data;
-      const image = resolveImageRef(ctx.stateDir, b.image ?? TEST_IMAGE);
-      const waitFor = b.wait_for ?? 'ready';
-      const rec = await ctx.vms.create({
-        name: b.name, image, cpus: b.cpus ?? 1, memoryMiB: b.memory_mib ?? 512, diskGiB: b.disk_gib ?? 8,
-        userData: b.user_data ?? null, requireAttestation: b.require_attestation ?? true, waitFor, network: b.network ?? 'restricted',
-      });
-      if (waitFor === 'none') return send(res, 201, rec);
-      const done = await ctx.vms.waitFor(rec.id, waitFor, ctx.vms.timeouts.bootMs + ctx.vms.timeouts.startMs);
-      return send(res, 201, done);
-    }
+    if (m === 'GET' && p === '/vms') return send(res, 200, vms().map(vmView));
+    if (m === 'POST' && p === '/vms') return send(res, 201, vmView(await createVm(await readJson(req, true))));
     if (seg[0] === 'vms' && seg[1]) {
       const id = seg[1];
-      if (!/^[0-9a-f]{8}$/.test(id)) return fail(res, 'not_found', `"${id}" is not a VM id (8 hex characters)`);
-      if (seg.length === 2 && m === 'GET') return send(res, 200, ctx.vms.get(id));
+      const op = seg[2];
+      if (!/^[0-9a-f]{8}$/.test(id)) return fail(res, 'not_found', `no VM with id "${id}" (ids are 8 hex characters)`);
+      if (seg.length === 2 && m === 'GET') return send(res, 200, vmView(ctx.vms.get(id)));
       if (seg.length === 2 && m === 'DELETE') {
         await ctx.vms.delete(id);
         return send(res, 204);
       }
-      if (seg.length === 3 && m === 'POST' && seg[2] === 'start') return send(res, 200, await ctx.vms.start(id));
-      if (seg.length === 3 && m === 'POST' && seg[2] === 'stop') return send(res, 200, await ctx.vms.stop(id));
-      if (seg.length === 3 && m === 'POST' && seg[2] === 'reboot') return send(res, 200, await ctx.vms.reboot(id));
-      if (seg.length === 3 && m === 'GET' && seg[2] === 'console') {
-        const raw = url.searchParams.get('lines') ?? '100';
+      if (seg.length === 3 && m === 'POST' && op === 'start') return send(res, 200, vmView(await ctx.vms.start(id)));
+      if (seg.length === 3 && m === 'POST' && op === 'stop') return send(res, 200, vmView(await ctx.vms.stop(id)));
+      if (seg.length === 3 && m === 'POST' && op === 'reboot') return send(res, 200, vmView(await ctx.vms.reboot(id)));
+      if (seg.length === 3 && m === 'POST' && op === 'exec') {
+        const b = parseBody(execRequestSchema, await readJson(req, true));
+        return send(res, 200, await execInGuest(ctx.vms.get(id), b.command));
+      }
+      if (seg.length === 3 && m === 'POST' && op === 'forward') {
+        const b = parseBody(forwardRequestSchema, await readJson(req, true));
+        ctx.vms.get(id);
+        const f = await ctx.vms.forward(id, b.port);
+        return send(res, 200, { id, port: f.port, address: `127.0.0.1:${f.hostPort}` });
+      }
+      if (seg.length === 3 && m === 'GET' && op === 'console') {
+        const raw = url.searchParams.get('lines') ?? String(CONSOLE_LINES.default);
         const n = Number(raw);
-        if (!/^\d+$/.test(raw) || n < 1 || n > 10000) return fail(res, 'invalid_request', `lines must be a whole number from 1 to 10000, got "${raw}"`);
+        if (!/^\d+$/.test(raw) || n < 1 || n > CONSOLE_LINES.max) return fail(res, 'invalid_request', `lines must be a whole number from 1 to ${CONSOLE_LINES.max}, got "${raw}"`);
         const lines = ctx.vms.consoleTail(id, n);
         return send(res, 200, { id, lines: lines.length, console: lines.join('\n') });
       }
-      if (seg.length === 3 && m === 'GET' && seg[2] === 'attestation') return send(res, 200, attestationView(ctx.stateDir, ctx.vms.get(id)));
+      if (seg.length === 3 && m === 'GET' && op === 'attestation') {
+        const r = ctx.vms.get(id);
+        return send(res, 200, { ...attestationDoc(r), povdesk: attestationView(ctx.stateDir, r) });
+      }
+      if (seg.length === 3 && m === 'GET' && op === 'metrics') return send(res, 200, metricsView(ctx.vms.get(id), vms()));
+      if (seg.length === 3 && m === 'GET' && op === 'report') {
+        ctx.vms.get(id);
+        return fail(res, 'not_found', `VM ${id} has no systemd-report upload: the guest here reports READY to the metadata service, not a systemd-report`);
+      }
     }
     return fail(res, 'not_found', `no route ${m} ${path}`);
   };
@@ -232,19 +294,5 @@ export function createApiHandler(ctx: ApiContext) {
       if (!res.headersSent) fail(res, known ? (code as VmmCode) : 'internal', e instanceof Error ? e.message : String(e));
       else res.end();
     });
-  };
-}
-
-function imageView(i: ReturnType<typeof listImages>[number]) {
-  const { dir, policy, ...rest } = i;
-  return {
-    ...rest,
-    path: dir,
-    policy: policy
-      ? {
-        pcrs: policy.pcrs, recordOnly: policy.record_only ?? [], golden: policy.golden.sha256, goldenCount: Object.keys(policy.golden.sha256).length,
-        firmware: policy.golden_firmware ?? null, firmwareChanged: firmwareChange(policy, findOvmf()?.code ?? null),
-      }
-      : null,
   };
 }

@@ -40,6 +40,8 @@ export interface QemuSpec {
   noReboot?: boolean;
   /** A port on the host's 127.0.0.1 forwarded to the guest's port 22 (SSH into a local VM). */
   sshHostPort?: number | null;
+  /** More guest ports on the host's 127.0.0.1 (POST /vms/{id}/forward), re-made at every start. */
+  forwards?: { hostPort: number; guestPort: number }[];
   /**
    * 'restricted' (the default): slirp's restrict=on, so the guest reaches only the metadata service
    * and the explicit forwards, never the host's loopback services or the outside. 'nat': the guest
@@ -129,6 +131,10 @@ export function qemuArgv(spec: QemuSpec): string[] {
     }
     // Loopback only: nothing else on the network reaches the guest through it.
     netdev += `,hostfwd=tcp:127.0.0.1:${spec.sshHostPort}-:22`;
+  }
+  for (const f of spec.forwards ?? []) {
+    if (![f.hostPort, f.guestPort].every((p) => Number.isInteger(p) && p >= 1 && p <= 65535)) throw new Error(`qemu spec: forward ${f.hostPort}->${f.guestPort} must join two port numbers`);
+    netdev += `,hostfwd=tcp:127.0.0.1:${f.hostPort}-:${f.guestPort}`;
   }
   a.push('-netdev', netdev, '-device', 'virtio-net-pci,netdev=net0');
   if (spec.noReboot) a.push('-no-reboot');

@@ -10,7 +10,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { recordGolden, type ImagePolicy } from './attest/index';
 import { attestationView } from './api';
-import { VmManagerClient } from './client';
 import { VmmError } from './errors';
 import { firmwareChange, learnOffline } from './golden';
 import { findOvmf } from './host';
@@ -101,7 +100,11 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       let att: { image: string; ready: VmRecord['attestation']['ready']; initrd: VmRecord['attestation']['initrd'] };
       const server = str('--server');
       if (server) {
-        att = await new VmManagerClient(server, str('--token') ?? '').attestation(vmId);
+        // The attestation answer carries this daemon's stage results under `povdesk` (views.ts).
+        const res = await fetch(new URL(`/api/v1/vms/${encodeURIComponent(vmId)}/attestation`, server), { headers: { Authorization: `Bearer ${str('--token') ?? ''}` } });
+        const body = (await res.json().catch(() => null)) as { povdesk?: typeof att; error?: { code: string; message: string } } | null;
+        if (!res.ok || !body?.povdesk) throw new VmmError(res.status === 404 ? 'not_found' : 'internal', `${server} answered ${res.status} for VM ${vmId}'s attestation: ${body?.error?.message ?? 'no attestation with stage results (is it a POV Desk vm-manager?)'}`);
+        att = body.povdesk;
       } else {
         const file = join(stateDir, 'vms', vmId, 'vm.json');
         if (!/^[0-9a-f]{8}$/.test(vmId) || !existsSync(file)) throw new VmmError('not_found', `no VM ${vmId} under ${stateDir}`);

@@ -11,8 +11,9 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { z } from 'zod';
+import { createNetworkRequestSchema, createVmRequestSchema, execRequestSchema, forwardRequestSchema } from '../vm-api/schemas';
+import { tokenOk } from './api';
 import { listZodIssues } from '../../shared/contract/errors';
-import { createVmSchema, tokenOk } from './api';
 
 type Verb = 'GET' | 'POST' | 'DELETE';
 type Kind = 'read' | 'write' | 'destroy';
@@ -42,7 +43,7 @@ export const ROUTES: McpRoute[] = [
   { tool: 'get_image', verb: 'GET', path: '/images/{ref}', kind: 'read', summary: 'One image of the store' },
   { tool: 'import_image', verb: 'POST', path: '/images', kind: 'write', body: importBody, summary: 'Import a disk or kernel image from a file under the state dir into the store' },
   { tool: 'list_vms', verb: 'GET', path: '/vms', kind: 'read', summary: 'VMs, oldest first' },
-  { tool: 'create_vm', verb: 'POST', path: '/vms', kind: 'write', body: createVmSchema, summary: 'Create and boot a VM; waits until wait_for (default ready: attested and READY=1), which can take minutes' },
+  { tool: 'create_vm', verb: 'POST', path: '/vms', kind: 'write', body: createVmRequestSchema, summary: 'Create and boot a VM; waits until wait_for (default ready: attested and READY=1), which can take minutes' },
   { tool: 'get_vm', verb: 'GET', path: '/vms/{id}', kind: 'read', summary: 'One VM record' },
   { tool: 'delete_vm', verb: 'DELETE', path: '/vms/{id}', kind: 'destroy', summary: 'Stop a VM and delete it with its disk and TPM state' },
   { tool: 'start_vm', verb: 'POST', path: '/vms/{id}/start', kind: 'write', summary: 'Start a stopped or failed VM' },
@@ -53,12 +54,20 @@ export const ROUTES: McpRoute[] = [
     query: { lines: z.number().int().min(1).max(10000).optional().describe('how many lines (default 100)') },
   },
   { tool: 'get_vm_attestation', verb: 'GET', path: '/vms/{id}/attestation', kind: 'read', summary: 'Attestation: stages, verdicts, the PCR table against golden values' },
+  { tool: 'get_vm_metrics', verb: 'GET', path: '/vms/{id}/metrics', kind: 'read', summary: 'Per-VM metrics: state, attestation, QEMU CPU time and resident memory, disk size' },
+  { tool: 'exec_vm', verb: 'POST', path: '/vms/{id}/exec', kind: 'destroy', body: execRequestSchema, summary: 'Run a command as root in the guest over SSH; a non-zero exit is a result (exitCode)' },
+  { tool: 'forward_port', verb: 'POST', path: '/vms/{id}/forward', kind: 'write', body: forwardRequestSchema, summary: 'Expose a guest TCP port on a host loopback address until the VM is deleted' },
+  { tool: 'list_networks', verb: 'GET', path: '/networks', kind: 'read', summary: 'The networks (default and nat always exist), with their leases' },
+  { tool: 'create_network', verb: 'POST', path: '/networks', kind: 'write', body: createNetworkRequestSchema, summary: 'Create a network (restricted: the guest reaches the metadata service and its forwards only)' },
+  { tool: 'get_network', verb: 'GET', path: '/networks/{name}', kind: 'read', summary: 'One network' },
+  { tool: 'delete_network', verb: 'DELETE', path: '/networks/{name}', kind: 'destroy', summary: 'Delete a network no VM is attached to' },
 ];
 
 function argsSchema(r: McpRoute): z.ZodObject {
   const params: Record<string, z.ZodType> = {};
   if (r.path.includes('{id}')) params.id = vmId;
   if (r.path.includes('{ref}')) params.ref = ref;
+  if (r.path.includes('{name}')) params.name = z.string().min(1).max(63).describe('the network name');
   const base = r.body ?? z.object({}).strict();
   return base.extend({ ...params, ...r.query }).strict();
 }
@@ -129,7 +138,9 @@ function mcpServer(rest: RestHandler, token: string): Server {
       return text({ error: { code: 'invalid_request', message } }, true);
     }
     const { id, ref: image, ...rest2 } = parsed.data as Record<string, unknown>;
-    let path = route.path.replace('{id}', encodeURIComponent(String(id))).replace('{ref}', encodeURIComponent(String(image)));
+    const netName = route.path.includes('{name}') ? String(rest2.name) : '';
+    if (route.path.includes('{name}')) delete rest2.name;
+    let path = route.path.replace('{id}', encodeURIComponent(String(id))).replace('{ref}', encodeURIComponent(String(image))).replace('{name}', encodeURIComponent(netName));
     const query = new URLSearchParams();
     for (const k of Object.keys(route.query ?? {})) {
       if (rest2[k] !== undefined) query.set(k, String(rest2[k]));
@@ -137,7 +148,7 @@ function mcpServer(rest: RestHandler, token: string): Server {
     }
     if (query.size) path += `?${query}`;
     const answer = await callRest(rest, token, route.verb, `/api/v1${path}`, route.body ? rest2 : undefined);
-    if (answer.status === 204) return text({ id, deleted: true });
+    if (answer.status === 204) return text({ ...(netName ? { name: netName } : { id }), deleted: true });
     const body = answer.text ? (JSON.parse(answer.text) as unknown) : null;
     return text(body, answer.status >= 400);
   });
@@ -155,7 +166,7 @@ export function createMcpHandler(opts: { token: string; rest: RestHandler }) {
       return;
     }
     answerStateless(mcpServer(opts.rest, opts.token), req, res, (e) => {
-      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 'internal', message: String((e as Error)?.message ?? e) } }));
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 'internal_error', message: String((e as Error)?.message ?? e) } }));
     });
   };
 }

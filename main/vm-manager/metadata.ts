@@ -148,6 +148,20 @@ export class MetadataService {
       const key = sshHostKeyForGuest(vm.paths.dir);
       return key === null ? send(404, 'this VM has no SSH host key\n') : send(200, `${key}\n`);
     }
+    if (req.method === 'GET' && path === '/povdesk/ssh-authorized-keys') {
+      // root's keys: the manager's own first (exec), then the create request's ssh_authorized_keys.
+      if (vm.requireAttestation && !vm.attestation.userDataReleased) {
+        return send(503, 'the authorized keys are withheld until this VM\'s initrd-stage quote verifies\n', { 'Retry-After': '2' });
+      }
+      const keys = [vm.sshKey?.publicKey, ...vm.sshAuthorizedKeys].filter((k): k is string => !!k);
+      return send(200, keys.map((k) => `${k}\n`).join(''));
+    }
+    if (req.method === 'GET' && path.startsWith('/metadata/')) {
+      // The create request's metadata, one value per key (giantswarm's IMDS /metadata/<key>).
+      const key = decodeURIComponent(path.slice('/metadata/'.length));
+      const value = Object.hasOwn(vm.metadata, key) ? vm.metadata[key] : undefined;
+      return value === undefined ? send(404, `no metadata key "${key}"\n`) : send(200, value);
+    }
     if (req.method === 'GET' && path === '/attest/nonce') {
       // Each nonce is remembered and rewrites vm.json: a guest asking in a loop is slowed down.
       const wait = this.nonceLimit.take(vmId);

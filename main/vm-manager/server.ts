@@ -9,7 +9,9 @@ import { createMcpHandler, isMcpPath } from './mcp';
 import { VmmError } from './errors';
 import { findOvmf, hostReport, type HostReport } from './host';
 import { MetadataService } from './metadata';
-import { VmService, type Timeouts } from './vms';
+import { DEFAULT_TIMEOUTS, VmService, type Timeouts } from './vms';
+import { QemuLauncher } from './launcher';
+import { Networks } from './networks';
 import { procCmdline, procStart, readPid, readPidStart, writePid } from '../lib/procs';
 import type { Accel } from './argv';
 
@@ -84,16 +86,19 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   }
   if (host.accelerator.warning) o.log?.(`warning: ${host.accelerator.warning}`);
   const token = o.token ?? randomBytes(24).toString('hex');
-  const vms = new VmService({ stateDir, accel, ovmf, metadataSocket: join(stateDir, 'metadata.sock'), nodeBinary: o.nodeBinary, timeouts: o.timeouts, consoleMaxBytes: o.consoleMaxBytes, log: o.log });
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...o.timeouts };
+  const launcher = new QemuLauncher({ accel, ovmf, metadataSocket: join(stateDir, 'metadata.sock'), nodeBinary: o.nodeBinary, startMs: timeouts.startMs, termMs: timeouts.termMs });
+  const networks = new Networks(stateDir);
+  const vms = new VmService({ stateDir, launcher, networkMode: (n) => networks.get(n).mode, timeouts, consoleMaxBytes: o.consoleMaxBytes, log: o.log });
   const metadata = new MetadataService({ socketPath: join(stateDir, 'metadata.sock'), vms, stateDir, learn: o.learn, log: o.log });
   // The metadata socket first: reattached guests may be asking already.
   await metadata.listen();
   const recovered = await vms.recover();
   // DNS rebinding: over TCP only the exact address:port we listen on is a valid Host (unix sockets have no Host to check).
   let allowedHost: string | null = null;
-  const handler = createApiHandler({ stateDir, token, vms, host: () => hostReport(), allowedHost: () => allowedHost });
+  const handler = createApiHandler({ stateDir, token, vms, networks, host: () => hostReport(), allowedHost: () => allowedHost });
   // /mcp answers through the REST routes in-process (no Host header there), behind the same Host check.
-  const mcp = createMcpHandler({ token, rest: createApiHandler({ stateDir, token, vms, host: () => hostReport() }) });
+  const mcp = createMcpHandler({ token, rest: createApiHandler({ stateDir, token, vms, networks, host: () => hostReport() }) });
   const server: Server = createServer((req, res) => {
     if (!isMcpPath(req.url)) return handler(req, res);
     const wrongHost = hostRefusal(req, allowedHost);

@@ -150,7 +150,14 @@ export const vmConnection = z
   .object({
     mode: z.enum(['local', 'remote']),
     url: z.string().nullable(),
+    /** remote: a static bearer token, or an OIDC login to the cluster's issuer */
+    auth: z.enum(['token', 'oidc']),
+    /** token: a token is in the keychain; oidc: a login is (it may still need a refresh) */
     tokenSet: z.boolean(),
+    oidcIssuer: z.string().nullable(),
+    oidcClientId: z.string().nullable(),
+    /** PEM file of the CA that signs the remote manager's (and issuer's) certificate; null: the system's */
+    caBundle: z.string().nullable(),
     /** local: the manager's pid and state dir when running */
     pid: z.number().nullable(),
     stateDir: z.string().nullable(),
@@ -168,6 +175,20 @@ export const vmConsoleChunk = z
   })
   .strict();
 export type VmConsoleChunk = z.infer<typeof vmConsoleChunk>;
+
+export const vmExecResult = z.object({ stdout: z.string(), stderr: z.string(), exitCode: z.number().int() }).strict();
+export type VmExecResult = z.infer<typeof vmExecResult>;
+
+/** A guest port reachable on this machine: the app's listener (localAddress) relaying to the manager's forward. */
+export const vmForward = z
+  .object({ id: z.string(), vmId: z.string(), vmName: z.string(), guestPort: z.number().int(), localAddress: z.string(), managerAddress: z.string() })
+  .strict();
+export type VmForward = z.infer<typeof vmForward>;
+
+export const vmLogin = z
+  .object({ jobId: z.string(), userCode: z.string(), verificationUri: z.string(), verificationUriComplete: z.string().nullable(), expiresIn: z.number() })
+  .strict();
+export type VmLogin = z.infer<typeof vmLogin>;
 
 const byId = z.object({ id: vmId }).strict();
 const vmResult = z.object({ vm: vmRecord }).strict();
@@ -199,7 +220,16 @@ export const vmMethods = {
   'vm.setConnection': method(
     'Use the local vm-manager, or a remote one at url with a bearer token (kept in the keychain; omit to keep the stored one)',
     z
-      .object({ mode: z.enum(['local', 'remote']), url: remoteUrl.optional(), token: z.string().min(1).max(2000).optional() })
+      .object({
+        mode: z.enum(['local', 'remote']),
+        url: remoteUrl.optional(),
+        token: z.string().min(1).max(2000).optional(),
+        auth: z.enum(['token', 'oidc']).optional(),
+        oidcIssuer: z.string().max(300).refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL').superRefine(refineCredentialUrl('the OIDC issuer URL')).optional(),
+        oidcClientId: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable characters, no spaces').optional(),
+        /** a PEM file path; '' clears it (the system's CAs) */
+        caBundle: z.string().max(4096).optional(),
+      })
       .strict(),
     vmConnection,
   ),
@@ -243,6 +273,24 @@ export const vmMethods = {
     vmLearnedGolden.pick({ image: true, golden: true, firmware: true }).strict(),
     z.object({ image: vmImage }).strict(),
   ),
+  'vm.login': method(
+    "Log in to the remote vm-manager's OIDC issuer with a device code: open verificationUri and enter userCode; the job ends when the login is approved (tokens go to the keychain)",
+    noArgs,
+    vmLogin,
+  ),
+  'vm.logout': method('Forget the OIDC login (removes its tokens from the keychain)', noArgs, ok),
+  'vm.exec': method(
+    'Run a command as root in a VM (over its manager); a non-zero exit is a result, not an error',
+    z.object({ id: vmId, command: z.array(z.string().max(8192)).min(1).max(256) }).strict(),
+    vmExecResult,
+  ),
+  'vm.forward': method(
+    "Forward a guest TCP port to this machine's 127.0.0.1 (a port the app listens on, relaying to the manager's forward)",
+    z.object({ id: vmId, port: z.number().int().min(1).max(65535) }).strict(),
+    z.object({ forward: vmForward }).strict(),
+  ),
+  'vm.forwards': method('The guest ports forwarded to this machine (of one VM, or all)', z.object({ id: vmId.optional() }).strict(), z.object({ forwards: z.array(vmForward) }).strict()),
+  'vm.unforward': method('Remove a forwarded port (closes the listener on this machine)', z.object({ forwardId: z.string().min(1).max(64) }).strict(), ok),
   'vm.imageBuildTest': method('Build the small attestable test image from this machine\'s packages (local manager only)', noArgs, jobStarted, {
     job: true,
   }),

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { JobRunner } from '../../main/services/jobs/runner';
 import { openDatabase } from '../../main/services/store/db';
 import { TemplateService } from '../../main/services/templates/service';
-import { VmManagerClient } from '../../main/vm-manager/client';
+import { VmManagerClient } from '../../main/vm-api/client';
 import { serve } from '../../main/vm-manager/server';
 import { needs } from '../support/system';
 import { CACHE } from '../templates/support';

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { qemuArgv } from '../../main/vm-manager/argv';
 import { provisionVmAk } from '../../main/vm-manager/attest/provision';
-import { VmManagerClient } from '../../main/vm-manager/client';
+import { VmManagerClient } from '../../main/vm-api/client';
 import { findOvmf } from '../../main/vm-manager/host';
 import { TEST_IMAGE, TEST_CMDLINE } from '../../main/vm-manager/images';
 import { startDetached, terminate } from '../../main/lib/procs';
@@ -105,7 +105,7 @@ async function managed(n: number, attested: boolean): Promise<{ secs: number; id
   const t0 = performance.now();
   const vm = await client.create({ name: `b${n}-${attested ? 'a' : 'u'}`, require_attestation: attested, wait_for: 'ready', user_data: 'bench', memory_mib: 512, cpus: 1 });
   const secs = (performance.now() - t0) / 1000;
-  (attested ? guestAtt : guestUnatt).push(readyUptime(vm.paths.console));
+  (attested ? guestAtt : guestUnatt).push(readyUptime(vm.paths.console!));
   if (vm.state !== 'ready') throw new Error(`VM ${vm.id} is ${vm.state}`);
   if (attested && !vm.attestation.initrd?.verified) throw new Error(`VM ${vm.id} initrd quote not verified`);
   return { secs, id: vm.id };
@@ -155,7 +155,7 @@ try {
   console.log(`bench vm-manager attestation-added: ${(median(att) - median(unatt)).toFixed(2)} s (attested ${median(att).toFixed(2)} s vs unattested ${median(unatt).toFixed(2)} s) target 0.5`);
 
   // console tail on a 1 GiB log (of the stopped VM kept from round 0)
-  const log = (await client.get(keep)).paths.console;
+  const log = (await client.get(keep)).paths.console!;
   const fd = openSync(log, 'a');
   const block = Buffer.from(Array.from({ length: 16384 }, (_, i) => `[${String(i).padStart(6, '0')}] console line with some text to fill the log\n`).join(''));
   let written = 0;

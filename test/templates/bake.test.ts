@@ -49,7 +49,7 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     const listed = w.svc.list();
     expect(listed.map((b) => b.name)).toEqual(['ctl']);
     expect(listed[0]?.proof?.passed).toBe(true);
-    expect(((await w.client.images()) as { name: string }[]).map((i) => i.name)).toContain('ctl');
+    expect((await w.client.localImages()).map((i) => i.name)).toContain('ctl');
     // nothing but the image and its entry: no work dir, no VM, no tool processes
     expect((await leftovers(w, 'ctl')).filter((l) => !l.startsWith('image ctl') && !l.startsWith('baked entry'))).toEqual([]);
   }, 1_500_000);

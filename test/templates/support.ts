@@ -12,7 +12,7 @@ import type { JobRecord } from '../../shared/contract';
 import { JobRunner } from '../../main/services/jobs/runner';
 import { openDatabase } from '../../main/services/store/db';
 import { TemplateService } from '../../main/services/templates/service';
-import { VmManagerClient } from '../../main/vm-manager/client';
+import { VmManagerClient } from '../../main/vm-api/client';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { needs } from '../support/system';
 import { pidsWith, repo } from '../vm-manager/support';
@@ -76,7 +76,7 @@ export async function leftovers(w: BakeWorld, name: string): Promise<string[]> {
   if (existsSync(work) && readdirSync(work).length) out.push(`work dirs: ${readdirSync(work).join(', ')}`);
   const incoming = join(w.state, 'incoming');
   if (existsSync(incoming) && readdirSync(incoming).length) out.push(`incoming: ${readdirSync(incoming).join(', ')}`);
-  const images = ((await w.client.images()) as { name: string }[]).map((i) => i.name);
+  const images = (await w.client.localImages()).map((i) => i.name);
   if (images.includes(name)) out.push(`image ${name}`);
   const imgDir = join(w.state, 'images');
   if (existsSync(imgDir)) {

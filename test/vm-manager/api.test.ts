@@ -50,24 +50,26 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
     expect(json.swtpm.version).toMatch(/\d+\.\d+/);
     expect(json.ovmfCode).toMatch(/OVMF/);
     expect(json.ready).toBe(true);
-    expect(json.missing).toEqual([]);
-    const kvm = json.accelerator.probes.find((p: { accel: string }) => p.accel === 'kvm');
+    expect(json.missing).toBeUndefined(); // the document: absent when ready
+    expect(json.povdesk.missing).toEqual([]);
+    const kvm = json.povdesk.accelerator.probes.find((p: { accel: string }) => p.accel === 'kvm');
     if (kvm?.result === 'unusable') {
       // the machines this was written on: /dev/kvm exists, the guest stops with an internal error
-      expect(json.accelerator.chosen).toBe('tcg');
+      expect(json.povdesk.accelerator.chosen).toBe('tcg');
       expect(kvm.detail).toMatch(/present but unusable/);
-      expect(json.accelerator.reason).toMatch(/tcg chosen because kvm is present but unusable/);
-      expect(json.accelerator.warning).toMatch(/TCG/);
+      expect(json.povdesk.accelerator.reason).toMatch(/tcg chosen because kvm is present but unusable/);
+      expect(json.povdesk.accelerator.warning).toMatch(/TCG/);
     } else {
-      expect(['kvm', 'tcg']).toContain(json.accelerator.chosen);
+      expect(['kvm', 'tcg']).toContain(json.povdesk.accelerator.chosen);
     }
   });
 
   it('lists the test image with its policy', async () => {
     const { json } = await call('GET', '/images');
-    expect(json.map((i: { name: string }) => i.name)).toEqual(['povdesk-test']);
-    expect(json[0].policy.pcrs.initrd).toContain(9);
-    expect(json[0].policy.recordOnly).toEqual([1, 5]);
+    expect(json.map((i: { id: string }) => i.id)).toEqual(['povdesk-test']);
+    expect(json[0].policy.pcrs.initrd).toContain(9); // policy.json as the image build wrote it
+    expect(json[0].povdesk.policy.pcrs.initrd).toContain(9);
+    expect(json[0].povdesk.policy.recordOnly).toEqual([1, 5]);
   });
 
   const bad: [string, unknown, RegExp][] = [
@@ -88,7 +90,8 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
       writeFileSync(join(state, 'notes.txt'), 'hello\n');
       const { status, json } = await call('POST', '/vms', body);
       expect(json.error.message).toMatch(msg);
-      expect(status).toBe(json.error.code === 'not_found' ? 404 : 400);
+      expect(status).toBe(400); // the document: an image that does not exist is an invalid spec
+      expect(json.error.code).toBe('invalid_request');
       expect((await call('GET', '/vms')).json).toEqual([]);
       expect(readdirSync(join(state, 'vms'))).toEqual([]);
     });
@@ -143,7 +146,7 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
     expect(small.status).toBe(201); // 64 MiB base fits in 1 GiB
     const vm = small.json;
     expect(vm.state).toBe('booting');
-    const info = JSON.parse(execFileSync('qemu-img', ['info', '-U', '--output=json', vm.paths.disk], { encoding: 'utf8' }));
+    const info = JSON.parse(execFileSync('qemu-img', ['info', '-U', '--output=json', vm.paths.volume], { encoding: 'utf8' }));
     expect(info['backing-filename']).toBe(join(state, 'images', 'mydisk', 'base.qcow2'));
     expect(info['virtual-size']).toBe(1024 ** 3);
     expect((await call('DELETE', `/vms/${vm.id}`)).status).toBe(204);
@@ -171,7 +174,7 @@ describe.skipIf(skip !== null)('vm-manager on a unix socket', () => {
     const m = await serve({ stateDir: state, socket: sock, token: 'S' });
     try {
       expect(m.url).toBe(`unix:${sock}`);
-      const { VmManagerClient } = await import('../../main/vm-manager/client');
+      const { TestClient: VmManagerClient } = await import('./support');
       const c = new VmManagerClient(m.url, 'S');
       expect((await c.images()).length).toBe(1);
       expect(await c.list()).toEqual([]);

@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runVmManagerCli } from '../../main/vm-manager/cli';
-import { VmManagerClient } from '../../main/vm-manager/client';
+import { TestClient as VmManagerClient } from './support';
 import { findOvmf } from '../../main/vm-manager/host';
 import { buildTestImage, readPolicy, TEST_CMDLINE, TEST_IMAGE, writePolicy } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
@@ -57,9 +57,9 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     expect(vm.attestation.initrd?.verified).toBe(true);
     expect(vm.attestation.ready?.verified).toBe(true);
     expect(vm.attestation.userDataReleased).toBe(true);
-    expect(vm.attestation.akFingerprint).toMatch(/^[0-9a-f]{64}$/);
-    firstAk = vm.attestation.akFingerprint ?? '';
-    expect(vm.durations.readySeconds).toBeGreaterThan(0);
+    expect(vm.povdesk.attestation.akFingerprint).toMatch(/^[0-9a-f]{64}$/);
+    firstAk = vm.povdesk.attestation.akFingerprint ?? '';
+    expect(vm.povdesk.durations.readySeconds).toBeGreaterThan(0);
     const con = (await client.console(vm.id, 200)).console.split('\n');
     const iQuote = con.findIndex((l) => l.includes('povdesk-agent: quote initrd verified'));
     const iUd = con.findIndex((l) => l.includes(`povdesk-agent: user-data 15 bytes sha256 ${sha('hello-user-data')}`));
@@ -67,19 +67,19 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     expect(iUd).toBeGreaterThan(iQuote);
     expect(con.some((l) => l.startsWith('povdesk-agent: READY (t='))).toBe(true);
     // The SSH forward: the host's 127.0.0.1 port reaches the guest's SSH server (dropbear).
-    expect(vm.ports.ssh).toEqual(expect.any(Number));
-    expect(await firstLine(vm.ports.ssh!)).toMatch(/^SSH-2\.0-dropbear/);
+    expect(vm.povdesk.ports.ssh).toEqual(expect.any(Number));
+    expect(await firstLine(vm.povdesk.ports.ssh!)).toMatch(/^SSH-2\.0-dropbear/);
     // `image golden` writes the verified ready-stage PCRs (PCR 9 included) into policy.json
     const out: string[] = [];
     expect(await runVmManagerCli(['image', 'golden', TEST_IMAGE, '--from-vm', vm.id, '--state-dir', state], (s) => out.push(s), (s) => out.push(s))).toBe(0);
     const golden = readPolicy(join(state, 'images', TEST_IMAGE))!.golden.sha256;
     expect(Object.keys(golden).sort((a, b) => +a - +b)).toEqual(['0', '2', '3', '4', '6', '7', '9']);
-    expect(golden['9']).toBe(vm.attestation.ready?.pcrs['9']);
+    expect(golden['9']).toBe(vm.povdesk.attestation.ready?.pcrs['9']);
     // stop: QMP powerdown reaches the guest's acpid, so no SIGTERM is needed
     const stopped = await client.stop(vm.id);
     expect(stopped.state).toBe('stopped');
-    expect(stopped.lastError).toBeNull();
-    expect(stopped.ports.ssh).toBeNull();
+    expect(stopped.lastError).toBeUndefined(); // optional in the document: absent, never null
+    expect(stopped.povdesk.ports.ssh).toBeNull();
     expect(pidsWith(join(state, 'vms', vm.id))).toEqual([]);
     await m.close();
     m = null;
@@ -96,14 +96,14 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     expect(vm.attestation.ready).toMatchObject({ verified: true, mismatches: [] });
     expect(vm.attestation.akFingerprint).toBe(firstAk);
     const att = await client.attestation(firstVm);
-    const row9 = att.table.find((r) => r.pcr === '9');
+    const row9 = att.povdesk.table.find((r) => r.pcr === '9');
     expect(row9).toMatchObject({ compared: true, match: true });
-    expect(att.table.find((r) => r.pcr === '1')).toMatchObject({ compared: false });
+    expect(att.povdesk.table.find((r) => r.pcr === '1')).toMatchObject({ compared: false });
     // reboot: a new boot, new quotes, the same pinned AK
     const qemuPid = vm.pids.qemu;
     const rebooting = await client.reboot(firstVm);
     expect(rebooting.state).toBe('booting');
-    expect(rebooting.attestation.initrd).toBeNull();
+    expect(rebooting.attestation.initrd).toBeUndefined();
     const again = await m.vms.waitFor(firstVm, 'ready', 150_000);
     expect(again.pids.qemu).toBe(qemuPid);
     expect(again.attestation.initrd?.verified).toBe(true);
@@ -127,7 +127,7 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     }, 120_000, 500);
     const rec = await client.get(vm.id);
     expect(rec.attestation.userDataReleased).toBe(false);
-    expect(rec.attestation.initrd).toBeNull();
+    expect(rec.attestation.initrd).toBeUndefined();
     const answer = await askAs(join(state, 'metadata.sock'), vm.id, '/skytap/vms/self/user_data');
     expect(answer).toMatch(/^HTTP\/1\.1 503/);
     expect(answer).toMatch(/Retry-After: 2/i);
@@ -159,7 +159,7 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
         const r = await client.get(vm.id);
         return r.attestation.initrd ? r : null;
       }, 120_000, 500);
-      const i = rec.attestation.initrd!;
+      const i = rec.povdesk.attestation.initrd!;
       expect(i.verified).toBe(false);
       expect(i.failed).toBe('golden');
       expect(i.message).toMatch(/golden mismatch: (pcr \d+ expected [0-9a-f]{64}, got [0-9a-f]{64}; )*pcr 9 expected [0-9a-f]{64}, got [0-9a-f]{64}/);

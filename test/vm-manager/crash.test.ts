@@ -8,7 +8,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VmManagerClient } from '../../main/vm-manager/client';
+import { TestClient as VmManagerClient } from './support';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { pidsWith, repo, stateWithImage, until, vmSkip } from './support';
@@ -64,12 +64,12 @@ describe.skipIf(skip !== null)('crashes mid-boot (real QEMU/TCG, OVMF, swtpm)', 
     m = await serve({ stateDir: state, token: 'tok', learn: [TEST_IMAGE] });
     const client = new VmManagerClient(m.url, 'tok');
     const vm = await bootingVm(client, 'kill-qemu');
-    expect(pidsWith(vm.paths.tpmState)).toContain(vm.pids.swtpm);
-    process.kill(vm.pids.qemu!, 'SIGKILL');
+    expect(pidsWith(vm.paths.tpmState)).toContain(vm.povdesk.pids.swtpm);
+    process.kill(vm.povdesk.pids.qemu!, 'SIGKILL');
     const rec = await until('failed', async () => ((await client.get(vm.id)).state === 'failed' ? client.get(vm.id) : null), 20_000);
     expect(rec.lastError).toMatch(/^qemu was killed by SIGKILL before READY/);
     expect(rec.lastError).toMatch(/--- last \d+ console lines ---/);
-    expect(rec.pids).toEqual({ qemu: null, swtpm: null });
+    expect(rec.povdesk.pids).toEqual({ qemu: null, swtpm: null });
     expect(pidsWith(vm.paths.dir)).toEqual([]);
     expect((await client.console(vm.id, 10)).lines).toBeGreaterThan(0); // the console file is kept
   }, 120_000);
@@ -77,7 +77,7 @@ describe.skipIf(skip !== null)('crashes mid-boot (real QEMU/TCG, OVMF, swtpm)', 
   it('SIGKILL of swtpm: the VM is stopped (its TPM is gone) and marked failed', async () => {
     const client = new VmManagerClient(m!.url, 'tok');
     const vm = await bootingVm(client, 'kill-swtpm');
-    process.kill(vm.pids.swtpm!, 'SIGKILL');
+    process.kill(vm.povdesk.pids.swtpm!, 'SIGKILL');
     const rec = await until('failed', async () => ((await client.get(vm.id)).state === 'failed' ? client.get(vm.id) : null), 20_000);
     expect(rec.lastError).toMatch(/swtpm \(the VM's TPM\) exited unexpectedly/);
     expect(rec.lastError).toMatch(/console lines/);
@@ -97,7 +97,7 @@ describe.skipIf(skip !== null)('crashes mid-boot (real QEMU/TCG, OVMF, swtpm)', 
     a.child.kill('SIGKILL');
     await new Promise((r) => a.child.once('exit', r));
     await new Promise((r) => setTimeout(r, 1000));
-    expect(pidsWith(vm.paths.dir)).toContain(vm.pids.qemu); // VMs outlive the manager
+    expect(pidsWith(vm.paths.dir)).toContain(vm.povdesk.pids.qemu); // VMs outlive the manager
     const b = await spawnManager(state);
     children.push(b.child);
     expect(b.recovered.reattached).toContain(vm.id);
@@ -106,14 +106,14 @@ describe.skipIf(skip !== null)('crashes mid-boot (real QEMU/TCG, OVMF, swtpm)', 
       const r = await client2.get(vm.id);
       return r.state === 'ready' ? r : null;
     }, 150_000, 500);
-    expect(ready.pids.qemu).toBe(vm.pids.qemu);
+    expect(ready.povdesk.pids.qemu).toBe(vm.povdesk.pids.qemu);
     expect(ready.attestation.initrd?.verified ?? true).toBe(true);
 
     // now kill the manager and the VM's qemu while it is away: the next manager cleans up
     b.child.kill('SIGKILL');
     await new Promise((r) => b.child.once('exit', r));
-    process.kill(vm.pids.qemu!, 'SIGKILL');
-    await until('qemu gone', () => !pidsWith(vm.paths.dir).includes(vm.pids.qemu!) || null, 10_000);
+    process.kill(vm.povdesk.pids.qemu!, 'SIGKILL');
+    await until('qemu gone', () => !pidsWith(vm.paths.dir).includes(vm.povdesk.pids.qemu!) || null, 10_000);
     const c = await spawnManager(state);
     children.push(c.child);
     expect(c.recovered.cleaned).toContain(vm.id);

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VmManagerClient } from '../../main/vm-manager/client';
+import { TestClient as VmManagerClient } from './support';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { vmSkip } from './support';
 
@@ -34,7 +34,7 @@ describe.skipIf(skip !== null)('vm-manager: delete an image', () => {
   it('removes an unused image; unknown → not_found; in use → conflict naming the VM', async () => {
     await c.importImage(join(state, 'import', 'd.qcow2'), 'gone');
     await c.deleteImage('gone');
-    expect(((await c.images()) as { name: string }[]).map((i) => i.name)).not.toContain('gone');
+    expect((await c.images()).map((i) => i.id)).not.toContain('gone');
     expect(readdirSync(join(state, 'images'))).toEqual([]);
     await expect(c.deleteImage('gone')).rejects.toMatchObject({ code: 'not_found' });
 

@@ -27,6 +27,13 @@ const REST_TO_TOOL: Record<string, string> = {
   'POST /vms/{id}/reboot': 'reboot_vm',
   'GET /vms/{id}/console': 'get_vm_console',
   'GET /vms/{id}/attestation': 'get_vm_attestation',
+  'GET /vms/{id}/metrics': 'get_vm_metrics',
+  'POST /vms/{id}/exec': 'exec_vm',
+  'POST /vms/{id}/forward': 'forward_port',
+  'GET /networks': 'list_networks',
+  'POST /networks': 'create_network',
+  'GET /networks/{name}': 'get_network',
+  'DELETE /networks/{name}': 'delete_network',
 };
 
 describe.skipIf(skip !== null)('vm-manager /mcp (streamable HTTP, SDK client)', () => {
@@ -78,7 +85,7 @@ describe.skipIf(skip !== null)('vm-manager /mcp (streamable HTTP, SDK client)', 
     expect(by.get('create_vm')!.inputSchema.required).toEqual(['name']);
     // Every tool reaches a REST route (a missing one would answer "no route").
     for (const r of ROUTES) {
-      const args = { ...(r.path.includes('{id}') ? { id: 'abcdef12' } : {}), ...(r.path.includes('{ref}') ? { ref: 'nope' } : {}) };
+      const args = { ...(r.path.includes('{id}') ? { id: 'abcdef12' } : {}), ...(r.path.includes('{ref}') ? { ref: 'nope' } : {}), ...(r.path.includes('{name}') ? { name: 'nope' } : {}) };
       if (r.verb !== 'GET' && !r.path.includes('{id}')) continue; // creates are exercised below
       const res = await tool(r.tool, args);
       expect(JSON.stringify(res), r.tool).not.toMatch(/no route/);
@@ -108,8 +115,11 @@ describe.skipIf(skip !== null)('vm-manager /mcp (streamable HTTP, SDK client)', 
     expect(con.lines).toBeGreaterThan(0);
     expect(con.lines).toBeLessThanOrEqual(20);
     const att = json(await tool('get_vm_attestation', { id: vm.id }));
-    expect(att).toMatchObject({ id: vm.id, stage: 'ready' });
-    expect(att.table.length).toBeGreaterThan(0);
+    expect(att).toMatchObject({ required: true, userDataReleased: true, povdesk: { id: vm.id, stage: 'ready' } });
+    expect(att.povdesk.table.length).toBeGreaterThan(0);
+    const ran = json(await tool('exec_vm', { id: vm.id, command: ['sh', '-c', 'uname -s; exit 3'] }, 120_000));
+    expect(ran).toEqual({ stdout: 'Linux\n', stderr: '', exitCode: 3 });
+    expect(json(await tool('get_vm_metrics', { id: vm.id }))).toMatchObject({ id: vm.id, host: { state: 'ready', attestation: 'released' }, guest: null });
     expect(json(await tool('delete_vm', { id: vm.id }))).toEqual({ id: vm.id, deleted: true });
     expect(json(await tool('list_vms'))).toEqual([]);
   }, 600_000);

@@ -75,3 +75,66 @@ export async function until<T>(what: string, fn: () => T | undefined | null | fa
     await new Promise((r) => setTimeout(r, step));
   }
 }
+
+type VmAnswer = import('../../main/vm-manager/views').VmView;
+type HostAnswer = ReturnType<typeof import('../../main/vm-manager/views').hostView>;
+type ImageAnswer = ReturnType<typeof import('../../main/vm-manager/views').imageView>;
+type AttestationAnswer = import('../../main/vm-api/schemas').Attestation & { povdesk: ReturnType<typeof import('../../main/vm-manager/api').attestationView> };
+
+/** An error answer of the daemon: its status and the document's {"error":{"code","message"}}. */
+export class ApiAnswerError extends Error {
+  constructor(public status: number, public code: string, message: string) {
+    super(message);
+  }
+}
+
+/**
+ * The suites' own small client of the daemon's REST API (over TCP or a unix socket), so they test
+ * the daemon and not the app's client: bodies as the document spells them, answers as JSON.
+ */
+export class TestClient {
+  constructor(private readonly base: string, private readonly token: string) {}
+
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const { request } = await import('node:http');
+    const unix = this.base.startsWith('unix:') ? this.base.slice(5) : null;
+    const u = unix ? null : new URL(this.base);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    return new Promise<T>((resolve, reject) => {
+      const req = request({
+        ...(unix ? { socketPath: unix } : { hostname: u?.hostname, port: u?.port }),
+        path: `/api/v1${path}`, method,
+        headers: { Authorization: `Bearer ${this.token}`, ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {}) },
+      }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (d: Buffer) => parts.push(d));
+        res.on('end', () => {
+          const text = Buffer.concat(parts).toString('utf8');
+          const status = res.statusCode ?? 0;
+          if (status === 204) return resolve(undefined as T);
+          const json = text ? (JSON.parse(text) as { error?: { code: string; message: string } }) : undefined;
+          if (status >= 200 && status < 300) return resolve(json as T);
+          reject(new ApiAnswerError(status, json?.error?.code ?? 'none', json?.error?.message ?? text));
+        });
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  host = () => this.call<HostAnswer>('GET', '/host');
+  images = () => this.call<ImageAnswer[]>('GET', '/images');
+  importImage = (path: string, name?: string) => this.call<{ name: string }>('POST', '/images', name ? { path, name } : { path });
+  deleteImage = (name: string) => this.call<void>('DELETE', `/images/${encodeURIComponent(name)}`);
+  list = () => this.call<VmAnswer[]>('GET', '/vms');
+  get = (id: string) => this.call<VmAnswer>('GET', `/vms/${id}`);
+  create = (body: import('../../main/vm-api/schemas').CreateVmRequest) => this.call<VmAnswer>('POST', '/vms', body);
+  start = (id: string) => this.call<VmAnswer>('POST', `/vms/${id}/start`);
+  stop = (id: string) => this.call<VmAnswer>('POST', `/vms/${id}/stop`);
+  reboot = (id: string) => this.call<VmAnswer>('POST', `/vms/${id}/reboot`);
+  delete = (id: string) => this.call<void>('DELETE', `/vms/${id}`);
+  console = (id: string, lines = 100) => this.call<{ id: string; lines: number; console: string }>('GET', `/vms/${id}/console?lines=${lines}`);
+  attestation = (id: string) => this.call<AttestationAnswer>('GET', `/vms/${id}/attestation`);
+  exec = (id: string, command: string[]) => this.call<{ stdout: string; stderr: string; exitCode: number }>('POST', `/vms/${id}/exec`, { command });
+  forward = (id: string, port: number) => this.call<{ id: string; port: number; address: string }>('POST', `/vms/${id}/forward`, { port });
+}

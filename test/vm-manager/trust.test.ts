@@ -13,7 +13,7 @@ import { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedPcr11 } from '../../main/vm-manager/attest/policy';
 import { runVmManagerCli } from '../../main/vm-manager/cli';
-import { VmManagerClient } from '../../main/vm-manager/client';
+import { TestClient as VmManagerClient } from './support';
 import { readPolicy, TEST_IMAGE } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { METADATA_PROXY, type VmRecord } from '../../main/vm-manager/vms';
@@ -135,7 +135,7 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
     const created = await client.create({ name: 'trust', user_data: 'trust-user-data', require_attestation: true, wait_for: 'none' });
     const id = created.id;
     // Item 1: the AK is the manager's, pinned before the guest ran a single instruction.
-    expect.soft(created.attestation.akFingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect.soft(created.povdesk.attestation.akFingerprint).toMatch(/^[0-9a-f]{64}$/);
 
     // Item 1: a software key with TPM attribute bits and the expected PCR values is refused.
     const nonce = (await askAs(md, id, 'GET', '/attest/nonce')).text.trim();
@@ -155,7 +155,7 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
     const vm = await m.vms.waitFor(id, 'ready', 240_000);
     expect.soft(vm.attestation.initrd).toMatchObject({ verified: true, mismatches: [], learned: {} });
     expect.soft(vm.attestation.ready?.verified).toBe(true);
-    expect.soft(vm.attestation.akFingerprint).toBe(created.attestation.akFingerprint);
+    expect.soft(vm.attestation.akFingerprint).toBe(created.povdesk.attestation.akFingerprint);
 
     // Item 11: the API answers only to its own Host.
     const port = new URL(m.url).port;

@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Subscriber } from '../../main/core/streams';
@@ -102,7 +103,8 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     const { jobId } = await t.call('vm.create', { ...good, image: 'no-such-image' });
     const job = await t.jobs.wait(jobId);
     expect(job.state).toBe('failed');
-    expect(job.error?.code).toBe('not_found');
+    // giantswarm's document: an image that does not exist is an invalid spec (400)
+    expect(job.error?.code).toBe('invalid_request');
     expect(job.error?.message).toContain('no-such-image');
     expect((await t.call('vm.list', {})).vms).toEqual([]);
   });
@@ -163,7 +165,23 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     } finally {
       env.dispose();
     }
-  }, 240_000);
+
+    // exec through the manager (its own key, over SSH): output and exit code, non-zero is a result
+    expect(await call(h, 'vm.exec', { id: vm.id, command: ['sh', '-c', 'echo exec-$((6*7))'] })).toMatchObject({ stdout: 'exec-42\n', exitCode: 0 });
+    expect(await call(h, 'vm.exec', { id: vm.id, command: ['sh', '-c', 'echo oops >&2; exit 3'] })).toMatchObject({ stderr: 'oops\n', exitCode: 3 });
+    // the guest's SSH port forwarded to this machine through the app's listener: the guest's banner answers
+    const { forward } = await call(h, 'vm.forward', { id: vm.id, port: 22 });
+    expect(forward.localAddress).toMatch(/^127\.0\.0\.1:\d+$/);
+    const banner = await new Promise<string>((resolve, reject) => {
+      const s = connect({ host: '127.0.0.1', port: Number(forward.localAddress.split(':')[1]) });
+      s.once('data', (d) => (resolve(d.toString()), s.destroy()));
+      s.once('error', reject);
+    });
+    expect(banner).toMatch(/^SSH-2\.0-/);
+    expect((await call(h, 'vm.forwards', { id: vm.id })).forwards.map((f) => f.guestPort)).toEqual([22]);
+    await call(h, 'vm.unforward', { forwardId: forward.id });
+    expect((await call(h, 'vm.forwards', {})).forwards).toEqual([]);
+  }, 300_000);
 
   it('a remote vm-manager (URL + bearer token in the keychain) works through the same client; its console is followed by polling', async () => {
     const ep = JSON.parse(readFileSync(join(home, 'vm-manager', 'endpoint.json'), 'utf8')) as { url: string; token: string; pid: number };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../main/services/log/logger';
 import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
-import { VmManagerClient } from '../../main/vm-manager/client';
+import { VmManagerClient } from '../../main/vm-api/client';
 import { processesWith, removeHome, vmSkip } from './helpers';
 
 const skip = vmSkip();

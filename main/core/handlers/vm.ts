@@ -24,5 +24,11 @@ export function vmHandlers({ vm: app }: Pick<Services, 'vm'>): DomainHandlers<ty
     'vm.imageBuildTest': async () => ({ jobId: app.buildTestImage() }),
     'vm.learnGolden': async (args) => ({ jobId: app.learnGolden(args.image) }),
     'vm.saveGolden': async (args) => ({ image: await app.saveGolden(args) }),
+    'vm.login': () => app.login(),
+    'vm.logout': async () => (await app.logout(), { ok: true as const }),
+    'vm.exec': (args) => app.exec(args.id, args.command),
+    'vm.forward': async (args) => ({ forward: await app.forward(args.id, args.port) }),
+    'vm.forwards': async (args) => ({ forwards: app.forwards.list(args.id) }),
+    'vm.unforward': async (args) => (await app.forwards.close(args.forwardId), { ok: true as const }),
   };
 }

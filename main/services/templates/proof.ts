@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { ProofResult } from '../../../shared/contract/templates';
 import { AppError } from '../../../shared/contract/errors';
 import { sleep } from '../../lib/sleep';
-import type { VmManagerClient } from '../../vm-manager/client';
+import type { VmManagerClient } from '../../vm-api/client';
 import { BEGIN_LINE, END_LINE } from '../control-node/markers';
 import { RUNNER_PATH, UNIT_NAME } from '../control-node/runner';
 

@@ -13,7 +13,7 @@ import {
   bakeManifest, proofResult, type BakeArgs, type BakedImage, type BakeManifest, type BakeStage, type ProofResult,
 } from '../../../shared/contract/templates';
 import type { JobContext, JobRunner } from '../jobs/runner';
-import type { VmManagerClient } from '../../vm-manager/client';
+import type { VmManagerClient } from '../../vm-api/client';
 import { RUNNER_PATH, UNIT_NAME, runnerScript } from '../control-node/runner';
 import { customize } from './customize';
 import { debianBase } from './debian';
@@ -89,7 +89,7 @@ export class TemplateService {
     const srcPath = typeof args.source === 'string' ? allowedSource(args.source, this.d.allowedDirs) : null;
     if (existsSync(this.bakedDir(args.name))) throw new AppError('conflict', `a baked template "${args.name}" exists: pick another name`);
     const { client, stateDir } = await this.d.vmm();
-    const images = (await client.images()) as { name: string }[];
+    const images = await client.localImages();
     if (images.some((i) => i.name === args.name)) throw new AppError('conflict', `an image "${args.name}" exists in the local vm-manager: pick another name`);
     this.sweepStale(stateDir);
     const work = join(this.root, 'work', `${process.pid}-${job.id}`);
@@ -232,7 +232,7 @@ export class TemplateService {
       throw new AppError('not_found', `no baked template "${args.imageId}": bake it first (templates.bake)`);
     }
     const { client } = await this.d.vmm();
-    const images = (await client.images()) as { name: string; path?: string; disk?: string; virtualSizeBytes?: number }[];
+    const images = await client.localImages();
     const img = images.find((i) => i.name === args.imageId);
     if (!img?.path || !img.disk) throw new AppError('not_found', `the local vm-manager has no disk image "${args.imageId}": bake it again`);
     const dest = args.dir ? allowedSource(args.dir, this.d.allowedDirs) : join(this.root, 'exports', args.imageId);

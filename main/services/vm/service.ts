@@ -1,41 +1,42 @@
 /**
  * The app's side of the vm-manager: which manager (the local one, started and reattached by the
- * supervisor, or a remote one with a bearer token from the keychain), calls validated and mapped to
- * AppErrors, the create job that follows a VM to its milestone, and console following.
+ * supervisor, or a cluster's with a static token or an OIDC login, see ./remote), calls mapped to
+ * AppErrors, the create job that follows a VM to its milestone by polling (so a proxy's 504 never
+ * loses a VM), console following, exec, and guest ports forwarded to this machine.
  */
 import { existsSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
+import {
+  vmLearnedGolden,
+  type VmAttestation,
+  type VmConnection,
+  type VmCreateArgs,
+  type VmExecResult,
+  type VmForward,
+  type VmHost,
+  type VmImage,
+  type VmLearnedGolden,
+  type VmLogin,
+  type VmRecord,
+} from '../../../shared/contract/vm';
 import { sleep } from '../../lib/sleep';
-import { vmLearnedGolden, type VmAttestation, type VmConnection, type VmCreateArgs, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
 import type { Hub } from '../hub';
-import { VmManagerClient } from '../../vm-manager/client';
+import { VmManagerClient, type Loose } from '../../vm-api/client';
+import type { ApiVm } from '../../vm-api/schemas';
 import type { JobContext, JobRunner } from '../jobs/runner';
 import type { Logger } from '../log/logger';
 import type { SecretStore } from '../secrets/store';
 import type { SettingsService } from '../settings/settings';
 import { managerCall } from './errors';
 import { ConsoleFollowers, type FollowOptions } from './follow';
+import { ForwardRelays } from './forwards';
+import { caBundle, connectionView, KEYS, OIDC_ACCOUNT, relogin, remoteBearer, REMOTE_TOKEN_ACCOUNT, saveConnection, startLogin, type ConnectionArgs } from './remote';
 import type { VmManagerSupervisor } from './supervisor';
-import {
-  attestationView,
-  hostView,
-  imageView,
-  managerAttestation,
-  managerConsole,
-  managerHost,
-  managerImage,
-  managerVm,
-  parseAnswer,
-  vmView,
-  type ManagerVm,
-} from './views';
-import { z } from 'zod';
+import { attestationView, hostView, imagePolicy, imageRef, imageView, parseAnswer, serialSocket, vmView } from './views';
 import { LIVE_VM_STATES } from '../../../shared/vm-states';
 
-export const REMOTE_TOKEN_ACCOUNT = 'vm-manager-token';
-const MODE_KEY = 'vm.mode';
-const URL_KEY = 'vm.remoteUrl';
+export { REMOTE_TOKEN_ACCOUNT };
 
 export interface VmAppOptions {
   settings: Pick<SettingsService, 'getValue' | 'setValue'>;
@@ -47,6 +48,8 @@ export interface VmAppOptions {
   /** how often the create job re-reads the VM (default 500 ms) */
   pollMs?: number;
   follow?: FollowOptions;
+  /** OIDC scope of the device login (default: openid offline_access) */
+  oidcScope?: string;
 }
 
 interface Target {
@@ -55,58 +58,52 @@ interface Target {
   url: string;
 }
 
-const STEP: Record<string, number> = { creating: 0.1, booting: 0.3, attesting: 0.6, ready: 1 };
+const STEP: Record<string, number> = { creating: 0.1, installing: 0.2, booting: 0.3, attesting: 0.6, ready: 1 };
+/** Errors after which the VM may well exist (a proxy timed out, the connection dropped): look, do not give up. */
+const MAYBE_DONE = new Set(['timeout', 'unavailable']);
 
 export class VmApp {
   readonly followers: ConsoleFollowers;
+  readonly forwards = new ForwardRelays();
 
   constructor(private readonly o: VmAppOptions) {
     this.followers = new ConsoleFollowers(o.hub, o.follow);
   }
 
   mode(): 'local' | 'remote' {
-    return this.o.settings.getValue(MODE_KEY) === 'remote' ? 'remote' : 'local';
+    return this.o.settings.getValue(KEYS.mode) === 'remote' ? 'remote' : 'local';
   }
 
-  async connection(): Promise<VmConnection> {
-    const mode = this.mode();
-    if (mode === 'remote') {
-      return {
-        mode,
-        url: this.o.settings.getValue(URL_KEY),
-        tokenSet: !!(await this.o.secrets.get(REMOTE_TOKEN_ACCOUNT)),
-        pid: null,
-        stateDir: null,
-      };
-    }
-    const ep = this.o.supervisor.readEndpoint();
-    return { mode, url: ep?.url ?? null, tokenSet: ep !== null, pid: ep?.pid ?? null, stateDir: this.o.supervisor.stateDir };
+  private auth(): 'token' | 'oidc' {
+    return this.o.settings.getValue(KEYS.auth) === 'oidc' ? 'oidc' : 'token';
   }
 
-  async setConnection(args: { mode: 'local' | 'remote'; url?: string | undefined; token?: string | undefined }): Promise<VmConnection> {
-    if (args.mode === 'remote') {
-      const url = args.url ?? this.o.settings.getValue(URL_KEY);
-      if (!url) throw new AppError('invalid_request', 'a remote vm-manager needs its URL (https://host:port)');
-      if (/\s/.test(args.token ?? '')) throw new AppError('invalid_request', 'the token contains white space; paste it again');
-      const token = args.token ?? (await this.o.secrets.get(REMOTE_TOKEN_ACCOUNT));
-      if (!token) throw new AppError('invalid_request', 'a remote vm-manager needs its bearer token (the first time)');
-      if (args.token) await this.o.secrets.set(REMOTE_TOKEN_ACCOUNT, args.token);
-      this.o.settings.setValue(URL_KEY, url);
-    }
-    this.o.settings.setValue(MODE_KEY, args.mode);
-    this.o.log.info('vm-manager connection saved', { mode: args.mode });
+  connection(): Promise<VmConnection> {
+    return connectionView(this.o, this.mode(), this.o.supervisor);
+  }
+
+  async setConnection(args: ConnectionArgs): Promise<VmConnection> {
+    await saveConnection(this.o, args);
     return this.connection();
+  }
+
+  /** Starts the device-code login; the job ends when the person approved it at the issuer. */
+  login(): Promise<VmLogin> {
+    return startLogin(this.o, this.o.jobs, this.o.oidcScope ?? 'openid offline_access');
+  }
+
+  async logout(): Promise<void> {
+    await this.o.secrets.delete(OIDC_ACCOUNT);
+    this.o.log.info('vm-manager login forgotten');
   }
 
   /** The manager to talk to; the local one is started or reattached on first use. */
   async target(): Promise<Target> {
     if (this.mode() === 'remote') {
-      const url = this.o.settings.getValue(URL_KEY);
-      const token = await this.o.secrets.get(REMOTE_TOKEN_ACCOUNT);
-      if (!url || !token) throw new AppError('unauthorized', 'the remote vm-manager has no URL or token saved: set them on the Local VMs page (Connection), or switch back to the local manager');
+      const url = this.o.settings.getValue(KEYS.url);
+      if (!url) throw new AppError('unauthorized', 'the remote vm-manager has no URL saved: set it on the Local VMs page (Connection), or switch back to the local manager');
       checkCredentialUrl('the remote vm-manager URL', url, 'set an https:// URL on the Local VMs page (Connection)');
-      this.o.log.addSecret(token);
-      return { client: new VmManagerClient(url, token, 60_000), mode: 'remote', url };
+      return { client: new VmManagerClient(url, await remoteBearer(this.o), { timeoutMs: 60_000, ca: caBundle(this.o.settings) }), mode: 'remote', url };
     }
     const ep = await this.o.supervisor.ensure();
     this.o.log.addSecret(ep.token);
@@ -119,7 +116,11 @@ export class VmApp {
     try {
       return await managerCall(what, () => fn(t.client, t));
     } catch (e) {
-      if (t.mode !== 'local' || (e as AppError).code !== 'unavailable' || !/cannot reach/.test((e as Error).message)) throw e;
+      const err = e as AppError;
+      if (t.mode === 'remote' && err.code === 'unauthorized' && this.auth() === 'oidc' && !(err.detail as { relogin?: boolean } | undefined)?.relogin) {
+        throw relogin(`the vm-manager refused the login (${err.message})`);
+      }
+      if (t.mode !== 'local' || err.code !== 'unavailable' || !/cannot reach/.test(err.message)) throw e;
       this.o.supervisor.reset();
       const again = await this.target();
       return managerCall(what, () => fn(again.client, again));
@@ -136,32 +137,35 @@ export class VmApp {
       await this.o.supervisor.ensure(true).catch(() => undefined);
     }
     try {
-      return await this.call('GET /host', async (c, t) => hostView(parseAnswer('GET /host', managerHost, await c.host()), t.url, t.mode));
+      return await this.call('GET /host', async (c, t) => hostView(await c.host(), t.url, t.mode));
     } catch (e) {
       const failure = this.mode() === 'local' ? this.o.supervisor.lastStartFailure() : null;
       if (!failure) throw e;
       const { hostReport } = await import('../../vm-manager/host');
-      return hostView(parseAnswer('host report', managerHost, await hostReport()), 'not running', 'local', failure.message);
+      return hostView({ ...(await hostReport()) }, 'not running', 'local', failure.message);
     }
   }
 
   async images(): Promise<VmImage[]> {
-    return this.call('GET /images', async (c) => parseAnswer('GET /images', z.array(managerImage), await c.images()).map(imageView));
+    return this.call('GET /images', async (c) => {
+      const all = await c.images();
+      return all.map((i) => imageView(i, all));
+    });
   }
 
   async list(): Promise<VmRecord[]> {
     const remote = this.mode() === 'remote';
-    return this.call('GET /vms', async (c) => parseAnswer('GET /vms', z.array(managerVm), await c.list()).map((v) => this.view(v, remote)));
+    return this.call('GET /vms', async (c) => (await c.list()).map((v) => this.view(v, remote)));
   }
 
   /** The contract's view; a remote manager's forwarded ports are on its loopback, not this one's. */
-  private view(v: ManagerVm, remote = this.mode() === 'remote'): VmRecord {
+  private view(v: Loose<ApiVm>, remote = this.mode() === 'remote'): VmRecord {
     const r = vmView(v);
     return remote ? { ...r, sshPort: null } : r;
   }
 
-  private async raw(id: string): Promise<ManagerVm> {
-    return this.call(`GET /vms/${id}`, async (c) => parseAnswer(`GET /vms/${id}`, managerVm, await c.get(id)));
+  private async raw(id: string): Promise<Loose<ApiVm>> {
+    return this.call(`GET /vms/${id}`, (c) => c.get(id));
   }
 
   async get(id: string): Promise<VmRecord> {
@@ -169,42 +173,58 @@ export class VmApp {
   }
 
   async action(id: string, what: 'start' | 'stop' | 'reboot'): Promise<VmRecord> {
-    return this.call(`POST /vms/${id}/${what}`, async (c) => this.view(parseAnswer(`POST /vms/${id}/${what}`, managerVm, await c[what](id))));
+    return this.call(`POST /vms/${id}/${what}`, async (c) => this.view(await c[what](id)));
   }
 
   async delete(id: string): Promise<void> {
     await this.call(`DELETE /vms/${id}`, (c) => c.delete(id));
+    await this.forwards.closeAll(id);
   }
 
   async console(id: string, lines: number): Promise<string[]> {
     return this.call(`GET /vms/${id}/console`, async (c) => {
-      const text = parseAnswer('GET console', managerConsole, await c.console(id, lines)).console;
+      const text = (await c.console(id, lines)).console;
       return text === '' ? [] : text.split('\n');
     });
   }
 
   async attestation(id: string): Promise<VmAttestation> {
     return this.call(`GET /vms/${id}/attestation`, async (c) => {
-      const a = parseAnswer('GET attestation', managerAttestation, await c.attestation(id));
-      let image = null;
+      const [a, vm] = await Promise.all([c.attestation(id), c.get(id)]);
+      let policy = null;
       try {
-        image = parseAnswer('GET /images', z.array(managerImage), await c.images()).find((i) => i.name === a.image) ?? null;
+        const all = await c.images();
+        const image = all.find((i) => imageRef(i, all) === vm.image || i.id === vm.image || `${i.id}_${i.version}` === vm.image);
+        policy = image ? imagePolicy(image) : null;
       } catch {
-        image = null;
+        policy = null;
       }
-      return attestationView(a, image);
+      return attestationView(id, a, policy);
     });
   }
 
+  /** Runs argv as root in the guest; a non-zero exit is a result. */
+  async exec(id: string, command: string[]): Promise<VmExecResult> {
+    return this.call(`POST /vms/${id}/exec`, async (c) => {
+      const r = await c.exec(id, command);
+      return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode };
+    });
+  }
+
+  /** Asks the manager to forward the guest port, then listens on this machine's 127.0.0.1 for it. */
+  async forward(id: string, port: number): Promise<VmForward> {
+    if (this.mode() === 'remote') {
+      throw new AppError('unsupported', "a remote vm-manager forwards a guest port to its own host's loopback, which this machine cannot reach; forwarding to this machine needs the local vm-manager");
+    }
+    const vm = await this.raw(id);
+    const f = await this.call(`POST /vms/${id}/forward`, (c) => c.forward(id, port));
+    return this.forwards.open(id, vm.name, port, f.address);
+  }
   /** Starts following the console of VM id on the vm.console stream; returns the tail it continues from. */
   async follow(id: string, lines = 200): Promise<string> {
     const raw = await this.raw(id);
-    const local = this.mode() === 'local' && raw.paths?.console;
-    return this.followers.follow(
-      id,
-      local ? { kind: 'file', path: raw.paths!.console! } : { kind: 'poll', fetch: (n) => this.console(id, n) },
-      lines,
-    );
+    const file = this.mode() === 'local' ? raw.paths.console : undefined;
+    return this.followers.follow(id, file ? { kind: 'file', path: file } : { kind: 'poll', fetch: (n) => this.console(id, n) }, lines);
   }
 
   /**
@@ -222,9 +242,41 @@ export class VmApp {
     if (!LIVE_VM_STATES.includes(raw.state)) {
       throw new AppError('conflict', `VM ${raw.name} (${id}) is ${raw.state}, so it has no console to open; start it first`, { vmId: id, state: raw.state });
     }
-    const console = raw.paths?.console;
+    const console = raw.paths.console;
     if (!console) throw new AppError('internal', `the vm-manager did not say where the console of VM ${id} is (no paths.console in its answer)`);
-    return { id, name: raw.name, state: raw.state, console, serialSocket: raw.paths?.serialSocket ?? null };
+    return { id, name: raw.name, state: raw.state, console, serialSocket: serialSocket(raw) };
+  }
+
+  /**
+   * POST /vms with wait_for none. When the answer is lost (a proxy's 504, a dropped connection) the
+   * VM may exist anyway: look it up by name before failing, so it is followed, not lost or doubled.
+   */
+  private async createCall(job: JobContext, args: VmCreateArgs): Promise<string> {
+    try {
+      const created = await this.call('POST /vms', (c) =>
+        c.create({
+          name: args.name,
+          image: args.image,
+          cpus: args.cpus,
+          memory_mib: args.memoryMib,
+          disk_gib: args.diskGib,
+          ...(args.userData !== undefined ? { user_data: args.userData } : {}),
+          require_attestation: args.requireAttestation,
+          wait_for: 'none',
+          // 'restricted' is the manager's default network; the local daemon names its NAT policy network 'nat'
+          ...(args.network === 'nat' ? { network: 'nat' } : {}),
+        }),
+      );
+      job.log(`VM ${args.name} is ${created.id} (${created.state})`);
+      return created.id;
+    } catch (e) {
+      if (!MAYBE_DONE.has((e as AppError).code)) throw e;
+      job.log(`POST /vms got no answer (${(e as Error).message}); looking for VM ${args.name}`, 'warn');
+      const found = await this.call('GET /vms', async (c) => (await c.list()).find((v) => v.name === args.name));
+      if (!found) throw e;
+      job.log(`VM ${args.name} exists after all: ${found.id} (${found.state})`);
+      return found.id;
+    }
   }
 
   /** The create job: POST /vms (wait_for none), then follow the VM's states to args.waitFor. */
@@ -235,25 +287,7 @@ export class VmApp {
 
   private async createWork(job: JobContext, args: VmCreateArgs, waitFor: 'none' | 'attested' | 'ready'): Promise<{ vm: VmRecord }> {
     job.progress('creating', 0.05, `asking the vm-manager to create ${args.name}`);
-    const created = await this.call('POST /vms', async (c) =>
-      parseAnswer(
-        'POST /vms',
-        managerVm,
-        await c.create({
-          name: args.name,
-          image: args.image,
-          cpus: args.cpus,
-          memory_mib: args.memoryMib,
-          disk_gib: args.diskGib,
-          ...(args.userData !== undefined ? { user_data: args.userData } : {}),
-          require_attestation: args.requireAttestation,
-          wait_for: 'none',
-          ...(args.network ? { network: args.network } : {}),
-        }),
-      ),
-    );
-    const id = created.id;
-    job.log(`VM ${args.name} is ${id} (${created.state})`);
+    const id = await this.createCall(job, args);
     let last = '';
     let lastNote = '';
     const deadline = Date.now() + 15 * 60_000;
@@ -269,7 +303,16 @@ export class VmApp {
         }
         throw new AppError('cancelled', `cancelled; the half-made VM ${args.name} (${id}) was deleted`);
       }
-      const vm = await this.raw(id);
+      let vm: Loose<ApiVm>;
+      try {
+        vm = await this.raw(id);
+      } catch (e) {
+        // A proxy's 504 or a dropped connection while the VM boots: the VM is still there, ask again.
+        if (!MAYBE_DONE.has((e as AppError).code) || Date.now() > deadline) throw e;
+        job.log(`reading VM ${id} failed (${(e as Error).message}); trying again`, 'warn');
+        await sleep(this.o.pollMs ?? 500, job.signal).catch(() => undefined);
+        continue;
+      }
       if (vm.state !== last) {
         last = vm.state;
         job.log(`${id}: ${vm.state}`);
@@ -356,10 +399,17 @@ export class VmApp {
   }
 
   async saveGolden(args: Pick<VmLearnedGolden, 'image' | 'golden' | 'firmware'>): Promise<VmImage> {
-    return this.call('PUT golden', async (c) => imageView(parseAnswer('PUT golden', managerImage, await c.saveGolden(args.image, args.golden, args.firmware))));
+    return this.call('PUT golden', async (c) => {
+      await c.saveGolden(args.image, args.golden, args.firmware);
+      const all = await c.images();
+      const image = all.find((i) => imageRef(i, all) === args.image);
+      if (!image) throw new AppError('not_found', `image ${args.image} is gone after saving its golden values`);
+      return imageView(image, all);
+    });
   }
 
   close(): void {
     this.followers.closeAll();
+    void this.forwards.closeAll();
   }
 }

@@ -12,9 +12,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { AppError } from '../../../shared/contract/errors';
-import { sleep } from '../../lib/sleep';
 import type { Logger } from '../log/logger';
-import { VmManagerClient } from '../../vm-manager/client';
+import { VmApiError, VmManagerClient } from '../../vm-api/client';
+import { sleep } from '../../lib/sleep';
 import { pidExists as alive, procCmdline } from '../../lib/procs';
 
 export const endpointSchema = z
@@ -70,7 +70,7 @@ export function managerCommand(
   return { argv: [process.execPath, '--import', 'tsx', join(root, 'main', 'vm-manager', 'main.ts')], cwd: root };
 }
 
-/** The pid's command line as one string ('' when it is gone), on every platform (main/lib/procs.ts). */
+/** The pid's command line as one string ('' when it is gone), on every platform (procs.ts). */
 function cmdline(pid: number): string {
   return (procCmdline(pid) ?? []).join(' ');
 }
@@ -152,8 +152,10 @@ export class VmManagerSupervisor {
     try {
       await new VmManagerClient(ep.url, ep.token, 3000).list();
       return true;
-    } catch {
-      return false;
+    } catch (e) {
+      // It answered (even with a record this app reads differently) and took the token.
+      if (!(e instanceof VmApiError)) return false;
+      return e.status === null ? e.code === 'internal_error' : e.status !== 401 && e.status !== 403;
     }
   }
 

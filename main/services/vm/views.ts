@@ -1,127 +1,21 @@
 /**
- * The vm-manager's REST answers, validated and turned into the app's contract views. The schemas
- * are lenient about fields the app does not use (a remote manager may send more), strict about the
- * ones it does: an answer without them is refused with a message naming the field.
+ * The vm-manager's answers (already validated against giantswarm's document by the client) turned
+ * into the app's contract views. Everything the views need is in the document; what the app's own
+ * daemon sends beyond it under `povdesk` (forwarded SSH port, host key, accelerator probes, PCR
+ * values, tool list) is read when present, checked here, and otherwise left null: a cluster's
+ * manager lacks it.
  */
 import { z } from 'zod';
 import { AppError, describeZodError } from '../../../shared/contract/errors';
 import type { PcrRow, VmAttestation, VmHost, VmImage, VmRecord } from '../../../shared/contract/vm';
-import { VM_STATES } from '../../../shared/contract/vm';
+import type { Loose } from '../../vm-api/client';
+import type { ApiVm, Attestation, Host, Image } from '../../vm-api/schemas';
 
 const str = z.string();
 const nstr = z.string().nullable().optional().transform((v) => v ?? null);
 const nnum = z.number().nullable().optional().transform((v) => v ?? null);
 
-const tool = z
-  .object({ found: z.boolean(), version: nstr, error: nstr })
-  .optional()
-  .transform((v) => v ?? { found: false, version: null, error: 'not reported by the vm-manager' });
-
-export const managerHost = z.object({
-  hostname: str,
-  kernel: str.optional().default(''),
-  platformNote: nstr.optional().default(null),
-  cpus: z.number(),
-  memoryBytes: z.number(),
-  qemu: tool,
-  qemuImg: tool,
-  swtpm: tool,
-  tpm2Tools: tool,
-  busybox: tool,
-  ovmfCode: nstr,
-  guestKernel: nstr,
-  accelerator: z.object({
-    chosen: nstr,
-    reason: str,
-    warning: nstr,
-    probes: z.array(z.object({ accel: str, result: str, detail: str })).optional().default([]),
-  }),
-  ready: z.boolean(),
-  missing: z.array(z.object({ what: str, install: str })),
-});
-
-const stageResult = z
-  .object({
-    verified: z.boolean(),
-    message: str,
-    at: nstr,
-    failed: nstr,
-    pcrs: z.record(z.string(), z.string()).optional().default({}),
-    mismatches: z.array(z.object({ pcr: z.union([z.string(), z.number()]), expected: str, got: str })).optional().default([]),
-  })
-  .nullable()
-  .optional()
-  .transform((v) => v ?? null);
-
-/** A VM's attestation as the manager reports it, inside its VM record and on its own route. */
-const attestationState = z.object({
-  required: z.boolean(),
-  userDataReleased: z.boolean(),
-  nonceIssuedAt: nstr,
-  akFingerprint: nstr,
-  initrd: stageResult,
-  ready: stageResult,
-});
-
-export const managerVm = z.object({
-  id: str,
-  name: str,
-  image: str,
-  cpus: z.number(),
-  memoryMiB: z.number(),
-  diskGiB: z.number(),
-  requireAttestation: z.boolean(),
-  accel: nstr,
-  state: z.enum(VM_STATES),
-  createdAt: str,
-  startedAt: nstr,
-  bootedAt: nstr,
-  readyAt: nstr,
-  durations: z
-    .object({ installSeconds: nnum, bootSeconds: nnum, readySeconds: nnum })
-    .optional()
-    .transform((v) => v ?? { installSeconds: null, bootSeconds: null, readySeconds: null }),
-  lastError: nstr,
-  attestation: attestationState,
-  /** Host ports forwarded into the guest; absent from managers before SSH forwarding. */
-  ports: z.object({ ssh: z.number().int().min(1).max(65535).nullable() }).optional(),
-  /** absent from managers before host-made SSH keys */
-  sshHostKey: z.object({ publicKey: z.string().regex(/^ssh-ed25519 [A-Za-z0-9+/]+=*$/) }).nullable().optional(),
-  /** local manager only: where the console log and (since the interactive console) the serial socket are */
-  paths: z.object({ console: str.optional(), serialSocket: nstr }).optional(),
-});
-export type ManagerVm = z.output<typeof managerVm>;
-
-export const managerImage = z.object({
-  name: str,
-  kind: str,
-  createdAt: nstr,
-  sizeBytes: nnum,
-  policy: z
-    .object({
-      recordOnly: z.array(z.number()).optional().default([]),
-      golden: z.record(z.string(), z.string()).optional().default({}),
-      goldenCount: z.number().optional(),
-      firmwareChanged: nstr,
-    })
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-});
-export type ManagerImage = z.output<typeof managerImage>;
-
-export const managerAttestation = attestationState.extend({
-  id: str,
-  image: str,
-  table: z
-    .array(z.object({ pcr: z.union([z.string(), z.number()]), golden: nstr, compared: z.boolean().optional() }))
-    .optional()
-    .default([]),
-});
-
-export const managerConsole = z.object({ id: str, console: z.string() });
-
-/** Parses a manager answer; a wrong shape is `internal` with the field named. */
+/** Parses a value the app needs in a shape; a wrong shape is `internal` with the field named. */
 export function parseAnswer<S extends z.ZodType>(what: string, schema: S, value: unknown): z.output<S> {
   const r = schema.safeParse(value);
   if (!r.success) {
@@ -130,35 +24,79 @@ export function parseAnswer<S extends z.ZodType>(what: string, schema: S, value:
   return r.data;
 }
 
-export function hostView(h: z.output<typeof managerHost>, endpoint: string, mode: 'local' | 'remote', managerError: string | null = null): VmHost {
-  const tools = (
-    [
-      ['qemu-system-x86_64', h.qemu],
-      ['qemu-img', h.qemuImg],
-      ['swtpm', h.swtpm],
-      ['tpm2-tools', h.tpm2Tools],
-      ['busybox', h.busybox],
-    ] as const
-  ).map(([name, t]) => ({ name, found: t.found, version: t.version, error: t.error }));
+/** The local daemon's extras beside the documented fields (`povdesk`), or {} from another manager. */
+export function extrasOf(v: unknown): Record<string, unknown> {
+  const x = (v as { povdesk?: unknown } | null)?.povdesk;
+  return x && typeof x === 'object' && !Array.isArray(x) ? (x as Record<string, unknown>) : {};
+}
+
+/** An optional extra of the local daemon: its value when it has the shape, else null. */
+function extra<S extends z.ZodType>(schema: S, value: unknown): z.output<S> | null {
+  if (value === undefined || value === null) return null;
+  const r = schema.safeParse(value);
+  return r.success ? r.data : null;
+}
+
+// ---- host ------------------------------------------------------------------------------------
+
+const extraTool = z.object({ found: z.boolean(), version: nstr, error: nstr });
+const extraAccel = z.object({
+  chosen: nstr,
+  reason: str,
+  warning: nstr,
+  probes: z.array(z.object({ accel: str, result: str, detail: str })).optional().default([]),
+});
+const missingItem = z.union([z.string().transform((what) => ({ what, install: '' })), z.object({ what: str, install: str })]);
+
+/** The daemon's own report (when the manager cannot start, the app makes it itself) has the same extras. */
+export type HostAnswer = Loose<Host> | Record<string, unknown>;
+
+export function hostView(raw: HostAnswer, endpoint: string, mode: 'local' | 'remote', managerError: string | null = null): VmHost {
+  const doc = raw as Record<string, unknown>;
+  const local = extrasOf(raw);
+  // the daemon's own report (under povdesk, or the whole value when the app made it itself)
+  const own = Object.keys(local).length ? local : 'accelerator' in doc ? doc : null;
+  const h = own ?? doc;
+  const tool = (name: string, v: unknown) => {
+    const t = extra(extraTool, v);
+    return { name, found: t?.found ?? false, version: t?.version ?? null, error: t ? t.error : 'not reported by the vm-manager' };
+  };
+  const tools = own
+    ? [tool('qemu-system-x86_64', own.qemu), tool('qemu-img', own.qemuImg), tool('swtpm', own.swtpm), tool('tpm2-tools', own.tpm2Tools), tool('busybox', own.busybox)]
+    : [tool('qemu-system-x86_64', doc.qemu), tool('swtpm', doc.swtpm), tool('systemd', doc.systemd)];
+  const kvm = extra(z.object({ path: str, accessible: z.boolean(), error: z.string().optional() }), doc.kvm);
+  const accelerator = extra(extraAccel, h.accelerator) ?? {
+    chosen: kvm?.accessible ? 'kvm' : null,
+    reason: kvm ? (kvm.accessible ? `${kvm.path} is accessible` : (kvm.error ?? `${kvm.path} is not accessible`)) : 'not reported by the vm-manager',
+    warning: null,
+    probes: [],
+  };
   return {
     endpoint,
     mode,
     managerError,
-    hostname: h.hostname,
-    kernel: h.kernel,
-    platformNote: h.platformNote,
-    cpus: h.cpus,
-    memoryBytes: h.memoryBytes,
+    hostname: parseAnswer('GET /host', str, doc.hostname),
+    kernel: typeof doc.kernel === 'string' ? doc.kernel : '',
+    platformNote: extra(str, h.platformNote),
+    cpus: parseAnswer('GET /host', z.number(), doc.cpus),
+    memoryBytes: parseAnswer('GET /host', z.number(), doc.memoryBytes),
     tools,
-    ovmfCode: h.ovmfCode,
-    guestKernel: h.guestKernel,
-    accelerator: h.accelerator,
-    ready: h.ready,
-    missing: h.missing,
+    ovmfCode: extra(str, doc.ovmfCode),
+    guestKernel: extra(str, h.guestKernel),
+    accelerator,
+    ready: parseAnswer('GET /host', z.boolean(), doc.ready),
+    // the daemon's items with install lines when it sends them, else the document's names
+    missing: (own ? extra(z.array(missingItem), own.missing) : null) ?? extra(z.array(missingItem), doc.missing) ?? [],
   };
 }
 
-export function vmView(v: ManagerVm): VmRecord {
+// ---- VMs ---------------------------------------------------------------------------------------
+
+const seconds = (from?: string, to?: string) => (from && to ? Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000) : null);
+const durations = z.object({ installSeconds: nnum, bootSeconds: nnum, readySeconds: nnum });
+
+export function vmView(v: Loose<ApiVm>): VmRecord {
+  const ext = extrasOf(v);
   return {
     id: v.id,
     name: v.name,
@@ -168,49 +106,100 @@ export function vmView(v: ManagerVm): VmRecord {
     diskGib: v.diskGiB,
     requireAttestation: v.requireAttestation,
     state: v.state,
-    accel: v.accel,
+    accel: extra(str, ext.accel),
     createdAt: v.createdAt,
-    startedAt: v.startedAt,
-    bootedAt: v.bootedAt,
-    readyAt: v.readyAt,
-    durations: v.durations,
-    lastError: v.lastError,
+    startedAt: extra(str, ext.startedAt),
+    bootedAt: v.bootedAt ?? null,
+    readyAt: v.readyAt ?? null,
+    durations: extra(durations, ext.durations) ?? {
+      installSeconds: seconds(v.createdAt, v.installedAt),
+      bootSeconds: null,
+      readySeconds: seconds(v.bootedAt, v.readyAt),
+    },
+    lastError: v.lastError ?? null,
     attestation: {
       required: v.attestation.required,
       userDataReleased: v.attestation.userDataReleased,
       initrdVerified: v.attestation.initrd ? v.attestation.initrd.verified : null,
       readyVerified: v.attestation.ready ? v.attestation.ready.verified : null,
     },
-    sshPort: v.ports?.ssh ?? null,
-    sshHostKey: v.sshHostKey?.publicKey ?? null,
+    sshPort: extra(z.object({ ssh: z.number().int().min(1).max(65535) }), ext.ports)?.ssh ?? null,
+    sshHostKey: extra(z.object({ publicKey: z.string().regex(/^ssh-ed25519 [A-Za-z0-9+/]+=*$/) }), ext.sshHostKey)?.publicKey ?? null,
   };
 }
 
-export function imageView(i: ManagerImage): VmImage {
+/** The serial socket of a local VM (the daemon's extra in paths). */
+export function serialSocket(v: Loose<ApiVm>): string | null {
+  return extra(str, extrasOf(v).serialSocket);
+}
+
+// ---- images ------------------------------------------------------------------------------------
+
+const policyExtras = z.object({
+  recordOnly: z.array(z.number()).optional().default([]),
+  golden: z.record(z.string(), z.string()).optional().default({}),
+  goldenCount: z.number().optional(),
+  firmwareChanged: nstr,
+});
+export type ImagePolicy = z.output<typeof policyExtras>;
+
+/** The name an image is created with: the daemon's name, else the bare id (its newest version), else "<id>_<version>". */
+export function imageRef(i: Loose<Image>, all: Loose<Image>[]): string {
+  const name = extra(str, extrasOf(i).name);
+  if (name) return name;
+  const newest = all.find((x) => x.id === i.id);
+  return newest === i ? i.id : `${i.id}_${i.version}`;
+}
+
+/** The image's policy: the daemon's view of it, else the document's policy object as an image build writes it. */
+export function imagePolicy(i: Loose<Image>): ImagePolicy | null {
+  const own = extrasOf(i);
+  if ('policy' in own) return own.policy === null ? null : extra(policyExtras, own.policy);
+  if (i.policy === undefined) return null;
+  const built = extra(z.object({ golden: z.object({ sha256: z.record(z.string(), z.string()) }), record_only: z.array(z.number()).optional() }), i.policy);
+  if (built) return { golden: built.golden.sha256, recordOnly: built.record_only ?? [], firmwareChanged: null };
+  return extra(policyExtras, i.policy) ?? { recordOnly: [], golden: {}, firmwareChanged: null };
+}
+
+export function imageView(i: Loose<Image>, all: Loose<Image>[] = [i]): VmImage {
+  const ext = extrasOf(i);
+  const policy = imagePolicy(i);
   return {
-    name: i.name,
-    kind: i.kind,
-    createdAt: i.createdAt,
-    sizeBytes: i.sizeBytes,
-    hasPolicy: i.policy !== null,
-    goldenPcrs: i.policy ? (i.policy.goldenCount ?? Object.keys(i.policy.golden).length) : 0,
-    firmwareChanged: i.policy?.firmwareChanged ?? null,
+    name: imageRef(i, all),
+    kind: extra(str, ext.kind) ?? 'uki',
+    createdAt: extra(str, ext.createdAt),
+    sizeBytes: extra(z.number(), ext.sizeBytes),
+    hasPolicy: policy !== null,
+    goldenPcrs: policy ? (policy.goldenCount ?? Object.keys(policy.golden).length) : 0,
+    firmwareChanged: policy?.firmwareChanged ?? null,
   };
 }
+
+// ---- attestation -------------------------------------------------------------------------------
+
+const quoteExtras = z.object({
+  failed: nstr,
+  pcrs: z.record(z.string(), z.string()).optional().default({}),
+  mismatches: z.array(z.object({ pcr: z.union([z.string(), z.number()]), expected: str, got: str })).optional().default([]),
+});
 
 /**
  * The PCR table per stage: the quoted value, the image's golden value and whether they match.
  * PCRs 11 and 13 are computed by the verifier (never golden); record-only PCRs are shown, not
- * compared; a PCR without a golden value (learn mode) has match null.
+ * compared; a PCR without a golden value (learn mode) has match null. The document's Quote has no
+ * PCR values: a cluster's manager gives verdicts only, and the table is then empty.
  */
-export function attestationView(a: z.output<typeof managerAttestation>, image: ManagerImage | null): VmAttestation {
-  const golden: Record<string, string> = { ...(image?.policy?.golden ?? {}) };
-  for (const row of a.table) if (row.golden && golden[String(row.pcr)] === undefined) golden[String(row.pcr)] = row.golden;
-  const recordOnly = new Set((image?.policy?.recordOnly ?? []).map(String));
+export function attestationView(id: string, raw: Loose<Attestation>, policy: ImagePolicy | null): VmAttestation {
+  const a = extrasOf(raw);
+  const golden: Record<string, string> = { ...(policy?.golden ?? {}) };
+  const table = extra(z.array(z.object({ pcr: z.union([z.string(), z.number()]), golden: nstr })), a.table) ?? [];
+  for (const row of table) if (row.golden && golden[String(row.pcr)] === undefined) golden[String(row.pcr)] = row.golden;
+  const recordOnly = new Set((policy?.recordOnly ?? []).map(String));
   const stages: VmAttestation['stages'] = [];
   for (const stage of ['initrd', 'ready'] as const) {
-    const s = a[stage];
-    if (!s) continue;
+    const q = raw[stage];
+    if (!q) continue;
+    const s = extra(quoteExtras, a[stage]) ?? { failed: null, pcrs: {}, mismatches: [] };
     const mismatched = new Map(s.mismatches.map((m) => [String(m.pcr), m]));
     const pcrs: PcrRow[] = Object.keys(s.pcrs)
       .sort((x, y) => Number(x) - Number(y))
@@ -225,15 +214,15 @@ export function attestationView(a: z.output<typeof managerAttestation>, image: M
         else match = mismatched.has(k) ? false : g.toLowerCase() === value.toLowerCase();
         return { index: Number(k), value, golden: g, match, note };
       });
-    stages.push({ stage, verified: s.verified, message: s.message, at: s.at, failed: s.failed, pcrs });
+    stages.push({ stage, verified: q.verified, message: q.message ?? '', at: q.at, failed: s.failed, pcrs });
   }
   return {
-    id: a.id,
-    required: a.required,
-    userDataReleased: a.userDataReleased,
-    akFingerprint: a.akFingerprint,
-    nonceIssuedAt: a.nonceIssuedAt,
-    policyKnown: image?.policy !== null && image !== null,
+    id,
+    required: raw.required,
+    userDataReleased: raw.userDataReleased,
+    akFingerprint: extra(str, a.akFingerprint),
+    nonceIssuedAt: raw.nonceIssuedAt ?? null,
+    policyKnown: policy !== null,
     stages,
   };
 }

@@ -81,7 +81,11 @@ mount -t devpts devpts /dev/pts
 echo 'root:x:0:0:root:/root:/bin/sh' > /etc/passwd
 echo 'root:x:0:' > /etc/group
 chmod 700 /root /root/.ssh
-grep -E '^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp[0-9]+) ' /run/povdesk/user-data > /root/.ssh/authorized_keys
+# The manager's own key first (exec), then the create request's keys, then the user-data's.
+: > /root/.ssh/authorized_keys
+http GET /povdesk/ssh-authorized-keys
+[ "$STATUS" = 200 ] && grep -E '^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp[0-9]+) ' /tmp/resp.body >> /root/.ssh/authorized_keys
+grep -E '^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp[0-9]+) ' /run/povdesk/user-data >> /root/.ssh/authorized_keys
 chmod 600 /root/.ssh/authorized_keys
 # The host key is the VM's own, kept by the manager and served after attestation: the same every
 # boot, pre-trusted by the app. A manager without one (404) leaves dropbear to make a key (-R).

@@ -10,6 +10,7 @@ import { CreateVmForm } from '../components/vm/CreateVmForm';
 import { HostReport } from '../components/vm/HostReport';
 import { ImagesPanel } from '../components/vm/ImagesPanel';
 import { VmList, VmStateBadge } from '../components/vm/VmList';
+import { VmTools } from '../components/vm/VmTools';
 import { isActive, useJobs } from '../state/jobs';
 import { navigate } from '../nav';
 import { useTerminals } from '../state/terminals';
@@ -45,7 +46,7 @@ export default function LocalVmsPage() {
   const jobs = useJobs((s) => s.jobs);
   const [mine, setMine] = useState<string[]>([]);
   const [selected, setSelected] = useState<string | null>(null);
-  const [tab, setTab] = useState<'console' | 'attestation'>('console');
+  const [tab, setTab] = useState<'console' | 'attestation' | 'tools'>('console');
   const [error, setError] = useState<string | null>(null);
   const finished = useRef(new Set<string>());
 
@@ -162,10 +163,15 @@ export default function LocalVmsPage() {
               <button role="tab" aria-selected={tab === 'attestation'} onClick={() => setTab('attestation')}>
                 Attestation
               </button>
+              <button role="tab" aria-selected={tab === 'tools'} onClick={() => setTab('tools')}>
+                Exec &amp; ports
+              </button>
               <button onClick={() => setSelected(null)}>Close</button>
             </div>
           </header>
-          {tab === 'console' ? <ConsoleTail id={sel.id} /> : <AttestationPanel id={sel.id} version={`${sel.state}|${sel.attestation.initrdVerified}|${sel.attestation.readyVerified}`} />}
+          {tab === 'console' && <ConsoleTail id={sel.id} />}
+          {tab === 'attestation' && <AttestationPanel id={sel.id} version={`${sel.state}|${sel.attestation.initrdVerified}|${sel.attestation.readyVerified}`} />}
+          {tab === 'tools' && <VmTools key={sel.id} vm={sel} remote={connection?.mode === 'remote'} />}
         </div>
       )}
     </section>

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { VmConnection, VmConsoleChunk, VmHost, VmImage, VmRecord, vmMethods } from '../../../shared/contract/vm';
 import { create } from 'zustand';
-import { api, errorText } from '../api';
+import { api, errorText, type ApiError } from '../api';
 import { LIVE_VM_STATES } from '../../../shared/vm-states';
 
 type VmMethods = typeof vmMethods;
@@ -66,6 +66,12 @@ export const useVms = create<VmsState>((set) => ({
       set({ vms, images, listError: null });
     } catch (e) {
       set({ listError: errorText(e) });
+      // a refused login: read the connection again, so its panel offers "Log in"
+      if ((e as ApiError).code === 'unauthorized') {
+        vmCall('vm.connection', {})
+          .then((connection) => set({ connection }))
+          .catch(() => undefined);
+      }
     }
   },
 }));

@@ -1,0 +1,96 @@
+/**
+ * The same app code against the real daemon's REST handler (its VM service, records, networks and
+ * host report; gsd's fake launcher in place of QEMU, as in test/vm-manager/conformance.test.ts):
+ * the client validates every answer with the document's schemas, so this shows the local daemon's
+ * answers pass the checks a cluster's manager must pass, and the app reads the daemon's extras.
+ * The handlers suite (test/vm/handlers.test.ts) does the same with QEMU.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VmApp } from '../../main/services/vm/service';
+import type { VmManagerSupervisor } from '../../main/services/vm/supervisor';
+import { VmManagerClient } from '../../main/vm-api/client';
+import { createApiHandler } from '../../main/vm-manager/api';
+import { hostReport } from '../../main/vm-manager/host';
+import { TEST_IMAGE } from '../../main/vm-manager/images';
+import { Networks } from '../../main/vm-manager/networks';
+import { VmService } from '../../main/vm-manager/vms';
+import { needs } from '../support/system';
+import { removeHome, testBase, type TestBase } from '../vm/helpers';
+import { attestingGuest, FakeLauncher } from '../vm-manager/fake-launcher';
+
+const skip = needs(['qemu-system-x86_64', 'swtpm', 'dropbearkey', 'ssh-keygen']);
+const TOKEN = 'daemon-token-0123456789abcdef';
+
+describe.skipIf(skip)('the app\'s vm service against the real daemon handler (fake launcher)', () => {
+  let state: string;
+  let server: Server;
+  let vms: VmService;
+  let base: TestBase;
+  let app: VmApp;
+  let url = '';
+
+  beforeAll(async () => {
+    state = mkdtempSync(join(tmpdir(), 'vmm-app-'));
+    const img = join(state, 'images', TEST_IMAGE);
+    mkdirSync(img, { recursive: true });
+    writeFileSync(join(img, 'image.json'), JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
+    const launcher = new FakeLauncher();
+    const networks = new Networks(state);
+    vms = new VmService({ stateDir: state, launcher, networkMode: (n) => networks.get(n).mode, timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
+    launcher.onStart = attestingGuest(vms);
+    server = createServer(createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = testBase();
+    const ep = { url, token: TOKEN, pid: process.pid, stateDir: state, startedAt: new Date().toISOString() };
+    const supervisor = { ensure: async () => ep, readEndpoint: () => ep, reset: () => undefined, lastStartFailure: () => null, stateDir: state, endpointFile: join(state, 'endpoint.json') };
+    app = new VmApp({ settings: base.settings, secrets: base.secrets, jobs: base.jobs, hub: base.hub, log: base.log, supervisor: supervisor as unknown as VmManagerSupervisor, pollMs: 50 });
+  }, 60_000);
+
+  afterAll(async () => {
+    app?.close();
+    vms?.detach();
+    await base?.close();
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    if (state) rmSync(state, { recursive: true, force: true });
+    if (base) removeHome(base.home);
+  });
+
+  it('host report and images: the document\'s fields validate, the daemon\'s tool list and image name are read', async () => {
+    const host = await app.host();
+    expect(host.tools.map((t) => t.name)).toEqual(['qemu-system-x86_64', 'qemu-img', 'swtpm', 'tpm2-tools', 'busybox']);
+    expect(host.accelerator.reason).not.toBe('not reported by the vm-manager');
+    expect((await app.images()).map((i) => [i.name, i.kind])).toEqual([[TEST_IMAGE, 'kernel']]);
+  });
+
+  it('create follows the VM to ready with polling; the record carries the daemon\'s SSH port; console, attestation, stop, start, delete', async () => {
+    const job = await base.jobs.wait(app.create({ name: 'app-one', image: TEST_IMAGE, cpus: 1, memoryMib: 256, diskGib: 1, requireAttestation: true }));
+    expect(job.error).toBeNull();
+    const vm = (job.result as { vm: { id: string; state: string; sshPort: number | null; attestation: { initrdVerified: boolean | null } } }).vm;
+    expect(vm.state).toBe('ready');
+    expect(vm.attestation.initrdVerified).toBe(true);
+    expect(vm.sshPort).toEqual(expect.any(Number));
+    expect(await app.console(vm.id, 5)).toEqual(expect.any(Array));
+    expect((await app.attestation(vm.id)).stages.map((s) => s.stage)).toContain('initrd');
+    expect((await app.action(vm.id, 'stop')).state).toBe('stopped');
+    await expect(app.action(vm.id, 'stop')).rejects.toMatchObject({ code: 'conflict' });
+    await app.delete(vm.id);
+    await expect(app.get(vm.id)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('the client\'s network calls and the document\'s errors against the daemon', async () => {
+    const c = new VmManagerClient(url, TOKEN, 5000);
+    expect((await c.createNetwork({ name: 'lab', cidr: '10.30.0.0/24' })).spec.name).toBe('lab');
+    await expect(c.createNetwork({ name: 'lab', cidr: '10.31.0.0/24' })).rejects.toMatchObject({ code: 'conflict', status: 409 });
+    await c.deleteNetwork('lab');
+    await expect(c.network('lab')).rejects.toMatchObject({ code: 'not_found', status: 404 });
+    await expect(c.create({ name: 'x', wait_for: 'none', extra: 1 } as never)).rejects.toMatchObject({ code: 'invalid_request', status: 400 });
+    await expect(new VmManagerClient(url, 'wrong', 5000).host()).rejects.toMatchObject({ code: 'unauthorized', status: 401 });
+    expect(await c.openapi()).toMatch(/"openapi": "3\.1\.0"|^openapi: 3\.1\.0/m);
+  });
+});
