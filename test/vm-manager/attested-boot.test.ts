@@ -119,7 +119,8 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     expect(silent).not.toBe(init);
     buildTestImage(state, { name: 'povdesk-silent', initScript: silent, ovmfCode: findOvmf()!.code });
     m!.vms.timeouts.bootMs = 20_000; // this VM's boot timer: it ends up "running" with the reason
-    const vm = await client.create({ name: 'silent', image: 'povdesk-silent', user_data: 'top-secret', require_attestation: true, wait_for: 'none' });
+    // 1 CPU / 512 MiB: at the document's default size the TCG boot may not reach the user-data loop within the 20 s timer
+    const vm = await client.create({ name: 'silent', image: 'povdesk-silent', user_data: 'top-secret', require_attestation: true, wait_for: 'none', cpus: 1, memory_mib: 512 });
     m!.vms.timeouts.bootMs = 240_000;
     await until('the guest asking for user-data twice', async () => {
       const c = (await client.console(vm.id, 50)).console;
