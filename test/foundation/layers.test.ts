@@ -52,12 +52,11 @@ const DAEMON_ENTRY_POINTS: Record<string, string> = {
  * no longer matches an import fails the last test below.
  */
 const PENDING_MOVES = [
-  'main/core/handlers/templates.ts -> main/vm-manager/client',
+  'main/core/create.ts -> main/vm-manager/client',
   'main/services/templates/proof.ts -> main/vm-manager/client',
   'main/services/templates/service.ts -> main/vm-manager/client',
   'main/services/vm/service.ts -> main/vm-manager/client',
   'main/services/vm/supervisor.ts -> main/vm-manager/client',
-  'main/services/vm/supervisor.ts -> main/vm-manager/procs',
 ];
 
 /** The directories under main/ that are app code: everything but the daemon and what it may share. */
