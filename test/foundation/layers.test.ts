@@ -45,14 +45,6 @@ const DAEMON_ENTRY_POINTS: Record<string, string> = {
   'main/services/vm/service.ts -> main/vm-manager/host': 'host report when the daemon cannot start',
 };
 
-/**
- * Issue 11, pending moves: imports that break the rules only until two parallel changes land. The
- * vm-manager client and its REST types move to main/vm-api/ (helper gsc); procCmdline moves to the
- * Node utilities in main/lib/ (helper split). Empty this list once both are merged: an entry that
- * no longer matches an import fails the last test below.
- */
-const PENDING_MOVES: string[] = [];
-
 /** The directories under main/ that are app code: everything but the daemon and what it may share. */
 const appDirs = () =>
   readdirSync(join(ROOT, 'main'))
@@ -99,13 +91,13 @@ describe('layers', () => {
     const offenders = [...appDirs(), 'preload']
       .flatMap(sources)
       .flatMap((f) => targets(f).filter((t) => under(t, 'main/vm-manager')).map((t) => `${f} -> ${t}`))
-      .filter((edge) => !(edge in DAEMON_ENTRY_POINTS) && !PENDING_MOVES.includes(edge));
+      .filter((edge) => !(edge in DAEMON_ENTRY_POINTS));
     expect(offenders).toEqual([]);
   });
 
   it('every allowed daemon import still exists (drop an entry once its import is gone)', () => {
     const edges = new Set(['main', 'preload'].flatMap(sources).flatMap((f) => targets(f).map((t) => `${f} -> ${t}`)));
-    expect([...Object.keys(DAEMON_ENTRY_POINTS), ...PENDING_MOVES].filter((e) => !edges.has(e))).toEqual([]);
+    expect([...Object.keys(DAEMON_ENTRY_POINTS)].filter((e) => !edges.has(e))).toEqual([]);
   });
 
   it('no channel string is written outside shared/contract/wire.ts', () => {

@@ -2,6 +2,7 @@ import { useId, useMemo, useState } from 'react';
 import type { PovView } from '../../../../shared/contract/pov';
 import { api, errorText } from '../../api';
 import { knownTimeZones, seTimeZone } from './time';
+import { ErrorAlert } from '../ErrorAlert';
 
 /** A text input for an IANA zone with every zone the renderer knows as suggestions. */
 export function TimeZoneInput({ value, onChange, label }: { value: string; onChange(v: string): void; label: string }) {
@@ -66,11 +67,7 @@ export function CustomerTzField({ pov, onChanged }: { pov: PovView; onChanged():
       <span className="small muted" data-testid="customer-tz-note">
         {saved ? (saved === se ? `the same as yours (${se})` : `times show yours (${se}) and the customer's`) : `not set: times show yours (${se}) only`}
       </span>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </form>
   );
 }
