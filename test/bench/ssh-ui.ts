@@ -117,9 +117,20 @@ async function ctrlC(page: Page, file: string) {
   await page.keyboard.type(`clear; cat ${file}\n`);
   await rows.getByText(/L000[1-9]\d{5}/).first().waitFor({ timeout: 120_000 }); // 10 MB into the flood
   const lastLine = async () => Math.max(-1, ...[...((await rows.textContent()) ?? '').matchAll(/L(\d{9})/g)].map((m) => Number(m[1])));
-  const atKey = await lastLine();
+  // The last line on screen when the key reaches the page, read there: read through Playwright
+  // before sending the key, it missed what scrolled during two CDP round trips (~1-4 MB here).
+  await page.evaluate(`void (window.__atCtrlC = new Promise((resolve) => {
+    const rows = document.querySelector('.term-box .xterm-rows');
+    const onKey = (e) => {
+      if (!(e.ctrlKey && e.key === 'c')) return;
+      document.removeEventListener('keydown', onKey, true);
+      resolve(Math.max(-1, ...[...rows.textContent.matchAll(/L(\\d{9})/g)].map((m) => Number(m[1]))));
+    };
+    document.addEventListener('keydown', onKey, true);
+  }))`);
   const t = Date.now();
   await page.keyboard.press('Control+C');
+  const atKey = (await page.evaluate('window.__atCtrlC')) as number;
   await page.keyboard.type('echo STOPPED-$((2+3))\n');
   await rows.getByText('STOPPED-5').first().waitFor({ timeout: 120_000 });
   const ms = Date.now() - t;
