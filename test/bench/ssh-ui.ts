@@ -122,7 +122,7 @@ async function ctrlC(page: Page, file: string) {
   await page.evaluate(`void (window.__atCtrlC = new Promise((resolve) => {
     const rows = document.querySelector('.term-box .xterm-rows');
     const onKey = (e) => {
-      if (!(e.ctrlKey && e.key === 'c')) return;
+      if (!(e.ctrlKey && e.code === 'KeyC')) return;
       document.removeEventListener('keydown', onKey, true);
       resolve(Math.max(-1, ...[...rows.textContent.matchAll(/L(\\d{9})/g)].map((m) => Number(m[1]))));
     };
