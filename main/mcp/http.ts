@@ -2,9 +2,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Core } from '../core/create';
 import { sameSecret } from '../core/owner-endpoint';
-import { answerStateless, isMcpPath } from '../vm-manager/mcp';
 import { followLocalJob } from './core-backend';
-import { createPovdeskMcpServer, type McpBackend } from './server';
+import type { McpBackend } from './server';
+
+/**
+ * The MCP SDK (its schemas, ajv) is loaded by the first request, not at start-up: nothing before
+ * the host's first answer needs it (docs/decisions.md, "Cold start").
+ */
+let sdk: Promise<[typeof import('../vm-manager/mcp'), typeof import('./server')]> | null = null;
+const loadSdk = () => (sdk ??= Promise.all([import('../vm-manager/mcp'), import('./server')]));
 
 export interface OwnerMcp {
   url: string;
@@ -23,7 +29,8 @@ export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, tok
   };
   const refuse = (res: ServerResponse, status: number, code: string, message: string) =>
     res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code, message } }));
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const [{ answerStateless, isMcpPath }, { createPovdeskMcpServer }] = await loadSdk();
     if (!isMcpPath(req.url)) return refuse(res, 404, 'not_found', 'the MCP endpoint is /mcp');
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     if (!m?.[1] || !sameSecret(m[1], token)) {
@@ -34,7 +41,12 @@ export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, tok
       if (!res.headersSent) refuse(res, 500, 'internal', 'the MCP request failed; see the log');
     });
   };
-  const http = createServer(handle);
+  const http = createServer((req, res) =>
+    handle(req, res).catch((e: Error) => {
+      core.base.log.error('MCP request failed', { error: e.message });
+      if (!res.headersSent) refuse(res, 500, 'internal', 'the MCP request failed; see the log');
+    }),
+  );
   await new Promise<void>((resolve, reject) => http.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
   const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
   core.base.log.info('owner MCP endpoint listening', { url });

@@ -18,6 +18,8 @@ export interface SshdWithData {
   sshArgs: string[];
   /** MB/s of `ssh [-tt] host cat data > /dev/null`. */
   openssh(pty: boolean): Promise<number>;
+  /** Milliseconds of `ssh [-tt] host true`: process start, key exchange, auth, channel, exit. */
+  opensshSetupMs(pty: boolean): Promise<number>;
 }
 
 export async function sshdWithData(size: number): Promise<SshdWithData> {
@@ -41,6 +43,11 @@ export async function sshdWithData(size: number): Promise<SshdWithData> {
       const t = Date.now();
       await run('ssh', [...(pty ? sshArgs : sshArgs.slice(1)), `cat ${data}`]);
       return size / MB / ((Date.now() - t) / 1000);
+    },
+    async opensshSetupMs(pty) {
+      const t = Date.now();
+      await run('ssh', [...(pty ? sshArgs : sshArgs.slice(1)), 'true']);
+      return Date.now() - t;
     },
   };
 }

@@ -23,13 +23,13 @@ export const STATUS = 'ssh.status';
  */
 export const MAX_EVENT = 256 * 1024;
 /**
- * Unacknowledged bytes above which the source pauses: about 60 ms of xterm's parsing, so the UI
- * has the next bytes before it finishes the last instead of idling for the ack's round trip
- * through the host, ssh2's window and sshd. bench ssh-ui (builds run alternately): 300 KB 31–33
- * MB/s, 1 MB 39–50 (ratio 0.44–0.56), 4 MB 46–49 (0.51–0.55). The price: output already queued
- * (at most this much) still scrolls past after Ctrl-C.
+ * Unacknowledged bytes above which the source pauses. Everything the remote side has produced but
+ * the window has not shown yet still scrolls past after Ctrl-C: this mark (+ one MAX_EVENT), the
+ * session's own buffer (HOLD_LIMIT) and ssh2's channel window (2 MB: what it buffers while paused
+ * and what sshd may still send). 1 MB keeps that sum under 4 MB; with 4 MB here the bench saw
+ * 8.8 MB scroll past after Ctrl-C. What the mark buys in throughput is in docs/ssh.md ("Flow control").
  */
-export const DEFAULT_HIGH_WATER = 4_000_000;
+export const DEFAULT_HIGH_WATER = 1_000_000;
 /** Output kept while nobody subscribes yet (e.g. between ssh.open and the tab subscribing). */
 const HOLD_LIMIT = 512 * 1024;
 export const REPLAY_BYTES = 64 * 1024;

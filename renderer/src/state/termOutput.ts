@@ -8,7 +8,7 @@
  * Measured and dropped (docs/ssh.md): holding chunks back to keep two writes in xterm, joining what
  * waited and cutting large arrivals to 256 KB cost more renderer CPU per MB than it saved.
  */
-export const ACK_EVERY = 512 * 1024;
+export const ACK_EVERY = 256 * 1024;
 
 export interface TermSink {
   write(data: Uint8Array, parsed: () => void): void;
@@ -24,7 +24,8 @@ export function termOutput(sink: TermSink, ack: (bytes: number) => void): (chunk
       inXterm--;
       parsed += chunk.length;
       // an ack per fetch chunk (~64 KB) was a WebSocket message, a JSON parse and a schema check
-      // each, on both sides, for nothing the 4 MB window needs
+      // each, on both sides; a quarter of the host's 1 MB mark (DEFAULT_HIGH_WATER) keeps the
+      // source going without them
       if (parsed >= ACK_EVERY || inXterm === 0) {
         ack(parsed);
         parsed = 0;
