@@ -1,10 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { vmHandlers } from '../../main/core/handlers/vm';
 import { openSecretStore } from '../../main/services/secrets/keytar';
 import { OIDC_ACCOUNT } from '../../main/services/vm/remote';
 import { storedTokens } from '../../main/vm-api/oidc';
-import { call } from '../vm/helpers';
 import { CLIENT_ID, oidcWorld, type OidcWorld } from '../vm-api/oidc-world';
 
 let w: OidcWorld | undefined;
@@ -18,28 +16,28 @@ describe('the vm-manager OIDC login in the real keychain (gnome-keyring over D-B
     const secrets = await openSecretStore();
     expect(secrets.status()).toMatchObject({ backend: 'keytar', available: true });
     w = await oidcWorld(secrets);
-    await call(w.h, 'vm.setConnection', { mode: 'remote', url: w.double.url, auth: 'oidc', oidcIssuer: w.issuer.url, oidcClientId: CLIENT_ID });
-    const login = await call(w.h, 'vm.login', {});
+    await w.t.call('vm.setConnection', { mode: 'remote', url: w.double.url, auth: 'oidc', oidcIssuer: w.issuer.url, oidcClientId: CLIENT_ID });
+    const login = await w.t.call('vm.login', {});
     w.issuer.approve(login.userCode);
-    expect((await w.base.jobs.wait(login.jobId)).error).toBeNull();
+    expect((await w.t.jobs.wait(login.jobId)).error).toBeNull();
     const lookup = () => storedTokens.parse(JSON.parse(execFileSync('secret-tool', ['lookup', 'service', 'povdesk', 'account', OIDC_ACCOUNT]).toString()));
     const first = lookup();
     expect(w.issuer.accepts(first.bearer)).toBe(true);
     await w.snapshot();
-    expect((await call(w.h, 'vm.list', {})).vms).toEqual([]);
-    // another core on the same data directory (a new VmApp) reads the login from the keychain
-    const again = vmHandlers({ ...w.base }) as unknown as typeof w.h;
-    expect((await call(again, 'vm.connection', {})).tokenSet).toBe(true);
-    expect((await call(again, 'vm.list', {})).vms).toEqual([]);
+    expect((await w.t.call('vm.list', {})).vms).toEqual([]);
+    // the next core on the same data directory (an app restart: a new VmApp) reads the login from the keychain
+    await w.t.restart();
+    expect((await w.t.call('vm.connection', {})).tokenSet).toBe(true);
+    expect((await w.t.call('vm.list', {})).vms).toEqual([]);
     // the manager stops accepting it: the refresh replaces the entry
     w.issuer.expireAccessTokens();
-    expect((await call(w.h, 'vm.list', {})).vms).toEqual([]);
+    expect((await w.t.call('vm.list', {})).vms).toEqual([]);
     const second = lookup();
     expect(second.bearer).not.toBe(first.bearer);
     await w.snapshot();
     expect(w.leaks()).toEqual([]);
-    await call(w.h, 'vm.logout', {});
+    await w.t.call('vm.logout', {});
     expect(await secrets.get(OIDC_ACCOUNT)).toBeNull();
-    await expect(call(w.h, 'vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', detail: { relogin: true } });
+    await expect(w.t.call('vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', detail: { relogin: true } });
   }, 30_000);
 });

@@ -21,7 +21,7 @@ export function coreTransport(core: Core): Transport {
         return await core.dispatcher.call(method, args, { transport: 'test' });
       } catch (e) {
         const w = toWireError(e);
-        throw Object.assign(new Error(w.message), { code: w.code });
+        throw Object.assign(new Error(w.message), { code: w.code, detail: w.detail }); // as renderer/src/transport.ts does
       }
     },
     subscribe: (stream, key, fn) => {

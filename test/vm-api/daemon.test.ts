@@ -11,8 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VmApp } from '../../main/services/vm/service';
-import type { VmManagerSupervisor } from '../../main/services/vm/supervisor';
+import type { VmApp } from '../../main/services/vm/service';
 import { VmManagerClient } from '../../main/vm-api/client';
 import { createApiHandler } from '../../main/vm-manager/api';
 import { hostReport } from '../../main/vm-manager/host';
@@ -20,7 +19,8 @@ import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { Networks } from '../../main/vm-manager/networks';
 import { VmService } from '../../main/vm-manager/vms';
 import { needs } from '../support/system';
-import { removeHome, testBase, type TestBase } from '../vm/helpers';
+import { testCore, type TestCore } from '../support/core';
+import { attachLocalManager } from '../vm/helpers';
 import { attestingGuest, FakeLauncher } from '../vm-manager/fake-launcher';
 
 const skip = needs(['qemu-system-x86_64', 'swtpm', 'dropbearkey', 'ssh-keygen']);
@@ -30,7 +30,7 @@ describe.skipIf(skip)('the app\'s vm service against the real daemon handler (fa
   let state: string;
   let server: Server;
   let vms: VmService;
-  let base: TestBase;
+  let t: TestCore;
   let app: VmApp;
   let url = '';
 
@@ -46,19 +46,17 @@ describe.skipIf(skip)('the app\'s vm service against the real daemon handler (fa
     server = createServer(createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    base = testBase();
-    const ep = { url, token: TOKEN, pid: process.pid, stateDir: state, startedAt: new Date().toISOString() };
-    const supervisor = { ensure: async () => ep, readEndpoint: () => ep, reset: () => undefined, lastStartFailure: () => null, stateDir: state, endpointFile: join(state, 'endpoint.json') };
-    app = new VmApp({ settings: base.settings, secrets: base.secrets, jobs: base.jobs, hub: base.hub, log: base.log, supervisor: supervisor as unknown as VmManagerSupervisor, pollMs: 50 });
+    // The real core, whose supervisor reattaches to this daemon as its local manager.
+    t = await testCore();
+    attachLocalManager(t.home, { url, token: TOKEN, stateDir: state });
+    app = t.services.vm;
   }, 60_000);
 
   afterAll(async () => {
-    app?.close();
     vms?.detach();
-    await base?.close();
+    await t?.close();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     if (state) rmSync(state, { recursive: true, force: true });
-    if (base) removeHome(base.home);
   });
 
   it('host report and images: the document\'s fields validate, the daemon\'s tool list and image name are read', async () => {
@@ -69,7 +67,7 @@ describe.skipIf(skip)('the app\'s vm service against the real daemon handler (fa
   });
 
   it('create follows the VM to ready with polling; the record carries the daemon\'s SSH port; console, attestation, stop, start, delete', async () => {
-    const job = await base.jobs.wait(app.create({ name: 'app-one', image: TEST_IMAGE, cpus: 1, memoryMib: 256, diskGib: 1, requireAttestation: true }));
+    const job = await t.jobs.wait(app.create({ name: 'app-one', image: TEST_IMAGE, cpus: 1, memoryMib: 256, diskGib: 1, requireAttestation: true }));
     expect(job.error).toBeNull();
     const vm = (job.result as { vm: { id: string; state: string; sshPort: number | null; attestation: { initrdVerified: boolean | null } } }).vm;
     expect(vm.state).toBe('ready');

@@ -1,16 +1,15 @@
 /**
  * A cluster with an identity provider, for the login suites: the test issuer, the strict double of
- * vm-manager that accepts only tokens that issuer made, and the app's vm.* handlers on a Base with
- * a log file and the given keychain (memory, or the real one under scripts/with-keyring.sh).
+ * vm-manager that accepts only tokens that issuer made, and the real core (its log file under
+ * <home>/logs, its Dispatcher) with the given keychain (memory, or the real one under
+ * scripts/with-keyring.sh).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { vmHandlers } from '../../main/core/handlers/vm';
-import { createLogger } from '../../main/services/log/logger';
-import { registeringSecrets, type SecretStore } from '../../main/services/secrets/store';
+import type { SecretStore } from '../../main/services/secrets/store';
 import { OIDC_ACCOUNT } from '../../main/services/vm/remote';
 import { storedTokens } from '../../main/vm-api/oidc';
-import { removeHome, testBase, type TestBase } from '../vm/helpers';
+import { memorySecrets, testCore, type TestCore } from '../support/core';
 import { StrictDouble } from './double';
 import { TestIssuer, type IssuerOptions } from './issuer';
 
@@ -19,14 +18,15 @@ export const CLIENT_ID = 'povdesk-desktop';
 export interface OidcWorld {
   issuer: TestIssuer;
   double: StrictDouble;
-  base: TestBase;
-  h: Record<string, (a: never, c: never) => unknown>;
+  /** the core; `t.call` goes through its Dispatcher, `t.restart()` is the next app launch */
+  t: TestCore;
+  /** the keychain the core was given */
   secrets: SecretStore;
   /** every bearer and refresh token the keychain held during the run */
   seenTokens: Set<string>;
   /** records the keychain's current tokens into seenTokens */
   snapshot(): Promise<void>;
-  /** files of the data directory (database, WAL, logs) that contain any seen token */
+  /** files under the data directory (database, WAL, logs/, owner files) that contain any seen token */
   leaks(): string[];
   close(): Promise<void>;
 }
@@ -34,41 +34,39 @@ export interface OidcWorld {
 export async function oidcWorld(secrets: SecretStore | null, opts: Partial<IssuerOptions> = {}): Promise<OidcWorld> {
   const issuer = await new TestIssuer({ clientId: CLIENT_ID, interval: 1, ...opts }).start();
   const double = await new StrictDouble({ tokenOk: (t) => issuer.accepts(t), stepMs: 20 }).start();
-  const tb = testBase();
-  const log = createLogger({ dir: tb.home, name: 'app' });
-  const store = secrets ?? tb.secrets;
-  const base: TestBase = { ...tb, log, secrets: registeringSecrets(store, log) };
-  const h = vmHandlers(base) as unknown as OidcWorld['h'];
+  const store = secrets ?? memorySecrets();
+  const t = await testCore({ secrets: store });
   const seenTokens = new Set<string>();
   return {
     issuer,
     double,
-    base,
-    h,
+    t,
     secrets: store,
     seenTokens,
     async snapshot() {
+      // the store itself, not the core's registering view of it: reading here must not teach the log a token
       const raw = await store.get(OIDC_ACCOUNT);
       if (!raw) return;
-      const t = storedTokens.parse(JSON.parse(raw));
-      seenTokens.add(t.bearer);
-      if (t.refreshToken) seenTokens.add(t.refreshToken);
+      const tokens = storedTokens.parse(JSON.parse(raw));
+      seenTokens.add(tokens.bearer);
+      if (tokens.refreshToken) seenTokens.add(tokens.refreshToken);
     },
     leaks() {
-      base.db.pragma('wal_checkpoint(FULL)');
+      t.db.pragma('wal_checkpoint(FULL)');
+      const files = (readdirSync(t.home, { recursive: true }) as string[]).filter((f) => statSync(join(t.home, f)).isFile());
+      if (files.length < 2) throw new Error(`expected the database and a log under ${t.home}, found ${files.join(', ') || 'nothing'}`);
       const out: string[] = [];
-      for (const f of readdirSync(base.home)) {
-        const text = readFileSync(join(base.home, f));
-        for (const t of seenTokens) if (text.includes(Buffer.from(t))) out.push(f);
+      for (const f of files) {
+        const text = readFileSync(join(t.home, f));
+        for (const tok of seenTokens) if (text.includes(Buffer.from(tok))) out.push(f);
       }
       return out;
     },
     async close() {
       await store.delete(OIDC_ACCOUNT);
-      await tb.close();
+      await t.close();
       await double.close();
       await issuer.close();
-      removeHome(tb.home);
     },
   };
 }

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discover, pollDeviceToken, refreshTokens, startDeviceLogin } from '../../main/vm-api/oidc';
-import { call } from '../vm/helpers';
 import { CLIENT_ID, oidcWorld, type OidcWorld } from './oidc-world';
 import { TestIssuer } from './issuer';
 
@@ -55,31 +54,31 @@ describe('vm.* with an OIDC login to the cluster', () => {
   afterAll(() => w?.close());
 
   it('not logged in: the call is unauthorized with the re-login flag, and nothing reaches the manager', async () => {
-    const conn = await call(w.h, 'vm.setConnection', { mode: 'remote', url: w.double.url, auth: 'oidc', oidcIssuer: w.issuer.url, oidcClientId: CLIENT_ID });
+    const conn = await w.t.call('vm.setConnection', { mode: 'remote', url: w.double.url, auth: 'oidc', oidcIssuer: w.issuer.url, oidcClientId: CLIENT_ID });
     expect(conn).toMatchObject({ mode: 'remote', auth: 'oidc', tokenSet: false, oidcIssuer: w.issuer.url, oidcClientId: CLIENT_ID });
-    await expect(call(w.h, 'vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', detail: { relogin: true }, message: expect.stringContaining('Log in') });
+    await expect(w.t.call('vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', detail: { relogin: true }, message: expect.stringContaining('Log in') });
     expect(w.double.seen).toEqual([]);
   });
 
   it('logs in with a device code as a job; the tokens go to the keychain and calls carry the id_token', async () => {
-    const login = await call(w.h, 'vm.login', {});
+    const login = await w.t.call('vm.login', {});
     expect(login.verificationUri).toBe(`${w.issuer.url}/device`);
-    expect(w.base.jobs.get(login.jobId)?.progress.message).toContain(login.userCode);
+    expect(w.t.jobs.get(login.jobId)?.progress.message).toContain(login.userCode);
     w.issuer.approve(login.userCode);
-    const job = await w.base.jobs.wait(login.jobId);
+    const job = await w.t.jobs.wait(login.jobId);
     expect(job.error).toBeNull();
     await w.snapshot();
     expect(w.seenTokens.size).toBe(2);
-    expect((await call(w.h, 'vm.connection', {})).tokenSet).toBe(true);
-    expect((await call(w.h, 'vm.list', {})).vms).toEqual([]);
-    const { jobId } = await call(w.h, 'vm.create', { name: 'c1', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false });
-    expect((await w.base.jobs.wait(jobId)).error).toBeNull();
+    expect((await w.t.call('vm.connection', {})).tokenSet).toBe(true);
+    expect((await w.t.call('vm.list', {})).vms).toEqual([]);
+    const { jobId } = await w.t.call('vm.create', { name: 'c1', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false });
+    expect((await w.t.jobs.wait(jobId)).error).toBeNull();
   }, 20_000);
 
   it('the manager refuses the token (401): the app refreshes once and the call succeeds', async () => {
     w.issuer.expireAccessTokens();
     const before = w.issuer.calls.filter((c) => c === 'refresh:tokens').length;
-    expect((await call(w.h, 'vm.list', {})).vms.map((v) => v.name)).toEqual(['c1']);
+    expect((await w.t.call('vm.list', {})).vms.map((v) => v.name)).toEqual(['c1']);
     expect(w.issuer.calls.filter((c) => c === 'refresh:tokens').length).toBe(before + 1);
     expect(w.double.seen.filter((s) => s === 'unauthorized')).toHaveLength(1);
     await w.snapshot();
@@ -88,20 +87,20 @@ describe('vm.* with an OIDC login to the cluster', () => {
   it('refresh refused too: unauthorized with the re-login flag, the stale login removed from the keychain', async () => {
     w.issuer.expireAccessTokens();
     w.issuer.revokeRefreshTokens();
-    await expect(call(w.h, 'vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', detail: { relogin: true } });
-    expect((await call(w.h, 'vm.connection', {})).tokenSet).toBe(false);
+    await expect(w.t.call('vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', detail: { relogin: true } });
+    expect((await w.t.call('vm.connection', {})).tokenSet).toBe(false);
     // and a new login works again
-    const login = await call(w.h, 'vm.login', {});
+    const login = await w.t.call('vm.login', {});
     w.issuer.approve(login.userCode);
-    expect((await w.base.jobs.wait(login.jobId)).error).toBeNull();
+    expect((await w.t.jobs.wait(login.jobId)).error).toBeNull();
     await w.snapshot();
-    expect((await call(w.h, 'vm.list', {})).vms).toHaveLength(1);
+    expect((await w.t.call('vm.list', {})).vms).toHaveLength(1);
   }, 20_000);
 
   it('no token in the log file or the database', async () => {
     expect(w.seenTokens.size).toBeGreaterThanOrEqual(6);
-    w.base.log.info('a line that mentions a token by mistake', { detail: [...w.seenTokens][0] });
-    expect(readFileSync(w.base.log.file!, 'utf8')).toContain('vm-manager connection saved');
+    w.t.base.log.info('a line that mentions a token by mistake', { detail: [...w.seenTokens][0] });
+    expect(readFileSync(w.t.base.log.file!, 'utf8')).toContain('vm-manager connection saved');
     expect(w.leaks()).toEqual([]);
   });
 });
@@ -110,11 +109,11 @@ describe('a login close to its expiry', () => {
   it('is refreshed before the call, so the manager never sees the old token', async () => {
     const w = await oidcWorld(null, { tokenSeconds: 30 }); // inside the app's 60 s margin
     try {
-      await call(w.h, 'vm.setConnection', { mode: 'remote', url: w.double.url, auth: 'oidc', oidcIssuer: w.issuer.url, oidcClientId: CLIENT_ID });
-      const login = await call(w.h, 'vm.login', {});
+      await w.t.call('vm.setConnection', { mode: 'remote', url: w.double.url, auth: 'oidc', oidcIssuer: w.issuer.url, oidcClientId: CLIENT_ID });
+      const login = await w.t.call('vm.login', {});
       w.issuer.approve(login.userCode);
-      expect((await w.base.jobs.wait(login.jobId)).error).toBeNull();
-      expect((await call(w.h, 'vm.list', {})).vms).toEqual([]);
+      expect((await w.t.jobs.wait(login.jobId)).error).toBeNull();
+      expect((await w.t.call('vm.list', {})).vms).toEqual([]);
       expect(w.issuer.calls.at(-1)).toBe('refresh:tokens');
       expect(w.double.seen).toEqual(['listVMs']);
     } finally {

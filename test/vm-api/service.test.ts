@@ -1,18 +1,12 @@
 import { connect } from 'node:net';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { vmHandlers } from '../../main/core/handlers/vm';
-import { VmApp } from '../../main/services/vm/service';
-import type { VmManagerSupervisor } from '../../main/services/vm/supervisor';
 import { ROUTES } from '../../main/vm-api/schemas';
-import { call, removeHome, testBase, type TestBase } from '../vm/helpers';
+import { testCore, type TestCore } from '../support/core';
+import { attachLocalManager } from '../vm/helpers';
 import { StrictDouble } from './double';
 import { makeTls, opensslSkip } from './support';
 
 const TOKEN = 'cluster-static-token-0123456789';
-type H = Record<string, (a: never, c: never) => unknown>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function firstLine(address: string): Promise<string> {
@@ -30,39 +24,36 @@ function firstLine(address: string): Promise<string> {
  */
 describe.skipIf(opensslSkip() !== null)('vm.* against a cluster vm-manager that speaks only the document', () => {
   let double: StrictDouble;
-  let base: TestBase;
-  let h: H;
+  let t: TestCore;
   let caFile = '';
   beforeAll(async () => {
     const tls = makeTls();
     caFile = tls.caFile;
-    double = await new StrictDouble({ tokenOk: (t) => t === TOKEN, stepMs: 600, https: { key: tls.key, cert: tls.cert }, proxyTimeoutMs: 2000 }).start();
-    base = testBase();
-    h = vmHandlers(base) as unknown as H;
+    double = await new StrictDouble({ tokenOk: (tok) => tok === TOKEN, stepMs: 600, https: { key: tls.key, cert: tls.cert }, proxyTimeoutMs: 2000 }).start();
+    t = await testCore();
   });
   afterAll(async () => {
-    await base?.close();
+    await t?.close();
     await double?.close();
-    removeHome(base.home);
   });
 
   it('connects with URL, token and CA bundle; a bad CA path is refused and nothing is saved', async () => {
-    await expect(call(h, 'vm.setConnection', { mode: 'remote', url: double.url, token: TOKEN, caBundle: '/nonexistent/ca.pem' })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('/nonexistent/ca.pem') });
-    expect((await call(h, 'vm.connection', {})).mode).toBe('local');
-    const conn = await call(h, 'vm.setConnection', { mode: 'remote', url: double.url, token: TOKEN, caBundle: caFile });
+    await expect(t.call('vm.setConnection', { mode: 'remote', url: double.url, token: TOKEN, caBundle: '/nonexistent/ca.pem' })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('/nonexistent/ca.pem') });
+    expect((await t.call('vm.connection', {})).mode).toBe('local');
+    const conn = await t.call('vm.setConnection', { mode: 'remote', url: double.url, token: TOKEN, caBundle: caFile });
     expect(conn).toMatchObject({ mode: 'remote', auth: 'token', tokenSet: true, caBundle: caFile });
-    const host = await call(h, 'vm.host', {});
+    const host = await t.call('vm.host', {});
     expect(host).toMatchObject({ mode: 'remote', ready: true, hostname: 'double', accelerator: { chosen: 'kvm' } });
-    expect((await call(h, 'vm.images', {})).images.map((i) => i.name)).toEqual(['giantswarm-vm-base']);
+    expect((await t.call('vm.images', {})).images.map((i) => i.name)).toEqual(['giantswarm-vm-base']);
   });
 
   it('creates a VM as a job (wait_for none, then polling) through every documented state to ready', async () => {
     const steps: string[] = [];
-    const off = base.jobs.onChange((j) => {
+    const off = t.jobs.onChange((j) => {
       if (j.kind === 'vm.create' && steps[steps.length - 1] !== j.progress.step) steps.push(j.progress.step);
     });
-    const { jobId } = await call(h, 'vm.create', { name: 'web', image: 'giantswarm-vm-base', cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true });
-    const job = await base.jobs.wait(jobId);
+    const { jobId } = await t.call('vm.create', { name: 'web', image: 'giantswarm-vm-base', cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true });
+    const job = await t.jobs.wait(jobId);
     off();
     expect(job.error).toBeNull();
     const vm = (job.result as { vm: { state: string; sshPort: number | null; attestation: { initrdVerified: boolean | null } } }).vm;
@@ -72,36 +63,36 @@ describe.skipIf(opensslSkip() !== null)('vm.* against a cluster vm-manager that 
 
   it('a create whose answer is lost (connection dropped) still finds and follows the VM, once', async () => {
     double.dropNextCreate = true;
-    const { jobId } = await call(h, 'vm.create', { name: 'lost-answer', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false });
-    const job = await base.jobs.wait(jobId);
+    const { jobId } = await t.call('vm.create', { name: 'lost-answer', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false });
+    const job = await t.jobs.wait(jobId);
     expect(job.error).toBeNull();
     expect((job.result as { vm: { state: string } }).vm.state).toBe('ready');
-    expect((await call(h, 'vm.list', {})).vms.filter((v) => v.name === 'lost-answer')).toHaveLength(1);
+    expect((await t.call('vm.list', {})).vms.filter((v) => v.name === 'lost-answer')).toHaveLength(1);
   });
 
   it('console, attestation (verdicts only), exec; forward needs the local manager', async () => {
-    const web = (await call(h, 'vm.list', {})).vms.find((v) => v.name === 'web')!;
-    const con = await call(h, 'vm.console', { id: web.id, lines: 2 });
+    const web = (await t.call('vm.list', {})).vms.find((v) => v.name === 'web')!;
+    const con = await t.call('vm.console', { id: web.id, lines: 2 });
     expect(con.lines).toHaveLength(2);
-    const att = await call(h, 'vm.attestation', { id: web.id });
+    const att = await t.call('vm.attestation', { id: web.id });
     expect(att.stages.map((s) => [s.stage, s.verified, s.pcrs.length])).toEqual([['initrd', true, 0], ['ready', true, 0]]);
-    expect(await call(h, 'vm.exec', { id: web.id, command: ['echo', 'hi'] })).toEqual({ stdout: 'hi\n', stderr: '', exitCode: 0 });
-    expect((await call(h, 'vm.exec', { id: web.id, command: ['sh', '-c', 'exit 3'] })).exitCode).toBe(3);
-    await expect(call(h, 'vm.forward', { id: web.id, port: 80 })).rejects.toMatchObject({ code: 'unsupported' });
+    expect(await t.call('vm.exec', { id: web.id, command: ['echo', 'hi'] })).toEqual({ stdout: 'hi\n', stderr: '', exitCode: 0 });
+    expect((await t.call('vm.exec', { id: web.id, command: ['sh', '-c', 'exit 3'] })).exitCode).toBe(3);
+    await expect(t.call('vm.forward', { id: web.id, port: 80 })).rejects.toMatchObject({ code: 'unsupported' });
   });
 
   it('stop, a second stop is the document\'s conflict, delete', async () => {
-    const web = (await call(h, 'vm.list', {})).vms.find((v) => v.name === 'web')!;
-    expect((await call(h, 'vm.stop', { id: web.id })).vm.state).toBe('stopped');
-    await expect(call(h, 'vm.stop', { id: web.id })).rejects.toMatchObject({ code: 'conflict' });
-    await call(h, 'vm.delete', { id: web.id });
-    await expect(call(h, 'vm.get', { id: web.id })).rejects.toMatchObject({ code: 'not_found' });
+    const web = (await t.call('vm.list', {})).vms.find((v) => v.name === 'web')!;
+    expect((await t.call('vm.stop', { id: web.id })).vm.state).toBe('stopped');
+    await expect(t.call('vm.stop', { id: web.id })).rejects.toMatchObject({ code: 'conflict' });
+    await t.call('vm.delete', { id: web.id });
+    await expect(t.call('vm.get', { id: web.id })).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('a wrong static token is unauthorized', async () => {
-    await call(h, 'vm.setConnection', { mode: 'remote', token: 'not-the-cluster-token' });
-    await expect(call(h, 'vm.list', {})).rejects.toMatchObject({ code: 'unauthorized' });
-    await call(h, 'vm.setConnection', { mode: 'remote', token: TOKEN });
+    await t.call('vm.setConnection', { mode: 'remote', token: 'not-the-cluster-token' });
+    await expect(t.call('vm.list', {})).rejects.toMatchObject({ code: 'unauthorized' });
+    await t.call('vm.setConnection', { mode: 'remote', token: TOKEN });
   });
 
   it('asked the double only for documented operations', () => {
@@ -113,17 +104,16 @@ describe.skipIf(opensslSkip() !== null)('vm.* against a cluster vm-manager that 
 /**
  * Forwarding to this machine for a local VM: the manager's forward plus the app's 127.0.0.1
  * listener, listed and removable. The "local manager" here is the strict double (the real daemon's
- * forward is in test/vm-manager with QEMU), handed to VmApp as its supervisor's endpoint.
+ * forward is in test/vm-manager with QEMU), which the core's own supervisor reattaches to (test/vm/helpers.ts attachLocalManager).
  */
 describe('forwarding a guest port of a local VM', () => {
   it('opens a listener on 127.0.0.1 that reaches the guest port; listed per VM; removed, it refuses connections', async () => {
-    const double = await new StrictDouble({ tokenOk: (t) => t === TOKEN, stepMs: 10 }).start();
-    const base = testBase(mkdtempSync(join(tmpdir(), 'povdesk-fwd-')));
-    const ep = { url: double.url, token: TOKEN, pid: process.pid, stateDir: base.home, startedAt: new Date().toISOString() };
-    const supervisor = { ensure: async () => ep, readEndpoint: () => ep, reset: () => undefined, lastStartFailure: () => null, stateDir: base.home, endpointFile: join(base.home, 'endpoint.json') };
-    const app = new VmApp({ settings: base.settings, secrets: base.secrets, jobs: base.jobs, hub: base.hub, log: base.log, supervisor: supervisor as unknown as VmManagerSupervisor, pollMs: 20 });
+    const double = await new StrictDouble({ tokenOk: (tok) => tok === TOKEN, stepMs: 10 }).start();
+    const t = await testCore();
+    attachLocalManager(t.home, { url: double.url, token: TOKEN });
+    const app = t.services.vm;
     try {
-      const job = await base.jobs.wait(app.create({ name: 'svc', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false }));
+      const job = await t.jobs.wait(app.create({ name: 'svc', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false }));
       const id = (job.result as { vm: { id: string } }).vm.id;
       const f = await app.forward(id, 5432);
       expect(f).toMatchObject({ vmId: id, vmName: 'svc', guestPort: 5432, localAddress: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
@@ -142,10 +132,8 @@ describe('forwarding a guest port of a local VM', () => {
       await sleep(10);
       await expect(firstLine(g.localAddress)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     } finally {
-      app.close();
-      await base.close();
+      await t.close();
       await double.close();
-      removeHome(base.home);
     }
   });
 });

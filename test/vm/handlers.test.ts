@@ -167,10 +167,10 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     }
 
     // exec through the manager (its own key, over SSH): output and exit code, non-zero is a result
-    expect(await call(h, 'vm.exec', { id: vm.id, command: ['sh', '-c', 'echo exec-$((6*7))'] })).toMatchObject({ stdout: 'exec-42\n', exitCode: 0 });
-    expect(await call(h, 'vm.exec', { id: vm.id, command: ['sh', '-c', 'echo oops >&2; exit 3'] })).toMatchObject({ stderr: 'oops\n', exitCode: 3 });
+    expect(await t.call('vm.exec', { id: vm.id, command: ['sh', '-c', 'echo exec-$((6*7))'] })).toMatchObject({ stdout: 'exec-42\n', exitCode: 0 });
+    expect(await t.call('vm.exec', { id: vm.id, command: ['sh', '-c', 'echo oops >&2; exit 3'] })).toMatchObject({ stderr: 'oops\n', exitCode: 3 });
     // the guest's SSH port forwarded to this machine through the app's listener: the guest's banner answers
-    const { forward } = await call(h, 'vm.forward', { id: vm.id, port: 22 });
+    const { forward } = await t.call('vm.forward', { id: vm.id, port: 22 });
     expect(forward.localAddress).toMatch(/^127\.0\.0\.1:\d+$/);
     const banner = await new Promise<string>((resolve, reject) => {
       const s = connect({ host: '127.0.0.1', port: Number(forward.localAddress.split(':')[1]) });
@@ -178,9 +178,9 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
       s.once('error', reject);
     });
     expect(banner).toMatch(/^SSH-2\.0-/);
-    expect((await call(h, 'vm.forwards', { id: vm.id })).forwards.map((f) => f.guestPort)).toEqual([22]);
-    await call(h, 'vm.unforward', { forwardId: forward.id });
-    expect((await call(h, 'vm.forwards', {})).forwards).toEqual([]);
+    expect((await t.call('vm.forwards', { id: vm.id })).forwards.map((f) => f.guestPort)).toEqual([22]);
+    await t.call('vm.unforward', { forwardId: forward.id });
+    expect((await t.call('vm.forwards', {})).forwards).toEqual([]);
   }, 300_000);
 
   it('a remote vm-manager (URL + bearer token in the keychain) works through the same client; its console is followed by polling', async () => {

@@ -1,10 +1,7 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { connect } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
-import { VmApp } from '../../../main/services/vm/service';
-import type { VmManagerSupervisor } from '../../../main/services/vm/supervisor';
 import type { VmConnection } from '../../../shared/contract/vm';
 import { setTransport } from '../../../renderer/src/api';
 import { ConnectionPanel } from '../../../renderer/src/components/vm/ConnectionPanel';
@@ -13,7 +10,8 @@ import { useVms, vmCall } from '../../../renderer/src/state/vms';
 import { testCore } from '../../foundation/helpers';
 import { StrictDouble } from '../../vm-api/double';
 import { TestIssuer } from '../../vm-api/issuer';
-import { vmTransport } from './vm-transport';
+import { attachLocalManager } from '../../vm/helpers';
+import { coreTransport } from '../core-transport';
 
 const TOKEN = 'local-manager-token-0123456789';
 afterEach(() => cleanup());
@@ -29,27 +27,22 @@ function firstLine(address: string): Promise<string> {
 
 /**
  * The VM panel's exec and port forwarding, with the real store and a real core whose vm-manager
- * is the strict double of giantswarm's API (handed to the VM service as the local manager).
+ * is the strict double of giantswarm's API (which the core's supervisor reattaches to as its local manager).
  */
 describe('VM panel: exec and forwarded ports', () => {
   let core: Core;
   let double: StrictDouble;
-  let app: VmApp;
   let vm = { id: '', name: 'panel', state: 'ready' as const };
   beforeAll(async () => {
     core = await testCore();
     double = await new StrictDouble({ tokenOk: (t) => t === TOKEN, stepMs: 10 }).start();
-    const ep = { url: double.url, token: TOKEN, pid: process.pid, stateDir: core.base.home, startedAt: new Date().toISOString() };
-    const supervisor = { ensure: async () => ep, readEndpoint: () => ep, reset: () => undefined, lastStartFailure: () => null, stateDir: core.base.home, endpointFile: join(core.base.home, 'endpoint.json') };
-    const b = core.base;
-    app = new VmApp({ settings: b.settings, secrets: b.secrets, jobs: b.jobs, hub: b.hub, log: b.log, supervisor: supervisor as unknown as VmManagerSupervisor, pollMs: 20 });
-    setTransport(vmTransport(core, app));
-    const job = await b.jobs.wait(app.create({ name: 'panel', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false }));
+    attachLocalManager(core.base.home, { url: double.url, token: TOKEN });
+    setTransport(coreTransport(core));
+    const job = await core.base.jobs.wait(core.services.vm.create({ name: 'panel', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false }));
     vm = { ...vm, id: (job.result as { vm: { id: string } }).vm.id };
   });
   afterAll(async () => {
     cleanup();
-    app.close();
     await core.close();
     await double.close();
   });
@@ -105,7 +98,7 @@ describe('Connection panel with an OIDC login', () => {
     core = await testCore();
     issuer = await new TestIssuer({ clientId: 'povdesk', interval: 1 }).start();
     double = await new StrictDouble({ tokenOk: (t) => issuer.accepts(t), stepMs: 10 }).start();
-    setTransport(vmTransport(core));
+    setTransport(coreTransport(core));
   });
   afterAll(async () => {
     cleanup();
