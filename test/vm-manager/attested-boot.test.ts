@@ -118,7 +118,7 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
     const silent = init.replace(/^quote initrd$/m, 'say "this variant never quotes"').replace(/&& quote initrd$/m, '&& :');
     expect(silent).not.toBe(init);
     buildTestImage(state, { name: 'povdesk-silent', initScript: silent, ovmfCode: findOvmf()!.code });
-    m!.vms.timeouts.bootMs = 20_000; // this VM's boot timer: it ends up "running" with the reason
+    m!.vms.timeouts.bootMs = 45_000; // this VM's boot timer: it ends up "running" with the reason (45 s: a loaded TCG host takes over 20 s to print)
     // 1 CPU / 512 MiB: at the document's default size the TCG boot may not reach the user-data loop within the 20 s timer
     const vm = await client.create({ name: 'silent', image: 'povdesk-silent', user_data: 'top-secret', require_attestation: true, wait_for: 'none', cpus: 1, memory_mib: 512 });
     m!.vms.timeouts.bootMs = 240_000;
@@ -139,7 +139,7 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
       const r = await client.get(vm.id);
       return r.state === 'running' ? r : null;
     }, 60_000, 500);
-    expect(timedOut.lastError).toMatch(/^no READY within 20 s: attestation did not verify, so user-data was withheld \(no initrd quote arrived\)/);
+    expect(timedOut.lastError).toMatch(/^no READY within 45 s: attestation did not verify, so user-data was withheld \(no initrd quote arrived\)/);
     expect(timedOut.lastError).toMatch(/user-data not released yet/); // the console tail
     await client.delete(vm.id);
   }, 180_000);
