@@ -1,4 +1,5 @@
 import type { StreamName } from '../../shared/contract';
+import { streamKey } from '../../shared/stream-listeners';
 
 export const HIGH_WATER = 100_000;
 export const LOW_WATER = 5_000;
@@ -10,7 +11,7 @@ export interface Subscriber {
   unacked: Map<string, number>;
 }
 
-const id = (stream: string, key: string) => `${stream}\u0000${key}`;
+const id = streamKey;
 
 /**
  * Routes stream events from producers (jobs, console tails, ssh sessions) to subscribed
