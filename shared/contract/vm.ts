@@ -250,4 +250,8 @@ export const vmMethods = {
 
 export const vmStreams = {
   'vm.console': stream('Console output of a VM as it is written, keyed by VM id', vmConsoleChunk, 'manual'),
+  'vm.updated': stream(
+    "A VM's record changed (state, attestation, ports) or the VM is gone (vm null), keyed by VM id; subscribe to '*' for every VM",
+    z.object({ id: z.string(), vm: vmRecord.nullable() }).strict(),
+  ),
 } as const;

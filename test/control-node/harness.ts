@@ -3,11 +3,12 @@ import type { ControlPlaneDouble } from '../../main/services/control-node/contro
 import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
 import { controlNodeMethods } from '../../shared/contract/controlNode';
 import { povMethods } from '../../shared/contract/pov';
+import { templatesMethods } from '../../shared/contract/templates';
 import { baseFor, clientFor, type World } from '../pov/helpers';
 
 export { baseFor };
 
-const all = { ...povMethods, ...controlNodeMethods };
+const all = { ...povMethods, ...controlNodeMethods, ...templatesMethods };
 type All = typeof all;
 
 /** Calls a handler as the dispatcher does: arguments and result through the contract schemas. */

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { povMethods } from '../../shared/contract/pov';
+import { reconcileMethods } from '../../shared/contract/reconcile';
 import { skytapMethods } from '../../shared/contract/skytap';
 import { povHandlers } from '../../main/core/handlers/pov';
 import { skytapHandlers, NO_TOKEN_MESSAGE } from '../../main/core/handlers/skytap';
@@ -16,7 +17,7 @@ afterEach(async () => {
   await w?.close();
 });
 
-const all = { ...povMethods, ...skytapMethods };
+const all = { ...povMethods, ...skytapMethods, ...reconcileMethods };
 type All = typeof all;
 async function call<M extends keyof All>(
   h: Record<string, (a: never, c: never) => Promise<unknown>>,
@@ -91,7 +92,7 @@ describe('pov and skytap handlers', () => {
     expect(povMethods['pov.create'].args.safeParse({ templateId: '1', name: '   ' }).success).toBe(false);
     expect(povMethods['pov.setVmOs'].args.safeParse({ povId: 'a', vmId: 'b', os: 'macos' }).success).toBe(false);
     expect(povMethods['pov.setVmOs'].args.safeParse({ povId: 'a', vmId: 'b', os: null }).success).toBe(true);
-    expect(povMethods['reconcile.runNow'].args.safeParse({ now: true }).success).toBe(false);
+    expect(reconcileMethods['reconcile.runNow'].args.safeParse({ now: true }).success).toBe(false);
   });
 
   it('Test connection reports no_templates as red and 401 with the token remedy', async () => {

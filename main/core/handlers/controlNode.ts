@@ -1,5 +1,7 @@
 import { AppError } from '../../../shared/contract/errors';
 import type { controlNodeMethods } from '../../../shared/contract/controlNode';
+import type { povMethods } from '../../../shared/contract/pov';
+import type { templatesMethods } from '../../../shared/contract/templates';
 import { AgentStore } from '../../services/control-node/agents';
 import {
   CONTROL_PLANE_TOKEN_ACCOUNT,
@@ -68,7 +70,9 @@ async function settingsView(base: Base, cfg: ControlNodeConfig) {
   return { ...cfg, tokenSet: Boolean(token) };
 }
 
-export function controlNodeHandlers(base: Base, wiring: ControlNodeWiring = {}): DomainHandlers<typeof controlNodeMethods> {
+export function controlNodeHandlers(base: Base, wiring: ControlNodeWiring = {}): DomainHandlers<typeof controlNodeMethods> &
+  Pick<DomainHandlers<typeof povMethods>, 'pov.setControlNodeName' | 'pov.setRoleHosts' | 'pov.installControlNode'> &
+  Pick<DomainHandlers<typeof templatesMethods>, 'templates.runnerScript'> {
   const povs = wiring.povs ?? dbPovLookup(base.db);
   const svc = povServiceFor(base);
   // The provision's hook: runs after power-on; whatever it throws lands on the row, never fails the POV.

@@ -5,6 +5,7 @@ import { PamService } from '../../services/pam/service';
 import type { Base } from '../base';
 import { povServiceFor } from './pov';
 import type { DomainHandlers } from './skytap';
+import { JOB_KIND } from '../../../shared/contract/job-kinds';
 
 export interface PamWiring {
   http?: HttpOptions;
@@ -34,7 +35,7 @@ export function pamServiceFor(base: Base, wiring: PamWiring = {}): PamService {
     // Once a POV's control node enrols, wire it (when its tenants are saved): the Gateway
     // container needs the agent. A failure stays on the wiring job, never on the install.
     base.jobs.onChange((job) => {
-      if (job.kind !== 'control-node.install' || job.state !== 'succeeded' || !job.subject) return;
+      if (job.kind !== JOB_KIND.controlNodeInstall || job.state !== 'succeeded' || !job.subject) return;
       try {
         const id = s.autoWire(job.subject);
         if (id) base.log.info('wiring a POV into BeyondTrust now that its control node enrolled', { povId: job.subject, jobId: id });

@@ -1,4 +1,5 @@
 import type { povMethods } from '../../../shared/contract/pov';
+import type { reconcileMethods } from '../../../shared/contract/reconcile';
 import { PovService } from '../../services/pov/service';
 import type { ControlNodeInstaller } from '../../services/pov/types';
 import type { Base } from '../base';
@@ -31,6 +32,7 @@ export function povServiceFor(base: Base, opts: { installControlNode?: ControlNo
       db: base.db,
       jobs: base.jobs,
       log: base.log,
+      hub: base.hub,
       skytap: (signal) => skytapClientFor(base, { signal }),
       ...(pollMsFrom(base.env) !== undefined ? { pollMs: pollMsFrom(base.env)! } : {}),
       ...(opts.installControlNode ? { installControlNode: opts.installControlNode } : {}),
@@ -46,7 +48,9 @@ export function povServiceFor(base: Base, opts: { installControlNode?: ControlNo
   return svc;
 }
 
-export function povHandlers(base: Base): DomainHandlers<typeof povMethods> {
+export function povHandlers(
+  base: Base,
+): DomainHandlers<Omit<typeof povMethods, 'pov.readiness' | 'pov.setControlNodeName' | 'pov.setRoleHosts' | 'pov.installControlNode'> & typeof reconcileMethods> {
   const svc = povServiceFor(base);
   return {
     'pov.create': async (args) => ({ jobId: svc.create(args).jobId }),

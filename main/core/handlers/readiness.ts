@@ -1,5 +1,4 @@
 import type { povMethods } from '../../../shared/contract/pov';
-import type { readinessMethods } from '../../../shared/contract/readiness';
 import { ReadinessService } from '../../services/pov/readiness';
 import { listShares, toShareView } from '../../services/share/repo';
 import type { Base } from '../base';
@@ -11,7 +10,7 @@ import type { DomainHandlers } from './skytap';
  * pov.readiness, and pov.list with each row's readiness badge (so the list needs no request per
  * row). allHandlers spreads these after povHandlers: this pov.list replaces the plain one.
  */
-export function readinessHandlers(base: Base): DomainHandlers<typeof readinessMethods> & Pick<DomainHandlers<typeof povMethods>, 'pov.list'> {
+export function readinessHandlers(base: Base): Pick<DomainHandlers<typeof povMethods>, 'pov.readiness' | 'pov.list'> {
   // Looked up at call time: pamHandlers builds the PamService with its wiring options first.
   const povs = () => povServiceFor(base);
   const svc = new ReadinessService({

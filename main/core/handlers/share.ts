@@ -8,6 +8,7 @@ import { shareApi } from '../../services/skytap/share-api';
 import type { Base } from '../base';
 import { povServiceFor } from './pov';
 import { skytapClientFor, type DomainHandlers } from './skytap';
+import { JOB_KIND } from '../../../shared/contract/job-kinds';
 
 export const LADDER_INTERVAL_MS = 60_000;
 
@@ -66,7 +67,7 @@ export function shareWorldFor(base: Base, opts: { now?: () => Date } = {}): Shar
   base.jobs.onChange((job) => {
     notify.onJob(job);
     // a destroy or a sweep that found the environment gone: its links and their passwords go too
-    if (job.state === 'succeeded' && (job.kind === 'pov_destroy' || job.kind === 'pov_env_reconcile')) {
+    if (job.state === 'succeeded' && (job.kind === JOB_KIND.povDestroy || job.kind === JOB_KIND.reconcile)) {
       shares.forgetDestroyed().catch((err: unknown) => base.log.warn('could not forget share passwords', { error: (err as Error).message }));
     }
   });

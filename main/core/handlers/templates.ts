@@ -45,7 +45,7 @@ export function templateServiceFor(base: Base): TemplateService {
   return s;
 }
 
-export function templatesHandlers(base: Base): DomainHandlers<typeof templatesMethods> {
+export function templatesHandlers(base: Base): DomainHandlers<Omit<typeof templatesMethods, 'templates.runnerScript'>> {
   const svc = () => templateServiceFor(base);
   return {
     'templates.bake': async (args) => ({ jobId: svc().bake(args) }),

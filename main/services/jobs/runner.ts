@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, toWireError, type JobLogLine, type JobRecord, type JobState, type WireError } from '../../../shared/contract';
+import { AppError, toWireError, type JobKind, type JobLogLine, type JobRecord, type JobState, type WireError } from '../../../shared/contract';
 import type { Db } from '../store/db';
 
 export interface JobContext {
@@ -10,7 +10,7 @@ export interface JobContext {
 }
 
 export interface JobSpec {
-  kind: string;
+  kind: JobKind;
   title: string;
   subject?: string | null;
   routine?: boolean;
@@ -27,7 +27,7 @@ interface Running {
 
 interface Row {
   id: string;
-  kind: string;
+  kind: JobKind;
   title: string;
   subject: string | null;
   routine: number;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../shared/contract/errors';
+import { JOB_KIND, type JobKind } from '../../../shared/contract/job-kinds';
 import { povActionRefusal, type OsValue, type PovActions, type PovView, type PovVmView } from '../../../shared/contract/pov';
 import type { JobContext, JobRunner } from '../jobs/runner';
 import { requireCapability } from '../lab-platforms/capabilities';
@@ -8,6 +9,7 @@ import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass, unclear
 import { getPov, getVm, insertPov, listPovs, listVms, toPovView, toVmView, updatePov, type PovRow } from './repo';
 import type { Environment } from '../skytap/schemas';
 import type { LifecycleDeps, StepContext } from './types';
+import { PovUpdates, type PovUpdatesHub } from './updates';
 
 export interface PovServiceDeps extends LifecycleDeps {
   jobs: JobRunner;
@@ -20,6 +22,8 @@ export interface PovServiceDeps extends LifecycleDeps {
   /** pov.setAutoDelete: moves the schedule, clamps share links, re-arms the ladder. */
   moveAutoDelete?: (povId: string, at: string) => Promise<void>;
   log?: { info(msg: string, f?: Record<string, unknown>): void; warn(msg: string, f?: Record<string, unknown>): void };
+  /** Where `pov.updated` goes; without it no events are published. */
+  hub?: PovUpdatesHub;
 }
 
 /** The environment name sent to Skytap: the user's name plus a tag unique to the row. */
@@ -36,8 +40,15 @@ export class PovService {
   /** Control-node install jobs running per POV (they outlive the provision that started them). */
   private readonly installs = new Map<string, string>();
   private reconcileJob: string | null = null;
+  private readonly updates: PovUpdates | null = null;
 
-  constructor(private readonly deps: PovServiceDeps) {}
+  constructor(private readonly deps: PovServiceDeps) {
+    if (deps.hub) {
+      const updates = new PovUpdates(deps.hub, (id) => (id === undefined ? listPovs(deps.db, true) : [getPov(deps.db, id)].filter((r) => r !== null)).map((r) => this.view(r)));
+      deps.jobs.onChange((job) => updates.onJob(job));
+      this.updates = updates;
+    }
+  }
 
   private now(): string {
     return (this.deps.now?.() ?? new Date()).toISOString();
@@ -59,7 +70,7 @@ export class PovService {
   }
 
   /**
-   * Starts a POV's control-node install job (kind control-node.install) and tracks it, so that
+   * Starts a POV's control-node install job (kind pov.installControlNode) and tracks it, so that
    * Suspend is refused and Destroy cancels it first. One install per POV at a time. The provision
    * calls this from inside its own (still active) job, so the lifecycle lock is not checked here;
    * pov.installControlNode checks it before calling.
@@ -72,8 +83,9 @@ export class PovService {
     let jobId = '';
     const release = () => {
       if (this.installs.get(povId) === jobId) this.installs.delete(povId);
+      this.updates?.check(povId);
     };
-    jobId = this.deps.jobs.start<T>({ kind: 'control-node.install', title, subject: povId }, async (ctx) => {
+    jobId = this.deps.jobs.start<T>({ kind: JOB_KIND.controlNodeInstall, title, subject: povId }, async (ctx) => {
       try {
         return await work(ctx);
       } finally {
@@ -96,11 +108,12 @@ export class PovService {
     if (why) throw new AppError('conflict', why);
   }
 
-  private launch<T>(kind: string, title: string, povId: string, work: (ctx: JobContext) => Promise<T>): string {
+  private launch<T>(kind: JobKind, title: string, povId: string, work: (ctx: JobContext) => Promise<T>): string {
     // The entry is cleared inside the work itself, so a caller that awaits the job sees the POV free.
     let jobId = '';
     const release = () => {
       if (this.active.get(povId) === jobId) this.active.delete(povId);
+      this.updates?.check(povId);
     };
     jobId = this.deps.jobs.start<T>({ kind, title, subject: povId }, async (ctx) => {
       try {
@@ -146,21 +159,21 @@ export class PovService {
       at: this.now(),
     });
     if (autoDeleteAt) updatePov(this.deps.db, id, { auto_delete_at: autoDeleteAt }, this.now());
-    const jobId = this.launch('pov_create', `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
+    const jobId = this.launch(JOB_KIND.povCreate, `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
     return { jobId, povId: id };
   }
 
   start(id: string): string {
     const r = this.row(id);
     this.gate('start', r);
-    return this.launch('pov_start', `Start POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'running', ctx));
+    return this.launch(JOB_KIND.povStart, `Start POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'running', ctx));
   }
 
   suspend(id: string): string {
     const r = this.row(id);
     requireCapability(r.platform, 'suspend');
     this.gate('suspend', r);
-    return this.launch('pov_suspend', `Suspend POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'suspended', ctx));
+    return this.launch(JOB_KIND.povSuspend, `Suspend POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'suspended', ctx));
   }
 
   /**
@@ -171,7 +184,7 @@ export class PovService {
     const r = this.row(id);
     this.gate('destroy', r);
     const install = this.installs.get(id) ?? null;
-    return this.launch('pov_destroy', `Destroy POV "${r.name}"`, id, async (ctx) => {
+    return this.launch(JOB_KIND.povDestroy, `Destroy POV "${r.name}"`, id, async (ctx) => {
       if (install) {
         ctx.progress('cancel control-node install', 0.02, `job ${install}`);
         ctx.log(`cancelling the control-node install (job ${install}) before destroying`, 'warn');
@@ -189,7 +202,7 @@ export class PovService {
   refreshVms(id: string): string {
     const r = this.row(id);
     this.gate('refreshVms', r);
-    return this.launch('pov_refresh_vms', `Read VMs of POV "${r.name}"`, id, (ctx) => runRefreshVms(this.deps, id, ctx));
+    return this.launch(JOB_KIND.povRefreshVms, `Read VMs of POV "${r.name}"`, id, (ctx) => runRefreshVms(this.deps, id, ctx));
   }
 
   setVmOs(povId: string, vmId: string, os: OsValue | null): PovVmView {
@@ -205,7 +218,7 @@ export class PovService {
     if (this.reconcileJob) return this.reconcileJob;
     let jobId = '';
     jobId = this.deps.jobs.start(
-      { kind: 'pov_env_reconcile', title: 'Reconcile Skytap environments', subject: null, routine: true },
+      { kind: JOB_KIND.reconcile, title: 'Reconcile Skytap environments', subject: null, routine: true },
       async (ctx) => {
         try {
           const api = await this.deps.skytap(ctx.signal);
@@ -218,7 +231,7 @@ export class PovService {
           // An environment that appeared after an unclear create: finish provisioning it.
           for (const povId of res.adopted) {
             const r = this.row(povId);
-            this.launch('pov_create', `Finish creating POV "${r.name}" (adopted)`, povId, (c) => runCreate(this.deps, povId, c));
+            this.launch(JOB_KIND.povCreate, `Finish creating POV "${r.name}" (adopted)`, povId, (c) => runCreate(this.deps, povId, c));
           }
           return res;
         } finally {
@@ -268,9 +281,9 @@ export class PovService {
     for (const r of rows) {
       if (this.active.has(r.id)) continue;
       if (r.state === 'provisioning') {
-        ids.push(this.launch('pov_create', `Resume creating POV "${r.name}"`, r.id, (ctx) => runCreate(this.deps, r.id, ctx)));
+        ids.push(this.launch(JOB_KIND.povCreate, `Resume creating POV "${r.name}"`, r.id, (ctx) => runCreate(this.deps, r.id, ctx)));
       } else {
-        ids.push(this.launch('pov_destroy', `Resume destroying POV "${r.name}"`, r.id, (ctx) => runDestroy(this.deps, r.id, ctx)));
+        ids.push(this.launch(JOB_KIND.povDestroy, `Resume destroying POV "${r.name}"`, r.id, (ctx) => runDestroy(this.deps, r.id, ctx)));
       }
     }
     return ids;
@@ -320,6 +333,7 @@ export class PovService {
     this.row(povId);
     if (!this.deps.moveAutoDelete) throw new AppError('unsupported', 'Auto-delete is not wired in this process.');
     await this.deps.moveAutoDelete(povId, at);
+    this.updates?.check(povId);
     return this.get(povId).pov;
   }
 
@@ -345,5 +359,6 @@ export class PovService {
   ): void {
     this.row(povId);
     updatePov(this.deps.db, povId, patch, this.now());
+    this.updates?.check(povId);
   }
 }

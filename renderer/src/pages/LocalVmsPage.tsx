@@ -13,7 +13,7 @@ import { VmList, VmStateBadge } from '../components/vm/VmList';
 import { isActive, useJobs } from '../state/jobs';
 import { navigate } from '../nav';
 import { useTerminals } from '../state/terminals';
-import { useVms, vmCall } from '../state/vms';
+import { useVms } from '../state/vms';
 import './LocalVmsPage.css';
 
 const REFRESH_MS = 2000;
@@ -85,7 +85,7 @@ export default function LocalVmsPage() {
   };
   const cancel = (id: string) => api.call('jobs.cancel', { id }).catch((e) => setError(errorText(e)));
   const buildImage = () =>
-    vmCall('vm.imageBuildTest', {})
+    api.call('vm.imageBuildTest', {})
       .then(({ jobId }) => started(jobId))
       .catch((e) => setError(errorText(e)));
   const sel = vms?.find((v) => v.id === selected) ?? null;

@@ -1,20 +1,10 @@
-import type { z } from 'zod';
-import type { VmConnection, VmConsoleChunk, VmHost, VmImage, VmRecord, vmMethods } from '../../../shared/contract/vm';
+import type { VmConnection, VmConsoleChunk, VmHost, VmImage, VmRecord } from '../../../shared/contract/vm';
 import { create } from 'zustand';
 import { api, errorText } from '../api';
 import { LIVE_VM_STATES } from '../../../shared/vm-states';
 
-type VmMethods = typeof vmMethods;
-type M = keyof VmMethods;
-
-/** A typed call to a vm.* method (the renderer bundle carries no zod: types only). */
-export function vmCall<K extends M>(method: K, args: z.input<VmMethods[K]['args']>): Promise<z.output<VmMethods[K]['result']>> {
-  return (api.call as (m: string, a: unknown) => Promise<unknown>)(method, args) as Promise<z.output<VmMethods[K]['result']>>;
-}
-
-export const subscribeConsole = (id: string, fn: (chunk: VmConsoleChunk, bytes: number) => void): (() => void) =>
-  (api.subscribe as (s: string, k: string, f: (d: unknown, b: number) => void) => () => void)('vm.console', id, (d, b) => fn(d as VmConsoleChunk, b));
-export const ackConsole = (id: string, bytes: number): void => (api.ack as (s: string, k: string, b: number) => void)('vm.console', id, bytes);
+export const subscribeConsole = (id: string, fn: (chunk: VmConsoleChunk, bytes: number) => void): (() => void) => api.subscribe('vm.console', id, fn);
+export const ackConsole = (id: string, bytes: number): void => api.ack('vm.console', id, bytes);
 
 /** Which actions a state allows (the manager refuses the others with a conflict anyway). */
 export function allowed(state: VmRecord['state']) {
@@ -51,18 +41,18 @@ export const useVms = create<VmsState>((set) => ({
   loadHost: async (recheck = false) => {
     set({ hostLoading: true });
     try {
-      const host = await vmCall('vm.host', recheck ? { recheck } : {});
+      const host = await api.call('vm.host', recheck ? { recheck } : {});
       set({ host, hostError: null, hostLoading: false });
     } catch (e) {
       set({ host: null, hostError: errorText(e), hostLoading: false });
     }
-    vmCall('vm.connection', {})
+    api.call('vm.connection', {})
       .then((connection) => set({ connection }))
       .catch(() => undefined);
   },
   refresh: async () => {
     try {
-      const [{ vms }, { images }] = await Promise.all([vmCall('vm.list', {}), vmCall('vm.images', {})]);
+      const [{ vms }, { images }] = await Promise.all([api.call('vm.list', {}), api.call('vm.images', {})]);
       set({ vms, images, listError: null });
     } catch (e) {
       set({ listError: errorText(e) });

@@ -8,6 +8,8 @@ import { skytapHandlers } from '../../../main/core/handlers/skytap';
 import povMigration from '../../../main/services/store/migrations/002-pov';
 import { toWireError } from '../../../shared/contract/errors';
 import { povMethods } from '../../../shared/contract/pov';
+import { reconcileMethods } from '../../../shared/contract/reconcile';
+import { templatesMethods } from '../../../shared/contract/templates';
 import { skytapMethods } from '../../../shared/contract/skytap';
 import type { Transport } from '../../../renderer/src/transport';
 import { testCore } from '../../foundation/helpers';
@@ -17,7 +19,7 @@ import { usePovs } from '../../../renderer/src/state/pov';
 import { startEmulator, type Emulator } from '../../skytap-emulator/emulator';
 import { SEEDS } from '../../skytap-emulator/seed';
 
-const contract = { ...povMethods, ...skytapMethods, ...controlNodeMethods } as Record<string, { args: { parse(x: unknown): unknown }; result: { parse(x: unknown): unknown } }>;
+const contract = { ...povMethods, ...skytapMethods, ...controlNodeMethods, ...reconcileMethods, ...templatesMethods } as Record<string, { args: { parse(x: unknown): unknown }; result: { parse(x: unknown): unknown } }>;
 
 /**
  * A real core (SQLite file, job runner, stream hub) whose transport also serves this domain's

@@ -2,7 +2,6 @@ import { useEffect, useMemo, useState } from 'react';
 import type { TemplateView } from '../../../../shared/contract/skytap';
 import { api, errorText } from '../../api';
 import { fromLocalInput, toLocalInput } from '../share/datetime';
-import { callPov } from '../../state/pov';
 import { useFocusTrap } from '../focus-trap';
 
 /** Create POV: a searchable list of the templates this account (or project) can see, and a name. */
@@ -31,7 +30,7 @@ export function CreatePovDialog({
 
   useEffect(() => {
     let live = true;
-    callPov('skytap.listTemplates', {})
+    api.call('skytap.listTemplates', {})
       .then((r) => live && setTemplates(r.templates))
       .catch((e) => live && setLoadError(errorText(e)));
     return () => {

@@ -1,7 +1,6 @@
 import { useState } from 'react';
 import type { VmConnection } from '../../../../shared/contract/vm';
-import { errorText } from '../../api';
-import { vmCall } from '../../state/vms';
+import { api, errorText } from '../../api';
 
 /** Local vm-manager (started by the app) or a remote one (URL + bearer token kept in the keychain). */
 export function ConnectionPanel({ connection, onChanged }: { connection: VmConnection | null; onChanged: () => void }) {
@@ -13,7 +12,7 @@ export function ConnectionPanel({ connection, onChanged }: { connection: VmConne
     setBusy(true);
     setError(null);
     try {
-      await vmCall('vm.setConnection', mode === 'local' ? { mode } : { mode, url, ...(token ? { token } : {}) });
+      await api.call('vm.setConnection', mode === 'local' ? { mode } : { mode, url, ...(token ? { token } : {}) });
       setToken('');
       onChanged();
     } catch (e) {

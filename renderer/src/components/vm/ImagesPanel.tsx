@@ -1,9 +1,8 @@
 import { useState } from 'react';
 import type { JobRecord } from '../../../../shared/contract';
 import type { VmImage, VmLearnedGolden } from '../../../../shared/contract/vm';
-import { errorText } from '../../api';
+import { api, errorText } from '../../api';
 import { isActive } from '../../state/jobs';
-import { vmCall } from '../../state/vms';
 
 /**
  * The images and their golden PCR values. "Learn golden values" runs one boot of the image in
@@ -18,13 +17,13 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
 
   const learn = (image: string) => {
     setError(null);
-    vmCall('vm.learnGolden', { image })
+    api.call('vm.learnGolden', { image })
       .then(({ jobId }) => onStarted(jobId))
       .catch((e) => setError(errorText(e)));
   };
   const save = () => {
     if (!learned || !proposal) return;
-    vmCall('vm.saveGolden', { image: learned.image, golden: learned.golden, firmware: learned.firmware })
+    api.call('vm.saveGolden', { image: learned.image, golden: learned.golden, firmware: learned.firmware })
       .then(() => {
         setDismissed((d) => [...d, proposal.id]);
         onSaved();
