@@ -16,6 +16,7 @@ import type { SettingsService } from '../settings/settings';
 import { managerCall } from './errors';
 import { ConsoleFollowers, type FollowOptions } from './follow';
 import type { VmManagerSupervisor } from './supervisor';
+import { VmUpdates } from './updates';
 import {
   attestationView,
   hostView,
@@ -46,6 +47,8 @@ export interface VmAppOptions {
   /** how often the create job re-reads the VM (default 500 ms) */
   pollMs?: number;
   follow?: FollowOptions;
+  /** how often the manager's list is re-read while anyone follows vm.updated (default 2000 ms) */
+  watchMs?: number;
 }
 
 interface Target {
@@ -69,9 +72,11 @@ const STEP: Record<string, number> = { creating: 0.1, booting: 0.3, attesting: 0
 
 export class VmApp {
   readonly followers: ConsoleFollowers;
+  private readonly updates: VmUpdates;
 
   constructor(private readonly o: VmAppOptions) {
     this.followers = new ConsoleFollowers(o.hub, o.follow);
+    this.updates = new VmUpdates(o.hub, () => this.list(), o.watchMs);
   }
 
   mode(): 'local' | 'remote' {
@@ -161,7 +166,10 @@ export class VmApp {
 
   async list(): Promise<VmRecord[]> {
     const remote = this.mode() === 'remote';
-    return this.call('GET /vms', async (c) => parseAnswer('GET /vms', z.array(managerVm), await c.list()).map((v) => this.view(v, remote)));
+    const vms = await this.call('GET /vms', async (c) => parseAnswer('GET /vms', z.array(managerVm), await c.list()).map((v) => this.view(v, remote)));
+    this.updates.sawAll(vms);
+    this.updates.watch();
+    return vms;
   }
 
   /** The contract's view; a remote manager's forwarded ports are on its loopback, not this one's. */
@@ -175,15 +183,20 @@ export class VmApp {
   }
 
   async get(id: string): Promise<VmRecord> {
-    return this.view(await this.raw(id));
+    const vm = this.view(await this.raw(id));
+    this.updates.saw(vm);
+    return vm;
   }
 
   async action(id: string, what: 'start' | 'stop' | 'reboot'): Promise<VmRecord> {
-    return this.call(`POST /vms/${id}/${what}`, async (c) => this.view(parseAnswer(`POST /vms/${id}/${what}`, managerVm, await c[what](id))));
+    const vm = await this.call(`POST /vms/${id}/${what}`, async (c) => this.view(parseAnswer(`POST /vms/${id}/${what}`, managerVm, await c[what](id))));
+    this.updates.saw(vm);
+    return vm;
   }
 
   async delete(id: string): Promise<void> {
     await this.call(`DELETE /vms/${id}`, (c) => c.delete(id));
+    this.updates.gone(id);
   }
 
   async console(id: string, lines: number): Promise<string[]> {
@@ -280,6 +293,7 @@ export class VmApp {
         throw new AppError('cancelled', `cancelled; the half-made VM ${args.name} (${id}) was deleted`);
       }
       const vm = await this.raw(id);
+      this.updates.saw(this.view(vm));
       if (vm.state !== last) {
         last = vm.state;
         job.log(`${id}: ${vm.state}`);
@@ -370,6 +384,7 @@ export class VmApp {
   }
 
   close(): void {
+    this.updates.close();
     this.followers.closeAll();
   }
 }

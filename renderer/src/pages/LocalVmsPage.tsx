@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import type { JobRecord } from '../../../shared/contract';
+import { JOB_KIND, VM_JOB_KINDS } from '../../../shared/contract/job-kinds';
 import { api, errorText } from '../api';
 import { EmptyState } from '../components/EmptyState';
 import { ProgressBar } from '../components/ProgressBar';
@@ -15,8 +16,6 @@ import { navigate } from '../nav';
 import { useTerminals } from '../state/terminals';
 import { useVms } from '../state/vms';
 import './LocalVmsPage.css';
-
-const REFRESH_MS = 2000;
 
 function JobLine({ job, onCancel }: { job: JobRecord; onCancel: (id: string) => void }) {
   return (
@@ -39,7 +38,7 @@ function JobLine({ job, onCancel }: { job: JobRecord; onCancel: (id: string) => 
 }
 
 export default function LocalVmsPage() {
-  const { host, hostError, hostLoading, images, vms, listError, connection, loadHost, refresh } = useVms();
+  const { host, hostError, hostLoading, images, vms, listError, connection, loadHost, refresh, follow: followVms } = useVms();
   const follow = useJobs((s) => s.follow);
   const jobs = useJobs((s) => s.jobs);
   const [mine, setMine] = useState<string[]>([]);
@@ -49,16 +48,17 @@ export default function LocalVmsPage() {
   const finished = useRef(new Set<string>());
 
   useEffect(() => follow(), [follow]);
+  // VMs change by `vm.updated` events after one read; no timer here. Images have no stream: they
+  // are read again (below) when one of this page's jobs ends.
+  useEffect(() => followVms(), [followVms]);
   useEffect(() => {
     void loadHost();
     void refresh();
-    const t = setInterval(() => void refresh(), REFRESH_MS);
-    return () => clearInterval(t);
   }, [loadHost, refresh]);
 
   // The page's jobs: the ones started here plus any vm job still running (e.g. from the CLI).
   const vmJobs = Object.values(jobs)
-    .filter((j) => j.kind.startsWith('vm.') && (mine.includes(j.id) || isActive(j)))
+    .filter((j) => VM_JOB_KINDS.includes(j.kind) && (mine.includes(j.id) || isActive(j)))
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   useEffect(() => {
     for (const j of vmJobs) {
@@ -89,7 +89,7 @@ export default function LocalVmsPage() {
       .then(({ jobId }) => started(jobId))
       .catch((e) => setError(errorText(e)));
   const sel = vms?.find((v) => v.id === selected) ?? null;
-  const building = vmJobs.some((j) => j.kind === 'vm.imageBuildTest' && isActive(j));
+  const building = vmJobs.some((j) => j.kind === JOB_KIND.vmImageBuildTest && isActive(j));
 
   return (
     <section className="page local-vms">

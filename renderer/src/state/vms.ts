@@ -27,10 +27,28 @@ interface VmsState {
   listError: string | null;
   loadHost(recheck?: boolean): Promise<void>;
   refresh(): Promise<void>;
+  /** Follows `vm.updated` while at least one component holds it; returns the release. */
+  follow(): () => void;
+  /** One VM as an event gave it (null: gone). */
+  apply(id: string, vm: VmRecord | null): void;
 }
 
-/** What the Local VMs page shows: host report, images, VMs (re-read while the page is open). */
-export const useVms = create<VmsState>((set) => ({
+let holders = 0;
+let stop: (() => void) | null = null;
+/** Events that arrived while vm.list was on its way: newer than its answer. */
+let sinceList: Map<string, VmRecord | null> | null = null;
+
+function withVm(list: VmRecord[], id: string, vm: VmRecord | null): VmRecord[] {
+  if (!vm) return list.filter((v) => v.id !== id);
+  const at = list.findIndex((v) => v.id === id);
+  return at === -1 ? [...list, vm] : list.map((v, i) => (i === at ? vm : v));
+}
+
+/**
+ * What the Local VMs page shows: host report, images, VMs. VMs are read once and then follow
+ * `vm.updated` (the app re-reads the manager for its followers; the page never polls).
+ */
+export const useVms = create<VmsState>((set, get) => ({
   host: null,
   hostError: null,
   hostLoading: false,
@@ -51,12 +69,28 @@ export const useVms = create<VmsState>((set) => ({
       .catch(() => undefined);
   },
   refresh: async () => {
+    const newer = (sinceList = new Map());
     try {
       const [{ vms }, { images }] = await Promise.all([api.call('vm.list', {}), api.call('vm.images', {})]);
-      set({ vms, images, listError: null });
+      set({ vms: [...newer].reduce((list, [id, vm]) => withVm(list, id, vm), vms), images, listError: null });
     } catch (e) {
       set({ listError: errorText(e) });
+    } finally {
+      if (sinceList === newer) sinceList = null;
     }
+  },
+  apply: (id, vm) => {
+    sinceList?.set(id, vm);
+    set((s) => (s.vms ? { vms: withVm(s.vms, id, vm) } : {}));
+  },
+  follow: () => {
+    if (holders++ === 0) stop = api.subscribe('vm.updated', '*', ({ id, vm }) => get().apply(id, vm));
+    return () => {
+      if (--holders === 0) {
+        stop?.();
+        stop = null;
+      }
+    };
   },
 }));
 

@@ -3,6 +3,7 @@ import type { JobRecord } from '../../../../shared/contract';
 import type { VmImage, VmLearnedGolden } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
 import { isActive } from '../../state/jobs';
+import { JOB_KIND } from '../../../../shared/contract/job-kinds';
 
 /**
  * The images and their golden PCR values. "Learn golden values" runs one boot of the image in
@@ -11,7 +12,7 @@ import { isActive } from '../../state/jobs';
 export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmImage[]; jobs: JobRecord[]; onStarted: (jobId: string) => void; onSaved: () => void }) {
   const [error, setError] = useState<string | null>(null);
   const [dismissed, setDismissed] = useState<string[]>([]);
-  const learnJobs = jobs.filter((j) => j.kind === 'vm.learnGolden');
+  const learnJobs = jobs.filter((j) => j.kind === JOB_KIND.vmLearnGolden);
   const proposal = learnJobs.find((j) => j.state === 'succeeded' && j.result && !dismissed.includes(j.id));
   const learned = (proposal?.result ?? null) as VmLearnedGolden | null;
 
