@@ -9,7 +9,7 @@ import { setTransport } from '../../../renderer/src/api';
 import LocalVmsPage from '../../../renderer/src/pages/LocalVmsPage';
 import { testCore } from '../../foundation/helpers';
 import { processesWith, vmSkip } from '../../vm/helpers';
-import { vmTransport } from './vm-transport';
+import { coreTransport } from '../core-transport';
 
 const skip = vmSkip();
 
@@ -18,7 +18,7 @@ describe.skipIf(skip !== null)('Local VMs page', () => {
   let core: Core;
   beforeAll(async () => {
     core = await testCore();
-    setTransport(vmTransport(core));
+    setTransport(coreTransport(core));
   });
   afterAll(async () => {
     cleanup();
