@@ -254,4 +254,5 @@ export const vmStreams = {
     "A VM's record changed (state, attestation, ports) or the VM is gone (vm null), keyed by VM id; subscribe to '*' for every VM",
     z.object({ id: z.string(), vm: vmRecord.nullable() }).strict(),
   ),
+  'vm.imagesUpdated': stream("The vm-manager's image store changed: every image (key 'all')", z.object({ images: z.array(vmImage) }).strict()),
 } as const;

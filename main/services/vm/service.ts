@@ -76,7 +76,7 @@ export class VmApp {
 
   constructor(private readonly o: VmAppOptions) {
     this.followers = new ConsoleFollowers(o.hub, o.follow);
-    this.updates = new VmUpdates(o.hub, () => this.list(), o.watchMs);
+    this.updates = new VmUpdates(o.hub, () => Promise.all([this.list(), this.images()]), o.watchMs);
   }
 
   mode(): 'local' | 'remote' {
@@ -161,7 +161,9 @@ export class VmApp {
   }
 
   async images(): Promise<VmImage[]> {
-    return this.call('GET /images', async (c) => parseAnswer('GET /images', z.array(managerImage), await c.images()).map(imageView));
+    const images = await this.call('GET /images', async (c) => parseAnswer('GET /images', z.array(managerImage), await c.images()).map(imageView));
+    this.updates.sawImages(images);
+    return images;
   }
 
   async list(): Promise<VmRecord[]> {

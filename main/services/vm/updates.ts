@@ -1,8 +1,9 @@
-import type { VmRecord } from '../../../shared/contract/vm';
+import type { VmImage, VmRecord } from '../../../shared/contract/vm';
 
 /** Where `vm.updated` events go, and whether anyone follows them (the app's stream hub). */
 export interface VmUpdatesHub {
   publish(stream: 'vm.updated', key: string, data: { id: string; vm: VmRecord | null }): void;
+  publish(stream: 'vm.imagesUpdated', key: 'all', data: { images: VmImage[] }): void;
   subscriberCount(stream: 'vm.updated', key: string): number;
 }
 
@@ -10,16 +11,19 @@ export interface VmUpdatesHub {
  * Publishes `vm.updated` for each VM whose record differs from the one last published (and
  * `vm: null` for one that is gone), from every record the app reads: its own calls, the create
  * job's progress, and — because the vm-manager has no event feed of its own — one re-read of the
- * manager's list every `everyMs` while anyone follows the stream. The Local VMs page only listens.
+ * manager's list (and its images, `vm.imagesUpdated`) every `everyMs` while anyone follows the
+ * stream. The Local VMs page only listens.
  */
 export class VmUpdates {
   private readonly sent = new Map<string, string>();
+  private sentImages: string | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
 
   constructor(
     private readonly hub: VmUpdatesHub,
-    private readonly list: () => Promise<VmRecord[]>,
+    /** Reads the manager's VMs and images (each read reports here through sawAll / sawImages). */
+    private readonly read: () => Promise<unknown>,
     private readonly everyMs = 2000,
   ) {}
 
@@ -37,6 +41,13 @@ export class VmUpdates {
     for (const v of vms) this.saw(v);
   }
 
+  sawImages(images: VmImage[]): void {
+    const json = JSON.stringify(images);
+    if (this.sentImages === json) return;
+    this.sentImages = json;
+    this.hub.publish('vm.imagesUpdated', 'all', { images });
+  }
+
   gone(id: string): void {
     if (this.sent.delete(id)) this.hub.publish('vm.updated', id, { id, vm: null });
   }
@@ -50,7 +61,7 @@ export class VmUpdates {
         return;
       }
       try {
-        await this.list();
+        await this.read();
       } catch {
         // the manager is unreachable: the page shows that from its own call; try again next time
       }

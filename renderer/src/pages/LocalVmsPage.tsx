@@ -48,8 +48,7 @@ export default function LocalVmsPage() {
   const finished = useRef(new Set<string>());
 
   useEffect(() => follow(), [follow]);
-  // VMs change by `vm.updated` events after one read; no timer here. Images have no stream: they
-  // are read again (below) when one of this page's jobs ends.
+  // VMs and images change by `vm.updated` / `vm.imagesUpdated` events after one read; no timer here
   useEffect(() => followVms(), [followVms]);
   useEffect(() => {
     void loadHost();

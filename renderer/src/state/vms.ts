@@ -27,7 +27,7 @@ interface VmsState {
   listError: string | null;
   loadHost(recheck?: boolean): Promise<void>;
   refresh(): Promise<void>;
-  /** Follows `vm.updated` while at least one component holds it; returns the release. */
+  /** Follows `vm.updated` and `vm.imagesUpdated` while at least one component holds it; returns the release. */
   follow(): () => void;
   /** One VM as an event gave it (null: gone). */
   apply(id: string, vm: VmRecord | null): void;
@@ -84,7 +84,14 @@ export const useVms = create<VmsState>((set, get) => ({
     set((s) => (s.vms ? { vms: withVm(s.vms, id, vm) } : {}));
   },
   follow: () => {
-    if (holders++ === 0) stop = api.subscribe('vm.updated', '*', ({ id, vm }) => get().apply(id, vm));
+    if (holders++ === 0) {
+      const offVms = api.subscribe('vm.updated', '*', ({ id, vm }) => get().apply(id, vm));
+      const offImages = api.subscribe('vm.imagesUpdated', '*', ({ images }) => set({ images }));
+      stop = () => {
+        offVms();
+        offImages();
+      };
+    }
     return () => {
       if (--holders === 0) {
         stop?.();
