@@ -10,6 +10,9 @@ afterEach(async () => {
   await w?.close();
 });
 
+/** Checks publish after their (async) badge step: let them land. */
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
 function follower(hub: StreamHub) {
   const seen: PovView[] = [];
   const sub: Subscriber = { unacked: new Map(), send: (_s, _k, data) => void seen.push(data as PovView) };
@@ -26,6 +29,7 @@ describe('pov.updated', () => {
     const svc = new PovService({ ...w.deps, jobs: w.jobs, hub });
     const { jobId, povId } = svc.create({ templateId: firstTemplateId(w), name: 'Evented' });
     await w.jobs.wait(jobId);
+    await settle();
     expect(seen.length).toBeGreaterThan(2);
     expect(seen.every((p) => p.id === povId)).toBe(true);
     expect(seen[0]).toMatchObject({ name: 'Evented', state: 'provisioning' });
@@ -38,9 +42,11 @@ describe('pov.updated', () => {
     w.emu.state.environments.get(getPov(w.db, povId)!.env_id!)!.runstate = 'suspended';
     seen.length = 0;
     await w.jobs.wait(svc.runReconcile());
+    await settle();
     expect(seen.map((p) => p.runstate)).toEqual(['suspended']);
     seen.length = 0;
     await w.jobs.wait(svc.runReconcile());
+    await settle();
     expect(seen.filter((p) => p.runstate !== 'suspended')).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { PovService } from '../../services/pov/service';
 import type { ControlNodeInstaller } from '../../services/pov/types';
 import type { Base } from '../base';
 import { skytapClientFor, type DomainHandlers } from './skytap';
+import { readinessService } from './readiness';
 
 const services = new WeakMap<Base, PovService>();
 
@@ -33,6 +34,7 @@ export function povServiceFor(base: Base, opts: { installControlNode?: ControlNo
       jobs: base.jobs,
       log: base.log,
       hub: base.hub,
+      decorate: (views) => readinessService(base).badges(views),
       skytap: (signal) => skytapClientFor(base, { signal }),
       ...(pollMsFrom(base.env) !== undefined ? { pollMs: pollMsFrom(base.env)! } : {}),
       ...(opts.installControlNode ? { installControlNode: opts.installControlNode } : {}),

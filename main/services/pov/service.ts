@@ -24,6 +24,8 @@ export interface PovServiceDeps extends LifecycleDeps {
   log?: { info(msg: string, f?: Record<string, unknown>): void; warn(msg: string, f?: Record<string, unknown>): void };
   /** Where `pov.updated` goes; without it no events are published. */
   hub?: PovUpdatesHub;
+  /** What pov.list adds to each row (the readiness badge), applied to each event's POV too. */
+  decorate?: (views: PovView[]) => Promise<PovView[]>;
 }
 
 /** The environment name sent to Skytap: the user's name plus a tag unique to the row. */
@@ -44,7 +46,8 @@ export class PovService {
 
   constructor(private readonly deps: PovServiceDeps) {
     if (deps.hub) {
-      const updates = new PovUpdates(deps.hub, (id) => (id === undefined ? listPovs(deps.db, true) : [getPov(deps.db, id)].filter((r) => r !== null)).map((r) => this.view(r)));
+      const read = (id?: string) => (id === undefined ? listPovs(deps.db, true) : [getPov(deps.db, id)].filter((r) => r !== null)).map((r) => this.view(r));
+      const updates = new PovUpdates(deps.hub, read, deps.decorate);
       deps.jobs.onChange((job) => updates.onJob(job));
       this.updates = updates;
     }
@@ -83,7 +86,7 @@ export class PovService {
     let jobId = '';
     const release = () => {
       if (this.installs.get(povId) === jobId) this.installs.delete(povId);
-      this.updates?.check(povId);
+      void this.updates?.check(povId);
     };
     jobId = this.deps.jobs.start<T>({ kind: JOB_KIND.controlNodeInstall, title, subject: povId }, async (ctx) => {
       try {
@@ -113,7 +116,7 @@ export class PovService {
     let jobId = '';
     const release = () => {
       if (this.active.get(povId) === jobId) this.active.delete(povId);
-      this.updates?.check(povId);
+      void this.updates?.check(povId);
     };
     jobId = this.deps.jobs.start<T>({ kind, title, subject: povId }, async (ctx) => {
       try {
@@ -333,7 +336,7 @@ export class PovService {
     this.row(povId);
     if (!this.deps.moveAutoDelete) throw new AppError('unsupported', 'Auto-delete is not wired in this process.');
     await this.deps.moveAutoDelete(povId, at);
-    this.updates?.check(povId);
+    void this.updates?.check(povId);
     return this.get(povId).pov;
   }
 
@@ -359,6 +362,6 @@ export class PovService {
   ): void {
     this.row(povId);
     updatePov(this.deps.db, povId, patch, this.now());
-    this.updates?.check(povId);
+    void this.updates?.check(povId);
   }
 }
