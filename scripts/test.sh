@@ -19,7 +19,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then
 fi
 
 step "typecheck"
-npx tsc --noEmit -p tsconfig.json || failed_steps+=(typecheck)
+npm run --silent typecheck || failed_steps+=(typecheck)
 
 step "build"
 npx electron-vite build >"$results/build.log" 2>&1 || { cat "$results/build.log"; echo "build failed" >&2; exit 1; }

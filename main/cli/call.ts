@@ -2,6 +2,7 @@ import { AppError, jobRecord, methods, type JobRecord } from '../../shared/contr
 import { createCore, type Core } from '../core/create';
 import { isOwnerBusy } from '../core/owner';
 import { defaultHome } from '../core/paths';
+import { sleep } from '../lib/sleep';
 import { connectOwner, type OwnerClient } from './owner-client';
 
 export interface CallIo {
@@ -52,7 +53,7 @@ export async function reachCore(env: NodeJS.ProcessEnv, logName = 'cli'): Promis
     } catch (err) {
       // Someone holds the lock but its endpoint is not up yet (it is starting): ask again.
       if (isOwnerBusy(err) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 200));
+        await sleep(200);
         continue;
       }
       throw err;

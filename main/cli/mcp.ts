@@ -1,5 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Core } from '../core/create';
+import { sleep } from '../lib/sleep';
 import { FINISHED, followLocalJob } from '../mcp/core-backend';
 import { createPovdeskMcpServer, type McpBackend } from '../mcp/server';
 import { followOwnerJob, isJobMethod, reachCore } from './call';
@@ -99,7 +100,7 @@ export async function runMcpStdio(env: NodeJS.ProcessEnv): Promise<number> {
   await server.connect(transport);
   await ended;
   // Answer the calls already received (a client may send its last request and close stdin at once).
-  for (const until = Date.now() + 30_000; backend.inFlight() > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  for (const until = Date.now() + 30_000; backend.inFlight() > 0 && Date.now() < until; ) await sleep(50);
   await server.close().catch(() => {});
   // Jobs this process runs are interrupted by the close; the next owner marks them so.
   await backend.close();

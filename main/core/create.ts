@@ -1,4 +1,24 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { AppError } from '../../shared/contract/errors';
+import { ControlNodeService, type ControlNodeServiceDeps } from '../services/control-node/service';
+import { Ladder, nextStep } from '../services/notify/ladder';
+import { NotificationService } from '../services/notify/service';
+import { PamService, type PamServiceDeps } from '../services/pam/service';
+import { PovLocks } from '../services/pov/locks';
+import { ReadinessService } from '../services/pov/readiness';
+import { PovService } from '../services/pov/service';
+import { AutoDelete } from '../services/share/auto-delete';
+import { listShares, toShareView } from '../services/share/repo';
+import { ShareService } from '../services/share/service';
+import { SavedSkytap } from '../services/skytap/saved';
+import { shareApi } from '../services/skytap/share-api';
+import { SessionManager } from '../services/ssh/manager';
+import { Terminals } from '../services/ssh/terminals';
+import { TemplateService } from '../services/templates/service';
+import { VmApp } from '../services/vm/service';
+import { VmManagerSupervisor } from '../services/vm/supervisor';
+import { VmManagerClient } from '../vm-manager/client';
 import { openSecretStore } from '../services/secrets/keytar';
 import { registeringSecrets, type SecretStore } from '../services/secrets/store';
 import { CONTROL_PLANE_ENV, CONTROL_PLANE_TOKEN_ACCOUNT } from '../services/control-node/config';
@@ -7,7 +27,7 @@ import { createLogger } from '../services/log/logger';
 import { JobRunner } from '../services/jobs/runner';
 import { SettingsService, SKYTAP_ENV, TOKEN_ACCOUNT as SKYTAP_TOKEN_ACCOUNT } from '../services/settings/settings';
 import { openDatabase } from '../services/store/db';
-import type { Base } from './base';
+import type { Base, Services } from './base';
 import { Dispatcher } from './dispatch';
 import { allHandlers } from './handlers';
 import { startOwnerMcp } from '../mcp/http';
@@ -15,9 +35,13 @@ import { startOwnerEndpoint } from './owner-endpoint';
 import { ownerBusyError, ownerFiles, tryAcquireOwnerLock, type OwnerKind, type OwnerLock } from './owner';
 import { defaultHome, pathsFor } from './paths';
 import { StreamHub } from './streams';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
+import type { PovView } from '../../shared/contract/pov';
 
 export interface Core {
   base: Base;
+  /** Every domain service, built once; the transports and the Electron shell reach them here. */
+  services: Services;
   dispatcher: Dispatcher;
   /** The data directory's owner lock this core holds (see owner.ts). */
   owner: OwnerLock;
@@ -35,6 +59,43 @@ export interface CoreOptions {
   ownerKind?: OwnerKind;
   /** Electron only: better-sqlite3's addon file and the keytar package built for its ABI. */
   native?: { sqliteBinding: string; keytarModule: string };
+  /** Tests: shorter polls, a controllable clock, injected checkpoints (production leaves it unset). */
+  tuning?: CoreTuning;
+}
+
+export interface CoreTuning {
+  /** The clock of notifications, share links, auto-delete and its ladder. */
+  now?: () => Date;
+  controlNode?: Pick<ControlNodeServiceDeps, 'enrolPollMs' | 'controlPlane' | 'userData'>;
+  pam?: Pick<PamServiceDeps, 'http' | 'agentTasks' | 'connectPollMs' | 'checkpoint'>;
+}
+
+/** How often the auto-delete ladder runs in the app. */
+export const LADDER_INTERVAL_MS = 60_000;
+/** Long calls (an import copies the whole disk): 15 minutes instead of the VM client's 60 s. */
+const BAKE_CLIENT_TIMEOUT_MS = 15 * 60_000;
+
+/**
+ * POVDESK_SKYTAP_POLL_MS: how often a job re-reads an environment while waiting (default 5000).
+ * Tests and the e2e host shorten it; anything outside 10..60000 ms is refused loudly.
+ */
+export function pollMsFrom(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.POVDESK_SKYTAP_POLL_MS;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 10 || n > 60_000) {
+    throw new Error(`POVDESK_SKYTAP_POLL_MS must be an integer number of milliseconds from 10 to 60000, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+/**
+ * Where a bake may read a source image from: the user's home, POV Desk's home, and the
+ * directories listed in POVDESK_BAKE_DIRS (colon-separated).
+ */
+export function bakeDirs(base: Pick<Base, 'env' | 'home'>): string[] {
+  const extra = (base.env.POVDESK_BAKE_DIRS ?? '').split(':').filter(Boolean);
+  return [homedir(), base.home, ...extra];
 }
 
 /**
@@ -75,13 +136,10 @@ async function buildCore(
   for (const name of [SKYTAP_ENV.token, CONTROL_PLANE_ENV.token]) if (env[name]) log.addSecret(env[name]);
   for (const account of [SKYTAP_TOKEN_ACCOUNT, CONTROL_PLANE_TOKEN_ACCOUNT, REMOTE_TOKEN_ACCOUNT]) await secrets.get(account).catch(() => null);
   const hub = new StreamHub();
-  const jobs = new JobRunner(db, { scrub: log.scrub });
+  const jobs = new JobRunner(db, { scrub: log.scrub, hub });
   // We hold the lock, so no live process runs any queued/running row: they were interrupted.
   const interrupted = jobs.markInterrupted();
   if (interrupted) log.warn('jobs left running by an earlier process marked interrupted', { count: interrupted });
-  jobs.onChange((job) => {
-    hub.publish('jobs.update', job.id, job);
-  });
   const closers: (() => void | Promise<void>)[] = [];
   const settings = new SettingsService(db, secrets, env, log);
   const base: Base = {
@@ -100,7 +158,10 @@ async function buildCore(
   const status = secrets.status();
   if (!status.available) log.warn('no OS keyring; secrets kept in memory for this run', { reason: status.message });
   log.info('core started', { pid: process.pid, role: base.role, keyring: status.backend });
-  const dispatcher = new Dispatcher(allHandlers(base), log);
+  const pollMs = pollMsFrom(env);
+  const { services, supervisor } = buildServices(base, { ...opts.tuning, ...(pollMs !== undefined ? { pollMs } : {}) });
+  const dispatcher = new Dispatcher(allHandlers(base, services), log);
+  if (base.role === 'app') startBackground(base, services, supervisor);
   // Without the endpoint this process still owns the home; a `povdesk call` then says it cannot reach it.
   const endpoint = await startOwnerEndpoint({ path: ownerFiles(home).endpoint, token: owner.token, dispatcher, hub, log }).catch((err) => {
     log.error('owner endpoint could not listen; `povdesk call` cannot reach this process', { error: (err as Error).message });
@@ -118,6 +179,7 @@ async function buildCore(
   let closed = false;
   return {
     base,
+    services,
     dispatcher,
     owner,
     async close() {
@@ -137,4 +199,157 @@ async function buildCore(
       owner.release();
     },
   };
+}
+
+/**
+ * Every domain service, once, each given its collaborators: Skytap access, then notifications and
+ * share links with auto-delete, PAM, the control node (sharing the POV job locks), the POVs
+ * (with those as their hooks), readiness over all of them, the local VMs, terminals, templates.
+ */
+function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { services: Services; supervisor: VmManagerSupervisor } {
+  const { db, jobs, log, settings, secrets, env, hub } = base;
+  const now = tuning.now ?? (() => new Date());
+  const skytap = new SavedSkytap(settings);
+
+  const notify = new NotificationService({ db, settings, now, publish: (n) => hub.publish('notify.event', n.id, n) });
+  const shareSkytap = async () => shareApi(await skytap.client());
+  const shares = new ShareService({ db, secrets, skytap: shareSkytap, now, log });
+  const autoDelete = new AutoDelete({ db, skytap: shareSkytap, shares, notify, now });
+  const ladder = new Ladder({ db, notify, now });
+
+  const pam = new PamService({ db, jobs, secrets, settings, env, addSecret: (v) => log.addSecret(v), ...tuning.pam });
+
+  const locks = new PovLocks(jobs);
+  const controlNode = new ControlNodeService({ db, settings, secrets, env, locks, skytap, ...tuning.controlNode });
+
+  const pov = new PovService({
+    db,
+    jobs,
+    log,
+    locks,
+    hub,
+    // pov.updated's rows carry the badge pov.list adds (readiness is built below, used later)
+    decorate: (views: PovView[]): Promise<PovView[]> => readiness.badges(views),
+    skytap: (signal) => skytap.client({ signal }),
+    ...(tuning.pollMs !== undefined ? { pollMs: tuning.pollMs } : {}),
+    installControlNode: controlNode.installAfterPowerOn,
+    teardownControlNode: controlNode.teardown,
+    teardownPam: (povId, ctx) => pam.teardown(povId, ctx),
+    armAutoDelete: async (povId) => {
+      await autoDelete.arm(povId);
+      ladder.tick(); // a POV created close to its deletion warns at once, not a minute later
+    },
+    onReconcileRead: async (envs, ctx) => {
+      const r = await autoDelete.sweep(envs);
+      if (r.notArmed.length) ctx.log(`auto-delete not armed for ${r.notArmed.length} POV(s)`, 'warn');
+      if (r.portalsGone) ctx.log(`${r.portalsGone} share link(s) no longer in Skytap: marked gone`);
+    },
+    autoDeleteAtFor: (asked) => (asked === undefined ? autoDelete.defaultAt() : autoDelete.check(asked)).toISOString(),
+    moveAutoDelete: async (povId, at) => {
+      await autoDelete.set(povId, at);
+      ladder.tick();
+    },
+    ladderView: (povId, at) => ({
+      nextWarning: nextStep(now(), new Date(at), notify.settings().ladderHours),
+      lastWarning: ladder.lastFired(povId, at),
+    }),
+  });
+
+  const readiness = new ReadinessService({
+    pov: (id) => pov.get(id).pov,
+    pam: (id) => pam.status(id),
+    // From the database only: the badge needs expiry and liveness, not the keychain's password flag.
+    shares: (id) => listShares(db, id).map((s) => toShareView(s, false)),
+    jobs: (id) => jobs.list({ subject: id, includeRoutine: true, limit: 100 }),
+  });
+
+  // One supervisor of the local vm-manager for the VMs and the bakes.
+  const supervisor = new VmManagerSupervisor({ home: base.home, log, env });
+  const vm = new VmApp({ settings, secrets, jobs, hub, log, supervisor });
+  // The manager and its VMs outlive the app on purpose; only the console followers stop.
+  base.onClose(() => vm.close());
+
+  const ssh = new SessionManager({
+    db,
+    secrets,
+    hub,
+    // A local attested VM's SSH port: its key is the one the vm-manager made and released to it after attestation.
+    pretrusted: (host, port) => vm.pretrustedSshKey(host, port),
+  });
+  base.onClose(() => ssh.closeAll());
+  const terminals = new Terminals({ sessions: ssh, jobs, consoleSource: (id) => vm.consoleSource(id) });
+
+  const templates = new TemplateService({
+    home: base.home,
+    jobs,
+    allowedDirs: bakeDirs(base),
+    log,
+    vmm: async () => {
+      if (vm.mode() !== 'local') {
+        throw new AppError('unsupported', 'baking needs the local vm-manager (the proof boot and the image store are local): switch Local VMs → Connection to local');
+      }
+      const ep = await supervisor.ensure();
+      log.addSecret(ep.token);
+      return { client: new VmManagerClient(ep.url, ep.token, BAKE_CLIENT_TIMEOUT_MS), stateDir: ep.stateDir };
+    },
+  });
+
+  jobs.onChange((job) => {
+    // Once a POV's control node enrols, wire it (when its tenants are saved): the Gateway
+    // container needs the agent. A failure stays on the wiring job, never on the install.
+    if (job.kind === JOB_KIND.controlNodeInstall && job.state === 'succeeded' && job.subject) {
+      try {
+        const id = pam.autoWire(job.subject);
+        if (id) log.info('wiring a POV into BeyondTrust now that its control node enrolled', { povId: job.subject, jobId: id });
+      } catch (err) {
+        log.warn('could not start the BeyondTrust wiring after enrolment', { povId: job.subject, error: (err as Error).message });
+      }
+    }
+  });
+  jobs.onChange((job) => {
+    notify.onJob(job);
+    // a destroy or a sweep that found the environment gone: its links and their passwords go too
+    if (job.state === 'succeeded' && (job.kind === JOB_KIND.povDestroy || job.kind === JOB_KIND.reconcile)) {
+      shares.forgetDestroyed().catch((err: unknown) => log.warn('could not forget share passwords', { error: (err as Error).message }));
+    }
+  });
+
+  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, templates }, supervisor };
+}
+
+/**
+ * The app's background work (role 'app' only): lifecycle and wiring jobs left half-way by an
+ * earlier process resume, the reconcile sweeps and the auto-delete ladder run (the ladder once at
+ * start, so a step missed while the app was closed fires then), and a local vm-manager the app
+ * used before is reattached.
+ */
+function startBackground(base: Base, s: Services, supervisor: VmManagerSupervisor): void {
+  const { log } = base;
+  const resumed = s.pov.resumeInterrupted();
+  if (resumed.length) log.warn('resumed POV lifecycle jobs left half-way by an earlier process', { count: resumed.length });
+  base.onClose(s.pov.startSweeps());
+  const rewired = s.pam.resumeInterrupted();
+  if (rewired.length) log.warn('resumed BeyondTrust wiring jobs left running by an earlier process', { count: rewired.length });
+
+  const tick = () => {
+    try {
+      s.ladder.tick();
+    } catch (err) {
+      log.warn('auto-delete ladder pass failed', { error: (err as Error).message });
+    }
+  };
+  const first = setTimeout(tick, 2000);
+  const every = setInterval(tick, LADDER_INTERVAL_MS);
+  first.unref?.();
+  every.unref?.();
+  base.onClose(() => {
+    clearTimeout(first);
+    clearInterval(every);
+  });
+
+  // An app that used local VMs before reattaches at launch (or restarts a manager that died, which
+  // then reattaches to its VMs); one that never did starts the manager on first use only.
+  if (s.vm.mode() === 'local' && existsSync(supervisor.endpointFile)) {
+    supervisor.ensure().catch((e: Error) => log.warn('local vm-manager not reattached at launch', { error: e.message }));
+  }
 }

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import {
   AppError,
   describeZodError,
@@ -17,6 +18,11 @@ export type HandlerMap<K extends MethodName> = {
   [M in K]: (args: ParsedArgs<M>, call: CallInfo) => Promise<Result<M>> | Result<M>;
 };
 export type Handlers = Partial<HandlerMap<MethodName>>;
+
+/** A domain's handlers, typed from its own contract file. */
+export type DomainHandlers<T extends Record<string, { args: z.ZodType; result: z.ZodType }>> = {
+  [M in keyof T]: (args: z.output<T[M]['args']>, call: CallInfo) => Promise<z.output<T[M]['result']>>;
+};
 
 /**
  * The single gate every transport goes through: unknown methods and arguments that do not match

@@ -1,8 +1,8 @@
 import type { StreamName } from '../../shared/contract';
 import { streamKey } from '../../shared/stream-listeners';
+import { LOW_WATER, type Hub } from '../services/hub';
 
-export const HIGH_WATER = 100_000;
-export const LOW_WATER = 5_000;
+export { HIGH_WATER, LOW_WATER } from '../services/hub';
 
 export interface Subscriber {
   /** Delivers one event; the transport serialises it. */
@@ -18,7 +18,7 @@ const id = streamKey;
  * transports, and tracks unacknowledged bytes so a producer can pause while a slow consumer
  * catches up. Events for key K also reach subscribers of '*' on the same stream.
  */
-export class StreamHub {
+export class StreamHub implements Hub {
   private readonly subs = new Map<string, Set<Subscriber>>();
   private readonly drains = new Map<string, { cb: () => void; below: number }[]>();
 

@@ -1,5 +1,5 @@
 /**
- * The desktop habits (issue 15), carried out with Electron; every decision is made by the plain
+ * The desktop habits, carried out with Electron; every decision is made by the plain
  * modules in main/desktop/ (unit-tested in test/desktop/), so this file only wires them:
  * window size/position/last page, the tray/menu-bar icon, closing and quitting with VMs running,
  * start at login / in background, povdesk:// links, dock/taskbar progress, and the

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp';
 import { createCore, type Core } from '../core/create';
-import { sshManagerFor } from '../core/handlers/ssh';
 import { isAppUrl as isTrustedPageUrl } from './app-url';
 import { createDesktop, type Desktop } from './desktop';
 import { bindIpc } from './ipc';
@@ -80,7 +79,7 @@ app.whenReady().then(async () => {
     cb({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
   });
   session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
-  // better-sqlite3 and keytar as built for this Electron's ABI, or a clear refusal (issue 10 item 3).
+  // better-sqlite3 and keytar as built for this Electron's ABI, or a clear refusal.
   const native = electronNative(process.env, join(here, '../..'));
   if (!native.ok) {
     console.error(native.message);
@@ -98,8 +97,8 @@ app.whenReady().then(async () => {
   }
   bindIpc({ ipcMain, core, isTrustedSender: trusted });
   // After the laptop wakes, dropped SSH sessions reconnect at once instead of waiting out keepalive.
-  const base = core.base;
-  powerMonitor.on('resume', () => sshManagerFor(base).wake());
+  const { base, services } = core;
+  powerMonitor.on('resume', () => services.ssh.wake());
   desktop = createDesktop({ core, home: base.home, getWindow: () => win, showWindow: createWindow });
   if (pendingUrl) desktop.handleOpenUrl(pendingUrl);
   stopUpdates = startUpdates({ core, isPackaged: app.isPackaged, log: (msg, extra) => base.log.info(msg, extra as Record<string, unknown>) });

@@ -7,6 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
+import { listZodIssues } from '../../shared/contract/errors';
 import { STATUS, VmmError, type VmmCode } from './errors';
 import { deleteImage, getImage, imagesDir, importImage, insideDir, listImages, TEST_IMAGE } from './images';
 import { VM_NETWORKS, type VmNetwork } from './argv';
@@ -42,14 +43,13 @@ const saveGoldenSchema = z
 
 const importSchema = z.object({ path: z.string().min(1).max(4096), name: z.string().regex(DNS_LABEL, 'name must be a DNS label').optional() }).strict();
 
-function zodMessage(e: z.ZodError): string {
-  return e.issues
-    .map((i) => {
-      if (i.code === 'unrecognized_keys') return `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}: the fields are name, image, cpus, memory_mib, disk_gib, user_data, require_attestation, wait_for, network`;
-      return `${i.path.join('.') || 'body'}: ${i.message}`;
-    })
-    .join('; ');
-}
+/** Parse options that name the fields the API takes when a body carries one it does not. */
+const UNKNOWN_FIELD: z.core.ParseContext<z.core.$ZodIssue> = {
+  error: (i) =>
+    i.code === 'unrecognized_keys'
+      ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}: the fields are name, image, cpus, memory_mib, disk_gib, user_data, require_attestation, wait_for, network`
+      : undefined,
+};
 
 export interface ApiContext {
   stateDir: string;
@@ -172,8 +172,8 @@ export function createApiHandler(ctx: ApiContext) {
       return send(res, 204);
     }
     if (m === 'POST' && p === '/images') {
-      const parsed = importSchema.safeParse(await readJson(req));
-      if (!parsed.success) return fail(res, 'invalid_request', zodMessage(parsed.error));
+      const parsed = importSchema.safeParse(await readJson(req), UNKNOWN_FIELD);
+      if (!parsed.success) return fail(res, 'invalid_request', listZodIssues(parsed.error, 'body'));
       const abs = resolve(ctx.stateDir, parsed.data.path);
       if (!insideDir(ctx.stateDir, abs)) return fail(res, 'invalid_request', `${abs} is outside the state dir ${resolve(ctx.stateDir)}: copy the file under it first (the API imports only from there)`);
       return send(res, 201, importImage(ctx.stateDir, abs, { name: parsed.data.name }));
@@ -182,15 +182,15 @@ export function createApiHandler(ctx: ApiContext) {
       return send(res, 200, await learnWith(ctx.vms, ctx.stateDir, getImage(ctx.stateDir, seg[1] ?? '').name));
     }
     if (m === 'PUT' && seg[0] === 'images' && seg.length === 3 && seg[2] === 'golden') {
-      const parsed = saveGoldenSchema.safeParse(await readJson(req));
-      if (!parsed.success) return fail(res, 'invalid_request', zodMessage(parsed.error));
+      const parsed = saveGoldenSchema.safeParse(await readJson(req), UNKNOWN_FIELD);
+      if (!parsed.success) return fail(res, 'invalid_request', listZodIssues(parsed.error, 'body'));
       const saved = saveGolden(ctx.stateDir, seg[1] ?? '', parsed.data.golden, parsed.data.firmware ?? null);
       return send(res, 200, imageView({ ...getImage(ctx.stateDir, seg[1] ?? ''), policy: saved }));
     }
     if (m === 'GET' && p === '/vms') return send(res, 200, ctx.vms.list());
     if (m === 'POST' && p === '/vms') {
-      const parsed = createVmSchema.safeParse(await readJson(req));
-      if (!parsed.success) return fail(res, 'invalid_request', zodMessage(parsed.error));
+      const parsed = createVmSchema.safeParse(await readJson(req), UNKNOWN_FIELD);
+      if (!parsed.success) return fail(res, 'invalid_request', listZodIssues(parsed.error, 'body'));
       const b = parsed.data;
       const image = resolveImageRef(ctx.stateDir, b.image ?? TEST_IMAGE);
       const waitFor = b.wait_for ?? 'ready';

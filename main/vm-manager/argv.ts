@@ -25,7 +25,7 @@ export interface QemuSpec {
   consoleFile: string;
   /**
    * The serial line as a unix socket (QEMU listens; one client at a time) for an interactive
-   * console; the chardev logs into consoleFile, truncated at each QEMU start as before. Without
+   * console; the chardev logs into consoleFile, truncated at each QEMU start. Without
    * it the serial line goes to consoleFile only (`-serial file:`).
    */
   serialSocket?: string | null;

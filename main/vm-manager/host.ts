@@ -7,6 +7,7 @@ import { execFile, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, hostname, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { sleep } from '../lib/sleep';
 import type { Accel } from './argv';
 import { acceleratorCandidates, findFirmware, findTool, firmwareCandidates, installHint, platformNote } from './finders';
 import { Qmp, openQmpWhenReady } from './qmp';
@@ -86,7 +87,7 @@ export async function probeAccel(accel: Accel, qemu: string, ovmf: { code: strin
   let qmp: Qmp | null = null;
   try {
     qmp = await openQmpWhenReady(qmpPath, 5000, () => exited === undefined);
-    await new Promise((r) => setTimeout(r, windowMs));
+    await sleep(windowMs);
     const status = (await qmp.run('query-status')) as { status?: string; running?: boolean };
     const errLine = stderr.split('\n').find((l) => /error|fail/i.test(l))?.trim();
     if (status.status === 'running' && exited === undefined) return { accel, result: 'usable', detail: `a ${accel} guest ran OVMF for ${windowMs} ms` };

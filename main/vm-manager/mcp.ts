@@ -11,6 +11,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { z } from 'zod';
+import { listZodIssues } from '../../shared/contract/errors';
 import { createVmSchema, tokenOk } from './api';
 
 type Verb = 'GET' | 'POST' | 'DELETE';
@@ -124,7 +125,7 @@ function mcpServer(rest: RestHandler, token: string): Server {
     if (!route) return text({ error: { code: 'not_found', message: `no tool ${JSON.stringify(req.params.name)}; tools/list names them` } }, true);
     const parsed = argsSchema(route).safeParse(req.params.arguments ?? {});
     if (!parsed.success) {
-      const message = parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ');
+      const message = listZodIssues(parsed.error, 'arguments');
       return text({ error: { code: 'invalid_request', message } }, true);
     }
     const { id, ref: image, ...rest2 } = parsed.data as Record<string, unknown>;

@@ -1,5 +1,6 @@
 /** A small QMP client: connect to QEMU's unix socket, negotiate, run one command at a time. */
 import { connect, type Socket } from 'node:net';
+import { sleep } from '../lib/sleep';
 
 export class Qmp {
   private buf = '';
@@ -96,7 +97,7 @@ export async function openQmpWhenReady(path: string, deadlineMs: number, alive: 
       return await Qmp.open(path, Math.max(500, Math.min(3000, end - Date.now())));
     } catch (e) {
       last = e;
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
   throw new Error(`qmp socket ${path} did not answer: ${last instanceof Error ? last.message : String(last ?? 'process exited')}`);

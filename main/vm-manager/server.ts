@@ -10,7 +10,7 @@ import { VmmError } from './errors';
 import { findOvmf, hostReport, type HostReport } from './host';
 import { MetadataService } from './metadata';
 import { VmService, type Timeouts } from './vms';
-import { procCmdline, procStart, readPid, readPidStart, writePid } from './procs';
+import { procCmdline, procStart, readPid, readPidStart, writePid } from '../lib/procs';
 import type { Accel } from './argv';
 
 export interface ServeOptions {

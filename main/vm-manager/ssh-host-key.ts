@@ -1,5 +1,5 @@
 /**
- * A local VM's SSH host key (issue 10 item 12): made once by the manager (dropbearkey) in the VM's
+ * A local VM's SSH host key: made once by the manager (dropbearkey) in the VM's
  * dir, handed to the guest only over the metadata service and only once its initrd quote verified
  * (the same gate as user-data), so the key stays the same across boots and a server presenting it
  * on the VM's SSH port is the attested guest. The app pre-trusts it; any other key is refused.

@@ -48,6 +48,7 @@ export const methodHints = {
   'pov.destroy': destroys,
   'pov.refreshVms': sets,
   'pov.setVmOs': sets,
+  'pov.setCustomerTz': sets,
   'reconcile.runNow': sets,
   'templates.runnerScript': read,
   'controlNode.previewBootstrap': read,

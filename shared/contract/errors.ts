@@ -56,11 +56,18 @@ export function fromWireError(e: WireError): AppError {
   return new AppError(e.code, e.message, e.detail);
 }
 
+/**
+ * The one zod-failure formatter: `field: message; …` for the first five issues, the value itself
+ * named `root` (e.g. 'body' or 'arguments' where that reads better than '(root)').
+ */
+export function listZodIssues(error: { issues: { path: PropertyKey[]; message: string }[] }, root = '(root)'): string {
+  return error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.length ? i.path.map(String).join('.') : root}: ${i.message}`)
+    .join('; ');
+}
+
 /** Turns a zod failure into a message that names the field. */
 export function describeZodError(prefix: string, error: { issues: { path: PropertyKey[]; message: string }[] }): string {
-  const parts = error.issues.slice(0, 5).map((i) => {
-    const path = i.path.length ? i.path.map(String).join('.') : '(root)';
-    return `${path}: ${i.message}`;
-  });
-  return `${prefix}: ${parts.join('; ')}`;
+  return `${prefix}: ${listZodIssues(error)}`;
 }

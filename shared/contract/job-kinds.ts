@@ -2,7 +2,7 @@
  * Every kind of job, one closed list (no zod here: the renderer imports the lists; the schema is
  * `jobKind` in core.ts). A job's kind is the name of the contract method that starts
  * it (the ten-minute sweep runs as `reconcile.runNow`, the install after a POV's power-on as
- * `pov.installControlNode`). Migration 8 renamed the spellings stored before this list existed.
+ * `pov.installControlNode`). Migration 9 renamed the spellings stored before this list existed.
  */
 export const JOB_KIND = {
   povCreate: 'pov.create',
@@ -38,7 +38,7 @@ export const POV_LIFECYCLE_JOB_KINDS: readonly JobKind[] = [
 /** Jobs of the Local VMs page. */
 export const VM_JOB_KINDS: readonly JobKind[] = [JOB_KIND.vmCreate, JOB_KIND.vmImageBuildTest, JOB_KIND.vmLearnGolden];
 
-/** The spellings stored before the closed list (migration 8 rewrites them). */
+/** The spellings stored before the closed list (migration 9 rewrites them). */
 export const LEGACY_JOB_KINDS: Readonly<Record<string, JobKind>> = {
   pov_create: JOB_KIND.povCreate,
   pov_start: JOB_KIND.povStart,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { jobStarted, method, stream } from './define';
 import { controlNodeSummary } from './controlNode';
+import { jobStarted, method, stream } from './define';
 import { povReadiness, readinessLevel } from './readiness';
 
 export const POV_STATES = ['provisioning', 'active', 'failed', 'destroying', 'destroyed'] as const;
@@ -12,6 +12,30 @@ export const osValue = z.enum(OS_VALUES);
 export type OsValue = z.infer<typeof osValue>;
 
 const id = z.string().trim().min(1).max(200);
+
+/** True when Intl knows the zone (what the renderer and the handout format with). */
+export function isIanaTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The zone's canonical spelling ("europe/berlin" → "Europe/Berlin", "US/Eastern" → "America/New_York"). */
+export function canonicalTimeZone(tz: string): string {
+  return new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
+}
+
+/** The customer's time zone: an IANA name. Offsets ("+01:00") and blanks are refused. */
+export const ianaTimeZone = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/, 'must be an IANA time zone such as America/New_York')
+  .refine(isIanaTimeZone, 'is not a time zone this system knows; use an IANA name such as America/New_York or Europe/Berlin');
 
 export const povActions = z
   .object({ start: z.boolean(), suspend: z.boolean(), destroy: z.boolean(), refreshVms: z.boolean() })
@@ -33,22 +57,13 @@ export const povView = z
     errorMessage: z.string().nullable(),
     lastConfirmedAt: z.string().nullable(),
     envGoneAt: z.string().nullable(),
-    controlNode: z
-      .object({
-        name: z.string().nullable(),
-        vmId: z.string().nullable(),
-        status: z.string().nullable(),
-        reason: z.string().nullable(),
-        mode: z.string().nullable(),
-        /** The name of the VM at vmId (the Control node column shows it). Always set by the handlers. */
-        vm: z.string().nullable().optional(),
-        /** Names of the Entitle agent host / Resource Broker host (never the control node). */
-        entitleHost: z.string().nullable().optional(),
-        brokerHost: z.string().nullable().optional(),
-        /** The control-node install job running for this POV, if any. */
-        jobId: z.string().nullable().optional(),
-      })
-      .strict(),
+    /** controlNode.get's summary without the resolution, plus what the POV list shows. */
+    controlNode: controlNodeSummary.omit({ resolvedVm: true }).extend({
+      /** The name of the VM at vmId (the Control node column shows it). Always set by the handlers. */
+      vm: z.string().nullable().optional(),
+      /** The control-node install job running for this POV, if any. */
+      jobId: z.string().nullable().optional(),
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
     /** The lifecycle job running for this POV in this process, if any. */
@@ -68,6 +83,8 @@ export const povView = z
       })
       .strict()
       .optional(),
+    /** The customer's IANA time zone (null: not given); times are shown in it beside the SE's. */
+    customerTz: z.string().nullable().optional(),
     /** The readiness badge (pov.list fills it; pov.readiness gives the checklist). */
     readiness: z
       .object({
@@ -160,6 +177,8 @@ export const povMethods = {
         name: z.string().trim().min(1).max(200),
         /** When Skytap deletes the environment (default: now + the auto-delete days setting). */
         autoDeleteAt: z.iso.datetime({ offset: true }).optional(),
+        /** The customer's IANA time zone, shown beside the SE's wherever the POV shows a time. */
+        customerTz: ianaTimeZone.optional(),
       })
       .strict(),
     jobStarted,
@@ -196,6 +215,11 @@ export const povMethods = {
   'pov.setAutoDelete': method(
     'Move the auto-delete time: moves (or re-arms) the Skytap schedule, clamps every share link\'s expiry to it, re-arms the warning ladder',
     z.object({ povId: id, at: z.iso.datetime({ offset: true }) }).strict(),
+    z.object({ pov: povView }).strict(),
+  ),
+  'pov.setCustomerTz': method(
+    'Set (or clear with null) the customer\'s IANA time zone, shown beside the SE\'s wherever the POV shows a time',
+    z.object({ povId: id, customerTz: ianaTimeZone.nullable() }).strict(),
     z.object({ pov: povView }).strict(),
   ),
   'pov.readiness': method(

@@ -19,7 +19,7 @@ import { provisionVmAk } from '../../main/vm-manager/attest/provision';
 import { VmManagerClient } from '../../main/vm-manager/client';
 import { findOvmf } from '../../main/vm-manager/host';
 import { TEST_IMAGE, TEST_CMDLINE } from '../../main/vm-manager/images';
-import { startDetached, terminate } from '../../main/vm-manager/procs';
+import { startDetached, terminate } from '../../main/lib/procs';
 import { serve } from '../../main/vm-manager/server';
 import { METADATA_PROXY } from '../../main/vm-manager/vms';
 import { cachedImageDir, pidsWith, vmSkip } from '../vm-manager/support';

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpControlPlane } from '../../main/services/control-node/control-plane';
-import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { ControlPlaneDouble } from '../support/control-plane-double';
 
 describe('HTTP control plane against the loopback double', () => {
   let cp: ControlPlaneDouble;

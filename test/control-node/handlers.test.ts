@@ -1,24 +1,20 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { controlNodeMethods } from '../../shared/contract/controlNode';
-import { povMethods } from '../../shared/contract/pov';
-import { templatesMethods } from '../../shared/contract/templates';
-import { controlNodeHandlers } from '../../main/core/handlers/controlNode';
-import { povHandlers } from '../../main/core/handlers/pov';
-import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { ControlPlaneDouble } from '../support/control-plane-double';
 import { BEGIN_MARKER } from '../../main/services/control-node/markers';
 import { runnerScript } from '../../main/services/control-node/runner';
-import { migrate } from '../../main/services/store/db';
-import cnMigration from '../../main/services/store/migrations/003-control-node';
-import { MIGRATIONS, world, type World } from '../pov/helpers';
-import { baseFor, call, guest } from './harness';
+import { coreWorld, type CoreWorld } from '../pov/helpers';
+import { guest } from './harness';
+import { povMethods } from '../../shared/contract/pov';
+import { templatesMethods } from '../../shared/contract/templates';
 
 /**
- * The handlers as the dispatcher runs them (args and results through the contract schemas), with
+ * The methods through the real core's Dispatcher (args and results through the contract schemas), with
  * real SQLite, the Skytap emulator over HTTP and the control-plane double over HTTP. A "guest"
  * loop reads the VM's user_data from the emulator and enrols the agent it names, as the template
  * runner plus the agent would.
  */
-let w: World;
+let w: CoreWorld;
 let cp: ControlPlaneDouble;
 let stopGuest = () => {};
 afterEach(async () => {
@@ -29,10 +25,9 @@ afterEach(async () => {
 
 describe('control-node handlers through the contract', () => {
   it('templates.runnerScript returns the runner, its sha256, unit and per-line sums', async () => {
-    w = await world();
+    w = await coreWorld({ noSkytap: true });
     cp = await new ControlPlaneDouble().start();
-    const h = controlNodeHandlers(baseFor(w));
-    const r = await call(h, 'templates.runnerScript', {});
+    const r = await w.call('templates.runnerScript', {});
     expect(r.sha256).toBe(runnerScript().sha256);
     expect(r.path).toBe('/usr/local/sbin/dashboard-bootstrap-runner');
     expect(r.lines.length).toBe(r.script.trimEnd().split('\n').length);
@@ -40,41 +35,37 @@ describe('control-node handlers through the contract', () => {
   });
 
   it('provision refuses two Linux VMs with the candidates on the row; name VM re-resolves; Install control node enrols and clears user_data', async () => {
-    w = await world();
-    migrate(w.db, [...MIGRATIONS, cnMigration]);
+    w = await coreWorld({ env: { POVDESK_SKYTAP_POLL_MS: '20' }, tuning: { controlNode: { enrolPollMs: 30 } } });
     cp = await new ControlPlaneDouble().start();
-    const base = baseFor(w, { POVDESK_SKYTAP_POLL_MS: '20' });
-    await base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: w.emu.url });
-    const h = { ...povHandlers(base), ...controlNodeHandlers(base, { enrolPollMs: 30 }) };
-    await call(h, 'controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
-    expect(await call(h, 'controlNode.getSettings', {})).toMatchObject({ tokenSet: true, controlPlaneUrl: cp.url, spireEnabled: false });
+    await w.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
+    expect(await w.call('controlNode.getSettings', {})).toMatchObject({ tokenSet: true, controlPlaneUrl: cp.url, spireEnabled: false });
 
     const tpl = [...w.emu.state.templates.values()].find((t) => t.name.startsWith('PAM POV'))!;
-    const created = await call(h, 'pov.create', { templateId: tpl.id, name: 'CN POV' });
+    const created = await w.call('pov.create', { templateId: tpl.id, name: 'CN POV' });
     const job = await w.jobs.wait(created.jobId);
     expect(job.state, JSON.stringify(job.error)).toBe('succeeded'); // the refusal never fails the provision
-    const povId = (await call(h, 'pov.list', {})).povs[0]!.id;
-    let pov = (await call(h, 'pov.get', { id: povId })).pov;
+    const povId = (await w.call('pov.list', {})).povs[0]!.id;
+    let pov = (await w.call('pov.get', { id: povId })).pov;
     expect(pov.state).toBe('active');
     expect(pov.errorMessage).toBeNull();
     expect(pov.controlNode.reason).toMatch(/2 Linux VMs.*candidates: control-node, rhel-target/);
     expect(cp.agents.size).toBe(0);
 
-    await expect(call(h, 'controlNode.previewBootstrap', { povId })).rejects.toMatchObject({ code: 'conflict' });
-    const named = await call(h, 'pov.setControlNodeName', { id: povId, name: 'CONTROL-NODE' });
+    await expect(w.call('controlNode.previewBootstrap', { povId })).rejects.toMatchObject({ code: 'conflict' });
+    const named = await w.call('pov.setControlNodeName', { id: povId, name: 'CONTROL-NODE' });
     expect(named.controlNode).toMatchObject({ name: 'CONTROL-NODE', resolvedVm: 'control-node', status: null, reason: null });
-    const preview = await call(h, 'controlNode.previewBootstrap', { povId });
+    const preview = await w.call('controlNode.previewBootstrap', { povId });
     expect(preview).toMatchObject({ vm: 'control-node', tier: 1, limit: 16384 });
     expect(preview.policy).toMatch(/\/32/);
 
     const seen = { payloads: [] as string[] };
     stopGuest = guest(w, cp, povId, seen);
-    const install = await call(h, 'pov.installControlNode', { id: povId });
+    const install = await w.call('pov.installControlNode', { id: povId });
     const done = await w.jobs.wait(install.jobId);
     expect(done.state, JSON.stringify(done.error)).toBe('succeeded');
     const log = w.db.prepare('SELECT message FROM job_log WHERE job_id = ? ORDER BY seq').all(install.jobId) as { message: string }[];
     expect(log.at(-1)!.message).toBe('control node control-node enrolled: Ed25519');
-    pov = (await call(h, 'pov.get', { id: povId })).pov;
+    pov = (await w.call('pov.get', { id: povId })).pov;
     expect(pov.controlNode).toMatchObject({ status: 'enrolled', mode: 'ed25519', reason: null });
     expect(seen.payloads).toHaveLength(1);
 
@@ -93,13 +84,9 @@ describe('control-node handlers through the contract', () => {
   }, 60_000);
 
   it('a provision with one Linux VM starts the install job itself; the provision does not wait for enrolment', async () => {
-    w = await world();
-    migrate(w.db, [...MIGRATIONS, cnMigration]);
+    w = await coreWorld({ env: { POVDESK_SKYTAP_POLL_MS: '20' }, tuning: { controlNode: { enrolPollMs: 30 } } });
     cp = await new ControlPlaneDouble().start();
-    const base = baseFor(w, { POVDESK_SKYTAP_POLL_MS: '20' });
-    await base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: w.emu.url });
-    const h = { ...povHandlers(base), ...controlNodeHandlers(base, { enrolPollMs: 30 }) };
-    await call(h, 'controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
+    await w.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
     const tpl = w.emu.state.addTemplate({
       name: 'One Linux',
       vms: [
@@ -107,10 +94,10 @@ describe('control-node handlers through the contract', () => {
         { name: 'win01', guestOS: 'windows2019srv-64' },
       ],
     });
-    const created = await call(h, 'pov.create', { templateId: tpl.id, name: 'Auto' });
+    const created = await w.call('pov.create', { templateId: tpl.id, name: 'Auto' });
     const provision = await w.jobs.wait(created.jobId);
     expect(provision.state, JSON.stringify(provision.error)).toBe('succeeded');
-    const povId = (await call(h, 'pov.list', {})).povs[0]!.id;
+    const povId = (await w.call('pov.list', {})).povs[0]!.id;
     const installs = (w.db.prepare("SELECT id FROM jobs WHERE kind = 'pov.installControlNode' AND subject = ?").all(povId) as { id: string }[]);
     expect(installs).toHaveLength(1);
     // The provision finished while the install still waits for an agent (no guest runs yet).
@@ -121,23 +108,19 @@ describe('control-node handlers through the contract', () => {
     const done = await w.jobs.wait(installs[0]!.id);
     expect(done.state, JSON.stringify(done.error)).toBe('succeeded');
     expect(done.result).toMatchObject({ vm: 'BtPocLin01', attestation: 'ed25519', tier: 1 });
-    expect((await call(h, 'pov.get', { id: povId })).pov.controlNode).toMatchObject({ status: 'enrolled', mode: 'ed25519', name: null });
+    expect((await w.call('pov.get', { id: povId })).pov.controlNode).toMatchObject({ status: 'enrolled', mode: 'ed25519', name: null });
   }, 60_000);
 
   it('Install control node on a suspended POV is refused up front', async () => {
-    w = await world();
-    migrate(w.db, [...MIGRATIONS, cnMigration]);
+    w = await coreWorld({ env: { POVDESK_SKYTAP_POLL_MS: '20' } });
     cp = await new ControlPlaneDouble().start();
-    const base = baseFor(w, { POVDESK_SKYTAP_POLL_MS: '20' });
-    await base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: w.emu.url });
-    const h = { ...povHandlers(base), ...controlNodeHandlers(base) };
     const tpl = [...w.emu.state.templates.values()].find((t) => t.name === 'Windows AD lab')!;
-    const created = await call(h, 'pov.create', { templateId: tpl.id, name: 'W' });
+    const created = await w.call('pov.create', { templateId: tpl.id, name: 'W' });
     await w.jobs.wait(created.jobId);
-    const povId = (await call(h, 'pov.list', {})).povs[0]!.id;
-    expect((await call(h, 'pov.get', { id: povId })).pov.controlNode.reason).toMatch(/no control-plane URL|no Linux VM/);
-    await w.jobs.wait((await call(h, 'pov.suspend', { id: povId })).jobId);
-    await expect(call(h, 'pov.installControlNode', { id: povId })).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('suspended') });
+    const povId = (await w.call('pov.list', {})).povs[0]!.id;
+    expect((await w.call('pov.get', { id: povId })).pov.controlNode.reason).toMatch(/no control-plane URL|no Linux VM/);
+    await w.jobs.wait((await w.call('pov.suspend', { id: povId })).jobId);
+    await expect(w.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('suspended') });
   }, 60_000);
 
   it('argument objects are strict', () => {

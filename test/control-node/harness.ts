@@ -1,28 +1,17 @@
-import type { z } from 'zod';
-import type { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import type { ControlPlaneDouble } from '../support/control-plane-double';
 import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
-import { controlNodeMethods } from '../../shared/contract/controlNode';
-import { povMethods } from '../../shared/contract/pov';
-import { templatesMethods } from '../../shared/contract/templates';
-import { baseFor, clientFor, type World } from '../pov/helpers';
+import type { Db } from '../../main/services/store/db';
+import type { Emulator } from '../skytap-emulator/emulator';
+import { clientFor } from '../pov/helpers';
 
-export { baseFor };
-
-const all = { ...povMethods, ...controlNodeMethods, ...templatesMethods };
-type All = typeof all;
-
-/** Calls a handler as the dispatcher does: arguments and result through the contract schemas. */
-export async function call<M extends keyof All>(h: object, method: M, args: z.input<All[M]['args']>): Promise<z.output<All[M]['result']>> {
-  const parsed = all[method].args.parse(args);
-  const fn = (h as Record<string, (a: unknown, c: unknown) => Promise<unknown>>)[method]!;
-  return all[method].result.parse(await fn(parsed, { transport: 'test' })) as z.output<All[M]['result']>;
-}
+/** What the guest loop reads: the app's database and the emulator. */
+type Seen = { db: Db; emu: Emulator };
 
 /**
  * The guest side, as the template runner plus the agent would do it: reads each VM's user_data
  * from the emulator and enrols the agent the bootstrap names. Returns a stop function.
  */
-export function guest(w: World, cp: ControlPlaneDouble, povId: string, seen: { payloads: string[] } = { payloads: [] }, enrol = true) {
+export function guest(w: Seen, cp: ControlPlaneDouble, povId: string, seen: { payloads: string[] } = { payloads: [] }, enrol = true) {
   let on = true;
   const client = clientFor(w.emu.url);
   void (async () => {
@@ -47,6 +36,6 @@ export function guest(w: World, cp: ControlPlaneDouble, povId: string, seen: { p
   };
 }
 
-export function jobLog(w: World, jobId: string): string[] {
+export function jobLog(w: Pick<Seen, 'db'>, jobId: string): string[] {
   return (w.db.prepare('SELECT message FROM job_log WHERE job_id = ? ORDER BY seq').all(jobId) as { message: string }[]).map((r) => r.message);
 }

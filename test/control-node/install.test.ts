@@ -7,7 +7,7 @@ import migration from '../../main/services/store/migrations/003-control-node';
 import { AgentStore } from '../../main/services/control-node/agents';
 import { DEFAULT_CONFIG, type ControlNodeConfig } from '../../main/services/control-node/config';
 import { HttpControlPlane } from '../../main/services/control-node/control-plane';
-import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { ControlPlaneDouble } from '../support/control-plane-double';
 import {
   installControlNode,
   teardownControlNode,

@@ -1,24 +1,14 @@
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
-import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
-import { SEEDS } from '../skytap-emulator/seed';
 import { expect, test } from './fixtures';
-import { createPovInUi, saveSkytapInUi } from './glance-helpers';
+import { createPovInUi, saveSkytapInUi, useDemoEmulator } from './glance-helpers';
 
 /**
  * Every page through axe (WCAG 2 A/AA rules), in the light and the dark theme, with realistic
  * data (a running POV from the emulator): no serious or critical violation. Screenshots of each
  * page go to the test output for a reviewer (not compared to anything).
  */
-let emu: Emulator;
-test.beforeAll(async () => {
-  emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 200, runstateBusyMs: 200, deleteMs: 200, rateLimitedMs: 400 } });
-});
-test.afterAll(async () => {
-  await emu.close();
-});
-
-test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
+const emulator = useDemoEmulator();
 
 const SECTIONS = ['POVs', 'Local VMs', 'Templates', 'Terminals', 'Jobs', 'Settings'];
 
@@ -36,7 +26,7 @@ test('every page passes axe in light and dark themes', async ({ app }, info) => 
   test.setTimeout(120_000);
   const { page } = app;
   await page.setViewportSize({ width: 1280, height: 800 });
-  await saveSkytapInUi(app, emu.url);
+  await saveSkytapInUi(app, emulator().url);
   await app.open('POVs');
   await createPovInUi(page, /Windows AD lab/, 'Initech eval');
 

@@ -1,11 +1,31 @@
 import type { Locator, Page } from '@playwright/test';
-import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { ControlPlaneDouble } from '../support/control-plane-double';
 import { enrolGuestsWhenBootstrapped } from './guest-enrol';
 import { EntitleDouble } from '../pam-doubles/entitle-double';
 import { PasswordSafeDouble } from '../pam-doubles/password-safe-double';
 import { PraDouble } from '../pam-doubles/pra-double';
-import type { Emulator } from '../skytap-emulator/emulator';
-import { expect, type App } from './fixtures';
+import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
+import { SEEDS } from '../skytap-emulator/seed';
+import { expect, test, type App } from './fixtures';
+
+/**
+ * For a spec's top level: the Skytap emulator with the demo seed and quick timings, started once
+ * for the file, and the app env that signs in to it. Returns a getter for the running emulator.
+ */
+export function useDemoEmulator(): () => Emulator {
+  let emu: Emulator | undefined;
+  test.beforeAll(async () => {
+    emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 200, runstateBusyMs: 200, deleteMs: 200, rateLimitedMs: 400 } });
+  });
+  test.afterAll(async () => {
+    await emu?.close();
+  });
+  test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
+  return () => {
+    if (!emu) throw new Error('the demo emulator has not started (useDemoEmulator must be called at the top level of a spec)');
+    return emu;
+  };
+}
 
 /** Save the Skytap settings through the Settings form (the token comes from the app's env). */
 export async function saveSkytapInUi(app: App, url: string): Promise<void> {

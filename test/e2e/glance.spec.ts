@@ -1,8 +1,6 @@
 import type { Page } from '@playwright/test';
-import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
-import { SEEDS } from '../skytap-emulator/seed';
 import { expect, test } from './fixtures';
-import { createPovInUi, saveSkytapInUi } from './glance-helpers';
+import { createPovInUi, saveSkytapInUi, useDemoEmulator } from './glance-helpers';
 
 /**
  * Read the POV list at a glance, at 1280 × 800 in Chromium against the real host and the Skytap
@@ -10,15 +8,7 @@ import { createPovInUi, saveSkytapInUi } from './glance-helpers';
  * on hover or in the expanded row; every action button inside its row's box; the POV page shows
  * the checklist. Screenshots go to the test output for a reviewer (not compared to anything).
  */
-let emu: Emulator;
-test.beforeAll(async () => {
-  emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 200, runstateBusyMs: 200, deleteMs: 200, rateLimitedMs: 400 } });
-});
-test.afterAll(async () => {
-  await emu.close();
-});
-
-test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
+const emulator = useDemoEmulator();
 
 /** Every element in the rows whose text overflows its box: its text, and the title that says it in full. */
 function truncated(page: Page) {
@@ -34,7 +24,7 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
   test.skip(app.mode !== 'browser', 'layout is checked in browser mode (no Electron binary here)');
   const { page } = app;
   await page.setViewportSize({ width: 1280, height: 800 });
-  await saveSkytapInUi(app, emu.url);
+  await saveSkytapInUi(app, emulator().url);
 
   await app.open('POVs');
   const a = await createPovInUi(page, /Windows AD lab/, 'Initech — quarterly access review with the security architecture team');
@@ -108,4 +98,42 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
   await list.getByRole('button', { name: 'Check again' }).click();
   await expect(list.locator('[data-item="share"]')).toContainText(/^ok/);
   await page.screenshot({ path: info.outputPath('pov-page-1280.png'), fullPage: true });
+
+  // the customer's time zone: stored with the POV, every time shown in the SE's zone and the customer's
+  const se = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+  const customer = se === 'Asia/Tokyo' ? 'America/New_York' : 'Asia/Tokyo';
+  const tzForm = page.getByRole('form', { name: 'Customer time zone' });
+  await tzForm.getByLabel('Customer time zone').fill('+09:00');
+  await tzForm.getByRole('button', { name: 'Save' }).click();
+  await expect(tzForm.getByRole('alert')).toContainText('IANA');
+  await expect(page.getByTestId('auto-delete-at')).not.toContainText('customer');
+  await tzForm.getByLabel('Customer time zone').fill(customer.toLowerCase());
+  await tzForm.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByTestId('auto-delete-at')).toContainText(` ${se} · `);
+  await expect(page.getByTestId('auto-delete-at')).toContainText(`${customer} customer`);
+  await expect(page.getByTestId('share-expires-at')).toContainText(`${customer} customer`);
+  await expect(page.getByTestId('next-warning-at')).toContainText(`${customer} customer`);
+  await expect(page.getByRole('form', { name: 'Customer time zone' }).getByLabel('Customer time zone')).toHaveValue(customer);
+  await expect(page.getByRole('region', { name: 'Share' }).getByLabel('Customer time zone')).toHaveValue(customer);
+  await page.screenshot({ path: info.outputPath('pov-page-customer-tz-1280.png'), fullPage: true });
+  await page.getByRole('button', { name: '← POVs' }).click();
+  const gRow = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Globex eval', exact: true }) });
+  await gRow.getByRole('button', { name: 'Show details for Globex eval' }).click();
+  await expect(gRow.getByTestId('pov-details')).toContainText(`${customer} customer`);
+  await page.screenshot({ path: info.outputPath('povs-customer-tz-1280.png'), fullPage: true });
+
+  // rows in each state a reviewer should see: running, suspended, and failed (Skytap refuses the create)
+  await page.getByRole('button', { name: 'Suspend Initech — quarterly access review with the security architecture team' }).click();
+  emulator().faults.push({ match: 'POST /configurations', status: 422, times: 5 });
+  await page.getByRole('button', { name: 'New POV' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Create POV' });
+  await dialog.getByRole('option', { name: /Windows AD lab/ }).click();
+  await dialog.getByLabel('POV name').fill('Hooli (Skytap refuses the create)');
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  const hooli = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Hooli (Skytap refuses the create)', exact: true }) });
+  await expect(hooli.locator('.pov-status .error')).toBeVisible({ timeout: 30_000 });
+  await expect(hooli.getByTestId('readiness')).toHaveText('not ready');
+  await expect(a.getByTestId('runstate')).toHaveText('suspended', { timeout: 30_000 });
+  await expect(gRow.getByTestId('runstate')).toHaveText('running');
+  await page.screenshot({ path: info.outputPath('povs-states-1280.png'), fullPage: true });
 });

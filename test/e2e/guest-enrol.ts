@@ -1,4 +1,4 @@
-import type { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import type { ControlPlaneDouble } from '../support/control-plane-double';
 import { BEGIN_MARKER, END_MARKER } from '../../main/services/control-node/markers';
 import type { Emulator } from '../skytap-emulator/emulator';
 

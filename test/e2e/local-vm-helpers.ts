@@ -1,5 +1,6 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { listProcs, signal } from '../../main/lib/procs';
 
 /** Stops the manager the app started for this home, then anything still running under it (VMs outlive the app and their manager on purpose). */
 export async function stopManager(home: string): Promise<void> {
@@ -13,13 +14,7 @@ export async function stopManager(home: string): Promise<void> {
   }
   await new Promise((r) => setTimeout(r, 2000));
   const marker = join(home, 'vm-manager');
-  for (const d of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) process.kill(Number(d), 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
+  for (const p of listProcs()) if (p.argv.join(' ').includes(marker)) signal(p.pid, 'SIGKILL');
 }
 
 const HOST_TOOLS = ['/usr/bin/qemu-system-x86_64', '/usr/bin/swtpm', '/usr/share/OVMF/OVMF_CODE_4M.fd', '/bin/busybox'];

@@ -43,6 +43,8 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await term.click();
     await page.keyboard.type('echo e2e-$((6*7)) && stty size\n');
     await expect(page.locator('.term-box .xterm-rows')).toContainText('e2e-42');
+    // a reviewer's look at a live terminal (issue 19: screenshots as artifacts, not golden images)
+    await page.screenshot({ path: test.info().outputPath('terminal.png'), fullPage: true });
     // 20 MB is 5× the 4 MB high-water mark: it only gets through if xterm's acks reach main.
     await page.keyboard.type("head -c 20000000 /dev/zero | tr '\\0' a; echo; echo big-$((1+1))\n");
     await expect(page.locator('.term-box .xterm-rows')).toContainText('big-2', { timeout: 30_000 });
@@ -104,8 +106,24 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await expect(dialog).toContainText('has CHANGED');
     await expect(dialog.getByTestId('hostkey-stored')).toHaveText(old);
     await expect(dialog.getByTestId('hostkey-fingerprint')).toHaveText(now);
-    await dialog.getByRole('button', { name: 'Refuse (recommended)' }).click();
+    // A modal: focus starts on the safe answer, Tab and Shift+Tab stay inside, Escape refuses,
+    // and focus goes back to where it was when the prompt came: the new session's terminal.
+    const xterm = page.locator('.term-box .xterm-helper-textarea');
+    await expect(xterm).toBeAttached();
+    const refuse = dialog.getByRole('button', { name: 'Refuse (recommended)' });
+    const replace = dialog.getByRole('button', { name: 'Replace the stored key and connect' });
+    await expect(refuse).toBeFocused();
+    await page.keyboard.press('Tab');
+    await expect(replace).toBeFocused();
+    await page.keyboard.press('Tab');
+    await expect(refuse).toBeFocused();
+    await page.keyboard.press('Shift+Tab');
+    await expect(replace).toBeFocused();
+    await page.screenshot({ path: test.info().outputPath('hostkey-changed.png'), fullPage: true });
+    await page.keyboard.press('Escape');
+    await expect(dialog).toBeHidden();
     await expect(page.getByTestId('term-status')).toContainText('refused');
+    await expect(xterm).toBeFocused();
     await expect(page.getByTestId('term-status')).toContainText(now);
     expect(sshd.log).not.toMatch(/userauth-request/);
     await page.getByRole('button', { name: `Close ${USER}@127.0.0.1` }).click();

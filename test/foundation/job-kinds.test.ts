@@ -12,9 +12,9 @@ describe('job kinds', () => {
     for (const kind of JOB_KINDS) expect(methods[kind as keyof typeof methods], kind).toMatchObject({ job: true });
   });
 
-  it('migration 8 renames the kinds stored before the closed list, and the history reads them', () => {
+  it('migration 9 renames the kinds stored before the closed list, and the history reads them', () => {
     const file = join(tempHome(), 'kinds.db');
-    const before = openDatabase(file, migrations.filter((m) => m.version < 8));
+    const before = openDatabase(file, migrations.filter((m) => m.version < 9));
     const insert = before.prepare(`INSERT INTO jobs (id, kind, title, state, created_at) VALUES (?, ?, 't', 'succeeded', ?)`);
     const legacy = Object.keys(LEGACY_JOB_KINDS);
     legacy.forEach((kind, i) => insert.run(`j${i}`, kind, `2026-01-01T00:00:0${i}.000Z`));

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../shared/contract';
+import { StreamHub, type Subscriber } from '../../main/core/streams';
 import { JobRunner } from '../../main/services/jobs/runner';
 import { openDatabase } from '../../main/services/store/db';
 import { tempHome } from './helpers';
@@ -27,6 +28,17 @@ describe('JobRunner', () => {
     expect(seen).toEqual(['queued:', 'running:', 'running:step one', 'succeeded:step one']);
     expect(r.log(id).map((l) => l.message)).toEqual(['hello']);
     expect(r.list({ subject: 'pov-1' }).map((j) => j.id)).toEqual([id]);
+  });
+
+  it('publishes every snapshot on its hub as jobs.update, keyed by job id', async () => {
+    const hub = new StreamHub();
+    const r = new JobRunner(openDatabase(join(tempHome(), 'j.db')), { hub });
+    const got: string[] = [];
+    const sub: Subscriber = { unacked: new Map(), send: (stream, key, data) => got.push(`${stream} ${key} ${(data as { state: string }).state}`) };
+    hub.subscribe('jobs.update', '*', sub);
+    const id = r.start({ kind: JOB_KIND.povRefreshVms, title: 'Demo' }, async () => 1);
+    await r.wait(id);
+    expect(got).toEqual([`jobs.update ${id} queued`, `jobs.update ${id} running`, `jobs.update ${id} succeeded`]);
   });
 
   it('a thrown AppError fails the job with that error', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../main/core/create';
-import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
+import { ControlPlaneDouble } from '../support/control-plane-double';
 import { tempHome } from '../foundation/helpers';
 import { EntitleDouble } from '../pam-doubles/entitle-double';
 import { PasswordSafeDouble } from '../pam-doubles/password-safe-double';

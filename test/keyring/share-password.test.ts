@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { passwordAccount } from '../../main/services/share/password';
@@ -22,7 +22,10 @@ describe('share link passwords in the real keychain (gnome-keyring over D-Bus)',
     expect(execFileSync('secret-tool', ['lookup', 'service', 'povdesk', 'account', account]).toString()).toBe(password);
     expect((await w.call('share.password', { povId, shareId: share.shareId })).password).toBe(password);
     w.db.pragma('wal_checkpoint(FULL)');
-    for (const f of readdirSync(w.dir)) expect(readFileSync(join(w.dir, f)).includes(Buffer.from(password)), f).toBe(false);
+    // Every regular file under the core's home: the database and its WAL, logs/, owner.json.
+    const files = (readdirSync(w.dir, { recursive: true }) as string[]).filter((f) => statSync(join(w.dir, f)).isFile());
+    expect(files.length).toBeGreaterThan(1);
+    for (const f of files) expect(readFileSync(join(w.dir, f)).includes(Buffer.from(password)), f).toBe(false);
     await w.call('share.revoke', { povId, shareId: share.shareId });
     expect(await secrets.get(account)).toBeNull();
   }, 30_000);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { checkRequest, checkResponse } from '../pam-doubles/openapi-check';
-import { call, pamWorld, type PamWorld } from './world';
+import { pamWorld, type PamWorld } from './world';
 
 /**
  * Every request the app makes to PRA (and Entitle) while wiring and unwiring a POV, checked
@@ -47,7 +47,7 @@ if (missing && process.env.CI !== 'true') {
     it('every PRA and Entitle request of a wire, a re-wire and an unwire matches the spec; the doubles answer as declared', async () => {
       p = await pamWorld();
       for (const m of ['pam.wire', 'pam.wire', 'pam.unwire'] as const) {
-        const job = await p.w.jobs.wait((await call(p.h, m, { povId: p.povId })).jobId);
+        const job = await p.w.jobs.wait((await p.w.call(m, { povId: p.povId })).jobId);
         expect(job.state, JSON.stringify(job.error)).toBe('succeeded');
       }
       const praCalls = p.pra.requests.filter((r) => r.path.startsWith(API));

@@ -1,9 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { pamServiceFor } from '../../main/core/handlers/pam';
 import { BROKER_UNVERIFIED } from '../../main/services/pam/service';
-import { call, inventory, pamWorld, SECRETS, type PamWorld } from './world';
+import { inventory, pamWorld, SECRETS, type PamWorld } from './world';
 
 /**
  * End to end through the contract: a POV with one Linux control node and one Windows VM, created
@@ -20,7 +19,7 @@ const WIRED = { jumpoints: 1, jumpGroups: 1, shellJumps: 1, rdps: 1, workgroups:
 const EMPTY = Object.fromEntries(Object.keys(WIRED).map((k) => [k, 0]));
 
 async function wire(p: PamWorld) {
-  const { jobId } = await call(p.h, 'pam.wire', { povId: p.povId });
+  const { jobId } = await p.w.call('pam.wire', { povId: p.povId });
   return p.w.jobs.wait(jobId);
 }
 
@@ -32,7 +31,8 @@ function secretsOf(p: PamWorld, deployKeys: string[]): string[] {
 }
 
 function scanForSecrets(p: PamWorld, secrets: string[]) {
-  const files = readdirSync(p.w.dir).map((f) => join(p.w.dir, f));
+  // Every regular file under the core's home: the database and its WAL, logs/, owner.json.
+  const files = (readdirSync(p.w.dir, { recursive: true }) as string[]).map((f) => join(p.w.dir, f)).filter((f) => statSync(f).isFile());
   const found: string[] = [];
   for (const f of files) {
     const bytes = readFileSync(f);
@@ -76,7 +76,7 @@ describe('pam: wire and destroy end to end against the doubles', () => {
     // The broker installer ran through the agent on the Windows VM with the operator's key.
     expect([...p.cp.brokerInstalls.values()]).toEqual([expect.objectContaining({ host: ip('win-broker'), installKey: SECRETS.brokerKey })]);
 
-    const st = await call(p.h, 'pam.status', { povId: p.povId });
+    const st = await p.w.call('pam.status', { povId: p.povId });
     expect(st.gateway).toMatchObject({ state: 'done', connected: true, node: expect.stringContaining('control-node') });
     expect(st.broker.label).toMatch(/^broker: verified — win-broker; Password Safe answers for /);
     expect(st.vms.map((v) => [v.name, v.jumpItem.type, v.jumpItem.state, v.passwordSafe.state, v.entitle.state]).sort()).toEqual([
@@ -95,7 +95,7 @@ describe('pam: wire and destroy end to end against the doubles', () => {
     expect(inventory(p)).toEqual(WIRED);
 
     // Destroy: unwired first (before the agent is revoked and the environment goes), nothing left.
-    const d = await call(p.h, 'pov.destroy', { id: p.povId });
+    const d = await p.w.call('pov.destroy', { id: p.povId });
     const destroyed = await p.w.jobs.wait(d.jobId);
     expect(destroyed.state, JSON.stringify(destroyed.error)).toBe('succeeded');
     expect(inventory(p)).toEqual(EMPTY);
@@ -106,11 +106,11 @@ describe('pam: wire and destroy end to end against the doubles', () => {
     expect(unwired).toBeGreaterThanOrEqual(0);
     expect(revoked).toBeGreaterThan(unwired);
     // The POV's secrets left the keychain with it.
-    expect((await call(p.h, 'pam.status', { povId: p.povId })).tenants).toMatchObject({ pra: { secretSet: false }, brokerInstallKeySet: false });
+    expect((await p.w.call('pam.status', { povId: p.povId })).tenants).toMatchObject({ pra: { secretSet: false }, brokerInstallKeySet: false });
 
     // A run a crash left "running" on a POV since destroyed is not restarted at start-up.
     p.w.db.prepare("UPDATE pam_runs SET op = 'wire', state = 'running'").run();
-    expect(pamServiceFor(p.base).resumeInterrupted()).toEqual([]);
+    expect(p.w.services.pam.resumeInterrupted()).toEqual([]);
     expect(p.w.db.prepare('SELECT state FROM pam_runs').get()).toEqual({ state: 'failed' });
 
     // No secret in the log file, the database (and its WAL) or any job record.
@@ -133,13 +133,13 @@ describe('pam: wire and destroy end to end against the doubles', () => {
 
   it('a crash at each create, then a restart: the run resumes and makes no duplicate; a crash during unwire too', async () => {
     p = await pamWorld();
-    const svc = pamServiceFor(p.base);
+    const svc = p.w.services.pam;
     const steps = ['created:jump_group', 'created:jumpoint', 'created:container', 'created:jump_item', 'created:workgroup', 'created:functional_account', 'created:asset', 'created:managed_system', 'created:managed_account', 'created:entitle_resource'];
     let first = true;
     for (const step of steps) {
       p.crashAt.step = step;
       // What a killed process leaves: the run marked running; start-up resumes it.
-      const jobId = first ? (await call(p.h, 'pam.wire', { povId: p.povId })).jobId : svc.resumeInterrupted()[0]!;
+      const jobId = first ? (await p.w.call('pam.wire', { povId: p.povId })).jobId : svc.resumeInterrupted()[0]!;
       first = false;
       const job = await p.w.jobs.wait(jobId);
       expect(p.crashAt.step, `${step} was reached`).toBeNull();
@@ -147,7 +147,7 @@ describe('pam: wire and destroy end to end against the doubles', () => {
       p.w.db.prepare("UPDATE pam_runs SET state = 'running'").run();
       if (step === 'created:workgroup') {
         // Password Safe has not answered for any asset yet: the broker is unverified, in the UI's words.
-        expect((await call(p.h, 'pam.status', { povId: p.povId })).broker.label).toBe(BROKER_UNVERIFIED);
+        expect((await p.w.call('pam.status', { povId: p.povId })).broker.label).toBe(BROKER_UNVERIFIED);
       }
     }
     const [resumed] = svc.resumeInterrupted();
@@ -157,11 +157,11 @@ describe('pam: wire and destroy end to end against the doubles', () => {
 
     for (const step of ['deleted:entitle_resource', 'deleted:managed_system', 'deleted:asset', 'deleted:workgroup', 'deleted:jumpoint']) {
       p.crashAt.step = step;
-      const job = await p.w.jobs.wait((await call(p.h, 'pam.unwire', { povId: p.povId })).jobId);
+      const job = await p.w.jobs.wait((await p.w.call('pam.unwire', { povId: p.povId })).jobId);
       expect(p.crashAt.step, `${step} was reached`).toBeNull();
       expect(job.state).toBe('cancelled');
     }
-    const last = await p.w.jobs.wait((await call(p.h, 'pam.unwire', { povId: p.povId })).jobId);
+    const last = await p.w.jobs.wait((await p.w.call('pam.unwire', { povId: p.povId })).jobId);
     expect(last.state, JSON.stringify(last.error)).toBe('succeeded');
     expect(inventory(p)).toEqual(EMPTY);
     expect(p.w.db.prepare('SELECT COUNT(*) AS n FROM pam_artifacts').get()).toEqual({ n: 0 });

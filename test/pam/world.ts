@@ -1,27 +1,11 @@
-import type { z } from 'zod';
-import { controlNodeHandlers } from '../../main/core/handlers/controlNode';
-import { pamHandlers } from '../../main/core/handlers/pam';
-import { povHandlers } from '../../main/core/handlers/pov';
-import { ControlPlaneDouble } from '../../main/services/control-node/control-plane-double';
-import { createLogger } from '../../main/services/log/logger';
-import { migrate } from '../../main/services/store/db';
-import cnMigration from '../../main/services/store/migrations/003-control-node';
-import cnPovMigration from '../../main/services/store/migrations/005-control-node-pov';
-import pamMigration from '../../main/services/store/migrations/007-pam';
-import { AppError, methods, type Methods } from '../../shared/contract';
+import { ControlPlaneDouble } from '../support/control-plane-double';
+import { AppError } from '../../shared/contract';
 import type { Base } from '../../main/core/base';
 import { guest } from '../control-node/harness';
 import { EntitleDouble } from '../pam-doubles/entitle-double';
 import { PasswordSafeDouble } from '../pam-doubles/password-safe-double';
 import { PraDouble } from '../pam-doubles/pra-double';
-import { baseFor, MIGRATIONS, world, type World } from '../pov/helpers';
-
-/** Calls a handler as the dispatcher does: arguments and result through the contract schemas. */
-export async function call<M extends keyof Methods>(h: object, method: M, args: z.input<Methods[M]['args']>): Promise<z.output<Methods[M]['result']>> {
-  const parsed = methods[method].args.parse(args);
-  const fn = (h as Record<string, (a: unknown, c: unknown) => Promise<unknown>>)[method]!;
-  return methods[method].result.parse(await fn(parsed, { transport: 'test' })) as z.output<Methods[M]['result']>;
-}
+import { coreWorld, type CoreWorld } from '../pov/helpers';
 
 export const SECRETS = {
   praSecret: 'pra-client-secret-5c1f0e6a9b',
@@ -34,12 +18,12 @@ export const SECRETS = {
 };
 
 export interface PamWorld {
-  w: World;
+  /** The real core in front of the emulator; `w.call` goes through its Dispatcher. */
+  w: CoreWorld;
   cp: ControlPlaneDouble;
   pra: PraDouble;
   ps: PasswordSafeDouble;
   en: EntitleDouble;
-  h: object;
   base: Base;
   povId: string;
   logFile: string;
@@ -48,14 +32,28 @@ export interface PamWorld {
 }
 
 /**
- * A real core's handlers over SQLite, the Skytap emulator, the control-plane double and the three
+ * The real core over SQLite, the Skytap emulator, the control-plane double and the three
  * tenant doubles: a POV from a template with one Linux control node and one Windows VM, created
  * and its control node enrolled, tenants saved. `crashAt.step` makes the wiring stop dead at that
  * checkpoint (as a killed process would).
  */
 export async function pamWorld(opts: { tenantsBeforeEnrol?: boolean } = {}): Promise<PamWorld> {
-  const w = await world();
-  migrate(w.db, [...MIGRATIONS, cnMigration, cnPovMigration, pamMigration]);
+  const crashAt = { step: null as string | null };
+  const w = await coreWorld({
+    env: { POVDESK_SKYTAP_POLL_MS: '20' },
+    tuning: {
+      controlNode: { enrolPollMs: 30 },
+      pam: {
+        connectPollMs: 20,
+        checkpoint: (step) => {
+          if (step === crashAt.step) {
+            crashAt.step = null;
+            throw new AppError('cancelled', `crash at ${step}`);
+          }
+        },
+      },
+    },
+  });
   const cp = await new ControlPlaneDouble().start();
   const pra = await new PraDouble().start();
   const ps = await new PasswordSafeDouble().start();
@@ -64,33 +62,17 @@ export async function pamWorld(opts: { tenantsBeforeEnrol?: boolean } = {}): Pro
   ps.apiKeys.set(SECRETS.psKey, { runAs: 'povdesk', password: SECRETS.psRunAsPassword });
   en.addIntegration('Acme PRA', 'BeyondTrust Privileged Remote Access');
   en.addIntegration('Acme GitHub', 'GitHub');
-  const base = baseFor(w, { POVDESK_SKYTAP_POLL_MS: '20' });
-  const log = createLogger({ dir: w.dir, name: 'pam-test' });
-  base.log = log;
-  await base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: w.emu.url });
-  const crashAt = { step: null as string | null };
-  const h = {
-    ...povHandlers(base),
-    ...controlNodeHandlers(base, { enrolPollMs: 30 }),
-    ...pamHandlers(base, {
-      connectPollMs: 20,
-      checkpoint: (step) => {
-        if (step === crashAt.step) {
-          crashAt.step = null;
-          throw new AppError('cancelled', `crash at ${step}`);
-        }
-      },
-    }),
-  };
-  await call(h, 'controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
+  const base = w.base;
+  const log = base.log;
+  await w.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
   const tpl = w.emu.state.addTemplate({ name: 'PAM two VMs', vms: [{ name: 'control-node', guestOS: 'ubuntu-64' }, { name: 'win-broker', guestOS: 'windows2019srv-64' }] });
-  const created = await call(h, 'pov.create', { templateId: tpl.id, name: 'Acme PAM' });
+  const created = await w.call('pov.create', { templateId: tpl.id, name: 'Acme PAM' });
   const provision = await w.jobs.wait(created.jobId);
   if (provision.state !== 'succeeded') throw new Error(`provision ${provision.state}: ${JSON.stringify(provision.error)}`);
-  const povId = (await call(h, 'pov.list', {})).povs[0]!.id;
+  const povId = (await w.call('pov.list', {})).povs[0]!.id;
   const saveTenants = async () => {
-    await call(h, 'pam.saveSettings', { gatewayImage: 'registry.example.test/bt/jumpoint:25.2', gatewayArgs: ['--restart=unless-stopped'], connectTimeoutSec: 10 });
-    await call(h, 'pam.saveTenants', {
+    await w.call('pam.saveSettings', { gatewayImage: 'registry.example.test/bt/jumpoint:25.2', gatewayArgs: ['--restart=unless-stopped'], connectTimeoutSec: 10 });
+    await w.call('pam.saveTenants', {
       povId,
       pra: { site: pra.url, clientId: 'povdesk-api', clientSecret: SECRETS.praSecret },
       passwordSafe: { url: ps.url, runAs: 'povdesk', apiKey: SECRETS.psKey, runAsPassword: SECRETS.psRunAsPassword },
@@ -112,7 +94,7 @@ export async function pamWorld(opts: { tenantsBeforeEnrol?: boolean } = {}): Pro
 
   if (!opts.tenantsBeforeEnrol) await saveTenants();
   return {
-    w, cp, pra, ps, en, h, base, povId, logFile: log.file!, crashAt,
+    w, cp, pra, ps, en, base, povId, logFile: log.file!, crashAt,
     async close() {
       await Promise.all([cp.stop(), pra.stop(), ps.stop(), en.stop()]);
       await w.close();

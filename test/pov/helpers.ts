@@ -8,11 +8,9 @@ import { JobRunner } from '../../main/services/jobs/runner';
 import { SkytapClient, type RetryBudget } from '../../main/services/skytap/client';
 import { PovService } from '../../main/services/pov/service';
 import type { LifecycleDeps, StepContext } from '../../main/services/pov/types';
-import type { Base } from '../../main/core/base';
-import { StreamHub } from '../../main/core/streams';
-import { createLogger } from '../../main/services/log/logger';
-import { MemorySecretStore } from '../../main/services/secrets/store';
-import { SettingsService } from '../../main/services/settings/settings';
+import type { CoreTuning } from '../../main/core/create';
+import type { SecretStore } from '../../main/services/secrets/store';
+import { testCore, type TestCore } from '../support/core';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../skytap-emulator/emulator';
 import { SEEDS } from '../skytap-emulator/seed';
 
@@ -96,21 +94,28 @@ export async function createPov(w: World, name = 'Acme POV', templateId = firstT
   return { jobId, povId, job };
 }
 
-/** A Base over a test world: real SQLite, the world's job runner, an in-memory secret store. */
-export function baseFor(w: World, env: Record<string, string> = {}): Base {
-  const secrets = new MemorySecretStore({ backend: 'memory', available: false, message: 'test', remedy: null });
-  const log = createLogger({ dir: null, name: 'test' });
-  return {
-    home: w.dir,
-    env,
-    role: 'test',
-    db: w.db,
-    secrets,
-    jobs: w.jobs,
-    hub: new StreamHub(),
-    log,
-    settings: new SettingsService(w.db, secrets, env, log),
-    paths: { home: w.dir, database: w.file, logs: w.dir },
-    onClose: () => {},
-  };
+/**
+ * The real core (createCore over a temp home, every migration, an in-memory keychain) in front of
+ * the Skytap emulator, with the emulator's URL and credentials saved in Settings unless `noSkytap`.
+ */
+export interface CoreWorld extends TestCore {
+  dir: string;
+  emu: Emulator;
+}
+
+export async function coreWorld(
+  opts: EmulatorOptions & { env?: Record<string, string>; tuning?: CoreTuning; noSkytap?: boolean; secrets?: SecretStore } = {},
+): Promise<CoreWorld> {
+  const { env, tuning, noSkytap, secrets, ...emuOpts } = opts;
+  const emu = await startEmulator({ timing: FAST_TIMING, seed: SEEDS.demo, ...emuOpts });
+  const t = await testCore({ env: env ?? {}, ...(tuning ? { tuning } : {}), ...(secrets ? { secrets } : {}) });
+  if (!noSkytap) await t.base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: emu.url });
+  return Object.assign(Object.create(t) as TestCore, {
+    dir: t.home,
+    emu,
+    async close() {
+      await t.close();
+      await emu.close();
+    },
+  });
 }

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSkytapTime } from '../../main/services/skytap/share-api';
@@ -157,11 +157,11 @@ describe('the warning ladder', () => {
     expect(w.share.ladder.tick()).toEqual([]);
     expect((await w.call('pov.get', { id: povId })).pov.autoDelete).toMatchObject({ lastWarning: '7d', nextWarning: { step: '3d' } });
 
-    w.restart();
+    await w.restart();
     expect(w.share.ladder.tick()).toEqual([]); // fired before the restart: not again
 
     // closed across the 3 d and 24 h steps: at start only the latest (24 h) fires
-    w.restart();
+    await w.restart();
     w.clock.advance(6 * DAY + 2 * HOUR); // 21 h left
     const fired = w.share.ladder.tick();
     expect(fired).toEqual([{ povId, step: '24h', deleteAt: iso, skipped: ['3d'] }]);
@@ -236,7 +236,8 @@ describe('the share link password', () => {
     await sweep(w);
     w.base.log.info('share link made', { password: b.password, note: `pw ${b.password}` }); // even a careless line is redacted
     w.db.pragma('wal_checkpoint(FULL)');
-    const files = readdirSync(w.dir).map((f) => join(w.dir, f));
+    // Every regular file under the core's home: the database and its WAL, logs/, owner.json.
+    const files = (readdirSync(w.dir, { recursive: true }) as string[]).map((f) => join(w.dir, f)).filter((f) => statSync(f).isFile());
     expect(files.some((f) => f.endsWith('.db'))).toBe(true);
     expect(files.some((f) => f.endsWith('.log'))).toBe(true);
     for (const f of files) {

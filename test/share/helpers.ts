@@ -1,39 +1,31 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { z } from 'zod';
-import { methods, type MethodName } from '../../shared/contract';
-import type { Base } from '../../main/core/base';
-import { allHandlers } from '../../main/core/handlers';
-import { shareWorldFor, type ShareWorld } from '../../main/core/handlers/share';
-import { StreamHub } from '../../main/core/streams';
-import { JobRunner } from '../../main/services/jobs/runner';
-import { createLogger, type Logger } from '../../main/services/log/logger';
-import { MemorySecretStore, type SecretStore } from '../../main/services/secrets/store';
-import { SettingsService } from '../../main/services/settings/settings';
-import { openDatabase, type Db } from '../../main/services/store/db';
+import type { Services } from '../../main/core/base';
+import type { Logger } from '../../main/services/log/logger';
+import type { SecretStore } from '../../main/services/secrets/store';
+import type { Db } from '../../main/services/store/db';
 import { startEmulator, type Emulator } from '../skytap-emulator/emulator';
 import { SEEDS } from '../skytap-emulator/seed';
 import { FAST_TIMING } from '../pov/helpers';
+import { testCore, type TestCore } from '../support/core';
+
+export type ShareWorld = Pick<Services, 'shares' | 'autoDelete' | 'notify' | 'ladder'>;
 
 /**
- * A world for share links and auto-delete: real SQLite with every migration, a real log file,
- * the Skytap emulator over HTTP, the handlers as the dispatcher binds them, and ONE controllable
- * clock that both the app's services and the emulator read (real time plus an offset, so the
- * emulator's busy phases still pass while a test jumps days ahead).
+ * A world for share links and auto-delete: the real core (every migration, a real log file, its
+ * Dispatcher), the Skytap emulator over HTTP, and ONE controllable clock that both the core's
+ * services and the emulator read (real time plus an offset, so the emulator's busy phases still
+ * pass while a test jumps days ahead).
  */
 export interface ShareTestWorld {
   dir: string;
-  file: string;
   emu: Emulator;
   clock: { offsetMs: number; now(): Date; advance(ms: number): void };
-  base: Base;
+  base: TestCore['base'];
   db: Db;
   log: Logger;
   share: ShareWorld;
-  call<M extends MethodName>(method: M, args: z.input<(typeof methods)[M]['args']>): Promise<z.output<(typeof methods)[M]['result']>>;
-  /** Closes the database and builds a new Base over the same file (an app restart). */
-  restart(): void;
+  call: TestCore['call'];
+  /** Closes the core and builds a new one over the same home (an app restart). */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -41,8 +33,6 @@ export const HOUR = 3600_000;
 export const DAY = 24 * HOUR;
 
 export async function shareWorld(opts: { secrets?: SecretStore } = {}): Promise<ShareTestWorld> {
-  const dir = mkdtempSync(join(tmpdir(), 'povdesk-share-'));
-  const file = join(dir, 'povdesk.db');
   const clock = {
     offsetMs: 0,
     now: () => new Date(Date.now() + clock.offsetMs),
@@ -51,67 +41,37 @@ export async function shareWorld(opts: { secrets?: SecretStore } = {}): Promise<
     },
   };
   const emu = await startEmulator({ timing: FAST_TIMING, seed: SEEDS.demo, now: () => Date.now() + clock.offsetMs });
-  const secrets = opts.secrets ?? new MemorySecretStore({ backend: 'memory', available: false, message: 'test', remedy: null });
-  let handlers: ReturnType<typeof allHandlers>;
-  const env = { POVDESK_SKYTAP_POLL_MS: '20' };
-  const build = (): { base: Base; db: Db; log: Logger; share: ShareWorld } => {
-    const db = openDatabase(file);
-    const log = createLogger({ dir, name: 'share-test' });
-    const settings = new SettingsService(db, secrets, env, log);
-    const base: Base = {
-      home: dir,
-      env,
-      role: 'test',
-      db,
-      secrets,
-      jobs: new JobRunner(db),
-      hub: new StreamHub(),
-      log,
-      settings,
-      paths: { home: dir, database: file, logs: dir },
-      onClose: () => {},
-    };
-    const share = shareWorldFor(base, { now: clock.now });
-    handlers = allHandlers(base);
-    return { base, db, log, share };
-  };
-  let cur = build();
-  await cur.base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: emu.url });
-  const w: ShareTestWorld = {
-    dir,
-    file,
+  const t = await testCore({
+    env: { POVDESK_SKYTAP_POLL_MS: '20' },
+    logName: 'share-test',
+    tuning: { now: clock.now },
+    ...(opts.secrets ? { secrets: opts.secrets } : {}),
+  });
+  await t.base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: emu.url });
+  return {
+    dir: t.home,
     emu,
     clock,
     get base() {
-      return cur.base;
+      return t.base;
     },
     get db() {
-      return cur.db;
+      return t.db;
     },
     get log() {
-      return cur.log;
+      return t.base.log;
     },
     get share() {
-      return cur.share;
+      const { shares, autoDelete, notify, ladder } = t.services;
+      return { shares, autoDelete, notify, ladder };
     },
-    async call(method, args) {
-      const def = methods[method];
-      const parsed = def.args.parse(args);
-      const h = (handlers as Record<string, (a: unknown, c: unknown) => Promise<unknown>>)[method]!;
-      return def.result.parse(await h(parsed, { transport: 'test' })) as never;
-    },
-    restart() {
-      cur.db.close();
-      cur = build();
-    },
+    call: (method, args) => t.call(method, args),
+    restart: () => t.restart(),
     async close() {
-      await cur.base.jobs.shutdown();
+      await t.close();
       await emu.close();
-      cur.db.close();
-      rmSync(dir, { recursive: true, force: true });
     },
   };
-  return w;
 }
 
 /** Creates a POV through pov.create and waits for its job to succeed. */

@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
-import { freeLoopbackPort } from '../../main/vm-manager/procs';
+import { freeLoopbackPort } from '../../main/lib/procs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 

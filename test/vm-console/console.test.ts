@@ -2,24 +2,17 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sshHandlers } from '../../main/core/handlers/ssh';
-import { vmHandlers } from '../../main/core/handlers/vm';
 import { runnerScript } from '../../main/services/control-node/runner';
 import { createLogger } from '../../main/services/log/logger';
 import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
-import { Dispatcher } from '../../main/core/dispatch';
-import type { Args, MethodName, Result } from '../../shared/contract';
 import type { SshStatus } from '../../shared/contract/ssh';
 import { Consumer, Recorder, waitFor } from '../ssh/harness';
-import { processesWith, removeHome, testBase, vmSkip, type TestBase } from '../vm/helpers';
+import { processesWith, removeHome, vmSkip } from '../vm/helpers';
+import { testCore, type TestCore } from '../support/core';
 import { cachedImageDir } from '../vm-manager/support';
 
 const skip = vmSkip();
-let dispatcher: Dispatcher;
-/** A call through the real Dispatcher (arguments and result checked against the contract). */
-const call = <M extends MethodName>(method: M, args: Args<M>) => dispatcher.call(method, args, { transport: 'test' }) as Promise<Result<M>>;
-
 /**
  * A local VM's serial console as a terminal: the real vm-manager (from source) started by the
  * supervisor, real QEMU + swtpm + OVMF under TCG, the busybox test image whose serial line offers
@@ -27,55 +20,53 @@ const call = <M extends MethodName>(method: M, args: Args<M>) => dispatcher.call
  */
 describe.skipIf(skip !== null)('local VM serial console', () => {
   const home = mkdtempSync(join(tmpdir(), 'povdesk-vmc-'));
-  let base: TestBase;
+  let t: TestCore;
   let statuses: Recorder<SshStatus>;
   let vmId = '';
   let interactiveId = '';
   const size = { cols: 100, rows: 30 };
 
-  beforeAll(() => {
+  beforeAll(async () => {
     // The built test image from the shared cache, staged where the manager keeps its images.
     const images = join(home, 'vm-manager', 'images');
     mkdirSync(images, { recursive: true });
     cpSync(cachedImageDir(), join(images, TEST_IMAGE), { recursive: true });
-    base = testBase(home);
     // Run the manager from these sources even when an out/ build exists beside them.
-    base.env.POVDESK_FROM_SOURCE = '1';
-    dispatcher = new Dispatcher({ ...sshHandlers(base), ...vmHandlers(base) }, base.log);
-    statuses = new Recorder<SshStatus>(base.hub as never, 'ssh.status');
+    t = await testCore({ home, env: { ...process.env, POVDESK_FROM_SOURCE: '1' } });
+    statuses = new Recorder<SshStatus>(t.base.hub, 'ssh.status');
   });
   afterAll(async () => {
-    await base?.close();
+    await t?.close();
     await new VmManagerSupervisor({ home, log: createLogger({ dir: null, name: 't' }) }).stop();
     for (const pid of processesWith(join(home, 'vm-manager'))) process.kill(pid, 'SIGKILL');
     removeHome(home);
   });
 
   it('refuses an unknown VM with not_found and bad arguments with invalid_request', async () => {
-    await expect(call('ssh.openVmConsole', { vmId: 'deadbeef', ...size })).rejects.toMatchObject({ code: 'not_found' });
-    await expect(call('ssh.openVmConsole', { vmId: 'a b', ...size })).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(call('ssh.openVmConsole', { vmId: 'x', extra: 1, ...size } as never)).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(t.call('ssh.openVmConsole', { vmId: 'deadbeef', ...size })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(t.call('ssh.openVmConsole', { vmId: 'a b', ...size })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(t.call('ssh.openVmConsole', { vmId: 'x', extra: 1, ...size } as never)).rejects.toMatchObject({ code: 'invalid_request' });
   }, 60_000);
 
   it('a VM reaches ready; the interactive console runs a command and echo comes back', async () => {
-    const { jobId } = await call('vm.create', { name: 'console-one', image: TEST_IMAGE, cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false });
-    const job = await base.jobs.wait(jobId);
+    const { jobId } = await t.call('vm.create', { name: 'console-one', image: TEST_IMAGE, cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false });
+    const job = await t.jobs.wait(jobId);
     expect(job.error).toBeNull();
     const rec = (job.result as { vm: { id: string; state: string } }).vm;
     expect(rec.state).toBe('ready');
     vmId = rec.id;
 
-    const { sessionId } = await call('ssh.openVmConsole', { vmId, interactive: true, ...size });
+    const { sessionId } = await t.call('ssh.openVmConsole', { vmId, interactive: true, ...size });
     interactiveId = sessionId;
-    const c = new Consumer(base.hub as never, sessionId);
+    const c = new Consumer(t.base.hub, sessionId);
     await waitFor('open', () => statuses.items.find((s) => s.sessionId === sessionId && s.state === 'open'));
     expect(statuses.items.find((s) => s.sessionId === sessionId)?.interactive).toBe(true);
-    await call('ssh.input', { sessionId, data: '\r' });
+    await t.call('ssh.input', { sessionId, data: '\r' });
     await waitFor('the shell prompt', () => c.text.includes('povdesk-test# '), 20_000);
-    await call('ssh.input', { sessionId, data: 'echo hello-$((6*7))\r' });
+    await t.call('ssh.input', { sessionId, data: 'echo hello-$((6*7))\r' });
     await waitFor('the command output', () => /\nhello-42\r?\n/.test(c.text), 20_000);
     // QEMU's serial socket takes one client: a second interactive console is refused with the reason
-    await expect(call('ssh.openVmConsole', { vmId, interactive: true, ...size })).rejects.toMatchObject({
+    await expect(t.call('ssh.openVmConsole', { vmId, interactive: true, ...size })).rejects.toMatchObject({
       code: 'conflict',
       message: expect.stringContaining('already open'),
     });
@@ -88,8 +79,8 @@ describe.skipIf(skip !== null)('local VM serial console', () => {
   it('types the template runner into the serial console as a job and sees sha256 match', async () => {
     const runner = runnerScript();
     const started = Date.now();
-    const { jobId } = await call('ssh.typeInto', { sessionId: interactiveId, script: runner.script, path: '/tmp/runner.sh' });
-    const job = await base.jobs.wait(jobId);
+    const { jobId } = await t.call('ssh.typeInto', { sessionId: interactiveId, script: runner.script, path: '/tmp/runner.sh' });
+    const job = await t.jobs.wait(jobId);
     expect(job.error).toBeNull();
     const r = job.result as { match: boolean; expected: string; actual: string | null; lines: number };
     expect(r.expected).toBe(runner.sha256);
@@ -100,40 +91,40 @@ describe.skipIf(skip !== null)('local VM serial console', () => {
   }, 120_000);
 
   it('the read-only console tails the log (READY shows) and refuses input', async () => {
-    const { sessionId } = await call('ssh.openVmConsole', { vmId, ...size });
-    const c = new Consumer(base.hub as never, sessionId);
+    const { sessionId } = await t.call('ssh.openVmConsole', { vmId, ...size });
+    const c = new Consumer(t.base.hub, sessionId);
     await waitFor('open', () => statuses.items.find((s) => s.sessionId === sessionId && s.state === 'open'));
     expect(statuses.items.find((s) => s.sessionId === sessionId)?.interactive).toBe(false);
     await waitFor('the tail', () => c.text.includes('povdesk-agent: READY'));
-    await expect(call('ssh.input', { sessionId, data: 'ls\r' })).rejects.toMatchObject({ code: 'unsupported', message: expect.stringContaining('read-only') });
-    const { jobId } = await call('ssh.typeInto', { sessionId, script: 'echo hi\n' });
-    const job = await base.jobs.wait(jobId);
+    await expect(t.call('ssh.input', { sessionId, data: 'ls\r' })).rejects.toMatchObject({ code: 'unsupported', message: expect.stringContaining('read-only') });
+    const { jobId } = await t.call('ssh.typeInto', { sessionId, script: 'echo hi\n' });
+    const job = await t.jobs.wait(jobId);
     expect(job.state).toBe('failed');
     expect(job.error?.code).toBe('unsupported');
     // what is typed on the interactive console shows up in the tail too
-    await call('ssh.input', { sessionId: interactiveId, data: 'echo tail-$((2+3))\r' });
+    await t.call('ssh.input', { sessionId: interactiveId, data: 'echo tail-$((2+3))\r' });
     await waitFor('the typed command in the tail', () => c.text.includes('tail-5'), 20_000);
-    await call('ssh.close', { sessionId });
+    await t.call('ssh.close', { sessionId });
   }, 60_000);
 
   it('a remote vm-manager has no console here: unsupported', async () => {
     const ep = JSON.parse(readFileSync(join(home, 'vm-manager', 'endpoint.json'), 'utf8')) as { url: string; token: string };
-    await call('vm.setConnection', { mode: 'remote', url: ep.url, token: ep.token });
+    await t.call('vm.setConnection', { mode: 'remote', url: ep.url, token: ep.token });
     try {
-      await expect(call('ssh.openVmConsole', { vmId, interactive: true, ...size })).rejects.toMatchObject({ code: 'unsupported' });
+      await expect(t.call('ssh.openVmConsole', { vmId, interactive: true, ...size })).rejects.toMatchObject({ code: 'unsupported' });
     } finally {
-      await call('vm.setConnection', { mode: 'local' });
+      await t.call('vm.setConnection', { mode: 'local' });
     }
   });
 
   it('a stopped VM is refused with conflict; the open interactive session reports the drop', async () => {
-    await call('vm.stop', { id: vmId });
+    await t.call('vm.stop', { id: vmId });
     await waitFor('the serial session to drop', () => statuses.items.find((s) => s.sessionId === interactiveId && s.closedBy === 'dropped'), 20_000);
-    await expect(call('ssh.openVmConsole', { vmId, interactive: true, ...size })).rejects.toMatchObject({
+    await expect(t.call('ssh.openVmConsole', { vmId, interactive: true, ...size })).rejects.toMatchObject({
       code: 'conflict',
       message: expect.stringContaining('stopped'),
     });
-    await expect(call('ssh.openVmConsole', { vmId, ...size })).rejects.toMatchObject({ code: 'conflict' });
-    await call('ssh.close', { sessionId: interactiveId });
+    await expect(t.call('ssh.openVmConsole', { vmId, ...size })).rejects.toMatchObject({ code: 'conflict' });
+    await t.call('ssh.close', { sessionId: interactiveId });
   }, 60_000);
 });

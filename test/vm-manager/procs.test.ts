@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { aliveWith, listProcs, parseCim, parsePs, procBackend, procInfo, readPid, readPidStart, waitGone, writePid, type ProcBackend } from '../../main/vm-manager/procs';
+import { aliveWith, listProcs, parseCim, parsePs, procBackend, procInfo, readPid, readPidStart, waitGone, writePid, type ProcBackend } from '../../main/lib/procs';
 import { needs } from '../support/system';
 
 const children: ChildProcess[] = [];

@@ -1,9 +1,10 @@
 /** Shared pieces of the vm-manager suites: one built test image reused via a cache dir, state dirs, process checks. */
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { listProcs } from '../../main/lib/procs';
 import { GUEST_QUOTE_SCRIPT } from '../../main/vm-manager/attest/index';
 import { findOvmf } from '../../main/vm-manager/host';
 import { buildTestImage, findKernel, TEST_IMAGE } from '../../main/vm-manager/images';
@@ -58,22 +59,11 @@ export function stateWithImage(prefix = 'vmm-'): string {
   return state;
 }
 
-/** Pids of processes whose argv mentions `marker` (from /proc). */
+/** Pids of live processes (not this one) whose argv mentions `marker`. */
 export function pidsWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const st = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (st === 'Z') continue;
-      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-      if (cmd.includes(marker)) out.push(Number(p));
-    } catch {
-      // gone
-    }
-  }
-  return out.filter((p) => p !== process.pid);
+  return listProcs()
+    .filter((p) => p.pid !== process.pid && p.argv.join('\0').includes(marker))
+    .map((p) => p.pid);
 }
 
 export async function until<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 60_000, step = 200): Promise<T> {

@@ -3,18 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Subscriber } from '../../main/core/streams';
-import { vmAppFor, vmDiagnostics, vmHandlers } from '../../main/core/handlers/vm';
+import { vmDiagnostics } from '../../main/core/diagnostics';
 import { createLogger } from '../../main/services/log/logger';
 import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
 import type { VmConsoleChunk } from '../../shared/contract/vm';
-import { call, processesWith, removeHome, testBase, vmSkip, type TestBase } from './helpers';
+import { processesWith, removeHome, vmSkip } from './helpers';
+import { testCore, type TestCore } from '../support/core';
 import { generateEd25519 } from '../../main/services/ssh/keygen';
 import { makeEnv, openShell, run } from '../ssh/harness';
 
 const skip = vmSkip();
 const key = generateEd25519('povdesk-vm-test');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-type H = Record<string, (a: never, c: never) => unknown>;
 
 async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
   const end = Date.now() + ms;
@@ -27,29 +27,28 @@ async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: num
 }
 
 /**
- * vm.* handlers against the real vm-manager process (started by the supervisor), real QEMU + swtpm
+ * vm.* through the real core's Dispatcher against the real vm-manager process (started by the supervisor), real QEMU + swtpm
  * + OVMF under TCG, the test image built by vm.imageBuildTest. One VM boots to ready; a second is
  * cancelled while booting.
  */
 describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => {
   const home = mkdtempSync(join(tmpdir(), 'povdesk-vmh-'));
-  let base: TestBase;
-  let h: H;
+  let t: TestCore;
+  const start = () => testCore({ home, env: { ...process.env } });
   let readyId = '';
 
-  beforeAll(() => {
-    base = testBase(home);
-    h = vmHandlers(base) as unknown as H;
+  beforeAll(async () => {
+    t = await start();
   });
   afterAll(async () => {
-    await base?.close();
+    await t?.close();
     await new VmManagerSupervisor({ home, log: createLogger({ dir: null, name: 't' }) }).stop();
     for (const pid of processesWith(join(home, 'vm-manager'))) process.kill(pid, 'SIGKILL');
     removeHome(home);
   });
 
   it('host report: TCG chosen, with the warning when /dev/kvm is present but unusable; nothing missing', async () => {
-    const host = await call(h, 'vm.host', {});
+    const host = await t.call('vm.host', {});
     expect(host.mode).toBe('local');
     expect(host.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:/);
     expect(host.missing).toEqual([]);
@@ -62,12 +61,12 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
   });
 
   it('builds the test image as a job; the image list shows it', async () => {
-    expect((await call(h, 'vm.images', {})).images).toEqual([]);
-    const { jobId } = await call(h, 'vm.imageBuildTest', {});
-    const job = await base.jobs.wait(jobId);
+    expect((await t.call('vm.images', {})).images).toEqual([]);
+    const { jobId } = await t.call('vm.imageBuildTest', {});
+    const job = await t.jobs.wait(jobId);
     expect(job.error).toBeNull();
     expect(job.state).toBe('succeeded');
-    const { images } = await call(h, 'vm.images', {});
+    const { images } = await t.call('vm.images', {});
     expect(images.map((i) => i.name)).toEqual(['povdesk-test']);
     expect(images[0]!.hasPolicy).toBe(true);
     // The build learned the golden values for this host's firmware (one learn boot): attested VMs verify at once.
@@ -76,9 +75,9 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
   }, 300_000);
 
   it('learns golden values as a job (one learn boot) and saves them only through vm.saveGolden', async () => {
-    const before = (await call(h, 'vm.images', {})).images[0]!;
-    const { jobId } = await call(h, 'vm.learnGolden', { image: 'povdesk-test' });
-    const job = await base.jobs.wait(jobId);
+    const before = (await t.call('vm.images', {})).images[0]!;
+    const { jobId } = await t.call('vm.learnGolden', { image: 'povdesk-test' });
+    const job = await t.jobs.wait(jobId);
     expect(job.error).toBeNull();
     const learned = job.result as { image: string; golden: Record<string, string>; pcrs: Record<string, string>; firmware: { path: string; sha256: string } | null };
     expect(learned.image).toBe('povdesk-test');
@@ -86,35 +85,35 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     expect(Object.keys(learned.pcrs)).toContain('11');
     expect(learned.firmware?.sha256).toMatch(/^[0-9a-f]{64}$/);
     // The learn VM is gone and nothing was written yet.
-    expect((await call(h, 'vm.list', {})).vms.filter((v) => v.name.startsWith('learn-'))).toEqual([]);
-    expect((await call(h, 'vm.images', {})).images[0]).toEqual(before);
-    await expect(call(h, 'vm.saveGolden', { image: 'povdesk-test', golden: { '4': 'not-hex' }, firmware: null })).rejects.toMatchObject({ code: 'invalid_request' });
-    const saved = await call(h, 'vm.saveGolden', { image: 'povdesk-test', golden: learned.golden, firmware: learned.firmware });
+    expect((await t.call('vm.list', {})).vms.filter((v) => v.name.startsWith('learn-'))).toEqual([]);
+    expect((await t.call('vm.images', {})).images[0]).toEqual(before);
+    await expect(t.call('vm.saveGolden', { image: 'povdesk-test', golden: { '4': 'not-hex' }, firmware: null })).rejects.toMatchObject({ code: 'invalid_request' });
+    const saved = await t.call('vm.saveGolden', { image: 'povdesk-test', golden: learned.golden, firmware: learned.firmware });
     expect(saved.image.goldenPcrs).toBe(7);
     expect(saved.image.firmwareChanged).toBeNull();
   }, 400_000);
 
   it('refuses bad input before the manager (schema) and keeps the manager\'s own refusals', async () => {
     const good = { name: 'ok', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false };
-    await expect(call(h, 'vm.create', { ...good, name: 'Not_A_Label' })).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(call(h, 'vm.create', { ...good, memoryMib: 0 })).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(call(h, 'vm.create', { ...good, extra: 1 } as never)).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(call(h, 'vm.get', { id: 'deadbeef' })).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('deadbeef') });
-    const { jobId } = await call(h, 'vm.create', { ...good, image: 'no-such-image' });
-    const job = await base.jobs.wait(jobId);
+    await expect(t.call('vm.create', { ...good, name: 'Not_A_Label' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(t.call('vm.create', { ...good, memoryMib: 0 })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(t.call('vm.create', { ...good, extra: 1 } as never)).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(t.call('vm.get', { id: 'deadbeef' })).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('deadbeef') });
+    const { jobId } = await t.call('vm.create', { ...good, image: 'no-such-image' });
+    const job = await t.jobs.wait(jobId);
     expect(job.state).toBe('failed');
     expect(job.error?.code).toBe('not_found');
     expect(job.error?.message).toContain('no-such-image');
-    expect((await call(h, 'vm.list', {})).vms).toEqual([]);
+    expect((await t.call('vm.list', {})).vms).toEqual([]);
   });
 
   it('creates a VM and follows it to ready with progress per state; the console stream carries the file exactly', async () => {
     const seen: string[] = [];
-    const off = base.jobs.onChange((j) => {
+    const off = t.jobs.onChange((j) => {
       if (j.kind === 'vm.create' && seen[seen.length - 1] !== j.progress.step) seen.push(j.progress.step);
     });
-    const { jobId } = await call(h, 'vm.create', { name: 'ready-one', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false, userData: `# keys for root\n${key.public}\n` });
-    const vm = await until(async () => (await call(h, 'vm.list', {})).vms.find((v) => v.name === 'ready-one'), 30_000, 'the VM record');
+    const { jobId } = await t.call('vm.create', { name: 'ready-one', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false, userData: `# keys for root\n${key.public}\n` });
+    const vm = await until(async () => (await t.call('vm.list', {})).vms.find((v) => v.name === 'ready-one'), 30_000, 'the VM record');
     readyId = vm.id;
     // subscribe, then follow (as the page does)
     const chunks: VmConsoleChunk[] = [];
@@ -122,12 +121,12 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
       unacked: new Map(),
       send: (_s, key, data, bytes) => {
         chunks.push(data as VmConsoleChunk);
-        queueMicrotask(() => base.hub.ack(sub, 'vm.console', key, bytes));
+        queueMicrotask(() => t.base.hub.ack(sub, 'vm.console', key, bytes));
       },
     };
-    const unsubscribe = base.hub.subscribe('vm.console', vm.id, sub);
-    const { text: tail } = await call(h, 'vm.consoleFollow', { id: vm.id, lines: 10_000 });
-    const job = await base.jobs.wait(jobId);
+    const unsubscribe = t.base.hub.subscribe('vm.console', vm.id, sub);
+    const { text: tail } = await t.call('vm.consoleFollow', { id: vm.id, lines: 10_000 });
+    const job = await t.jobs.wait(jobId);
     off();
     expect(job.error).toBeNull();
     expect(job.state).toBe('succeeded');
@@ -147,10 +146,10 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     expect(readFileSync(consoleFile, 'utf8').startsWith(streamed())).toBe(true);
     expect(file.length).toBeGreaterThan(100);
 
-    const con = await call(h, 'vm.console', { id: vm.id, lines: 5 });
+    const con = await t.call('vm.console', { id: vm.id, lines: 5 });
     expect(con.lines.length).toBeGreaterThan(0);
     expect(con.lines.length).toBeLessThanOrEqual(5);
-    const att = await call(h, 'vm.attestation', { id: vm.id });
+    const att = await t.call('vm.attestation', { id: vm.id });
     expect(att.required).toBe(false);
     expect(att.userDataReleased).toBe(true);
 
@@ -168,63 +167,61 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
 
   it('a remote vm-manager (URL + bearer token in the keychain) works through the same client; its console is followed by polling', async () => {
     const ep = JSON.parse(readFileSync(join(home, 'vm-manager', 'endpoint.json'), 'utf8')) as { url: string; token: string; pid: number };
-    await expect(call(h, 'vm.setConnection', { mode: 'remote' })).rejects.toMatchObject({ code: 'invalid_request' });
-    const conn = await call(h, 'vm.setConnection', { mode: 'remote', url: ep.url, token: ep.token });
+    await expect(t.call('vm.setConnection', { mode: 'remote' })).rejects.toMatchObject({ code: 'invalid_request' });
+    const conn = await t.call('vm.setConnection', { mode: 'remote', url: ep.url, token: ep.token });
     expect(conn).toMatchObject({ mode: 'remote', url: ep.url, tokenSet: true, pid: null });
-    expect(await base.secrets.get('vm-manager-token')).toBe(ep.token);
-    expect((await call(h, 'vm.host', {})).mode).toBe('remote');
-    const remoteVms = (await call(h, 'vm.list', {})).vms;
+    expect(await t.base.secrets.get('vm-manager-token')).toBe(ep.token);
+    expect((await t.call('vm.host', {})).mode).toBe('remote');
+    const remoteVms = (await t.call('vm.list', {})).vms;
     expect(remoteVms.map((v) => v.id)).toContain(readyId);
     // A remote manager's forwarded port is on its loopback, not ours.
     expect(remoteVms.find((v) => v.id === readyId)?.sshPort).toBeNull();
 
-    vmAppFor(base).followers.closeAll();
-    const unsubscribe = base.hub.subscribe('vm.console', readyId, { unacked: new Map(), send: () => undefined });
-    const { text } = await call(h, 'vm.consoleFollow', { id: readyId, lines: 20 });
+    t.services.vm.followers.closeAll();
+    const unsubscribe = t.base.hub.subscribe('vm.console', readyId, { unacked: new Map(), send: () => undefined });
+    const { text } = await t.call('vm.consoleFollow', { id: readyId, lines: 20 });
     unsubscribe();
-    const { lines } = await call(h, 'vm.console', { id: readyId, lines: 20 });
+    const { lines } = await t.call('vm.console', { id: readyId, lines: 20 });
     expect(text).toBe(lines.join('\r\n') + '\r\n');
-    vmAppFor(base).followers.closeAll();
+    t.services.vm.followers.closeAll();
 
-    await call(h, 'vm.setConnection', { mode: 'remote', token: 'not-the-token-at-all' });
-    await expect(call(h, 'vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', message: expect.stringContaining('bearer token') });
-    const back = await call(h, 'vm.setConnection', { mode: 'local' });
+    await t.call('vm.setConnection', { mode: 'remote', token: 'not-the-token-at-all' });
+    await expect(t.call('vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', message: expect.stringContaining('bearer token') });
+    const back = await t.call('vm.setConnection', { mode: 'local' });
     expect(back).toMatchObject({ mode: 'local', pid: ep.pid });
 
-    const [title, body] = await vmDiagnostics(base)();
+    const [title, body] = await vmDiagnostics(t.services.vm)();
     expect(title).toBe('vm-manager host report');
     expect(body).toMatch(/accelerator (kvm|tcg):/);
   });
 
   it('after the app core restarts, the same manager and the VM are still there', async () => {
-    const before = await call(h, 'vm.connection', {});
-    await base.close();
-    base = testBase(home);
-    h = vmHandlers(base) as unknown as H;
-    const { vms } = await call(h, 'vm.list', {});
+    const before = await t.call('vm.connection', {});
+    await t.restart();
+    const { vms } = await t.call('vm.list', {});
     expect(vms.find((v) => v.id === readyId)?.state).toBe('ready');
-    const after = await call(h, 'vm.connection', {});
+    const after = await t.call('vm.connection', {});
     expect(after.pid).toBe(before.pid);
     expect(after.pid).not.toBeNull();
   });
 
   it('stop, a second stop refused with the manager\'s conflict message, delete', async () => {
-    const { vm } = await call(h, 'vm.stop', { id: readyId });
+    const { vm } = await t.call('vm.stop', { id: readyId });
     expect(vm.state).toBe('stopped');
-    await expect(call(h, 'vm.stop', { id: readyId })).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('stopped') });
-    await call(h, 'vm.delete', { id: readyId });
-    await expect(call(h, 'vm.get', { id: readyId })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(t.call('vm.stop', { id: readyId })).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('stopped') });
+    await t.call('vm.delete', { id: readyId });
+    await expect(t.call('vm.get', { id: readyId })).rejects.toMatchObject({ code: 'not_found' });
   }, 60_000);
 
   it('cancelling the create job while the VM boots deletes the half-made VM', async () => {
-    const { jobId } = await call(h, 'vm.create', { name: 'cancel-me', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: true });
-    await until(async () => base.jobs.get(jobId)?.progress.step === 'booting', 30_000, 'booting');
-    const id = (await call(h, 'vm.list', {})).vms.find((v) => v.name === 'cancel-me')!.id;
-    base.jobs.cancel(jobId);
-    const job = await base.jobs.wait(jobId);
+    const { jobId } = await t.call('vm.create', { name: 'cancel-me', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: true });
+    await until(async () => t.jobs.get(jobId)?.progress.step === 'booting', 30_000, 'booting');
+    const id = (await t.call('vm.list', {})).vms.find((v) => v.name === 'cancel-me')!.id;
+    t.jobs.cancel(jobId);
+    const job = await t.jobs.wait(jobId);
     expect(job.state).toBe('cancelled');
     expect(job.error?.message).toContain('was deleted');
-    expect((await call(h, 'vm.list', {})).vms).toEqual([]);
+    expect((await t.call('vm.list', {})).vms).toEqual([]);
     expect(processesWith(join(home, 'vm-manager', 'vms', id))).toEqual([]);
   }, 60_000);
 });

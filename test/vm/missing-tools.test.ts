@@ -1,9 +1,9 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { vmHandlers } from '../../main/core/handlers/vm';
-import { call, removeHome, testBase } from './helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeHome } from './helpers';
+import { testCore, type TestCore } from '../support/core';
 
 /**
  * A host without QEMU, swtpm and tpm2-tools on PATH (an empty PATH in this worker and in the
@@ -16,18 +16,19 @@ describe('vm-manager on a host that lacks the tools', () => {
   const emptyPath = mkdtempSync(join(tmpdir(), 'povdesk-empty-path-'));
   const savedPath = process.env.PATH;
   process.env.PATH = emptyPath;
-  const base = testBase(home);
-  base.env.PATH = emptyPath;
-  const h = vmHandlers(base) as unknown as Record<string, (a: never, c: never) => unknown>;
+  let t: TestCore;
+  beforeAll(async () => {
+    t = await testCore({ home, env: { ...process.env, PATH: emptyPath } });
+  });
   afterAll(async () => {
     process.env.PATH = savedPath;
-    await base.close();
+    await t?.close();
     removeHome(home);
     removeHome(emptyPath);
   });
 
   it('reports what is missing with install lines, says why the manager is not running, and does not respawn on every call', async () => {
-    const host = await call(h, 'vm.host', {});
+    const host = await t.call('vm.host', {});
     expect(host.managerError).toMatch(/stopped at start.*cannot run VMs/);
     expect(host.endpoint).toBe('not running');
     expect(host.ready).toBe(false);
@@ -35,10 +36,10 @@ describe('vm-manager on a host that lacks the tools', () => {
     expect(installs['qemu-system-x86_64']).toBe('apt-get install qemu-system-x86');
     expect(installs['swtpm']).toBe('apt-get install swtpm swtpm-tools');
     expect(host.tools.find((t) => t.name === 'qemu-system-x86_64')?.found).toBe(false);
-    await expect(call(h, 'vm.list', {})).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('cannot run VMs') });
+    await expect(t.call('vm.list', {})).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('cannot run VMs') });
     const log = () => readFileSync(join(home, 'vm-manager', 'manager.log'), 'utf8').split('\n').filter((l) => l.includes('cannot run VMs')).length;
     expect(log()).toBe(1);
-    await call(h, 'vm.host', { recheck: true });
+    await t.call('vm.host', { recheck: true });
     expect(log()).toBe(2);
   }, 60_000);
 });

@@ -1,4 +1,4 @@
-import type { Base } from '../base';
+import type { Base, Services } from '../base';
 import type { Handlers } from '../dispatch';
 import { controlNodeHandlers } from './controlNode';
 import { coreHandlers } from './core';
@@ -9,21 +9,21 @@ import { shareHandlers } from './share';
 import { skytapHandlers } from './skytap';
 import { sshHandlers } from './ssh';
 import { templatesHandlers } from './templates';
-import { vmDiagnostics, vmHandlers } from './vm';
+import { vmHandlers } from './vm';
+import { vmDiagnostics } from '../diagnostics';
 
-/** Every domain's handlers, bound to one Base. */
-export function allHandlers(base: Base): Handlers {
+/** Every contract method, mapped to the service that answers it. */
+export function allHandlers(base: Base, services: Services): Handlers {
   return {
-    ...coreHandlers(base, [vmDiagnostics(base)]),
-    ...skytapHandlers(base),
-    ...povHandlers(base),
-    // after povHandlers: its pov.list adds each row's readiness badge
-    ...readinessHandlers(base),
-    ...controlNodeHandlers(base),
-    ...pamHandlers(base),
-    ...vmHandlers(base),
-    ...sshHandlers(base),
-    ...shareHandlers(base),
-    ...templatesHandlers(base),
+    ...coreHandlers(base, [vmDiagnostics(services.vm)]),
+    ...skytapHandlers(services),
+    ...povHandlers(services),
+    ...readinessHandlers(services),
+    ...controlNodeHandlers(services),
+    ...pamHandlers(services),
+    ...vmHandlers(services),
+    ...sshHandlers(services, base.log),
+    ...shareHandlers(services),
+    ...templatesHandlers(services),
   };
 }

@@ -1,6 +1,6 @@
 import { jsonOrNull, lazyRequire } from '../lazy';
 import { z } from 'zod';
-import { AppError, type ErrorCode } from '../../../shared/contract/errors';
+import { AppError, listZodIssues, type ErrorCode } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
 
 const undici = lazyRequire<typeof import('undici')>('undici');
@@ -8,7 +8,7 @@ const undici = lazyRequire<typeof import('undici')>('undici');
 /**
  * The agent control plane: where enrolment codes and SPIRE join tokens come from and where an
  * agent's enrolment is read back. Protocol: docs/control-plane.md. HttpControlPlane speaks it
- * over HTTP; ControlPlaneDouble (control-plane-double.ts) serves it on loopback for tests.
+ * over HTTP; ControlPlaneDouble (test/support/control-plane-double.ts) serves it on loopback for tests.
  */
 export const ENROLMENT_CODE_TTL_MS = 15 * 60 * 1000;
 
@@ -116,7 +116,7 @@ export class HttpControlPlane implements ControlPlane {
   private parse<T>(schema: z.ZodType<T>, json: unknown, what: string): T {
     const r = schema.safeParse(json);
     if (!r.success) {
-      throw new AppError('unavailable', `the control plane sent ${what} this client cannot read (${r.error.issues[0]?.path.join('.') ?? ''}: ${r.error.issues[0]?.message ?? ''}); check that the URL points at a POV Desk control plane`);
+      throw new AppError('unavailable', `the control plane sent ${what} this client cannot read (${listZodIssues(r.error)}); check that the URL points at a POV Desk control plane`);
     }
     return r.data;
   }

@@ -1,5 +1,6 @@
 import { AppError } from '../../../shared/contract/errors';
-import { abortableSleep } from '../pov/types';
+import { sleep } from '../../lib/sleep';
+import type { JobContext } from '../jobs/runner';
 import type { AgentStore } from './agents';
 import type { ControlNodeConfig } from './config';
 import type { ControlPlane } from './control-plane';
@@ -46,11 +47,8 @@ export interface SkytapUserData {
   clear(envId: string, vmId: string, signal?: AbortSignal): Promise<void>;
 }
 
-export interface InstallJob {
-  signal: AbortSignal;
-  progress(step: string, fraction: number | null, message?: string): void;
-  log(message: string, level?: 'info' | 'warn' | 'error'): void;
-}
+/** What the install needs of its job: a JobContext without the id. */
+export type InstallJob = Pick<JobContext, 'signal' | 'progress' | 'log'>;
 
 export interface InstallDeps {
   povs: PovLookup;
@@ -76,9 +74,9 @@ export interface InstallResult {
 
 const TIER_WORDS: Record<Tier, string> = { 1: 'as written', 2: 'with comment lines removed', 3: 'gzip + base64 compressed' };
 
-/** The POV lifecycle's abortable sleep, with the install's own words when it is cancelled. */
+/** The abortable sleep, with the install's own words when it is cancelled. */
 function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return abortableSleep(ms, signal).catch(() => {
+  return sleep(ms, signal).catch(() => {
     throw new AppError('cancelled', 'the control-node install was cancelled');
   });
 }

@@ -36,3 +36,39 @@ export function dbPovLookup(db: Db, now: () => Date = () => new Date()): PovLook
     },
   };
 }
+
+/** A POV's name for a job title (its id when the row is gone). */
+export function povName(db: Db, povId: string): string {
+  return (db.prepare('SELECT name FROM povs WHERE id = ?').get(povId) as { name: string } | undefined)?.name ?? povId;
+}
+
+/** Whether migration 5's role-host columns exist (a database not yet migrated lacks them). */
+export function hasRoleHostColumns(db: Db): boolean {
+  return (db.prepare("SELECT COUNT(*) AS n FROM pragma_table_info('povs') WHERE name IN ('entitle_host','broker_host')").get() as { n: number }).n === 2;
+}
+
+export interface ControlNodeRow {
+  name: string | null;
+  vmId: string | null;
+  status: string | null;
+  reason: string | null;
+  mode: string | null;
+  entitleHost?: string | null;
+  brokerHost?: string | null;
+}
+
+/** The control_node_* columns of a POV, and its role hosts once migration 5 has run. */
+export function controlNodeRow(db: Db, povId: string): ControlNodeRow | undefined {
+  const roles = hasRoleHostColumns(db) ? ', entitle_host AS entitleHost, broker_host AS brokerHost' : '';
+  return db
+    .prepare(`SELECT control_node_name AS name, control_node_vm_id AS vmId, control_node_status AS status, control_node_reason AS reason, control_node_mode AS mode${roles} FROM povs WHERE id = ?`)
+    .get(povId) as ControlNodeRow | undefined;
+}
+
+/** Sets the Entitle and broker host names ('' or null clears one; undefined leaves it). */
+export function setRoleHosts(db: Db, povId: string, hosts: { entitleHost?: string | null | undefined; brokerHost?: string | null | undefined }, now: () => Date = () => new Date()): void {
+  const cols: Record<string, string | null> = {};
+  if (hosts.entitleHost !== undefined) cols.entitle_host = hosts.entitleHost || null;
+  if (hosts.brokerHost !== undefined) cols.broker_host = hosts.brokerHost || null;
+  if (Object.keys(cols).length) updatePov(db, povId, cols, now().toISOString());
+}

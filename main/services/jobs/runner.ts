@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, toWireError, type JobKind, type JobLogLine, type JobRecord, type JobState, type WireError } from '../../../shared/contract';
+import type { Hub } from '../hub';
 import type { Db } from '../store/db';
 
 export interface JobContext {
@@ -16,7 +17,7 @@ export interface JobSpec {
   routine?: boolean;
 }
 
-/** Where job snapshots go as they change (the StreamHub in the app). */
+/** In-process observers of job snapshots; transports get them from the hub's `jobs.update` stream. */
 export type JobListener = (job: JobRecord) => void;
 
 interface Running {
@@ -73,8 +74,11 @@ export class JobRunner {
 
   constructor(
     private readonly db: Db,
-    /** scrub: applied to every text a job record keeps (the logger's secret redaction in the app). */
-    private readonly opts: { concurrency?: number; now?: () => Date; scrub?: (text: string) => string } = {},
+    /**
+     * scrub: applied to every text a job record keeps (the logger's secret redaction in the app).
+     * hub: where every snapshot is published as it changes, on `jobs.update` keyed by job id.
+     */
+    private readonly opts: { concurrency?: number; now?: () => Date; scrub?: (text: string) => string; hub?: Pick<Hub, 'publish'> } = {},
   ) {}
 
   private scrub(text: string): string {
@@ -198,6 +202,7 @@ export class JobRunner {
   private emit(id: string) {
     const rec = this.get(id);
     if (!rec) return;
+    this.opts.hub?.publish('jobs.update', rec.id, rec);
     for (const fn of this.listeners) {
       try {
         fn(rec);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AppError } from '../../../shared/contract/errors';
-import { replyError, send, type HttpOptions, type HttpReply } from './http';
+import { AppError, listZodIssues } from '../../../shared/contract/errors';
+import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
 
 /**
  * Entitle's public API (spec: entitle-api-v3.openapi.json). Bearer token; lists answer
@@ -28,7 +28,7 @@ export class EntitleClient {
   }
 
   async call(method: 'GET' | 'POST' | 'DELETE', path: string, opts: { query?: Record<string, string | number>; body?: unknown } = {}): Promise<HttpReply> {
-    const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]) => [k, String(v)])).toString()}` : '';
+    const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
     const r = await send(
       ENTITLE_PRODUCT,
       { method, url: `${this.base}/public/v1${path}${qs}`, headers: { authorization: `Bearer ${this.tenant.token}` }, ...(opts.body !== undefined ? { json: opts.body } : {}), ...(this.opts.signal ? { signal: this.opts.signal } : {}) },
@@ -49,7 +49,7 @@ export class EntitleClient {
     for (let page = 1; ; page++) {
       const r = await this.ok('GET', path, { query: { ...query, page, perPage: 100 } });
       const p = z.object({ result: z.array(schema), pagination }).loose().safeParse(r.json);
-      if (!p.success) throw new AppError('unavailable', `Entitle sent ${path} in a shape this client cannot read (${p.error.issues[0]?.message ?? ''})`);
+      if (!p.success) throw new AppError('unavailable', `Entitle sent ${path} in a shape this client cannot read (${listZodIssues(p.error)})`);
       out.push(...p.data.result);
       if (page >= p.data.pagination.totalPages || p.data.result.length === 0) return out;
     }
@@ -80,9 +80,7 @@ export class EntitleClient {
 
   async deleteResource(id: string): Promise<'deleted' | 'already_gone'> {
     const r = await this.call('DELETE', `/resources/${encodeURIComponent(id)}`);
-    if (r.status === 404) return 'already_gone';
-    if (r.status >= 400) throw replyError(ENTITLE_PRODUCT, 'DELETE /resources', r, said(r), REMEDY);
-    return 'deleted';
+    return deleteOutcome(ENTITLE_PRODUCT, 'DELETE /resources', r, said(r), REMEDY);
   }
 }
 

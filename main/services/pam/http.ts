@@ -1,5 +1,6 @@
 import { jsonOrNull, lazyRequire } from '../lazy';
 import { AppError } from '../../../shared/contract/errors';
+import { sleep } from '../../lib/sleep';
 import { codeFor } from '../control-node/control-plane';
 import type { Sleep } from './types';
 
@@ -35,10 +36,8 @@ export interface HttpCall {
 }
 
 const defaultSleep: Sleep = (ms, signal) =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new AppError('cancelled', 'cancelled'));
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), reject(new AppError('cancelled', 'cancelled'))), { once: true });
+  sleep(ms, signal).catch(() => {
+    throw new AppError('cancelled', 'cancelled');
   });
 
 function retryAfterMs(h: Record<string, string>): number | null {
@@ -89,6 +88,13 @@ export async function send(product: string, call: HttpCall, opts: HttpOptions = 
     }
     return { status: res.statusCode, headers, json, text };
   }
+}
+
+/** A DELETE's answer: 404 means already gone; any other failure is a replyError. */
+export function deleteOutcome(product: string, what: string, r: HttpReply, said: string, remedy: string): 'deleted' | 'already_gone' {
+  if (r.status === 404) return 'already_gone';
+  if (r.status >= 400) throw replyError(product, what, r, said, remedy);
+  return 'deleted';
 }
 
 /** An AppError for a non-2xx answer; `said` is what the tenant said (never what we sent). */

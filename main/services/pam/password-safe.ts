@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AppError } from '../../../shared/contract/errors';
-import { replyError, send, type HttpOptions, type HttpReply } from './http';
+import { AppError, listZodIssues } from '../../../shared/contract/errors';
+import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
 
 /**
  * Password Safe's public API v3 (no official OpenAPI; field names and rules from BeyondTrust's Go
@@ -102,16 +102,14 @@ export class PasswordSafeClient {
     const r = await this.call(method, path, body);
     if (r.status >= 400) throw replyError(PS_PRODUCT, `${method} ${path}`, r, said(r), r.status === 403 ? "give the run-as user's group the Password Safe feature permissions for assets and managed systems" : REMEDY);
     const p = schema.safeParse(r.json);
-    if (!p.success) throw new AppError('unavailable', `Password Safe sent ${path} in a shape this client cannot read (${p.error.issues[0]?.message ?? ''})`);
+    if (!p.success) throw new AppError('unavailable', `Password Safe sent ${path} in a shape this client cannot read (${listZodIssues(p.error)})`);
     return p.data;
   }
 
   /** DELETE; 404 means already gone. */
   async remove(path: string): Promise<'deleted' | 'already_gone'> {
     const r = await this.call('DELETE', path);
-    if (r.status === 404) return 'already_gone';
-    if (r.status >= 400) throw replyError(PS_PRODUCT, `DELETE ${path}`, r, said(r), REMEDY);
-    return 'deleted';
+    return deleteOutcome(PS_PRODUCT, `DELETE ${path}`, r, said(r), REMEDY);
   }
 
   /** A list endpoint: a bare array, or {TotalCount, Data} when paged. */

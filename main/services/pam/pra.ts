@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AppError } from '../../../shared/contract/errors';
-import { replyError, send, type HttpOptions, type HttpReply } from './http';
+import { AppError, listZodIssues } from '../../../shared/contract/errors';
+import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
 
 /**
  * The PRA Configuration API (spec: pra-configuration-api.openapi.yaml, docs/pam.md). OAuth
@@ -67,7 +67,7 @@ export class PraClient {
 
   /** One API call; a 401 with a cached token fetches one new token and tries once more. */
   async api(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, opts: { query?: Record<string, string | number>; body?: unknown } = {}): Promise<HttpReply> {
-    const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]) => [k, String(v)])).toString()}` : '';
+    const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
     const url = `${this.site}/api/config/v1${path}${qs}`;
     for (let attempt = 0; ; attempt++) {
       const token = await this.bearer(attempt > 0);
@@ -95,7 +95,7 @@ export class PraClient {
     for (let page = 1; ; page++) {
       const r = await this.ok('GET', path, { query: { ...filters, per_page: 100, current_page: page } });
       const arr = z.array(schema).safeParse(r.json);
-      if (!arr.success) throw new AppError('unavailable', `PRA sent a list for ${path} this client cannot read (${arr.error.issues[0]?.message ?? ''})`);
+      if (!arr.success) throw new AppError('unavailable', `PRA sent a list for ${path} this client cannot read (${listZodIssues(arr.error)})`);
       out.push(...arr.data);
       const last = Number(r.headers['x-bt-pagination-last-page'] ?? page);
       if (!Number.isFinite(last) || page >= last || arr.data.length === 0) return out;
@@ -112,9 +112,7 @@ export class PraClient {
   /** DELETE; 404 means already gone. */
   async remove(path: string): Promise<'deleted' | 'already_gone'> {
     const r = await this.api('DELETE', path);
-    if (r.status === 404) return 'already_gone';
-    if (r.status >= 400) throw replyError(PRA_PRODUCT, `DELETE ${path}`, r, said(r), REMEDY);
-    return 'deleted';
+    return deleteOutcome(PRA_PRODUCT, `DELETE ${path}`, r, said(r), REMEDY);
   }
 
   async findJumpoint(codeName: string): Promise<Jumpoint | null> {

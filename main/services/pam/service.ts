@@ -1,9 +1,9 @@
 import { AppError } from '../../../shared/contract/errors';
+import { sleep } from '../../lib/sleep';
 import type { PamItem, PamProduct, PamStatus, PamTestResult } from '../../../shared/contract/pam';
 import { CONTROL_PLANE_ENV, CONTROL_PLANE_TOKEN_ACCOUNT, readConfig, type KeyValue } from '../control-node/config';
 import type { JobContext, JobRunner } from '../jobs/runner';
 import { getPov, listVms } from '../pov/repo';
-import { abortableSleep } from '../pov/types';
 import type { SecretStore } from '../secrets/store';
 import type { Db } from '../store/db';
 import { HttpAgentTasks, type AgentTasks } from './agent-tasks';
@@ -120,7 +120,7 @@ export class PamService {
       functionalAccounts: t.functionalAccounts,
       managedAccounts: t.managedAccounts,
       settings,
-      sleep: this.d.http?.sleep ?? ((ms, sig) => abortableSleep(ms, sig ?? signal)),
+      sleep: this.d.http?.sleep ?? ((ms, sig) => sleep(ms, sig ?? signal)),
       ...(this.d.checkpoint ? { checkpoint: this.d.checkpoint } : {}),
     };
   }

@@ -26,6 +26,13 @@ export interface ResolvedTenants {
 type SaveArgs = z.output<typeof saveTenantsArgs>;
 
 export class Tenants {
+  /**
+   * Whether each secret is in the keychain, as last read or written by this process: the POV list
+   * shows every row's readiness, and asking the keychain for each row's flags on each list would
+   * cost D-Bus round trips (the keychain is this process's alone to change).
+   */
+  private readonly present = new Map<string, boolean>();
+
   constructor(
     private readonly repo: PamRepo,
     private readonly secrets: SecretStore,
@@ -37,12 +44,23 @@ export class Tenants {
     if (value === undefined) return;
     this.redact(value);
     await this.secrets.set(secretAccount(povId, name), value);
+    this.present.set(secretAccount(povId, name), Boolean(value));
   }
 
   private async get(povId: string, name: SecretName): Promise<string | null> {
     const v = await this.secrets.get(secretAccount(povId, name));
     if (v) this.redact(v);
+    this.present.set(secretAccount(povId, name), Boolean(v));
     return v || null;
+  }
+
+  private async has(povId: string, name: SecretName): Promise<boolean> {
+    const account = secretAccount(povId, name);
+    const known = this.present.get(account);
+    if (known !== undefined) return known;
+    const v = Boolean(await this.secrets.get(account));
+    this.present.set(account, v);
+    return v;
   }
 
   /** Secrets first: if the keychain refuses, nothing else changes. */
@@ -76,7 +94,7 @@ export class Tenants {
 
   async view(povId: string): Promise<TenantsView> {
     const t = this.repo.tenants(povId);
-    const has = async (n: SecretName) => Boolean(await this.secrets.get(secretAccount(povId, n)));
+    const has = (n: SecretName) => this.has(povId, n);
     return {
       povId,
       pra: t?.pra_site ? { site: t.pra_site, clientId: t.pra_client_id ?? '', secretSet: await has('pra-secret') } : null,
@@ -127,6 +145,9 @@ export class Tenants {
 
   /** After a destroy: the POV's secrets leave the keychain. */
   async forget(povId: string): Promise<void> {
-    for (const n of SECRET_NAMES) await this.secrets.delete(secretAccount(povId, n));
+    for (const n of SECRET_NAMES) {
+      await this.secrets.delete(secretAccount(povId, n));
+      this.present.set(secretAccount(povId, n), false);
+    }
   }
 }

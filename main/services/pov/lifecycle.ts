@@ -1,7 +1,8 @@
 import { AppError, toWireError } from '../../../shared/contract/errors';
 import type { Environment } from '../skytap/schemas';
 import { getPov, updatePov, type PovRow } from './repo';
-import { abortableSleep, type LifecycleDeps, type SkytapApi, type StepContext } from './types';
+import { sleep as abortableSleep } from '../../lib/sleep';
+import type { LifecycleDeps, SkytapApi, StepContext } from './types';
 import { markAllVmsGone, applyVmRead, type VmApplyResult } from './vms';
 import { pollEnvironment, recordReading } from './wait';
 import { checkDeadline, isMaybeCreated, markCreateUnclear } from './unclear-create';

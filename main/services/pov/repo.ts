@@ -32,6 +32,8 @@ export interface PovRow {
   auto_delete_status?: string | null;
   auto_delete_reason?: string | null;
   suspend_on_idle?: number | null;
+  /** Migration 8: the customer's IANA time zone; absent on a database it has not reached yet. */
+  customer_tz?: string | null;
   /** Joined from pov_vms: the name of control_node_vm_id (not a column of povs). */
   control_node_vm_name?: string | null;
   created_at: string;
@@ -138,6 +140,7 @@ export function toPovView(r: PovRow, activeJobId: string | null, installJobId: s
           },
         }
       : {}),
+    ...(r.customer_tz !== undefined ? { customerTz: r.customer_tz ?? null } : {}),
     actions: povActionsFor({ state: r.state, runstate: r.runstate, envId: r.env_id, busy, installing: installJobId !== null }),
   };
 }

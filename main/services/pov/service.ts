@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../shared/contract/errors';
-import { JOB_KIND, type JobKind } from '../../../shared/contract/job-kinds';
-import { povActionRefusal, type OsValue, type PovActions, type PovView, type PovVmView } from '../../../shared/contract/pov';
-import type { JobContext, JobRunner } from '../jobs/runner';
+import { JOB_KIND } from '../../../shared/contract/job-kinds';
+import { canonicalTimeZone, ianaTimeZone, povActionRefusal, type OsValue, type PovActions, type PovView, type PovVmView } from '../../../shared/contract/pov';
+import type { JobRunner } from '../jobs/runner';
 import { requireCapability } from '../lab-platforms/capabilities';
+import { PovLocks } from './locks';
 import { runCreate, runDestroy, runPower, runRefreshVms } from './lifecycle';
 import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass, unclearCreateCount } from './reconcile';
 import { getPov, getVm, insertPov, listPovs, listVms, toPovView, toVmView, updatePov, type PovRow } from './repo';
@@ -13,9 +14,11 @@ import { PovUpdates, type PovUpdatesHub } from './updates';
 
 export interface PovServiceDeps extends LifecycleDeps {
   jobs: JobRunner;
-  /** Runs in each reconcile pass with the environments read (set by the share work). */
+  /** Which job holds each POV; shared with the control-node service (default: this service's own). */
+  locks?: PovLocks;
+  /** Runs in each reconcile pass with the environments read (auto-delete and share links). */
   onReconcileRead?: (envs: Environment[], ctx: StepContext) => Promise<void>;
-  /** The ladder's next and last warning for a POV's deletion time (set by the share work). */
+  /** The ladder's next and last warning for a POV's deletion time (auto-delete). */
   ladderView?: (povId: string, deleteAt: string) => { nextWarning: { step: string; at: string } | null; lastWarning: string | null };
   /** The auto-delete time of a new POV: the one asked for, checked, or the default (throws on a bad one). */
   autoDeleteAtFor?: (asked: string | undefined) => string;
@@ -33,18 +36,24 @@ export function skytapNameFor(name: string, id: string): string {
   return `${name.slice(0, 200)} [povdesk ${id.slice(0, 8)}]`;
 }
 
+/** The contract's rule for a customer time zone, applied again here for callers inside main. */
+function checkedTimeZone(tz: string): string {
+  const r = ianaTimeZone.safeParse(tz);
+  if (!r.success) throw new AppError('invalid_request', `Customer time zone "${tz}": ${r.error.issues[0]?.message ?? 'not a time zone'}.`);
+  return canonicalTimeZone(r.data);
+}
+
 /**
  * POVs as jobs. At most one lifecycle job per POV runs at a time in this process; actions are
  * gated on the CONFIRMED state (povActionRefusal) and refused with conflict up front.
  */
 export class PovService {
-  private readonly active = new Map<string, string>();
-  /** Control-node install jobs running per POV (they outlive the provision that started them). */
-  private readonly installs = new Map<string, string>();
+  readonly locks: PovLocks;
   private reconcileJob: string | null = null;
   private readonly updates: PovUpdates | null = null;
 
   constructor(private readonly deps: PovServiceDeps) {
+    this.locks = deps.locks ?? new PovLocks(deps.jobs);
     if (deps.hub) {
       const read = (id?: string) => (id === undefined ? listPovs(deps.db, true) : [getPov(deps.db, id)].filter((r) => r !== null)).map((r) => this.view(r));
       const updates = new PovUpdates(deps.hub, read, deps.decorate);
@@ -64,40 +73,12 @@ export class PovService {
   }
 
   activeJob(povId: string): string | null {
-    return this.active.get(povId) ?? null;
+    return this.locks.activeJob(povId);
   }
 
   /** The control-node install job running for this POV, if any. */
   installJob(povId: string): string | null {
-    return this.installs.get(povId) ?? null;
-  }
-
-  /**
-   * Starts a POV's control-node install job (kind pov.installControlNode) and tracks it, so that
-   * Suspend is refused and Destroy cancels it first. One install per POV at a time. The provision
-   * calls this from inside its own (still active) job, so the lifecycle lock is not checked here;
-   * pov.installControlNode checks it before calling.
-   */
-  startInstall<T>(povId: string, title: string, work: (ctx: JobContext) => Promise<T>): string {
-    const running = this.installs.get(povId);
-    if (running) {
-      throw new AppError('conflict', `A control-node install is already running for this POV (job ${running}); wait for it or cancel it in Jobs.`);
-    }
-    let jobId = '';
-    const release = () => {
-      if (this.installs.get(povId) === jobId) this.installs.delete(povId);
-      void this.updates?.check(povId);
-    };
-    jobId = this.deps.jobs.start<T>({ kind: JOB_KIND.controlNodeInstall, title, subject: povId }, async (ctx) => {
-      try {
-        return await work(ctx);
-      } finally {
-        release();
-      }
-    });
-    this.installs.set(povId, jobId);
-    void this.deps.jobs.wait(jobId).then(release, release);
-    return jobId;
+    return this.locks.installJob(povId);
   }
 
   private gate(action: keyof PovActions, r: PovRow): void {
@@ -105,30 +86,10 @@ export class PovService {
       state: r.state,
       runstate: r.runstate,
       envId: r.env_id,
-      busy: this.active.has(r.id),
-      installing: this.installs.has(r.id),
+      busy: this.activeJob(r.id) !== null,
+      installing: this.installJob(r.id) !== null,
     });
     if (why) throw new AppError('conflict', why);
-  }
-
-  private launch<T>(kind: JobKind, title: string, povId: string, work: (ctx: JobContext) => Promise<T>): string {
-    // The entry is cleared inside the work itself, so a caller that awaits the job sees the POV free.
-    let jobId = '';
-    const release = () => {
-      if (this.active.get(povId) === jobId) this.active.delete(povId);
-      void this.updates?.check(povId);
-    };
-    jobId = this.deps.jobs.start<T>({ kind, title, subject: povId }, async (ctx) => {
-      try {
-        return await work(ctx);
-      } finally {
-        release();
-      }
-    });
-    this.active.set(povId, jobId);
-    // A job cancelled while still queued never runs its work: release it when it settles too.
-    void this.deps.jobs.wait(jobId).then(release, release);
-    return jobId;
   }
 
   list(includeDestroyed = false): PovView[] {
@@ -147,11 +108,12 @@ export class PovService {
     return { ...v, autoDelete: { ...v.autoDelete!, ...this.deps.ladderView(r.id, at) } };
   }
 
-  /** autoDeleteAt: when Skytap deletes the environment (the share work sets the default). */
-  create(input: { templateId: string; name: string; autoDeleteAt?: string }): { jobId: string; povId: string } {
+  /** autoDeleteAt: when Skytap deletes the environment (autoDeleteAtFor sets the default). */
+  create(input: { templateId: string; name: string; autoDeleteAt?: string; customerTz?: string }): { jobId: string; povId: string } {
     requireCapability('skytap', 'templates');
-    // Checked before the row exists: a bad time changes nothing.
+    // Checked before the row exists: a bad time or zone changes nothing.
     const autoDeleteAt = this.deps.autoDeleteAtFor ? this.deps.autoDeleteAtFor(input.autoDeleteAt) : input.autoDeleteAt;
+    const customerTz = input.customerTz === undefined ? undefined : checkedTimeZone(input.customerTz);
     const id = randomUUID();
     insertPov(this.deps.db, {
       id,
@@ -162,21 +124,22 @@ export class PovService {
       at: this.now(),
     });
     if (autoDeleteAt) updatePov(this.deps.db, id, { auto_delete_at: autoDeleteAt }, this.now());
-    const jobId = this.launch(JOB_KIND.povCreate, `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
+    if (customerTz) updatePov(this.deps.db, id, { customer_tz: customerTz }, this.now());
+    const jobId = this.locks.launch(JOB_KIND.povCreate, `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
     return { jobId, povId: id };
   }
 
   start(id: string): string {
     const r = this.row(id);
     this.gate('start', r);
-    return this.launch(JOB_KIND.povStart, `Start POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'running', ctx));
+    return this.locks.launch(JOB_KIND.povStart, `Start POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'running', ctx));
   }
 
   suspend(id: string): string {
     const r = this.row(id);
     requireCapability(r.platform, 'suspend');
     this.gate('suspend', r);
-    return this.launch(JOB_KIND.povSuspend, `Suspend POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'suspended', ctx));
+    return this.locks.launch(JOB_KIND.povSuspend, `Suspend POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'suspended', ctx));
   }
 
   /**
@@ -186,8 +149,8 @@ export class PovService {
   destroy(id: string): string {
     const r = this.row(id);
     this.gate('destroy', r);
-    const install = this.installs.get(id) ?? null;
-    return this.launch(JOB_KIND.povDestroy, `Destroy POV "${r.name}"`, id, async (ctx) => {
+    const install = this.installJob(id);
+    return this.locks.launch(JOB_KIND.povDestroy, `Destroy POV "${r.name}"`, id, async (ctx) => {
       if (install) {
         ctx.progress('cancel control-node install', 0.02, `job ${install}`);
         ctx.log(`cancelling the control-node install (job ${install}) before destroying`, 'warn');
@@ -205,7 +168,14 @@ export class PovService {
   refreshVms(id: string): string {
     const r = this.row(id);
     this.gate('refreshVms', r);
-    return this.launch(JOB_KIND.povRefreshVms, `Read VMs of POV "${r.name}"`, id, (ctx) => runRefreshVms(this.deps, id, ctx));
+    return this.locks.launch(JOB_KIND.povRefreshVms, `Read VMs of POV "${r.name}"`, id, (ctx) => runRefreshVms(this.deps, id, ctx));
+  }
+
+  /** The customer's time zone (null clears it), stored in its canonical IANA spelling. */
+  setCustomerTz(povId: string, tz: string | null): PovView {
+    this.row(povId);
+    updatePov(this.deps.db, povId, { customer_tz: tz === null ? null : checkedTimeZone(tz) }, this.now());
+    return this.get(povId).pov;
   }
 
   setVmOs(povId: string, vmId: string, os: OsValue | null): PovVmView {
@@ -216,7 +186,7 @@ export class PovService {
     return toVmView(getVm(this.deps.db, povId, vmId)!);
   }
 
-  /** One reconcile pass as a routine pov_env_reconcile job; a pass already running is reused. */
+  /** One reconcile pass as a routine reconcile.runNow job; a pass already running is reused. */
   runReconcile(): string {
     if (this.reconcileJob) return this.reconcileJob;
     let jobId = '';
@@ -228,13 +198,13 @@ export class PovService {
           const res = await reconcilePass(this.deps.db, api, ctx, {
             ...(this.deps.now ? { now: this.deps.now } : {}),
             ...(this.deps.createCheckMs !== undefined ? { createCheckMs: this.deps.createCheckMs } : {}),
-            isBusy: (povId) => this.active.has(povId),
+            isBusy: (povId) => this.activeJob(povId) !== null,
             ...(this.deps.onReconcileRead ? { onRead: this.deps.onReconcileRead } : {}),
           });
           // An environment that appeared after an unclear create: finish provisioning it.
           for (const povId of res.adopted) {
             const r = this.row(povId);
-            this.launch(JOB_KIND.povCreate, `Finish creating POV "${r.name}" (adopted)`, povId, (c) => runCreate(this.deps, povId, c));
+            this.locks.launch(JOB_KIND.povCreate, `Finish creating POV "${r.name}" (adopted)`, povId, (c) => runCreate(this.deps, povId, c));
           }
           return res;
         } finally {
@@ -268,7 +238,7 @@ export class PovService {
       .prepare("SELECT id FROM povs WHERE control_node_status IN ('installing','waiting') AND state <> 'destroyed'")
       .all() as { id: string }[];
     for (const { id } of stale) {
-      if (this.installs.has(id)) continue;
+      if (this.installJob(id) !== null) continue;
       updatePov(
         this.deps.db,
         id,
@@ -282,11 +252,11 @@ export class PovService {
     }
     const ids: string[] = [];
     for (const r of rows) {
-      if (this.active.has(r.id)) continue;
+      if (this.activeJob(r.id) !== null) continue;
       if (r.state === 'provisioning') {
-        ids.push(this.launch(JOB_KIND.povCreate, `Resume creating POV "${r.name}"`, r.id, (ctx) => runCreate(this.deps, r.id, ctx)));
+        ids.push(this.locks.launch(JOB_KIND.povCreate, `Resume creating POV "${r.name}"`, r.id, (ctx) => runCreate(this.deps, r.id, ctx)));
       } else {
-        ids.push(this.launch(JOB_KIND.povDestroy, `Resume destroying POV "${r.name}"`, r.id, (ctx) => runDestroy(this.deps, r.id, ctx)));
+        ids.push(this.locks.launch(JOB_KIND.povDestroy, `Resume destroying POV "${r.name}"`, r.id, (ctx) => runDestroy(this.deps, r.id, ctx)));
       }
     }
     return ids;
@@ -325,13 +295,6 @@ export class PovService {
     };
   }
 
-  /** Auto-delete and share links (registered by the share work): see PovServiceDeps. */
-  setShareHooks(
-    hooks: Pick<PovServiceDeps, 'armAutoDelete' | 'onReconcileRead' | 'ladderView' | 'autoDeleteAtFor' | 'moveAutoDelete'>,
-  ): void {
-    Object.assign(this.deps, hooks);
-  }
-
   async setAutoDelete(povId: string, at: string): Promise<PovView> {
     this.row(povId);
     if (!this.deps.moveAutoDelete) throw new AppError('unsupported', 'Auto-delete is not wired in this process.');
@@ -340,22 +303,7 @@ export class PovService {
     return this.get(povId).pov;
   }
 
-  /** The control-node install run after power-on (registered by the control-node work). */
-  setControlNodeInstaller(fn: PovServiceDeps['installControlNode']): void {
-    this.deps.installControlNode = fn;
-  }
-
-  /** The agent revocation run at the start of each destroy (registered by the control-node work). */
-  setControlNodeTeardown(fn: PovServiceDeps['teardownControlNode']): void {
-    this.deps.teardownControlNode = fn;
-  }
-
-  /** The BeyondTrust unwire run at the start of each destroy (registered by the PAM work). */
-  setPamTeardown(fn: PovServiceDeps['teardownPam']): void {
-    this.deps.teardownPam = fn;
-  }
-
-  /** Marks the control node columns (used by the control-node work). */
+  /** Writes the control_node_* columns of a POV. */
   setControlNode(
     povId: string,
     patch: Partial<Pick<PovRow, 'control_node_name' | 'control_node_vm_id' | 'control_node_status' | 'control_node_reason' | 'control_node_mode'>>,

@@ -23,20 +23,20 @@ export interface StepContext {
 }
 
 /**
- * Installs the control node after power-on (written by the control-node work). Whatever it
+ * Installs the control node after power-on (the control-node service). Whatever it
  * throws is recorded in control_node_status/control_node_reason and never fails the provision.
  */
 export type ControlNodeInstaller = (povId: string, ctx: StepContext) => Promise<void>;
 
 /**
- * Revokes the POV's control-node agent(s) as part of its destroy (written by the control-node
- * work). Whatever it throws is logged on the job and the row and never blocks the destroy.
+ * Revokes the POV's control-node agent(s) as part of its destroy (the control-node service).
+ * Whatever it throws is logged on the job and the row and never blocks the destroy.
  */
 export type ControlNodeTeardown = (povId: string, ctx: StepContext) => Promise<void>;
 
 /**
- * Unwires the POV from its BeyondTrust tenants as the first step of its destroy (written by the
- * PAM work; needs the agent still enrolled to stop the Gateway container). Whatever it throws is
+ * Unwires the POV from its BeyondTrust tenants as the first step of its destroy (the PAM
+ * service; needs the agent still enrolled to stop the Gateway container). Whatever it throws is
  * logged on the job and never blocks the destroy.
  */
 export type PamTeardown = (povId: string, ctx: StepContext) => Promise<void>;
@@ -62,7 +62,7 @@ export interface LifecycleDeps {
   teardownControlNode?: ControlNodeTeardown;
   teardownPam?: PamTeardown;
   /**
-   * Creates the environment's delete_at_end schedule (written by the share work), right after the
+   * Creates the environment's delete_at_end schedule (auto-delete), right after the
    * environment id is committed, so even a provision that fails later is reaped. What it throws is
    * logged on the job and never fails the provision: the sweep flags "auto-delete not armed".
    */
@@ -71,18 +71,3 @@ export interface LifecycleDeps {
 
 export const CREATE_STEPS = ['before-create', 'after-create', 'after-commit', 'after-wait', 'after-power-on', 'after-vms'] as const;
 export const DESTROY_STEPS = ['before-delete', 'after-delete', 'after-gone'] as const;
-
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason ?? new Error('aborted'));
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason ?? new Error('aborted'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

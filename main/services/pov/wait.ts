@@ -2,7 +2,8 @@ import { AppError } from '../../../shared/contract/errors';
 import type { Environment } from '../skytap/schemas';
 import type { Db } from '../store/db';
 import { updatePov } from './repo';
-import { abortableSleep, type LifecycleDeps, type SkytapApi, type StepContext } from './types';
+import { sleep as abortableSleep } from '../../lib/sleep';
+import type { LifecycleDeps, SkytapApi, StepContext } from './types';
 
 /**
  * Polls GET /v2/configurations/{id} (the client adds keep_idle=true) until `done` says so,

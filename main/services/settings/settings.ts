@@ -1,4 +1,5 @@
 import type { SettingsView, SkytapSettings } from '../../../shared/contract';
+import { AppError } from '../../../shared/contract/errors';
 import type { Logger } from '../log/logger';
 import type { SecretStore } from '../secrets/store';
 import type { Db } from '../store/db';
@@ -62,6 +63,9 @@ export class SettingsService {
   }
 
   async saveSkytap(input: { username: string; apiToken?: string; url?: string; projectId?: string }): Promise<void> {
+    if (input.apiToken !== undefined && /\s/.test(input.apiToken)) {
+      throw new AppError('invalid_request', 'the API token contains white space; paste it again from your Skytap Account page');
+    }
     if (input.apiToken !== undefined) {
       this.log.addSecret(input.apiToken);
       // Token first: if the keychain refuses, nothing else changes.

@@ -4,7 +4,7 @@ import { z } from 'zod';
  * The shapes Skytap answers with (see docs/skytap.md and /work/shared/research/skytap-api.md).
  * Objects are loose: Skytap returns many more fields than these, and new ones must not break us.
  * The fields the app relies on are checked strictly; a missing or mistyped one is an error that
- * names the field (see parseBody in client.ts).
+ * names the field (see SkytapHttp.parse in http.ts).
  */
 
 /** Skytap ids are JSON strings even when numeric. */

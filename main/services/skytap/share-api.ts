@@ -3,10 +3,10 @@ import { AppError } from '../../../shared/contract/errors';
 import type { SkytapClient } from './client';
 
 /**
- * Sharing portals (Skytap's "publish sets") and schedules, beside client.ts so both files stay
- * readable; every request goes through SkytapClient.send, so keep_idle, the retry budget and the
- * error mapping are the same as everywhere else. The field names and formats are from
- * /work/shared/research/skytap-api.md §6–7 (second pass); what only a live account can confirm is
+ * Sharing portals (Skytap's "publish sets") and schedules. Every request goes through
+ * SkytapClient.send (http.ts), so keep_idle, the retry budget and the error mapping are the same
+ * as everywhere else. The field names and formats are from
+ * /work/shared/research/skytap-api.md §6–7; what only a live account can confirm is
  * listed in docs/share.md and marked UNCONFIRMED here.
  */
 

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../shared/contract/errors';
 import type { HostKeyPrompt, SshAuth, SshStatus, SshTarget } from '../../../shared/contract/ssh';
+import type { Hub } from '../hub';
 import type { SecretStore } from '../secrets/store';
 import type { Db } from '../store/db';
 import type { TerminalBackend } from './backend';
 import { sha256Fingerprint } from './fingerprint';
 import { KnownHosts } from './known-hosts';
 import { Profiles } from './profiles';
-import { TerminalSession, type Hub, type SessionOptions } from './session';
+import { TerminalSession, type SessionOptions } from './session';
 import { SshBackend, type Hop } from './ssh-backend';
 import { typeInto, type TypeOptions, type TypeResult } from './type-into';
 

@@ -1,13 +1,6 @@
 import type { SshStatus } from '../../../shared/contract/ssh';
+import type { Hub } from '../hub';
 import { BackendError, type TerminalBackend } from './backend';
-
-/** What the session needs from the StreamHub (main/core/streams.ts). */
-export interface Hub {
-  publish(stream: string, key: string, data: unknown, bytes?: number): void;
-  pressure(stream: string, key: string): number;
-  onDrain(stream: string, key: string, cb: () => void, below?: number): void;
-  subscriberCount(stream: string, key: string): number;
-}
 
 export interface SessionOptions {
   autoReconnect: boolean;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../../shared/contract/errors';
+import { sleep } from '../../lib/sleep';
 
 export interface TypeTarget {
   write(data: string): boolean;
@@ -71,7 +72,7 @@ export async function typeInto(t: TypeTarget, script: string, o: TypeOptions = {
     while (!test()) {
       if (o.signal?.aborted) throw new AppError('cancelled', 'typing was cancelled; the remote file is incomplete');
       if (Date.now() > until) return false;
-      await new Promise((r) => setTimeout(r, 5));
+      await sleep(5);
     }
     return true;
   };
@@ -81,7 +82,7 @@ export async function typeInto(t: TypeTarget, script: string, o: TypeOptions = {
       send(line + '\r');
       const tail = line.slice(-24);
       await waitFor(() => seen.includes(tail) && /[\r\n]/.test(seen.slice(seen.lastIndexOf(tail) + tail.length)), o.echoTimeoutMs ?? 2000);
-      if (o.lineDelayMs) await new Promise((r) => setTimeout(r, o.lineDelayMs));
+      if (o.lineDelayMs) await sleep(o.lineDelayMs);
     };
     await sendLine(`cat > ${path} <<'${MARKER}'`);
     for (const [i, l] of lines.entries()) {

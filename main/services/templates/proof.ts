@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ProofResult } from '../../../shared/contract/templates';
 import { AppError } from '../../../shared/contract/errors';
+import { sleep } from '../../lib/sleep';
 import type { VmManagerClient } from '../../vm-manager/client';
 import { BEGIN_LINE, END_LINE } from '../control-node/markers';
 import { RUNNER_PATH, UNIT_NAME } from '../control-node/runner';
@@ -42,17 +43,6 @@ export interface ProofInput {
   log?: (l: string) => void;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-
 /** Boots, waits for the probe, deletes the VM (always). Returns the result; `passed` false with the console tail on failure. */
 export async function proofBoot(o: ProofInput): Promise<ProofResult> {
   const nonce = randomBytes(8).toString('hex');
@@ -74,7 +64,7 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
   try {
     const deadline = started + (o.timeoutMs ?? 420_000);
     while (Date.now() < deadline) {
-      await sleep(2000, o.signal);
+      await sleep(2000, o.signal).catch(() => undefined);
       if (o.signal?.aborted) throw new AppError('cancelled', 'proof boot cancelled');
       const c = await o.client.console(vm.id, 400).catch(() => null);
       if (c) {

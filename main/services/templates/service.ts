@@ -8,6 +8,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
+import { pidExists } from '../../lib/procs';
 import {
   bakeManifest, proofResult, type BakeArgs, type BakedImage, type BakeManifest, type BakeStage, type ProofResult,
 } from '../../../shared/contract/templates';
@@ -189,19 +190,11 @@ export class TemplateService {
 
   /** Work dirs and incoming disks of bakes whose process died (a crash or a kill): `<pid>-…` with no such pid. */
   private sweepStale(stateDir: string) {
-    const alive = (pid: number) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch (e) {
-        return (e as NodeJS.ErrnoException).code === 'EPERM';
-      }
-    };
     for (const dir of [join(this.root, 'work'), join(stateDir, 'incoming')]) {
       if (!existsSync(dir)) continue;
       for (const n of readdirSync(dir)) {
         const pid = Number(/^(\d+)-/.exec(n)?.[1] ?? 0);
-        if (pid && !alive(pid)) {
+        if (pid && !pidExists(pid)) {
           rmSync(join(dir, n), { recursive: true, force: true });
           this.d.log?.info('removed what an interrupted bake left', { path: join(dir, n) });
         }

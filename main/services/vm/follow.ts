@@ -8,7 +8,8 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import type { VmConsoleChunk } from '../../../shared/contract/vm';
-import { HIGH_WATER, type StreamHub } from '../../core/streams';
+import { sleep } from '../../lib/sleep';
+import { HIGH_WATER, type Hub } from '../hub';
 
 export const STREAM = 'vm.console';
 const CHUNK = 64 * 1024;
@@ -28,8 +29,6 @@ export interface FollowOptions {
   /** how long a follower lives without subscribers */
   graceMs?: number;
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Reads up to `max` bytes of `file` ending at `end`. */
 function readRange(file: string, start: number, end: number): Buffer {
@@ -73,7 +72,7 @@ export class ConsoleFollowers {
   private readonly followers = new Map<string, Follower>();
 
   constructor(
-    private readonly hub: StreamHub,
+    private readonly hub: Hub,
     private readonly opts: FollowOptions = {},
   ) {}
 

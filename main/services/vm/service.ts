@@ -6,8 +6,9 @@
 import { existsSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
+import { sleep } from '../../lib/sleep';
 import { vmLearnedGolden, type VmAttestation, type VmConnection, type VmCreateArgs, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
-import type { StreamHub } from '../../core/streams';
+import type { Hub } from '../hub';
 import { VmManagerClient } from '../../vm-manager/client';
 import type { JobContext, JobRunner } from '../jobs/runner';
 import type { Logger } from '../log/logger';
@@ -41,7 +42,7 @@ export interface VmAppOptions {
   settings: Pick<SettingsService, 'getValue' | 'setValue'>;
   secrets: SecretStore;
   jobs: JobRunner;
-  hub: StreamHub;
+  hub: Hub;
   log: Logger;
   supervisor: VmManagerSupervisor;
   /** how often the create job re-reads the VM (default 500 ms) */
@@ -56,17 +57,6 @@ interface Target {
   mode: 'local' | 'remote';
   url: string;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 const STEP: Record<string, number> = { creating: 0.1, booting: 0.3, attesting: 0.6, ready: 1 };
 
@@ -326,7 +316,7 @@ export class VmApp {
         throw new AppError('timeout', `VM ${args.name} (${id}) did not report ready within the manager's boot timeout and keeps running: ${vm.lastError ?? ''} — see its console, or delete it`, { vmId: id });
       }
       if (Date.now() > deadline) throw new AppError('timeout', `VM ${args.name} (${id}) did not reach "${waitFor}" in 15 minutes; it keeps running`, { vmId: id });
-      await sleep(this.o.pollMs ?? 500, job.signal);
+      await sleep(this.o.pollMs ?? 500, job.signal).catch(() => undefined);
     }
   }
 

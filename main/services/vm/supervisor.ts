@@ -12,9 +12,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { AppError } from '../../../shared/contract/errors';
+import { sleep } from '../../lib/sleep';
 import type { Logger } from '../log/logger';
 import { VmManagerClient } from '../../vm-manager/client';
-import { procCmdline } from '../../vm-manager/procs';
+import { pidExists as alive, procCmdline } from '../../lib/procs';
 
 export const endpointSchema = z
   .object({
@@ -69,21 +70,11 @@ export function managerCommand(
   return { argv: [process.execPath, '--import', 'tsx', join(root, 'main', 'vm-manager', 'main.ts')], cwd: root };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** The pid's command line as one string ('' when it is gone), on every platform (procs.ts). */
+/** The pid's command line as one string ('' when it is gone), on every platform (main/lib/procs.ts). */
 function cmdline(pid: number): string {
   return (procCmdline(pid) ?? []).join(' ');
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export const FAILED_START_MS = 30_000;
 export const START_FAILED = 'the local vm-manager stopped at start';
 

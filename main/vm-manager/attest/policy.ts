@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { z } from 'zod';
-import { AppError } from '../../../shared/contract/errors';
+import { AppError, describeZodError } from '../../../shared/contract/errors';
 
 export type Stage = 'initrd' | 'ready';
 
@@ -67,10 +67,6 @@ export function newPolicy(imageId: string, imageVersion: string): ImagePolicy {
   });
 }
 
-function zodText(err: z.ZodError): string {
-  return err.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-}
-
 /** Reads and validates policy.json. Throws AppError not_found / invalid_request with the file named. */
 export function loadPolicy(file: string): ImagePolicy {
   let text: string;
@@ -91,7 +87,7 @@ export function loadPolicy(file: string): ImagePolicy {
   }
   const parsed = imagePolicySchema.safeParse(json);
   if (!parsed.success) {
-    throw new AppError('invalid_request', `attestation policy ${file} is invalid: ${zodText(parsed.error)}`);
+    throw new AppError('invalid_request', describeZodError(`attestation policy ${file} is invalid`, parsed.error));
   }
   return parsed.data;
 }
@@ -100,7 +96,7 @@ export function loadPolicy(file: string): ImagePolicy {
 export function savePolicy(file: string, policy: ImagePolicy): void {
   const parsed = imagePolicySchema.safeParse(policy);
   if (!parsed.success) {
-    throw new AppError('invalid_request', `refusing to write an invalid attestation policy to ${file}: ${zodText(parsed.error)}`);
+    throw new AppError('invalid_request', describeZodError(`refusing to write an invalid attestation policy to ${file}`, parsed.error));
   }
   const tmp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'wx', 0o644);

@@ -11,6 +11,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { sleep } from '../../lib/sleep';
 import { parsePublic } from './tpm';
 
 const run = promisify(execFile);
@@ -110,7 +111,7 @@ export async function withSwtpm<T>(stateDir: string, fn: (tcti: string) => Promi
     while (!(await listening(port)) || !(await listening(port + 1))) {
       if (child.exitCode !== null) throw new Error(`swtpm exited (${child.exitCode}) before provisioning: ${err.trim()}`);
       if (Date.now() > end) throw new Error(`swtpm did not listen on 127.0.0.1:${port} within 5 s: ${err.trim()}`);
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     return await fn(`swtpm:host=127.0.0.1,port=${port}`);
   } finally {

@@ -1,5 +1,6 @@
 import { createHash, createPublicKey, verify as cryptoVerify, constants, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
+import { describeZodError } from '../../../shared/contract/errors';
 import type { NonceStore } from './nonce';
 import { expectedPcr11, expectedPcr13, goldenPcrs, type ImagePolicy, type Stage } from './policy';
 import {
@@ -138,10 +139,6 @@ function signatureProblem(pub: PublicArea, sig: Signature, attest: Buffer): stri
   return good ? null : 'the signature does not verify with ak_pub over the quote (tampered quote, or signed by another key)';
 }
 
-function zodText(err: z.ZodError): string {
-  return err.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-}
-
 /**
  * Verifies a quote body from guest-quote.sh. Checks in this order, stopping at the first failure:
  * body shape; TPMS_ATTEST magic and type; nonce (issued to this VM, unexpired, unused — consumed
@@ -168,7 +165,7 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
   };
 
   const parsed = quoteBodySchema.safeParse(req.body);
-  if (!parsed.success) return fail('body', `invalid quote body: ${zodText(parsed.error)}`);
+  if (!parsed.success) return fail('body', describeZodError('invalid quote body', parsed.error));
   const body = parsed.data;
   const stage = body.stage;
   verdict.stage = stage;

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, errorText } from '../api';
 import { isActive, useJobs } from '../state/jobs';
 import { ProgressBar } from './ProgressBar';
+import { ErrorAlert } from './ErrorAlert';
 
 /** Live progress of running jobs with a cancel button each; collapsible. */
 export function JobsDrawer() {
@@ -19,7 +20,7 @@ export function JobsDrawer() {
       <button className="link" onClick={() => setOpen(!open)} aria-expanded={open}>
         {active.length} running {active.length === 1 ? 'job' : 'jobs'}
       </button>
-      {error && <p className="error" role="alert">{error}</p>}
+      <ErrorAlert error={error} />
       {open && (
         <ul>
           {active.map((j) => (

@@ -10,11 +10,15 @@ function focusables(el: HTMLElement): HTMLElement[] {
  * A modal dialog's keyboard contract: focus moves into it when it opens (unless something inside
  * already took it), Tab and Shift+Tab wrap inside it, Escape closes it wherever focus is, and focus
  * returns to where it was when the dialog closes. Put the returned ref on the role="dialog" element.
+ * `returnTo` names the opener when the dialog opens on its own (a finished job, a prompt from main),
+ * so focus goes back to the control that asked for it rather than wherever it happened to be.
  */
-export function useFocusTrap<T extends HTMLElement>(onEscape: () => void) {
+export function useFocusTrap<T extends HTMLElement>(onEscape: () => void, opts: { returnTo?: () => HTMLElement | null } = {}) {
   const ref = useRef<T>(null);
   const escape = useRef(onEscape);
   escape.current = onEscape;
+  const returnTo = useRef(opts.returnTo);
+  returnTo.current = opts.returnTo;
   useEffect(() => {
     const el = ref.current;
     if (!el) return;
@@ -43,7 +47,8 @@ export function useFocusTrap<T extends HTMLElement>(onEscape: () => void) {
     document.addEventListener('keydown', onKey, true);
     return () => {
       document.removeEventListener('keydown', onKey, true);
-      if (before?.isConnected) before.focus();
+      const back = returnTo.current?.() ?? before;
+      if (back?.isConnected) back.focus();
     };
   }, []);
   return ref;

@@ -4,6 +4,7 @@ import { api, errorText } from '../api';
 import { EmptyState } from '../components/EmptyState';
 import { ProgressBar } from '../components/ProgressBar';
 import { useJobs } from '../state/jobs';
+import { ErrorAlert } from '../components/ErrorAlert';
 
 export default function JobsPage() {
   const [includeRoutine, setIncludeRoutine] = useState(false);
@@ -33,7 +34,7 @@ export default function JobsPage() {
         </label>
         <button onClick={load}>Refresh</button>
       </header>
-      {error && <p className="error" role="alert">{error}</p>}
+      <ErrorAlert error={error} />
       {jobs && merged.length === 0 && (
         <EmptyState title="No jobs yet">Creating a POV, sweeps and image builds run as jobs and are listed here.</EmptyState>
       )}

@@ -15,6 +15,7 @@ import { isActive, useJobs } from '../state/jobs';
 import { navigate } from '../nav';
 import { useTerminals } from '../state/terminals';
 import { useVms } from '../state/vms';
+import { ErrorAlert } from '../components/ErrorAlert';
 import './LocalVmsPage.css';
 
 function JobLine({ job, onCancel }: { job: JobRecord; onCancel: (id: string) => void }) {
@@ -99,11 +100,7 @@ export default function LocalVmsPage() {
         </button>
         <button onClick={() => void refresh()}>Refresh</button>
       </header>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
 
       {hostLoading && !host && <p className="muted">Starting the local vm-manager and probing this host (a throwaway VM per accelerator)…</p>}
       {hostError && (
@@ -147,11 +144,7 @@ export default function LocalVmsPage() {
       {images && images.length > 0 && <ImagesPanel images={images} jobs={Object.values(jobs).filter((j) => mine.includes(j.id) || isActive(j))} onStarted={started} onSaved={() => void refresh()} />}
       {images && images.length > 0 && <CreateVmForm images={images} onStarted={started} />}
 
-      {listError && (
-        <p className="error" role="alert">
-          {listError}
-        </p>
-      )}
+      <ErrorAlert error={listError} />
       {vms && vms.length === 0 && <EmptyState title="No VMs">Create one above; it is listed here with its state while it boots.</EmptyState>}
       {vms && vms.length > 0 && <VmList vms={vms} selected={selected} onSelect={setSelected} onChanged={() => void refresh()} onConsole={openConsole} onSsh={openSsh} />}
 

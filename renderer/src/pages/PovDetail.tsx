@@ -2,13 +2,15 @@ import { useEffect, useRef, useState } from 'react';
 import { errorText } from '../api';
 import { AccessPanel } from '../components/pam/AccessPanel';
 import { RateLimitedBadge, RunstateBadge } from '../components/pov/badges';
+import { CustomerTzField } from '../components/pov/CustomerTz';
 import { ReadinessChecklist } from '../components/pov/Readiness';
-import { confirmedText } from '../components/pov/time';
+import { bothZones, confirmedText } from '../components/pov/time';
 import { VmsTab } from '../components/pov/VmsTab';
 import { AutoDeleteBox } from '../components/share/AutoDeleteBox';
 import { SharePanel } from '../components/share/SharePanel';
 import '../components/share/share.css';
 import { usePovs } from '../state/pov';
+import { ErrorAlert } from '../components/ErrorAlert';
 import '../components/pov/pov.css';
 
 /** One POV: facts, its error or control-node reason, and the VMs tab. */
@@ -42,9 +44,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
         <button className="link" onClick={onBack}>
           ← POVs
         </button>
-        <p className="error" role="alert">
-          {error}
-        </p>
+        <ErrorAlert error={error} />
       </section>
     );
   }
@@ -67,11 +67,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           Refresh VMs
         </button>
       </header>
-      {actionError && (
-        <p className="error" role="alert">
-          {actionError}
-        </p>
-      )}
+      <ErrorAlert error={actionError} />
       {p.errorMessage && (
         <p className="banner error" role="alert">
           {p.errorMessage}
@@ -82,7 +78,8 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           Control node: {p.controlNode.status ?? 'not installed'} — {p.controlNode.reason}
         </p>
       )}
-      {p.state !== 'destroyed' && <ReadinessChecklist povId={p.id} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />}
+      <CustomerTzField key={p.customerTz ?? ''} pov={p} onChanged={() => void loadDetail(p.id)} />
+      {p.state !== 'destroyed' && <ReadinessChecklist povId={p.id} customerTz={p.customerTz} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />}
       <div className="share-grid">
         <AutoDeleteBox pov={p} focusExtend={focus === 'extend'} onChanged={() => void loadDetail(p.id)} />
         {p.envId && p.state !== 'destroyed' && <SharePanel pov={p} vms={d.vms} />}
@@ -108,11 +105,11 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           <dt>Skytap environment</dt>
           <dd className="mono">{p.envId ?? 'not created'}</dd>
           <dt>Last confirmed</dt>
-          <dd>{p.lastConfirmedAt ? new Date(p.lastConfirmedAt).toLocaleString() : 'never'}</dd>
+          <dd>{p.lastConfirmedAt ? bothZones(p.lastConfirmedAt, p.customerTz) : 'never'}</dd>
           <dt>Control node</dt>
           <dd>{p.controlNode.status ?? '—'}</dd>
           <dt>Created</dt>
-          <dd>{new Date(p.createdAt).toLocaleString()}</dd>
+          <dd>{bothZones(p.createdAt, p.customerTz)}</dd>
         </dl>
       )}
       <AccessPanel povId={p.id} />

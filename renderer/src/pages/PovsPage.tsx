@@ -14,6 +14,7 @@ import { usePovs } from '../state/pov';
 import type { PovView } from '../../../shared/contract/pov';
 import { NAVIGATE_EVENT, povFromHash } from '../nav';
 import PovDetail from './PovDetail';
+import { ErrorAlert } from '../components/ErrorAlert';
 import '../components/pov/pov.css';
 
 /**
@@ -99,16 +100,8 @@ export default function PovsPage() {
           New POV
         </button>
       </header>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
-      {actionError && (
-        <p className="error" role="alert">
-          {actionError}
-        </p>
-      )}
+      <ErrorAlert error={error} />
+      <ErrorAlert error={actionError} />
       {povs && povs.length === 0 && (
         <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template.</EmptyState>
       )}
@@ -118,8 +111,8 @@ export default function PovsPage() {
       {creating && (
         <CreatePovDialog
           onClose={() => setCreating(false)}
-          onCreate={async (templateId, name, autoDeleteAt) => {
-            await create(templateId, name, autoDeleteAt);
+          onCreate={async (templateId, name, autoDeleteAt, customerTz) => {
+            await create(templateId, name, autoDeleteAt, customerTz);
           }}
         />
       )}

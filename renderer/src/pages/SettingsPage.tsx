@@ -1,6 +1,7 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { api, errorText } from '../api';
 import { useSettings } from '../state/settings';
+import { ErrorAlert } from '../components/ErrorAlert';
 
 /** Extra panels other domains add to Settings (e.g. Test connection under Skytap). */
 export const settingsSlots: { skytap: (() => ReactNode)[]; more: (() => ReactNode)[] } = { skytap: [], more: [] };
@@ -62,7 +63,7 @@ export default function SettingsPage() {
       <header className="page-head">
         <h2>Settings</h2>
       </header>
-      {error && <p className="error" role="alert">{error}</p>}
+      <ErrorAlert error={error} />
       <div className="panel">
         <h3>Skytap</h3>
         <p className="muted">

@@ -6,6 +6,7 @@ import { TerminalView } from '../components/terminal/TerminalView';
 import { TypeIntoPanel } from '../components/terminal/TypeIntoPanel';
 import { termFor, useTerminals } from '../state/terminals';
 import { parseJump } from '../components/terminal/jump';
+import { ErrorAlert } from '../components/ErrorAlert';
 import './terminals.css';
 
 function statusText(s: SshStatus | null): string {
@@ -102,11 +103,7 @@ function QuickConnect() {
           Connect
         </button>
       </div>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </form>
   );
 }
@@ -225,11 +222,7 @@ function Profiles() {
         </div>
         <p className="muted small">Keys and passwords are kept in the system keychain. Agent forwarding is off.</p>
       </form>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </div>
   );
 }
@@ -289,11 +282,7 @@ export default function TerminalsPage() {
       <header className="page-head">
         <h2>Terminals</h2>
       </header>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {tabs.length > 0 && (
         <div className="term-tabs" role="tablist">
           {tabs.map((t) => (

@@ -22,7 +22,7 @@ interface PovState {
   reconcile(): Promise<string | null>;
   /** Install control node: starts the pov.installControlNode job; an error shows near the list. */
   installControlNode(id: string): Promise<string | null>;
-  create(templateId: string, name: string, autoDeleteAt?: string): Promise<string>;
+  create(templateId: string, name: string, autoDeleteAt?: string, customerTz?: string): Promise<string>;
   detail: Record<string, { pov: PovView; vms: PovVmView[] }>;
   loadDetail(id: string): Promise<void>;
   setVmOs(povId: string, vmId: string, os: PovVmView['osOverride']): Promise<void>;
@@ -92,8 +92,8 @@ export const usePovs = create<PovState>((set, get) => ({
       return null;
     }
   },
-  create: async (templateId, name, autoDeleteAt) => {
-    const { jobId } = await api.call('pov.create', { templateId, name, ...(autoDeleteAt ? { autoDeleteAt } : {}) });
+  create: async (templateId, name, autoDeleteAt, customerTz) => {
+    const { jobId } = await api.call('pov.create', { templateId, name, ...(autoDeleteAt ? { autoDeleteAt } : {}), ...(customerTz ? { customerTz } : {}) });
     return jobId;
   },
   loadDetail: async (id) => {

@@ -2,13 +2,12 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, describe, expect, it } from 'vitest';
 import { setTransport } from '../../../renderer/src/api';
 import { AccessPanel } from '../../../renderer/src/components/pam/AccessPanel';
-import type { Transport } from '../../../renderer/src/transport';
-import { toWireError } from '../../../shared/contract/errors';
 import { BROKER_UNVERIFIED } from '../../../main/services/pam/service';
-import { call, inventory, pamWorld, type PamWorld } from '../../pam/world';
+import { inventory, pamWorld, type PamWorld } from '../../pam/world';
+import { coreTransport } from '../core-transport';
 
 /**
- * The Access panel against the real handlers: SQLite, the Skytap emulator with an enrolled control
+ * The Access panel against the real core (its Dispatcher and stream hub): SQLite, the Skytap emulator with an enrolled control
  * node, the control-plane double and the PRA / Password Safe / Entitle doubles. Wire from the UI,
  * Test a tenant, then Unwire.
  */
@@ -20,27 +19,10 @@ afterEach(async () => {
   p = undefined;
 });
 
-function transportFor(p: PamWorld): Transport {
-  return {
-    transport: 'ws',
-    call: async (method, args) => {
-      try {
-        if (method === 'jobs.list') return { jobs: p.w.jobs.list() };
-        return await call(p.h, method as never, (args ?? {}) as never);
-      } catch (e) {
-        const w = toWireError(e);
-        throw Object.assign(new Error(w.message), { code: w.code });
-      }
-    },
-    subscribe: (stream, _key, fn) => (stream === 'jobs.update' ? p.w.jobs.onChange((j) => fn(j, 0)) : () => undefined),
-    ack: () => undefined,
-  };
-}
-
 describe('Access panel', () => {
   it('Wire shows the Gateway connected, the broker, and a row per VM; Test answers per product; Unwire empties the tenants', async () => {
     p = await pamWorld();
-    setTransport(transportFor(p));
+    setTransport(coreTransport(p.w.core));
     render(<AccessPanel povId={p.povId} />);
     const gateway = await screen.findByLabelText('POV Gateway');
     expect(gateway.textContent).toMatch(/pending/);
@@ -77,7 +59,7 @@ describe('Access panel', () => {
     p = await pamWorld();
     // Password Safe refuses the run-as user: the installer was asked for, nothing answered for an asset.
     p.ps.apiKeys.clear();
-    setTransport(transportFor(p));
+    setTransport(coreTransport(p.w.core));
     render(<AccessPanel povId={p.povId} />);
     await screen.findByLabelText('POV Gateway');
     fireEvent.click(screen.getByRole('button', { name: 'Wire' }));

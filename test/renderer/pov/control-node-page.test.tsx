@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
-import { ControlPlaneDouble } from '../../../main/services/control-node/control-plane-double';
+import { ControlPlaneDouble } from '../../support/control-plane-double';
 import { BEGIN_MARKER, END_MARKER } from '../../../main/services/control-node/markers';
 import { api } from '../../../renderer/src/api';
 import PovsPage from '../../../renderer/src/pages/PovsPage';

@@ -1,7 +1,6 @@
 import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
-import { shareWorldFor } from '../../../main/core/handlers/share';
 import { setTransport } from '../../../renderer/src/api';
 import { Notifications } from '../../../renderer/src/components/share/Notifications';
 import { TOAST_MS, useNotify } from '../../../renderer/src/state/notify';
@@ -23,7 +22,7 @@ describe('notifications', () => {
 
   it('100 identical events are one toast and one row counted 100; a toast hides after ~5 s, an urgent one stays', async () => {
     render(<Notifications />);
-    const notify = shareWorldFor(core.base).notify;
+    const notify = core.services.notify;
     await waitFor(() => expect(useNotify.getState().settings).not.toBeNull());
     await act(async () => {
       for (let i = 0; i < 100; i++) notify.push({ kind: 'auto_delete', povId: 'p1', title: 'Auto-delete not armed for POV "A"', body: 'why' });
@@ -51,7 +50,7 @@ describe('notifications', () => {
       fireEvent.click(box);
     });
     await waitFor(() => expect(useNotify.getState().settings?.doNotDisturb).toBe(true));
-    const notify = shareWorldFor(core.base).notify;
+    const notify = core.services.notify;
     // The held warning goes first and the urgent one second: events arrive in order, so once the
     // urgent toast shows, the held one has arrived too and must not have toasted.
     await act(async () => {

@@ -1,7 +1,7 @@
 import type { Migration } from '../migration';
 
 /**
- * Share links, auto-delete and notifications (issue 12).
+ * Share links, auto-delete and notifications.
  * - povs: the auto-delete time, the Skytap schedule that enforces it, whether the last sweep
  *   found it armed, and the environment's suspend_on_idle as last read (added columns only).
  * - pov_shares: sharing portals as last read. NEVER the password: it lives in the keychain,

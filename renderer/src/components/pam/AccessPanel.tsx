@@ -4,6 +4,7 @@ import { api, errorText } from '../../api';
 import { isActive, useJobs } from '../../state/jobs';
 import { GatewaySettings } from './GatewaySettings';
 import { TenantsForm } from './TenantsForm';
+import { ErrorAlert } from '../ErrorAlert';
 
 type Status = Result<'pam.status'>;
 type Item = Status['jumpGroup'];
@@ -84,11 +85,7 @@ export function AccessPanel({ povId }: { povId: string }) {
             </span>
           )}
         </p>
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
         <dl className="facts">
           <dt>POV Gateway</dt>
           <dd aria-label="POV Gateway">

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { Args, Result } from '../../../../shared/contract';
 import { api, errorText } from '../../api';
+import { ErrorAlert } from '../ErrorAlert';
 
 type View = Result<'pam.status'>['tenants'];
 type TestResult = Result<'pam.test'>;
@@ -125,11 +126,7 @@ export function TenantsForm({ povId, view, onSaved }: { povId: string; view: Vie
       <p>
         <button type="submit">Save tenants</button> {saved && <span className="ok small">Saved.</span>}
       </p>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       <div className="small">
         {PRODUCTS.map(([p, name]) => {
           const r = tests[p];

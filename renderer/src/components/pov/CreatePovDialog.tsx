@@ -3,6 +3,9 @@ import type { TemplateView } from '../../../../shared/contract/skytap';
 import { api, errorText } from '../../api';
 import { fromLocalInput, toLocalInput } from '../share/datetime';
 import { useFocusTrap } from '../focus-trap';
+import { TimeZoneInput } from './CustomerTz';
+import { bothZones } from './time';
+import { ErrorAlert } from '../ErrorAlert';
 
 /** Create POV: a searchable list of the templates this account (or project) can see, and a name. */
 export function CreatePovDialog({
@@ -10,7 +13,7 @@ export function CreatePovDialog({
   onCreate,
 }: {
   onClose(): void;
-  onCreate(templateId: string, name: string, autoDeleteAt?: string): Promise<void>;
+  onCreate(templateId: string, name: string, autoDeleteAt?: string, customerTz?: string): Promise<void>;
 }) {
   const [templates, setTemplates] = useState<TemplateView[] | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
@@ -21,6 +24,8 @@ export function CreatePovDialog({
   const [error, setError] = useState<string | null>(null);
   // Auto-delete: the default from the setting (30 days unless changed), editable here.
   const [deleteAt, setDeleteAt] = useState('');
+  // The customer's zone (optional): every time of the POV is shown in it beside the SE's.
+  const [customerTz, setCustomerTz] = useState('');
   useEffect(() => {
     api
       .call('notify.getSettings', {})
@@ -53,7 +58,7 @@ export function CreatePovDialog({
     setError(null);
     try {
       const at = fromLocalInput(deleteAt);
-      await onCreate(chosen.id, name.trim(), at ?? undefined);
+      await onCreate(chosen.id, name.trim(), at ?? undefined, customerTz.trim() || undefined);
       onClose();
     } catch (e) {
       setError(errorText(e));
@@ -75,11 +80,7 @@ export function CreatePovDialog({
           autoFocus
         />
         <div style={{ minHeight: 0, overflow: 'auto' }}>
-          {loadError && (
-            <p className="error" role="alert">
-              {loadError}
-            </p>
-          )}
+          <ErrorAlert error={loadError} />
           {!templates && !loadError && <p className="muted">Reading the template catalogue…</p>}
           {templates && templates.length === 0 && (
             <p className="error">No templates are visible to this account. A POV cannot be created from an empty catalogue; see Settings → Skytap → Test connection.</p>
@@ -113,11 +114,16 @@ export function CreatePovDialog({
           <span>Auto-delete (Skytap deletes the environment then; warnings come before)</span>
           <input type="datetime-local" aria-label="Auto-delete" value={deleteAt} onChange={(e) => setDeleteAt(e.target.value)} />
         </label>
-        {error && (
-          <p className="error" role="alert">
-            {error}
+        <label className="form">
+          <span>Customer time zone (optional; times are shown in it beside yours)</span>
+          <TimeZoneInput label="Customer time zone" value={customerTz} onChange={setCustomerTz} />
+        </label>
+        {fromLocalInput(deleteAt) && customerTz.trim() && (
+          <p className="small muted" data-testid="create-times">
+            Deletes {bothZones(fromLocalInput(deleteAt)!, customerTz.trim())}
           </p>
         )}
+        <ErrorAlert error={error} />
         <div className="row" style={{ justifyContent: 'flex-end' }}>
           <button onClick={onClose}>Cancel</button>
           <button className="primary" disabled={!canCreate} onClick={() => void submit()}>

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { PovView, PovVmView } from '../../../../shared/contract/pov';
 import { api, errorText } from '../../api';
 import { useFocusTrap } from '../focus-trap';
+import { ErrorAlert } from '../ErrorAlert';
 
 /**
  * name VM: the control node's VM name for an existing POV (exact, case-insensitive; blank goes back
@@ -85,11 +86,7 @@ export function NameVmDialog({ pov, onClose, onSaved }: { pov: PovView; onClose(
           <span>Resource Broker host</span>
           <input aria-label="Resource Broker host" list={listId} value={broker} maxLength={255} onChange={(e) => setBroker(e.target.value)} />
         </label>
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
         {result && (
           <p role="status" className={result.vm ? 'ok' : 'error'}>
             {result.vm ? `Control node: ${result.vm}. Press Install control node to put the agent there.` : `No control node: ${result.reason ?? 'refused'}`}

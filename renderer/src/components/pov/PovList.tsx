@@ -7,7 +7,7 @@ import { RateLimitedBadge, RunstateBadge } from './badges';
 import { ControlNodeCell, type ControlNodeAction } from './ControlNodeCell';
 import { RowActions, RowDetails } from './RowExtras';
 import { ReadinessBadge, TimesLine } from './Readiness';
-import { confirmedText } from './time';
+import { bothZones, confirmedText } from './time';
 
 export const ROW_HEIGHT = 64;
 /** An expanded row shows every reason in full below it (scrolling inside when longer). */
@@ -134,9 +134,9 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                 </span>
                 <span role="cell" className="pov-ready">
                   <span className="pov-ready-line">
-                    <ReadinessBadge readiness={p.readiness} />
+                    <ReadinessBadge readiness={p.readiness} customerTz={p.customerTz} />
                     {p.autoDelete?.lastWarning && (
-                      <span className={`badge ${p.autoDelete.lastWarning === '1h' ? 'bad' : 'warn'} pov-warning`} title={`Auto-delete at ${p.autoDelete.at ?? '?'}`}>
+                      <span className={`badge ${p.autoDelete.lastWarning === '1h' ? 'bad' : 'warn'} pov-warning`} title={`Auto-delete at ${p.autoDelete.at ? bothZones(p.autoDelete.at, p.customerTz) : '?'}`}>
                         deleted in &lt; {p.autoDelete.lastWarning}
                       </span>
                     )}

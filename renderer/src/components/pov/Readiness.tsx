@@ -2,16 +2,17 @@ import { useCallback, useEffect, useState } from 'react';
 import type { PovView } from '../../../../shared/contract/pov';
 import { READINESS_WORDS, type PovReadiness, type ReadinessLevel } from '../../../../shared/contract/readiness';
 import { api, errorText } from '../../api';
+import { bothZones, withZones } from './time';
 
 const TONE: Record<ReadinessLevel, string> = { ready: 'ok', attention: 'warn', not_ready: 'bad' };
 const ITEM_WORDS = { ok: 'ok', attention: 'attention', not_ready: 'not ready' } as const;
 const ITEM_TONE = { ok: 'ok', attention: 'warn', not_ready: 'bad' } as const;
 
 /** The readiness badge: always words (colour is never the only signal), the reason on hover. */
-export function ReadinessBadge({ readiness }: { readiness: PovView['readiness'] }) {
+export function ReadinessBadge({ readiness, customerTz }: { readiness: PovView['readiness']; customerTz?: string | null | undefined }) {
   if (!readiness) return <span className="badge muted">unknown</span>;
   return (
-    <span className={`badge ${TONE[readiness.overall]}`} data-testid="readiness" title={readiness.summary}>
+    <span className={`badge ${TONE[readiness.overall]}`} data-testid="readiness" title={withZones(readiness.summary, customerTz)}>
       {READINESS_WORDS[readiness.overall]}
     </span>
   );
@@ -26,22 +27,16 @@ export function distanceText(deltaMs: number): string {
   return deltaMs >= 0 ? `in ${text}` : `${text} ago`;
 }
 
-/** An instant in the SE's own time zone (the full ISO value is in the title). */
-export function localTime(iso: string): string {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-}
-
 /** Auto-delete countdown and share-link expiry, as the row and the POV page show them. */
 export function TimesLine({ pov, now }: { pov: PovView; now: number }) {
   const del = pov.autoDelete?.at ?? null;
   const share = pov.readiness?.shareExpiresAt ?? null;
   return (
     <span className="pov-times small" data-testid="pov-times">
-      <span title={del ? `Skytap deletes the environment at ${del}` : 'no auto-delete time set'}>
+      <span title={del ? `Skytap deletes the environment at ${bothZones(del, pov.customerTz)}` : 'no auto-delete time set'}>
         {del ? `deletes ${distanceText(Date.parse(del) - now)}` : 'no auto-delete'}
       </span>
-      <span title={share ? `the customer's share link expires at ${share}` : 'no live share link'}>
+      <span title={share ? `the customer's share link expires at ${bothZones(share, pov.customerTz)}` : 'no live share link'}>
         {share ? `link ${Date.parse(share) <= now ? 'expired' : 'expires'} ${distanceText(Date.parse(share) - now)}` : 'no share link'}
       </span>
     </span>
@@ -49,7 +44,7 @@ export function TimesLine({ pov, now }: { pov: PovView; now: number }) {
 }
 
 /** The POV page's checklist: each item's state in words, its age, what was found and the one fix. */
-export function ReadinessChecklist({ povId, refreshKey }: { povId: string; refreshKey?: unknown }) {
+export function ReadinessChecklist({ povId, refreshKey, customerTz }: { povId: string; refreshKey?: unknown; customerTz?: string | null | undefined }) {
   const [r, setR] = useState<PovReadiness | null>(null);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(() => {
@@ -72,7 +67,7 @@ export function ReadinessChecklist({ povId, refreshKey }: { povId: string; refre
         <span className={`badge ${TONE[r.overall]}`} data-testid="readiness-overall">
           {READINESS_WORDS[r.overall]}
         </span>
-        <span className="small">{r.summary}</span>
+        <span className="small">{withZones(r.summary, customerTz)}</span>
         <button onClick={load}>Check again</button>
       </header>
       <ul className="readiness-list">
@@ -80,7 +75,7 @@ export function ReadinessChecklist({ povId, refreshKey }: { povId: string; refre
           <li key={i.key} data-item={i.key}>
             <span className={`badge ${ITEM_TONE[i.state]}`}>{ITEM_WORDS[i.state]}</span>
             <span className="readiness-label">{i.label}</span>
-            <span className="readiness-detail">{i.detail}</span>
+            <span className="readiness-detail">{withZones(i.detail, customerTz)}</span>
             <span className="small muted" title={i.asOf ?? ''}>
               {i.asOf ? `as of ${distanceText(Date.parse(i.asOf) - checked)}` : ''}
             </span>

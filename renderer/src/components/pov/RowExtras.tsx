@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { JobRecord } from '../../../../shared/contract';
 import type { PovView } from '../../../../shared/contract/pov';
 import type { PovAction } from './PovList';
-import { localTime } from './Readiness';
+import { bothZones, withZones } from './time';
 
 const ACTIONS: { action: PovAction; label: string; key: 'start' | 'suspend' | 'destroy'; className?: string }[] = [
   { action: 'pov.start', label: 'Start', key: 'start' },
@@ -66,17 +66,19 @@ export function RowActions({ pov: p, onAction }: { pov: PovView; onAction(action
   );
 }
 
-/** The expanded row: every reason the cells shorten, in full, and the times in the SE's zone. */
+/** The expanded row: every reason the cells shorten, in full, and the times in the SE's zone (and the customer's). */
 export function RowDetails({ pov: p, now, lastFailed }: { pov: PovView; now: number; lastFailed?: JobRecord | undefined }) {
   const share = p.readiness?.shareExpiresAt ?? null;
   const lines: [string, string][] = [];
-  if (p.readiness) lines.push(['Readiness', p.readiness.summary]);
+  if (p.readiness) lines.push(['Readiness', withZones(p.readiness.summary, p.customerTz)]);
   if (p.controlNode.reason) lines.push(['Control node', `${p.controlNode.status ?? 'not installed'}: ${p.controlNode.reason}`]);
   if (p.errorMessage) lines.push(['Error', p.errorMessage]);
   if (lastFailed?.error) lines.push(['Last job', `${lastFailed.title} failed: ${lastFailed.error.message}`]);
   if (p.autoDelete?.reason) lines.push(['Auto-delete', p.autoDelete.reason]);
-  lines.push(['Deletes at', p.autoDelete?.at ? localTime(p.autoDelete.at) : 'no auto-delete time set']);
-  lines.push(['Share link', share ? `${Date.parse(share) <= now ? 'expired' : 'expires'} ${localTime(share)}` : 'no live share link']);
+  const tz = p.customerTz ?? null;
+  lines.push(['Deletes at', p.autoDelete?.at ? bothZones(p.autoDelete.at, tz) : 'no auto-delete time set']);
+  if (p.autoDelete?.nextWarning) lines.push(['Next warning', `${p.autoDelete.nextWarning.step} before: ${bothZones(p.autoDelete.nextWarning.at, tz)}`]);
+  lines.push(['Share link', share ? `${Date.parse(share) <= now ? 'expired' : 'expires'} ${bothZones(share, tz)}` : 'no live share link']);
   lines.push(['Template', `${p.templateName || '—'} (id ${p.templateId})`]);
   return (
     <div className="pov-details" data-testid="pov-details" role="cell" aria-label={`Details for ${p.name}`}>

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { OsValue, PovVmView } from '../../../../shared/contract/pov';
 import { errorText } from '../../api';
+import { ErrorAlert } from '../ErrorAlert';
 
 /**
  * The VMs of one POV: name, OS, IP, runstate. OS is what Skytap's hardware.guestOS says unless
@@ -11,11 +12,7 @@ export function VmsTab({ vms, onSetOs }: { vms: PovVmView[]; onSetOs(vmId: strin
   if (vms.length === 0) return <p className="muted">No VMs read yet. Press Refresh VMs once the environment exists.</p>;
   return (
     <>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       <table className="table" aria-label="VMs">
         <thead>
           <tr>

@@ -2,7 +2,9 @@ import { useEffect, useRef, useState } from 'react';
 import type { PovView } from '../../../../shared/contract/pov';
 import { relativeTime } from '../../../../shared/share-handout';
 import { api, errorText } from '../../api';
+import { bothZones } from '../pov/time';
 import { fromLocalInput, toLocalInput } from './datetime';
+import { ErrorAlert } from '../ErrorAlert';
 
 /**
  * The POV's auto-delete time (Skytap's delete_at_end schedule is what enforces it), whether the
@@ -40,7 +42,7 @@ export function AutoDeleteBox({ pov, focusExtend, onChanged }: { pov: PovView; f
       <h3>Auto-delete</h3>
       {a.at ? (
         <p>
-          Skytap deletes this environment <strong title={a.at}>{relativeTime(a.at, Date.now())}</strong> ({new Date(a.at).toLocaleString()}).{' '}
+          Skytap deletes this environment <strong title={a.at}>{relativeTime(a.at, Date.now())}</strong> (<span data-testid="auto-delete-at">{bothZones(a.at, pov.customerTz)}</span>).{' '}
           {a.status === 'armed' && <span className="badge ok">schedule armed</span>}
           {a.status === 'pending' && <span className="badge muted">arming…</span>}
         </p>
@@ -59,7 +61,7 @@ export function AutoDeleteBox({ pov, focusExtend, onChanged }: { pov: PovView; f
       )}
       {a.nextWarning && (
         <p className="small muted">
-          Next warning ({a.nextWarning.step} before): {new Date(a.nextWarning.at).toLocaleString()}
+          Next warning ({a.nextWarning.step} before): <span data-testid="next-warning-at">{bothZones(a.nextWarning.at, pov.customerTz)}</span>
         </p>
       )}
       {a.lastWarning && <p className="small">Last warning sent: {a.lastWarning} before deletion.</p>}
@@ -74,11 +76,7 @@ export function AutoDeleteBox({ pov, focusExtend, onChanged }: { pov: PovView; f
           </button>
         </div>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }

@@ -2,6 +2,8 @@ import { useEffect, useState } from 'react';
 import type { NotificationView } from '../../../../shared/contract/notify';
 import { api } from '../../api';
 import { useNotify } from '../../state/notify';
+import { usePovs } from '../../state/pov';
+import { withZones } from '../pov/time';
 import { NotifySettingsForm } from './NotifySettingsForm';
 import { openPov } from './open-pov';
 import './share.css';
@@ -24,6 +26,9 @@ function webNotify(n: NotificationView): void {
 export function Notifications() {
   const { items, unread, toasts, settings, error, load, follow, dismiss, markAllRead, setDnd } = useNotify();
   const [open, setOpen] = useState(false);
+  // a warning's deletion time in the SE's zone and, when the POV list knows it, the customer's
+  const povs = usePovs((s) => s.povs);
+  const zoneOf = (povId: string | null) => (povId ? (povs?.find((p) => p.id === povId)?.customerTz ?? null) : null);
   const [permission, setPermission] = useState(() => (typeof Notification === 'undefined' ? 'unsupported' : Notification.permission));
   useEffect(() => void load(), [load]);
   useEffect(() => follow(webNotify), [follow]);
@@ -71,7 +76,7 @@ export function Notifications() {
                   {n.count > 1 && <span className="badge muted">×{n.count}</span>}
                 </button>
                 <div className="small muted">
-                  {n.body} · {new Date(n.createdAt).toLocaleString()}
+                  {withZones(n.body, zoneOf(n.povId))} · {new Date(n.createdAt).toLocaleString()}
                   {n.held && ' · held (do not disturb)'}
                   {n.withdrawnAt && ' · withdrawn'}
                 </div>

@@ -3,7 +3,9 @@ import type { PovView, PovVmView } from '../../../../shared/contract/pov';
 import type { ShareView } from '../../../../shared/contract/share';
 import { handoutText, isTimeZone, relativeTime } from '../../../../shared/share-handout';
 import { api, errorText } from '../../api';
+import { bothZones, seTimeZone } from '../pov/time';
 import { copyText, fromLocalInput, toLocalInput } from './datetime';
+import { ErrorAlert } from '../ErrorAlert';
 
 /**
  * Share panel: one customer link (Skytap sharing portal) for the whole environment, always with a
@@ -19,7 +21,11 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
   const [shown, setShown] = useState<Record<string, string>>({});
   const [excludeControl, setExcludeControl] = useState(false);
   const [expiry, setExpiry] = useState(() => (pov.autoDelete?.at ? toLocalInput(pov.autoDelete.at) : ''));
-  const [tz, setTz] = useState(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+  // The handout speaks the customer's zone: the POV's when set, else the SE's (editable here).
+  const [tz, setTz] = useState(() => pov.customerTz ?? seTimeZone());
+  useEffect(() => {
+    if (pov.customerTz) setTz(pov.customerTz);
+  }, [pov.customerTz]);
   const [copied, setCopied] = useState<string | null>(null);
   const [now, setNow] = useState(() => Date.now());
 
@@ -89,11 +95,7 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
           {idleWarning}
         </p>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {current.map((s) => (
         <div key={s.shareId} className="share-link" data-testid="share-link">
           <div className="row">
@@ -122,7 +124,14 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
           </div>
           <div className="row small">
             <span>
-              Expires {s.expiresAt ? <strong title={new Date(s.expiresAt).toLocaleString()}>{relativeTime(s.expiresAt, now)}</strong> : 'never'}
+              Expires{' '}
+              {s.expiresAt ? (
+                <>
+                  <strong title={s.expiresAt}>{relativeTime(s.expiresAt, now)}</strong> (<span data-testid="share-expires-at">{bothZones(s.expiresAt, pov.customerTz)}</span>)
+                </>
+              ) : (
+                'never'
+              )}
             </span>
             {s.runtimeLeftSeconds !== null && <span>· runtime left {Math.round(s.runtimeLeftSeconds / 360) / 10} h</span>}
             <span className="muted">· {s.vmIds.length} VM(s)</span>

@@ -4,6 +4,7 @@ import { api, errorText } from '../../api';
 import { useJobs } from '../../state/jobs';
 import { ProgressBar } from '../ProgressBar';
 import { ConsoleTail } from '../vm/ConsoleTail';
+import { ErrorAlert } from '../ErrorAlert';
 
 const STAGE_LABEL: Record<(typeof BAKE_STAGES)[number], string> = {
   source: 'Source',
@@ -99,11 +100,7 @@ export function BakePanel({ onBaked }: { onBaked: () => void }) {
         </button>
         {running && jobId && <button onClick={() => void api.call('jobs.cancel', { id: jobId }).catch((e) => setError(errorText(e)))}>Cancel</button>}
       </div>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {job && (
         <div className="bake-progress">
           <ol className="bake-stages" aria-label="Bake stages">
@@ -148,11 +145,7 @@ export function BakedList({ images, error }: { images: BakedImage[]; error: stri
     <div className="panel" role="region" aria-label="Baked templates">
       <h3>Baked templates</h3>
       {error && <p className="error">{error}</p>}
-      {failed && (
-        <p className="error" role="alert">
-          {failed}
-        </p>
-      )}
+      <ErrorAlert error={failed} />
       {images.length === 0 && <p className="muted">None yet.</p>}
       {images.map((b) => {
         const ej = jobs[b.name] ? all[jobs[b.name]!] : undefined;

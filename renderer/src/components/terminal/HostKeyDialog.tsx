@@ -2,9 +2,14 @@ import { useState } from 'react';
 import type { HostKeyPrompt } from '../../../../shared/contract/ssh';
 import { errorText } from '../../api';
 import { useTerminals } from '../../state/terminals';
+import { useFocusTrap } from '../focus-trap';
+import { ErrorAlert } from '../ErrorAlert';
 import './terminal.css';
 
-/** Asks about a host key. The connection waits — nothing is sent to log in — until this is answered. */
+/**
+ * Asks about a host key. The connection waits — nothing is sent to log in — until this is answered.
+ * A modal: focus stays inside, Escape refuses (the safe answer), and focus goes back to the opener.
+ */
 export function HostKeyDialog({ prompt }: { prompt: HostKeyPrompt }) {
   const answer = useTerminals((s) => s.answer);
   const [error, setError] = useState<string | null>(null);
@@ -15,10 +20,13 @@ export function HostKeyDialog({ prompt }: { prompt: HostKeyPrompt }) {
       .catch((e) => setError(errorText(e)))
       .finally(() => setBusy(false));
   };
+  const trap = useFocusTrap<HTMLDivElement>(() => {
+    if (!busy) go(false);
+  });
   const where = `${prompt.host}${prompt.port === 22 ? '' : ':' + prompt.port}`;
   return (
     <div className="hostkey-backdrop">
-      <div className={`hostkey-dialog ${prompt.kind}`} role="dialog" aria-modal="true" aria-labelledby={`hk-${prompt.promptId}`}>
+      <div ref={trap} tabIndex={-1} className={`hostkey-dialog ${prompt.kind}`} role="dialog" aria-modal="true" aria-labelledby={`hk-${prompt.promptId}`}>
         {prompt.kind === 'first' ? (
           <>
             <h3 id={`hk-${prompt.promptId}`}>First connection to {where}</h3>
@@ -55,11 +63,7 @@ export function HostKeyDialog({ prompt }: { prompt: HostKeyPrompt }) {
             </div>
           </>
         )}
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
       </div>
     </div>
   );

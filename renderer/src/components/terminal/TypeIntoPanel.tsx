@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, errorText } from '../../api';
 import { useJobs } from '../../state/jobs';
+import { ErrorAlert } from '../ErrorAlert';
 import './terminal.css';
 
 interface TypeResult {
@@ -92,11 +93,7 @@ export function TypeIntoPanel({ sessionId, onClose, runner = false }: { sessionI
         </p>
       )}
       {job?.state === 'failed' && <p className="error">{job.error?.message}</p>}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { VmConnection } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
+import { ErrorAlert } from '../ErrorAlert';
 
 /** Local vm-manager (started by the app) or a remote one (URL + bearer token kept in the keychain). */
 export function ConnectionPanel({ connection, onChanged }: { connection: VmConnection | null; onChanged: () => void }) {
@@ -39,11 +40,7 @@ export function ConnectionPanel({ connection, onChanged }: { connection: VmConne
           Bearer token {connection?.mode === 'remote' && connection.tokenSet && <span className="muted small">(set; leave empty to keep)</span>}
           <input type="password" value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" />
         </label>
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
         <div className="row">
           <button onClick={() => void save('remote')} disabled={busy || !url}>
             Use remote

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { VmImage } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
+import { ErrorAlert } from '../ErrorAlert';
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -98,11 +99,7 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
         connections to this machine&apos;s loopback services and beyond. Off: it reaches only the metadata service, and you reach it over
         SSH.
       </label>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       <div className="row">
         <button className="primary" type="submit" disabled={busy || !image}>
           Create

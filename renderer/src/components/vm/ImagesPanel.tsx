@@ -3,6 +3,8 @@ import type { JobRecord } from '../../../../shared/contract';
 import type { VmImage, VmLearnedGolden } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
 import { isActive } from '../../state/jobs';
+import { useFocusTrap } from '../focus-trap';
+import { ErrorAlert } from '../ErrorAlert';
 import { JOB_KIND } from '../../../../shared/contract/job-kinds';
 
 /**
@@ -43,7 +45,7 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
               <strong>{i.name}</strong>
               <span className="muted small">{i.goldenPcrs > 0 ? `${i.goldenPcrs} golden PCR values` : 'no golden values: attested VMs cannot verify yet'}</span>
               {i.firmwareChanged && <span className="warn small">{i.firmwareChanged}</span>}
-              <button onClick={() => learn(i.name)} disabled={running || !i.hasPolicy} title="Boots the image once in learn mode, then shows the values to confirm">
+              <button data-learn={i.name} onClick={() => learn(i.name)} disabled={running || !i.hasPolicy} title="Boots the image once in learn mode, then shows the values to confirm">
                 {i.firmwareChanged ? 'Re-learn golden values' : 'Learn golden values'}
               </button>
             </li>
@@ -51,47 +53,58 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
         })}
       </ul>
       {learned && proposal && (
-        <div className="vm-golden-proposal" role="dialog" aria-label={`Golden values of ${learned.image}`}>
-          <p>
-            One boot of <strong>{learned.image}</strong> ({learned.seconds} s) measured these values
-            {learned.firmware ? ` with firmware ${learned.firmware.path}` : ''}. Save them as the image&apos;s golden values? From then on
-            a VM of this image whose firmware, kernel, command line or initrd differs is refused.
-          </p>
-          <table className="pcr-table">
-            <thead>
-              <tr>
-                <th>PCR</th>
-                <th>value</th>
-                <th>golden</th>
-              </tr>
-            </thead>
-            <tbody>
-              {Object.keys(learned.pcrs)
-                .sort((a, b) => Number(a) - Number(b))
-                .map((p) => (
-                  <tr key={p}>
-                    <td>{p}</td>
-                    <td>
-                      <code>{learned.pcrs[p]}</code>
-                    </td>
-                    <td>{p in learned.golden ? 'saved' : 'not compared'}</td>
-                  </tr>
-                ))}
-            </tbody>
-          </table>
-          <div className="row">
-            <button className="primary" onClick={save}>
-              Save golden values
-            </button>
-            <button onClick={() => setDismissed((d) => [...d, proposal.id])}>Discard</button>
-          </div>
-        </div>
+        <GoldenDialog key={proposal.id} learned={learned} onSave={save} onDiscard={() => setDismissed((d) => [...d, proposal.id])} />
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
+      <ErrorAlert error={error} />
+    </div>
+  );
+}
+
+/**
+ * The learned values waiting for a yes or no: a modal, since it appears on its own when the learn
+ * job ends. Focus stays inside, Escape discards, and focus goes back to the image's Learn button.
+ */
+function GoldenDialog({ learned, onSave, onDiscard }: { learned: VmLearnedGolden; onSave(): void; onDiscard(): void }) {
+  const trap = useFocusTrap<HTMLDivElement>(onDiscard, {
+    returnTo: () => [...document.querySelectorAll<HTMLElement>('[data-learn]')].find((b) => b.dataset.learn === learned.image) ?? null,
+  });
+  return (
+    <div className="vm-golden-backdrop">
+      <div ref={trap} tabIndex={-1} className="vm-golden-proposal" role="dialog" aria-modal="true" aria-label={`Golden values of ${learned.image}`}>
+        <p>
+          One boot of <strong>{learned.image}</strong> ({learned.seconds} s) measured these values
+          {learned.firmware ? ` with firmware ${learned.firmware.path}` : ''}. Save them as the image&apos;s golden values? From then on
+          a VM of this image whose firmware, kernel, command line or initrd differs is refused.
         </p>
-      )}
+        <table className="pcr-table">
+          <thead>
+            <tr>
+              <th>PCR</th>
+              <th>value</th>
+              <th>golden</th>
+            </tr>
+          </thead>
+          <tbody>
+            {Object.keys(learned.pcrs)
+              .sort((a, b) => Number(a) - Number(b))
+              .map((p) => (
+                <tr key={p}>
+                  <td>{p}</td>
+                  <td>
+                    <code>{learned.pcrs[p]}</code>
+                  </td>
+                  <td>{p in learned.golden ? 'saved' : 'not compared'}</td>
+                </tr>
+              ))}
+          </tbody>
+        </table>
+        <div className="row">
+          <button className="primary" onClick={onSave}>
+            Save golden values
+          </button>
+          <button onClick={onDiscard}>Discard</button>
+        </div>
+      </div>
     </div>
   );
 }

@@ -3,6 +3,7 @@ import type { VmRecord } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
 import { LIVE_VM_STATES } from '../../../../shared/vm-states';
 import { allowed, seconds } from '../../state/vms';
+import { ErrorAlert } from '../ErrorAlert';
 
 const TONE: Record<string, string> = {
   ready: 'ok',
@@ -63,11 +64,7 @@ export function VmList({
 
   return (
     <>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       <table className="table vm-list" aria-label="VMs">
         <thead>
           <tr>

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { ENROLMENT_CODE_TTL_MS, type EnrolmentState, type SpireInfo } from './control-plane';
+import { ENROLMENT_CODE_TTL_MS, type EnrolmentState, type SpireInfo } from '../../main/services/control-node/control-plane';
 
 /**
  * A test double of the agent control plane: the protocol of docs/control-plane.md on loopback,

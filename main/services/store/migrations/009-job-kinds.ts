@@ -6,7 +6,7 @@ import type { Migration } from '../migration';
  * or `control-node.install`; they are renamed so the history reads like new rows.
  */
 const migration: Migration = {
-  version: 8,
+  version: 9,
   name: 'jobs: kinds in the one spelling of the contract',
   up(db) {
     const rename = db.prepare('UPDATE jobs SET kind = ? WHERE kind = ?');

@@ -1,11 +1,13 @@
 /**
- * Detached processes (own process group, so VMs outlive the manager), pid files, and liveness
- * checks that also confirm the pid still belongs to the program we started (its command line and,
- * where recorded, its start time), through /proc, ps or Windows' process table (procBackend).
+ * The one reader of the process table (/proc, ps or Windows' Win32_Process: procBackend), for the
+ * app and the vm-manager alike: detached processes (own process group, so VMs outlive the
+ * manager), pid files, and liveness checks that also confirm the pid still belongs to the program
+ * we started (its command line and, where recorded, its start time).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { sleep } from './sleep';
 
 export interface Started {
   pid: number;
@@ -188,6 +190,16 @@ export function removePid(file: string): void {
   rmSync(file, { force: true });
 }
 
+/** True while some process has this pid, ours or not (signal 0; EPERM means it exists). */
+export function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export function signal(pid: number, sig: NodeJS.Signals): boolean {
   try {
     process.kill(pid, sig);
@@ -196,8 +208,6 @@ export function signal(pid: number, sig: NodeJS.Signals): boolean {
     return false;
   }
 }
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Waits until `alive()` turns false; true if it did within ms. */
 export async function waitGone(alive: () => boolean, ms: number, stepMs = 50): Promise<boolean> {

@@ -1,0 +1,22 @@
+import type { StreamName } from '../../shared/contract';
+
+/**
+ * What a service needs to publish stream events (job snapshots, console output, terminal bytes)
+ * and to pace itself by its consumers. Services take one as a constructor argument; the app's is
+ * the StreamHub (main/core/streams.ts). Services never import main/core (test/foundation/layers.test.ts).
+ */
+export interface Hub {
+  /** Delivers one event to the subscribers of (stream, key) and of (stream, '*'); bytes default to its JSON length. */
+  publish(stream: StreamName, key: string, data: unknown, bytes?: number): void;
+  /** Subscribers of (stream, key), counting those of (stream, '*'). */
+  subscriberCount(stream: StreamName, key: string): number;
+  /** Largest number of unacknowledged bytes any subscriber of (stream, key) holds. */
+  pressure(stream: StreamName, key: string): number;
+  /** Calls cb once, when pressure on (stream, key) falls to `below` (default LOW_WATER), or at once if it already has. */
+  onDrain(stream: StreamName, key: string, cb: () => void, below?: number): void;
+}
+
+/** Unacknowledged bytes above which a producer stops reading until the hub reports a drain. */
+export const HIGH_WATER = 100_000;
+/** The pressure at or below which a drain is reported by default. */
+export const LOW_WATER = 5_000;
