@@ -1,16 +1,13 @@
 import { contextBridge, ipcRenderer } from 'electron';
 import { isMethodName, isStreamName, fromWireError, type WireError } from '../shared/contract';
 import { IPC } from '../shared/contract/transport';
+import { StreamListeners, type StreamListener } from '../shared/stream-listeners';
 
-type Listener = (data: unknown, bytes: number) => void;
-const listeners = new Map<string, Set<Listener>>();
+const listeners = new StreamListeners();
 let nextId = 1;
 
 ipcRenderer.on(IPC.event, (_e, msg: { stream: string; key: string; data: unknown; bytes: number }) => {
-  for (const k of [`${msg.stream}\u0000${msg.key}`, `${msg.stream}\u0000*`]) {
-    const set = listeners.get(k);
-    if (set) for (const fn of set) fn(msg.data, msg.bytes);
-  }
+  listeners.deliver(msg.stream, msg.key, msg.data, msg.bytes);
 });
 
 /**
@@ -31,22 +28,12 @@ const api = {
     }
     return reply.result;
   },
-  subscribe(stream: string, key: string, fn: Listener): () => void {
+  subscribe(stream: string, key: string, fn: StreamListener): () => void {
     if (!isStreamName(stream)) throw new Error(`unknown stream ${stream}`);
-    const k = `${stream}\u0000${key}`;
-    let set = listeners.get(k);
-    if (!set) {
-      listeners.set(k, (set = new Set()));
-      ipcRenderer.send(IPC.subscribe, { t: 'sub', stream, key });
-    }
-    set.add(fn);
-    return () => {
-      set!.delete(fn);
-      if (set!.size === 0) {
-        listeners.delete(k);
-        ipcRenderer.send(IPC.unsubscribe, { t: 'unsub', stream, key });
-      }
-    };
+    return listeners.add(stream, key, fn, {
+      first: () => ipcRenderer.send(IPC.subscribe, { t: 'sub', stream, key }),
+      last: () => ipcRenderer.send(IPC.unsubscribe, { t: 'unsub', stream, key }),
+    });
   },
   ack(stream: string, key: string, bytes: number): void {
     if (!isStreamName(stream)) return;

@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { z } from 'zod';
 import { AppError, jobRecord, wireErrorSchema } from '../../shared/contract';
+import { streamKey } from '../../shared/stream-listeners';
 import { onLines, type OwnerHello } from '../core/owner-endpoint';
 import { ownerFiles, readOwnerToken } from '../core/owner';
 
@@ -56,7 +57,7 @@ export async function connectOwner(home: string, timeoutMs = 5000): Promise<Owne
     if (!msg.success) return sock.destroy();
     const m = msg.data;
     if (m.t === 'hello') return hello?.(m);
-    if (m.t === 'event') return listeners.get(`${m.stream}\u0000${m.key}`)?.(m.data);
+    if (m.t === 'event') return listeners.get(streamKey(m.stream, m.key))?.(m.data);
     const p = pending.get(m.id);
     if (!p) return;
     pending.delete(m.id);
@@ -85,7 +86,7 @@ export async function connectOwner(home: string, timeoutMs = 5000): Promise<Owne
         send({ t: 'call', id, method, args });
       }),
     subscribe(stream, key, fn) {
-      listeners.set(`${stream}\u0000${key}`, fn);
+      listeners.set(streamKey(stream, key), fn);
       send({ t: 'sub', stream, key });
     },
     close: () => sock.destroy(),

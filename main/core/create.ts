@@ -35,6 +35,8 @@ import { startOwnerEndpoint } from './owner-endpoint';
 import { ownerBusyError, ownerFiles, tryAcquireOwnerLock, type OwnerKind, type OwnerLock } from './owner';
 import { defaultHome, pathsFor } from './paths';
 import { StreamHub } from './streams';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
+import type { PovView } from '../../shared/contract/pov';
 
 export interface Core {
   base: Base;
@@ -225,6 +227,9 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     jobs,
     log,
     locks,
+    hub,
+    // pov.updated's rows carry the badge pov.list adds (readiness is built below, used later)
+    decorate: (views: PovView[]): Promise<PovView[]> => readiness.badges(views),
     skytap: (signal) => skytap.client({ signal }),
     ...(tuning.pollMs !== undefined ? { pollMs: tuning.pollMs } : {}),
     installControlNode: controlNode.installAfterPowerOn,
@@ -292,7 +297,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   jobs.onChange((job) => {
     // Once a POV's control node enrols, wire it (when its tenants are saved): the Gateway
     // container needs the agent. A failure stays on the wiring job, never on the install.
-    if (job.kind === 'control-node.install' && job.state === 'succeeded' && job.subject) {
+    if (job.kind === JOB_KIND.controlNodeInstall && job.state === 'succeeded' && job.subject) {
       try {
         const id = pam.autoWire(job.subject);
         if (id) log.info('wiring a POV into BeyondTrust now that its control node enrolled', { povId: job.subject, jobId: id });
@@ -304,7 +309,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   jobs.onChange((job) => {
     notify.onJob(job);
     // a destroy or a sweep that found the environment gone: its links and their passwords go too
-    if (job.state === 'succeeded' && (job.kind === 'pov_destroy' || job.kind === 'pov_env_reconcile')) {
+    if (job.state === 'succeeded' && (job.kind === JOB_KIND.povDestroy || job.kind === JOB_KIND.reconcile)) {
       shares.forgetDestroyed().catch((err: unknown) => log.warn('could not forget share passwords', { error: (err as Error).message }));
     }
   });

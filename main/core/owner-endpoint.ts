@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { AppError, describeZodError, toWireError } from '../../shared/contract';
 import { clientMessage, type ServerMessage } from '../../shared/contract/transport';
 import type { Dispatcher } from './dispatch';
-import type { StreamHub, Subscriber } from './streams';
+import { StreamSession } from './stream-session';
+import type { StreamHub } from './streams';
 import type { Logger } from '../services/log/logger';
 
 /**
@@ -64,17 +65,11 @@ export async function startOwnerEndpoint(opts: {
   const attach = (sock: Socket) => {
     sockets.add(sock);
     let authed = false;
-    const unsubs = new Map<string, () => void>();
     const send = (m: ServerMessage | OwnerHello) => {
       if (!sock.destroyed) sock.write(JSON.stringify(m) + '\n');
     };
-    const sub: Subscriber = {
-      unacked: new Map(),
-      send: (stream, key, data, bytes) => {
-        send({ t: 'event', stream, key, data, bytes });
-        hub.ack(sub, stream, key, bytes);
-      },
-    };
+    // jobs.update acknowledges itself as it is delivered; an `ack` from the client changes nothing.
+    const session = new StreamSession(hub, (stream, key, data, bytes) => send({ t: 'event', stream, key, data, bytes }));
     onLines(sock, (line) => {
       let raw: unknown;
       try {
@@ -101,23 +96,16 @@ export async function startOwnerEndpoint(opts: {
           (result) => send({ t: 'result', id: m.id, result }),
           (err) => send({ t: 'error', id: m.id, error: toWireError(err) }),
         );
-      } else if (m.t === 'sub') {
-        if (!(OWNER_STREAMS as readonly string[]).includes(m.stream)) {
-          return send({ t: 'error', id: -1, error: new AppError('unsupported', `stream ${m.stream} is not served on the local endpoint`).toWire() });
-        }
-        const k = `${m.stream}\u0000${m.key}`;
-        if (!unsubs.has(k)) unsubs.set(k, hub.subscribe(m.stream, m.key, sub));
-      } else if (m.t === 'unsub') {
-        const k = `${m.stream}\u0000${m.key}`;
-        unsubs.get(k)?.();
-        unsubs.delete(k);
+      } else if (m.t === 'sub' && !(OWNER_STREAMS as readonly string[]).includes(m.stream)) {
+        return send({ t: 'error', id: -1, error: new AppError('unsupported', `stream ${m.stream} is not served on the local endpoint`).toWire() });
+      } else if (m.t !== 'ack') {
+        session.handle(m);
       }
-      // 'ack': jobs.update acknowledges itself; nothing to do.
     });
     sock.on('error', () => sock.destroy());
     sock.on('close', () => {
       sockets.delete(sock);
-      for (const u of unsubs.values()) u();
+      session.close();
     });
   };
 

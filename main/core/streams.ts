@@ -1,4 +1,5 @@
 import type { StreamName } from '../../shared/contract';
+import { streamKey } from '../../shared/stream-listeners';
 import { LOW_WATER, type Hub } from '../services/hub';
 
 export { HIGH_WATER, LOW_WATER } from '../services/hub';
@@ -10,7 +11,7 @@ export interface Subscriber {
   unacked: Map<string, number>;
 }
 
-const id = (stream: string, key: string) => `${stream}\u0000${key}`;
+const id = streamKey;
 
 /**
  * Routes stream events from producers (jobs, console tails, ssh sessions) to subscribed

@@ -1,8 +1,8 @@
 import type { IpcMain, IpcMainEvent, IpcMainInvokeEvent, WebContents } from 'electron';
-import { AppError, isStreamName, streams, toWireError } from '../../shared/contract';
+import { AppError, toWireError } from '../../shared/contract';
 import { IPC, clientMessage } from '../../shared/contract/transport';
 import type { Core } from '../core/create';
-import type { Subscriber } from '../core/streams';
+import { StreamSession } from '../core/stream-session';
 
 /**
  * Binds the contract to ipcMain. Every message is checked for its sender (the app's own main
@@ -15,26 +15,20 @@ export function bindIpc(opts: {
   isTrustedSender: (event: IpcMainEvent | IpcMainInvokeEvent) => boolean;
 }): void {
   const { ipcMain, core, isTrustedSender } = opts;
-  const subscribers = new Map<WebContents, { sub: Subscriber; unsubs: Map<string, () => void> }>();
+  const sessions = new Map<WebContents, StreamSession>();
 
   const forSender = (wc: WebContents) => {
-    let entry = subscribers.get(wc);
-    if (entry) return entry;
-    const sub: Subscriber = {
-      unacked: new Map(),
-      send: (stream, key, data, bytes) => {
-        if (wc.isDestroyed()) return;
-        wc.send(IPC.event, { t: 'event', stream, key, data, bytes });
-        if (isStreamName(stream) && streams[stream].ack === 'auto') core.base.hub.ack(sub, stream, key, bytes);
-      },
-    };
-    entry = { sub, unsubs: new Map() };
-    subscribers.set(wc, entry);
-    wc.once('destroyed', () => {
-      for (const u of entry!.unsubs.values()) u();
-      subscribers.delete(wc);
+    let session = sessions.get(wc);
+    if (session) return session;
+    session = new StreamSession(core.base.hub, (stream, key, data, bytes) => {
+      if (!wc.isDestroyed()) wc.send(IPC.event, { t: 'event', stream, key, data, bytes });
     });
-    return entry;
+    sessions.set(wc, session);
+    wc.once('destroyed', () => {
+      session!.close();
+      sessions.delete(wc);
+    });
+    return session;
   };
 
   ipcMain.handle(IPC.call, async (event, payload: unknown) => {
@@ -54,16 +48,9 @@ export function bindIpc(opts: {
     if (!isTrustedSender(event)) return;
     const msg = clientMessage.safeParse(payload);
     if (!msg.success) return;
-    const m = msg.data;
-    if (m.t === 'call' || !isStreamName(m.stream)) return;
-    const entry = forSender(event.sender);
-    const k = `${m.stream}\u0000${m.key}`;
-    if (m.t === 'sub' && !entry.unsubs.has(k)) entry.unsubs.set(k, core.base.hub.subscribe(m.stream, m.key, entry.sub));
-    if (m.t === 'unsub') {
-      entry.unsubs.get(k)?.();
-      entry.unsubs.delete(k);
-    }
-    if (m.t === 'ack') core.base.hub.ack(entry.sub, m.stream, m.key, m.bytes);
+    if (msg.data.t === 'call') return;
+    // An unknown stream is dropped: the preload checks names before sending, so only a bug gets here.
+    forSender(event.sender).handle(msg.data);
   };
   ipcMain.on(IPC.subscribe, streamMessage);
   ipcMain.on(IPC.unsubscribe, streamMessage);

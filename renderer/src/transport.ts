@@ -11,8 +11,9 @@ import {
   WS_TOKEN_PREFIX,
 } from '../../shared/contract/wire';
 import type { ServerMessage } from '../../shared/contract/transport';
+import { StreamListeners, streamKey, type StreamListener } from '../../shared/stream-listeners';
 
-export type Listener = (data: unknown, bytes: number) => void;
+export type Listener = StreamListener;
 
 /** What the renderer needs from a transport: window.povdesk (Electron) or the WebSocket client. */
 export interface Transport {
@@ -72,16 +73,11 @@ export function wsTransport(url: string, launchToken: string | Promise<string>):
   let ready: Promise<WebSocket> | null = null;
   let nextId = 1;
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  const listeners = new Map<string, Set<Listener>>();
+  const listeners = new StreamListeners();
   const byteReaders = new Map<string, AbortController>();
   const bytesUrl = new URL(url);
   bytesUrl.protocol = bytesUrl.protocol === 'wss:' ? 'https:' : 'http:';
   bytesUrl.pathname = BYTES_PATH;
-
-  const deliver = (k: string, data: unknown, bytes: number) => {
-    const set = listeners.get(k);
-    if (set) for (const fn of set) fn(data, bytes);
-  };
 
   const connect = (): Promise<WebSocket> => {
     if (ready) return ready;
@@ -102,16 +98,14 @@ export function wsTransport(url: string, launchToken: string | Promise<string>):
           // The host's first message: from here on the connection can be used.
           ws = sock;
           conn = msg.conn;
-          for (const k of listeners.keys()) {
-            const [stream, key] = k.split('\u0000');
-            if (!BYTE_STREAMS.includes(stream!)) sock.send(JSON.stringify({ t: 'sub', stream, key }));
+          for (const { stream, key } of listeners.pairs()) {
+            if (!BYTE_STREAMS.includes(stream)) sock.send(JSON.stringify({ t: 'sub', stream, key }));
           }
           resolve(sock);
           return;
         }
         if (msg.t === 'event') {
-          deliver(`${msg.stream}\u0000${msg.key}`, msg.data, msg.bytes);
-          deliver(`${msg.stream}\u0000*`, msg.data, msg.bytes);
+          listeners.deliver(msg.stream, msg.key, msg.data, msg.bytes);
           return;
         }
         const p = pending.get(msg.id);
@@ -133,7 +127,7 @@ export function wsTransport(url: string, launchToken: string | Promise<string>):
 
   /** Reads a byte stream until unsubscribed; opens it again (on a new connection) if it ends by itself. */
   const readBytes = (stream: string, key: string) => {
-    const k = `${stream}\u0000${key}`;
+    const k = streamKey(stream, key);
     const ctl = new AbortController();
     byteReaders.set(k, ctl);
     void (async () => {
@@ -142,7 +136,7 @@ export function wsTransport(url: string, launchToken: string | Promise<string>):
         const u = new URL(bytesUrl);
         u.search = new URLSearchParams({ stream, key, conn: conn ?? '' }).toString();
         readBody ??= workerBodyReader(token) ?? mainThreadBodyReader(token);
-        await readBody(u, ctl.signal, (value) => deliver(k, { data: value, bytes: value.length }, value.length));
+        await readBody(u, ctl.signal, (value) => listeners.deliverExact(stream, key, { data: value, bytes: value.length }, value.length));
       } catch {
         // aborted by unsubscribe, host gone, or refused: decided below
       }
@@ -150,7 +144,7 @@ export function wsTransport(url: string, launchToken: string | Promise<string>):
       // Ended without being asked: the WebSocket dropped (its byte streams end with it) or the host
       // restarted. Try again shortly, on whatever connection is current by then.
       setTimeout(() => {
-        if (!ctl.signal.aborted && byteReaders.get(k) === ctl && listeners.has(k)) readBytes(stream, key);
+        if (!ctl.signal.aborted && byteReaders.get(k) === ctl && listeners.has(stream, key)) readBytes(stream, key);
       }, 500);
     })();
   };
@@ -166,25 +160,17 @@ export function wsTransport(url: string, launchToken: string | Promise<string>):
       });
     },
     subscribe(stream, key, fn) {
-      const k = `${stream}\u0000${key}`;
-      const isBytes = BYTE_STREAMS.includes(stream);
-      let set = listeners.get(k);
-      if (!set) {
-        listeners.set(k, (set = new Set()));
-        if (isBytes) readBytes(stream, key);
-        else send({ t: 'sub', stream, key });
+      if (!BYTE_STREAMS.includes(stream)) {
+        return listeners.add(stream, key, fn, { first: () => send({ t: 'sub', stream, key }), last: () => send({ t: 'unsub', stream, key }) });
       }
-      set.add(fn);
-      return () => {
-        set!.delete(fn);
-        if (set!.size === 0) {
-          listeners.delete(k);
-          if (isBytes) {
-            byteReaders.get(k)?.abort();
-            byteReaders.delete(k);
-          } else send({ t: 'unsub', stream, key });
-        }
-      };
+      const k = streamKey(stream, key);
+      return listeners.add(stream, key, fn, {
+        first: () => readBytes(stream, key),
+        last: () => {
+          byteReaders.get(k)?.abort();
+          byteReaders.delete(k);
+        },
+      });
     },
     ack(stream, key, bytes) {
       send({ t: 'ack', stream, key, bytes });

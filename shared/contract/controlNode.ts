@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jobStarted, method, noArgs } from './define';
+import { method, noArgs } from './define';
 
 const id = z.string().trim().min(1).max(200);
 
@@ -56,11 +56,6 @@ export const controlNodeSettingsView = z
 const optionalText = (max: number) => z.string().trim().max(max).optional();
 
 export const controlNodeMethods = {
-  'templates.runnerScript': method(
-    'The template runner (and its systemd unit) to bake into a control-node template, with per-line checksums',
-    noArgs,
-    runnerScriptView,
-  ),
   'controlNode.previewBootstrap': method(
     "What would be injected for a POV's control node, with a placeholder code: the script as written, the policy, and the fitted tier and size",
     z.object({ povId: id }).strict(),
@@ -94,27 +89,5 @@ export const controlNodeMethods = {
       })
       .strict(),
     controlNodeSettingsView,
-  ),
-  'pov.setControlNodeName': method(
-    'Name the control node VM of an existing POV (blank clears it) and re-resolve',
-    z.object({ id, name: z.string().trim().max(255) }).strict(),
-    z.object({ controlNode: controlNodeSummary }).strict(),
-  ),
-  'pov.setRoleHosts': method(
-    "Name a POV's Entitle agent host and/or Resource Broker host (blank clears; omitted keeps) and re-resolve: resolution's step 3 leaves them out",
-    z
-      .object({
-        id,
-        entitleHost: z.string().trim().max(255).regex(/^[^\u0000-\u001f\u007f]*$/, 'must have no control characters').optional(),
-        brokerHost: z.string().trim().max(255).regex(/^[^\u0000-\u001f\u007f]*$/, 'must have no control characters').optional(),
-      })
-      .strict(),
-    z.object({ controlNode: controlNodeSummary }).strict(),
-  ),
-  'pov.installControlNode': method(
-    "Install (or re-install) the agent on a POV's control node; the job's last line says SPIRE or Ed25519",
-    z.object({ id }).strict(),
-    jobStarted,
-    { job: true },
   ),
 } as const;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { JOB_KIND } from './job-kinds';
 import { method, noArgs, ok, stream } from './define';
 import { wireErrorSchema } from './wire-schema';
 import { refineCredentialUrl } from '../url-policy';
@@ -16,10 +17,12 @@ export const jobProgress = z
   })
   .strict();
 
+export const jobKind = z.enum(JOB_KIND);
+
 export const jobRecord = z
   .object({
     id: z.string(),
-    kind: z.string(),
+    kind: jobKind,
     title: z.string(),
     subject: z.string().nullable(),
     routine: z.boolean(),

@@ -3,8 +3,8 @@ import { coreMethods, coreStreams } from './core';
 import { controlNodeMethods } from './controlNode';
 import { pamMethods } from './pam';
 import { notifyMethods, notifyStreams } from './notify';
-import { povMethods } from './pov';
-import { readinessMethods } from './readiness';
+import { povMethods, povStreams } from './pov';
+import { reconcileMethods } from './reconcile';
 import { shareMethods } from './share';
 import { skytapMethods } from './skytap';
 import { sshMethods, sshStreams } from './ssh';
@@ -16,6 +16,7 @@ export * from './errors';
 export * from './wire-schema';
 export * from './define';
 export * from './core';
+export * from './job-kinds';
 
 /**
  * Every call between UI and core. Each domain keeps its entries in its own file; this object is
@@ -25,7 +26,7 @@ export const methods = {
   ...coreMethods,
   ...skytapMethods,
   ...povMethods,
-  ...readinessMethods,
+  ...reconcileMethods,
   ...controlNodeMethods,
   ...pamMethods,
   ...vmMethods,
@@ -37,6 +38,7 @@ export const methods = {
 
 export const streams = {
   ...coreStreams,
+  ...povStreams,
   ...vmStreams,
   ...sshStreams,
   ...notifyStreams,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { controlNodeSummary } from './controlNode';
-import { jobStarted, method, noArgs } from './define';
-import { readinessLevel } from './readiness';
+import { jobStarted, method, stream } from './define';
+import { povReadiness, readinessLevel } from './readiness';
 
 export const POV_STATES = ['provisioning', 'active', 'failed', 'destroying', 'destroyed'] as const;
 export const povState = z.enum(POV_STATES);
@@ -222,10 +222,35 @@ export const povMethods = {
     z.object({ povId: id, customerTz: ianaTimeZone.nullable() }).strict(),
     z.object({ pov: povView }).strict(),
   ),
-  'reconcile.runNow': method(
-    'Run the reconcile sweep now (one paginated read of every managed environment)',
-    noArgs,
+  'pov.readiness': method(
+    'Is this POV ready for the customer? Overall ready/attention/not_ready and a checklist: each item\'s state, age and the one action that fixes it',
+    z.object({ id }).strict(),
+    povReadiness,
+  ),
+  'pov.setControlNodeName': method(
+    'Name the control node VM of an existing POV (blank clears it) and re-resolve',
+    z.object({ id, name: z.string().trim().max(255) }).strict(),
+    z.object({ controlNode: controlNodeSummary }).strict(),
+  ),
+  'pov.setRoleHosts': method(
+    "Name a POV's Entitle agent host and/or Resource Broker host (blank clears; omitted keeps) and re-resolve: resolution's step 3 leaves them out",
+    z
+      .object({
+        id,
+        entitleHost: z.string().trim().max(255).regex(/^[^\u0000-\u001f\u007f]*$/, 'must have no control characters').optional(),
+        brokerHost: z.string().trim().max(255).regex(/^[^\u0000-\u001f\u007f]*$/, 'must have no control characters').optional(),
+      })
+      .strict(),
+    z.object({ controlNode: controlNodeSummary }).strict(),
+  ),
+  'pov.installControlNode': method(
+    "Install (or re-install) the agent on a POV's control node; the job's last line says SPIRE or Ed25519",
+    z.object({ id }).strict(),
     jobStarted,
     { job: true },
   ),
+} as const;
+
+export const povStreams = {
+  'pov.updated': stream("A POV's row or its running job changed: the POV as pov.list shows it, keyed by POV id; subscribe to '*' for every POV", povView),
 } as const;

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { method } from './define';
 
 /**
  * Demo readiness: "is this POV ready for the customer?" answered by the core from what it
@@ -44,11 +43,3 @@ export type PovReadiness = z.infer<typeof povReadiness>;
 
 /** The badge words, the same in the list, the POV page and the CLI. */
 export const READINESS_WORDS: Record<ReadinessLevel, string> = { ready: 'ready', attention: 'attention', not_ready: 'not ready' };
-
-export const readinessMethods = {
-  'pov.readiness': method(
-    'Is this POV ready for the customer? Overall ready/attention/not_ready and a checklist: each item\'s state, age and the one action that fixes it',
-    z.object({ id: z.string().trim().min(1).max(200) }).strict(),
-    povReadiness,
-  ),
-} as const;

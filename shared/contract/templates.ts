@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { runnerScriptView } from './controlNode';
 import { jobStarted, method, noArgs } from './define';
 
 /**
  * Offline template baking: a source image (or a minimal Debian built from Debian's packages) gets
  * the control node's runner, Docker and open-vm-tools, is proven by a boot in the local
- * vm-manager, and is exported as OVA/OVF/VMDK for Skytap's import. (`templates.runnerScript`
- * stays in controlNode.ts: it is the same runner, shown for typing.)
+ * vm-manager, and is exported as OVA/OVF/VMDK for Skytap's import. `templates.runnerScript` shows
+ * the same runner the control node runs, for typing into a template by hand.
  */
 
 const dnsLabel = z
@@ -90,6 +91,11 @@ export const exportResult = z
   .strict();
 
 export const templatesMethods = {
+  'templates.runnerScript': method(
+    'The template runner (and its systemd unit) to bake into a control-node template, with per-line checksums',
+    noArgs,
+    runnerScriptView,
+  ),
   'templates.bake': method(
     'Bake a control-node template: source image or {"debian":"bookworm"} → runner, Docker, open-vm-tools → proof boot in the local vm-manager',
     bakeArgs,

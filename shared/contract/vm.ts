@@ -277,6 +277,7 @@ export const vmMethods = {
     "Log in to the remote vm-manager's OIDC issuer with a device code: open verificationUri and enter userCode; the job ends when the login is approved (tokens go to the keychain)",
     noArgs,
     vmLogin,
+    { job: true },
   ),
   'vm.logout': method('Forget the OIDC login (removes its tokens from the keychain)', noArgs, ok),
   'vm.exec': method(
@@ -298,4 +299,9 @@ export const vmMethods = {
 
 export const vmStreams = {
   'vm.console': stream('Console output of a VM as it is written, keyed by VM id', vmConsoleChunk, 'manual'),
+  'vm.updated': stream(
+    "A VM's record changed (state, attestation, ports) or the VM is gone (vm null), keyed by VM id; subscribe to '*' for every VM",
+    z.object({ id: z.string(), vm: vmRecord.nullable() }).strict(),
+  ),
+  'vm.imagesUpdated': stream("The vm-manager's image store changed: every image (key 'all')", z.object({ images: z.array(vmImage) }).strict()),
 } as const;

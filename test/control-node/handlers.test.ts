@@ -5,6 +5,8 @@ import { BEGIN_MARKER } from '../../main/services/control-node/markers';
 import { runnerScript } from '../../main/services/control-node/runner';
 import { coreWorld, type CoreWorld } from '../pov/helpers';
 import { guest } from './harness';
+import { povMethods } from '../../shared/contract/pov';
+import { templatesMethods } from '../../shared/contract/templates';
 
 /**
  * The methods through the real core's Dispatcher (args and results through the contract schemas), with
@@ -96,7 +98,7 @@ describe('control-node handlers through the contract', () => {
     const provision = await w.jobs.wait(created.jobId);
     expect(provision.state, JSON.stringify(provision.error)).toBe('succeeded');
     const povId = (await w.call('pov.list', {})).povs[0]!.id;
-    const installs = (w.db.prepare("SELECT id FROM jobs WHERE kind = 'control-node.install' AND subject = ?").all(povId) as { id: string }[]);
+    const installs = (w.db.prepare("SELECT id FROM jobs WHERE kind = 'pov.installControlNode' AND subject = ?").all(povId) as { id: string }[]);
     expect(installs).toHaveLength(1);
     // The provision finished while the install still waits for an agent (no guest runs yet).
     expect(['queued', 'running']).toContain(w.jobs.get(installs[0]!.id)!.state);
@@ -122,9 +124,9 @@ describe('control-node handlers through the contract', () => {
   }, 60_000);
 
   it('argument objects are strict', () => {
-    expect(controlNodeMethods['pov.setControlNodeName'].args.safeParse({ id: 'a', name: 'b', x: 1 }).success).toBe(false);
-    expect(controlNodeMethods['pov.installControlNode'].args.safeParse({ id: '' }).success).toBe(false);
+    expect(povMethods['pov.setControlNodeName'].args.safeParse({ id: 'a', name: 'b', x: 1 }).success).toBe(false);
+    expect(povMethods['pov.installControlNode'].args.safeParse({ id: '' }).success).toBe(false);
     expect(controlNodeMethods['controlNode.previewBootstrap'].args.safeParse({ povId: 'p', extra: true }).success).toBe(false);
-    expect(controlNodeMethods['templates.runnerScript'].args.safeParse({ a: 1 }).success).toBe(false);
+    expect(templatesMethods['templates.runnerScript'].args.safeParse({ a: 1 }).success).toBe(false);
   });
 });

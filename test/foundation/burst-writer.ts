@@ -2,6 +2,7 @@
 // job id once JobRunner.start has returned (the row is committed by then). The parent SIGKILLs it.
 import { createCore } from '../../main/core/create';
 import { MemorySecretStore } from '../../main/services/secrets/store';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
 
 const home = process.argv[2]!;
 const core = await createCore({
@@ -13,7 +14,7 @@ const core = await createCore({
 let n = 0;
 const tick = () => {
   for (let i = 0; i < 20; i++) {
-    const id = core.base.jobs.start({ kind: 'burst', title: `burst ${n++}` }, async (job) => {
+    const id = core.base.jobs.start({ kind: JOB_KIND.sshTypeInto, title: `burst ${n++}` }, async (job) => {
       job.progress('writing', 0.5, 'half way');
       job.log('a line of log');
       await new Promise((r) => setTimeout(r, 5));

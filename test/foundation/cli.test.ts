@@ -6,6 +6,7 @@ import { methods } from '../../shared/contract';
 import { helpText } from '../../main/cli/index';
 import { startEmulator, SEEDS, type Emulator } from '../skytap-emulator';
 import { tempHome } from './helpers';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
 
 const run = promisify(execFile);
 const BIN = join(__dirname, '..', '..', 'bin', 'povdesk.mjs');
@@ -37,7 +38,7 @@ describe('povdesk CLI', () => {
     const env = { SKYTAP_URL: emu.url, SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token' };
     const { stdout } = await cli(['call', 'reconcile.runNow', '{}', '--wait'], env);
     const job = JSON.parse(stdout);
-    expect(job).toMatchObject({ kind: 'pov_env_reconcile', state: 'succeeded' });
+    expect(job).toMatchObject({ kind: JOB_KIND.reconcile, state: 'succeeded' });
   }, 60_000);
 
   it('a failed job exits 1 with its error on stderr', async () => {

@@ -5,6 +5,7 @@ import { StreamHub, type Subscriber } from '../../main/core/streams';
 import { JobRunner } from '../../main/services/jobs/runner';
 import { openDatabase } from '../../main/services/store/db';
 import { tempHome } from './helpers';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
 
 const runner = () => {
   const file = join(tempHome(), 'j.db');
@@ -16,7 +17,7 @@ describe('JobRunner', () => {
     const { runner: r } = runner();
     const seen: string[] = [];
     r.onChange((j) => seen.push(`${j.state}:${j.progress.step}`));
-    const id = r.start({ kind: 'demo', title: 'Demo', subject: 'pov-1' }, async (job) => {
+    const id = r.start({ kind: JOB_KIND.povRefreshVms, title: 'Demo', subject: 'pov-1' }, async (job) => {
       job.progress('step one', 0.5, 'half');
       job.log('hello');
       return { answer: 42 };
@@ -35,14 +36,14 @@ describe('JobRunner', () => {
     const got: string[] = [];
     const sub: Subscriber = { unacked: new Map(), send: (stream, key, data) => got.push(`${stream} ${key} ${(data as { state: string }).state}`) };
     hub.subscribe('jobs.update', '*', sub);
-    const id = r.start({ kind: 'demo', title: 'Demo' }, async () => 1);
+    const id = r.start({ kind: JOB_KIND.povRefreshVms, title: 'Demo' }, async () => 1);
     await r.wait(id);
     expect(got).toEqual([`jobs.update ${id} queued`, `jobs.update ${id} running`, `jobs.update ${id} succeeded`]);
   });
 
   it('a thrown AppError fails the job with that error', async () => {
     const { runner: r } = runner();
-    const id = r.start({ kind: 'demo', title: 'Fails' }, async () => {
+    const id = r.start({ kind: JOB_KIND.povRefreshVms, title: 'Fails' }, async () => {
       throw new AppError('rate_limited', 'Skytap rate limited this account');
     });
     const done = await r.wait(id);
@@ -52,7 +53,7 @@ describe('JobRunner', () => {
 
   it('cancel aborts the signal and ends the job cancelled', async () => {
     const { runner: r } = runner();
-    const id = r.start({ kind: 'demo', title: 'Long' }, (job) =>
+    const id = r.start({ kind: JOB_KIND.povRefreshVms, title: 'Long' }, (job) =>
       new Promise((_res, rej) => job.signal.addEventListener('abort', () => rej(job.signal.reason))),
     );
     await new Promise((res) => setTimeout(res, 10));
@@ -65,9 +66,9 @@ describe('JobRunner', () => {
     const file = join(tempHome(), 'q.db');
     const r = new JobRunner(openDatabase(file), { concurrency: 1 });
     let release!: () => void;
-    const first = r.start({ kind: 'a', title: 'first' }, () => new Promise<void>((res) => (release = res)));
+    const first = r.start({ kind: JOB_KIND.povStart, title: 'first' }, () => new Promise<void>((res) => (release = res)));
     let ran = false;
-    const second = r.start({ kind: 'b', title: 'second' }, async () => {
+    const second = r.start({ kind: JOB_KIND.povSuspend, title: 'second' }, async () => {
       ran = true;
     });
     expect(r.get(second)!.state).toBe('queued');
@@ -80,7 +81,7 @@ describe('JobRunner', () => {
 
   it('rows left running by a dead process become interrupted at the next start', async () => {
     const { runner: r, file } = runner();
-    const id = r.start({ kind: 'demo', title: 'Never ends' }, () => new Promise(() => undefined));
+    const id = r.start({ kind: JOB_KIND.povRefreshVms, title: 'Never ends' }, () => new Promise(() => undefined));
     await new Promise((res) => setTimeout(res, 10));
     expect(r.get(id)!.state).toBe('running');
     const next = new JobRunner(openDatabase(file));
@@ -91,8 +92,8 @@ describe('JobRunner', () => {
   it('hides routine jobs unless asked and prunes them on retention', async () => {
     let now = new Date('2026-01-01T00:00:00Z');
     const r = new JobRunner(openDatabase(join(tempHome(), 'r.db')), { now: () => now });
-    await r.wait(r.start({ kind: 'sweep', title: 'sweep', routine: true }, async () => 1));
-    await r.wait(r.start({ kind: 'user', title: 'user' }, async () => 1));
+    await r.wait(r.start({ kind: JOB_KIND.reconcile, title: 'sweep', routine: true }, async () => 1));
+    await r.wait(r.start({ kind: JOB_KIND.povCreate, title: 'user' }, async () => 1));
     expect(r.list().map((j) => j.title)).toEqual(['user']);
     expect(r.list({ includeRoutine: true })).toHaveLength(2);
     now = new Date('2026-01-09T00:00:00Z');

@@ -115,7 +115,7 @@ describe('povdesk mcp (stdio)', () => {
       resetTimeoutOnProgress: true,
     })) as CallToolResult;
     expect(waited.isError, JSON.stringify(waited)).toBeFalsy();
-    expect(body(waited)).toMatchObject({ finished: true, job: { kind: 'pov_create', state: 'succeeded' } });
+    expect(body(waited)).toMatchObject({ finished: true, job: { kind: 'pov.create', state: 'succeeded' } });
     expect(progress.length).toBeGreaterThan(0);
     expect(progress.map((p) => p.progress)).toEqual([...progress.map((p) => p.progress)].sort((a, b) => a - b));
     expect(progress.some((p) => /\[running\]/.test(p.message ?? ''))).toBe(true);
@@ -124,7 +124,7 @@ describe('povdesk mcp (stdio)', () => {
     expect(pov).toMatchObject({ name: 'Acme' });
     const destroy = body(await client.callTool({ name: 'pov_destroy', arguments: { id: pov.id } }));
     const gone = body(await client.callTool({ name: 'jobs_wait', arguments: { id: destroy.jobId, timeoutSeconds: 120 } }));
-    expect(gone).toMatchObject({ finished: true, job: { kind: 'pov_destroy', state: 'succeeded' } });
+    expect(gone).toMatchObject({ finished: true, job: { kind: 'pov.destroy', state: 'succeeded' } });
     await client.callTool({ name: 'jobs_get', arguments: { id: destroy.jobId } });
     await client.callTool({ name: 'app_diagnostics', arguments: {} });
     await client.callTool({ name: 'skytap_testConnection', arguments: {} });
@@ -181,7 +181,7 @@ describe('povdesk mcp (stdio)', () => {
     expect(body(await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId, timeoutSeconds: 1 } }))).toMatchObject({ finished: false });
     const progress: Progress[] = [];
     const waited = body(await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId } }, undefined, { onprogress: (p) => progress.push(p) }));
-    expect(waited).toMatchObject({ finished: true, job: { kind: 'pov_create', state: 'succeeded' } });
+    expect(waited).toMatchObject({ finished: true, job: { kind: 'pov.create', state: 'succeeded' } });
     expect(progress.length).toBeGreaterThan(0);
     expect(existsSync(join(home, 'logs', 'mcp.log'))).toBe(false); // no core was built in the MCP process
     expect(tryAcquireOwnerLock(home, 'test')).toBeNull();
@@ -210,7 +210,7 @@ describe('povdesk mcp (stdio)', () => {
     const started = body(await client.callTool({ name: 'pov_create', arguments: { templateId: templateId(), name: 'Over HTTP' } }));
     const waited = await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId } });
     results.push(JSON.stringify(waited), JSON.stringify(await client.callTool({ name: 'settings_get', arguments: {} })));
-    expect(body(waited)).toMatchObject({ finished: true, job: { kind: 'pov_create', state: 'succeeded' } });
+    expect(body(waited)).toMatchObject({ finished: true, job: { kind: 'pov.create', state: 'succeeded' } });
     expect(body(await client.callTool({ name: 'pov_list', arguments: {} })).povs.map((p: { name: string }) => p.name)).toEqual(['Over HTTP']);
     const bad = (await client.callTool({ name: 'jobs_get', arguments: { id: 5 } })) as CallToolResult;
     expect(body(bad).error.code).toBe('invalid_request');

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tryAcquireOwnerLock } from '../../main/core/owner';
 import { startEmulator, SEEDS, type Emulator } from '../skytap-emulator';
 import { envFor, freshHome, povdesk, run, until, type Proc } from './procs';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
 
 /**
  * Two processes on one POVDESK_HOME (issue 9): real `povdesk` processes, a real SQLite file, the
@@ -69,7 +70,7 @@ describe('one owner per data directory', () => {
     const c = await run(['call', 'pov.create', JSON.stringify({ templateId: templateId(), name: 'Via owner' }), '--wait'], env);
     expect(c.code, c.err).toBe(0);
     const job = JSON.parse(c.out);
-    expect(job).toMatchObject({ kind: 'pov_create', state: 'succeeded' });
+    expect(job).toMatchObject({ kind: JOB_KIND.povCreate, state: 'succeeded' });
     expect(c.err).toContain(`run by POV Desk (pid ${serve.child.pid})`);
     expect(c.err).toMatch(/\[running\] .*%/); // progress lines followed from the owner
     // The CLI never built a core (no cli.log) and serve still holds the lock.
@@ -108,7 +109,7 @@ describe('one owner per data directory', () => {
     expect(emu.state.environmentIds()).toHaveLength(1);
     expect(emu.count('POST /configurations')).toBe(1);
     const jobs = JSON.parse((await run(['call', 'jobs.list', '{}'], env)).out).jobs as { kind: string; state: string; title: string }[];
-    expect(jobs.filter((j) => j.kind === 'pov_create').map((j) => j.state).sort()).toEqual(['interrupted', 'succeeded']);
+    expect(jobs.filter((j) => j.kind === JOB_KIND.povCreate).map((j) => j.state).sort()).toEqual(['interrupted', 'succeeded']);
     console.log(`next owner serving ${startMs} ms after the SIGKILL`);
   }, 120_000);
 });

@@ -87,7 +87,7 @@ export async function pamWorld(opts: { tenantsBeforeEnrol?: boolean } = {}): Pro
   cp.onContainer = (_agent, _name, env) => void pra.checkIn(env.DEPLOY_KEY!, { hostname: 'control-node', private_ip: cnIp });
   if (opts.tenantsBeforeEnrol) await saveTenants();
   const stopGuest = guest(w, cp, povId);
-  const install = w.db.prepare("SELECT id FROM jobs WHERE kind = 'control-node.install' AND subject = ?").get(povId) as { id: string };
+  const install = w.db.prepare("SELECT id FROM jobs WHERE kind = 'pov.installControlNode' AND subject = ?").get(povId) as { id: string };
   const enrolled = await w.jobs.wait(install.id);
   stopGuest();
   if (enrolled.state !== 'succeeded') throw new Error(`control node ${enrolled.state}`);

@@ -5,6 +5,7 @@ import type { SecretStore } from '../../main/services/secrets/store';
 import { memorySecrets } from '../support/core';
 import { coreWorld, type CoreWorld } from './helpers';
 import { SEEDS } from '../skytap-emulator/seed';
+import { reconcileMethods } from '../../shared/contract/reconcile';
 
 /**
  * The pov and skytap methods through the real core's Dispatcher: arguments parsed by the contract
@@ -109,7 +110,7 @@ describe('pov and skytap handlers', () => {
     expect(povMethods['pov.create'].args.safeParse({ templateId: '1', name: '   ' }).success).toBe(false);
     expect(povMethods['pov.setVmOs'].args.safeParse({ povId: 'a', vmId: 'b', os: 'macos' }).success).toBe(false);
     expect(povMethods['pov.setVmOs'].args.safeParse({ povId: 'a', vmId: 'b', os: null }).success).toBe(true);
-    expect(povMethods['reconcile.runNow'].args.safeParse({ now: true }).success).toBe(false);
+    expect(reconcileMethods['reconcile.runNow'].args.safeParse({ now: true }).success).toBe(false);
   });
 
   it('Test connection reports no_templates as red and 401 with the token remedy', async () => {

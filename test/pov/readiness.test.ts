@@ -5,6 +5,7 @@ import type { PovView } from '../../shared/contract/pov';
 import { povReadiness } from '../../shared/contract/readiness';
 import type { ShareView } from '../../shared/contract/share';
 import { assessReadiness, ReadinessService, type ReadinessFacts } from '../../main/services/pov/readiness';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
 
 /** A controllable clock: every test says what time it is. */
 const T0 = Date.parse('2026-12-01T08:00:00Z');
@@ -37,7 +38,7 @@ function readyFacts(): ReadinessFacts {
     shareId: 's1', name: 'Acme – customer access', url: 'https://cloud.skytap.com/vms/abc/desktops', access: 'run_and_use', vmIds: ['v2'],
     expiresAt: at(72 * H), runtimeLimitMinutes: null, runtimeLeftSeconds: null, managed: true, passwordStored: true, goneAt: null, createdAt: at(-3 * H),
   };
-  return { pov, pam, shares: [share], jobs: [job('pov_create', 'succeeded', -47 * H)] };
+  return { pov, pam, shares: [share], jobs: [job(JOB_KIND.povCreate, 'succeeded', -47 * H)] };
 }
 
 function job(kind: string, state: JobRecord['state'], finishedDelta: number, message = 'boom'): JobRecord {

@@ -4,6 +4,7 @@ import { reconcilePass } from '../../main/services/pov/reconcile';
 import { runRefreshVms } from '../../main/services/pov/lifecycle';
 import { clientFor, createPov, world, type World } from './helpers';
 import { SEEDS } from '../skytap-emulator/seed';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
 
 let w: World;
 afterEach(async () => {
@@ -142,13 +143,13 @@ describe('reconcile sweep', () => {
     expect(after.state).toBe('active');
   });
 
-  it('runs as a routine pov_env_reconcile job, hidden unless includeRoutine, pruned on retention', async () => {
+  it('runs as a routine reconcile.runNow job, hidden unless includeRoutine, pruned on retention', async () => {
     w = await world();
     await createPov(w, 'A');
     const id1 = w.svc.runReconcile();
     expect(w.svc.runReconcile()).toBe(id1); // a pass in flight is reused, not doubled
     const job = await w.jobs.wait(id1);
-    expect(job).toMatchObject({ kind: 'pov_env_reconcile', routine: true, state: 'succeeded' });
+    expect(job).toMatchObject({ kind: JOB_KIND.reconcile, routine: true, state: 'succeeded' });
     expect(job.result).toMatchObject({ managed: 1, confirmed: 1 });
     expect(w.jobs.list().some((j) => j.id === id1)).toBe(false);
     expect(w.jobs.list({ includeRoutine: true }).some((j) => j.id === id1)).toBe(true);
@@ -165,12 +166,12 @@ describe('reconcile sweep', () => {
     const stop1 = w.svc.startSweeps({ intervalMs: 40, firstDelayMs: 1 });
     await new Promise((r) => setTimeout(r, 120));
     stop1();
-    expect(w.jobs.list({ includeRoutine: true }).filter((j) => j.kind === 'pov_env_reconcile')).toHaveLength(0);
+    expect(w.jobs.list({ includeRoutine: true }).filter((j) => j.kind === JOB_KIND.reconcile)).toHaveLength(0);
     await createPov(w, 'A');
     const stop2 = w.svc.startSweeps({ intervalMs: 40, firstDelayMs: 1 });
     await new Promise((r) => setTimeout(r, 150));
     stop2();
-    const passes = w.jobs.list({ includeRoutine: true }).filter((j) => j.kind === 'pov_env_reconcile');
+    const passes = w.jobs.list({ includeRoutine: true }).filter((j) => j.kind === JOB_KIND.reconcile);
     expect(passes.length).toBeGreaterThanOrEqual(1);
     for (const p of passes) await w.jobs.wait(p.id);
   });

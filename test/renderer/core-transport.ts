@@ -2,15 +2,16 @@ import { isStreamName, streams, toWireError } from '../../shared/contract';
 import type { Core } from '../../main/core/create';
 import type { Subscriber } from '../../main/core/streams';
 import type { Transport } from '../../renderer/src/transport';
+import { StreamListeners, streamKey } from '../../shared/stream-listeners';
 
 /** A renderer transport wired straight to a real core in the same process (no socket). */
 export function coreTransport(core: Core): Transport {
-  const listeners = new Map<string, Set<(d: unknown, b: number) => void>>();
+  const listeners = new StreamListeners();
   const unsubs = new Map<string, () => void>();
   const sub: Subscriber = {
     unacked: new Map(),
     send: (stream, key, data, bytes) => {
-      for (const k of [`${stream}\u0000${key}`, `${stream}\u0000*`]) for (const fn of listeners.get(k) ?? []) fn(data, bytes);
+      listeners.deliver(stream, key, data, bytes);
       if (isStreamName(stream) && streams[stream].ack === 'auto') core.base.hub.ack(sub, stream, key, bytes);
     },
   };
@@ -25,13 +26,14 @@ export function coreTransport(core: Core): Transport {
       }
     },
     subscribe: (stream, key, fn) => {
-      const k = `${stream}\u0000${key}`;
-      if (!listeners.has(k)) {
-        listeners.set(k, new Set());
-        unsubs.set(k, core.base.hub.subscribe(stream, key, sub));
-      }
-      listeners.get(k)!.add(fn);
-      return () => listeners.get(k)?.delete(fn);
+      const k = streamKey(stream, key);
+      return listeners.add(stream, key, fn, {
+        first: () => unsubs.set(k, core.base.hub.subscribe(stream, key, sub)),
+        last: () => {
+          unsubs.get(k)?.();
+          unsubs.delete(k);
+        },
+      });
     },
     ack: (stream, key, bytes) => core.base.hub.ack(sub, stream, key, bytes),
   };

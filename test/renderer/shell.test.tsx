@@ -5,6 +5,7 @@ import { setTransport } from '../../renderer/src/api';
 import { App } from '../../renderer/src/App';
 import { testCore } from '../foundation/helpers';
 import { coreTransport } from './core-transport';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
 
 describe('app shell', () => {
   let core: Core;
@@ -44,7 +45,7 @@ describe('app shell', () => {
     render(<App />);
     let jobId = '';
     await act(async () => {
-      jobId = core.base.jobs.start({ kind: 'demo', title: 'Long demo' }, (job) => {
+      jobId = core.base.jobs.start({ kind: JOB_KIND.povRefreshVms, title: 'Long demo' }, (job) => {
         job.progress('warming up', 0.25, 'a quarter');
         return new Promise((_r, rej) => job.signal.addEventListener('abort', () => rej(job.signal.reason)));
       });

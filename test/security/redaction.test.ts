@@ -7,6 +7,7 @@ import { createLogger } from '../../main/services/log/logger';
 import { startHost, type Host } from '../../main/host/server';
 import { tempHome, testCore } from '../foundation/helpers';
 import { startEmulator, type Emulator } from '../skytap-emulator';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
 
 /** Every regular file under dir, recursively (sockets and the like have no bytes to scan). */
 function files(dir: string): string[] {
@@ -83,7 +84,7 @@ describe('no secret reaches a file or the diagnostics', () => {
       log.info('request', { name, req: { headers: { 'x-debug': `k=${value}` }, body: { note: value } } });
       log.error('call failed', { name, error: new Error(`upstream refused ${value}`) });
     }
-    const id = jobs.start({ kind: 'test.leak', title: 'leaky job' }, async (job) => {
+    const id = jobs.start({ kind: JOB_KIND.sshTypeInto, title: 'leaky job' }, async (job) => {
       for (const value of Object.values(SECRETS)) {
         job.log(`using ${value}`);
         job.progress(`step ${value}`, 0.5, `message ${value}`);
@@ -91,7 +92,7 @@ describe('no secret reaches a file or the diagnostics', () => {
       throw new AppError('unauthorized', `rejected ${SECRETS.controlPlaneToken}`, { token: SECRETS.remoteVmToken, nested: { t: SECRETS.skytapToken } });
     });
     expect((await jobs.wait(id)).state).toBe('failed');
-    const ok = jobs.start({ kind: 'test.leak-result', title: 'leaky result' }, async () => ({ echoed: SECRETS.launchToken }));
+    const ok = jobs.start({ kind: JOB_KIND.sshTypeInto, title: 'leaky result' }, async () => ({ echoed: SECRETS.launchToken }));
     expect((await jobs.wait(ok)).state).toBe('succeeded');
     // Another process's log (the vm-manager's) that never learned these secrets.
     writeFileSync(join(core.base.paths.logs, 'other-process.log'), Object.values(SECRETS).map((v) => `{"message":"saw ${v}"}`).join('\n') + '\n');

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSkytapTime } from '../../main/services/skytap/share-api';
 import { createPov, DAY, HOUR, postPortal, shareWorld, type ShareTestWorld } from './helpers';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
 
 let w: ShareTestWorld;
 afterEach(async () => {
@@ -262,7 +263,7 @@ describe('job notifications', () => {
     w = await shareWorld();
     const job = (id: string, ms: number, routine = false) => ({
       id,
-      kind: 'pov_create',
+      kind: JOB_KIND.povCreate,
       title: `Create POV "${id}"`,
       subject: null,
       routine,

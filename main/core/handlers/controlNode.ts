@@ -2,8 +2,12 @@ import type { controlNodeMethods } from '../../../shared/contract/controlNode';
 import type { ControlNodeConfig } from '../../services/control-node/config';
 import type { Services } from '../base';
 import type { DomainHandlers } from '../dispatch';
+import type { povMethods } from '../../../shared/contract/pov';
+import type { templatesMethods } from '../../../shared/contract/templates';
 
-export function controlNodeHandlers({ controlNode: cn }: Pick<Services, 'controlNode'>): DomainHandlers<typeof controlNodeMethods> {
+export function controlNodeHandlers({ controlNode: cn }: Pick<Services, 'controlNode'>): DomainHandlers<typeof controlNodeMethods> &
+  Pick<DomainHandlers<typeof povMethods>, 'pov.setControlNodeName' | 'pov.setRoleHosts' | 'pov.installControlNode'> &
+  Pick<DomainHandlers<typeof templatesMethods>, 'templates.runnerScript'> {
   return {
     'templates.runnerScript': async () => cn.runnerScript(),
     'controlNode.previewBootstrap': async ({ povId }) => cn.previewBootstrap(povId),

@@ -1,9 +1,12 @@
 import type { povMethods } from '../../../shared/contract/pov';
+import type { reconcileMethods } from '../../../shared/contract/reconcile';
 import type { Services } from '../base';
 import type { DomainHandlers } from '../dispatch';
 
 /** pov.list is readiness's: each row carries its readiness badge (see readiness.ts). */
-export function povHandlers({ pov }: Pick<Services, 'pov'>): Omit<DomainHandlers<typeof povMethods>, 'pov.list'> {
+export function povHandlers({ pov }: Pick<Services, 'pov'>): DomainHandlers<
+  Omit<typeof povMethods, 'pov.list' | 'pov.readiness' | 'pov.setControlNodeName' | 'pov.setRoleHosts' | 'pov.installControlNode'> & typeof reconcileMethods
+> {
   return {
     'pov.create': async (args) => ({ jobId: pov.create(args).jobId }),
     'pov.get': async (args) => pov.get(args.id),

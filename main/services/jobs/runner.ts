@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, toWireError, type JobLogLine, type JobRecord, type JobState, type WireError } from '../../../shared/contract';
+import { AppError, toWireError, type JobKind, type JobLogLine, type JobRecord, type JobState, type WireError } from '../../../shared/contract';
 import type { Hub } from '../hub';
 import type { Db } from '../store/db';
 
@@ -11,7 +11,7 @@ export interface JobContext {
 }
 
 export interface JobSpec {
-  kind: string;
+  kind: JobKind;
   title: string;
   subject?: string | null;
   routine?: boolean;
@@ -28,7 +28,7 @@ interface Running {
 
 interface Row {
   id: string;
-  kind: string;
+  kind: JobKind;
   title: string;
   subject: string | null;
   routine: number;

@@ -1,5 +1,6 @@
 import { AppError } from '../../../shared/contract/errors';
 import type { JobContext, JobRunner } from '../jobs/runner';
+import { JOB_KIND, type JobKind } from '../../../shared/contract/job-kinds';
 
 /**
  * Which job holds each POV: at most one lifecycle job (create, start, suspend, destroy, refresh)
@@ -25,12 +26,12 @@ export class PovLocks {
    * Starts a lifecycle job for a POV and holds the POV until it settles. The entry is cleared
    * inside the work itself, so a caller that awaits the job sees the POV free.
    */
-  launch<T>(kind: string, title: string, povId: string, work: (ctx: JobContext) => Promise<T>): string {
+  launch<T>(kind: JobKind, title: string, povId: string, work: (ctx: JobContext) => Promise<T>): string {
     return this.hold(this.active, { kind, title, subject: povId }, work);
   }
 
   /**
-   * Starts a POV's control-node install job (kind control-node.install) and tracks it, so that
+   * Starts a POV's control-node install job (kind pov.installControlNode) and tracks it, so that
    * Suspend is refused and Destroy cancels it first. One install per POV at a time. The provision
    * calls this from inside its own (still active) job, so the lifecycle lock is not checked here.
    */
@@ -39,10 +40,10 @@ export class PovLocks {
     if (running) {
       throw new AppError('conflict', `A control-node install is already running for this POV (job ${running}); wait for it or cancel it in Jobs.`);
     }
-    return this.hold(this.installs, { kind: 'control-node.install', title, subject: povId }, work);
+    return this.hold(this.installs, { kind: JOB_KIND.controlNodeInstall, title, subject: povId }, work);
   }
 
-  private hold<T>(map: Map<string, string>, spec: { kind: string; title: string; subject: string }, work: (ctx: JobContext) => Promise<T>): string {
+  private hold<T>(map: Map<string, string>, spec: { kind: JobKind; title: string; subject: string }, work: (ctx: JobContext) => Promise<T>): string {
     const povId = spec.subject;
     let jobId = '';
     const release = () => {

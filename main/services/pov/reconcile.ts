@@ -7,7 +7,7 @@ import { markAllVmsGone } from './vms';
 import { sweepUnclearCreates } from './unclear-create';
 
 export const RECONCILE_INTERVAL_MS = 10 * 60_000;
-/** Finished pov_env_reconcile jobs older than this are pruned (the same retention as other sweeps). */
+/** Finished reconcile.runNow jobs older than this are pruned (the same retention as other sweeps). */
 export const ROUTINE_JOB_RETENTION_MS = 7 * 24 * 3600_000;
 
 export interface ReconcileResult {

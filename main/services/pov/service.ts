@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../shared/contract/errors';
+import { JOB_KIND } from '../../../shared/contract/job-kinds';
 import { canonicalTimeZone, ianaTimeZone, povActionRefusal, type OsValue, type PovActions, type PovView, type PovVmView } from '../../../shared/contract/pov';
 import type { JobRunner } from '../jobs/runner';
 import { requireCapability } from '../lab-platforms/capabilities';
@@ -9,6 +10,7 @@ import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass, unclear
 import { getPov, getVm, insertPov, listPovs, listVms, toPovView, toVmView, updatePov, type PovRow } from './repo';
 import type { Environment } from '../skytap/schemas';
 import type { LifecycleDeps, StepContext } from './types';
+import { PovUpdates, type PovUpdatesHub } from './updates';
 
 export interface PovServiceDeps extends LifecycleDeps {
   jobs: JobRunner;
@@ -23,6 +25,10 @@ export interface PovServiceDeps extends LifecycleDeps {
   /** pov.setAutoDelete: moves the schedule, clamps share links, re-arms the ladder. */
   moveAutoDelete?: (povId: string, at: string) => Promise<void>;
   log?: { info(msg: string, f?: Record<string, unknown>): void; warn(msg: string, f?: Record<string, unknown>): void };
+  /** Where `pov.updated` goes; without it no events are published. */
+  hub?: PovUpdatesHub;
+  /** What pov.list adds to each row (the readiness badge), applied to each event's POV too. */
+  decorate?: (views: PovView[]) => Promise<PovView[]>;
 }
 
 /** The environment name sent to Skytap: the user's name plus a tag unique to the row. */
@@ -44,9 +50,16 @@ function checkedTimeZone(tz: string): string {
 export class PovService {
   readonly locks: PovLocks;
   private reconcileJob: string | null = null;
+  private readonly updates: PovUpdates | null = null;
 
   constructor(private readonly deps: PovServiceDeps) {
     this.locks = deps.locks ?? new PovLocks(deps.jobs);
+    if (deps.hub) {
+      const read = (id?: string) => (id === undefined ? listPovs(deps.db, true) : [getPov(deps.db, id)].filter((r) => r !== null)).map((r) => this.view(r));
+      const updates = new PovUpdates(deps.hub, read, deps.decorate);
+      deps.jobs.onChange((job) => updates.onJob(job));
+      this.updates = updates;
+    }
   }
 
   private now(): string {
@@ -112,21 +125,21 @@ export class PovService {
     });
     if (autoDeleteAt) updatePov(this.deps.db, id, { auto_delete_at: autoDeleteAt }, this.now());
     if (customerTz) updatePov(this.deps.db, id, { customer_tz: customerTz }, this.now());
-    const jobId = this.locks.launch('pov_create', `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
+    const jobId = this.locks.launch(JOB_KIND.povCreate, `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
     return { jobId, povId: id };
   }
 
   start(id: string): string {
     const r = this.row(id);
     this.gate('start', r);
-    return this.locks.launch('pov_start', `Start POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'running', ctx));
+    return this.locks.launch(JOB_KIND.povStart, `Start POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'running', ctx));
   }
 
   suspend(id: string): string {
     const r = this.row(id);
     requireCapability(r.platform, 'suspend');
     this.gate('suspend', r);
-    return this.locks.launch('pov_suspend', `Suspend POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'suspended', ctx));
+    return this.locks.launch(JOB_KIND.povSuspend, `Suspend POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'suspended', ctx));
   }
 
   /**
@@ -137,7 +150,7 @@ export class PovService {
     const r = this.row(id);
     this.gate('destroy', r);
     const install = this.installJob(id);
-    return this.locks.launch('pov_destroy', `Destroy POV "${r.name}"`, id, async (ctx) => {
+    return this.locks.launch(JOB_KIND.povDestroy, `Destroy POV "${r.name}"`, id, async (ctx) => {
       if (install) {
         ctx.progress('cancel control-node install', 0.02, `job ${install}`);
         ctx.log(`cancelling the control-node install (job ${install}) before destroying`, 'warn');
@@ -155,7 +168,7 @@ export class PovService {
   refreshVms(id: string): string {
     const r = this.row(id);
     this.gate('refreshVms', r);
-    return this.locks.launch('pov_refresh_vms', `Read VMs of POV "${r.name}"`, id, (ctx) => runRefreshVms(this.deps, id, ctx));
+    return this.locks.launch(JOB_KIND.povRefreshVms, `Read VMs of POV "${r.name}"`, id, (ctx) => runRefreshVms(this.deps, id, ctx));
   }
 
   /** The customer's time zone (null clears it), stored in its canonical IANA spelling. */
@@ -173,12 +186,12 @@ export class PovService {
     return toVmView(getVm(this.deps.db, povId, vmId)!);
   }
 
-  /** One reconcile pass as a routine pov_env_reconcile job; a pass already running is reused. */
+  /** One reconcile pass as a routine reconcile.runNow job; a pass already running is reused. */
   runReconcile(): string {
     if (this.reconcileJob) return this.reconcileJob;
     let jobId = '';
     jobId = this.deps.jobs.start(
-      { kind: 'pov_env_reconcile', title: 'Reconcile Skytap environments', subject: null, routine: true },
+      { kind: JOB_KIND.reconcile, title: 'Reconcile Skytap environments', subject: null, routine: true },
       async (ctx) => {
         try {
           const api = await this.deps.skytap(ctx.signal);
@@ -191,7 +204,7 @@ export class PovService {
           // An environment that appeared after an unclear create: finish provisioning it.
           for (const povId of res.adopted) {
             const r = this.row(povId);
-            this.locks.launch('pov_create', `Finish creating POV "${r.name}" (adopted)`, povId, (c) => runCreate(this.deps, povId, c));
+            this.locks.launch(JOB_KIND.povCreate, `Finish creating POV "${r.name}" (adopted)`, povId, (c) => runCreate(this.deps, povId, c));
           }
           return res;
         } finally {
@@ -241,9 +254,9 @@ export class PovService {
     for (const r of rows) {
       if (this.activeJob(r.id) !== null) continue;
       if (r.state === 'provisioning') {
-        ids.push(this.locks.launch('pov_create', `Resume creating POV "${r.name}"`, r.id, (ctx) => runCreate(this.deps, r.id, ctx)));
+        ids.push(this.locks.launch(JOB_KIND.povCreate, `Resume creating POV "${r.name}"`, r.id, (ctx) => runCreate(this.deps, r.id, ctx)));
       } else {
-        ids.push(this.locks.launch('pov_destroy', `Resume destroying POV "${r.name}"`, r.id, (ctx) => runDestroy(this.deps, r.id, ctx)));
+        ids.push(this.locks.launch(JOB_KIND.povDestroy, `Resume destroying POV "${r.name}"`, r.id, (ctx) => runDestroy(this.deps, r.id, ctx)));
       }
     }
     return ids;
@@ -286,6 +299,7 @@ export class PovService {
     this.row(povId);
     if (!this.deps.moveAutoDelete) throw new AppError('unsupported', 'Auto-delete is not wired in this process.');
     await this.deps.moveAutoDelete(povId, at);
+    void this.updates?.check(povId);
     return this.get(povId).pov;
   }
 
@@ -296,5 +310,6 @@ export class PovService {
   ): void {
     this.row(povId);
     updatePov(this.deps.db, povId, patch, this.now());
+    void this.updates?.check(povId);
   }
 }

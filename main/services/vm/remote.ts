@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
+import { JOB_KIND } from '../../../shared/contract/job-kinds';
 import type { BearerSource } from '../../vm-api/client';
 import type { HttpOptions } from '../../vm-api/http';
 import { discover, OidcError, pollDeviceToken, refreshTokens, startDeviceLogin, storedTokens, type Discovery, type StoredTokens } from '../../vm-api/oidc';
@@ -192,7 +193,7 @@ export async function startLogin(d: RemoteDeps, jobs: JobRunner, scope: string):
   const wrap = (e: unknown) => (e instanceof OidcError ? new AppError(e.relogin ? 'unauthorized' : 'unavailable', e.message) : e);
   const disc = await discover(issuer, http).catch((e: unknown) => Promise.reject(wrap(e)));
   const auth = await startDeviceLogin(disc, clientId, scope, http).catch((e: unknown) => Promise.reject(wrap(e)));
-  const jobId = jobs.start({ kind: 'vm.login', title: `Log in to ${new URL(issuer).host}`, subject: 'vm:login' }, async (job) => {
+  const jobId = jobs.start({ kind: JOB_KIND.vmLogin, title: `Log in to ${new URL(issuer).host}`, subject: 'vm:login' }, async (job) => {
     job.progress('waiting', null, `open ${auth.verification_uri} and enter ${auth.user_code}`);
     try {
       await saveLogin(d, await pollDeviceToken(disc, clientId, auth, http, { signal: job.signal }));

@@ -33,6 +33,7 @@ import { ConsoleFollowers, type FollowOptions } from './follow';
 import { ForwardRelays } from './forwards';
 import { caBundle, connectionView, KEYS, OIDC_ACCOUNT, relogin, remoteBearer, REMOTE_TOKEN_ACCOUNT, saveConnection, startLogin, type ConnectionArgs } from './remote';
 import type { VmManagerSupervisor } from './supervisor';
+import { VmUpdates } from './updates';
 import { attestationView, hostView, imagePolicy, imageRef, imageView, parseAnswer, serialSocket, vmView } from './views';
 import { LIVE_VM_STATES } from '../../../shared/vm-states';
 
@@ -50,6 +51,8 @@ export interface VmAppOptions {
   follow?: FollowOptions;
   /** OIDC scope of the device login (default: openid offline_access) */
   oidcScope?: string;
+  /** how often the manager's list is re-read while anyone follows vm.updated (default 2000 ms) */
+  watchMs?: number;
 }
 
 interface Target {
@@ -65,9 +68,11 @@ const MAYBE_DONE = new Set(['timeout', 'unavailable']);
 export class VmApp {
   readonly followers: ConsoleFollowers;
   readonly forwards = new ForwardRelays();
+  private readonly updates: VmUpdates;
 
   constructor(private readonly o: VmAppOptions) {
     this.followers = new ConsoleFollowers(o.hub, o.follow);
+    this.updates = new VmUpdates(o.hub, () => Promise.all([this.list(), this.images()]), o.watchMs);
   }
 
   mode(): 'local' | 'remote' {
@@ -147,15 +152,20 @@ export class VmApp {
   }
 
   async images(): Promise<VmImage[]> {
-    return this.call('GET /images', async (c) => {
+    const images = await this.call('GET /images', async (c) => {
       const all = await c.images();
       return all.map((i) => imageView(i, all));
     });
+    this.updates.sawImages(images);
+    return images;
   }
 
   async list(): Promise<VmRecord[]> {
     const remote = this.mode() === 'remote';
-    return this.call('GET /vms', async (c) => (await c.list()).map((v) => this.view(v, remote)));
+    const vms = await this.call('GET /vms', async (c) => (await c.list()).map((v) => this.view(v, remote)));
+    this.updates.sawAll(vms);
+    this.updates.watch();
+    return vms;
   }
 
   /** The contract's view; a remote manager's forwarded ports are on its loopback, not this one's. */
@@ -169,16 +179,21 @@ export class VmApp {
   }
 
   async get(id: string): Promise<VmRecord> {
-    return this.view(await this.raw(id));
+    const vm = this.view(await this.raw(id));
+    this.updates.saw(vm);
+    return vm;
   }
 
   async action(id: string, what: 'start' | 'stop' | 'reboot'): Promise<VmRecord> {
-    return this.call(`POST /vms/${id}/${what}`, async (c) => this.view(await c[what](id)));
+    const vm = await this.call(`POST /vms/${id}/${what}`, async (c) => this.view(await c[what](id)));
+    this.updates.saw(vm);
+    return vm;
   }
 
   async delete(id: string): Promise<void> {
     await this.call(`DELETE /vms/${id}`, (c) => c.delete(id));
     await this.forwards.closeAll(id);
+    this.updates.gone(id);
   }
 
   async console(id: string, lines: number): Promise<string[]> {
@@ -313,6 +328,7 @@ export class VmApp {
         await sleep(this.o.pollMs ?? 500, job.signal).catch(() => undefined);
         continue;
       }
+      this.updates.saw(this.view(vm));
       if (vm.state !== last) {
         last = vm.state;
         job.log(`${id}: ${vm.state}`);
@@ -409,6 +425,7 @@ export class VmApp {
   }
 
   close(): void {
+    this.updates.close();
     this.followers.closeAll();
     void this.forwards.closeAll();
   }

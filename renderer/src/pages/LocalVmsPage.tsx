@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import type { JobRecord } from '../../../shared/contract';
+import { JOB_KIND, VM_JOB_KINDS } from '../../../shared/contract/job-kinds';
 import { api, errorText } from '../api';
 import { EmptyState } from '../components/EmptyState';
 import { ProgressBar } from '../components/ProgressBar';
@@ -14,11 +15,9 @@ import { VmTools } from '../components/vm/VmTools';
 import { isActive, useJobs } from '../state/jobs';
 import { navigate } from '../nav';
 import { useTerminals } from '../state/terminals';
-import { useVms, vmCall } from '../state/vms';
+import { useVms } from '../state/vms';
 import { ErrorAlert } from '../components/ErrorAlert';
 import './LocalVmsPage.css';
-
-const REFRESH_MS = 2000;
 
 function JobLine({ job, onCancel }: { job: JobRecord; onCancel: (id: string) => void }) {
   return (
@@ -41,7 +40,7 @@ function JobLine({ job, onCancel }: { job: JobRecord; onCancel: (id: string) => 
 }
 
 export default function LocalVmsPage() {
-  const { host, hostError, hostLoading, images, vms, listError, connection, loadHost, refresh } = useVms();
+  const { host, hostError, hostLoading, images, vms, listError, connection, loadHost, refresh, follow: followVms } = useVms();
   const follow = useJobs((s) => s.follow);
   const jobs = useJobs((s) => s.jobs);
   const [mine, setMine] = useState<string[]>([]);
@@ -51,16 +50,16 @@ export default function LocalVmsPage() {
   const finished = useRef(new Set<string>());
 
   useEffect(() => follow(), [follow]);
+  // VMs and images change by `vm.updated` / `vm.imagesUpdated` events after one read; no timer here
+  useEffect(() => followVms(), [followVms]);
   useEffect(() => {
     void loadHost();
     void refresh();
-    const t = setInterval(() => void refresh(), REFRESH_MS);
-    return () => clearInterval(t);
   }, [loadHost, refresh]);
 
   // The page's jobs: the ones started here plus any vm job still running (e.g. from the CLI).
   const vmJobs = Object.values(jobs)
-    .filter((j) => j.kind.startsWith('vm.') && (mine.includes(j.id) || isActive(j)))
+    .filter((j) => VM_JOB_KINDS.includes(j.kind) && (mine.includes(j.id) || isActive(j)))
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   useEffect(() => {
     for (const j of vmJobs) {
@@ -87,11 +86,11 @@ export default function LocalVmsPage() {
   };
   const cancel = (id: string) => api.call('jobs.cancel', { id }).catch((e) => setError(errorText(e)));
   const buildImage = () =>
-    vmCall('vm.imageBuildTest', {})
+    api.call('vm.imageBuildTest', {})
       .then(({ jobId }) => started(jobId))
       .catch((e) => setError(errorText(e)));
   const sel = vms?.find((v) => v.id === selected) ?? null;
-  const building = vmJobs.some((j) => j.kind === 'vm.imageBuildTest' && isActive(j));
+  const building = vmJobs.some((j) => j.kind === JOB_KIND.vmImageBuildTest && isActive(j));
 
   return (
     <section className="page local-vms">

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { errorText } from '../api';
 import { AccessPanel } from '../components/pam/AccessPanel';
 import { RateLimitedBadge, RunstateBadge } from '../components/pov/badges';
@@ -10,7 +10,6 @@ import { AutoDeleteBox } from '../components/share/AutoDeleteBox';
 import { SharePanel } from '../components/share/SharePanel';
 import '../components/share/share.css';
 import { usePovs } from '../state/pov';
-import { useJobs } from '../state/jobs';
 import { ErrorAlert } from '../components/ErrorAlert';
 import '../components/pov/pov.css';
 
@@ -21,7 +20,6 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
   const setVmOs = usePovs((s) => s.setVmOs);
   const act = usePovs((s) => s.act);
   const actionError = usePovs((s) => s.actionError);
-  const jobs = useJobs((s) => s.jobs);
   const [error, setError] = useState<string | null>(null);
   const [tab, setTab] = useState<'vms' | 'details'>('vms');
 
@@ -29,12 +27,16 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
     loadDetail(povId).catch((e) => setError(errorText(e)));
   }, [povId, loadDetail]);
 
-  // read again when this POV's job settles
-  const activeJob = d?.pov.activeJobId ? jobs[d.pov.activeJobId] : undefined;
-  const settled = activeJob && !(activeJob.state === 'running' || activeJob.state === 'queued');
+  // the row moves by `pov.updated` events (PovsPage follows them); its VMs are read again when the
+  // row is written or its job starts or ends
+  const version = d ? `${d.pov.updatedAt}|${d.pov.activeJobId ?? ''}` : null;
+  const seenVersion = useRef(version);
   useEffect(() => {
-    if (settled) loadDetail(povId).catch((e) => setError(errorText(e)));
-  }, [settled, povId, loadDetail]);
+    if (version === null || seenVersion.current === version) return;
+    const first = seenVersion.current === null;
+    seenVersion.current = version;
+    if (!first) loadDetail(povId).catch((e) => setError(errorText(e)));
+  }, [version, povId, loadDetail]);
 
   if (error) {
     return (

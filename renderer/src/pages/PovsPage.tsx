@@ -1,5 +1,6 @@
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import type { JobRecord } from '../../../shared/contract';
+import { POV_LIFECYCLE_JOB_KINDS } from '../../../shared/contract/job-kinds';
 import { EmptyState } from '../components/EmptyState';
 import { CreatePovDialog } from '../components/pov/CreatePovDialog';
 import type { ControlNodeAction } from '../components/pov/ControlNodeCell';
@@ -9,7 +10,7 @@ import { PovList, type PovAction } from '../components/pov/PovList';
 import { arrange, DEFAULT_ARRANGEMENT, type Arrangement } from '../components/pov/arrange';
 import { ListControls } from '../components/pov/ListControls';
 import { useJobs } from '../state/jobs';
-import { CONTROL_NODE_JOB_KIND, POV_JOB_KINDS, usePovs } from '../state/pov';
+import { usePovs } from '../state/pov';
 import type { PovView } from '../../../shared/contract/pov';
 import { NAVIGATE_EVENT, povFromHash } from '../nav';
 import PovDetail from './PovDetail';
@@ -31,10 +32,11 @@ export default function PovsPage() {
   const [now, setNow] = useState(() => Date.now());
   const [arrangement, setArrangement] = useState<Arrangement>(DEFAULT_ARRANGEMENT);
   const shown = useMemo(() => (povs ? arrange(povs, arrangement) : []), [povs, arrangement]);
-  const seen = useRef(new Set<string>());
-  const cnSeen = useRef(new Set<string>());
+  const followPovs = usePovs((s) => s.follow);
 
   useEffect(() => follow(), [follow]);
+  // rows change by `pov.updated` events (jobs, the sweep, other windows), read once here
+  useEffect(() => followPovs(), [followPovs]);
   // A povdesk:// link while this page is already open (main/electron/desktop.ts navigates).
   useEffect(() => {
     const go = () => {
@@ -65,37 +67,11 @@ export default function PovsPage() {
     const t = setInterval(() => setNow(Date.now()), 30_000);
     return () => clearInterval(t);
   }, []);
-  // a POV job that settles (or a sweep) means the rows changed: read them again
-  useEffect(() => {
-    let changed = false;
-    for (const j of Object.values(jobs)) {
-      if (j.kind === CONTROL_NODE_JOB_KIND) {
-        // each state and step of an install changes the Control node cell
-        const k = `${j.id}\u0000${j.state}\u0000${j.progress.step}`;
-        if (!cnSeen.current.has(k)) {
-          cnSeen.current.add(k);
-          changed = true;
-        }
-        continue;
-      }
-      if (!POV_JOB_KINDS.has(j.kind)) continue;
-      const done = j.state !== 'queued' && j.state !== 'running';
-      if (done && !seen.current.has(j.id)) {
-        seen.current.add(j.id);
-        changed = true;
-      }
-    }
-    if (changed) {
-      setNow(Date.now());
-      void load();
-    }
-  }, [jobs, load]);
-
   // the latest settled lifecycle job per POV (a failed Start shows on its row)
   const lastJobs = useMemo(() => {
     const out: Record<string, JobRecord> = {};
     for (const j of Object.values(jobs)) {
-      if (!j.subject || !POV_JOB_KINDS.has(j.kind) || j.state === 'queued' || j.state === 'running') continue;
+      if (!j.subject || !POV_LIFECYCLE_JOB_KINDS.includes(j.kind) || j.state === 'queued' || j.state === 'running') continue;
       const cur = out[j.subject];
       if (!cur || cur.createdAt < j.createdAt) out[j.subject] = j;
     }

@@ -1,10 +1,10 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { SshProfile, SshStatus } from '../../../shared/contract/ssh';
-import { errorText } from '../api';
+import { api, errorText } from '../api';
 import { HostKeyDialog } from '../components/terminal/HostKeyDialog';
 import { TerminalView } from '../components/terminal/TerminalView';
 import { TypeIntoPanel } from '../components/terminal/TypeIntoPanel';
-import { sshCall, termFor, useTerminals } from '../state/terminals';
+import { termFor, useTerminals } from '../state/terminals';
 import { parseJump } from '../components/terminal/jump';
 import { ErrorAlert } from '../components/ErrorAlert';
 import './terminals.css';
@@ -114,7 +114,7 @@ function Profiles() {
   const [error, setError] = useState<string | null>(null);
   const [form, setForm] = useState({ name: '', host: '', port: '22', username: '', jump: '', cred: 'generate' as 'generate' | 'import' | 'password', secret: '', passphrase: '' });
   const load = useCallback(() => {
-    sshCall('ssh.profiles.list', {})
+    api.call('ssh.profiles.list', {})
       .then(setList)
       .catch((e) => setError(errorText(e)));
   }, []);
@@ -134,7 +134,7 @@ function Profiles() {
         : form.cred === 'password'
           ? { kind: 'password' as const, password: form.secret }
           : { kind: 'import' as const, privateKey: form.secret, ...(form.passphrase ? { passphrase: form.passphrase } : {}) };
-    sshCall('ssh.profiles.save', { name: form.name, host: form.host.trim(), port: Number(form.port), username: form.username.trim(), credentials, jump })
+    api.call('ssh.profiles.save', { name: form.name, host: form.host.trim(), port: Number(form.port), username: form.username.trim(), credentials, jump })
       .then(() => {
         setForm((f) => ({ ...f, name: '', secret: '', passphrase: '' }));
         load();
@@ -168,7 +168,7 @@ function Profiles() {
             <button
               className="danger"
               onClick={() =>
-                sshCall('ssh.profiles.delete', { id: p.id })
+                api.call('ssh.profiles.delete', { id: p.id })
                   .then(load)
                   .catch((e) => setError(errorText(e)))
               }
@@ -231,7 +231,7 @@ function KnownHosts() {
   const [list, setList] = useState<{ host: string; port: number; keyType: string; fingerprint: string; addedAt: string }[]>([]);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(() => {
-    sshCall('ssh.knownHosts.list', {})
+    api.call('ssh.knownHosts.list', {})
       .then(setList)
       .catch((e) => setError(errorText(e)));
   }, []);
@@ -254,7 +254,7 @@ function KnownHosts() {
                 <button
                   title="Forget this key; the next connection asks again"
                   onClick={() =>
-                    sshCall('ssh.knownHosts.remove', { host: k.host, port: k.port })
+                    api.call('ssh.knownHosts.remove', { host: k.host, port: k.port })
                       .then(load)
                       .catch((e) => setError(errorText(e)))
                   }

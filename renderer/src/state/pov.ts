@@ -1,25 +1,11 @@
-import type { z } from 'zod';
 import { create } from 'zustand';
 import type { PovView, PovVmView } from '../../../shared/contract/pov';
-import type { controlNodeMethods } from '../../../shared/contract/controlNode';
-import type { povMethods } from '../../../shared/contract/pov';
-import type { skytapMethods } from '../../../shared/contract/skytap';
 import { api, errorText } from '../api';
 
-type PovContract = typeof povMethods & typeof skytapMethods & typeof controlNodeMethods;
-export type PovMethod = keyof PovContract;
-
-/**
- * Calls a pov.* / skytap.* / reconcile.* method through the one api object, typed from this
- * domain's own contract file (so it compiles before and after the contract index spreads it in).
- */
-export function callPov<M extends PovMethod>(
-  method: M,
-  args: z.input<PovContract[M]['args']>,
-): Promise<z.output<PovContract[M]['result']>> {
-  const call = api.call as unknown as (m: string, a: unknown) => Promise<unknown>;
-  return call(method, args) as Promise<z.output<PovContract[M]['result']>>;
-}
+let holders = 0;
+let stop: (() => void) | null = null;
+/** Events that arrived while pov.list was on its way: newer than its answer. */
+let sinceLoad: Map<string, PovView> | null = null;
 
 interface PovState {
   povs: PovView[] | null;
@@ -28,9 +14,13 @@ interface PovState {
   /** The last action error, shown near the list until the next action. */
   actionError: string | null;
   load(): Promise<void>;
+  /** Follows `pov.updated` while at least one component holds it; returns the release. */
+  follow(): () => void;
+  /** One POV as an event gave it: replaces its row and its detail. */
+  apply(pov: PovView): void;
   act(method: 'pov.start' | 'pov.suspend' | 'pov.destroy' | 'pov.refreshVms', id: string): Promise<string | null>;
   reconcile(): Promise<string | null>;
-  /** Install control node: starts the control-node.install job; an error shows near the list. */
+  /** Install control node: starts the pov.installControlNode job; an error shows near the list. */
   installControlNode(id: string): Promise<string | null>;
   create(templateId: string, name: string, autoDeleteAt?: string, customerTz?: string): Promise<string>;
   detail: Record<string, { pov: PovView; vms: PovVmView[] }>;
@@ -46,18 +36,36 @@ export const usePovs = create<PovState>((set, get) => ({
   detail: {},
   load: async () => {
     set({ loading: true });
+    const newer = (sinceLoad = new Map());
     try {
-      const { povs } = await callPov('pov.list', {});
-      set({ povs, error: null, loading: false });
+      const { povs } = await api.call('pov.list', {});
+      set({ povs: [...newer.values()].reduce(withPov, povs), error: null, loading: false });
     } catch (e) {
       set({ error: errorText(e), loading: false });
+    } finally {
+      if (sinceLoad === newer) sinceLoad = null;
     }
+  },
+  apply: (pov) => {
+    sinceLoad?.set(pov.id, pov);
+    set((s) => ({
+      povs: s.povs ? withPov(s.povs, pov) : s.povs,
+      detail: s.detail[pov.id] ? { ...s.detail, [pov.id]: { ...s.detail[pov.id]!, pov } } : s.detail,
+    }));
+  },
+  follow: () => {
+    if (holders++ === 0) stop = api.subscribe('pov.updated', '*', (pov) => get().apply(pov));
+    return () => {
+      if (--holders === 0) {
+        stop?.();
+        stop = null;
+      }
+    };
   },
   act: async (method, id) => {
     set({ actionError: null });
     try {
-      const { jobId } = await callPov(method, { id });
-      await get().load();
+      const { jobId } = await api.call(method, { id });
       return jobId;
     } catch (e) {
       set({ actionError: errorText(e) });
@@ -67,8 +75,7 @@ export const usePovs = create<PovState>((set, get) => ({
   installControlNode: async (id) => {
     set({ actionError: null });
     try {
-      const { jobId } = await callPov('pov.installControlNode', { id });
-      await get().load();
+      const { jobId } = await api.call('pov.installControlNode', { id });
       return jobId;
     } catch (e) {
       set({ actionError: errorText(e) });
@@ -78,7 +85,7 @@ export const usePovs = create<PovState>((set, get) => ({
   reconcile: async () => {
     set({ actionError: null });
     try {
-      const { jobId } = await callPov('reconcile.runNow', {});
+      const { jobId } = await api.call('reconcile.runNow', {});
       return jobId;
     } catch (e) {
       set({ actionError: errorText(e) });
@@ -86,16 +93,15 @@ export const usePovs = create<PovState>((set, get) => ({
     }
   },
   create: async (templateId, name, autoDeleteAt, customerTz) => {
-    const { jobId } = await callPov('pov.create', { templateId, name, ...(autoDeleteAt ? { autoDeleteAt } : {}), ...(customerTz ? { customerTz } : {}) });
-    await get().load();
+    const { jobId } = await api.call('pov.create', { templateId, name, ...(autoDeleteAt ? { autoDeleteAt } : {}), ...(customerTz ? { customerTz } : {}) });
     return jobId;
   },
   loadDetail: async (id) => {
-    const d = await callPov('pov.get', { id });
+    const d = await api.call('pov.get', { id });
     set((s) => ({ detail: { ...s.detail, [id]: d } }));
   },
   setVmOs: async (povId, vmId, os) => {
-    const { vm } = await callPov('pov.setVmOs', { povId, vmId, os });
+    const { vm } = await api.call('pov.setVmOs', { povId, vmId, os });
     set((s) => {
       const d = s.detail[povId];
       if (!d) return {};
@@ -104,12 +110,10 @@ export const usePovs = create<PovState>((set, get) => ({
   },
 }));
 
-/**
- * The control-node install job: its progress changes the row's Control node cell, so the list is
- * read again when it starts, moves on a step, or settles. It is not a lifecycle job: its failure
- * belongs beside the Control node column, never in the row's Status.
- */
-export const CONTROL_NODE_JOB_KIND = 'control-node.install';
-
-/** Job kinds that change a POV row; when one settles the list is read again. */
-export const POV_JOB_KINDS = new Set(['pov_create', 'pov_start', 'pov_suspend', 'pov_destroy', 'pov_refresh_vms', 'pov_env_reconcile']);
+/** The list as pov.list orders it (newest first), without destroyed POVs. */
+function withPov(list: PovView[], pov: PovView): PovView[] {
+  const rest = list.filter((p) => p.id !== pov.id);
+  if (pov.state === 'destroyed') return rest;
+  const at = rest.findIndex((p) => p.createdAt < pov.createdAt || (p.createdAt === pov.createdAt && p.id > pov.id));
+  return at === -1 ? [...rest, pov] : [...rest.slice(0, at), pov, ...rest.slice(at)];
+}

@@ -1,19 +1,12 @@
 import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { SearchAddon } from '@xterm/addon-search';
-import type { z } from 'zod';
 import { create } from 'zustand';
-import type { HostKeyPrompt, SshData, SshStatus, sshMethods } from '../../../shared/contract/ssh';
+import type { Args } from '../../../shared/contract';
+import type { HostKeyPrompt, SshData, SshStatus } from '../../../shared/contract/ssh';
 import { api } from '../api';
 import { termOutput } from './termOutput';
 
-type SshMethods = typeof sshMethods;
-type M = keyof SshMethods;
-
-/** api.call for the ssh.* methods, typed from shared/contract/ssh.ts. */
-export function sshCall<K extends M>(method: K, args: z.input<SshMethods[K]['args']>): Promise<z.output<SshMethods[K]['result']>> {
-  return (api.call as (m: string, a: unknown) => Promise<unknown>)(method, args) as Promise<z.output<SshMethods[K]['result']>>;
-}
 const sub = api.subscribe as (stream: string, key: string, fn: (data: unknown, bytes: number) => void) => () => void;
 const ack = api.ack as (stream: string, key: string, bytes: number) => void;
 
@@ -94,10 +87,10 @@ function makeEntry(id: string, replay?: Uint8Array): TermEntry {
   });
   const typed = term.onData((data) => {
     if (readOnly.has(id)) return;
-    sshCall('ssh.input', { sessionId: id, data }).catch((e: Error) => term.write(`\r\n\x1b[31m[${e.message}]\x1b[0m\r\n`));
+    api.call('ssh.input', { sessionId: id, data }).catch((e: Error) => term.write(`\r\n\x1b[31m[${e.message}]\x1b[0m\r\n`));
   });
   const resized = term.onResize(({ cols, rows }) => {
-    sshCall('ssh.resize', { sessionId: id, cols, rows }).catch(() => undefined);
+    api.call('ssh.resize', { sessionId: id, cols, rows }).catch(() => undefined);
   });
   // What the session printed before this window attached (after a reload), then the live stream.
   if (replay?.length) term.write(replay);
@@ -144,7 +137,7 @@ interface TerminalsState {
   prompts: HostKeyPrompt[];
   error: string | null;
   /** Opens a session and its tab; the xterm exists before the first byte arrives. */
-  open(args: z.input<SshMethods['ssh.open']['args']>, title: string): Promise<string>;
+  open(args: Args<'ssh.open'>, title: string): Promise<string>;
   /** Opens a local VM's serial console (interactive) or its read-only log tail as a tab. */
   openVmConsole(vmId: string, interactive: boolean, title: string): Promise<string>;
   close(id: string): Promise<void>;
@@ -168,7 +161,7 @@ function addTab(sessionId: string, title: string, isReadOnly = false): string {
     active: sessionId,
   }));
   // A console opens at once: its status may have been published before this window subscribed.
-  sshCall('ssh.sessions.list', {})
+  api.call('ssh.sessions.list', {})
     .then((list) => {
       const st = list.find((x) => x.sessionId === sessionId);
       const tab = useTerminals.getState().tabs.find((t) => t.sessionId === sessionId);
@@ -187,18 +180,18 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
   error: null,
   async open(args, title) {
     set({ error: null });
-    const { sessionId } = await sshCall('ssh.open', args);
+    const { sessionId } = await api.call('ssh.open', args);
     return addTab(sessionId, title);
   },
   async openVmConsole(vmId, interactive, title) {
     set({ error: null });
     // The tab's xterm is fitted to the page later; this size is only the first guess.
-    const { sessionId } = await sshCall('ssh.openVmConsole', { vmId, interactive, cols: 100, rows: 30 });
+    const { sessionId } = await api.call('ssh.openVmConsole', { vmId, interactive, cols: 100, rows: 30 });
     return addTab(sessionId, title, !interactive);
   },
   async close(id) {
     try {
-      await sshCall('ssh.close', { sessionId: id });
+      await api.call('ssh.close', { sessionId: id });
     } catch {
       /* already gone in main: drop the tab anyway */
     }
@@ -212,8 +205,8 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
   },
   async reconnect(id) {
     const e = entries.get(id);
-    if (e) await sshCall('ssh.resize', { sessionId: id, cols: e.term.cols, rows: e.term.rows }).catch(() => undefined);
-    await sshCall('ssh.reconnect', { sessionId: id });
+    if (e) await api.call('ssh.resize', { sessionId: id, cols: e.term.cols, rows: e.term.rows }).catch(() => undefined);
+    await api.call('ssh.reconnect', { sessionId: id });
   },
   select(id) {
     set({ active: id });
@@ -223,7 +216,7 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
     set((s) => ({ tabs: s.tabs.map((t) => (t.sessionId === st.sessionId ? { ...t, status: st, title: t.title || st.title } : t)) }));
   },
   async answer(prompt, accept, replace) {
-    await sshCall('ssh.answerHostKey', { promptId: prompt.promptId, accept, ...(replace ? { replace: true } : {}) });
+    await api.call('ssh.answerHostKey', { promptId: prompt.promptId, accept, ...(replace ? { replace: true } : {}) });
     set((s) => ({ prompts: s.prompts.filter((p) => p.promptId !== prompt.promptId) }));
   },
   follow() {
@@ -234,14 +227,14 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
           prompts: p.state === 'pending' ? [...s.prompts.filter((q) => q.promptId !== p.promptId), p] : s.prompts.filter((q) => q.promptId !== p.promptId),
         }));
       });
-      sshCall('ssh.hostKeyPrompts.list', {})
+      api.call('ssh.hostKeyPrompts.list', {})
         .then((list) => set((s) => ({ prompts: [...s.prompts.filter((p) => !list.some((q) => q.promptId === p.promptId)), ...list] })))
         .catch(() => undefined);
-      sshCall('ssh.sessions.list', {})
+      api.call('ssh.sessions.list', {})
         .then((list) => {
           for (const st of list) {
             if (entries.has(st.sessionId) || st.state === 'closed') continue;
-            sshCall('ssh.replay', { sessionId: st.sessionId })
+            api.call('ssh.replay', { sessionId: st.sessionId })
               .then((r) => {
                 if (entries.has(st.sessionId)) return;
                 if (!st.interactive) readOnly.add(st.sessionId);

@@ -1,20 +1,10 @@
-import type { z } from 'zod';
-import type { VmConnection, VmConsoleChunk, VmHost, VmImage, VmRecord, vmMethods } from '../../../shared/contract/vm';
+import type { VmConnection, VmConsoleChunk, VmHost, VmImage, VmRecord } from '../../../shared/contract/vm';
 import { create } from 'zustand';
 import { api, errorText, type ApiError } from '../api';
 import { LIVE_VM_STATES } from '../../../shared/vm-states';
 
-type VmMethods = typeof vmMethods;
-type M = keyof VmMethods;
-
-/** A typed call to a vm.* method (the renderer bundle carries no zod: types only). */
-export function vmCall<K extends M>(method: K, args: z.input<VmMethods[K]['args']>): Promise<z.output<VmMethods[K]['result']>> {
-  return (api.call as (m: string, a: unknown) => Promise<unknown>)(method, args) as Promise<z.output<VmMethods[K]['result']>>;
-}
-
-export const subscribeConsole = (id: string, fn: (chunk: VmConsoleChunk, bytes: number) => void): (() => void) =>
-  (api.subscribe as (s: string, k: string, f: (d: unknown, b: number) => void) => () => void)('vm.console', id, (d, b) => fn(d as VmConsoleChunk, b));
-export const ackConsole = (id: string, bytes: number): void => (api.ack as (s: string, k: string, b: number) => void)('vm.console', id, bytes);
+export const subscribeConsole = (id: string, fn: (chunk: VmConsoleChunk, bytes: number) => void): (() => void) => api.subscribe('vm.console', id, fn);
+export const ackConsole = (id: string, bytes: number): void => api.ack('vm.console', id, bytes);
 
 /** Which actions a state allows (the manager refuses the others with a conflict anyway). */
 export function allowed(state: VmRecord['state']) {
@@ -37,10 +27,28 @@ interface VmsState {
   listError: string | null;
   loadHost(recheck?: boolean): Promise<void>;
   refresh(): Promise<void>;
+  /** Follows `vm.updated` and `vm.imagesUpdated` while at least one component holds it; returns the release. */
+  follow(): () => void;
+  /** One VM as an event gave it (null: gone). */
+  apply(id: string, vm: VmRecord | null): void;
 }
 
-/** What the Local VMs page shows: host report, images, VMs (re-read while the page is open). */
-export const useVms = create<VmsState>((set) => ({
+let holders = 0;
+let stop: (() => void) | null = null;
+/** Events that arrived while vm.list was on its way: newer than its answer. */
+let sinceList: Map<string, VmRecord | null> | null = null;
+
+function withVm(list: VmRecord[], id: string, vm: VmRecord | null): VmRecord[] {
+  if (!vm) return list.filter((v) => v.id !== id);
+  const at = list.findIndex((v) => v.id === id);
+  return at === -1 ? [...list, vm] : list.map((v, i) => (i === at ? vm : v));
+}
+
+/**
+ * What the Local VMs page shows: host report, images, VMs. VMs are read once and then follow
+ * `vm.updated` (the app re-reads the manager for its followers; the page never polls).
+ */
+export const useVms = create<VmsState>((set, get) => ({
   host: null,
   hostError: null,
   hostLoading: false,
@@ -51,28 +59,51 @@ export const useVms = create<VmsState>((set) => ({
   loadHost: async (recheck = false) => {
     set({ hostLoading: true });
     try {
-      const host = await vmCall('vm.host', recheck ? { recheck } : {});
+      const host = await api.call('vm.host', recheck ? { recheck } : {});
       set({ host, hostError: null, hostLoading: false });
     } catch (e) {
       set({ host: null, hostError: errorText(e), hostLoading: false });
     }
-    vmCall('vm.connection', {})
+    api.call('vm.connection', {})
       .then((connection) => set({ connection }))
       .catch(() => undefined);
   },
   refresh: async () => {
+    const newer = (sinceList = new Map());
     try {
-      const [{ vms }, { images }] = await Promise.all([vmCall('vm.list', {}), vmCall('vm.images', {})]);
-      set({ vms, images, listError: null });
+      const [{ vms }, { images }] = await Promise.all([api.call('vm.list', {}), api.call('vm.images', {})]);
+      set({ vms: [...newer].reduce((list, [id, vm]) => withVm(list, id, vm), vms), images, listError: null });
     } catch (e) {
       set({ listError: errorText(e) });
       // a refused login: read the connection again, so its panel offers "Log in"
       if ((e as ApiError).code === 'unauthorized') {
-        vmCall('vm.connection', {})
+        api.call('vm.connection', {})
           .then((connection) => set({ connection }))
           .catch(() => undefined);
       }
+    } finally {
+      if (sinceList === newer) sinceList = null;
     }
+  },
+  apply: (id, vm) => {
+    sinceList?.set(id, vm);
+    set((s) => (s.vms ? { vms: withVm(s.vms, id, vm) } : {}));
+  },
+  follow: () => {
+    if (holders++ === 0) {
+      const offVms = api.subscribe('vm.updated', '*', ({ id, vm }) => get().apply(id, vm));
+      const offImages = api.subscribe('vm.imagesUpdated', '*', ({ images }) => set({ images }));
+      stop = () => {
+        offVms();
+        offImages();
+      };
+    }
+    return () => {
+      if (--holders === 0) {
+        stop?.();
+        stop = null;
+      }
+    };
   },
 }));
 

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PovList } from '../../../renderer/src/components/pov/PovList';
 import type { PovView } from '../../../shared/contract/pov';
 import { fakeRows } from './rows';
+import { JOB_KIND } from '../../../shared/contract/job-kinds';
 
 const NOW = Date.parse('2026-12-01T03:00:00Z');
 afterEach(cleanup);
@@ -54,7 +55,7 @@ describe('Control node column', () => {
       withCn(b!, { status: 'waiting', vmId: '9', vm: 'control-node', jobId: 'j9' }, { runstate: 'running' }),
     ];
     const job = {
-      id: 'j9', kind: 'control-node.install', title: 't', subject: 'p1', routine: false, state: 'running' as const,
+      id: 'j9', kind: JOB_KIND.controlNodeInstall, title: 't', subject: 'p1', routine: false, state: 'running' as const,
       progress: { step: 'wait for enrolment', fraction: 0.5, message: '' }, createdAt: '', startedAt: '', finishedAt: null, error: null, result: null,
     };
     render(<PovList povs={rows} jobs={{ j9: job }} now={NOW} onOpen={() => {}} onAction={() => {}} />);

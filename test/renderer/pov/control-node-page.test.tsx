@@ -3,9 +3,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
 import { ControlPlaneDouble } from '../../support/control-plane-double';
 import { BEGIN_MARKER, END_MARKER } from '../../../main/services/control-node/markers';
+import { api } from '../../../renderer/src/api';
 import PovsPage from '../../../renderer/src/pages/PovsPage';
 import ControlNodeSettings from '../../../renderer/src/pages/settings/ControlNodeSettings';
-import { callPov } from '../../../renderer/src/state/pov';
 import { makeBundle } from '../../control-node/fixtures';
 import type { Emulator } from '../../skytap-emulator/emulator';
 import { povPageWorld } from './pov-core';
@@ -57,9 +57,9 @@ function row(name: string): HTMLElement {
 describe('Control node column on the POVs page', () => {
   it('two Linux VMs: none with the reason; name VM re-resolves; Install control node ends enrolled with the Ed25519 label', async () => {
     await core.base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: emu.url });
-    await callPov('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
+    await api.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
     const tpl = [...emu.state.templates.values()].find((t) => t.name.startsWith('PAM POV'))!;
-    const { jobId } = await callPov('pov.create', { templateId: tpl.id, name: 'Hooli' });
+    const { jobId } = await api.call('pov.create', { templateId: tpl.id, name: 'Hooli' });
     await core.base.jobs.wait(jobId);
 
     render(<PovsPage />);
@@ -89,7 +89,7 @@ describe('Control node column on the POVs page', () => {
   it('name VM with a name no VM has is refused with the candidates, and the Resource Broker host field resolves instead', async () => {
     await core.base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: emu.url });
     const tpl = [...emu.state.templates.values()].find((t) => t.name.startsWith('PAM POV'))!;
-    await core.base.jobs.wait((await callPov('pov.create', { templateId: tpl.id, name: 'Pied Piper' })).jobId);
+    await core.base.jobs.wait((await api.call('pov.create', { templateId: tpl.id, name: 'Pied Piper' })).jobId);
     render(<PovsPage />);
     await screen.findByRole('button', { name: 'Pied Piper' });
     fireEvent.click(screen.getByRole('button', { name: 'name VM for Pied Piper' }));
@@ -124,13 +124,13 @@ describe('Settings → Control node', () => {
     expect(screen.getByTestId('control-plane-token-status').textContent).toBe('token set');
     expect((within(form).getByLabelText('Control-plane token') as HTMLInputElement).value).toBe('');
     expect((within(form).getByLabelText('SPIRE server address for agents') as HTMLInputElement).value).toBe('spire.example.org:8081');
-    const saved = await callPov('controlNode.getSettings', {});
+    const saved = await api.call('controlNode.getSettings', {});
     expect(saved).toMatchObject({ controlPlaneUrl: cp.url, agentImage: 'registry.example.com/agent:2', spireEnabled: true, spireTrustDomain: 'example.org', tokenSet: true });
     expect(JSON.stringify(saved)).not.toContain(cp.token);
 
     fireEvent.change(within(form).getByLabelText('SPIRE trust bundle (PEM)'), { target: { value: 'not a certificate' } });
     fireEvent.click(within(form).getByRole('button', { name: 'Save' }));
     expect((await screen.findByRole('alert')).textContent).toMatch(/trust bundle/);
-    expect((await callPov('controlNode.getSettings', {})).spireTrustBundle.trim()).toBe(bundle.trim());
+    expect((await api.call('controlNode.getSettings', {})).spireTrustBundle.trim()).toBe(bundle.trim());
   }, 20_000);
 });

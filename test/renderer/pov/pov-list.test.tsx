@@ -4,6 +4,7 @@ import { povActionsFor } from '../../../shared/contract/pov';
 import { PovList } from '../../../renderer/src/components/pov/PovList';
 import { confirmedText } from '../../../renderer/src/components/pov/time';
 import { fakeRows } from './rows';
+import { JOB_KIND } from '../../../shared/contract/job-kinds';
 
 const NOW = Date.parse('2026-12-01T03:00:00Z');
 
@@ -43,7 +44,7 @@ describe('PovList', () => {
   it('shows a running job\'s progress inline', () => {
     const rows = fakeRows(1).map((r) => ({ ...r, activeJobId: 'j1', actions: povActionsFor({ state: 'active', runstate: 'running', envId: '1', busy: true }) }));
     const job = {
-      id: 'j1', kind: 'pov_suspend', title: 't', subject: 'p0', routine: false, state: 'running' as const,
+      id: 'j1', kind: JOB_KIND.povSuspend, title: 't', subject: 'p0', routine: false, state: 'running' as const,
       progress: { step: 'wait until suspended', fraction: 0.5, message: '' },
       createdAt: '', startedAt: '', finishedAt: null, error: null, result: null,
     };
@@ -55,7 +56,7 @@ describe('PovList', () => {
 
   it('shows why the last operation on a row failed', () => {
     const failed = {
-      id: 'j2', kind: 'pov_start', title: 'Start POV "POV 0"', subject: 'p0', routine: false, state: 'failed' as const,
+      id: 'j2', kind: JOB_KIND.povStart, title: 'Start POV "POV 0"', subject: 'p0', routine: false, state: 'failed' as const,
       progress: { step: '', fraction: null, message: '' }, createdAt: '', startedAt: '', finishedAt: '',
       error: { code: 'rate_limited' as const, message: 'Skytap rate limited this request' }, result: null,
     };

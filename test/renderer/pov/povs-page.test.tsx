@@ -46,6 +46,8 @@ describe('POVs page', () => {
     expect(within(row('Globex eval')).getByText('Windows AD lab')).toBeTruthy();
     expect(within(row('Globex eval')).getByText('confirmed just now')).toBeTruthy();
 
+    // rows follow the job live: Skytap's runstate shows before the create job has let go of the row
+    await waitFor(() => expect((screen.getByRole('button', { name: 'Suspend Globex eval' }) as HTMLButtonElement).disabled).toBe(false));
     fireEvent.click(screen.getByRole('button', { name: 'Suspend Globex eval' }));
     await waitFor(() => expect(within(row('Globex eval')).getByTestId('runstate').textContent).toBe('suspended'), { timeout: 10_000 });
     await waitFor(() => expect((screen.getByRole('button', { name: 'Start Globex eval' }) as HTMLButtonElement).disabled).toBe(false));
@@ -59,7 +61,7 @@ describe('POVs page', () => {
 
   it('opens the detail, shows VMs with inferred OS, and keeps an OS override', async () => {
     await saveSettings();
-    const { jobId } = await (await import('../../../renderer/src/state/pov')).callPov('pov.create', { templateId: [...emu.state.templates.keys()][2]!, name: 'Odd' });
+    const { jobId } = await (await import('../../../renderer/src/api')).api.call('pov.create', { templateId: [...emu.state.templates.keys()][2]!, name: 'Odd' });
     await core.base.jobs.wait(jobId);
     render(<PovsPage />);
     fireEvent.click(await screen.findByRole('button', { name: 'Odd' }));
@@ -76,7 +78,7 @@ describe('POVs page', () => {
     await waitFor(() => expect((within(table).getByLabelText('OS of mystery') as HTMLSelectElement).value).toBe('linux'));
     fireEvent.click(screen.getByRole('button', { name: 'Refresh VMs' }));
     await waitFor(async () => {
-      const { vms } = await (await import('../../../renderer/src/state/pov')).callPov('pov.get', { id: usePovs.getState().povs![0]!.id });
+      const { vms } = await (await import('../../../renderer/src/api')).api.call('pov.get', { id: usePovs.getState().povs![0]!.id });
       expect(vms.find((v) => v.name === 'mystery')!.osOverride).toBe('linux');
     });
   }, 30_000);

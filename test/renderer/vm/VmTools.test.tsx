@@ -3,10 +3,10 @@ import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
 import type { VmConnection } from '../../../shared/contract/vm';
-import { setTransport } from '../../../renderer/src/api';
+import { api, setTransport } from '../../../renderer/src/api';
 import { ConnectionPanel } from '../../../renderer/src/components/vm/ConnectionPanel';
 import { VmTools } from '../../../renderer/src/components/vm/VmTools';
-import { useVms, vmCall } from '../../../renderer/src/state/vms';
+import { useVms } from '../../../renderer/src/state/vms';
 import { testCore } from '../../foundation/helpers';
 import { StrictDouble } from '../../vm-api/double';
 import { TestIssuer } from '../../vm-api/issuer';
@@ -108,9 +108,9 @@ describe('Connection panel with an OIDC login', () => {
   });
 
   it('saves issuer and client id, logs in with the shown code, and prompts to log in again once the login is refused', async () => {
-    let connection: VmConnection = await vmCall('vm.connection', {});
+    let connection: VmConnection = await api.call('vm.connection', {});
     const reload = async () => {
-      connection = await vmCall('vm.connection', {});
+      connection = await api.call('vm.connection', {});
       view.rerender(<ConnectionPanel key={`${connection.mode}${connection.tokenSet}`} connection={connection} onChanged={() => void reload()} />);
     };
     const view = render(<ConnectionPanel connection={connection} onChanged={() => void reload()} />);
@@ -127,12 +127,12 @@ describe('Connection panel with an OIDC login', () => {
     await act(async () => issuer.approve(userCode));
     await waitFor(() => expect(screen.queryByTestId('vm-login-code')).toBeNull(), { timeout: 5000 });
     await waitFor(() => expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy());
-    expect((await vmCall('vm.list', {})).vms).toEqual([]);
+    expect((await api.call('vm.list', {})).vms).toEqual([]);
 
     // the cluster stops accepting the token and the refresh token is revoked: the call says why, the panel asks to log in
     issuer.expireAccessTokens();
     issuer.revokeRefreshTokens();
-    await expect(vmCall('vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', detail: { relogin: true } });
+    await expect(api.call('vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', detail: { relogin: true } });
     await act(async () => reload());
     expect((await screen.findByTestId('vm-relogin')).textContent).toContain(issuer.url);
     // the page's store: a refused list reads the connection again, which is what opens the prompt there

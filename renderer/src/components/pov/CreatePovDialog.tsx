@@ -2,7 +2,6 @@ import { useEffect, useMemo, useState } from 'react';
 import type { TemplateView } from '../../../../shared/contract/skytap';
 import { api, errorText } from '../../api';
 import { fromLocalInput, toLocalInput } from '../share/datetime';
-import { callPov } from '../../state/pov';
 import { useFocusTrap } from '../focus-trap';
 import { TimeZoneInput } from './CustomerTz';
 import { bothZones } from './time';
@@ -36,7 +35,7 @@ export function CreatePovDialog({
 
   useEffect(() => {
     let live = true;
-    callPov('skytap.listTemplates', {})
+    api.call('skytap.listTemplates', {})
       .then((r) => live && setTemplates(r.templates))
       .catch((e) => live && setLoadError(errorText(e)));
     return () => {

@@ -1,7 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import type { PovView, PovVmView } from '../../../../shared/contract/pov';
-import { errorText } from '../../api';
-import { callPov } from '../../state/pov';
+import { api, errorText } from '../../api';
 import { useFocusTrap } from '../focus-trap';
 import { ErrorAlert } from '../ErrorAlert';
 
@@ -24,7 +23,7 @@ export function NameVmDialog({ pov, onClose, onSaved }: { pov: PovView; onClose(
 
   useEffect(() => {
     let live = true;
-    callPov('pov.get', { id: pov.id })
+    api.call('pov.get', { id: pov.id })
       .then((d) => live && setVms(d.vms.filter((v) => !v.goneAt)))
       .catch(() => {});
     return () => {
@@ -42,11 +41,11 @@ export function NameVmDialog({ pov, onClose, onSaved }: { pov: PovView; onClose(
       if (entitle.trim() !== was.entitle) roles.entitleHost = entitle.trim();
       if (broker.trim() !== was.broker) roles.brokerHost = broker.trim();
       if (Object.keys(roles).length) {
-        summary = (await callPov('pov.setRoleHosts', { id: pov.id, ...roles })).controlNode;
+        summary = (await api.call('pov.setRoleHosts', { id: pov.id, ...roles })).controlNode;
         saved.current = { ...saved.current, entitle: summary.entitleHost ?? '', broker: summary.brokerHost ?? '' };
       }
       if (name.trim() !== saved.current.name || !summary) {
-        summary = (await callPov('pov.setControlNodeName', { id: pov.id, name: name.trim() })).controlNode;
+        summary = (await api.call('pov.setControlNodeName', { id: pov.id, name: name.trim() })).controlNode;
         saved.current = { ...saved.current, name: summary.name ?? '' };
       }
       setResult({ vm: summary.resolvedVm, reason: summary.resolvedVm ? null : summary.reason });

@@ -1,7 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, errorText } from '../../api';
 import { useJobs } from '../../state/jobs';
-import { sshCall } from '../../state/terminals';
 import { ErrorAlert } from '../ErrorAlert';
 import './terminal.css';
 
@@ -43,7 +42,7 @@ export function TypeIntoPanel({ sessionId, onClose, runner = false }: { sessionI
   const start = (text = script, to = path) => {
     setError(null);
     setJobId(null);
-    sshCall('ssh.typeInto', { sessionId, script: text, path: to })
+    api.call('ssh.typeInto', { sessionId, script: text, path: to })
       .then((r) => setJobId(r.jobId))
       .catch((e) => setError(errorText(e)));
   };

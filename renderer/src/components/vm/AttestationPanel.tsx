@@ -1,7 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { VmAttestation } from '../../../../shared/contract/vm';
-import { errorText } from '../../api';
-import { vmCall } from '../../state/vms';
+import { api, errorText } from '../../api';
 
 const short = (h: string | null) => (h ? `${h.slice(0, 12)}…${h.slice(-4)}` : '–');
 
@@ -11,7 +10,7 @@ export function AttestationPanel({ id, version }: { id: string; version: string 
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
-    vmCall('vm.attestation', { id })
+    api.call('vm.attestation', { id })
       .then((a) => live && (setAtt(a), setError(null)))
       .catch((e) => live && setError(errorText(e)));
     return () => {

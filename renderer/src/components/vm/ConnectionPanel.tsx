@@ -1,7 +1,6 @@
 import { useState } from 'react';
 import type { VmConnection, VmLogin } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
-import { vmCall } from '../../state/vms';
 import { ErrorAlert } from '../ErrorAlert';
 
 type Auth = 'token' | 'oidc';
@@ -29,9 +28,9 @@ export function ConnectionPanel({ connection, onChanged }: { connection: VmConne
     setBusy(true);
     setError(null);
     try {
-      if (mode === 'local') await vmCall('vm.setConnection', { mode });
+      if (mode === 'local') await api.call('vm.setConnection', { mode });
       else
-        await vmCall('vm.setConnection', {
+        await api.call('vm.setConnection', {
           mode,
           url,
           auth,
@@ -51,7 +50,7 @@ export function ConnectionPanel({ connection, onChanged }: { connection: VmConne
   const startLogin = async () => {
     setError(null);
     try {
-      const l = await vmCall('vm.login', {});
+      const l = await api.call('vm.login', {});
       setLogin(l);
       const job = await waitForJob(l.jobId);
       setLogin(null);
@@ -65,7 +64,7 @@ export function ConnectionPanel({ connection, onChanged }: { connection: VmConne
 
   const logout = async () => {
     try {
-      await vmCall('vm.logout', {});
+      await api.call('vm.logout', {});
       onChanged();
     } catch (e) {
       setError(errorText(e));

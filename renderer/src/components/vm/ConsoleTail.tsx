@@ -3,8 +3,8 @@ import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { useEffect, useRef, useState } from 'react';
 import type { VmConsoleChunk } from '../../../../shared/contract/vm';
-import { errorText } from '../../api';
-import { ackConsole, subscribeConsole, vmCall } from '../../state/vms';
+import { api, errorText } from '../../api';
+import { ackConsole, subscribeConsole } from '../../state/vms';
 
 /**
  * The VM's serial console, followed live in a read-only xterm. The stream is subscribed first,
@@ -39,7 +39,7 @@ export function ConsoleTail({ id }: { id: string }) {
       });
     };
     const stop = subscribeConsole(id, (c, n) => (ready ? write(c, n) : early.push([c, n])));
-    vmCall('vm.consoleFollow', { id, lines: 500 })
+    api.call('vm.consoleFollow', { id, lines: 500 })
       .then(({ text }) => {
         if (closed) return;
         if (text) term.write(text);

@@ -1,7 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { VmImage } from '../../../../shared/contract/vm';
-import { errorText } from '../../api';
-import { vmCall } from '../../state/vms';
+import { api, errorText } from '../../api';
 import { ErrorAlert } from '../ErrorAlert';
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -32,7 +31,7 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
     setBusy(true);
     setError(null);
     try {
-      const { jobId } = await vmCall('vm.create', {
+      const { jobId } = await api.call('vm.create', {
         name,
         image,
         cpus,

@@ -1,11 +1,11 @@
 import { useState } from 'react';
 import type { JobRecord } from '../../../../shared/contract';
 import type { VmImage, VmLearnedGolden } from '../../../../shared/contract/vm';
-import { errorText } from '../../api';
+import { api, errorText } from '../../api';
 import { isActive } from '../../state/jobs';
-import { vmCall } from '../../state/vms';
 import { useFocusTrap } from '../focus-trap';
 import { ErrorAlert } from '../ErrorAlert';
+import { JOB_KIND } from '../../../../shared/contract/job-kinds';
 
 /**
  * The images and their golden PCR values. "Learn golden values" runs one boot of the image in
@@ -14,19 +14,19 @@ import { ErrorAlert } from '../ErrorAlert';
 export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmImage[]; jobs: JobRecord[]; onStarted: (jobId: string) => void; onSaved: () => void }) {
   const [error, setError] = useState<string | null>(null);
   const [dismissed, setDismissed] = useState<string[]>([]);
-  const learnJobs = jobs.filter((j) => j.kind === 'vm.learnGolden');
+  const learnJobs = jobs.filter((j) => j.kind === JOB_KIND.vmLearnGolden);
   const proposal = learnJobs.find((j) => j.state === 'succeeded' && j.result && !dismissed.includes(j.id));
   const learned = (proposal?.result ?? null) as VmLearnedGolden | null;
 
   const learn = (image: string) => {
     setError(null);
-    vmCall('vm.learnGolden', { image })
+    api.call('vm.learnGolden', { image })
       .then(({ jobId }) => onStarted(jobId))
       .catch((e) => setError(errorText(e)));
   };
   const save = () => {
     if (!learned || !proposal) return;
-    vmCall('vm.saveGolden', { image: learned.image, golden: learned.golden, firmware: learned.firmware })
+    api.call('vm.saveGolden', { image: learned.image, golden: learned.golden, firmware: learned.firmware })
       .then(() => {
         setDismissed((d) => [...d, proposal.id]);
         onSaved();

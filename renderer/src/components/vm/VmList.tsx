@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import type { VmRecord } from '../../../../shared/contract/vm';
-import { errorText } from '../../api';
+import { api, errorText } from '../../api';
 import { LIVE_VM_STATES } from '../../../../shared/vm-states';
-import { allowed, seconds, vmCall } from '../../state/vms';
+import { allowed, seconds } from '../../state/vms';
 import { ErrorAlert } from '../ErrorAlert';
 
 const TONE: Record<string, string> = {
@@ -51,8 +51,8 @@ export function VmList({
     setBusy(vm.id);
     setError(null);
     try {
-      if (what === 'delete') await vmCall('vm.delete', { id: vm.id });
-      else await vmCall(`vm.${what}`, { id: vm.id });
+      if (what === 'delete') await api.call('vm.delete', { id: vm.id });
+      else await api.call(`vm.${what}`, { id: vm.id });
       setConfirm(null);
     } catch (e) {
       setError(`${what} ${vm.name}: ${errorText(e)}`);

@@ -1,8 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { VmExecResult, VmForward, VmRecord } from '../../../../shared/contract/vm';
 import { LIVE_VM_STATES } from '../../../../shared/vm-states';
-import { errorText, type ApiError } from '../../api';
-import { vmCall } from '../../state/vms';
+import { api, errorText, type ApiError } from '../../api';
 
 interface Run {
   command: string;
@@ -31,7 +30,7 @@ export function VmTools({ vm, remote }: { vm: Pick<VmRecord, 'id' | 'name' | 'st
   const [fwdError, setFwdError] = useState<string | null>(null);
 
   const loadForwards = useCallback(() => {
-    vmCall('vm.forwards', { id: vm.id })
+    api.call('vm.forwards', { id: vm.id })
       .then((r) => setForwards(r.forwards))
       .catch((e) => setFwdError(errorLine(e)));
   }, [vm.id]);
@@ -42,7 +41,7 @@ export function VmTools({ vm, remote }: { vm: Pick<VmRecord, 'id' | 'name' | 'st
     if (!line) return;
     setRunning(true);
     try {
-      const result = await vmCall('vm.exec', { id: vm.id, command: ['sh', '-c', line] });
+      const result = await api.call('vm.exec', { id: vm.id, command: ['sh', '-c', line] });
       setRuns((r) => [{ command: line, result, error: null }, ...r].slice(0, 20));
     } catch (e) {
       setRuns((r) => [{ command: line, result: null, error: errorLine(e) }, ...r].slice(0, 20));
@@ -56,7 +55,7 @@ export function VmTools({ vm, remote }: { vm: Pick<VmRecord, 'id' | 'name' | 'st
   const forward = async () => {
     setFwdError(null);
     try {
-      await vmCall('vm.forward', { id: vm.id, port: portNumber });
+      await api.call('vm.forward', { id: vm.id, port: portNumber });
       setPort('');
       loadForwards();
     } catch (e) {
@@ -66,7 +65,7 @@ export function VmTools({ vm, remote }: { vm: Pick<VmRecord, 'id' | 'name' | 'st
   const remove = async (f: VmForward) => {
     setFwdError(null);
     try {
-      await vmCall('vm.unforward', { forwardId: f.id });
+      await api.call('vm.unforward', { forwardId: f.id });
     } catch (e) {
       setFwdError(errorLine(e));
     }

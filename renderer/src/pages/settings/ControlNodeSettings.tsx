@@ -1,8 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import type { z } from 'zod';
 import type { controlNodeSettingsView } from '../../../../shared/contract/controlNode';
-import { errorText } from '../../api';
-import { callPov } from '../../state/pov';
+import { api, errorText } from '../../api';
 
 type View = z.infer<typeof controlNodeSettingsView>;
 
@@ -35,7 +34,7 @@ export default function ControlNodeSettings() {
   };
 
   useEffect(() => {
-    callPov('controlNode.getSettings', {}).then(show, (e) => setStatus({ kind: 'error', text: errorText(e) }));
+    api.call('controlNode.getSettings', {}).then(show, (e) => setStatus({ kind: 'error', text: errorText(e) }));
   }, []);
 
   async function save(e: FormEvent) {
@@ -43,7 +42,7 @@ export default function ControlNodeSettings() {
     setBusy(true);
     setStatus(null);
     try {
-      const v = await callPov('controlNode.saveSettings', {
+      const v = await api.call('controlNode.saveSettings', {
         controlPlaneUrl: url.trim(),
         agentImage: image.trim(),
         spireEnabled: spire,

@@ -1,7 +1,6 @@
 import { useState } from 'react';
 import type { TestConnectionResult } from '../../../../shared/contract/skytap';
-import { errorText } from '../../api';
-import { callPov } from '../../state/pov';
+import { api, errorText } from '../../api';
 import '../../components/pov/pov.css';
 
 const TITLES: Record<TestConnectionResult['outcome'], string> = {
@@ -26,7 +25,7 @@ export default function SkytapTestConnection() {
     setError(null);
     setResult(null);
     try {
-      setResult(await callPov('skytap.testConnection', {}));
+      setResult(await api.call('skytap.testConnection', {}));
     } catch (e) {
       setError(errorText(e));
     } finally {

@@ -1,0 +1,52 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { StreamHub, type Subscriber } from '../../main/core/streams';
+import { getPov } from '../../main/services/pov/repo';
+import { PovService } from '../../main/services/pov/service';
+import type { PovView } from '../../shared/contract/pov';
+import { firstTemplateId, world, type World } from './helpers';
+
+let w: World;
+afterEach(async () => {
+  await w?.close();
+});
+
+/** Checks publish after their (async) badge step: let them land. */
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
+function follower(hub: StreamHub) {
+  const seen: PovView[] = [];
+  const sub: Subscriber = { unacked: new Map(), send: (_s, _k, data) => void seen.push(data as PovView) };
+  hub.subscribe('pov.updated', '*', sub);
+  return seen;
+}
+
+/** pov.updated: what the POV list follows instead of re-reading when jobs settle. */
+describe('pov.updated', () => {
+  it('follows a create to its confirmed runstate and ends with the row free; a sweep publishes only what changed', async () => {
+    w = await world();
+    const hub = new StreamHub();
+    const seen = follower(hub);
+    const svc = new PovService({ ...w.deps, jobs: w.jobs, hub });
+    const { jobId, povId } = svc.create({ templateId: firstTemplateId(w), name: 'Evented' });
+    await w.jobs.wait(jobId);
+    await settle();
+    expect(seen.length).toBeGreaterThan(2);
+    expect(seen.every((p) => p.id === povId)).toBe(true);
+    expect(seen[0]).toMatchObject({ name: 'Evented', state: 'provisioning' });
+    expect(seen.some((p) => p.activeJobId === jobId)).toBe(true);
+    expect(seen.at(-1)).toMatchObject({ state: 'active', runstate: 'running', activeJobId: null });
+    // no two events in a row say the same
+    for (let i = 1; i < seen.length; i++) expect(JSON.stringify(seen[i])).not.toBe(JSON.stringify(seen[i - 1]));
+
+    // someone suspends the environment in Skytap: the sweep's pass publishes the row once
+    w.emu.state.environments.get(getPov(w.db, povId)!.env_id!)!.runstate = 'suspended';
+    seen.length = 0;
+    await w.jobs.wait(svc.runReconcile());
+    await settle();
+    expect(seen.map((p) => p.runstate)).toEqual(['suspended']);
+    seen.length = 0;
+    await w.jobs.wait(svc.runReconcile());
+    await settle();
+    expect(seen.filter((p) => p.runstate !== 'suspended')).toEqual([]);
+  });
+});
