@@ -195,13 +195,13 @@ function mainThreadBodyReader(token: string): BodyReader {
 }
 
 /**
- * The same in a worker (bytesWorker.ts), so the body is drained while the main thread is busy in
+ * The same in a worker (bytes-worker.ts), so the body is drained while the main thread is busy in
  * xterm's parser; null where the page cannot start one (then the main thread reads).
  */
 function workerBodyReader(token: string): BodyReader | null {
   let worker: Worker;
   try {
-    worker = new Worker(new URL('./bytesWorker.ts', import.meta.url), { type: 'module', name: 'povdesk-bytes' });
+    worker = new Worker(new URL('./bytes-worker.ts', import.meta.url), { type: 'module', name: 'povdesk-bytes' });
   } catch {
     return null;
   }

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { coreMethods, coreStreams } from './core';
-import { controlNodeMethods } from './controlNode';
+import { controlNodeMethods } from './control-node';
 import { pamMethods } from './pam';
 import { notifyMethods, notifyStreams } from './notify';
 import { povMethods, povStreams } from './pov';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { controlNodeSummary } from './controlNode';
+import { controlNodeSummary } from './control-node';
 import { jobStarted, method, stream } from './define';
 import { povReadiness, readinessLevel } from './readiness';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { runnerScriptView } from './controlNode';
+import { runnerScriptView } from './control-node';
 import { jobStarted, method, noArgs } from './define';
 
 /**

@@ -18,7 +18,7 @@ g.IS_REACT_ACT_ENVIRONMENT = false;
 const React = await import('react');
 const { createRoot } = await import('react-dom/client');
 const { flushSync } = await import('react-dom');
-const { PovList } = await import('../../renderer/src/components/pov/PovList');
+const { PovList } = await import('../../renderer/src/components/pov/pov-list');
 const { povActionsFor } = await import('../../shared/contract/pov');
 type PovView = import('../../shared/contract/pov').PovView;
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { controlNodeMethods } from '../../shared/contract/controlNode';
+import { controlNodeMethods } from '../../shared/contract/control-node';
 import { ControlPlaneDouble } from '../support/control-plane-double';
 import { BEGIN_MARKER } from '../../main/services/control-node/markers';
 import { runnerScript } from '../../main/services/control-node/runner';

@@ -2,7 +2,7 @@ import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testi
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../main/core/create';
 import { setTransport } from '../../renderer/src/api';
-import { App } from '../../renderer/src/App';
+import { App } from '../../renderer/src/app';
 import { testCore } from '../foundation/helpers';
 import { coreTransport } from './core-transport';
 import { JOB_KIND } from '../../shared/contract/job-kinds';

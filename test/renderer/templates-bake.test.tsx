@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../main/core/create';
 import { runnerScript } from '../../main/services/control-node/runner';
 import { setTransport } from '../../renderer/src/api';
-import TemplatesPage from '../../renderer/src/pages/TemplatesPage';
+import TemplatesPage from '../../renderer/src/pages/templates-page';
 import { testCore } from '../foundation/helpers';
 import { coreTransport } from './core-transport';
 

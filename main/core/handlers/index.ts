@@ -1,6 +1,6 @@
 import type { Base, Services } from '../base';
 import type { Handlers } from '../dispatch';
-import { controlNodeHandlers } from './controlNode';
+import { controlNodeHandlers } from './control-node';
 import { coreHandlers } from './core';
 import { pamHandlers } from './pam';
 import { povHandlers } from './pov';

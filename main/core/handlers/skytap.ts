@@ -1,5 +1,5 @@
 import type { skytapMethods } from '../../../shared/contract/skytap';
-import { testConnection } from '../../services/skytap/testConnection';
+import { testConnection } from '../../services/skytap/test-connection';
 import type { Services } from '../base';
 import type { DomainHandlers } from '../dispatch';
 

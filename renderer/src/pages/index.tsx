@@ -1,9 +1,9 @@
 import { lazy, type ComponentType } from 'react';
-import JobsPage from './JobsPage';
-import PovsPage from './PovsPage';
-import SettingsPage, { settingsSlots } from './SettingsPage';
-import ControlNodeSettings from './settings/ControlNodeSettings';
-import SkytapTestConnection from './settings/SkytapTestConnection';
+import JobsPage from './jobs-page';
+import PovsPage from './povs-page';
+import SettingsPage, { settingsSlots } from './settings-page';
+import ControlNodeSettings from './settings/control-node-settings';
+import SkytapTestConnection from './settings/skytap-test-connection';
 
 export interface PageEntry {
   id: string;
@@ -13,9 +13,9 @@ export interface PageEntry {
 
 // The pages that carry xterm (Templates through the bake's live console) load on first visit,
 // keeping it out of the start-up bundle.
-const LocalVmsPage = lazy(() => import('./LocalVmsPage'));
-const TemplatesPage = lazy(() => import('./TemplatesPage'));
-const TerminalsPage = lazy(() => import('./TerminalsPage'));
+const LocalVmsPage = lazy(() => import('./local-vms-page'));
+const TemplatesPage = lazy(() => import('./templates-page'));
+const TerminalsPage = lazy(() => import('./terminals-page'));
 
 settingsSlots.skytap.push(() => <SkytapTestConnection />);
 settingsSlots.more.push(() => <ControlNodeSettings />);

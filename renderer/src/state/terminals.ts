@@ -5,7 +5,7 @@ import { create } from 'zustand';
 import type { Args } from '../../../shared/contract';
 import type { HostKeyPrompt, SshData, SshStatus } from '../../../shared/contract/ssh';
 import { api } from '../api';
-import { termOutput } from './termOutput';
+import { termOutput } from './term-output';
 
 const sub = api.subscribe as (stream: string, key: string, fn: (data: unknown, bytes: number) => void) => () => void;
 const ack = api.ack as (stream: string, key: string, bytes: number) => void;
@@ -94,7 +94,7 @@ function makeEntry(id: string, replay?: Uint8Array): TermEntry {
   });
   // What the session printed before this window attached (after a reload), then the live stream.
   if (replay?.length) term.write(replay);
-  // Flow control: acknowledge bytes only once xterm has parsed them (termOutput.ts).
+  // Flow control: acknowledge bytes only once xterm has parsed them (term-output.ts).
   const output = termOutput(term, (bytes) => ack('ssh.data', id, bytes));
   const stopData = sub('ssh.data', id, (raw) => output((raw as SshData).data));
   const stopStatus = sub('ssh.status', id, (raw) => useTerminals.getState().setStatus(raw as SshStatus));

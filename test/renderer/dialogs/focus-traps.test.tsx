@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../../shared/contract';
 import type { HostKeyPrompt } from '../../../shared/contract/ssh';
 import type { VmImage, VmLearnedGolden } from '../../../shared/contract/vm';
-import { HostKeyDialog } from '../../../renderer/src/components/terminal/HostKeyDialog';
-import { ImagesPanel } from '../../../renderer/src/components/vm/ImagesPanel';
+import { HostKeyDialog } from '../../../renderer/src/components/terminal/host-key-dialog';
+import { ImagesPanel } from '../../../renderer/src/components/vm/images-panel';
 import { useTerminals } from '../../../renderer/src/state/terminals';
 
 afterEach(cleanup);

@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { setTransport } from '../../../renderer/src/api';
-import { AccessPanel } from '../../../renderer/src/components/pam/AccessPanel';
+import { AccessPanel } from '../../../renderer/src/components/pam/access-panel';
 import { BROKER_UNVERIFIED } from '../../../main/services/pam/service';
 import { inventory, pamWorld, type PamWorld } from '../../pam/world';
 import { coreTransport } from '../core-transport';

@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PovList } from '../../../renderer/src/components/pov/PovList';
+import { PovList } from '../../../renderer/src/components/pov/pov-list';
 import type { PovView } from '../../../shared/contract/pov';
 import { fakeRows } from './rows';
 import { JOB_KIND } from '../../../shared/contract/job-kinds';

@@ -2,7 +2,7 @@ import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testi
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
 import { bothZones, seTimeZone, withZones } from '../../../renderer/src/components/pov/time';
-import PovsPage from '../../../renderer/src/pages/PovsPage';
+import PovsPage from '../../../renderer/src/pages/povs-page';
 import type { Emulator } from '../../skytap-emulator/emulator';
 import { povPageWorld } from './pov-core';
 

@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { povActionsFor } from '../../../shared/contract/pov';
-import { PovList } from '../../../renderer/src/components/pov/PovList';
+import { PovList } from '../../../renderer/src/components/pov/pov-list';
 import { confirmedText } from '../../../renderer/src/components/pov/time';
 import { fakeRows } from './rows';
 import { JOB_KIND } from '../../../shared/contract/job-kinds';

@@ -1,8 +1,8 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
-import PovsPage from '../../../renderer/src/pages/PovsPage';
-import SkytapTestConnection from '../../../renderer/src/pages/settings/SkytapTestConnection';
+import PovsPage from '../../../renderer/src/pages/povs-page';
+import SkytapTestConnection from '../../../renderer/src/pages/settings/skytap-test-connection';
 import { usePovs } from '../../../renderer/src/state/pov';
 import type { Emulator } from '../../skytap-emulator/emulator';
 import { povPageWorld } from './pov-core';

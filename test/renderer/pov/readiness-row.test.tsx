@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PovList } from '../../../renderer/src/components/pov/PovList';
-import { ReadinessChecklist } from '../../../renderer/src/components/pov/Readiness';
+import { PovList } from '../../../renderer/src/components/pov/pov-list';
+import { ReadinessChecklist } from '../../../renderer/src/components/pov/readiness';
 import { setTransport } from '../../../renderer/src/api';
 import { assessReadiness } from '../../../main/services/pov/readiness';
 import type { PovView } from '../../../shared/contract/pov';

@@ -2,7 +2,7 @@ import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-libra
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
 import { setTransport } from '../../../renderer/src/api';
-import { Notifications } from '../../../renderer/src/components/share/Notifications';
+import { Notifications } from '../../../renderer/src/components/share/notifications';
 import { TOAST_MS, useNotify } from '../../../renderer/src/state/notify';
 import { testCore } from '../../foundation/helpers';
 import { coreTransport } from '../core-transport';

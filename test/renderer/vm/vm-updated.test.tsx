@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
 import { serve, type RunningManager } from '../../../main/vm-manager/server';
 import { api, setTransport } from '../../../renderer/src/api';
-import LocalVmsPage from '../../../renderer/src/pages/LocalVmsPage';
+import LocalVmsPage from '../../../renderer/src/pages/local-vms-page';
 import { useVms } from '../../../renderer/src/state/vms';
 import { vmRecord, type VmRecord } from '../../../shared/contract/vm';
 import { testCore } from '../../foundation/helpers';

@@ -1,0 +1,103 @@
+import { useEffect, useState } from 'react';
+import type { NotificationView } from '../../../../shared/contract/notify';
+import { api } from '../../api';
+import { useNotify } from '../../state/notify';
+import { usePovs } from '../../state/pov';
+import { withZones } from '../pov/time';
+import { NotifySettingsForm } from './notify-settings-form';
+import { openPov } from './open-pov';
+import './share.css';
+
+/** Browser mode shows OS notifications through the Web Notifications API once the user allows it. */
+function webNotify(n: NotificationView): void {
+  if (api.transport !== 'ws' || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
+  const note = new Notification(n.title, { body: n.body, tag: n.id, requireInteraction: n.urgent });
+  note.onclick = () => {
+    window.focus();
+    if (n.povId) openPov(n.povId);
+    note.close();
+  };
+}
+
+/**
+ * The bell (unread count), the in-app list, do-not-disturb, and toasts. In Electron the main
+ * process shows the OS notification (main/electron/notifications.ts); here only the toast.
+ */
+export function Notifications() {
+  const { items, unread, toasts, settings, error, load, follow, dismiss, markAllRead, setDnd } = useNotify();
+  const [open, setOpen] = useState(false);
+  // a warning's deletion time in the SE's zone and, when the POV list knows it, the customer's
+  const povs = usePovs((s) => s.povs);
+  const zoneOf = (povId: string | null) => (povId ? (povs?.find((p) => p.id === povId)?.customerTz ?? null) : null);
+  const [permission, setPermission] = useState(() => (typeof Notification === 'undefined' ? 'unsupported' : Notification.permission));
+  useEffect(() => void load(), [load]);
+  useEffect(() => follow(webNotify), [follow]);
+  // Electron: a click on an OS notification (main/electron/notifications.ts) opens its POV
+  useEffect(
+    () =>
+      api.subscribe('notify.clicked', '*', (n) => {
+        if (n.povId) openPov(n.povId);
+      }),
+    [],
+  );
+
+  const act = (n: NotificationView) => {
+    if (n.povId) openPov(n.povId);
+    dismiss(n.id);
+    setOpen(false);
+  };
+  return (
+    <>
+      <button className="notify-bell" aria-label={`Notifications (${unread} unread)`} aria-expanded={open} onClick={() => setOpen(!open)}>
+        🔔 {unread > 0 ? unread : ''}
+      </button>
+      {open && (
+        <section className="notify-panel" aria-label="Notifications">
+          <div className="row">
+            <strong>Notifications</strong>
+            <label className="small">
+              <input type="checkbox" checked={settings?.doNotDisturb ?? false} onChange={(e) => void setDnd(e.target.checked)} /> Do not disturb
+            </label>
+            <button className="link" onClick={() => void markAllRead()}>
+              Mark all read
+            </button>
+          </div>
+          {api.transport === 'ws' && permission === 'default' && (
+            <button onClick={() => void Notification.requestPermission().then(setPermission)}>Allow desktop notifications</button>
+          )}
+          {settings && <NotifySettingsForm settings={settings} onSaved={() => void load()} />}
+          {error && <p className="error">{error}</p>}
+          {items.length === 0 && <p className="muted small">Nothing yet.</p>}
+          <ul>
+            {items.map((n) => (
+              <li key={n.id} className={n.withdrawnAt ? 'withdrawn' : ''} data-testid="notification">
+                <button className="link" onClick={() => act(n)} disabled={!n.povId}>
+                  {n.urgent && <span className="badge bad">urgent</span>} {n.title}
+                  {n.count > 1 && <span className="badge muted">×{n.count}</span>}
+                </button>
+                <div className="small muted">
+                  {withZones(n.body, zoneOf(n.povId))} · {new Date(n.createdAt).toLocaleString()}
+                  {n.held && ' · held (do not disturb)'}
+                  {n.withdrawnAt && ' · withdrawn'}
+                </div>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      <div className="notify-toasts" aria-live="polite">
+        {toasts.map((n) => (
+          <div key={n.id} className={`notify-toast${n.urgent ? ' urgent' : ''}`} role="status" data-testid="toast">
+            <button className="link" onClick={() => act(n)}>
+              <strong>{n.title}</strong>
+            </button>
+            <div className="small">{n.body}</div>
+            <button className="link small" onClick={() => dismiss(n.id)}>
+              Dismiss
+            </button>
+          </div>
+        ))}
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,110 @@
+import { useState } from 'react';
+import type { JobRecord } from '../../../../shared/contract';
+import type { VmImage, VmLearnedGolden } from '../../../../shared/contract/vm';
+import { api, errorText } from '../../api';
+import { isActive } from '../../state/jobs';
+import { useFocusTrap } from '../focus-trap';
+import { ErrorAlert } from '../error-alert';
+import { JOB_KIND } from '../../../../shared/contract/job-kinds';
+
+/**
+ * The images and their golden PCR values. "Learn golden values" runs one boot of the image in
+ * learn mode (a job); its result is shown as a PCR table and saved only when the user confirms.
+ */
+export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmImage[]; jobs: JobRecord[]; onStarted: (jobId: string) => void; onSaved: () => void }) {
+  const [error, setError] = useState<string | null>(null);
+  const [dismissed, setDismissed] = useState<string[]>([]);
+  const learnJobs = jobs.filter((j) => j.kind === JOB_KIND.vmLearnGolden);
+  const proposal = learnJobs.find((j) => j.state === 'succeeded' && j.result && !dismissed.includes(j.id));
+  const learned = (proposal?.result ?? null) as VmLearnedGolden | null;
+
+  const learn = (image: string) => {
+    setError(null);
+    api.call('vm.learnGolden', { image })
+      .then(({ jobId }) => onStarted(jobId))
+      .catch((e) => setError(errorText(e)));
+  };
+  const save = () => {
+    if (!learned || !proposal) return;
+    api.call('vm.saveGolden', { image: learned.image, golden: learned.golden, firmware: learned.firmware })
+      .then(() => {
+        setDismissed((d) => [...d, proposal.id]);
+        onSaved();
+      })
+      .catch((e) => setError(errorText(e)));
+  };
+
+  return (
+    <div className="panel vm-images" aria-label="Images">
+      <h3>Images</h3>
+      <ul>
+        {images.map((i) => {
+          const running = learnJobs.some((j) => isActive(j) && j.title.endsWith(` ${i.name}`));
+          return (
+            <li key={i.name} className="row">
+              <strong>{i.name}</strong>
+              <span className="muted small">{i.goldenPcrs > 0 ? `${i.goldenPcrs} golden PCR values` : 'no golden values: attested VMs cannot verify yet'}</span>
+              {i.firmwareChanged && <span className="warn small">{i.firmwareChanged}</span>}
+              <button data-learn={i.name} onClick={() => learn(i.name)} disabled={running || !i.hasPolicy} title="Boots the image once in learn mode, then shows the values to confirm">
+                {i.firmwareChanged ? 'Re-learn golden values' : 'Learn golden values'}
+              </button>
+            </li>
+          );
+        })}
+      </ul>
+      {learned && proposal && (
+        <GoldenDialog key={proposal.id} learned={learned} onSave={save} onDiscard={() => setDismissed((d) => [...d, proposal.id])} />
+      )}
+      <ErrorAlert error={error} />
+    </div>
+  );
+}
+
+/**
+ * The learned values waiting for a yes or no: a modal, since it appears on its own when the learn
+ * job ends. Focus stays inside, Escape discards, and focus goes back to the image's Learn button.
+ */
+function GoldenDialog({ learned, onSave, onDiscard }: { learned: VmLearnedGolden; onSave(): void; onDiscard(): void }) {
+  const trap = useFocusTrap<HTMLDivElement>(onDiscard, {
+    returnTo: () => [...document.querySelectorAll<HTMLElement>('[data-learn]')].find((b) => b.dataset.learn === learned.image) ?? null,
+  });
+  return (
+    <div className="vm-golden-backdrop">
+      <div ref={trap} tabIndex={-1} className="vm-golden-proposal" role="dialog" aria-modal="true" aria-label={`Golden values of ${learned.image}`}>
+        <p>
+          One boot of <strong>{learned.image}</strong> ({learned.seconds} s) measured these values
+          {learned.firmware ? ` with firmware ${learned.firmware.path}` : ''}. Save them as the image&apos;s golden values? From then on
+          a VM of this image whose firmware, kernel, command line or initrd differs is refused.
+        </p>
+        <table className="pcr-table">
+          <thead>
+            <tr>
+              <th>PCR</th>
+              <th>value</th>
+              <th>golden</th>
+            </tr>
+          </thead>
+          <tbody>
+            {Object.keys(learned.pcrs)
+              .sort((a, b) => Number(a) - Number(b))
+              .map((p) => (
+                <tr key={p}>
+                  <td>{p}</td>
+                  <td>
+                    <code>{learned.pcrs[p]}</code>
+                  </td>
+                  <td>{p in learned.golden ? 'saved' : 'not compared'}</td>
+                </tr>
+              ))}
+          </tbody>
+        </table>
+        <div className="row">
+          <button className="primary" onClick={onSave}>
+            Save golden values
+          </button>
+          <button onClick={onDiscard}>Discard</button>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,118 @@
+import { useEffect, useRef, useState } from 'react';
+import { errorText } from '../api';
+import { AccessPanel } from '../components/pam/access-panel';
+import { RateLimitedBadge, RunstateBadge } from '../components/pov/badges';
+import { CustomerTzField } from '../components/pov/customer-tz';
+import { ReadinessChecklist } from '../components/pov/readiness';
+import { bothZones, confirmedText } from '../components/pov/time';
+import { VmsTab } from '../components/pov/vms-tab';
+import { AutoDeleteBox } from '../components/share/auto-delete-box';
+import { SharePanel } from '../components/share/share-panel';
+import '../components/share/share.css';
+import { usePovs } from '../state/pov';
+import { ErrorAlert } from '../components/error-alert';
+import '../components/pov/pov.css';
+
+/** One POV: facts, its error or control-node reason, and the VMs tab. */
+export default function PovDetail({ povId, onBack, focus }: { povId: string; onBack(): void; focus?: 'extend' }) {
+  const d = usePovs((s) => s.detail[povId]);
+  const loadDetail = usePovs((s) => s.loadDetail);
+  const setVmOs = usePovs((s) => s.setVmOs);
+  const act = usePovs((s) => s.act);
+  const actionError = usePovs((s) => s.actionError);
+  const [error, setError] = useState<string | null>(null);
+  const [tab, setTab] = useState<'vms' | 'details'>('vms');
+
+  useEffect(() => {
+    loadDetail(povId).catch((e) => setError(errorText(e)));
+  }, [povId, loadDetail]);
+
+  // the row moves by `pov.updated` events (PovsPage follows them); its VMs are read again when the
+  // row is written or its job starts or ends
+  const version = d ? `${d.pov.updatedAt}|${d.pov.activeJobId ?? ''}` : null;
+  const seenVersion = useRef(version);
+  useEffect(() => {
+    if (version === null || seenVersion.current === version) return;
+    const first = seenVersion.current === null;
+    seenVersion.current = version;
+    if (!first) loadDetail(povId).catch((e) => setError(errorText(e)));
+  }, [version, povId, loadDetail]);
+
+  if (error) {
+    return (
+      <section className="page">
+        <button className="link" onClick={onBack}>
+          ← POVs
+        </button>
+        <ErrorAlert error={error} />
+      </section>
+    );
+  }
+  if (!d) return <p className="muted">Loading…</p>;
+  const p = d.pov;
+  return (
+    <section className="page" aria-label={`POV ${p.name}`}>
+      <button className="link" onClick={onBack}>
+        ← POVs
+      </button>
+      <header className="page-head">
+        <h2>{p.name}</h2>
+        <RunstateBadge runstate={p.runstate} state={p.state} />
+        {p.rateLimited && <RateLimitedBadge />}
+        <span className="small muted">{confirmedText(p.lastConfirmedAt, Date.now())}</span>
+        <button
+          disabled={!p.actions.refreshVms}
+          onClick={() => void act('pov.refreshVms', p.id).then(() => loadDetail(p.id))}
+        >
+          Refresh VMs
+        </button>
+      </header>
+      <ErrorAlert error={actionError} />
+      {p.errorMessage && (
+        <p className="banner error" role="alert">
+          {p.errorMessage}
+        </p>
+      )}
+      {p.controlNode.reason && (
+        <p className="banner warn">
+          Control node: {p.controlNode.status ?? 'not installed'} — {p.controlNode.reason}
+        </p>
+      )}
+      <CustomerTzField key={p.customerTz ?? ''} pov={p} onChanged={() => void loadDetail(p.id)} />
+      {p.state !== 'destroyed' && <ReadinessChecklist povId={p.id} customerTz={p.customerTz} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />}
+      <div className="share-grid">
+        <AutoDeleteBox pov={p} focusExtend={focus === 'extend'} onChanged={() => void loadDetail(p.id)} />
+        {p.envId && p.state !== 'destroyed' && <SharePanel pov={p} vms={d.vms} />}
+      </div>
+      <div className="tabs" role="tablist">
+        <button role="tab" aria-selected={tab === 'vms'} onClick={() => setTab('vms')}>
+          VMs ({d.vms.filter((v) => !v.goneAt).length})
+        </button>
+        <button role="tab" aria-selected={tab === 'details'} onClick={() => setTab('details')}>
+          Details
+        </button>
+      </div>
+      {tab === 'vms' ? (
+        <VmsTab vms={d.vms} onSetOs={(vmId, os) => setVmOs(p.id, vmId, os)} />
+      ) : (
+        <dl className="facts panel">
+          <dt>State</dt>
+          <dd>{p.state}</dd>
+          <dt>Template</dt>
+          <dd>
+            {p.templateName || '—'} <span className="muted small">(id {p.templateId})</span>
+          </dd>
+          <dt>Skytap environment</dt>
+          <dd className="mono">{p.envId ?? 'not created'}</dd>
+          <dt>Last confirmed</dt>
+          <dd>{p.lastConfirmedAt ? bothZones(p.lastConfirmedAt, p.customerTz) : 'never'}</dd>
+          <dt>Control node</dt>
+          <dd>{p.controlNode.status ?? '—'}</dd>
+          <dt>Created</dt>
+          <dd>{bothZones(p.createdAt, p.customerTz)}</dd>
+        </dl>
+      )}
+      <AccessPanel povId={p.id} />
+    </section>
+  );
+}

@@ -1,0 +1,121 @@
+import { useEffect, useMemo, useState } from 'react';
+import type { JobRecord } from '../../../shared/contract';
+import { POV_LIFECYCLE_JOB_KINDS } from '../../../shared/contract/job-kinds';
+import { EmptyState } from '../components/empty-state';
+import { CreatePovDialog } from '../components/pov/create-pov-dialog';
+import type { ControlNodeAction } from '../components/pov/control-node-cell';
+import { NameVmDialog } from '../components/pov/name-vm-dialog';
+import { OPEN_POV_EVENT, takePendingPov } from '../components/share/open-pov';
+import { PovList, type PovAction } from '../components/pov/pov-list';
+import { arrange, DEFAULT_ARRANGEMENT, type Arrangement } from '../components/pov/arrange';
+import { ListControls } from '../components/pov/list-controls';
+import { useJobs } from '../state/jobs';
+import { usePovs } from '../state/pov';
+import type { PovView } from '../../../shared/contract/pov';
+import { NAVIGATE_EVENT, povFromHash } from '../nav';
+import PovDetail from './pov-detail';
+import { ErrorAlert } from '../components/error-alert';
+import '../components/pov/pov.css';
+
+/**
+ * POVs: every Skytap environment this app manages, with the runstate Skytap last CONFIRMED and
+ * its age. Actions are gated on that confirmed state; jobs show their progress inline.
+ */
+export default function PovsPage() {
+  const { povs, error, actionError, load, act, reconcile, create, installControlNode } = usePovs();
+  const [naming, setNaming] = useState<PovView | null>(null);
+  const jobs = useJobs((s) => s.jobs);
+  const follow = useJobs((s) => s.follow);
+  const [open, setOpen] = useState<string | null>(() => povFromHash());
+  const [creating, setCreating] = useState(false);
+  const [focus, setFocus] = useState<'extend' | undefined>(undefined);
+  const [now, setNow] = useState(() => Date.now());
+  const [arrangement, setArrangement] = useState<Arrangement>(DEFAULT_ARRANGEMENT);
+  const shown = useMemo(() => (povs ? arrange(povs, arrangement) : []), [povs, arrangement]);
+  const followPovs = usePovs((s) => s.follow);
+
+  useEffect(() => follow(), [follow]);
+  // rows change by `pov.updated` events (jobs, the sweep, other windows), read once here
+  useEffect(() => followPovs(), [followPovs]);
+  // A povdesk:// link while this page is already open (main/electron/desktop.ts navigates).
+  useEffect(() => {
+    const go = () => {
+      const id = povFromHash();
+      if (id) setOpen(id);
+    };
+    window.addEventListener(NAVIGATE_EVENT, go);
+    return () => window.removeEventListener(NAVIGATE_EVENT, go);
+  }, []);
+  // a clicked warning opens its POV with Extend focused
+  useEffect(() => {
+    const take = () => {
+      const p = takePendingPov();
+      if (p) {
+        setFocus(p.focus);
+        setOpen(p.povId);
+      }
+    };
+    take();
+    window.addEventListener(OPEN_POV_EVENT, take);
+    return () => window.removeEventListener(OPEN_POV_EVENT, take);
+  }, []);
+  useEffect(() => {
+    void load();
+  }, [load]);
+  // "confirmed N min ago" moves on by itself
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 30_000);
+    return () => clearInterval(t);
+  }, []);
+  // the latest settled lifecycle job per POV (a failed Start shows on its row)
+  const lastJobs = useMemo(() => {
+    const out: Record<string, JobRecord> = {};
+    for (const j of Object.values(jobs)) {
+      if (!j.subject || !POV_LIFECYCLE_JOB_KINDS.includes(j.kind) || j.state === 'queued' || j.state === 'running') continue;
+      const cur = out[j.subject];
+      if (!cur || cur.createdAt < j.createdAt) out[j.subject] = j;
+    }
+    return out;
+  }, [jobs]);
+
+  function onAction(action: PovAction, pov: { id: string; name: string }) {
+    if (action === 'pov.destroy' && !window.confirm(`Destroy POV "${pov.name}" and delete its Skytap environment? This cannot be undone.`)) return;
+    void act(action, pov.id);
+  }
+
+  function onControlNode(action: ControlNodeAction, pov: PovView) {
+    if (action === 'name') setNaming(pov);
+    else void installControlNode(pov.id);
+  }
+
+  if (open) return <PovDetail key={`${open}-${focus ?? ''}`} povId={open} {...(focus ? { focus } : {})} onBack={() => { setOpen(null); setFocus(undefined); window.history.replaceState(null, '', '#/povs'); void load(); }} />;
+
+  return (
+    <section className="page">
+      <header className="page-head">
+        <h2>POVs</h2>
+        <span className="small muted">Runstates are as Skytap last confirmed them (checked every 10 min).</span>
+        <button onClick={() => void reconcile()}>Refresh from Skytap</button>
+        <button className="primary" onClick={() => setCreating(true)}>
+          New POV
+        </button>
+      </header>
+      <ErrorAlert error={error} />
+      <ErrorAlert error={actionError} />
+      {povs && povs.length === 0 && (
+        <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template.</EmptyState>
+      )}
+      {povs && povs.length > 0 && <ListControls value={arrangement} onChange={setArrangement} shown={shown.length} total={povs.length} />}
+      {povs && povs.length > 0 && <PovList povs={shown} jobs={jobs} lastJobs={lastJobs} now={now} onOpen={setOpen} onAction={onAction} onControlNode={onControlNode} />}
+      {naming && <NameVmDialog pov={naming} onClose={() => setNaming(null)} onSaved={() => void load()} />}
+      {creating && (
+        <CreatePovDialog
+          onClose={() => setCreating(false)}
+          onCreate={async (templateId, name, autoDeleteAt, customerTz) => {
+            await create(templateId, name, autoDeleteAt, customerTz);
+          }}
+        />
+      )}
+    </section>
+  );
+}
