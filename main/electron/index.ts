@@ -102,7 +102,14 @@ app.whenReady().then(async () => {
   desktop = createDesktop({ core, home: base.home, getWindow: () => win, showWindow: createWindow });
   if (pendingUrl) desktop.handleOpenUrl(pendingUrl);
   stopUpdates = startUpdates({ core, isPackaged: app.isPackaged, log: (msg, extra) => base.log.info(msg, extra as Record<string, unknown>) });
-  base.onClose(showOsNotifications(base.hub, () => win));
+  const customerTz = (povId: string) => {
+    try {
+      return services.pov.get(povId).pov.customerTz ?? null;
+    } catch {
+      return null; // the POV is gone: the SE's zone alone
+    }
+  };
+  base.onClose(showOsNotifications(base.hub, () => win, customerTz));
   await createWindow();
 });
 

@@ -4,6 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseSkytapTime } from '../../main/services/skytap/share-api';
 import { createPov, DAY, HOUR, postPortal, shareWorld, type ShareTestWorld } from './helpers';
 import { JOB_KIND } from '../../shared/contract/job-kinds';
+import type { NotificationView } from '../../shared/contract/notify';
+import { bothZones } from '../../shared/time-zones';
+import { osNotificationOptions } from '../../main/electron/notification-text';
 
 let w: ShareTestWorld;
 afterEach(async () => {
@@ -193,6 +196,28 @@ describe('the warning ladder', () => {
     const urgent = (await w.call('notify.list', {})).items.find((n) => n.kind === 'ladder' && n.withdrawnAt === null && n.urgent);
     expect(urgent?.title).toMatch(/deleted in 30 minutes/);
     expect(w.share.ladder.tick()).toEqual([]);
+  }, 30_000);
+
+  it("the OS notification shows the deletion time in the SE's zone with the customer's beside it, never as ISO", async () => {
+    w = await shareWorld();
+    const published: NotificationView[] = [];
+    w.base.hub.subscribe('notify.event', '*', { send: (_s, _k, data) => published.push(data as NotificationView), unacked: new Map() });
+    const deleteAt = new Date(Math.floor((w.clock.now().getTime() + 10 * DAY) / 1000) * 1000);
+    const povId = await createPov(w, deleteAt);
+    await w.call('pov.setCustomerTz', { povId, customerTz: 'Asia/Tokyo' });
+    w.clock.advance(3 * DAY + HOUR); // the 7 d step
+    expect(w.share.ladder.tick().map((f) => f.step)).toEqual(['7d']);
+    const n = published.find((p) => p.kind === 'ladder')!;
+    expect(n.body).toContain(deleteAt.toISOString()); // the core's text: one instant, machine-readable
+    // what Electron's Notification gets (main/electron/index.ts reads the zone the same way)
+    const tz = (await w.call('pov.get', { id: povId })).pov.customerTz ?? null;
+    const os = osNotificationOptions(n, tz, 'Europe/Berlin');
+    expect(os.body).not.toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/);
+    expect(os.body).toContain(bothZones(deleteAt.toISOString(), 'Asia/Tokyo', 'Europe/Berlin'));
+    expect(os.body).toMatch(/Europe\/Berlin · .* Asia\/Tokyo customer/);
+    // no customer zone: the SE's alone
+    expect(osNotificationOptions(n, null, 'Europe/Berlin').body).not.toContain('customer');
+    expect(os).toMatchObject({ title: n.title, urgency: 'normal', timeoutType: 'default' });
   }, 30_000);
 
   it('do-not-disturb holds every step but the last; identical events fold into one', async () => {

@@ -11,7 +11,9 @@ import './share.css';
 /** Browser mode shows OS notifications through the Web Notifications API once the user allows it. */
 function webNotify(n: NotificationView): void {
   if (api.transport !== 'ws' || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
-  const note = new Notification(n.title, { body: n.body, tag: n.id, requireInteraction: n.urgent });
+  // the body's instants in the SE's zone and the POV's customer zone, as in the in-app list
+  const tz = n.povId ? (usePovs.getState().povs?.find((p) => p.id === n.povId)?.customerTz ?? null) : null;
+  const note = new Notification(n.title, { body: withZones(n.body, tz), tag: n.id, requireInteraction: n.urgent });
   note.onclick = () => {
     window.focus();
     if (n.povId) openPov(n.povId);
@@ -91,7 +93,7 @@ export function Notifications() {
             <button className="link" onClick={() => act(n)}>
               <strong>{n.title}</strong>
             </button>
-            <div className="small">{n.body}</div>
+            <div className="small">{withZones(n.body, zoneOf(n.povId))}</div>
             <button className="link small" onClick={() => dismiss(n.id)}>
               Dismiss
             </button>
