@@ -136,4 +136,30 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
   await expect(a.getByTestId('runstate')).toHaveText('suspended', { timeout: 30_000 });
   await expect(gRow.getByTestId('runstate')).toHaveText('running');
   await page.screenshot({ path: info.outputPath('povs-states-1280.png'), fullPage: true });
+
+  // rows in progress: Skytap holds a create's and a destroy's reply for a few seconds, long
+  // enough to see each row say what it is doing (the step in words beside its progress bar)
+  emulator().faults.clear(); // the refused create's unused 422s must not answer this one
+  emulator().faults.push({ match: 'POST /configurations', delayMs: 3000 }, { match: 'DELETE /configurations/*', delayMs: 3000 });
+  await page.getByRole('button', { name: 'New POV' }).click();
+  await dialog.getByRole('option', { name: /Windows AD lab/ }).click();
+  await dialog.getByLabel('POV name').fill('Pied Piper (being created)');
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  const piper = page.locator('[role="row"]', { has: page.getByRole('button', { name: 'Pied Piper (being created)', exact: true }) });
+  page.once('dialog', (d) => void d.accept());
+  await gRow.getByRole('button', { name: 'Destroy Globex eval' }).click();
+  await expect(piper.locator('.pov-status')).toContainText('create environment');
+  await expect(piper.getByRole('progressbar')).toBeVisible();
+  await expect(gRow.locator('.pov-status')).toContainText('delete environment');
+  await expect(gRow.getByRole('progressbar')).toBeVisible();
+  // a step cut short in the narrow Status column is readable in full on hover
+  const cutNow = await truncated(page);
+  for (const c of cutNow) expect(c.title, `"${c.text}" is cut short with no title`).not.toBeNull();
+  for (const c of cutNow) expect(c.title!.replace(/\s+/g, ' ')).toContain(c.text.replace(/…$/, '').replace(/\s+/g, ' '));
+  await piper.screenshot({ path: info.outputPath('povs-row-creating-1280.png') });
+  await gRow.screenshot({ path: info.outputPath('povs-row-destroying-1280.png') });
+  await page.screenshot({ path: info.outputPath('povs-in-progress-1280.png'), fullPage: true });
+  // both finish: the held replies were slow, not lost
+  await expect(piper.getByTestId('runstate')).toHaveText('running', { timeout: 30_000 });
+  await expect(gRow).toHaveCount(0, { timeout: 30_000 });
 });

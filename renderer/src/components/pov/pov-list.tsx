@@ -160,7 +160,9 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                   {job && (job.state === 'running' || job.state === 'queued') ? (
                     <>
                       <ProgressBar fraction={job.progress.fraction} label={job.progress.step} />
-                      <div className="small muted ellipsis">{job.progress.step || job.state}</div>
+                      <div className="small muted ellipsis" title={job.progress.step || job.state}>
+                        {job.progress.step || job.state}
+                      </div>
                     </>
                   ) : p.errorMessage ? (
                     <span className="error small clamp" title={p.errorMessage}>
