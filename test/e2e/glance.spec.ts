@@ -140,7 +140,7 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
   // rows in progress: Skytap holds a create's and a destroy's reply for a few seconds, long
   // enough to see each row say what it is doing (the step in words beside its progress bar)
   emulator().faults.clear(); // the refused create's unused 422s must not answer this one
-  emulator().faults.push({ match: 'POST /configurations', delayMs: 3000 }, { match: 'DELETE /configurations/*', delayMs: 3000 });
+  emulator().faults.push({ match: 'POST /configurations', delayMs: 8000 }, { match: 'DELETE /configurations/*', delayMs: 8000 });
   await page.getByRole('button', { name: 'New POV' }).click();
   await dialog.getByRole('option', { name: /Windows AD lab/ }).click();
   await dialog.getByLabel('POV name').fill('Pied Piper (being created)');
