@@ -108,7 +108,7 @@ function referenceProblems(w: Workflow): string[] {
       for (const [path] of run.matchAll(/\b(?:scripts|resources|test)\/[\w./-]+\w/g)) {
         if (!existsSync(join(ROOT, path)) && !FROM_OTHER_BRANCHES.has(path)) problems.push(`${path} does not exist`);
       }
-      for (const [, script] of run.matchAll(/\bnpm (?:run )?(test|start|[\w:-]+(?= ))/g)) {
+      for (const [, script] of run.matchAll(/\bnpm (?:run )?(test|start|[\w:-]+(?=\s|$))/gm)) {
         if (script !== 'ci' && script !== 'install' && !(script! in pkg.scripts)) problems.push(`npm script ${script} does not exist`);
       }
       for (const [, project] of run.matchAll(/--project[= ]([\w-]+)/g)) {
