@@ -50,9 +50,10 @@ const api = async (method, path, body) => {
 let ok = false;
 try {
   const host = await api('GET', '/host');
-  console.log(`host: ${JSON.stringify(host.json?.accelerator ?? host.json)}`);
+  console.log(`host: ${JSON.stringify(host.json?.povdesk?.accelerator ?? host.json)}`);
   const images = await api('GET', '/images');
-  const image = images.json?.[0]?.name;
+  // giantswarm's document names an image by its `id`
+  const image = images.json?.[0]?.id;
   if (!image) throw new Error(`no image in ${stateDir}/images`);
   const t = performance.now();
   const vm = await api('POST', '/vms', { name: 'boot-check', image, require_attestation: false, wait_for: 'ready' });
@@ -62,7 +63,7 @@ try {
     const tail = id ? await api('GET', `/vms/${id}/console?lines=60`) : null;
     throw new Error(`the VM did not reach ready after ${secs} s: ${JSON.stringify(vm.json)}\n${tail?.json?.console ?? ''}`);
   }
-  console.log(`boot-check: ${image} reached ready in ${secs} s (accelerator ${vm.json.accelerator ?? started.accelerator})`);
+  console.log(`boot-check: ${image} reached ready in ${secs} s (accelerator ${vm.json.povdesk?.accel ?? started.accelerator})`);
   await api('DELETE', `/vms/${vm.json.id}`);
   ok = true;
 } catch (err) {
