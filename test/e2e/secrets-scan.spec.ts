@@ -63,7 +63,7 @@ test('no secret the app holds reaches its files, its output or Copy diagnostics'
   await app.open('Local VMs');
   await page.locator('details.vm-connection summary').click();
   await page.getByLabel('Remote URL').fill('http://127.0.0.1:9');
-  await page.getByLabel('Bearer token').fill(REMOTE_VM);
+  await page.getByRole('textbox', { name: 'Bearer token' }).fill(REMOTE_VM);
   await page.getByRole('button', { name: 'Use remote' }).click();
   await expect(page.locator('details.vm-connection summary')).toContainText('remote http://127.0.0.1:9');
   // A call through the remote manager fails (nothing listens there) and is logged.

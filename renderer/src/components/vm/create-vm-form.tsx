@@ -9,9 +9,11 @@ const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStarted: (jobId: string) => void }) {
   const [name, setName] = useState('');
   const [image, setImage] = useState(images[0]?.name ?? '');
-  const [cpus, setCpus] = useState(1);
-  const [memoryMib, setMemory] = useState(512);
-  const [diskGib, setDisk] = useState(1);
+  // giantswarm's defaults, which are also the size golden values are learned at: QEMU places the
+  // initrd by RAM size, so an attested VM of another memory size needs its own learn boot
+  const [cpus, setCpus] = useState(2);
+  const [memoryMib, setMemory] = useState(2048);
+  const [diskGib, setDisk] = useState(20);
   const [userData, setUserData] = useState('');
   const chosen = images.find((i) => i.name === image) ?? null;
   const [attest, setAttest] = useState(false);
