@@ -1,22 +1,12 @@
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../../main/lib/sleep';
 import { ROUTES } from '../../main/vm-api/schemas';
 import { testCore, type TestCore } from '../support/core';
 import { attachLocalManager } from '../vm/helpers';
 import { StrictDouble } from './double';
-import { makeTls, opensslSkip } from './support';
+import { firstLine, makeTls, opensslSkip } from './support';
 
 const TOKEN = 'cluster-static-token-0123456789';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function firstLine(address: string): Promise<string> {
-  const [host, port] = address.split(':');
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: host!, port: Number(port) });
-    s.once('data', (d) => (resolve(d.toString().split('\n')[0]!), s.destroy()));
-    s.once('error', reject);
-  });
-}
 
 /**
  * The app's vm.* methods with a remote vm-manager that is the strict double (giantswarm's document

@@ -2,6 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { needs } from '../support/system';
 
@@ -19,4 +20,14 @@ export function makeTls(): { key: string; cert: string; ca: string; caFile: stri
   execFileSync('sh', ['-c', `printf 'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage=serverAuth\\n' > ${f('ext.cnf')}`]);
   run(['x509', '-req', '-in', f('srv.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('srv.pem'), '-days', '2', '-extfile', f('ext.cnf')]);
   return { key: readFileSync(f('srv.key'), 'utf8'), cert: readFileSync(f('srv.pem'), 'utf8'), ca: readFileSync(f('ca.pem'), 'utf8'), caFile: f('ca.pem'), dir };
+}
+
+/** The first line a TCP server at host:port sends (an SSH banner through a forward). */
+export function firstLine(address: string): Promise<string> {
+  const [host, port] = address.split(':');
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: host!, port: Number(port) });
+    s.once('data', (d) => (resolve(d.toString().split('\n')[0]!), s.destroy()));
+    s.once('error', reject);
+  });
 }

@@ -1,5 +1,4 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
 import type { VmConnection } from '../../../shared/contract/vm';
@@ -10,20 +9,12 @@ import { useVms } from '../../../renderer/src/state/vms';
 import { testCore } from '../../foundation/helpers';
 import { StrictDouble } from '../../vm-api/double';
 import { TestIssuer } from '../../vm-api/issuer';
+import { firstLine } from '../../vm-api/support';
 import { attachLocalManager } from '../../vm/helpers';
 import { coreTransport } from '../core-transport';
 
 const TOKEN = 'local-manager-token-0123456789';
 afterEach(() => cleanup());
-
-function firstLine(address: string): Promise<string> {
-  const [host, port] = address.split(':');
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: host!, port: Number(port) });
-    s.once('data', (d) => (resolve(d.toString().split('\n')[0]!), s.destroy()));
-    s.once('error', reject);
-  });
-}
 
 /**
  * The VM panel's exec and port forwarding, with the real store and a real core whose vm-manager
