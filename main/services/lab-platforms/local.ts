@@ -135,13 +135,14 @@ export class LocalPlatform implements LabPlatform {
   async delete(envId: string, step: (name: string) => void = () => {}): Promise<'deleted' | 'already_gone'> {
     const vms = await this.vmsOf(envId);
     for (const v of vms) {
-      step(`before-delete-vm:${v.name}`);
+      const short = this.labVm(envId, v).name;
+      step(`before-delete-vm:${short}`);
       try {
         await this.call(`DELETE /vms/${v.id}`, (a) => a.delete(v.id));
       } catch (err) {
         if (!(err instanceof AppError && err.code === 'not_found')) throw err;
       }
-      step(`after-delete-vm:${v.name}`);
+      step(`after-delete-vm:${short}`);
     }
     return vms.length ? 'deleted' : 'already_gone';
   }
