@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { AppError } from '../../shared/contract/errors';
 import { ControlNodeService, type ControlNodeServiceDeps } from '../services/control-node/service';
@@ -16,6 +17,8 @@ import { shareApi } from '../services/skytap/share-api';
 import { SessionManager } from '../services/ssh/manager';
 import { Terminals } from '../services/ssh/terminals';
 import { TemplateService } from '../services/templates/service';
+import { LocalTemplates } from '../services/lab-platforms/local-templates';
+import { LabTemplateService } from '../services/lab-platforms/templates';
 import { VmApp } from '../services/vm/service';
 import { VmManagerSupervisor } from '../services/vm/supervisor';
 import { VmManagerClient } from '../vm-api/client';
@@ -210,6 +213,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   const { db, jobs, log, settings, secrets, env, hub } = base;
   const now = tuning.now ?? (() => new Date());
   const skytap = new SavedSkytap(settings);
+  const localTemplates = new LocalTemplates({ dir: join(base.home, 'lab-templates'), log });
 
   const notify = new NotificationService({ db, settings, now, publish: (n) => hub.publish('notify.event', n.id, n) });
   const shareSkytap = async () => shareApi(await skytap.client());
@@ -294,6 +298,8 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     },
   });
 
+  const labTemplates = new LabTemplateService({ local: localTemplates, skytapTemplates: async () => (await skytap.client()).listTemplates(), vmImages: () => vm.images() });
+
   jobs.onChange((job) => {
     // Once a POV's control node enrols, wire it (when its tenants are saved): the Gateway
     // container needs the agent. A failure stays on the wiring job, never on the install.
@@ -314,7 +320,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     }
   });
 
-  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, templates }, supervisor };
+  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, templates, localTemplates, labTemplates }, supervisor };
 }
 
 /**
