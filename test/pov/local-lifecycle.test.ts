@@ -90,7 +90,7 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
   it('refusals up front with the registry reason: auto-delete at create (no row made), share links, moving auto-delete', async () => {
     await expect(t.call('pov.create', { platform: 'local', templateId: TWO_VMS.id, name: 'x', autoDeleteAt: new Date(Date.now() + 86_400_000).toISOString() })).rejects.toMatchObject({
       code: 'unsupported',
-      message: 'This laptop (vm-manager) cannot do schedules (auto-delete timers): The vm-manager has no scheduler, so a local POV has no auto-delete; destroy it yourself.',
+      message: 'This laptop (vm-manager) cannot do schedules (auto-delete timers): The vm-manager has no scheduler, so a local POV has no auto-delete timer; destroy it yourself.',
     });
     expect(listPovs(t.db, true)).toEqual([]);
     expect(await m.names()).toEqual([]);
@@ -98,7 +98,7 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
     const { povId } = await create();
     await expect(t.call('share.create', { povId })).rejects.toMatchObject({
       code: 'unsupported',
-      message: 'This laptop (vm-manager) cannot do share links (publish sets): A local VM has no public share link; share access through your own network instead.',
+      message: 'This laptop (vm-manager) cannot do share links (publish sets): The vm-manager has no share links; share access to a local VM through your own network instead.',
     });
     await expect(t.call('pov.setAutoDelete', { povId, at: new Date(Date.now() + 86_400_000).toISOString() })).rejects.toMatchObject({
       code: 'unsupported',
@@ -106,14 +106,12 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
     });
   });
 
-  it('a platform that injects by anything but metadata is refused before the control-node install starts', async () => {
+  it('the control-node install asks the registry for the metadata mechanism first: a POV on a platform it does not know is refused before any job', async () => {
     const { povId } = await create();
-    // A row from a platform whose mechanism is guest-exec (the registry's other entry).
-    t.db.prepare("UPDATE povs SET platform = 'local-qemu' WHERE id = ?").run(povId);
-    await expect(t.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({
-      code: 'unsupported',
-      message: /injects bootstrap payloads by guest-exec, not metadata/,
-    });
+    t.db.prepare("UPDATE povs SET platform = 'hyper-v' WHERE id = ?").run(povId);
+    const before = t.jobs.list({ subject: povId, includeRoutine: true, limit: 100 }).length;
+    await expect(t.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({ code: 'unsupported', message: /^Unknown lab platform "hyper-v"/ });
+    expect(t.jobs.list({ subject: povId, includeRoutine: true, limit: 100 })).toHaveLength(before);
     t.db.prepare("UPDATE povs SET platform = 'local' WHERE id = ?").run(povId);
   });
 
