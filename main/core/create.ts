@@ -22,11 +22,11 @@ import { LabTemplateService } from '../services/lab-platforms/templates';
 import { VmApp } from '../services/vm/service';
 import { VmManagerSupervisor } from '../services/vm/supervisor';
 import { VmManagerClient } from '../vm-api/client';
-import { LocalPlatform, type LocalVmApi } from '../services/lab-platforms/local';
+import { hostForwardsFor, LocalPlatform, type LocalVmApi } from '../services/lab-platforms/local';
 import type { TemplateSource } from '../services/lab-platforms/platform';
 import { openSecretStore } from '../services/secrets/keytar';
 import { registeringSecrets, type SecretStore } from '../services/secrets/store';
-import { CONTROL_PLANE_ENV, CONTROL_PLANE_TOKEN_ACCOUNT } from '../services/control-node/config';
+import { CONTROL_PLANE_ENV, CONTROL_PLANE_TOKEN_ACCOUNT, readConfig as readControlNodeConfig } from '../services/control-node/config';
 import { REMOTE_TOKEN_ACCOUNT } from '../services/vm/service';
 import { createLogger } from '../services/log/logger';
 import { JobRunner } from '../services/jobs/runner';
@@ -232,6 +232,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   const local = new LocalPlatform({
     api: tuning.lab?.api ?? (async () => (await vm.target()).client),
     templates: tuning.lab?.templates ?? localTemplates,
+    hostForwards: () => hostForwardsFor(readControlNodeConfig(settings, env)),
   });
   const locks = new PovLocks(jobs);
   const controlNode = new ControlNodeService({ db, settings, secrets, env, locks, skytap, local, ...tuning.controlNode });

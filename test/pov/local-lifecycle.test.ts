@@ -66,10 +66,12 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
     const got = await t.call('pov.get', { id: povId });
     expect(got.pov).toMatchObject({ platform: 'local', state: 'active', runstate: 'running', envId: `povdesk-${tag}`, templateName: 'Two VMs' });
     expect(got.pov.autoDelete?.at ?? null).toBeNull();
-    expect(got.vms.map((v) => [v.name, v.os, v.runstate])).toEqual([
-      ['control', 'linux', 'ready'],
-      ['target', 'windows', 'ready'],
+    expect(got.vms.map((v) => [v.name, v.os, v.runstate, v.ip])).toEqual([
+      ['control', 'linux', 'ready', null],
+      ['target', 'windows', 'ready', null],
     ]);
+    // The manager reports each guest's own user-mode address, which no other VM can reach: not an IP for the payload.
+    expect((await m.client.list()).map((v) => v.ip)).toEqual(['169.254.169.15', '169.254.169.15']);
     expect(getPov(t.db, povId)!.auto_delete_at ?? null).toBeNull();
 
     const { jobId: s } = await t.call('pov.suspend', { id: povId });

@@ -6,12 +6,14 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VmManagerClient } from '../../main/vm-api/client';
 import { createApiHandler } from '../../main/vm-manager/api';
 import { hostReport } from '../../main/vm-manager/host';
+import { MetadataService } from '../../main/vm-manager/metadata';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { Networks } from '../../main/vm-manager/networks';
 import { VmService } from '../../main/vm-manager/vms';
@@ -29,6 +31,8 @@ export interface FakeManager {
   client: VmManagerClient;
   /** Names of every VM the manager has. */
   names(): Promise<string[]>;
+  /** What the guest of `vmId` reads at /skytap/vms/self/user_data (the metadata service, as the runner asks it). */
+  guestUserData(vmId: string): Promise<{ status: number; text: string }>;
   close(): Promise<void>;
 }
 
@@ -44,6 +48,9 @@ export async function fakeManager(): Promise<FakeManager> {
   const networks = new Networks(state);
   const vms = new VmService({ stateDir: state, launcher, networkMode: (n) => networks.get(n).mode, timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
   launcher.onStart = attestingGuest(vms);
+  const sock = join(state, 'metadata.sock');
+  const metadata = new MetadataService({ socketPath: sock, vms, stateDir: state });
+  await metadata.listen();
   const server = createServer(createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -53,12 +60,26 @@ export async function fakeManager(): Promise<FakeManager> {
     vms,
     client,
     names: async () => (await client.list()).map((v) => v.name).sort(),
+    guestUserData: (vmId) => askMetadata(sock, vmId, '/skytap/vms/self/user_data'),
     async close() {
       vms.detach();
+      await metadata.close();
       await new Promise<void>((r) => server.close(() => r()));
       rmSync(state, { recursive: true, force: true });
     },
   };
+}
+
+/** A guest's request to the metadata service: the guest proxy's preamble, then HTTP (as test/lab/capabilities-truth.test.ts). */
+function askMetadata(sock: string, vmId: string, path: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const c = connect(sock);
+    let out = '';
+    c.on('connect', () => c.write(`POVDESK-VM ${vmId}\nGET ${path} HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n`));
+    c.on('data', (d) => (out += String(d)));
+    c.on('end', () => resolve({ status: Number(out.split(' ')[1]), text: out.slice(out.indexOf('\r\n\r\n') + 4) }));
+    c.on('error', reject);
+  });
 }
 
 /** A two-VM local template on the test image (small sizes: the launcher is fake). */
@@ -97,6 +118,7 @@ export function crashingClient(real: VmManagerClient): { api: LocalVmApi; arm(n:
     start: async (id) => (gate(`start ${id}`), real.start(id)),
     stop: async (id) => (gate(`stop ${id}`), real.stop(id)),
     delete: async (id) => (gate(`delete ${id}`), real.delete(id)),
+    setUserData: async (id, data) => (gate(`user-data ${id}`), real.setUserData(id, data)),
   };
   return {
     api,
