@@ -136,7 +136,8 @@ describe.skipIf(skip !== null)('povdesk mcp runs a local POV end to end', () => 
     expect(con.lines.length).toBeGreaterThan(0);
     const att = await tool('vm_attestation', { id: vm.id });
     expect(att).toMatchObject({ id: vm.id, required: true, userDataReleased: true, policyKnown: true });
-    expect(att.stages.find((s: { stage: string }) => s.stage === 'initrd')).toMatchObject({ verified: true });
+    expect(att.stages.map((s: { stage: string; verified: boolean }) => [s.stage, s.verified])).toEqual([['initrd', true], ['ready', true]]);
+    expect((await tool('vm_get', { id: vm.id })).vm).toMatchObject({ id: vm.id, state: 'ready' });
 
     // Suspend is the vm-manager's stop; start is a cold boot (the one extra boot).
     const suspended = await timed('suspend', async () => wait((await tool('pov_suspend', { id: povId })).jobId));
