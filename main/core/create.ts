@@ -19,6 +19,9 @@ import { TemplateService } from '../services/templates/service';
 import { VmApp } from '../services/vm/service';
 import { VmManagerSupervisor } from '../services/vm/supervisor';
 import { VmManagerClient } from '../vm-api/client';
+import { LocalPlatform, type LocalVmApi } from '../services/lab-platforms/local';
+import type { TemplateSource } from '../services/lab-platforms/platform';
+import { TEST_IMAGE } from '../vm-manager/images';
 import { openSecretStore } from '../services/secrets/keytar';
 import { registeringSecrets, type SecretStore } from '../services/secrets/store';
 import { CONTROL_PLANE_ENV, CONTROL_PLANE_TOKEN_ACCOUNT } from '../services/control-node/config';
@@ -68,7 +71,20 @@ export interface CoreTuning {
   now?: () => Date;
   controlNode?: Pick<ControlNodeServiceDeps, 'enrolPollMs' | 'controlPlane' | 'userData'>;
   pam?: Pick<PamServiceDeps, 'http' | 'agentTasks' | 'connectPollMs' | 'checkpoint'>;
+  /** The Local lab platform's vm-manager (default: the one the Local VMs page is connected to) and its templates. */
+  lab?: { api?: () => Promise<LocalVmApi>; templates?: TemplateSource };
 }
+
+/**
+ * Until labtpl's LocalTemplates store is merged: the bundled test template only (LAB-DESIGN.md's
+ * `povdesk-test`: one VM, the test image, at the size its golden values are learned at).
+ */
+const BUNDLED_TEMPLATES: TemplateSource = {
+  get: (id) =>
+    id === 'povdesk-test'
+      ? { id, name: 'Test VM (bundled)', description: null, builtIn: true, vms: [{ name: 'test-vm', image: TEST_IMAGE, os: 'linux', cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true }] }
+      : null,
+};
 
 /** How often the auto-delete ladder runs in the app. */
 export const LADDER_INTERVAL_MS = 60_000;
@@ -219,8 +235,13 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
 
   const pam = new PamService({ db, jobs, secrets, settings, env, addSecret: (v) => log.addSecret(v), ...tuning.pam });
 
+  // The Local lab platform drives whichever vm-manager the Local VMs page is connected to (vm, below).
+  const local = new LocalPlatform({
+    api: tuning.lab?.api ?? (async () => (await vm.target()).client),
+    templates: tuning.lab?.templates ?? BUNDLED_TEMPLATES,
+  });
   const locks = new PovLocks(jobs);
-  const controlNode = new ControlNodeService({ db, settings, secrets, env, locks, skytap, ...tuning.controlNode });
+  const controlNode = new ControlNodeService({ db, settings, secrets, env, locks, skytap, local, ...tuning.controlNode });
 
   const pov = new PovService({
     db,
@@ -231,6 +252,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     // pov.updated's rows carry the badge pov.list adds (readiness is built below, used later)
     decorate: (views: PovView[]): Promise<PovView[]> => readiness.badges(views),
     skytap: (signal) => skytap.client({ signal }),
+    local,
     ...(tuning.pollMs !== undefined ? { pollMs: tuning.pollMs } : {}),
     installControlNode: controlNode.installAfterPowerOn,
     teardownControlNode: controlNode.teardown,

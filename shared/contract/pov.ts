@@ -170,12 +170,15 @@ export function povActionRefusal(
 
 export const povMethods = {
   'pov.create': method(
-    'Create a POV from a Skytap template: create the environment, wait until not busy, power on, read the VMs',
+    'Create a POV from a template on a lab platform (Skytap, or local: the connected vm-manager): create the environment, wait until not busy, power on, read the VMs',
     z
       .object({
-        templateId: z.string().trim().min(1).max(40).regex(/^[0-9A-Za-z_-]+$/, 'must be a Skytap template id'),
+        /** Where the POV runs: Skytap (default) or 'local', the connected vm-manager (docs/lab-platforms.md). */
+        platform: z.enum(['skytap', 'local']).optional(),
+        /** A Skytap template id, or for 'local' a local template id (the same shape). */
+        templateId: z.string().trim().min(1).max(40).regex(/^[0-9A-Za-z_-]+$/, 'must be a template id (letters, digits, _ and -)'),
         name: z.string().trim().min(1).max(200),
-        /** When Skytap deletes the environment (default: now + the auto-delete days setting). */
+        /** When Skytap deletes the environment (default: now + the auto-delete days setting). Refused for 'local' (no schedules). */
         autoDeleteAt: z.iso.datetime({ offset: true }).optional(),
         /** The customer's IANA time zone, shown beside the SE's wherever the POV shows a time. */
         customerTz: ianaTimeZone.optional(),

@@ -13,6 +13,8 @@ import { checkSpireServer, type SpireCheck, type SpireCheckInput } from './spire
 /** What the control-node work needs to know about a POV (the POV service provides it). */
 export interface ControlNodePov {
   id: string;
+  /** The lab platform the POV runs on (default 'skytap'). */
+  platform?: string;
   envId: string | null;
   /** Skytap's runstate as last confirmed: the payload goes in only when 'running'. */
   runstate: string | null;

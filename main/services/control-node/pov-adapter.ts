@@ -13,6 +13,7 @@ export function dbPovLookup(db: Db, now: () => Date = () => new Date()): PovLook
       if (!r) return null;
       return {
         id: r.id,
+        platform: r.platform,
         envId: r.env_id,
         runstate: r.runstate,
         controlNodeName: r.control_node_name,

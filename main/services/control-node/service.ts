@@ -3,6 +3,8 @@ import type { PovLocks } from '../pov/locks';
 import type { StepContext } from '../pov/types';
 import type { SavedSkytap } from '../skytap/saved';
 import type { Db } from '../store/db';
+import { requireBootstrapMechanism } from '../lab-platforms/capabilities';
+import type { LabPlatform } from '../lab-platforms/platform';
 import { AgentStore } from './agents';
 import { CONTROL_PLANE_TOKEN_ACCOUNT, controlPlaneFrom, readConfig, saveConfig, type ControlNodeConfig, type KeyValue, type Secrets } from './config';
 import type { ControlPlane } from './control-plane';
@@ -26,6 +28,8 @@ export interface ControlNodeServiceDeps {
   controlPlane?: () => Promise<ControlPlane>;
   /** Defaults to the Skytap client from the saved settings. */
   userData?: (signal: AbortSignal) => Promise<SkytapUserData>;
+  /** The Local lab platform: a local POV's user_data goes to its vm-manager's metadata service. */
+  local?: LabPlatform;
   /** How often the install reads the agent's enrolment state (default 10 s). */
   enrolPollMs?: number;
 }
@@ -42,7 +46,16 @@ export class ControlNodeService {
     return (this.d.controlPlane ?? (() => controlPlaneFrom(this.d.settings, this.d.secrets, this.d.env)))();
   }
 
-  private async userData(signal: AbortSignal): Promise<SkytapUserData> {
+  private async userData(signal: AbortSignal, platform: string): Promise<SkytapUserData> {
+    if (platform === 'local') {
+      const local = this.d.local;
+      if (!local) throw new AppError('unsupported', 'the local lab platform is not wired in this process');
+      // The same bytes Skytap would get, through the vm-manager's user-data route (null clears).
+      return {
+        set: (envId, vmId, contents) => local.setUserData(envId, vmId, contents),
+        clear: (envId, vmId) => local.setUserData(envId, vmId, null),
+      };
+    }
     if (this.d.userData) return this.d.userData(signal);
     const client = await this.d.skytap.client({ signal });
     // Clearing must work after a cancel too (it removes a live enrolment code), so it uses a
@@ -54,12 +67,12 @@ export class ControlNodeService {
     };
   }
 
-  private async installDeps(signal: AbortSignal): Promise<InstallDeps> {
+  private async installDeps(signal: AbortSignal, platform: string): Promise<InstallDeps> {
     const config = readConfig(this.d.settings, this.d.env);
     const controlPlane = await this.controlPlane();
     return {
       povs: this.povs,
-      userData: await this.userData(signal),
+      userData: await this.userData(signal, platform),
       controlPlane,
       agents: new AgentStore(this.d.db),
       config,
@@ -70,7 +83,7 @@ export class ControlNodeService {
   private async run(povId: string, job: InstallJob) {
     let deps: InstallDeps;
     try {
-      deps = await this.installDeps(job.signal);
+      deps = await this.installDeps(job.signal, this.povs.getPov(povId)?.platform ?? 'skytap');
     } catch (err) {
       // Missing settings or credentials: the reason goes beside the Install control node button.
       this.povs.setControlNode(povId, { status: 'failed', reason: (err as Error).message });
@@ -99,6 +112,7 @@ export class ControlNodeService {
   readonly installAfterPowerOn = async (povId: string, ctx: StepContext): Promise<void> => {
     const pov = this.povs.getPov(povId);
     if (!pov) throw new AppError('not_found', `no POV ${povId}`);
+    requireBootstrapMechanism(pov.platform ?? 'skytap', 'metadata');
     const r = resolveFor(pov);
     if ('refusal' in r) {
       const reason = refusalText(r);
@@ -124,6 +138,8 @@ export class ControlNodeService {
   /** pov.installControlNode: refused while a lifecycle job runs or the environment is not running. */
   install(id: string): string {
     const { pov } = this.summary(id);
+    // The install hands its payload over as metadata; a platform with another mechanism is refused here.
+    requireBootstrapMechanism(pov.platform ?? 'skytap', 'metadata');
     if (this.d.locks.activeJob(id)) throw new AppError('conflict', 'a lifecycle job is running for this POV; wait for it to finish, then press Install control node');
     if (pov.runstate !== 'running') {
       throw new AppError('conflict', `the environment is ${pov.runstate ?? 'not confirmed running'}; start it first (the payload goes in only after power-on)`);

@@ -47,6 +47,21 @@ export const PLATFORMS: Readonly<Record<string, PlatformCapabilities>> = {
       bootstrapInjection: yes('metadata: the guest fetches user_data; only VMs on automatic networks can reach it.'),
     },
   },
+  // issue 14 (platform helper): the Local platform as LAB-DESIGN.md fixes it; labtpl's rename of
+  // local-qemu to local replaces both entries at merge.
+  local: {
+    id: 'local',
+    label: 'This laptop (vm-manager)',
+    bootstrapInjection: 'metadata',
+    features: {
+      templates: yes('Local templates: named sets of baked images.'),
+      suspend: yes("Suspend is the vm-manager's stop: a stopped local VM boots again from its disk on start (nothing in memory survives)."),
+      publishSets: no('A local VM has no public share link; share access through your own network instead.'),
+      schedules: no('The vm-manager has no scheduler, so a local POV has no auto-delete; destroy it yourself.'),
+      projectScoping: no('Projects are a Skytap concept.'),
+      bootstrapInjection: yes("metadata: the vm-manager's metadata service serves user_data at /skytap/vms/self/user_data, set after power-on."),
+    },
+  },
   'local-qemu': {
     id: 'local-qemu',
     label: 'Local QEMU (vm-manager)',

@@ -206,7 +206,7 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
  * resolution's refusal), that status stays: only an error the installer did not record becomes
  * `failed` with the error as the reason.
  */
-async function runControlNodeHook(
+export async function runControlNodeHook(
   deps: LifecycleDeps,
   povId: string,
   ctx: StepContext,
@@ -235,7 +235,7 @@ async function runControlNodeHook(
 }
 
 /** The control-node teardown at the start of a destroy: logged on the job and the row, never fatal. */
-async function runTeardownHook(deps: LifecycleDeps, povId: string, ctx: StepContext): Promise<void> {
+export async function runTeardownHook(deps: LifecycleDeps, povId: string, ctx: StepContext): Promise<void> {
   if (!deps.teardownControlNode) return;
   try {
     await deps.teardownControlNode(povId, ctx);

@@ -45,7 +45,7 @@ export async function reconcilePass(
 ): Promise<ReconcileResult> {
   const now = opts.now ?? (() => new Date());
   const rows = db
-    .prepare("SELECT * FROM povs WHERE env_id IS NOT NULL AND state <> 'destroyed' ORDER BY created_at")
+    .prepare("SELECT * FROM povs WHERE platform = 'skytap' AND env_id IS NOT NULL AND state <> 'destroyed' ORDER BY created_at")
     .all() as PovRow[];
   const result: ReconcileResult = { managed: rows.length, confirmed: 0, lookedUp: 0, gone: 0, skippedBusy: 0, errors: [], unclearChecked: 0, adopted: [] };
   if (rows.length === 0 && unclearCreateCount(db) === 0) {

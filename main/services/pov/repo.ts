@@ -72,12 +72,12 @@ export function listPovs(db: Db, includeDestroyed = false): PovRow[] {
 
 export function insertPov(
   db: Db,
-  row: { id: string; name: string; templateId: string; templateName: string; skytapName: string; at: string },
+  row: { id: string; name: string; templateId: string; templateName: string; skytapName: string; at: string; platform?: string },
 ): void {
   db.prepare(
-    `INSERT INTO povs (id, name, template_id, template_name, skytap_name, state, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, 'provisioning', ?, ?)`,
-  ).run(row.id, row.name, row.templateId, row.templateName, row.skytapName, row.at, row.at);
+    `INSERT INTO povs (id, name, platform, template_id, template_name, skytap_name, state, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'provisioning', ?, ?)`,
+  ).run(row.id, row.name, row.platform ?? 'skytap', row.templateId, row.templateName, row.skytapName, row.at, row.at);
 }
 
 type Patch = Partial<Omit<PovRow, 'id' | 'created_at' | 'control_node_vm_name'>>;

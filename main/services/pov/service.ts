@@ -6,6 +6,8 @@ import type { JobRunner } from '../jobs/runner';
 import { requireCapability } from '../lab-platforms/capabilities';
 import { PovLocks } from './locks';
 import { runCreate, runDestroy, runPower, runRefreshVms } from './lifecycle';
+import { reconcilePlatform, runPlatformCreate, runPlatformDestroy, runPlatformPower, runPlatformRefreshVms } from './platform-lifecycle';
+import type { PlatformId } from '../lab-platforms/platform';
 import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass, unclearCreateCount } from './reconcile';
 import { getPov, getVm, insertPov, listPovs, listVms, toPovView, toVmView, updatePov, type PovRow } from './repo';
 import type { Environment } from '../skytap/schemas';
@@ -108,11 +110,19 @@ export class PovService {
     return { ...v, autoDelete: { ...v.autoDelete!, ...this.deps.ladderView(r.id, at) } };
   }
 
-  /** autoDeleteAt: when Skytap deletes the environment (autoDeleteAtFor sets the default). */
-  create(input: { templateId: string; name: string; autoDeleteAt?: string; customerTz?: string }): { jobId: string; povId: string } {
-    requireCapability('skytap', 'templates');
+  /**
+   * autoDeleteAt: when Skytap deletes the environment (autoDeleteAtFor sets the default). A local
+   * POV has no auto-delete: an explicit time is refused with the registry's reason, none is set.
+   */
+  create(input: { platform?: PlatformId; templateId: string; name: string; autoDeleteAt?: string; customerTz?: string }): { jobId: string; povId: string } {
+    const platform = input.platform ?? 'skytap';
+    requireCapability(platform, 'templates');
+    if (platform !== 'skytap') {
+      if (input.autoDeleteAt !== undefined) requireCapability(platform, 'schedules');
+      if (!this.deps.local) throw new AppError('unsupported', 'The local lab platform is not wired in this process.');
+    }
     // Checked before the row exists: a bad time or zone changes nothing.
-    const autoDeleteAt = this.deps.autoDeleteAtFor ? this.deps.autoDeleteAtFor(input.autoDeleteAt) : input.autoDeleteAt;
+    const autoDeleteAt = platform !== 'skytap' ? undefined : this.deps.autoDeleteAtFor ? this.deps.autoDeleteAtFor(input.autoDeleteAt) : input.autoDeleteAt;
     const customerTz = input.customerTz === undefined ? undefined : checkedTimeZone(input.customerTz);
     const id = randomUUID();
     insertPov(this.deps.db, {
@@ -122,24 +132,38 @@ export class PovService {
       templateName: '',
       skytapName: skytapNameFor(input.name, id),
       at: this.now(),
+      platform,
     });
     if (autoDeleteAt) updatePov(this.deps.db, id, { auto_delete_at: autoDeleteAt }, this.now());
     if (customerTz) updatePov(this.deps.db, id, { customer_tz: customerTz }, this.now());
-    const jobId = this.locks.launch(JOB_KIND.povCreate, `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
+    const jobId = this.locks.launch(JOB_KIND.povCreate, `Create POV "${input.name}"`, id, (ctx) => this.runCreateOf(platform, id, ctx));
     return { jobId, povId: id };
+  }
+
+  /** Skytap keeps its own lifecycle (lifecycle.ts); every other platform runs platform-lifecycle.ts. */
+  private runCreateOf(platform: string, id: string, ctx: StepContext) {
+    return platform === 'skytap' ? runCreate(this.deps, id, ctx) : runPlatformCreate(this.deps, id, ctx);
+  }
+
+  private runDestroyOf(platform: string, id: string, ctx: StepContext) {
+    return platform === 'skytap' ? runDestroy(this.deps, id, ctx) : runPlatformDestroy(this.deps, id, ctx);
+  }
+
+  private runPowerOf(platform: string, id: string, target: 'running' | 'suspended', ctx: StepContext) {
+    return platform === 'skytap' ? runPower(this.deps, id, target, ctx) : runPlatformPower(this.deps, id, target, ctx);
   }
 
   start(id: string): string {
     const r = this.row(id);
     this.gate('start', r);
-    return this.locks.launch(JOB_KIND.povStart, `Start POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'running', ctx));
+    return this.locks.launch(JOB_KIND.povStart, `Start POV "${r.name}"`, id, (ctx) => this.runPowerOf(r.platform, id, 'running', ctx));
   }
 
   suspend(id: string): string {
     const r = this.row(id);
     requireCapability(r.platform, 'suspend');
     this.gate('suspend', r);
-    return this.locks.launch(JOB_KIND.povSuspend, `Suspend POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'suspended', ctx));
+    return this.locks.launch(JOB_KIND.povSuspend, `Suspend POV "${r.name}"`, id, (ctx) => this.runPowerOf(r.platform, id, 'suspended', ctx));
   }
 
   /**
@@ -161,14 +185,14 @@ export class PovService {
         }
         await this.deps.jobs.wait(install);
       }
-      return runDestroy(this.deps, id, ctx);
+      return this.runDestroyOf(r.platform, id, ctx);
     });
   }
 
   refreshVms(id: string): string {
     const r = this.row(id);
     this.gate('refreshVms', r);
-    return this.locks.launch(JOB_KIND.povRefreshVms, `Read VMs of POV "${r.name}"`, id, (ctx) => runRefreshVms(this.deps, id, ctx));
+    return this.locks.launch(JOB_KIND.povRefreshVms, `Read VMs of POV "${r.name}"`, id, (ctx) => (r.platform === 'skytap' ? runRefreshVms(this.deps, id, ctx) : runPlatformRefreshVms(this.deps, id, ctx)));
   }
 
   /** The customer's time zone (null clears it), stored in its canonical IANA spelling. */
@@ -194,6 +218,9 @@ export class PovService {
       { kind: JOB_KIND.reconcile, title: 'Reconcile Skytap environments', subject: null, routine: true },
       async (ctx) => {
         try {
+          // The vm-manager's POVs first: a Skytap account is not needed for them.
+          const local = this.deps.local && this.platformRows('local') > 0 ? await reconcilePlatform(this.deps, this.deps.local, ctx, (povId) => this.activeJob(povId) !== null) : null;
+          if (local && this.platformRows('skytap') === 0 && unclearCreateCount(this.deps.db) === 0) return { local };
           const api = await this.deps.skytap(ctx.signal);
           const res = await reconcilePass(this.deps.db, api, ctx, {
             ...(this.deps.now ? { now: this.deps.now } : {}),
@@ -206,7 +233,7 @@ export class PovService {
             const r = this.row(povId);
             this.locks.launch(JOB_KIND.povCreate, `Finish creating POV "${r.name}" (adopted)`, povId, (c) => runCreate(this.deps, povId, c));
           }
-          return res;
+          return local ? { ...res, local } : res;
         } finally {
           if (this.reconcileJob === jobId) this.reconcileJob = null;
         }
@@ -214,6 +241,12 @@ export class PovService {
     );
     this.reconcileJob = jobId;
     return jobId;
+  }
+
+  private platformRows(platform: string): number {
+    return (
+      this.deps.db.prepare("SELECT COUNT(*) AS n FROM povs WHERE platform = ? AND env_id IS NOT NULL AND state <> 'destroyed'").get(platform) as { n: number }
+    ).n;
   }
 
   managedCount(): number {
@@ -254,9 +287,9 @@ export class PovService {
     for (const r of rows) {
       if (this.activeJob(r.id) !== null) continue;
       if (r.state === 'provisioning') {
-        ids.push(this.locks.launch(JOB_KIND.povCreate, `Resume creating POV "${r.name}"`, r.id, (ctx) => runCreate(this.deps, r.id, ctx)));
+        ids.push(this.locks.launch(JOB_KIND.povCreate, `Resume creating POV "${r.name}"`, r.id, (ctx) => this.runCreateOf(r.platform, r.id, ctx)));
       } else {
-        ids.push(this.locks.launch(JOB_KIND.povDestroy, `Resume destroying POV "${r.name}"`, r.id, (ctx) => runDestroy(this.deps, r.id, ctx)));
+        ids.push(this.locks.launch(JOB_KIND.povDestroy, `Resume destroying POV "${r.name}"`, r.id, (ctx) => this.runDestroyOf(r.platform, r.id, ctx)));
       }
     }
     return ids;
@@ -296,7 +329,7 @@ export class PovService {
   }
 
   async setAutoDelete(povId: string, at: string): Promise<PovView> {
-    this.row(povId);
+    requireCapability(this.row(povId).platform, 'schedules');
     if (!this.deps.moveAutoDelete) throw new AppError('unsupported', 'Auto-delete is not wired in this process.');
     await this.deps.moveAutoDelete(povId, at);
     void this.updates?.check(povId);

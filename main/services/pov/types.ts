@@ -1,5 +1,6 @@
 import type { Db } from '../store/db';
 import type { Environment, Template, Vm } from '../skytap/schemas';
+import type { LabPlatform } from '../lab-platforms/platform';
 
 /**
  * The part of SkytapClient the POV lifecycle uses. SkytapClient satisfies it; naming the subset
@@ -45,6 +46,8 @@ export interface LifecycleDeps {
   db: Db;
   /** A client built from the saved settings, with the provisioning retry budget. */
   skytap: (signal: AbortSignal) => Promise<SkytapApi>;
+  /** The Local lab platform (the connected vm-manager): POVs whose platform is 'local' run on it (platform-lifecycle.ts). */
+  local?: LabPlatform;
   now?: () => Date;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Poll interval while waiting on Skytap (default 5 s). */

@@ -1,6 +1,7 @@
 import type { Db } from '../store/db';
 import type { Vm } from '../skytap/schemas';
-import { inferOs } from '../skytap/schemas';
+import { labVmFromSkytap } from '../lab-platforms/skytap';
+import type { LabVm } from '../lab-platforms/platform';
 
 export interface VmApplyResult {
   seen: number;
@@ -18,6 +19,11 @@ export interface VmApplyResult {
  * - os_override is never touched; os_platform follows Skytap's hardware.guestOS each time.
  */
 export function applyVmRead(db: Db, povId: string, vms: readonly Vm[], at: string): VmApplyResult {
+  return applyLabVms(db, povId, vms.map(labVmFromSkytap), at);
+}
+
+/** applyVmRead for any lab platform's VMs (the same rules). */
+export function applyLabVms(db: Db, povId: string, vms: readonly LabVm[], at: string): VmApplyResult {
   if (vms.length === 0) return { seen: 0, added: 0, markedGone: 0, emptyRead: true };
   const existing = new Set(
     (db.prepare('SELECT vm_id FROM pov_vms WHERE pov_id = ?').all(povId) as { vm_id: string }[]).map((r) => r.vm_id),
@@ -38,16 +44,15 @@ export function applyVmRead(db: Db, povId: string, vms: readonly Vm[], at: strin
     for (const vm of vms) {
       seen.add(vm.id);
       if (!existing.has(vm.id)) added++;
-      const nic = (vm.interfaces ?? []).find((i) => i.ip) ?? (vm.interfaces ?? [])[0];
       upsert.run({
         pov_id: povId,
         vm_id: vm.id,
         name: vm.name,
-        os_platform: inferOs(vm),
-        guest_os: vm.hardware?.guestOS ?? null,
-        ip: nic?.ip || null,
-        hostname: nic?.hostname || null,
-        runstate: vm.runstate ?? null,
+        os_platform: vm.os,
+        guest_os: vm.guestOs,
+        ip: vm.ip,
+        hostname: vm.hostname,
+        runstate: vm.runstate,
         at,
       });
     }

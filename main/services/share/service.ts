@@ -1,6 +1,7 @@
 import { AppError } from '../../../shared/contract/errors';
 import type { ShareView } from '../../../shared/contract/share';
 import { getPov, listVms, type PovRow } from '../pov/repo';
+import { requireCapability } from '../lab-platforms/capabilities';
 import type { SecretStore } from '../secrets/store';
 import { parseSkytapTime, type PortalAccess, type PublishSet, type ShareSkytapApi } from '../skytap/share-api';
 import type { Db } from '../store/db';
@@ -87,6 +88,7 @@ export class ShareService {
     runtimeLimitMinutes?: number;
   }): Promise<{ share: ShareView; password: string }> {
     const r = this.pov(input.povId);
+    requireCapability(r.platform, 'publishSets');
     const expiresAt = this.checkExpiry(r, input.expiresAt);
     const known = listVms(this.deps.db, r.id).filter((v) => v.gone_at === null);
     let vmIds = input.vmIds ?? known.map((v) => v.vm_id);

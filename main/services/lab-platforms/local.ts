@@ -1,0 +1,176 @@
+import { AppError } from '../../../shared/contract/errors';
+import { osValue, type OsValue } from '../../../shared/contract/pov';
+import type { VmManagerClient } from '../../vm-api/client';
+import { managerCall } from '../vm/errors';
+import { povTag, type LabEnvironment, type LabPlatform, type LabVm, type TemplateSource } from './platform';
+
+/**
+ * What the Local platform calls on a vm-manager: giantswarm's VM routes, plus POV Desk's
+ * user-data route (`setUserData`, PUT /vms/{id}/povdesk/user-data), which a manager without it
+ * (giantswarm's own) answers 404.
+ */
+export type LocalVmApi = Pick<VmManagerClient, 'list' | 'get' | 'create' | 'start' | 'stop' | 'delete'> & {
+  setUserData?(id: string, userData: string | null): Promise<void>;
+};
+
+/** The name prefix of every VM the Local platform makes: `povdesk-<tag>-`. */
+export const LOCAL_ENV_PREFIX = 'povdesk-';
+
+/** A local environment's id: the POV's tag under the prefix (`povdesk-1a2b3c4d`). */
+export function localEnvId(tag: string): string {
+  return `${LOCAL_ENV_PREFIX}${tag}`;
+}
+
+/** The vm-manager name of a template VM in an environment: `<env id>-<vm name>`, a DNS label. */
+export function localVmName(envId: string, vmName: string): string {
+  return `${envId}-${vmName.toLowerCase()}`;
+}
+
+const BUSY = new Set(['creating', 'installing', 'booting', 'attesting', 'stopping', 'deleting']);
+
+/** The environment's runstate from its VMs' states, in Skytap's words where they mean the same. */
+export function localRunstate(states: string[]): string {
+  if (states.some((s) => s === 'failed')) return 'failed';
+  if (states.some((s) => BUSY.has(s))) return 'busy';
+  if (states.every((s) => s === 'ready' || s === 'running')) return 'running';
+  if (states.every((s) => s === 'stopped')) return 'stopped';
+  return 'mixed';
+}
+
+type ApiVm = Awaited<ReturnType<LocalVmApi['list']>>[number];
+
+/**
+ * The Local platform: a POV's environment is its VMs on the connected vm-manager (the app's own,
+ * or a remote one), each named `povdesk-<tag>-<template vm name>`, so everything a POV made is
+ * found by name after any crash. The environment id is that prefix, known before anything is
+ * created. Power: the vm-manager's stop/start (a stopped VM boots again from its disk; nothing in
+ * memory survives). docs/lab-platforms.md.
+ */
+export class LocalPlatform implements LabPlatform {
+  readonly id = 'local' as const;
+
+  constructor(private readonly o: { api: () => Promise<LocalVmApi>; templates: TemplateSource }) {}
+
+  private async call<T>(what: string, fn: (api: LocalVmApi) => Promise<T>): Promise<T> {
+    const api = await this.o.api();
+    return managerCall(what, () => fn(api));
+  }
+
+  private async vmsOf(envId: string): Promise<ApiVm[]> {
+    const all = await this.call('GET /vms', (a) => a.list());
+    return all.filter((v) => v.name.startsWith(`${envId}-`));
+  }
+
+  private labVm(envId: string, v: ApiVm): LabVm {
+    const os = osValue.safeParse(v.metadata?.['povdesk-os']);
+    return {
+      id: v.id,
+      name: v.metadata?.['povdesk-vm'] ?? v.name.slice(envId.length + 1),
+      os: os.success ? os.data : ('unknown' as OsValue),
+      guestOs: null,
+      ip: v.ip ?? null,
+      hostname: v.hostname ?? null,
+      runstate: v.state,
+    };
+  }
+
+  async templateName(templateId: string): Promise<string | null> {
+    return this.o.templates.get(templateId)?.name ?? null;
+  }
+
+  envIdFor(tag: string): string {
+    return localEnvId(tag);
+  }
+
+  async create(req: { envId: string | null; templateId: string; name: string }, step: (name: string) => void = () => {}): Promise<LabEnvironment> {
+    const envId = req.envId;
+    if (!envId) throw new AppError('internal', 'a local environment is named before it is created; no environment id was given');
+    const t = this.o.templates.get(req.templateId);
+    if (!t) throw new AppError('not_found', `No local template ${req.templateId}; pick one from the template list.`);
+    const have = new Set((await this.vmsOf(envId)).map((v) => v.name));
+    for (const vm of t.vms) {
+      const name = localVmName(envId, vm.name);
+      if (have.has(name)) continue; // made by an earlier, interrupted attempt
+      step(`before-create-vm:${vm.name}`);
+      await this.call(`POST /vms (${name})`, (a) =>
+        a.create({
+          name,
+          image: vm.image,
+          cpus: vm.cpus,
+          memory_mib: vm.memoryMib,
+          disk_gib: vm.diskGib,
+          require_attestation: vm.requireAttestation,
+          metadata: { 'povdesk-env': envId, 'povdesk-vm': vm.name, 'povdesk-os': vm.os },
+          // The lifecycle polls: a long TCG boot never holds a request open.
+          wait_for: 'none',
+        }),
+      );
+      step(`after-create-vm:${vm.name}`);
+    }
+    const env = await this.get(envId);
+    if (!env) throw new AppError('internal', `the vm-manager lists no VM of ${envId} right after creating them`);
+    return env;
+  }
+
+  async get(envId: string): Promise<LabEnvironment | null> {
+    const vms = await this.vmsOf(envId);
+    if (vms.length === 0) return null;
+    return { id: envId, name: envId, runstate: localRunstate(vms.map((v) => v.state)), vms: vms.map((v) => this.labVm(envId, v)) };
+  }
+
+  async power(envId: string, target: 'running' | 'suspended'): Promise<void> {
+    const vms = await this.vmsOf(envId);
+    if (vms.length === 0) throw new AppError('not_found', `the vm-manager has no VM of ${envId}; it was deleted outside POV Desk`);
+    for (const v of vms) {
+      if (target === 'running' && (v.state === 'stopped' || v.state === 'failed')) await this.call(`POST /vms/${v.id}/start`, (a) => a.start(v.id));
+      if (target === 'suspended' && (v.state === 'ready' || v.state === 'running')) await this.call(`POST /vms/${v.id}/stop`, (a) => a.stop(v.id));
+    }
+  }
+
+  /** Suspend is the vm-manager's stop: the environment then reads 'stopped'. */
+  poweredRunstate(target: 'running' | 'suspended'): string {
+    return target === 'running' ? 'running' : 'stopped';
+  }
+
+  async delete(envId: string, step: (name: string) => void = () => {}): Promise<'deleted' | 'already_gone'> {
+    const vms = await this.vmsOf(envId);
+    for (const v of vms) {
+      step(`before-delete-vm:${v.name}`);
+      try {
+        await this.call(`DELETE /vms/${v.id}`, (a) => a.delete(v.id));
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'not_found')) throw err;
+      }
+      step(`after-delete-vm:${v.name}`);
+    }
+    return vms.length ? 'deleted' : 'already_gone';
+  }
+
+  async setUserData(_envId: string, vmId: string, contents: string | null): Promise<void> {
+    const api = await this.o.api();
+    const unsupported = new AppError(
+      'unsupported',
+      'this vm-manager takes user_data only at create (it has no POV Desk user-data route, PUT /vms/{id}/povdesk/user-data); ' +
+        "use the app's own vm-manager for the control-node install",
+    );
+    if (!api.setUserData) throw unsupported;
+    try {
+      await managerCall('PUT user-data', () => api.setUserData!(vmId, contents));
+    } catch (err) {
+      // 404 is either the VM or the route: the VM answering GET means the route is missing.
+      if (err instanceof AppError && err.code === 'not_found' && (await managerCall('GET /vms', () => api.get(vmId)).then(() => true, () => false))) throw unsupported;
+      throw err;
+    }
+  }
+
+  async findByTag(tag?: string): Promise<{ id: string; name: string }[]> {
+    const prefix = tag === undefined ? LOCAL_ENV_PREFIX : `${localEnvId(povTag(tag))}-`;
+    const all = await this.call('GET /vms', (a) => a.list());
+    const ids = new Set<string>();
+    for (const v of all) {
+      const m = /^(povdesk-[0-9a-f]{8})-/.exec(v.name);
+      if (m && v.name.startsWith(prefix)) ids.add(m[1]!);
+    }
+    return [...ids].map((id) => ({ id, name: id }));
+  }
+}

@@ -1,0 +1,98 @@
+import type { OsValue } from '../../../shared/contract/pov';
+
+/**
+ * A lab platform: where a POV's environment lives. Two implement it: Skytap (skytap.ts, today's
+ * client behind this interface) and Local (local.ts, whichever vm-manager the app is connected
+ * to). What each can do is declared in capabilities.ts; callers refuse what a platform lacks
+ * before they get here. docs/lab-platforms.md describes both.
+ *
+ * Kept to what the POV lifecycle, the reconcile sweep, the control-node install and the VMs tab
+ * read: create from a template, read, power, delete, the control node's user_data, and the
+ * environments whose name carries a tag (crash recovery).
+ */
+export type PlatformId = 'skytap' | 'local';
+export const PLATFORM_IDS = ['skytap', 'local'] as const;
+
+export interface LabVm {
+  id: string;
+  name: string;
+  os: OsValue;
+  /** The platform's own OS words (Skytap's hardware.guestOS), when it has any. */
+  guestOs: string | null;
+  /** What the platform reports; may be null (no lease yet, or none reported). */
+  ip: string | null;
+  hostname: string | null;
+  runstate: string | null;
+}
+
+export interface LabEnvironment {
+  id: string;
+  name: string;
+  /** 'running' | 'suspended' | 'stopped' | 'busy' | … (Skytap's words; Local maps its VM states onto them). */
+  runstate: string;
+  vms: LabVm[];
+}
+
+export interface LabPlatform {
+  readonly id: PlatformId;
+  /** The template's name, or null when this platform (account, vm-manager) has no such template. */
+  templateName(templateId: string): Promise<string | null>;
+  /**
+   * The environment id a POV's tag gives, when the platform lets the app name it before anything
+   * is created (Local: committed before the first VM exists); null when the platform assigns it
+   * on create (Skytap: the POST's answer).
+   */
+  envIdFor(tag: string): string | null;
+  /**
+   * Creates the environment from a template. Local: every VM the template names, each skipped
+   * when a VM of that name already exists (a re-run after a crash completes, never duplicates).
+   * `step` is called before and after each mutating call (crash-injection tests hang off it).
+   */
+  create(req: { envId: string | null; templateId: string; name: string }, step?: (name: string) => void): Promise<LabEnvironment>;
+  /** The environment with its VMs, or null once it is gone. */
+  get(envId: string): Promise<LabEnvironment | null>;
+  /** Asks for the power state; the caller polls get() until runstate is `poweredRunstate(target)`. */
+  power(envId: string, target: 'running' | 'suspended'): Promise<void>;
+  /** The runstate get() reports once a power request reached its target. */
+  poweredRunstate(target: 'running' | 'suspended'): string;
+  /** Asks for the delete (already gone is fine); complete only once get() answers null. */
+  delete(envId: string, step?: (name: string) => void): Promise<'deleted' | 'already_gone'>;
+  /** The control node's user_data: what the guest reads at /skytap/vms/self/user_data; null clears it. */
+  setUserData(envId: string, vmId: string, contents: string | null, signal?: AbortSignal): Promise<void>;
+  /**
+   * Environments whose name carries a POV's tag (every POV's tag when none is given): what an
+   * interrupted create may have left, found by name as the Skytap path does.
+   */
+  findByTag(tag?: string): Promise<{ id: string; name: string }[]>;
+}
+
+/**
+ * A local template (labtpl's LocalTemplates, main/services/lab-platforms/local-templates.ts, owns
+ * the store; this is its shape as LAB-DESIGN.md fixes it).
+ */
+export interface LocalTemplateVm {
+  name: string;
+  image: string;
+  os: OsValue;
+  cpus: number;
+  memoryMib: number;
+  diskGib: number;
+  requireAttestation: boolean;
+}
+export interface LocalTemplate {
+  id: string;
+  name: string;
+  description: string | null;
+  builtIn: boolean;
+  vms: LocalTemplateVm[];
+}
+
+/** What the Local platform needs of the templates store. */
+export interface TemplateSource {
+  get(id: string): LocalTemplate | null;
+}
+
+/** The tag of a POV in names on its platform: the first 8 characters of its id. */
+export function povTag(povId: string): string {
+  return povId.slice(0, 8).toLowerCase();
+}

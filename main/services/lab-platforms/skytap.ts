@@ -1,0 +1,77 @@
+import { inferOs, type Environment, type Vm } from '../skytap/schemas';
+import type { SkytapApi } from '../pov/types';
+import type { LabEnvironment, LabPlatform, LabVm } from './platform';
+
+/** What the Skytap platform calls: the lifecycle's subset of SkytapClient plus per-VM user_data. */
+export type SkytapPlatformApi = SkytapApi & { setVmUserData(envId: string, vmId: string, contents: string): Promise<void> };
+
+/** One Skytap VM as the lab platforms describe VMs (the first interface with an IP gives ip/hostname). */
+export function labVmFromSkytap(vm: Vm): LabVm {
+  const nic = (vm.interfaces ?? []).find((i) => i.ip) ?? (vm.interfaces ?? [])[0];
+  return {
+    id: vm.id,
+    name: vm.name,
+    os: inferOs(vm),
+    guestOs: vm.hardware?.guestOS ?? null,
+    ip: nic?.ip || null,
+    hostname: nic?.hostname || null,
+    runstate: vm.runstate ?? null,
+  };
+}
+
+function labEnv(e: Environment): LabEnvironment {
+  return { id: e.id, name: e.name, runstate: e.runstate, vms: e.vms.map(labVmFromSkytap) };
+}
+
+/**
+ * Skytap behind the LabPlatform interface: the same client calls the Skytap lifecycle makes
+ * (pov/lifecycle.ts keeps Skytap's own orderings: busy, rate_limited, the unclear create), so
+ * behaviour is unchanged. The control-node install's user_data goes through here.
+ */
+export class SkytapPlatform implements LabPlatform {
+  readonly id = 'skytap' as const;
+
+  constructor(private readonly api: SkytapPlatformApi) {}
+
+  async templateName(templateId: string): Promise<string | null> {
+    return (await this.api.listTemplates()).find((t) => t.id === templateId)?.name ?? null;
+  }
+
+  envIdFor(): string | null {
+    return null;
+  }
+
+  async create(req: { templateId: string; name: string }): Promise<LabEnvironment> {
+    return labEnv(await this.api.createEnvironment({ templateId: req.templateId, name: req.name }));
+  }
+
+  async get(envId: string): Promise<LabEnvironment | null> {
+    const e = await this.api.getEnvironment(envId);
+    if (!e) return null;
+    // A GET of an environment may omit its VMs; the VM list is authoritative.
+    return { ...labEnv(e), vms: (await this.api.listVms(envId)).map(labVmFromSkytap) };
+  }
+
+  async power(envId: string, target: 'running' | 'suspended'): Promise<void> {
+    await this.api.setRunstate(envId, target);
+  }
+
+  poweredRunstate(target: 'running' | 'suspended'): string {
+    return target;
+  }
+
+  delete(envId: string): Promise<'deleted' | 'already_gone'> {
+    return this.api.deleteEnvironment(envId);
+  }
+
+  /** Skytap has no "no user_data": clearing writes the empty string, as the install always did. */
+  setUserData(envId: string, vmId: string, contents: string | null): Promise<void> {
+    return this.api.setVmUserData(envId, vmId, contents ?? '');
+  }
+
+  /** skytapNameFor's tag: "<name> [povdesk <tag>]". */
+  async findByTag(tag?: string): Promise<{ id: string; name: string }[]> {
+    const mark = tag === undefined ? /\[povdesk [0-9a-f]{8}\]$/ : new RegExp(`\\[povdesk ${tag.replace(/[^0-9a-z]/g, '')}\\]$`);
+    return (await this.api.listEnvironments()).filter((e) => mark.test(e.name)).map((e) => ({ id: e.id, name: e.name }));
+  }
+}
