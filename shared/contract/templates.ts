@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { runnerScriptView } from './control-node';
+import { osValue } from './pov';
 import { jobStarted, method, noArgs } from './define';
 
 /**
@@ -89,6 +90,44 @@ export const exportArgs = z
 export const exportResult = z
   .object({ files: z.array(z.object({ path: z.string(), bytes: z.number().int(), sha256: z.string() }).strict()) })
   .strict();
+
+/**
+ * Local templates: a named set of images in the connected vm-manager, each with a VM name, OS and
+ * size; `pov.create {platform:'local'}` makes one VM per entry. Stored as JSON files by
+ * main/services/lab-platforms/local-templates.ts; the bundled test template comes first.
+ */
+export const LOCAL_TEMPLATE_MAX_VMS = 8;
+/** Ids are safe file names and fit pov.create's templateId (letters, digits, - and _, at most 40). */
+export const localTemplateId = z
+  .string()
+  .min(1)
+  .max(40)
+  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a local template id: lower-case letters, digits and -');
+/** A VM's size: the bounds vm.create takes. */
+export const localTemplateVm = z
+  .object({
+    /** short, so the POV's tag still fits in a DNS label before it */
+    name: dnsLabel.max(30, 'at most 30 characters (the POV tag goes before it)'),
+    image: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'an image name: printable characters, no spaces'),
+    os: osValue,
+    cpus: z.number().int().min(1).max(64),
+    memoryMib: z.number().int().min(256).max(1_048_576),
+    diskGib: z.number().int().min(1).max(4096),
+    requireAttestation: z.boolean(),
+  })
+  .strict();
+export const createLocalTemplateArgs = z
+  .object({
+    name: z.string().trim().min(1).max(80).regex(/^[^\x00-\x1f\x7f]+$/, 'no control characters'),
+    description: z.string().trim().max(500).nullable().optional(),
+    vms: z
+      .array(localTemplateVm.extend({ requireAttestation: z.boolean().optional() }).strict())
+      .min(1, 'a template needs at least one VM')
+      .max(LOCAL_TEMPLATE_MAX_VMS, `at most ${LOCAL_TEMPLATE_MAX_VMS} VMs`)
+      .refine((vms) => new Set(vms.map((v) => v.name)).size === vms.length, 'VM names must be unique within a template'),
+  })
+  .strict();
+export type CreateLocalTemplateArgs = z.input<typeof createLocalTemplateArgs>;
 
 export const templatesMethods = {
   'templates.runnerScript': method(
