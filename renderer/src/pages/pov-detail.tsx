@@ -112,7 +112,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
       </div>
       {tab === 'vms' ? (
         local ? (
-          <LocalPovVms povVms={d.vms} />
+          <LocalPovVms envId={p.envId} povVms={d.vms} />
         ) : (
           <VmsTab vms={d.vms} onSetOs={(vmId, os) => setVmOs(p.id, vmId, os)} />
         )

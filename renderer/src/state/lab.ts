@@ -35,14 +35,15 @@ export function platformLabel(platform: string, connection: VmConnection | null)
 }
 
 /**
- * Why the local platform offers no auto-delete date, in the capability registry's words
- * (main/services/lab-platforms/capabilities.ts: `schedules` of `local`; the registry is not exposed
- * to the renderer, so the sentence is repeated here).
+ * What the local platform lacks, in the capability registry's words
+ * (main/services/lab-platforms/capabilities.ts, `local`: `schedules` and `publishSets`). The
+ * registry is main-side and not in the contract, so the notes are repeated here;
+ * test/renderer/pov/lab-platform.test.tsx fails when they drift apart.
  */
-export const LOCAL_NO_AUTO_DELETE =
-  'No auto-delete on this platform: the vm-manager has no scheduler (no auto-delete timer). Destroy the POV yourself when you are done.';
-/** Why a local POV has no share links (the registry's `publishSets` of `local`). */
-export const LOCAL_NO_SHARE = 'No share links on this platform: a local VM has no public share link; share access through your own network instead.';
+export const LOCAL_SCHEDULES_NOTE = 'The vm-manager has no scheduler, so a local POV has no auto-delete timer; destroy it yourself.';
+export const LOCAL_PUBLISH_SETS_NOTE = 'The vm-manager has no share links; share access to a local VM through your own network instead.';
+export const LOCAL_NO_AUTO_DELETE = `No auto-delete date: ${LOCAL_SCHEDULES_NOTE}`;
+export const LOCAL_NO_SHARE = `No share links: ${LOCAL_PUBLISH_SETS_NOTE}`;
 
 /** Settles when the job does: its final record (subscribes first, then reads, so no update is missed). */
 export function waitForJob(jobId: string): Promise<JobRecord> {

@@ -9,10 +9,11 @@ import '../../pages/local-vms-page.css';
 /**
  * A local POV's VMs as the vm-manager has them: the Local VMs page's list (state, durations,
  * attestation, actions) and, for the one picked, its console and attestation. The POV's VMs are
- * the vm-manager VMs its rows name (pov.get's vmId is the vm-manager's VM id; a VM whose id is
- * not known yet is matched by its name, which carries the POV's tag).
+ * the vm-manager VMs pov.get names (its vmId is the vm-manager's VM id) and any VM named under the
+ * POV's environment id (`povdesk-<tag>-<vm>`, main/services/lab-platforms/local.ts), so a VM
+ * still being created shows before the POV's VMs are read.
  */
-export function LocalPovVms({ povVms }: { povVms: PovVmView[] }) {
+export function LocalPovVms({ envId, povVms }: { envId: string | null; povVms: PovVmView[] }) {
   const { vms, listError, connection, refresh, follow } = useVms();
   const [selected, setSelected] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -27,9 +28,8 @@ export function LocalPovVms({ povVms }: { povVms: PovVmView[] }) {
 
   const mine = useMemo(() => {
     const ids = new Set(povVms.filter((v) => !v.goneAt).map((v) => v.vmId));
-    const names = new Set(povVms.filter((v) => !v.goneAt).map((v) => v.name));
-    return (vms ?? []).filter((v) => ids.has(v.id) || names.has(v.name));
-  }, [vms, povVms]);
+    return (vms ?? []).filter((v) => ids.has(v.id) || (envId !== null && v.name.startsWith(`${envId}-`)));
+  }, [vms, povVms, envId]);
   const sel = mine.find((v) => v.id === selected) ?? null;
 
   return (
