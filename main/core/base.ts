@@ -11,6 +11,8 @@ import type { SavedSkytap } from '../services/skytap/saved';
 import type { SessionManager } from '../services/ssh/manager';
 import type { Terminals } from '../services/ssh/terminals';
 import type { TemplateService } from '../services/templates/service';
+import type { LocalTemplates } from '../services/lab-platforms/local-templates';
+import type { LabTemplateService } from '../services/lab-platforms/templates';
 import type { VmApp } from '../services/vm/service';
 import type { JobRunner } from '../services/jobs/runner';
 import type { SecretStore } from '../services/secrets/store';
@@ -50,4 +52,6 @@ export interface Services {
   ssh: SessionManager;
   terminals: Terminals;
   templates: TemplateService;
+  localTemplates: LocalTemplates;
+  labTemplates: LabTemplateService;
 }

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { AppError } from '../../shared/contract/errors';
 import { ControlNodeService, type ControlNodeServiceDeps } from '../services/control-node/service';
@@ -16,15 +17,16 @@ import { shareApi } from '../services/skytap/share-api';
 import { SessionManager } from '../services/ssh/manager';
 import { Terminals } from '../services/ssh/terminals';
 import { TemplateService } from '../services/templates/service';
+import { LocalTemplates } from '../services/lab-platforms/local-templates';
+import { LabTemplateService } from '../services/lab-platforms/templates';
 import { VmApp } from '../services/vm/service';
 import { VmManagerSupervisor } from '../services/vm/supervisor';
 import { VmManagerClient } from '../vm-api/client';
-import { LocalPlatform, type LocalVmApi } from '../services/lab-platforms/local';
+import { hostForwardsFor, LocalPlatform, type LocalVmApi } from '../services/lab-platforms/local';
 import type { TemplateSource } from '../services/lab-platforms/platform';
-import { TEST_IMAGE } from '../vm-manager/images';
 import { openSecretStore } from '../services/secrets/keytar';
 import { registeringSecrets, type SecretStore } from '../services/secrets/store';
-import { CONTROL_PLANE_ENV, CONTROL_PLANE_TOKEN_ACCOUNT } from '../services/control-node/config';
+import { CONTROL_PLANE_ENV, CONTROL_PLANE_TOKEN_ACCOUNT, readConfig as readControlNodeConfig } from '../services/control-node/config';
 import { REMOTE_TOKEN_ACCOUNT } from '../services/vm/service';
 import { createLogger } from '../services/log/logger';
 import { JobRunner } from '../services/jobs/runner';
@@ -75,16 +77,6 @@ export interface CoreTuning {
   lab?: { api?: () => Promise<LocalVmApi>; templates?: TemplateSource };
 }
 
-/**
- * Until labtpl's LocalTemplates store is merged: the bundled test template only (LAB-DESIGN.md's
- * `povdesk-test`: one VM, the test image, at the size its golden values are learned at).
- */
-const BUNDLED_TEMPLATES: TemplateSource = {
-  get: (id) =>
-    id === 'povdesk-test'
-      ? { id, name: 'Test VM (bundled)', description: null, builtIn: true, vms: [{ name: 'test-vm', image: TEST_IMAGE, os: 'linux', cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true }] }
-      : null,
-};
 
 /** How often the auto-delete ladder runs in the app. */
 export const LADDER_INTERVAL_MS = 60_000;
@@ -226,6 +218,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   const { db, jobs, log, settings, secrets, env, hub } = base;
   const now = tuning.now ?? (() => new Date());
   const skytap = new SavedSkytap(settings);
+  const localTemplates = new LocalTemplates({ dir: join(base.home, 'lab-templates'), log });
 
   const notify = new NotificationService({ db, settings, now, publish: (n) => hub.publish('notify.event', n.id, n) });
   const shareSkytap = async () => shareApi(await skytap.client());
@@ -238,7 +231,8 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   // The Local lab platform drives whichever vm-manager the Local VMs page is connected to (vm, below).
   const local = new LocalPlatform({
     api: tuning.lab?.api ?? (async () => (await vm.target()).client),
-    templates: tuning.lab?.templates ?? BUNDLED_TEMPLATES,
+    templates: tuning.lab?.templates ?? localTemplates,
+    hostForwards: () => hostForwardsFor(readControlNodeConfig(settings, env)),
   });
   const locks = new PovLocks(jobs);
   const controlNode = new ControlNodeService({ db, settings, secrets, env, locks, skytap, local, ...tuning.controlNode });
@@ -316,6 +310,8 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     },
   });
 
+  const labTemplates = new LabTemplateService({ local: localTemplates, skytapTemplates: async () => (await skytap.client()).listTemplates(), vmImages: () => vm.images() });
+
   jobs.onChange((job) => {
     // Once a POV's control node enrols, wire it (when its tenants are saved): the Gateway
     // container needs the agent. A failure stays on the wiring job, never on the install.
@@ -336,7 +332,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     }
   });
 
-  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, templates }, supervisor };
+  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, templates, localTemplates, labTemplates }, supervisor };
 }
 
 /**

@@ -24,8 +24,8 @@ import {
   vmSchema,
   attestationSchema,
   type CreateNetworkRequest,
-  type CreateVmRequest,
 } from './schemas';
+import type { LocalCreateVmRequest } from './povdesk';
 import { z as zod } from 'zod';
 
 export class VmApiError extends Error {
@@ -154,8 +154,11 @@ export class VmManagerClient {
   get(id: string) {
     return this.call(`GET /vms/${id}`, vmSchema, 'GET', `/vms/${seg(id)}`);
   }
-  /** POST /vms. Pass wait_for "none" and poll get() for long boots: a proxy's 504 then never loses a VM. */
-  create(body: CreateVmRequest) {
+  /**
+   * POST /vms. Pass wait_for "none" and poll get() for long boots: a proxy's 504 then never loses a VM.
+   * A `povdesk` object (host_forwards) is sent as given: LOCAL, giantswarm's manager refuses it (400).
+   */
+  create(body: LocalCreateVmRequest) {
     return this.call('POST /vms', vmSchema, 'POST', '/vms', body);
   }
   start(id: string) {
@@ -202,6 +205,13 @@ export class VmManagerClient {
   /** LOCAL. Imports a qcow2/raw/vmdk that lies under the manager's state dir. */
   importImage(path: string, name?: string) {
     return this.send('POST', '/images', name ? { path, name } : { path }) as Promise<{ name: string; disk?: string; sha256: string; virtualSizeBytes?: number }>;
+  }
+  /**
+   * LOCAL. The user-data the VM's metadata service serves from now on at /skytap/vms/self/user_data
+   * (null: none, 204). giantswarm's manager has no such route: 404 `not_found`.
+   */
+  async setUserData(id: string, userData: string | null): Promise<void> {
+    await this.send('PUT', `/vms/${seg(id)}/povdesk/user-data`, { user_data: userData });
   }
   /** LOCAL. Removes an image no VM uses. */
   async deleteImage(name: string): Promise<void> {

@@ -11,7 +11,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { listZodIssues } from '../../shared/contract/errors';
-import { CONSOLE_LINES, CREATE_VM_DEFAULTS, createNetworkRequestSchema, createVmRequestSchema, ERROR_STATUS, execRequestSchema, forwardRequestSchema, type ApiErrorCode } from '../vm-api/schemas';
+import { localCreateVmRequestSchema, setUserDataSchema } from '../vm-api/povdesk';
+import { CONSOLE_LINES, CREATE_VM_DEFAULTS, createNetworkRequestSchema, ERROR_STATUS, execRequestSchema, forwardRequestSchema, type ApiErrorCode } from '../vm-api/schemas';
 import { STATUS, VmmError, type VmmCode } from './errors';
 import { execInGuest } from './exec';
 import { deleteImage, getImage, imagesDir, importImage, insideDir, listImages, TEST_IMAGE } from './images';
@@ -28,9 +29,9 @@ export { DNS_LABEL } from '../vm-api/schemas';
 /** Limits of this host on top of the document's (a bad value is an invalid spec: 400). */
 const LIMITS = { cpus: 64, memory_mib: 262144, disk_gib: 4096 } as const;
 
-/** The create body as this daemon takes it: the document's, plus `network: "restricted"` as the old name of `default`. */
-export const createVmSchema = createVmRequestSchema;
-export type CreateVmBody = z.input<typeof createVmRequestSchema>;
+/** The create body as this daemon takes it: the document's, plus `network: "restricted"` as the old name of `default` and the `povdesk` extras. */
+export const createVmSchema = localCreateVmRequestSchema;
+export type CreateVmBody = z.input<typeof localCreateVmRequestSchema>;
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value: 64 lower-case hex characters');
 const saveGoldenSchema = z.strictObject({
@@ -166,7 +167,7 @@ export function createApiHandler(ctx: ApiContext) {
 
   const createVm = async (body: unknown) => {
     const raw = body && typeof body === 'object' && (body as { network?: unknown }).network === 'restricted' ? { ...body, network: 'default' } : body;
-    const b = parseBody(createVmRequestSchema, raw);
+    const b = parseBody(localCreateVmRequestSchema, raw);
     for (const k of ['cpus', 'memory_mib', 'disk_gib'] as const) {
       if ((b[k] ?? 0) > LIMITS[k]) throw new VmmError('invalid_request', `${k}: at most ${LIMITS[k]} here, got ${b[k]}`);
     }
@@ -185,6 +186,7 @@ export function createApiHandler(ctx: ApiContext) {
       name: b.name, image, cpus: b.cpus ?? CREATE_VM_DEFAULTS.cpus, memoryMiB: b.memory_mib ?? CREATE_VM_DEFAULTS.memory_mib, diskGiB: b.disk_gib ?? CREATE_VM_DEFAULTS.disk_gib,
       userData: b.user_data ?? null, requireAttestation: b.require_attestation ?? CREATE_VM_DEFAULTS.require_attestation, waitFor, network,
       hostname: b.hostname ?? null, metadata: b.metadata ?? {}, sshAuthorizedKeys: b.ssh_authorized_keys ?? [],
+      hostForwards: (b.povdesk?.host_forwards ?? []).map((f) => ({ guestPort: f.guest_port, hostPort: f.host_port })),
     });
     if (waitFor === 'none') return rec;
     return ctx.vms.waitFor(rec.id, waitFor, ctx.vms.timeouts.bootMs + ctx.vms.timeouts.startMs);
@@ -266,6 +268,13 @@ export function createApiHandler(ctx: ApiContext) {
         ctx.vms.get(id);
         const f = await ctx.vms.forward(id, b.port);
         return send(res, 200, { id, port: f.port, address: `127.0.0.1:${f.hostPort}` });
+      }
+      if (seg.length === 4 && m === 'PUT' && op === 'povdesk' && seg[3] === 'user-data') {
+        // Beyond the document: the user-data the metadata service serves from now on (Skytap's PUT of user_data).
+        ctx.vms.get(id);
+        const b = parseBody(setUserDataSchema, await readJson(req, true));
+        ctx.vms.setUserData(id, b.user_data);
+        return send(res, 204);
       }
       if (seg.length === 3 && m === 'GET' && op === 'console') {
         const raw = url.searchParams.get('lines') ?? String(CONSOLE_LINES.default);

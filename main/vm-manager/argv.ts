@@ -43,6 +43,11 @@ export interface QemuSpec {
   /** More guest ports on the host's 127.0.0.1 (POST /vms/{id}/forward), re-made at every start. */
   forwards?: { hostPort: number; guestPort: number }[];
   /**
+   * Guest→host forwards: a guest connection to address:port runs cmd (per connection, like the
+   * metadata proxy), which pipes it to a port on the host's loopback. Works with restrict=on.
+   */
+  guestForwards?: { address: string; port: number; cmd: string[] }[];
+  /**
    * 'restricted' (the default): slirp's restrict=on, so the guest reaches only the metadata service
    * and the explicit forwards, never the host's loopback services or the outside. 'nat': the guest
    * may open connections out through the host, including to every service on its 127.0.0.1.
@@ -124,6 +129,14 @@ export function qemuArgv(spec: QemuSpec): string[] {
     if (spec.metadataProxy.length === 0) throw new Error('qemu spec: metadataProxy must name a program');
     const cmd = spec.metadataProxy.map(shellWord).join(' ');
     netdev += `,guestfwd=tcp:${GUEST_NET.metadata}:80-cmd:${qemuEscape(cmd)}`;
+  }
+  for (const g of spec.guestForwards ?? []) {
+    if (!Number.isInteger(g.port) || g.port < 1 || g.port > 65535) throw new Error(`qemu spec: guest forward port must be a port number, got ${g.port}`);
+    if (!/^169\.254\.169\.\d{1,3}$/.test(g.address) || [GUEST_NET.host, GUEST_NET.metadata, GUEST_NET.guest, '169.254.169.3'].includes(g.address as never)) {
+      throw new Error(`qemu spec: guest forward address ${g.address} must be a free address of ${GUEST_NET.net}`);
+    }
+    if (g.cmd.length === 0) throw new Error('qemu spec: a guest forward must name a program');
+    netdev += `,guestfwd=tcp:${g.address}:${g.port}-cmd:${qemuEscape(g.cmd.map(shellWord).join(' '))}`;
   }
   if (spec.sshHostPort != null) {
     if (!Number.isInteger(spec.sshHostPort) || spec.sshHostPort < 1 || spec.sshHostPort > 65535) {

@@ -9,6 +9,8 @@ import { Qmp } from './qmp';
 
 /** Metadata connections one guest may hold at once; more are closed before any proxy process starts. */
 export const METADATA_CONNECTIONS_PER_VM = 4;
+/** Connections one guest may hold at once through each of its guest→host forwards (povdesk.host_forwards). */
+export const HOST_FORWARD_CONNECTIONS = 8;
 /** Attestation nonces: a burst of 8 per VM, then one more every 5 s (a guest needs two per boot). */
 export const NONCE_BURST = 8;
 export const NONCE_REFILL_MS = 5_000;
@@ -20,6 +22,11 @@ export const METADATA_FORWARD = vmAsset('guest/metadata-fwd.sh');
 /** The guestfwd command: the slot gate (metadata-fwd.sh) around the Node proxy. */
 export function metadataForwardArgv(slotsDir: string, proxy: string[]): string[] {
   return ['/bin/sh', METADATA_FORWARD, slotsDir, String(METADATA_CONNECTIONS_PER_VM), ...proxy];
+}
+
+/** The guestfwd command of a guest→host forward: the same slot gate around its proxy. */
+export function hostForwardArgv(slotsDir: string, proxy: string[]): string[] {
+  return ['/bin/sh', METADATA_FORWARD, slotsDir, String(HOST_FORWARD_CONNECTIONS), ...proxy];
 }
 
 /** A token bucket per key: take() answers 0 when allowed, else the seconds until the next token. */

@@ -5,7 +5,7 @@
  * VM's dir so a restarted manager can reattach.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { vmAsset } from './assets';
 import { qemuArgv, type Accel, type QemuSpec, type VmNetwork } from './argv';
@@ -15,10 +15,12 @@ import { aliveWith, freeLoopbackPort, pidsMatching, removePid, signal, startDeta
 import { sleep } from '../lib/sleep';
 import { Qmp, openQmpWhenReady } from './qmp';
 import { provisionVmAk } from './attest/provision';
-import { metadataForwardArgv, watchGuestResets } from './guest-limits';
+import { GUEST_HOST_ALIAS } from '../vm-api/povdesk';
+import { hostForwardArgv, metadataForwardArgv, watchGuestResets } from './guest-limits';
 import type { VmRecord } from './vm-record';
 
 export const METADATA_PROXY = vmAsset('guest/metadata-proxy.cjs');
+export const HOST_FORWARD_PROXY = vmAsset('guest/host-forward.cjs');
 
 export type ProcessExit = { code: number | null; signal: NodeJS.Signals | null };
 
@@ -125,10 +127,16 @@ export class QemuLauncher implements Launcher {
     rmSync(serialSocket, { force: true });
     // A fresh free port each start: the last one may have been taken meanwhile.
     const sshPort = await freeLoopbackPort();
+    const node = this.o.nodeBinary ?? process.execPath;
+    const guestForwards = r.hostForwards.map((f) => {
+      const slots = join(r.paths.dir, `hostfwd-${f.guestPort}`);
+      mkdirSync(slots, { recursive: true });
+      return { address: GUEST_HOST_ALIAS, port: f.guestPort, cmd: hostForwardArgv(slots, [node, HOST_FORWARD_PROXY, r.id, String(f.hostPort)]) };
+    });
     const spec: QemuSpec = {
       id: r.id, accel: r.accel, cpus: r.cpus, memoryMib: r.memoryMiB, ovmfCode: this.o.ovmf.code, ovmfVars: r.paths.ovmfVars,
       boot: o.boot, consoleFile: r.paths.console, serialSocket, qmpSocket: r.paths.qmpSocket, swtpmSocket: r.paths.swtpmSocket,
-      metadataProxy: metadataForwardArgv(r.paths.dir, [this.o.nodeBinary ?? process.execPath, METADATA_PROXY, this.o.metadataSocket, r.id]),
+      metadataProxy: metadataForwardArgv(r.paths.dir, [node, METADATA_PROXY, this.o.metadataSocket, r.id]), guestForwards,
       sshHostPort: sshPort, forwards: r.forwards.map((f) => ({ hostPort: f.hostPort, guestPort: f.port })), network: o.network, qmpEventsSocket: eventsSocket(r),
     };
     writeFileSync(r.paths.console, ''); // QEMU appends (logappend=on, so capConsole can truncate it)
@@ -178,6 +186,7 @@ export class QemuLauncher implements Launcher {
     if (r.pids.swtpm) await terminate(r.pids.swtpm, r.paths.tpmState, 2000);
     // Metadata proxies QEMU started for this VM die with their connection; this catches a hung one.
     for (const pid of pidsMatching([METADATA_PROXY, this.o.metadataSocket, r.id])) signal(pid, 'SIGKILL');
+    for (const pid of pidsMatching([HOST_FORWARD_PROXY, r.id])) signal(pid, 'SIGKILL');
     removePid(join(r.paths.dir, 'qemu.pid'));
     removePid(join(r.paths.dir, 'swtpm.pid'));
   }

@@ -67,7 +67,7 @@ export function vmView(r: VmRecord) {
       qmpSocket: r.paths.qmpSocket, sshKey: r.sshKey ? r.paths.sshKey : undefined, userData: r.hasUserData ? r.paths.userData : undefined,
     }),
     povdesk: {
-      accel: r.accel, startedAt: r.startedAt, stoppedAt: r.stoppedAt, durations: r.durations, ports: r.ports, forwards: r.forwards,
+      accel: r.accel, startedAt: r.startedAt, stoppedAt: r.stoppedAt, durations: r.durations, ports: r.ports, forwards: r.forwards, hostForwards: r.hostForwards,
       pids: r.pids, sshHostKey: r.sshHostKey, serialSocket: r.paths.serialSocket, hasUserData: r.hasUserData,
       attestation: { akFingerprint: r.attestation.akFingerprint, initrd: r.attestation.initrd, ready: r.attestation.ready, ...(r.attestation.learn ? { learn: true } : {}) },
     },

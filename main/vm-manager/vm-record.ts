@@ -30,6 +30,12 @@ export interface PortForward {
   hostPort: number;
 }
 
+/** A guest→host forward: the guest's GUEST_HOST_ALIAS:guestPort is the host's 127.0.0.1:hostPort. */
+export interface HostForward {
+  guestPort: number;
+  hostPort: number;
+}
+
 export interface VmRecord {
   id: string;
   name: string;
@@ -83,6 +89,8 @@ export interface VmRecord {
   /** Host ports (127.0.0.1) forwarded into the guest while QEMU runs; ssh → the guest's port 22. */
   ports: { ssh: number | null };
   forwards: PortForward[];
+  /** Guest→host forwards (the create body's povdesk.host_forwards): GUEST_HOST_ALIAS:guestPort in the guest reaches 127.0.0.1:hostPort here. */
+  hostForwards: HostForward[];
   /** serialSocket: null for a VM last started by a vm-manager without the serial socket. */
   paths: { dir: string; console: string; serialSocket: string | null; tpmState: string; swtpmSocket: string; ovmfVars: string; qmpSocket: string; userData: string; disk: string | null; sshKey: string };
 }
@@ -100,6 +108,7 @@ export interface CreateInput {
   hostname?: string | null;
   metadata?: Record<string, string>;
   sshAuthorizedKeys?: string[];
+  hostForwards?: HostForward[];
   /** a learn boot (golden.ts): PCRs without a golden value are accepted for this VM only */
   learnGolden?: boolean;
 }
@@ -125,6 +134,7 @@ export function upgradeRecord(r: VmRecord, dir: string, machineID: () => string)
   // A record from before SSH forwarding: its QEMU (if alive) forwards nothing.
   if (loose.ports === undefined) r.ports = { ssh: null };
   if (loose.forwards === undefined) r.forwards = [];
+  if (loose.hostForwards === undefined) r.hostForwards = [];
   // Records from before networks: 'restricted' is the default network, 'nat' keeps its name.
   const net = loose.network as string | undefined;
   if (net === undefined || net === 'restricted') r.network = 'default';

@@ -76,6 +76,22 @@ export class VmService {
     return readFileSync(r.paths.userData, 'utf8');
   }
 
+  /**
+   * Replaces the VM's user-data (null or '': none, the metadata service answers 204). The file is
+   * written atomically, so a guest never reads half of it; the release gate does not change.
+   */
+  setUserData(id: string, userData: string | null): VmRecord {
+    const r = this.get(id);
+    if (r.state === 'deleting') throw new VmmError('conflict', `VM ${id} is being deleted`);
+    if (userData === null || userData === '') rmSync(r.paths.userData, { force: true });
+    else {
+      const tmp = `${r.paths.userData}.tmp`;
+      writeFileSync(tmp, userData, { mode: 0o600 });
+      renameSync(tmp, r.paths.userData);
+    }
+    return this.recs.update(id, (v) => (v.hasUserData = userData !== null && userData !== ''));
+  }
+
   // ---- guest events (from the metadata service) ----------------------------------------------
 
   guestContact(id: string) {
@@ -119,6 +135,7 @@ export class VmService {
       pids: { qemu: null, swtpm: null },
       ports: { ssh: null },
       forwards: [],
+      hostForwards: input.hostForwards ?? [],
       paths: recordPaths(dir, image.kind === 'disk'),
     };
     mkdirSync(r.paths.tpmState, { recursive: true });

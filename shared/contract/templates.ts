@@ -129,6 +129,21 @@ export const createLocalTemplateArgs = z
   .strict();
 export type CreateLocalTemplateArgs = z.input<typeof createLocalTemplateArgs>;
 
+/** The lab platforms whose templates templates.list shows. */
+export const labTemplatePlatform = z.enum(['skytap', 'local']);
+/** A template of either platform: Skytap's (image null, never built in) or a local one. */
+export const labTemplateView = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    builtIn: z.boolean(),
+    /** Skytap's list may carry no VMs: then [] */
+    vms: z.array(z.object({ name: z.string(), os: osValue, image: z.string().nullable() }).strict()),
+  })
+  .strict();
+export type LabTemplateView = z.infer<typeof labTemplateView>;
+
 export const templatesMethods = {
   'templates.runnerScript': method(
     'The template runner (and its systemd unit) to bake into a control-node template, with per-line checksums',
@@ -147,5 +162,20 @@ export const templatesMethods = {
     exportArgs,
     jobStarted,
     { job: true },
+  ),
+  'templates.list': method(
+    "A lab platform's templates: Skytap's catalogue (as skytap.listTemplates), or the local templates with the bundled test template first",
+    z.object({ platform: labTemplatePlatform }).strict(),
+    z.object({ platform: labTemplatePlatform, templates: z.array(labTemplateView) }).strict(),
+  ),
+  'templates.createLocal': method(
+    "Save a local template: 1 to 8 VMs, each an image in the connected vm-manager with a name, OS and size; the name must be new",
+    createLocalTemplateArgs,
+    z.object({ template: labTemplateView }).strict(),
+  ),
+  'templates.deleteLocal': method(
+    'Delete a local template (the bundled test template cannot be deleted); POVs made from it keep their VMs',
+    z.object({ id: localTemplateId }).strict(),
+    z.object({}).strict(),
   ),
 };

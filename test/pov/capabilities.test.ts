@@ -18,14 +18,24 @@ describe('lab platform capabilities', () => {
   });
 
   it('refuses up front, naming the platform and the reason', () => {
-    expect(() => requireCapability('local-qemu', 'publishSets')).toThrow(
-      expect.objectContaining({ code: 'unsupported', message: expect.stringMatching(/Local QEMU.*share links.*no public share link/) }),
+    expect(() => requireCapability('local', 'publishSets')).toThrow(
+      expect.objectContaining({ code: 'unsupported', message: expect.stringMatching(/This laptop \(vm-manager\).*share links.*no share links/) }),
     );
-    expect(() => requireCapability('local-qemu', 'schedules')).toThrow(/no scheduler/);
-    expect(() => requireBootstrapMechanism('local-qemu', 'metadata')).toThrow(
-      expect.objectContaining({ code: 'unsupported', message: expect.stringMatching(/guest-exec, not metadata/) }),
+    expect(() => requireCapability('local', 'schedules')).toThrow(/no scheduler/);
+    expect(() => requireCapability('local', 'projectScoping')).toThrow(/Skytap concept/);
+    expect(() => requireBootstrapMechanism('local', 'guest-exec')).toThrow(
+      expect.objectContaining({ code: 'unsupported', message: expect.stringMatching(/metadata, not guest-exec/) }),
     );
     expect(() => capabilitiesOf('vsphere')).toThrow(expect.objectContaining({ code: 'unsupported' }));
+    expect(() => capabilitiesOf('local-qemu')).toThrow(/known platforms: skytap, local/);
+  });
+
+  it('local has templates, suspend (stop/start, from disk) and metadata injection', () => {
+    const l = capabilitiesOf('local');
+    expect(l.bootstrapInjection).toBe('metadata');
+    for (const f of ['templates', 'suspend', 'bootstrapInjection'] as const) expect(() => requireCapability('local', f)).not.toThrow();
+    expect(l.features.suspend.note).toMatch(/boots again from its disk/);
+    expect(() => requireBootstrapMechanism('local', 'metadata')).not.toThrow();
   });
 
   it('every refusal carries a reason', () => {

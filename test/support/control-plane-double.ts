@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ENROLMENT_CODE_TTL_MS, type EnrolmentState, type SpireInfo } from '../../main/services/control-node/control-plane';
 
@@ -28,6 +28,8 @@ export class ControlPlaneDouble {
   readonly brokerInstalls = new Map<string, { agentId: string; host: string; installKey: string }>();
   /** What the agent's container does once started (tests: the Jumpoint checks in with PRA). */
   onContainer: ((agentId: string, name: string, env: Record<string, string>) => void) | null = null;
+  /** Each redemption the agent side asked for (POST /v1/agents/{id}/enrol), in order, with the answer's status. */
+  readonly redemptions: { agentId: string; status: number; at: number }[] = [];
   url = '';
   private readonly server: Server;
   private seq = 0;
@@ -58,6 +60,42 @@ export class ControlPlaneDouble {
     a.state = 'enrolled';
     a.attestation = attestation;
     a.enrolledAt = new Date(this.now()).toISOString();
+  }
+
+  /** POST /v1/agents/{agentId}/enrol {"code"}: the agent redeems its single-use code (docs/control-plane.md). */
+  private async redeem(req: IncomingMessage, res: ServerResponse, agentId: string) {
+    const answer = (status: number, body: unknown) => {
+      this.redemptions.push({ agentId, status, at: this.now() });
+      this.reply(res, status, body);
+    };
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of req) {
+      size += (c as Buffer).length;
+      if (size > 4096) return answer(400, { error: { code: 'invalid_request', message: 'body over 4096 bytes' } });
+      chunks.push(c as Buffer);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return answer(400, { error: { code: 'invalid_request', message: 'body is not JSON' } });
+    }
+    const code = (body as { code?: unknown } | null)?.code;
+    if (typeof code !== 'string' || !code || Object.keys(body as object).length !== 1) {
+      return answer(400, { error: { code: 'invalid_request', message: 'the body is {"code": "<enrolment code>"}' } });
+    }
+    const agent = this.agents.get(agentId);
+    if (!agent || agent.state === 'revoked') return answer(404, { error: { code: 'not_found', message: `no agent ${agentId}` } });
+    const same = Buffer.from(code).length === Buffer.from(agent.code).length && timingSafeEqual(Buffer.from(code), Buffer.from(agent.code));
+    if (!same) return answer(403, { error: { code: 'forbidden', message: 'wrong enrolment code' } });
+    if (agent.state === 'enrolled') return answer(403, { error: { code: 'forbidden', message: 'this enrolment code was already redeemed (single use)' } });
+    if (agent.state === 'expired' || this.now() > agent.expiresAt) {
+      agent.state = 'expired';
+      return answer(403, { error: { code: 'forbidden', message: 'the enrolment code expired' } });
+    }
+    this.enrol(agentId, 'ed25519');
+    return answer(200, { state: 'enrolled' });
   }
 
   /** Containers and tasks (docs/control-plane.md): only for an enrolled agent; PUT/DELETE by name. */
@@ -100,6 +138,9 @@ export class ControlPlaneDouble {
     const path = (req.url ?? '').split('?')[0]!;
     const method = req.method ?? 'GET';
     this.requests.push({ method, path });
+    const redeem = /^\/v1\/agents\/([^/]+)\/enrol$/.exec(path);
+    // The agent's side: the enrolment code is the credential, so no bearer.
+    if (redeem && method === 'POST') return this.redeem(req, res, decodeURIComponent(redeem[1]!));
     if (req.headers.authorization !== `Bearer ${this.token}`) {
       return this.reply(res, 401, { error: { code: 'unauthorized', message: 'bad or missing bearer token' } });
     }

@@ -81,6 +81,16 @@ describe('qemuArgv', () => {
     expect(opt(qemuArgv({ ...base, metadataProxy: null }), '-netdev')).toEqual(['user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on']);
   });
 
+  it('runs a per-connection command for each guest→host forward at its address, next to restrict=on', () => {
+    const netdev = opt(qemuArgv({ ...base, guestForwards: [{ address: '169.254.169.100', port: 8443, cmd: ['/bin/sh', '/app/fwd.sh', '/state/a,b', '8'] }] }), '-netdev')[0] ?? '';
+    expect(netdev).toContain(',restrict=on');
+    expect(netdev).toContain(",guestfwd=tcp:169.254.169.100:8443-cmd:/bin/sh /app/fwd.sh '/state/a,,b' 8");
+    for (const address of ['169.254.169.2', '169.254.169.254', '169.254.169.15', '169.254.169.3', '10.0.2.100']) {
+      expect(() => qemuArgv({ ...base, guestForwards: [{ address, port: 1, cmd: ['x'] }] }), address).toThrow(/free address/);
+    }
+    expect(() => qemuArgv({ ...base, guestForwards: [{ address: '169.254.169.100', port: 0, cmd: ['x'] }] })).toThrow(/port number/);
+  });
+
   it('forwards a loopback-only host port to the guest\'s port 22 when asked', () => {
     const [netdev] = opt(qemuArgv({ ...base, metadataProxy: null, sshHostPort: 40022 }), '-netdev');
     expect(netdev).toBe('user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on,hostfwd=tcp:127.0.0.1:40022-:22');

@@ -5,6 +5,7 @@ import type { SavedSkytap } from '../skytap/saved';
 import type { Db } from '../store/db';
 import { requireBootstrapMechanism } from '../lab-platforms/capabilities';
 import type { LabPlatform } from '../lab-platforms/platform';
+import { SkytapPlatform } from '../lab-platforms/skytap';
 import { AgentStore } from './agents';
 import { CONTROL_PLANE_TOKEN_ACCOUNT, controlPlaneFrom, readConfig, saveConfig, type ControlNodeConfig, type KeyValue, type Secrets } from './config';
 import type { ControlPlane } from './control-plane';
@@ -61,9 +62,11 @@ export class ControlNodeService {
     // Clearing must work after a cancel too (it removes a live enrolment code), so it uses a
     // client not bound to the job's signal.
     const cleaner = await this.d.skytap.client();
+    const writer = new SkytapPlatform(client);
+    const clearer = new SkytapPlatform(cleaner);
     return {
-      set: (envId, vmId, contents) => client.setVmUserData(envId, vmId, contents),
-      clear: (envId, vmId) => cleaner.setVmUserData(envId, vmId, ''),
+      set: (envId, vmId, contents) => writer.setUserData(envId, vmId, contents),
+      clear: (envId, vmId) => clearer.setUserData(envId, vmId, null),
     };
   }
 

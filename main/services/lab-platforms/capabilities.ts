@@ -5,15 +5,19 @@ import { AppError } from '../../../shared/contract/errors';
  * reason instead of failing somewhere inside a job.
  *
  * bootstrapInjection is one intent with more than one mechanism:
- * - 'metadata': the platform stores the payload and the guest fetches it (Skytap's VM user_data
- *   via the metadata service at 169.254.169.254; only on automatic networks; nothing runs it for
- *   you, so the template must carry the runner).
+ * - 'metadata': the platform stores the payload and the guest fetches it from the metadata service
+ *   at 169.254.169.254, /skytap/vms/self/user_data (Skytap: only on automatic networks; the
+ *   vm-manager serves the same path); nothing runs it for you, so the image must carry the runner.
  * - 'guest-exec': the platform runs a script on the guest itself.
  * - 'none': no way to hand a payload to a guest.
  */
 export type BootstrapMechanism = 'metadata' | 'guest-exec' | 'none';
 
 export type Feature = 'templates' | 'suspend' | 'publishSets' | 'schedules' | 'projectScoping' | 'bootstrapInjection';
+
+/** The lab platforms a POV can run on ('local' is whichever vm-manager the app is connected to: its own or a remote one). */
+export const LAB_PLATFORM_IDS = ['skytap', 'local'] as const;
+export type LabPlatformId = (typeof LAB_PLATFORM_IDS)[number];
 
 export interface Support {
   supported: boolean;
@@ -22,7 +26,7 @@ export interface Support {
 }
 
 export interface PlatformCapabilities {
-  id: string;
+  id: LabPlatformId;
   label: string;
   bootstrapInjection: BootstrapMechanism;
   features: Record<Feature, Support>;
@@ -31,7 +35,11 @@ export interface PlatformCapabilities {
 const yes = (note: string | null = null): Support => ({ supported: true, note });
 const no = (note: string): Support => ({ supported: false, note });
 
-export const PLATFORMS: Readonly<Record<string, PlatformCapabilities>> = {
+/**
+ * Each claim here is checked against what the platform really does where that can be checked on
+ * this machine (test/lab/capabilities-truth.test.ts): a claim nothing does is a bug.
+ */
+export const PLATFORMS: Readonly<Record<LabPlatformId, PlatformCapabilities>> = {
   skytap: {
     id: 'skytap',
     label: 'Skytap',
@@ -47,38 +55,31 @@ export const PLATFORMS: Readonly<Record<string, PlatformCapabilities>> = {
       bootstrapInjection: yes('metadata: the guest fetches user_data; only VMs on automatic networks can reach it.'),
     },
   },
-  // issue 14 (platform helper): the Local platform as LAB-DESIGN.md fixes it; labtpl's rename of
-  // local-qemu to local replaces both entries at merge.
   local: {
     id: 'local',
     label: 'This laptop (vm-manager)',
     bootstrapInjection: 'metadata',
     features: {
-      templates: yes('Local templates: named sets of baked images.'),
-      suspend: yes("Suspend is the vm-manager's stop: a stopped local VM boots again from its disk on start (nothing in memory survives)."),
-      publishSets: no('A local VM has no public share link; share access through your own network instead.'),
-      schedules: no('The vm-manager has no scheduler, so a local POV has no auto-delete; destroy it yourself.'),
+      templates: yes('Local templates: named sets of images in the connected vm-manager (Templates page, "New local template").'),
+      suspend: yes(
+        "Suspend is the vm-manager's stop and resume its start: a stopped local VM boots again from its disk, so what was in memory is lost.",
+      ),
+      publishSets: no('The vm-manager has no share links; share access to a local VM through your own network instead.'),
+      schedules: no('The vm-manager has no scheduler, so a local POV has no auto-delete timer; destroy it yourself.'),
       projectScoping: no('Projects are a Skytap concept.'),
-      bootstrapInjection: yes("metadata: the vm-manager's metadata service serves user_data at /skytap/vms/self/user_data, set after power-on."),
-    },
-  },
-  'local-qemu': {
-    id: 'local-qemu',
-    label: 'Local QEMU (vm-manager)',
-    bootstrapInjection: 'guest-exec',
-    features: {
-      templates: no('Local VMs are built from images, not Skytap templates.'),
-      suspend: yes(),
-      publishSets: no('A local VM has no public share link; share access through your own network instead.'),
-      schedules: no('The local vm-manager has no scheduler; stop or delete local VMs yourself.'),
-      projectScoping: no('Projects are a Skytap concept.'),
-      bootstrapInjection: yes('guest-exec: the vm-manager runs the script over its guest channel.'),
+      bootstrapInjection: yes(
+        "metadata: the vm-manager's metadata service serves user_data at /skytap/vms/self/user_data, as Skytap's does; it is set after power-on. A vm-manager without POV Desk's user-data route (giantswarm's own) takes user_data only at create.",
+      ),
     },
   },
 };
 
+export function isLabPlatform(platform: string): platform is LabPlatformId {
+  return (LAB_PLATFORM_IDS as readonly string[]).includes(platform);
+}
+
 export function capabilitiesOf(platform: string): PlatformCapabilities {
-  const caps = PLATFORMS[platform];
+  const caps = isLabPlatform(platform) ? PLATFORMS[platform] : undefined;
   if (!caps) {
     throw new AppError(
       'unsupported',

@@ -1,6 +1,7 @@
 import { AppError } from '../../../shared/contract/errors';
 import { osValue, type OsValue } from '../../../shared/contract/pov';
 import type { VmManagerClient } from '../../vm-api/client';
+import { GUEST_HOST_ALIAS, type HostForward } from '../../vm-api/povdesk';
 import { managerCall } from '../vm/errors';
 import { povTag, type LabEnvironment, type LabPlatform, type LabVm, type TemplateSource } from './platform';
 
@@ -26,6 +27,42 @@ export function localVmName(envId: string, vmName: string): string {
   return `${envId}-${vmName.toLowerCase()}`;
 }
 
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+function portOf(u: URL): number {
+  return u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+}
+
+/**
+ * The guest→host forwards a local POV's VMs are created with: when the agent's control-plane URL
+ * names GUEST_HOST_ALIAS, its port inside the guest reaches the app's control-plane URL's port on
+ * the vm-manager's host, which must then be loopback (guests are otherwise fenced off the host).
+ * None otherwise. Throws (nothing created) when the two URLs cannot be paired.
+ */
+export function hostForwardsFor(cfg: { agentUrl: string; controlPlaneUrl: string }): HostForward[] {
+  if (!cfg.agentUrl) return [];
+  let agent: URL;
+  try {
+    agent = new URL(cfg.agentUrl);
+  } catch {
+    return [];
+  }
+  if (agent.hostname !== GUEST_HOST_ALIAS) return [];
+  let cp: URL | null = null;
+  try {
+    cp = new URL(cfg.controlPlaneUrl);
+  } catch {
+    cp = null;
+  }
+  if (!cp || !LOOPBACK.has(cp.hostname)) {
+    throw new AppError(
+      'invalid_request',
+      `the agent's control-plane URL ${cfg.agentUrl} names ${GUEST_HOST_ALIAS} (a forward to the vm-manager's host), so the control-plane URL must be on this host's loopback (http://127.0.0.1:<port>), not ${cfg.controlPlaneUrl || 'empty'}; fix Settings → Control node`,
+    );
+  }
+  return [{ guest_port: portOf(agent), host_port: portOf(cp) }];
+}
+
 const BUSY = new Set(['creating', 'installing', 'booting', 'attesting', 'stopping', 'deleting']);
 
 /** The environment's runstate from its VMs' states, in Skytap's words where they mean the same. */
@@ -49,7 +86,14 @@ type ApiVm = Awaited<ReturnType<LocalVmApi['list']>>[number];
 export class LocalPlatform implements LabPlatform {
   readonly id = 'local' as const;
 
-  constructor(private readonly o: { api: () => Promise<LocalVmApi>; templates: TemplateSource }) {}
+  constructor(
+    private readonly o: {
+      api: () => Promise<LocalVmApi>;
+      templates: TemplateSource;
+      /** Guest→host forwards every VM is created with (hostForwardsFor over the control-node settings). */
+      hostForwards?: () => HostForward[];
+    },
+  ) {}
 
   private async call<T>(what: string, fn: (api: LocalVmApi) => Promise<T>): Promise<T> {
     const api = await this.o.api();
@@ -68,7 +112,9 @@ export class LocalPlatform implements LabPlatform {
       name: v.metadata?.['povdesk-vm'] ?? v.name.slice(envId.length + 1),
       os: os.success ? os.data : ('unknown' as OsValue),
       guestOs: null,
-      ip: v.ip ?? null,
+      // 169.254.x.x is the guest's own user-mode-network address (every VM on the default network
+      // has the same one; no other VM reaches it): not an address for the payload's policy.
+      ip: v.ip && !v.ip.startsWith('169.254.') ? v.ip : null,
       hostname: v.hostname ?? null,
       runstate: v.state,
     };
@@ -87,6 +133,7 @@ export class LocalPlatform implements LabPlatform {
     if (!envId) throw new AppError('internal', 'a local environment is named before it is created; no environment id was given');
     const t = this.o.templates.get(req.templateId);
     if (!t) throw new AppError('not_found', `No local template ${req.templateId}; pick one from the template list.`);
+    const forwards = this.o.hostForwards?.() ?? [];
     const have = new Set((await this.vmsOf(envId)).map((v) => v.name));
     for (const vm of t.vms) {
       const name = localVmName(envId, vm.name);
@@ -103,6 +150,8 @@ export class LocalPlatform implements LabPlatform {
           metadata: { 'povdesk-env': envId, 'povdesk-vm': vm.name, 'povdesk-os': vm.os },
           // The lifecycle polls: a long TCG boot never holds a request open.
           wait_for: 'none',
+          // Only when asked for: giantswarm's manager refuses the povdesk object.
+          ...(forwards.length ? { povdesk: { host_forwards: forwards } } : {}),
         }),
       );
       step(`after-create-vm:${vm.name}`);
@@ -135,13 +184,14 @@ export class LocalPlatform implements LabPlatform {
   async delete(envId: string, step: (name: string) => void = () => {}): Promise<'deleted' | 'already_gone'> {
     const vms = await this.vmsOf(envId);
     for (const v of vms) {
-      step(`before-delete-vm:${v.name}`);
+      const short = this.labVm(envId, v).name;
+      step(`before-delete-vm:${short}`);
       try {
         await this.call(`DELETE /vms/${v.id}`, (a) => a.delete(v.id));
       } catch (err) {
         if (!(err instanceof AppError && err.code === 'not_found')) throw err;
       }
-      step(`after-delete-vm:${v.name}`);
+      step(`after-delete-vm:${short}`);
     }
     return vms.length ? 'deleted' : 'already_gone';
   }

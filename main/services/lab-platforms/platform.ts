@@ -1,4 +1,8 @@
 import type { OsValue } from '../../../shared/contract/pov';
+import type { LabPlatformId } from './capabilities';
+import type { LocalTemplate } from './local-templates';
+
+export type { LocalTemplate, LocalTemplateVm } from './local-templates';
 
 /**
  * A lab platform: where a POV's environment lives. Two implement it: Skytap (skytap.ts, today's
@@ -10,8 +14,7 @@ import type { OsValue } from '../../../shared/contract/pov';
  * read: create from a template, read, power, delete, the control node's user_data, and the
  * environments whose name carries a tag (crash recovery).
  */
-export type PlatformId = 'skytap' | 'local';
-export const PLATFORM_IDS = ['skytap', 'local'] as const;
+export type PlatformId = LabPlatformId;
 
 export interface LabVm {
   id: string;
@@ -64,27 +67,6 @@ export interface LabPlatform {
    * interrupted create may have left, found by name as the Skytap path does.
    */
   findByTag(tag?: string): Promise<{ id: string; name: string }[]>;
-}
-
-/**
- * A local template (labtpl's LocalTemplates, main/services/lab-platforms/local-templates.ts, owns
- * the store; this is its shape as LAB-DESIGN.md fixes it).
- */
-export interface LocalTemplateVm {
-  name: string;
-  image: string;
-  os: OsValue;
-  cpus: number;
-  memoryMib: number;
-  diskGib: number;
-  requireAttestation: boolean;
-}
-export interface LocalTemplate {
-  id: string;
-  name: string;
-  description: string | null;
-  builtIn: boolean;
-  vms: LocalTemplateVm[];
 }
 
 /** What the Local platform needs of the templates store. */

@@ -214,7 +214,7 @@ export async function runPlatformDestroy(deps: LifecycleDeps, povId: string, ctx
 /**
  * The sweep's pass over a platform's POVs: one list read per POV (cheap on a vm-manager). A POV
  * none of whose VMs is listed any more is destroyed (deleted outside POV Desk) unless a job holds
- * it or it is still provisioning. VMs carrying a POV tag that no live row owns are reported (never
+ * it, it is still provisioning, or its environment was never seen. VMs carrying a POV tag that no live row owns are reported (never
  * deleted: a remote manager may be shared with other apps).
  */
 export async function reconcilePlatform(
@@ -236,7 +236,8 @@ export async function reconcilePlatform(
         out.confirmed++;
         continue;
       }
-      if (isBusy(row.id) || row.state === 'provisioning') continue;
+      // Never seen (a create that failed before its first VM): the row's Destroy says so, not the sweep.
+      if (isBusy(row.id) || row.state === 'provisioning' || row.last_confirmed_at === null) continue;
       const at = nowIso(deps);
       deps.db.transaction(() => {
         updatePov(

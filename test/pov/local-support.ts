@@ -1,0 +1,130 @@
+/**
+ * A vm-manager for local-POV tests without a real boot: the daemon's real REST handler, VM
+ * service, records and networks, with gsd's fake launcher in place of QEMU (as in
+ * test/vm-api/daemon.test.ts), on a loopback port. Everything the Local platform calls is real
+ * HTTP against the real handler; only the processes are fake.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { VmManagerClient } from '../../main/vm-api/client';
+import { createApiHandler } from '../../main/vm-manager/api';
+import { hostReport } from '../../main/vm-manager/host';
+import { MetadataService } from '../../main/vm-manager/metadata';
+import { TEST_IMAGE } from '../../main/vm-manager/images';
+import { Networks } from '../../main/vm-manager/networks';
+import { VmService } from '../../main/vm-manager/vms';
+import type { LocalVmApi } from '../../main/services/lab-platforms/local';
+import type { LocalTemplate, TemplateSource } from '../../main/services/lab-platforms/platform';
+import { needs } from '../support/system';
+import { attestingGuest, FakeLauncher } from '../vm-manager/fake-launcher';
+
+export const fakeManagerSkip = needs(['qemu-system-x86_64', 'swtpm', 'dropbearkey', 'ssh-keygen']);
+export const TOKEN = 'local-pov-token-0123456789abcdef';
+
+export interface FakeManager {
+  url: string;
+  vms: VmService;
+  client: VmManagerClient;
+  /** Names of every VM the manager has. */
+  names(): Promise<string[]>;
+  /** What the guest of `vmId` reads at /skytap/vms/self/user_data (the metadata service, as the runner asks it). */
+  guestUserData(vmId: string): Promise<{ status: number; text: string }>;
+  close(): Promise<void>;
+}
+
+export async function fakeManager(): Promise<FakeManager> {
+  const state = mkdtempSync(join(tmpdir(), 'vmm-localpov-'));
+  const img = join(state, 'images', TEST_IMAGE);
+  mkdirSync(img, { recursive: true });
+  writeFileSync(
+    join(img, 'image.json'),
+    JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }),
+  );
+  const launcher = new FakeLauncher();
+  const networks = new Networks(state);
+  const vms = new VmService({ stateDir: state, launcher, networkMode: (n) => networks.get(n).mode, timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
+  launcher.onStart = attestingGuest(vms);
+  const sock = join(state, 'metadata.sock');
+  const metadata = new MetadataService({ socketPath: sock, vms, stateDir: state });
+  await metadata.listen();
+  const server = createServer(createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = new VmManagerClient(url, TOKEN, 20_000);
+  return {
+    url,
+    vms,
+    client,
+    names: async () => (await client.list()).map((v) => v.name).sort(),
+    guestUserData: (vmId) => askMetadata(sock, vmId, '/skytap/vms/self/user_data'),
+    async close() {
+      vms.detach();
+      await metadata.close();
+      await new Promise<void>((r) => server.close(() => r()));
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A guest's request to the metadata service: the guest proxy's preamble, then HTTP (as test/lab/capabilities-truth.test.ts). */
+function askMetadata(sock: string, vmId: string, path: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const c = connect(sock);
+    let out = '';
+    c.on('connect', () => c.write(`POVDESK-VM ${vmId}\nGET ${path} HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n`));
+    c.on('data', (d) => (out += String(d)));
+    c.on('end', () => resolve({ status: Number(out.split(' ')[1]), text: out.slice(out.indexOf('\r\n\r\n') + 4) }));
+    c.on('error', reject);
+  });
+}
+
+/** A two-VM local template on the test image (small sizes: the launcher is fake). */
+export const TWO_VMS: LocalTemplate = {
+  id: 'two-vms',
+  name: 'Two VMs',
+  description: null,
+  builtIn: false,
+  vms: [
+    { name: 'control', image: TEST_IMAGE, os: 'linux', cpus: 1, memoryMib: 256, diskGib: 1, requireAttestation: true },
+    { name: 'target', image: TEST_IMAGE, os: 'windows', cpus: 1, memoryMib: 256, diskGib: 1, requireAttestation: true },
+  ],
+};
+
+export const templatesOf = (...ts: LocalTemplate[]): TemplateSource => ({ get: (id) => ts.find((t) => t.id === id) ?? null });
+
+/**
+ * A client that throws at its Nth mutating call (create/start/stop/delete/setUserData), counting
+ * from 1, as if the process died there; reads pass. `arm(n)` sets N (null: never), `calls` lists
+ * the mutating calls made, in order.
+ */
+export function crashingClient(real: VmManagerClient): { api: LocalVmApi; arm(n: number | null): void; calls: string[] } {
+  let at: number | null = null;
+  const calls: string[] = [];
+  const gate = (what: string) => {
+    calls.push(what);
+    if (at !== null && calls.length === at) {
+      at = null;
+      throw new Error(`injected crash at mutating call ${calls.length} (${what})`);
+    }
+  };
+  const api: LocalVmApi = {
+    list: () => real.list(),
+    get: (id) => real.get(id),
+    create: async (body) => (gate(`create ${body.name}`), real.create(body)),
+    start: async (id) => (gate(`start ${id}`), real.start(id)),
+    stop: async (id) => (gate(`stop ${id}`), real.stop(id)),
+    delete: async (id) => (gate(`delete ${id}`), real.delete(id)),
+    setUserData: async (id, data) => (gate(`user-data ${id}`), real.setUserData(id, data)),
+  };
+  return {
+    api,
+    arm: (n) => {
+      at = n === null ? null : calls.length + n;
+    },
+    calls,
+  };
+}
