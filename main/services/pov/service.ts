@@ -215,12 +215,16 @@ export class PovService {
     if (this.reconcileJob) return this.reconcileJob;
     let jobId = '';
     jobId = this.deps.jobs.start(
-      { kind: JOB_KIND.reconcile, title: 'Reconcile Skytap environments', subject: null, routine: true },
+      { kind: JOB_KIND.reconcile, title: 'Reconcile lab environments (Skytap and local)', subject: null, routine: true },
       async (ctx) => {
         try {
           // The vm-manager's POVs first: a Skytap account is not needed for them.
           const local = this.deps.local && this.platformRows('local') > 0 ? await reconcilePlatform(this.deps, this.deps.local, ctx, (povId) => this.activeJob(povId) !== null) : null;
-          if (local && this.platformRows('skytap') === 0 && unclearCreateCount(this.deps.db) === 0) return { local };
+          // Skytap is read only when it manages something (a reconcile with no Skytap POV needs no account).
+          if (this.platformRows('skytap') === 0 && unclearCreateCount(this.deps.db) === 0) {
+            ctx.progress('done', 1, 'no managed Skytap environments');
+            return { managed: 0, confirmed: 0, lookedUp: 0, gone: 0, skippedBusy: 0, errors: [], unclearChecked: 0, adopted: [], ...(local ? { local } : {}) };
+          }
           const api = await this.deps.skytap(ctx.signal);
           const res = await reconcilePass(this.deps.db, api, ctx, {
             ...(this.deps.now ? { now: this.deps.now } : {}),
