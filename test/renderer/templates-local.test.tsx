@@ -102,6 +102,12 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     expect(files()).toHaveLength(1);
 
     fireEvent.click(within(made).getByRole('button', { name: 'Delete Two node' }));
+    const confirm = within(made).getByRole('group', { name: 'Confirm delete Two node' });
+    fireEvent.click(within(confirm).getByRole('button', { name: 'Keep' }));
+    expect(within(made).queryByRole('group')).toBeNull();
+    expect(files()).toHaveLength(1);
+    fireEvent.click(within(made).getByRole('button', { name: 'Delete Two node' }));
+    fireEvent.click(within(made).getByRole('button', { name: 'Delete template' }));
     await waitFor(() => expect(within(panel).queryByRole('listitem', { name: 'Two node' })).toBeNull());
     expect(files()).toEqual([]);
   });

@@ -13,6 +13,7 @@ export function LocalTemplatesPanel() {
   const [templates, setTemplates] = useState<LabTemplateView[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
+  const [confirming, setConfirming] = useState<string | null>(null);
   const load = useCallback(() => {
     api
       .call('templates.list', { platform: 'local' })
@@ -26,6 +27,7 @@ export function LocalTemplatesPanel() {
 
   const remove = (t: LabTemplateView) => {
     setError(null);
+    setConfirming(null);
     api
       .call('templates.deleteLocal', { id: t.id })
       .then(load)
@@ -37,6 +39,7 @@ export function LocalTemplatesPanel() {
       <h3>Local templates</h3>
       <p className="muted">
         A POV on this laptop is made from a local template: a named set of images in the vm-manager, each with a VM name, OS and size.
+        Deleting a template leaves the VMs of POVs made from it alone.
       </p>
       <ErrorAlert error={error} />
       {templates === null && !error && <p className="muted">Loading…</p>}
@@ -48,10 +51,18 @@ export function LocalTemplatesPanel() {
                 <strong>{t.name}</strong>
                 {t.builtIn && <span className="badge">built-in</span>}
                 <code className="muted">{t.id}</code>
-                {!t.builtIn && (
-                  <button className="danger" aria-label={`Delete ${t.name}`} onClick={() => remove(t)}>
+                {!t.builtIn && confirming !== t.id && (
+                  <button className="danger" aria-label={`Delete ${t.name}`} onClick={() => setConfirming(t.id)}>
                     Delete
                   </button>
+                )}
+                {confirming === t.id && (
+                  <span role="group" aria-label={`Confirm delete ${t.name}`} className="templates-actions">
+                    <button className="danger" onClick={() => remove(t)}>
+                      Delete template
+                    </button>
+                    <button onClick={() => setConfirming(null)}>Keep</button>
+                  </span>
                 )}
               </div>
               {t.description && <p className="muted">{t.description}</p>}

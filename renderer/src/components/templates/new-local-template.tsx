@@ -72,7 +72,7 @@ export function NewLocalTemplate({ onCreated, onCancel }: { onCreated: () => voi
       </label>
       {images?.length === 0 && <p className="muted">The vm-manager has no images yet: bake one above, or import one on the Local VMs page.</p>}
       {vms.map((v, i) => (
-        <fieldset key={i} aria-label={`VM ${i + 1}`} className="bake-options">
+        <fieldset key={i} aria-label={`VM ${i + 1}`}>
           <legend>VM {i + 1}</legend>
           <label>
             VM name <input aria-label="VM name" value={v.name} onChange={(e) => change(i, { name: e.target.value })} />
