@@ -109,8 +109,8 @@ export default function PovsPage() {
     <section className="page">
       <header className="page-head">
         <h2>POVs</h2>
-        <span className="small muted">Runstates are as Skytap last confirmed them (checked every 10 min).</span>
-        <button onClick={() => void reconcile()}>Refresh from Skytap</button>
+        <span className="small muted">Runstates are as each POV's platform (Skytap or the vm-manager) last confirmed them (checked every 10 min).</span>
+        <button onClick={() => void reconcile()}>Refresh now</button>
         <button className="primary" onClick={() => setCreating(true)}>
           New POV
         </button>

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
-import type { VmConnection } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
 import { LOCAL_NO_AUTO_DELETE, platformChoices, type LabPlatformId } from '../../state/lab';
+import { useVms } from '../../state/vms';
 import { fromLocalInput, toLocalInput } from '../share/datetime';
 import { useFocusTrap } from '../focus-trap';
 import { TimeZoneInput } from './customer-tz';
@@ -26,7 +26,7 @@ export interface CreatePovInput {
  */
 export function CreatePovDialog({ onClose, onCreate, initialPlatform = 'skytap' }: { onClose(): void; onCreate(input: CreatePovInput): Promise<void>; initialPlatform?: LabPlatformId }) {
   const [platform, setPlatform] = useState<LabPlatformId>(initialPlatform);
-  const [connection, setConnection] = useState<VmConnection | null>(null);
+  const connection = useVms((s) => s.connection);
   const [templates, setTemplates] = useState<{ platform: LabPlatformId; rows: TemplateRow[] } | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [picked, setPicked] = useState<string | null>(null);
@@ -42,12 +42,11 @@ export function CreatePovDialog({ onClose, onCreate, initialPlatform = 'skytap' 
       .call('notify.getSettings', {})
       .then((s) => setDeleteAt((v) => v || toLocalInput(new Date(Date.now() + s.autoDeleteDays * 86_400_000).toISOString())))
       .catch(() => undefined);
-    // which vm-manager `local` means here: this laptop's, or a remote one
-    api
-      .call('vm.connection', {})
-      .then(setConnection)
-      .catch(() => undefined);
   }, []);
+  // which vm-manager `local` means here: this laptop's, or a remote one (the POVs page has read it)
+  useEffect(() => {
+    if (!connection) void useVms.getState().loadConnection();
+  }, [connection]);
 
   useEffect(() => {
     let live = true;
