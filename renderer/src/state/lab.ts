@@ -36,12 +36,14 @@ export function platformLabel(platform: string, connection: VmConnection | null)
 
 /**
  * What the local platform lacks, in the capability registry's words
- * (main/services/lab-platforms/capabilities.ts, `local`: `schedules` and `publishSets`). The
+ * (main/services/lab-platforms/capabilities.ts, `local`: `schedules`, `publishSets`, `suspend`). The
  * registry is main-side and not in the contract, so the notes are repeated here;
  * test/renderer/pov/lab-platform.test.tsx fails when they drift apart.
  */
 export const LOCAL_SCHEDULES_NOTE = 'The vm-manager has no scheduler, so a local POV has no auto-delete timer; destroy it yourself.';
 export const LOCAL_PUBLISH_SETS_NOTE = 'The vm-manager has no share links; share access to a local VM through your own network instead.';
+/** The registry's caveat on `suspend` for `local` (shown on a local POV's Suspend button). */
+export const LOCAL_SUSPEND_NOTE = "Suspend is the vm-manager's stop and resume its start: a stopped local VM boots again from its disk, so what was in memory is lost.";
 export const LOCAL_NO_AUTO_DELETE = `No auto-delete date: ${LOCAL_SCHEDULES_NOTE}`;
 export const LOCAL_NO_SHARE = `No share links: ${LOCAL_PUBLISH_SETS_NOTE}`;
 

@@ -4,7 +4,7 @@ import type { Core } from '../../../main/core/create';
 import { freeLoopbackPort } from '../../../main/lib/procs';
 import { PLATFORMS } from '../../../main/services/lab-platforms/capabilities';
 import { setTransport } from '../../../renderer/src/api';
-import { LOCAL_PUBLISH_SETS_NOTE, LOCAL_SCHEDULES_NOTE } from '../../../renderer/src/state/lab';
+import { LOCAL_PUBLISH_SETS_NOTE, LOCAL_SCHEDULES_NOTE, LOCAL_SUSPEND_NOTE } from '../../../renderer/src/state/lab';
 import PovsPage from '../../../renderer/src/pages/povs-page';
 import { usePovs } from '../../../renderer/src/state/pov';
 import { useSettings } from '../../../renderer/src/state/settings';
@@ -109,11 +109,13 @@ describe('Rehearse on this laptop', () => {
 });
 
 describe("the renderer's copy of the registry's reasons", () => {
-  it('says what the capability registry says local lacks (schedules, publish sets)', () => {
+  it('says what the capability registry says of local (no schedules, no publish sets, suspend is stop)', () => {
     const local = PLATFORMS.local!.features;
     expect(local.schedules.supported).toBe(false);
     expect(local.publishSets.supported).toBe(false);
     expect(LOCAL_SCHEDULES_NOTE).toBe(local.schedules.note);
     expect(LOCAL_PUBLISH_SETS_NOTE).toBe(local.publishSets.note);
+    expect(local.suspend.supported).toBe(true);
+    expect(LOCAL_SUSPEND_NOTE).toBe(local.suspend.note);
   });
 });

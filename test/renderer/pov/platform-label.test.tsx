@@ -31,6 +31,9 @@ describe('POV rows show their lab platform', () => {
     expect(labels()).toEqual(['Skytap', 'This laptop']);
     // a local POV's name is not described as a Skytap environment
     expect(screen.getByRole('button', { name: 'POV 1' }).getAttribute('title')).toBe('POV 1');
+    // Suspend on a local POV says what it is (the vm-manager's stop), as the registry does
+    expect(screen.getByRole('button', { name: 'Suspend POV 1' }).getAttribute('title')).toMatch(/^Suspend is the vm-manager's stop/);
+    expect(screen.getByRole('button', { name: 'Suspend POV 0' }).getAttribute('title')).toBeNull();
   });
 
   it('Remote vm-manager for a local POV while the app is connected to a remote one', () => {
