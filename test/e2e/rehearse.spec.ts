@@ -28,6 +28,7 @@ test.describe('Rehearse on this laptop', () => {
       const row = page.locator('[role="row"][data-pov]').filter({ has: page.getByRole('button', { name: /^Rehearsal / }) });
       await expect(row).toHaveCount(1, { timeout: 420_000 });
       await expect(row.getByTestId('pov-platform')).toHaveText('This laptop');
+      await expect(page.getByRole('region', { name: 'Rehearse' }).getByRole('status')).toHaveCount(0, { timeout: 60_000 });
       await expect(row.getByTestId('runstate')).toHaveText('running', { timeout: 240_000 });
       const name = (await row.getByRole('button', { name: /^Rehearsal / }).textContent())!;
       const host = (await app.call('vm.host', {})) as { accelerator: { chosen: string | null } };
@@ -47,6 +48,8 @@ test.describe('Rehearse on this laptop', () => {
       const att = page.getByLabel('Attestation', { exact: true });
       await expect(att).toContainText('Attestation required');
       await expect(att.getByRole('heading', { name: /^Stage ready: verified$/ })).toBeVisible({ timeout: 30_000 });
+      // an artifact in test-results/, not a golden image
+      await page.screenshot({ path: test.info().outputPath('rehearsal-pov-detail.png'), fullPage: true });
       await page.getByRole('button', { name: '← POVs' }).click();
 
       page.once('dialog', (d) => void d.accept());
