@@ -4,17 +4,13 @@ import { JOB_KIND, VM_JOB_KINDS } from '../../../shared/contract/job-kinds';
 import { api, errorText } from '../api';
 import { EmptyState } from '../components/empty-state';
 import { ProgressBar } from '../components/progress-bar';
-import { AttestationPanel } from '../components/vm/attestation-panel';
 import { ConnectionPanel } from '../components/vm/connection-panel';
-import { ConsoleTail } from '../components/vm/console-tail';
 import { CreateVmForm } from '../components/vm/create-vm-form';
 import { HostReport } from '../components/vm/host-report';
 import { ImagesPanel } from '../components/vm/images-panel';
-import { VmList, VmStateBadge } from '../components/vm/vm-list';
-import { VmTools } from '../components/vm/vm-tools';
+import { VmDetailPanel, openVmConsole, openVmSsh } from '../components/vm/vm-detail';
+import { VmList } from '../components/vm/vm-list';
 import { isActive, useJobs } from '../state/jobs';
-import { navigate } from '../nav';
-import { useTerminals } from '../state/terminals';
 import { useVms } from '../state/vms';
 import { ErrorAlert } from '../components/error-alert';
 import './local-vms-page.css';
@@ -45,7 +41,6 @@ export default function LocalVmsPage() {
   const jobs = useJobs((s) => s.jobs);
   const [mine, setMine] = useState<string[]>([]);
   const [selected, setSelected] = useState<string | null>(null);
-  const [tab, setTab] = useState<'console' | 'attestation' | 'tools'>('console');
   const [error, setError] = useState<string | null>(null);
   const finished = useRef(new Set<string>());
 
@@ -73,16 +68,7 @@ export default function LocalVmsPage() {
   const started = (id: string) => setMine((m) => [id, ...m]);
   const openConsole = (vm: { id: string; name: string }, interactive: boolean) => {
     setError(null);
-    useTerminals
-      .getState()
-      .openVmConsole(vm.id, interactive, interactive ? `${vm.name} serial` : `${vm.name} console (read-only)`)
-      .then(() => navigate('terminals'))
-      .catch((e) => setError(`console of ${vm.name}: ${errorText(e)}`));
-  };
-  const openSsh = (vm: { sshPort: number | null }) => {
-    if (vm.sshPort === null) return;
-    useTerminals.getState().setDraft({ host: '127.0.0.1', port: vm.sshPort, user: 'root' });
-    navigate('terminals');
+    openVmConsole(vm, interactive, setError);
   };
   const cancel = (id: string) => api.call('jobs.cancel', { id }).catch((e) => setError(errorText(e)));
   const buildImage = () =>
@@ -147,32 +133,9 @@ export default function LocalVmsPage() {
 
       <ErrorAlert error={listError} />
       {vms && vms.length === 0 && <EmptyState title="No VMs">Create one above; it is listed here with its state while it boots.</EmptyState>}
-      {vms && vms.length > 0 && <VmList vms={vms} selected={selected} onSelect={setSelected} onChanged={() => void refresh()} onConsole={openConsole} onSsh={openSsh} />}
+      {vms && vms.length > 0 && <VmList vms={vms} selected={selected} onSelect={setSelected} onChanged={() => void refresh()} onConsole={openConsole} onSsh={openVmSsh} />}
 
-      {sel && (
-        <div className="panel vm-detail">
-          <header className="row">
-            <h3>
-              {sel.name} <VmStateBadge state={sel.state} />
-            </h3>
-            <div className="row vm-tabs" role="tablist">
-              <button role="tab" aria-selected={tab === 'console'} onClick={() => setTab('console')}>
-                Console
-              </button>
-              <button role="tab" aria-selected={tab === 'attestation'} onClick={() => setTab('attestation')}>
-                Attestation
-              </button>
-              <button role="tab" aria-selected={tab === 'tools'} onClick={() => setTab('tools')}>
-                Exec &amp; ports
-              </button>
-              <button onClick={() => setSelected(null)}>Close</button>
-            </div>
-          </header>
-          {tab === 'console' && <ConsoleTail id={sel.id} />}
-          {tab === 'attestation' && <AttestationPanel id={sel.id} version={`${sel.state}|${sel.attestation.initrdVerified}|${sel.attestation.readyVerified}`} />}
-          {tab === 'tools' && <VmTools key={sel.id} vm={sel} remote={connection?.mode === 'remote'} />}
-        </div>
-      )}
+      {sel && <VmDetailPanel vm={sel} remote={connection?.mode === 'remote'} onClose={() => setSelected(null)} />}
     </section>
   );
 }

@@ -3,17 +3,25 @@ import { errorText } from '../api';
 import { AccessPanel } from '../components/pam/access-panel';
 import { RateLimitedBadge, RunstateBadge } from '../components/pov/badges';
 import { CustomerTzField } from '../components/pov/customer-tz';
+import { LocalPovVms } from '../components/pov/local-pov-vms';
+import { PlatformLabel } from '../components/pov/platform-label';
 import { ReadinessChecklist } from '../components/pov/readiness';
 import { bothZones, confirmedText } from '../components/pov/time';
 import { VmsTab } from '../components/pov/vms-tab';
 import { AutoDeleteBox } from '../components/share/auto-delete-box';
 import { SharePanel } from '../components/share/share-panel';
 import '../components/share/share.css';
+import { LOCAL_NO_AUTO_DELETE, LOCAL_NO_SHARE } from '../state/lab';
 import { usePovs } from '../state/pov';
+import { useVms } from '../state/vms';
 import { ErrorAlert } from '../components/error-alert';
 import '../components/pov/pov.css';
 
-/** One POV: facts, its error or control-node reason, and the VMs tab. */
+/**
+ * One POV: facts, its error or control-node reason, and the VMs tab. A local POV's VMs tab is the
+ * vm-manager's view of its VMs (console, attestation); what its platform lacks (auto-delete, share
+ * links) says so instead of offering it.
+ */
 export default function PovDetail({ povId, onBack, focus }: { povId: string; onBack(): void; focus?: 'extend' }) {
   const d = usePovs((s) => s.detail[povId]);
   const loadDetail = usePovs((s) => s.loadDetail);
@@ -22,6 +30,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
   const actionError = usePovs((s) => s.actionError);
   const [error, setError] = useState<string | null>(null);
   const [tab, setTab] = useState<'vms' | 'details'>('vms');
+  const connection = useVms((s) => s.connection);
 
   useEffect(() => {
     loadDetail(povId).catch((e) => setError(errorText(e)));
@@ -50,6 +59,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
   }
   if (!d) return <p className="muted">Loading…</p>;
   const p = d.pov;
+  const local = p.platform === 'local';
   return (
     <section className="page" aria-label={`POV ${p.name}`}>
       <button className="link" onClick={onBack}>
@@ -57,6 +67,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
       </button>
       <header className="page-head">
         <h2>{p.name}</h2>
+        <PlatformLabel platform={p.platform} connection={connection} />
         <RunstateBadge runstate={p.runstate} state={p.state} />
         {p.rateLimited && <RateLimitedBadge />}
         <span className="small muted">{confirmedText(p.lastConfirmedAt, Date.now())}</span>
@@ -80,10 +91,17 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
       )}
       <CustomerTzField key={p.customerTz ?? ''} pov={p} onChanged={() => void loadDetail(p.id)} />
       {p.state !== 'destroyed' && <ReadinessChecklist povId={p.id} customerTz={p.customerTz} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />}
-      <div className="share-grid">
-        <AutoDeleteBox pov={p} focusExtend={focus === 'extend'} onChanged={() => void loadDetail(p.id)} />
-        {p.envId && p.state !== 'destroyed' && <SharePanel pov={p} vms={d.vms} />}
-      </div>
+      {local ? (
+        <div className="panel small muted" data-testid="local-platform-notes">
+          <p>{LOCAL_NO_AUTO_DELETE}</p>
+          <p>{LOCAL_NO_SHARE}</p>
+        </div>
+      ) : (
+        <div className="share-grid">
+          <AutoDeleteBox pov={p} focusExtend={focus === 'extend'} onChanged={() => void loadDetail(p.id)} />
+          {p.envId && p.state !== 'destroyed' && <SharePanel pov={p} vms={d.vms} />}
+        </div>
+      )}
       <div className="tabs" role="tablist">
         <button role="tab" aria-selected={tab === 'vms'} onClick={() => setTab('vms')}>
           VMs ({d.vms.filter((v) => !v.goneAt).length})
@@ -93,7 +111,11 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
         </button>
       </div>
       {tab === 'vms' ? (
-        <VmsTab vms={d.vms} onSetOs={(vmId, os) => setVmOs(p.id, vmId, os)} />
+        local ? (
+          <LocalPovVms envId={p.envId} povVms={d.vms} />
+        ) : (
+          <VmsTab vms={d.vms} onSetOs={(vmId, os) => setVmOs(p.id, vmId, os)} />
+        )
       ) : (
         <dl className="facts panel">
           <dt>State</dt>
@@ -102,8 +124,16 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           <dd>
             {p.templateName || '—'} <span className="muted small">(id {p.templateId})</span>
           </dd>
-          <dt>Skytap environment</dt>
-          <dd className="mono">{p.envId ?? 'not created'}</dd>
+          <dt>Lab platform</dt>
+          <dd>
+            <PlatformLabel platform={p.platform} connection={connection} />
+          </dd>
+          {!local && (
+            <>
+              <dt>Skytap environment</dt>
+              <dd className="mono">{p.envId ?? 'not created'}</dd>
+            </>
+          )}
           <dt>Last confirmed</dt>
           <dd>{p.lastConfirmedAt ? bothZones(p.lastConfirmedAt, p.customerTz) : 'never'}</dd>
           <dt>Control node</dt>

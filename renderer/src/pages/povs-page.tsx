@@ -15,11 +15,17 @@ import type { PovView } from '../../../shared/contract/pov';
 import { NAVIGATE_EVENT, povFromHash } from '../nav';
 import PovDetail from './pov-detail';
 import { ErrorAlert } from '../components/error-alert';
+import { RehearseOffer } from '../components/pov/rehearse';
+import { noSkytapAccount } from '../state/lab';
+import { useSettings } from '../state/settings';
+import { useVms } from '../state/vms';
 import '../components/pov/pov.css';
 
 /**
- * POVs: every Skytap environment this app manages, with the runstate Skytap last CONFIRMED and
- * its age. Actions are gated on that confirmed state; jobs show their progress inline.
+ * POVs: every lab environment this app manages (Skytap, or the vm-manager: this laptop's or a
+ * remote one), with the runstate last CONFIRMED and its age. With no Skytap account saved, the
+ * page offers a rehearsal on this laptop (the bundled test template). Actions are gated on that
+ * confirmed state; jobs show their progress inline.
  */
 export default function PovsPage() {
   const { povs, error, actionError, load, act, reconcile, create, installControlNode } = usePovs();
@@ -33,6 +39,14 @@ export default function PovsPage() {
   const [arrangement, setArrangement] = useState<Arrangement>(DEFAULT_ARRANGEMENT);
   const shown = useMemo(() => (povs ? arrange(povs, arrangement) : []), [povs, arrangement]);
   const followPovs = usePovs((s) => s.follow);
+  const settings = useSettings((s) => s.view);
+  const connection = useVms((s) => s.connection);
+
+  // whether a Skytap account is saved (no: offer the rehearsal) and which vm-manager `local` means
+  useEffect(() => {
+    void useSettings.getState().load();
+    void useVms.getState().loadConnection();
+  }, []);
 
   useEffect(() => follow(), [follow]);
   // rows change by `pov.updated` events (jobs, the sweep, other windows), read once here
@@ -78,8 +92,9 @@ export default function PovsPage() {
     return out;
   }, [jobs]);
 
-  function onAction(action: PovAction, pov: { id: string; name: string }) {
-    if (action === 'pov.destroy' && !window.confirm(`Destroy POV "${pov.name}" and delete its Skytap environment? This cannot be undone.`)) return;
+  function onAction(action: PovAction, pov: { id: string; name: string; platform: string }) {
+    const what = pov.platform === 'local' ? 'delete its VMs from the vm-manager' : 'delete its Skytap environment';
+    if (action === 'pov.destroy' && !window.confirm(`Destroy POV "${pov.name}" and ${what}? This cannot be undone.`)) return;
     void act(action, pov.id);
   }
 
@@ -94,25 +109,27 @@ export default function PovsPage() {
     <section className="page">
       <header className="page-head">
         <h2>POVs</h2>
-        <span className="small muted">Runstates are as Skytap last confirmed them (checked every 10 min).</span>
-        <button onClick={() => void reconcile()}>Refresh from Skytap</button>
+        <span className="small muted">Runstates are as each POV's platform (Skytap or the vm-manager) last confirmed them (checked every 10 min).</span>
+        <button onClick={() => void reconcile()}>Refresh now</button>
         <button className="primary" onClick={() => setCreating(true)}>
           New POV
         </button>
       </header>
       <ErrorAlert error={error} />
       <ErrorAlert error={actionError} />
+      {noSkytapAccount(settings) && <RehearseOffer connection={connection} onStarted={() => void load()} />}
       {povs && povs.length === 0 && (
-        <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template.</EmptyState>
+        <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template or a local template.</EmptyState>
       )}
       {povs && povs.length > 0 && <ListControls value={arrangement} onChange={setArrangement} shown={shown.length} total={povs.length} />}
-      {povs && povs.length > 0 && <PovList povs={shown} jobs={jobs} lastJobs={lastJobs} now={now} onOpen={setOpen} onAction={onAction} onControlNode={onControlNode} />}
+      {povs && povs.length > 0 && <PovList povs={shown} jobs={jobs} lastJobs={lastJobs} now={now} onOpen={setOpen} onAction={onAction} onControlNode={onControlNode} connection={connection} />}
       {naming && <NameVmDialog pov={naming} onClose={() => setNaming(null)} onSaved={() => void load()} />}
       {creating && (
         <CreatePovDialog
           onClose={() => setCreating(false)}
-          onCreate={async (templateId, name, autoDeleteAt, customerTz) => {
-            await create(templateId, name, autoDeleteAt, customerTz);
+          initialPlatform={noSkytapAccount(settings) ? 'local' : 'skytap'}
+          onCreate={async (input) => {
+            await create(input);
           }}
         />
       )}

@@ -22,7 +22,8 @@ interface PovState {
   reconcile(): Promise<string | null>;
   /** Install control node: starts the pov.installControlNode job; an error shows near the list. */
   installControlNode(id: string): Promise<string | null>;
-  create(templateId: string, name: string, autoDeleteAt?: string, customerTz?: string): Promise<string>;
+  /** pov.create on a lab platform (omitted: Skytap); returns the create job's id. */
+  create(input: { platform?: 'skytap' | 'local'; templateId: string; name: string; autoDeleteAt?: string; customerTz?: string }): Promise<string>;
   detail: Record<string, { pov: PovView; vms: PovVmView[] }>;
   loadDetail(id: string): Promise<void>;
   setVmOs(povId: string, vmId: string, os: PovVmView['osOverride']): Promise<void>;
@@ -92,8 +93,14 @@ export const usePovs = create<PovState>((set, get) => ({
       return null;
     }
   },
-  create: async (templateId, name, autoDeleteAt, customerTz) => {
-    const { jobId } = await api.call('pov.create', { templateId, name, ...(autoDeleteAt ? { autoDeleteAt } : {}), ...(customerTz ? { customerTz } : {}) });
+  create: async ({ platform, templateId, name, autoDeleteAt, customerTz }) => {
+    const { jobId } = await api.call('pov.create', {
+      templateId,
+      name,
+      ...(platform && platform !== 'skytap' ? { platform } : {}),
+      ...(autoDeleteAt ? { autoDeleteAt } : {}),
+      ...(customerTz ? { customerTz } : {}),
+    });
     return jobId;
   },
   loadDetail: async (id) => {

@@ -26,6 +26,8 @@ interface VmsState {
   vms: VmRecord[] | null;
   listError: string | null;
   loadHost(recheck?: boolean): Promise<void>;
+  /** Reads vm.connection alone (no host probe). */
+  loadConnection(): Promise<void>;
   refresh(): Promise<void>;
   /** Follows `vm.updated` and `vm.imagesUpdated` while at least one component holds it; returns the release. */
   follow(): () => void;
@@ -64,9 +66,14 @@ export const useVms = create<VmsState>((set, get) => ({
     } catch (e) {
       set({ host: null, hostError: errorText(e), hostLoading: false });
     }
-    api.call('vm.connection', {})
-      .then((connection) => set({ connection }))
-      .catch(() => undefined);
+    void get().loadConnection();
+  },
+  loadConnection: async () => {
+    try {
+      set({ connection: await api.call('vm.connection', {}) });
+    } catch {
+      // the Connection panel and the create dialog work without it
+    }
   },
   refresh: async () => {
     const newer = (sinceList = new Map());

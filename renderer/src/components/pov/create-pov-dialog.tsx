@@ -1,28 +1,39 @@
 import { useEffect, useMemo, useState } from 'react';
-import type { TemplateView } from '../../../../shared/contract/skytap';
 import { api, errorText } from '../../api';
+import { LOCAL_NO_AUTO_DELETE, platformChoices, type LabPlatformId } from '../../state/lab';
+import { useVms } from '../../state/vms';
 import { fromLocalInput, toLocalInput } from '../share/datetime';
 import { useFocusTrap } from '../focus-trap';
 import { TimeZoneInput } from './customer-tz';
+import { PlatformPicker } from './platform-picker';
+import './lab.css';
+import { TemplatePicker, type TemplateRow } from './template-picker';
 import { bothZones } from './time';
 import { ErrorAlert } from '../error-alert';
 
-/** Create POV: a searchable list of the templates this account (or project) can see, and a name. */
-export function CreatePovDialog({
-  onClose,
-  onCreate,
-}: {
-  onClose(): void;
-  onCreate(templateId: string, name: string, autoDeleteAt?: string, customerTz?: string): Promise<void>;
-}) {
-  const [templates, setTemplates] = useState<TemplateView[] | null>(null);
+export interface CreatePovInput {
+  platform: LabPlatformId;
+  templateId: string;
+  name: string;
+  autoDeleteAt?: string;
+  customerTz?: string;
+}
+
+/**
+ * Create POV: the lab platform (Skytap, or the vm-manager the app is connected to: this laptop's
+ * or a remote one), a searchable list of that platform's templates (templates.list), and a name.
+ * What the platform cannot do is not offered (a local POV has no auto-delete date) and says why.
+ */
+export function CreatePovDialog({ onClose, onCreate, initialPlatform = 'skytap' }: { onClose(): void; onCreate(input: CreatePovInput): Promise<void>; initialPlatform?: LabPlatformId }) {
+  const [platform, setPlatform] = useState<LabPlatformId>(initialPlatform);
+  const connection = useVms((s) => s.connection);
+  const [templates, setTemplates] = useState<{ platform: LabPlatformId; rows: TemplateRow[] } | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
-  const [query, setQuery] = useState('');
   const [picked, setPicked] = useState<string | null>(null);
   const [name, setName] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  // Auto-delete: the default from the setting (30 days unless changed), editable here.
+  // Auto-delete (Skytap only): the default from the setting (30 days unless changed), editable here.
   const [deleteAt, setDeleteAt] = useState('');
   // The customer's zone (optional): every time of the POV is shown in it beside the SE's.
   const [customerTz, setCustomerTz] = useState('');
@@ -32,33 +43,44 @@ export function CreatePovDialog({
       .then((s) => setDeleteAt((v) => v || toLocalInput(new Date(Date.now() + s.autoDeleteDays * 86_400_000).toISOString())))
       .catch(() => undefined);
   }, []);
+  // which vm-manager `local` means here: this laptop's, or a remote one (the POVs page has read it)
+  useEffect(() => {
+    if (!connection) void useVms.getState().loadConnection();
+  }, [connection]);
 
   useEffect(() => {
     let live = true;
-    api.call('skytap.listTemplates', {})
-      .then((r) => live && setTemplates(r.templates))
+    setTemplates(null);
+    setLoadError(null);
+    setPicked(null);
+    api
+      .call('templates.list', { platform })
+      .then((r) => live && setTemplates({ platform, rows: r.templates }))
       .catch((e) => live && setLoadError(errorText(e)));
     return () => {
       live = false;
     };
-  }, []);
+  }, [platform]);
 
-  const shown = useMemo(() => {
-    const q = query.trim().toLowerCase();
-    const all = templates ?? [];
-    return q ? all.filter((t) => t.name.toLowerCase().includes(q) || t.id.includes(q) || (t.description ?? '').toLowerCase().includes(q)) : all;
-  }, [templates, query]);
-
-  const chosen = templates?.find((t) => t.id === picked) ?? null;
+  const choices = useMemo(() => platformChoices(connection), [connection]);
+  const rows = templates?.platform === platform ? templates.rows : null;
+  const chosen = rows?.find((t) => t.id === picked) ?? null;
   const canCreate = !!chosen && name.trim().length > 0 && !busy;
+  const local = platform === 'local';
+  const at = local ? null : fromLocalInput(deleteAt);
 
   async function submit() {
     if (!chosen) return;
     setBusy(true);
     setError(null);
     try {
-      const at = fromLocalInput(deleteAt);
-      await onCreate(chosen.id, name.trim(), at ?? undefined, customerTz.trim() || undefined);
+      await onCreate({
+        platform,
+        templateId: chosen.id,
+        name: name.trim(),
+        ...(at ? { autoDeleteAt: at } : {}),
+        ...(customerTz.trim() ? { customerTz: customerTz.trim() } : {}),
+      });
       onClose();
     } catch (e) {
       setError(errorText(e));
@@ -69,58 +91,31 @@ export function CreatePovDialog({
   const trap = useFocusTrap<HTMLDivElement>(onClose);
   return (
     <div className="pov-dialog-backdrop" onKeyDown={(e) => e.key === 'Escape' && onClose()}>
-      <div ref={trap} tabIndex={-1} className="pov-dialog" role="dialog" aria-modal="true" aria-label="Create POV">
+      <div ref={trap} tabIndex={-1} className="pov-dialog pov-dialog-create" role="dialog" aria-modal="true" aria-label="Create POV">
         <h3>Create POV</h3>
-        <input
-          type="search"
-          placeholder="Search templates by name or id"
-          aria-label="Search templates"
-          value={query}
-          onChange={(e) => setQuery(e.target.value)}
-          autoFocus
-        />
-        <div style={{ minHeight: 0, overflow: 'auto' }}>
-          <ErrorAlert error={loadError} />
-          {!templates && !loadError && <p className="muted">Reading the template catalogue…</p>}
-          {templates && templates.length === 0 && (
-            <p className="error">No templates are visible to this account. A POV cannot be created from an empty catalogue; see Settings → Skytap → Test connection.</p>
-          )}
-          {templates && templates.length > 0 && shown.length === 0 && <p className="muted">No template matches “{query}”.</p>}
-          {shown.length > 0 && (
-            <ul className="tpl-list" role="listbox" aria-label="Templates">
-              {shown.map((t) => (
-                <li key={t.id} role="presentation">
-                  <button role="option" aria-selected={picked === t.id} onClick={() => setPicked(t.id)} onDoubleClick={() => setPicked(t.id)}>
-                    <span>
-                      {t.name} {t.busy && <span className="badge warn">busy</span>}
-                    </span>
-                    <span className="small muted">
-                      id {t.id}
-                      {t.vmCount !== null ? ` · ${t.vmCount} VM${t.vmCount === 1 ? '' : 's'}` : ''}
-                      {t.region ? ` · ${t.region}` : ''}
-                      {t.description ? ` · ${t.description}` : ''}
-                    </span>
-                  </button>
-                </li>
-              ))}
-            </ul>
-          )}
-        </div>
+        <PlatformPicker choices={choices} value={platform} onChange={setPlatform} />
+        <TemplatePicker platform={platform} templates={rows} loadError={loadError} picked={picked} onPick={setPicked} />
         <label className="form">
           <span>POV name</span>
           <input aria-label="POV name" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} placeholder="e.g. Acme Corp evaluation" />
         </label>
-        <label className="form">
-          <span>Auto-delete (Skytap deletes the environment then; warnings come before)</span>
-          <input type="datetime-local" aria-label="Auto-delete" value={deleteAt} onChange={(e) => setDeleteAt(e.target.value)} />
-        </label>
+        {local ? (
+          <p className="small muted" data-testid="no-auto-delete">
+            {LOCAL_NO_AUTO_DELETE}
+          </p>
+        ) : (
+          <label className="form">
+            <span>Auto-delete (Skytap deletes the environment then; warnings come before)</span>
+            <input type="datetime-local" aria-label="Auto-delete" value={deleteAt} onChange={(e) => setDeleteAt(e.target.value)} />
+          </label>
+        )}
         <label className="form">
           <span>Customer time zone (optional; times are shown in it beside yours)</span>
           <TimeZoneInput label="Customer time zone" value={customerTz} onChange={setCustomerTz} />
         </label>
-        {fromLocalInput(deleteAt) && customerTz.trim() && (
+        {at && customerTz.trim() && (
           <p className="small muted" data-testid="create-times">
-            Deletes {bothZones(fromLocalInput(deleteAt)!, customerTz.trim())}
+            Deletes {bothZones(at, customerTz.trim())}
           </p>
         )}
         <ErrorAlert error={error} />

@@ -2,8 +2,11 @@ import { observeElementRect, useVirtualizer, type Virtualizer } from '@tanstack/
 import { useEffect, useRef, useState } from 'react';
 import type { JobRecord } from '../../../../shared/contract';
 import type { PovView } from '../../../../shared/contract/pov';
+import type { VmConnection } from '../../../../shared/contract/vm';
 import { ProgressBar } from '../progress-bar';
 import { RateLimitedBadge, RunstateBadge } from './badges';
+import { PlatformLabel } from './platform-label';
+import './lab.css';
 import { ControlNodeCell, type ControlNodeAction } from './control-node-cell';
 import { RowActions, RowDetails } from './row-extras';
 import { ReadinessBadge, TimesLine } from './readiness';
@@ -29,6 +32,8 @@ export interface PovListProps {
   onAction(action: PovAction, pov: PovView): void;
   /** name VM / Install control node in the Control node column. */
   onControlNode?(action: ControlNodeAction, pov: PovView): void;
+  /** The app's vm-manager connection: a local POV's label says "This laptop" or "Remote vm-manager". */
+  connection?: VmConnection | null;
 }
 
 function observeWithFallback(instance: Virtualizer<HTMLDivElement, Element>, cb: (r: { width: number; height: number }) => void) {
@@ -39,7 +44,7 @@ function observeWithFallback(instance: Virtualizer<HTMLDivElement, Element>, cb:
  * The POV list, virtualised: only the rows in view (plus a small overscan) are in the DOM, so
  * 2,000 POVs render as fast as 20. Runstates are the last CONFIRMED reading, shown with its age.
  */
-export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onControlNode }: PovListProps) {
+export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onControlNode, connection = null }: PovListProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const v = useVirtualizer({
@@ -124,12 +129,15 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                     >
                       {open ? '▾' : '▸'}
                     </button>
-                    <button className="link ellipsis pov-open" onClick={() => onOpen(p.id)} title={`${p.name}${p.envId ? ` — Skytap environment ${p.envId}` : ' — no Skytap environment yet'}`}>
+                    <button className="link ellipsis pov-open" onClick={() => onOpen(p.id)} title={`${p.name}${p.platform !== 'skytap' ? '' : p.envId ? ` — Skytap environment ${p.envId}` : ' — no Skytap environment yet'}`}>
                       {p.name}
                     </button>
                   </span>
-                  <span className="small muted ellipsis" title={p.templateName || p.templateId}>
-                    {p.templateName || `template ${p.templateId}`}
+                  <span className="pov-name-sub">
+                    <span className="small muted ellipsis" title={p.templateName || p.templateId}>
+                      {p.templateName || `template ${p.templateId}`}
+                    </span>
+                    <PlatformLabel platform={p.platform} connection={connection} />
                   </span>
                 </span>
                 <span role="cell" className="pov-ready">

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { JobRecord } from '../../../../shared/contract';
 import type { PovView } from '../../../../shared/contract/pov';
+import { LOCAL_SUSPEND_NOTE } from '../../state/lab';
 import type { PovAction } from './pov-list';
 import { bothZones, withZones } from './time';
 
@@ -24,7 +25,14 @@ export function RowActions({ pov: p, onAction }: { pov: PovView; onAction(action
     <span role="cell" className="pov-actions">
       <span className="pov-actions-inline">
         {ACTIONS.map((a) => (
-          <button key={a.key} className={a.className} disabled={!p.actions[a.key]} onClick={() => onAction(a.action, p)} aria-label={`${a.label} ${p.name}`}>
+          <button
+            key={a.key}
+            className={a.className}
+            disabled={!p.actions[a.key]}
+            onClick={() => onAction(a.action, p)}
+            aria-label={`${a.label} ${p.name}`}
+            title={p.platform === 'local' && a.key === 'suspend' ? LOCAL_SUSPEND_NOTE : undefined}
+          >
             {a.label}
           </button>
         ))}
