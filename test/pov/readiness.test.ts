@@ -166,4 +166,19 @@ describe('demo readiness', () => {
     expect(row!.readiness?.overall).toBe('attention'); // confirmation stale, auto-delete in 22 h
     expect((await svc.of('p1')).items.filter((i) => i.state !== 'ok').map((i) => i.key)).toEqual(['environment', 'autoDelete']);
   });
+
+  it('a local POV has no share-link or auto-delete item (the platform has neither), and its stale runstate does not blame Skytap', () => {
+    const f = readyFacts();
+    f.pov.platform = 'local';
+    f.pov.autoDelete = undefined;
+    f.shares = [];
+    const r = assessReadiness(f, now);
+    expect(r.items.map((i) => i.key)).toEqual(['environment', 'controlNode', 'gateway', 'jobs']);
+    expect(r.overall).toBe('ready');
+    f.pov.lastConfirmedAt = at(-3 * H);
+    expect(item(f, 'environment').detail).toBe('Running, but last confirmed 3 h ago: it may have stopped since.');
+    // The same facts on Skytap: no link and no auto-delete are findings there.
+    f.pov.platform = 'skytap';
+    expect(assessReadiness(f, now).items.map((i) => [i.key, i.state])).toContainEqual(['share', 'not_ready']);
+  });
 });

@@ -3,6 +3,7 @@ import type { PamStatus } from '../../../shared/contract/pam';
 import type { PovView } from '../../../shared/contract/pov';
 import type { PovReadiness, ReadinessItem, ReadinessItemKey, ReadinessLevel } from '../../../shared/contract/readiness';
 import type { ShareView } from '../../../shared/contract/share';
+import { capabilitiesOf, type Feature } from '../lab-platforms/capabilities';
 import { RECONCILE_INTERVAL_MS } from './reconcile';
 
 /** A runstate older than two sweeps is no longer "confirmed recently". */
@@ -54,7 +55,8 @@ function environment(p: PovView, now: number): Draft {
   const t = ms(asOf);
   if (t === null || now - t > FRESH_MS) {
     const age = t === null ? 'never' : `${hoursText(now - t)} ago`;
-    return { state: 'attention', detail: `Running, but last confirmed ${age}: Skytap may have suspended it since.`, asOf, action: act('Refresh (run a reconcile)', 'reconcile.runNow') };
+    const where = p.platform === 'skytap' ? 'Skytap may have suspended it since' : 'it may have stopped since';
+    return { state: 'attention', detail: `Running, but last confirmed ${age}: ${where}.`, asOf, action: act('Refresh (run a reconcile)', 'reconcile.runNow') };
   }
   return { state: 'ok', detail: 'Running, confirmed recently.', asOf, action: null };
 }
@@ -159,6 +161,17 @@ function jobs(list: JobRecord[]): Draft {
 
 const RANK: Record<ReadinessItem['state'], number> = { ok: 0, attention: 1, not_ready: 2 };
 
+/**
+ * Items that rest on a platform feature: a POV on a platform without it (a local POV has no share
+ * links and no auto-delete timer) leaves the item out rather than failing it forever.
+ */
+const NEEDS: Partial<Record<ReadinessItemKey, Feature>> = { share: 'publishSets', autoDelete: 'schedules' };
+
+function applies(platform: string, key: ReadinessItemKey): boolean {
+  const feature = NEEDS[key];
+  return !feature || capabilitiesOf(platform).features[feature].supported;
+}
+
 /** The checklist and badge for one POV at `now`; pure, so every item can be flipped in a test. */
 export function assessReadiness(f: ReadinessFacts, now: Date): PovReadiness {
   const t = now.getTime();
@@ -170,7 +183,8 @@ export function assessReadiness(f: ReadinessFacts, now: Date): PovReadiness {
     autoDelete: autoDelete(f.pov, t),
     jobs: jobs(f.jobs),
   };
-  const items: ReadinessItem[] = (Object.keys(drafts) as ReadinessItemKey[]).map((key) => {
+  const keys = (Object.keys(drafts) as ReadinessItemKey[]).filter((key) => applies(f.pov.platform, key));
+  const items: ReadinessItem[] = keys.map((key) => {
     const d = drafts[key];
     const at = ms(d.asOf);
     return { key, label: LABELS[key], ...d, ageSeconds: at === null ? null : Math.max(0, Math.round((t - at) / 1000)) };
