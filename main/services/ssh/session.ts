@@ -202,6 +202,14 @@ export class TerminalSession {
     if (this.live) this.backend.resize(cols, rows);
   }
 
+  /**
+   * Output this host holds that no window has been sent yet: the session's batch plus what the
+   * backend read but has not delivered. After Ctrl-C it still scrolls past (see DEFAULT_HIGH_WATER).
+   */
+  held(): number {
+    return this.bufBytes + (this.backend.held?.() ?? 0);
+  }
+
   /** Output already published that a newly attached terminal should show first. */
   recent(): Buffer {
     return Buffer.concat(this.history);
