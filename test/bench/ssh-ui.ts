@@ -15,7 +15,10 @@ import { DEFAULT_HIGH_WATER } from '../../main/services/ssh/session';
 import { connectInApp, MB, sshdWithData } from './_ssh-fixture';
 
 const SIZE = 100 * MB;
-const ROUNDS = 5;
+/** Rounds of the throughput comparison; POVDESK_SSH_UI_ROUNDS=0 measures only Ctrl-C (for A/B runs). */
+const ROUNDS = Number(process.env.POVDESK_SSH_UI_ROUNDS ?? 5);
+/** Ctrl-C is measured this many times (POVDESK_SSH_UI_CTRL_C_TRIALS); the worst is the figure held to the target. */
+const CTRL_C_TRIALS = Number(process.env.POVDESK_SSH_UI_CTRL_C_TRIALS ?? 3);
 const CTRL_C_RESERVE_MS = 40_000;
 const LINE_BYTES = 100;
 const LINES = 1_000_000;
@@ -65,16 +68,26 @@ async function main() {
       slowest = Math.max(slowest, performance.now() - r0);
     }
     clearInterval(sampler);
-    const vsPty = rounds.map((r) => r.ours / r.pty);
-    const vsAlone = rounds.map((r) => r.ours / r.alone);
-    const ours = median(rounds.map((r) => r.ours));
-    console.log(`bench ssh-ui-openssh-pty: ${median(rounds.map((r) => r.pty)).toFixed(1)} MB/s`);
-    console.log(`bench ssh-ui-openssh-nopty: ${rounds[0]!.noPty.toFixed(1)} MB/s`);
-    console.log(`bench ssh-ui-xterm: ${ours.toFixed(1)} MB/s ratio ${median(vsPty).toFixed(2)} target 0.6 (median of ${rounds.length}; lowest ${Math.min(...vsPty).toFixed(2)}, target none below 0.5)`);
-    console.log(`bench ssh-ui-xterm-vs-nopty: ratio ${(rounds[0]!.ours / rounds[0]!.noPty).toFixed(2)}`);
-    console.log(`bench ssh-ui-xterm-alone: ${median(rounds.map((r) => r.alone)).toFixed(1)} MB/s (the same 100 MB written into a bare xterm of the same size, ${termCols}x${termRows}, in the same Chromium: the renderer's ceiling) ratio ours/alone ${median(vsAlone).toFixed(2)} target 0.9 (rounds ${vsAlone.map((x) => x.toFixed(2)).join('/')})`);
+    if (rounds.length) {
+      const vsPty = rounds.map((r) => r.ours / r.pty);
+      const vsAlone = rounds.map((r) => r.ours / r.alone);
+      console.log(`bench ssh-ui-openssh-pty: ${median(rounds.map((r) => r.pty)).toFixed(1)} MB/s`);
+      console.log(`bench ssh-ui-openssh-nopty: ${rounds[0]!.noPty.toFixed(1)} MB/s`);
+      console.log(`bench ssh-ui-xterm: ${median(rounds.map((r) => r.ours)).toFixed(1)} MB/s ratio ${median(vsPty).toFixed(2)} target 0.6 (median of ${rounds.length}; lowest ${Math.min(...vsPty).toFixed(2)}, target none below 0.5)`);
+      console.log(`bench ssh-ui-xterm-vs-nopty: ratio ${(rounds[0]!.ours / rounds[0]!.noPty).toFixed(2)}`);
+      console.log(`bench ssh-ui-xterm-alone: ${median(rounds.map((r) => r.alone)).toFixed(1)} MB/s (the same 100 MB written into a bare xterm of the same size, ${termCols}x${termRows}, in the same Chromium: the renderer's ceiling) ratio ours/alone ${median(vsAlone).toFixed(2)} target 0.9 (rounds ${vsAlone.map((x) => x.toFixed(2)).join('/')})`);
+    }
     console.log(`bench ssh-ui-host-peak-rss-growth: ${((peak - base) / 1024).toFixed(1)} MB`);
-    await ctrlC(page, lines);
+    // A slower renderer keeps the whole pipeline full, the worst case for Ctrl-C: for A/B runs
+    // POVDESK_SSH_UI_CTRL_C_THROTTLE=4 slows the page's CPU fourfold (CDP) for the Ctrl-C trials.
+    const throttle = Number(process.env.POVDESK_SSH_UI_CTRL_C_THROTTLE ?? 1);
+    if (throttle > 1) await (await page.context().newCDPSession(page)).send('Emulation.setCPUThrottlingRate', { rate: throttle });
+    const trials: { after: number; ms: number }[] = [];
+    for (let i = 0; i < CTRL_C_TRIALS && (i === 0 || performance.now() + 15_000 < budgetMs); i++) trials.push(await ctrlC(page, lines, i));
+    const worst = trials.reduce((a, b) => (b.after > a.after ? b : a));
+    console.log(
+      `bench ssh-ui-ctrl-c: ${(worst.after / MB).toFixed(2)} MB rendered after Ctrl-C, the worst of ${trials.length} (target ≤ 4 MB; trials ${trials.map((t) => (t.after / MB).toFixed(2)).join('/')} MB), prompt back in ${trials.map((t) => t.ms).join('/')} ms${throttle > 1 ? `, page CPU throttled ${throttle}x` : ''} (the host pauses at ${(DEFAULT_HIGH_WATER / MB).toFixed(2)} MB unacknowledged)`,
+    );
   } finally {
     await browser.close();
     await stopHostProcess(host);
@@ -112,9 +125,12 @@ async function timedInPage(page: Page, command: string, marker: string): Promise
  * flight: the unacknowledged window, the host's and OpenSSH's buffers) and how long until the
  * shell answered again.
  */
-async function ctrlC(page: Page, file: string) {
+async function ctrlC(page: Page, file: string, trial: number): Promise<{ after: number; ms: number }> {
   const rows = page.locator('.term-box .xterm-rows');
-  await page.keyboard.type(`clear; cat ${file}\n`);
+  // The screen cleared first, so the wait below cannot match the previous trial's lines.
+  await page.keyboard.type('clear\n');
+  await rows.getByText(/L\d{9}/).first().waitFor({ state: 'detached', timeout: 30_000 });
+  await page.keyboard.type(`cat ${file}\n`);
   await rows.getByText(/L000[1-9]\d{5}/).first().waitFor({ timeout: 120_000 }); // 10 MB into the flood
   const lastLine = async () => Math.max(-1, ...[...((await rows.textContent()) ?? '').matchAll(/L(\d{9})/g)].map((m) => Number(m[1])));
   // The last line on screen when the key reaches the page, read there: read through Playwright
@@ -131,11 +147,10 @@ async function ctrlC(page: Page, file: string) {
   const t = Date.now();
   await page.keyboard.press('Control+C');
   const atKey = (await page.evaluate('window.__atCtrlC')) as number;
-  await page.keyboard.type('echo STOPPED-$((2+3))\n');
-  await rows.getByText('STOPPED-5').first().waitFor({ timeout: 120_000 });
+  await page.keyboard.type(`echo STOPPED-$((2+${trial}))\n`);
+  await rows.getByText(`STOPPED-${2 + trial}`).first().waitFor({ timeout: 120_000 });
   const ms = Date.now() - t;
-  const after = ((await lastLine()) - atKey) * (LINE_BYTES + 1);
-  console.log(`bench ssh-ui-ctrl-c: ${(after / MB).toFixed(2)} MB rendered after Ctrl-C (target ≤ 4 MB), prompt back in ${ms} ms (the host pauses at ${(DEFAULT_HIGH_WATER / MB).toFixed(2)} MB unacknowledged)`);
+  return { after: ((await lastLine()) - atKey) * (LINE_BYTES + 1), ms };
 }
 
 /** LINES numbered lines of LINE_BYTES ("L000000042 aaa…\n"; one more byte each after the pty's CRLF). */

@@ -23,6 +23,8 @@ export interface TerminalBackend {
   /** Stop reading (the transport's own flow control then holds the sender). */
   pause(): void;
   resume(): void;
+  /** Bytes read from the transport but not yet handed to the sink (held while paused). */
+  held?(): number;
   /** Tear down now; no ended() call follows. */
   close(): void;
 }

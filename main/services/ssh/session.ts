@@ -25,9 +25,11 @@ export const MAX_EVENT = 256 * 1024;
 /**
  * Unacknowledged bytes above which the source pauses. Everything the remote side has produced but
  * the window has not shown yet still scrolls past after Ctrl-C: this mark (+ one MAX_EVENT), the
- * session's own buffer (HOLD_LIMIT) and ssh2's channel window (2 MB: what it buffers while paused
- * and what sshd may still send). 1 MB keeps that sum under 4 MB; with 4 MB here the bench saw
- * 8.8 MB scroll past after Ctrl-C. What the mark buys in throughput is in docs/ssh.md ("Flow control").
+ * session's batch (< one MAX_EVENT while flowing), and what ssh2 holds once paused: its small read
+ * buffer (PAUSED_READ_BUFFER in ssh-backend.ts) plus the window it had granted (≤ 2 MB, what sshd
+ * may still send). About 3.6 MB at most; before the read buffer was limited ssh2 also kept up to
+ * 2 MB more, and a full CI run saw 4.27-4.78 MB scroll past (8.8 MB with a 4 MB mark). What the
+ * mark buys in throughput is in docs/ssh.md ("Flow control").
  */
 export const DEFAULT_HIGH_WATER = 1_000_000;
 /** Output kept while nobody subscribes yet (e.g. between ssh.open and the tab subscribing). */
@@ -200,6 +202,14 @@ export class TerminalSession {
     this.cols = cols;
     this.rows = rows;
     if (this.live) this.backend.resize(cols, rows);
+  }
+
+  /**
+   * Output this host holds that no window has been sent yet: the session's batch plus what the
+   * backend read but has not delivered. After Ctrl-C it still scrolls past (see DEFAULT_HIGH_WATER).
+   */
+  held(): number {
+    return this.bufBytes + (this.backend.held?.() ?? 0);
   }
 
   /** Output already published that a newly attached terminal should show first. */

@@ -29,6 +29,23 @@ export interface SshBackendOptions {
   title?: string;
 }
 
+/**
+ * ssh2's channel is a Readable with a 2 MB highWaterMark, and ssh2 keeps granting window to the
+ * server until that buffer is full: a paused channel went on taking 2 MB into memory and then the
+ * rest of its 2 MB window, ~4 MB that all scrolled past after Ctrl-C. With this mark ssh2 stops
+ * granting as soon as a paused channel holds 64 KB, so what a pause leaves in flight is that plus
+ * the window already granted (≤ 2 MB, ssh2's fixed size). Flowing, the mark changes nothing: data
+ * is handed on as it arrives (docs/ssh.md, "Flow control").
+ */
+export const PAUSED_READ_BUFFER = 64 * 1024;
+/** ssh2's channel window (its MAX_WINDOW; not configurable): what the server may send unasked. */
+export const SSH2_WINDOW = 2 * 1024 * 1024;
+
+function limitReadBuffer(r: import('node:stream').Readable) {
+  // No public setter; the field has been on every Readable's state since Node 0.10.
+  (r as unknown as { _readableState: { highWaterMark: number } })._readableState.highWaterMark = PAUSED_READ_BUFFER;
+}
+
 const where = (h: Hop) => `${h.username}@${h.host}:${h.port}`;
 
 /** An interactive shell over SSH, through zero or more jump hosts (each verified on its own name). */
@@ -66,6 +83,8 @@ export class SshBackend implements TerminalBackend {
         last.shell({ term: 'xterm-256color', cols: size.cols, rows: size.rows }, (err, s) => (err ? reject(err) : resolve(s))),
       );
       this.stream = stream;
+      limitReadBuffer(stream);
+      limitReadBuffer(stream.stderr);
       let exit: string | null = null;
       let dropReason: string | null = null;
       let done = false;
@@ -174,6 +193,11 @@ export class SshBackend implements TerminalBackend {
 
   resume(): void {
     this.stream?.resume();
+  }
+
+  held(): number {
+    const s = this.stream;
+    return s ? s.readableLength + s.stderr.readableLength : 0;
   }
 
   close(): void {
