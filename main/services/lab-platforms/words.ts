@@ -20,6 +20,10 @@ export interface PlatformWords {
   goneWhileWaiting(envId: string): string;
   /** An empty VM read, kept as it was (then "; kept the VM rows as they were"). */
   noVms: string;
+  /** The progress line of a power request. */
+  powerRequest(target: 'running' | 'suspended'): string;
+  /** How the platform says an environment is gone: "already gone (<goneSign>)". */
+  goneSign: string;
 }
 
 export const PLATFORM_WORDS: Readonly<Record<'skytap' | 'local', PlatformWords>> = {
@@ -34,6 +38,8 @@ export const PLATFORM_WORDS: Readonly<Record<'skytap' | 'local', PlatformWords>>
     mayRemain: (envId) => `Environment ${envId} may still exist in Skytap and may still be billing`,
     goneWhileWaiting: (envId) => `Environment ${envId} no longer exists in Skytap (404)`,
     noVms: 'Skytap returned no VMs',
+    powerRequest: (target) => `PUT runstate ${target}`,
+    goneSign: '404',
   },
   local: {
     name: 'the vm-manager',
@@ -46,6 +52,8 @@ export const PLATFORM_WORDS: Readonly<Record<'skytap' | 'local', PlatformWords>>
     mayRemain: (envId) => `VMs of ${envId} may still exist on the vm-manager`,
     goneWhileWaiting: (envId) => `The vm-manager no longer lists any VM of ${envId}`,
     noVms: 'the vm-manager lists no VM of this POV',
+    powerRequest: (target) => (target === 'running' ? 'starting every stopped VM' : "stopping every VM (the vm-manager's stop; they boot again from disk on start)"),
+    goneSign: 'no VM listed',
   },
 };
 

@@ -70,7 +70,7 @@ export async function runDestroy(deps: LifecycleDeps, povId: string, ctx: StepCo
         const outcome = await p.delete(envId, (s) => check(s));
         ctx.log(`DELETE answered ${outcome}`);
       } else {
-        ctx.log(`environment ${envId} is already gone`);
+        ctx.log(`environment ${envId} is already gone (${w.goneSign})`);
       }
       check('after-delete');
       // Complete only when the platform no longer has it (Skytap: GET answers 404).

@@ -166,7 +166,7 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
     check('after-wait');
 
     const target = p.poweredRunstate('running');
-    ctx.progress('power on', 0.5, `asking ${w.name} for ${target}`);
+    ctx.progress('power on', 0.5, w.powerRequest('running'));
     if (settled.runstate !== target) {
       if (settled.rateLimited) {
         ctx.log(`a power operation is already queued by ${w.name} (rate_limited); not re-submitting`, 'warn');
@@ -219,7 +219,7 @@ export async function runPower(
   ctx.progress(verb, 0.1, 'reading the environment');
   let env = await pollEnvironment(deps, p, povId, row.env_id, ctx, 'not busy', (e) => e.runstate !== 'busy' || e.rateLimited === true);
   if (env.runstate !== want && !env.rateLimited) {
-    ctx.progress(verb, 0.3, `asking ${w.name} for ${want}`);
+    ctx.progress(verb, 0.3, w.powerRequest(target));
     const answer = await p.power(row.env_id, target);
     if (answer) recordReading(deps.db, povId, answer, nowIso(deps));
   } else if (env.rateLimited) {
