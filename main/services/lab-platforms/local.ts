@@ -167,13 +167,19 @@ export class LocalPlatform implements LabPlatform {
     return { id: envId, name: envId, runstate: localRunstate(vms.map((v) => v.state)), vms: vms.map((v) => this.labVm(envId, v)) };
   }
 
-  async power(envId: string, target: 'running' | 'suspended'): Promise<void> {
+  async vms(envId: string): Promise<LabVm[]> {
+    return (await this.get(envId))?.vms ?? [];
+  }
+
+  /** Starts every stopped or failed VM, or stops every running one; answers null (the caller polls). */
+  async power(envId: string, target: 'running' | 'suspended'): Promise<null> {
     const vms = await this.vmsOf(envId);
     if (vms.length === 0) throw new AppError('not_found', `the vm-manager has no VM of ${envId}; it was deleted outside POV Desk`);
     for (const v of vms) {
       if (target === 'running' && (v.state === 'stopped' || v.state === 'failed')) await this.call(`POST /vms/${v.id}/start`, (a) => a.start(v.id));
       if (target === 'suspended' && (v.state === 'ready' || v.state === 'running')) await this.call(`POST /vms/${v.id}/stop`, (a) => a.stop(v.id));
     }
+    return null;
   }
 
   /** Suspend is the vm-manager's stop: the environment then reads 'stopped'. */
@@ -211,6 +217,11 @@ export class LocalPlatform implements LabPlatform {
       if (err instanceof AppError && err.code === 'not_found' && (await managerCall('GET /vms', () => api.get(vmId)).then(() => true, () => false))) throw unsupported;
       throw err;
     }
+  }
+
+  /** A local environment's name is its id (`povdesk-<tag>`). */
+  async findByName(name: string): Promise<LabEnvironment | null> {
+    return name.startsWith(LOCAL_ENV_PREFIX) ? this.get(name) : null;
   }
 
   async findByTag(tag?: string): Promise<{ id: string; name: string }[]> {

@@ -5,10 +5,11 @@ import type { LocalTemplate } from './local-templates';
 export type { LocalTemplate, LocalTemplateVm } from './local-templates';
 
 /**
- * A lab platform: where a POV's environment lives. Two implement it: Skytap (skytap.ts, today's
- * client behind this interface) and Local (local.ts, whichever vm-manager the app is connected
- * to). What each can do is declared in capabilities.ts; callers refuse what a platform lacks
- * before they get here. docs/lab-platforms.md describes both.
+ * A lab platform: where a POV's environment lives. Two implement it: Skytap (skytap.ts, the
+ * Skytap client behind this interface) and Local (local.ts, whichever vm-manager the app is
+ * connected to). What each can do is declared in capabilities.ts; callers refuse what a platform
+ * lacks before they get here. The one POV lifecycle (pov/lifecycle.ts, pov/destroy.ts) runs over
+ * it for both. docs/lab-platforms.md describes both.
  *
  * Kept to what the POV lifecycle, the reconcile sweep, the control-node install and the VMs tab
  * read: create from a template, read, power, delete, the control node's user_data, and the
@@ -34,6 +35,11 @@ export interface LabEnvironment {
   /** 'running' | 'suspended' | 'stopped' | 'busy' | … (Skytap's words; Local maps its VM states onto them). */
   runstate: string;
   vms: LabVm[];
+  /**
+   * The platform has queued the last operation itself and retries it (Skytap's rate_limited):
+   * the lifecycle then polls and never re-submits. Absent means false.
+   */
+  rateLimited?: boolean;
 }
 
 export interface LabPlatform {
@@ -52,10 +58,18 @@ export interface LabPlatform {
    * `step` is called before and after each mutating call (crash-injection tests hang off it).
    */
   create(req: { envId: string | null; templateId: string; name: string }, step?: (name: string) => void): Promise<LabEnvironment>;
-  /** The environment with its VMs, or null once it is gone. */
-  get(envId: string): Promise<LabEnvironment | null>;
-  /** Asks for the power state; the caller polls get() until runstate is `poweredRunstate(target)`. */
-  power(envId: string, target: 'running' | 'suspended'): Promise<void>;
+  /**
+   * The environment with its VMs, or null once it is gone. `{vms: false}` is a poll that needs
+   * only the runstate: Skytap then reads the environment alone (its vms are what that GET carried).
+   */
+  get(envId: string, opts?: { vms?: boolean }): Promise<LabEnvironment | null>;
+  /** The environment's VMs alone (Skytap: one VM-list read). */
+  vms(envId: string): Promise<LabVm[]>;
+  /**
+   * Asks for the power state; the caller polls get() until runstate is `poweredRunstate(target)`.
+   * Answers with the environment when the platform's answer carries it (Skytap), else null.
+   */
+  power(envId: string, target: 'running' | 'suspended'): Promise<LabEnvironment | null>;
   /** The runstate get() reports once a power request reached its target. */
   poweredRunstate(target: 'running' | 'suspended'): string;
   /** Asks for the delete (already gone is fine); complete only once get() answers null. */
@@ -67,6 +81,11 @@ export interface LabPlatform {
    * interrupted create may have left, found by name as the Skytap path does.
    */
   findByTag(tag?: string): Promise<{ id: string; name: string }[]>;
+  /**
+   * The environment with exactly this name, or null: how a create whose answer was lost is found
+   * (Skytap: the POST's name carries the POV's tag; one listing, as the create always looked).
+   */
+  findByName(name: string): Promise<LabEnvironment | null>;
 }
 
 /** What the Local platform needs of the templates store. */

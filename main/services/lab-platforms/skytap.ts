@@ -2,8 +2,8 @@ import { inferOs, type Environment, type Vm } from '../skytap/schemas';
 import type { SkytapApi } from '../pov/types';
 import type { LabEnvironment, LabPlatform, LabVm } from './platform';
 
-/** What the Skytap platform calls: the lifecycle's subset of SkytapClient plus per-VM user_data. */
-export type SkytapPlatformApi = SkytapApi & { setVmUserData(envId: string, vmId: string, contents: string): Promise<void> };
+/** What the Skytap platform calls: the lifecycle's subset of SkytapClient (with per-VM user_data). */
+export type SkytapPlatformApi = SkytapApi;
 
 /** One Skytap VM as the lab platforms describe VMs (the first interface with an IP gives ip/hostname). */
 export function labVmFromSkytap(vm: Vm): LabVm {
@@ -20,13 +20,14 @@ export function labVmFromSkytap(vm: Vm): LabVm {
 }
 
 function labEnv(e: Environment): LabEnvironment {
-  return { id: e.id, name: e.name, runstate: e.runstate, vms: e.vms.map(labVmFromSkytap) };
+  return { id: e.id, name: e.name, runstate: e.runstate, vms: e.vms.map(labVmFromSkytap), rateLimited: e.rate_limited };
 }
 
 /**
- * Skytap behind the LabPlatform interface: the same client calls the Skytap lifecycle makes
- * (pov/lifecycle.ts keeps Skytap's own orderings: busy, rate_limited, the unclear create), so
- * behaviour is unchanged. The control-node install's user_data goes through here.
+ * Skytap behind the LabPlatform interface: the client calls the POV lifecycle has always made,
+ * one for one. Skytap assigns the environment id on create (envIdFor is null), so the lifecycle
+ * keeps its unclear-create rules for it; get() carries rate_limited, so a queued operation is
+ * polled, never re-submitted; a busy environment is never mutated; delete is done only at 404.
  */
 export class SkytapPlatform implements LabPlatform {
   readonly id = 'skytap' as const;
@@ -41,19 +42,25 @@ export class SkytapPlatform implements LabPlatform {
     return null;
   }
 
+  /** POST /configurations: one request, never repeated here (the lifecycle decides what a lost answer means). */
   async create(req: { templateId: string; name: string }): Promise<LabEnvironment> {
     return labEnv(await this.api.createEnvironment({ templateId: req.templateId, name: req.name }));
   }
 
-  async get(envId: string): Promise<LabEnvironment | null> {
+  async get(envId: string, opts: { vms?: boolean } = {}): Promise<LabEnvironment | null> {
     const e = await this.api.getEnvironment(envId);
     if (!e) return null;
+    if (opts.vms === false) return labEnv(e);
     // A GET of an environment may omit its VMs; the VM list is authoritative.
     return { ...labEnv(e), vms: (await this.api.listVms(envId)).map(labVmFromSkytap) };
   }
 
-  async power(envId: string, target: 'running' | 'suspended'): Promise<void> {
-    await this.api.setRunstate(envId, target);
+  async vms(envId: string): Promise<LabVm[]> {
+    return (await this.api.listVms(envId)).map(labVmFromSkytap);
+  }
+
+  async power(envId: string, target: 'running' | 'suspended'): Promise<LabEnvironment> {
+    return labEnv(await this.api.setRunstate(envId, target));
   }
 
   poweredRunstate(target: 'running' | 'suspended'): string {
@@ -73,5 +80,11 @@ export class SkytapPlatform implements LabPlatform {
   async findByTag(tag?: string): Promise<{ id: string; name: string }[]> {
     const mark = tag === undefined ? /\[povdesk [0-9a-f]{8}\]$/ : new RegExp(`\\[povdesk ${tag.replace(/[^0-9a-z]/g, '')}\\]$`);
     return (await this.api.listEnvironments()).filter((e) => mark.test(e.name)).map((e) => ({ id: e.id, name: e.name }));
+  }
+
+  /** The first environment of the (paginated) listing with exactly this name. */
+  async findByName(name: string): Promise<LabEnvironment | null> {
+    const e = (await this.api.listEnvironments()).find((x) => x.name === name);
+    return e ? labEnv(e) : null;
   }
 }

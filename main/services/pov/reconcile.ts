@@ -1,8 +1,11 @@
 import { toWireError } from '../../../shared/contract/errors';
+import type { LabPlatform } from '../lab-platforms/platform';
 import type { Environment } from '../skytap/schemas';
 import type { Db } from '../store/db';
 import { updatePov, type PovRow } from './repo';
-import type { SkytapApi, StepContext } from './types';
+import type { LifecycleDeps, SkytapApi, StepContext } from './types';
+import { messageOf, nowIso } from './steps';
+import { recordReading } from './wait';
 import { markAllVmsGone } from './vms';
 import { sweepUnclearCreates } from './unclear-create';
 
@@ -132,4 +135,70 @@ export function unclearCreateCount(db: Db): number {
   return (
     db.prepare("SELECT COUNT(*) AS n FROM povs WHERE state = 'failed' AND env_id IS NULL AND create_sent_at IS NOT NULL").get() as { n: number }
   ).n;
+}
+
+/**
+ * The sweep's pass over a platform's POVs: one list read per POV (cheap on a vm-manager). A POV
+ * none of whose VMs is listed any more is destroyed (deleted outside POV Desk) unless a job holds
+ * it, it is still provisioning, or its environment was never seen. VMs carrying a POV tag that no live row owns are reported (never
+ * deleted: a remote manager may be shared with other apps).
+ */
+export async function reconcilePlatform(
+  deps: LifecycleDeps,
+  p: LabPlatform,
+  ctx: StepContext,
+  isBusy: (povId: string) => boolean,
+): Promise<{ managed: number; confirmed: number; gone: number; leftovers: string[]; errors: string[] }> {
+  const rows = deps.db
+    .prepare("SELECT * FROM povs WHERE platform = ? AND env_id IS NOT NULL AND state <> 'destroyed' ORDER BY created_at")
+    .all(p.id) as PovRow[];
+  const out = { managed: rows.length, confirmed: 0, gone: 0, leftovers: [] as string[], errors: [] as string[] };
+  for (const row of rows) {
+    if (ctx.signal.aborted) break;
+    try {
+      const env = await p.get(row.env_id!);
+      if (env) {
+        recordReading(deps.db, row.id, env, nowIso(deps));
+        out.confirmed++;
+        continue;
+      }
+      // Never seen (a create that failed before its first VM): the row's Destroy says so, not the sweep.
+      if (isBusy(row.id) || row.state === 'provisioning' || row.last_confirmed_at === null) continue;
+      const at = nowIso(deps);
+      deps.db.transaction(() => {
+        updatePov(
+          deps.db,
+          row.id,
+          {
+            state: 'destroyed',
+            runstate: null,
+            env_gone_at: at,
+            last_confirmed_at: at,
+            error_message: row.state === 'destroying' ? null : `The vm-manager lists no VM of ${row.env_id} any more (${at}); they were deleted outside POV Desk.`,
+          },
+          at,
+        );
+        markAllVmsGone(deps.db, row.id, at);
+      })();
+      out.gone++;
+      ctx.log(`no VM of ${row.env_id} (POV "${row.name}") is listed: marked destroyed`, 'warn');
+    } catch (err) {
+      const msg = `could not read ${row.env_id}: ${messageOf(err)}`;
+      out.errors.push(msg);
+      ctx.log(msg, 'warn');
+    }
+  }
+  try {
+    const live = new Set(
+      (deps.db.prepare("SELECT env_id FROM povs WHERE platform = ? AND env_id IS NOT NULL AND state <> 'destroyed'").all(p.id) as { env_id: string }[]).map((r) => r.env_id),
+    );
+    for (const env of await p.findByTag()) {
+      if (live.has(env.id)) continue;
+      out.leftovers.push(env.id);
+      ctx.log(`the vm-manager has VMs named ${env.id}-… that no POV here owns; delete them on the Local VMs page if they are this app's`, 'warn');
+    }
+  } catch (err) {
+    out.errors.push(`could not look for leftovers: ${messageOf(err)}`);
+  }
+  return out;
 }

@@ -6,9 +6,8 @@ import type { JobRunner } from '../jobs/runner';
 import { requireCapability } from '../lab-platforms/capabilities';
 import { PovLocks } from './locks';
 import { runCreate, runDestroy, runPower, runRefreshVms } from './lifecycle';
-import { reconcilePlatform, runPlatformCreate, runPlatformDestroy, runPlatformPower, runPlatformRefreshVms } from './platform-lifecycle';
 import type { PlatformId } from '../lab-platforms/platform';
-import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass, unclearCreateCount } from './reconcile';
+import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass, reconcilePlatform, unclearCreateCount } from './reconcile';
 import { getPov, getVm, insertPov, listPovs, listVms, toPovView, toVmView, updatePov, type PovRow } from './repo';
 import type { Environment } from '../skytap/schemas';
 import type { LifecycleDeps, StepContext } from './types';
@@ -136,34 +135,22 @@ export class PovService {
     });
     if (autoDeleteAt) updatePov(this.deps.db, id, { auto_delete_at: autoDeleteAt }, this.now());
     if (customerTz) updatePov(this.deps.db, id, { customer_tz: customerTz }, this.now());
-    const jobId = this.locks.launch(JOB_KIND.povCreate, `Create POV "${input.name}"`, id, (ctx) => this.runCreateOf(platform, id, ctx));
+    const jobId = this.locks.launch(JOB_KIND.povCreate, `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
     return { jobId, povId: id };
   }
 
-  /** Skytap keeps its own lifecycle (lifecycle.ts); every other platform runs platform-lifecycle.ts. */
-  private runCreateOf(platform: string, id: string, ctx: StepContext) {
-    return platform === 'skytap' ? runCreate(this.deps, id, ctx) : runPlatformCreate(this.deps, id, ctx);
-  }
-
-  private runDestroyOf(platform: string, id: string, ctx: StepContext) {
-    return platform === 'skytap' ? runDestroy(this.deps, id, ctx) : runPlatformDestroy(this.deps, id, ctx);
-  }
-
-  private runPowerOf(platform: string, id: string, target: 'running' | 'suspended', ctx: StepContext) {
-    return platform === 'skytap' ? runPower(this.deps, id, target, ctx) : runPlatformPower(this.deps, id, target, ctx);
-  }
 
   start(id: string): string {
     const r = this.row(id);
     this.gate('start', r);
-    return this.locks.launch(JOB_KIND.povStart, `Start POV "${r.name}"`, id, (ctx) => this.runPowerOf(r.platform, id, 'running', ctx));
+    return this.locks.launch(JOB_KIND.povStart, `Start POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'running', ctx));
   }
 
   suspend(id: string): string {
     const r = this.row(id);
     requireCapability(r.platform, 'suspend');
     this.gate('suspend', r);
-    return this.locks.launch(JOB_KIND.povSuspend, `Suspend POV "${r.name}"`, id, (ctx) => this.runPowerOf(r.platform, id, 'suspended', ctx));
+    return this.locks.launch(JOB_KIND.povSuspend, `Suspend POV "${r.name}"`, id, (ctx) => runPower(this.deps, id, 'suspended', ctx));
   }
 
   /**
@@ -185,14 +172,14 @@ export class PovService {
         }
         await this.deps.jobs.wait(install);
       }
-      return this.runDestroyOf(r.platform, id, ctx);
+      return runDestroy(this.deps, id, ctx);
     });
   }
 
   refreshVms(id: string): string {
     const r = this.row(id);
     this.gate('refreshVms', r);
-    return this.locks.launch(JOB_KIND.povRefreshVms, `Read VMs of POV "${r.name}"`, id, (ctx) => (r.platform === 'skytap' ? runRefreshVms(this.deps, id, ctx) : runPlatformRefreshVms(this.deps, id, ctx)));
+    return this.locks.launch(JOB_KIND.povRefreshVms, `Read VMs of POV "${r.name}"`, id, (ctx) => runRefreshVms(this.deps, id, ctx));
   }
 
   /** The customer's time zone (null clears it), stored in its canonical IANA spelling. */
@@ -291,9 +278,9 @@ export class PovService {
     for (const r of rows) {
       if (this.activeJob(r.id) !== null) continue;
       if (r.state === 'provisioning') {
-        ids.push(this.locks.launch(JOB_KIND.povCreate, `Resume creating POV "${r.name}"`, r.id, (ctx) => this.runCreateOf(r.platform, r.id, ctx)));
+        ids.push(this.locks.launch(JOB_KIND.povCreate, `Resume creating POV "${r.name}"`, r.id, (ctx) => runCreate(this.deps, r.id, ctx)));
       } else {
-        ids.push(this.locks.launch(JOB_KIND.povDestroy, `Resume destroying POV "${r.name}"`, r.id, (ctx) => this.runDestroyOf(r.platform, r.id, ctx)));
+        ids.push(this.locks.launch(JOB_KIND.povDestroy, `Resume destroying POV "${r.name}"`, r.id, (ctx) => runDestroy(this.deps, r.id, ctx)));
       }
     }
     return ids;

@@ -3,8 +3,8 @@ import type { Environment, Template, Vm } from '../skytap/schemas';
 import type { LabPlatform } from '../lab-platforms/platform';
 
 /**
- * The part of SkytapClient the POV lifecycle uses. SkytapClient satisfies it; naming the subset
- * keeps this module honest about what it calls.
+ * The part of SkytapClient the Skytap lab platform uses (lab-platforms/skytap.ts). SkytapClient
+ * satisfies it; naming the subset keeps that module honest about what it calls.
  */
 export interface SkytapApi {
   listTemplates(): Promise<Template[]>;
@@ -14,6 +14,7 @@ export interface SkytapApi {
   setRunstate(id: string, runstate: 'running' | 'suspended' | 'stopped' | 'halted'): Promise<Environment>;
   deleteEnvironment(id: string): Promise<'deleted' | 'already_gone'>;
   listVms(envId: string): Promise<Vm[]>;
+  setVmUserData(envId: string, vmId: string, contents: string): Promise<void>;
 }
 
 /** What a lifecycle step needs from the job it runs in (JobContext minus the id). */
@@ -46,11 +47,11 @@ export interface LifecycleDeps {
   db: Db;
   /** A client built from the saved settings, with the provisioning retry budget. */
   skytap: (signal: AbortSignal) => Promise<SkytapApi>;
-  /** The Local lab platform (the connected vm-manager): POVs whose platform is 'local' run on it (platform-lifecycle.ts). */
+  /** The Local lab platform (the connected vm-manager): POVs whose platform is 'local' run on it. */
   local?: LabPlatform;
   now?: () => Date;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** Poll interval while waiting on Skytap (default 5 s). */
+  /** Poll interval while waiting on the platform (default 5 s). */
   pollMs?: number;
   /** Longest wait for one transition (default 30 min). */
   waitTimeoutMs?: number;

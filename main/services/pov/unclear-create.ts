@@ -1,6 +1,7 @@
 import { AppError, toWireError } from '../../../shared/contract/errors';
 import type { Db } from '../store/db';
 import type { Environment } from '../skytap/schemas';
+import type { LabEnvironment, LabPlatform } from '../lab-platforms/platform';
 import { updatePov, type PovRow } from './repo';
 import type { StepContext } from './types';
 
@@ -14,6 +15,11 @@ import type { StepContext } from './types';
  * while its outcome is unknown.
  */
 export const CREATE_CHECK_MS = 30 * 60_000;
+
+/** The environment an earlier, interrupted create made for this row (by its tagged name). */
+export function findAdoptable(p: LabPlatform, row: PovRow): Promise<LabEnvironment | null> {
+  return p.findByName(row.skytap_name);
+}
 
 export function isMaybeCreated(err: unknown): boolean {
   const detail = toWireError(err).detail as { maybeCreated?: unknown } | undefined;

@@ -1,6 +1,4 @@
 import type { Db } from '../store/db';
-import type { Vm } from '../skytap/schemas';
-import { labVmFromSkytap } from '../lab-platforms/skytap';
 import type { LabVm } from '../lab-platforms/platform';
 
 export interface VmApplyResult {
@@ -12,17 +10,12 @@ export interface VmApplyResult {
 }
 
 /**
- * Writes one VM read into pov_vms.
+ * Writes one VM read (any lab platform's VMs) into pov_vms.
  * - An EMPTY read changes nothing: a transient error that returns zero VMs must never prune rows
  *   (and later the columns other work hangs on them).
  * - A VM absent from a non-empty read gets gone_at; it is never deleted.
- * - os_override is never touched; os_platform follows Skytap's hardware.guestOS each time.
+ * - os_override is never touched; os_platform follows the platform's OS (Skytap's hardware.guestOS) each time.
  */
-export function applyVmRead(db: Db, povId: string, vms: readonly Vm[], at: string): VmApplyResult {
-  return applyLabVms(db, povId, vms.map(labVmFromSkytap), at);
-}
-
-/** applyVmRead for any lab platform's VMs (the same rules). */
 export function applyLabVms(db: Db, povId: string, vms: readonly LabVm[], at: string): VmApplyResult {
   if (vms.length === 0) return { seen: 0, added: 0, markedGone: 0, emptyRead: true };
   const existing = new Set(
