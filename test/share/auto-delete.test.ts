@@ -2,6 +2,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSkytapTime } from '../../main/services/skytap/share-api';
+import { getPov, insertPov, updatePov } from '../../main/services/pov/repo';
 import { createPov, DAY, HOUR, postPortal, shareWorld, type ShareTestWorld } from './helpers';
 import { JOB_KIND } from '../../shared/contract/job-kinds';
 import type { NotificationView } from '../../shared/contract/notify';
@@ -74,6 +75,18 @@ describe('auto-delete', () => {
     expect(w.emu.sharing.schedules.size).toBe(1);
     await sweep(w);
     expect((await w.call('pov.get', { id: povId })).pov.autoDelete!.status).toBe('armed');
+  }, 30_000);
+
+  it('a local POV is not judged by the sweep: its platform has no schedules, so it is never flagged or notified (it was, beside a Skytap POV)', async () => {
+    w = await shareWorld();
+    await createPov(w); // a Skytap POV, armed: the sweep lists schedules
+    const at = w.clock.now().toISOString();
+    insertPov(w.db, { id: 'local-pov-1', name: 'Rehearsal', templateId: 'povdesk-test', templateName: 'POV Desk test', skytapName: 'povdesk-local-pov', at, platform: 'local' });
+    updatePov(w.db, 'local-pov-1', { env_id: 'povdesk-local-po', state: 'active' }, at);
+    const r = await w.share.autoDelete.sweep([]);
+    expect(r.notArmed).toEqual([]);
+    expect(getPov(w.db, 'local-pov-1')).toMatchObject({ auto_delete_status: null, auto_delete_reason: null });
+    expect((await w.call('notify.list', {})).items.filter((n) => n.kind === 'auto_delete')).toEqual([]);
   }, 30_000);
 
   it('a schedule moved outside the app is flagged; setAutoDelete moves it and clamps share links', async () => {

@@ -4,6 +4,7 @@ import { getPov, updatePov, type PovRow } from '../pov/repo';
 import type { Environment } from '../skytap/schemas';
 import { parseSkytapTime, portalsInEnvironment, scheduleEnvId, type Schedule, type ShareSkytapApi } from '../skytap/share-api';
 import type { Db } from '../store/db';
+import { capabilitiesOf } from '../lab-platforms/capabilities';
 import type { ShareService } from './service';
 
 /** Skytap's times have whole seconds: so do ours, or a read-back would never match. */
@@ -134,9 +135,12 @@ export class AutoDelete {
    * reconcile pass already read): flags environments without a matching schedule.
    */
   async sweep(envs: Environment[]): Promise<AutoDeleteSweep> {
-    const rows = this.deps.db
-      .prepare("SELECT * FROM povs WHERE env_id IS NOT NULL AND state IN ('active', 'failed') ORDER BY created_at")
-      .all() as PovRow[];
+    // Only POVs on a platform with schedules: a local POV has no auto-delete timer to judge.
+    const rows = (
+      this.deps.db
+        .prepare("SELECT * FROM povs WHERE env_id IS NOT NULL AND state IN ('active', 'failed') ORDER BY created_at")
+        .all() as PovRow[]
+    ).filter((r) => capabilitiesOf(r.platform).features.schedules.supported);
     const out: AutoDeleteSweep = { armed: 0, notArmed: [], portalsAdded: 0, portalsGone: 0 };
     if (!rows.length) return out;
     const byEnv = new Map(envs.map((e) => [e.id, e]));
