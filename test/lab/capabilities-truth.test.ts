@@ -10,7 +10,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLATFORMS, type Feature } from '../../main/services/lab-platforms/capabilities';
+import { PLATFORMS, type Feature } from '../../shared/lab-platforms';
 import { LocalTemplates, TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
 import { generatePassword } from '../../main/services/share/password';
 import { shareApi } from '../../main/services/skytap/share-api';

@@ -4,7 +4,7 @@ import {
   PLATFORMS,
   requireBootstrapMechanism,
   requireCapability,
-} from '../../main/services/lab-platforms/capabilities';
+} from '../../shared/lab-platforms';
 
 describe('lab platform capabilities', () => {
   it('Skytap injects by metadata and supports publish sets, schedules and project scoping', () => {

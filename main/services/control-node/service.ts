@@ -3,7 +3,7 @@ import type { PovLocks } from '../pov/locks';
 import type { StepContext } from '../pov/types';
 import type { SavedSkytap } from '../skytap/saved';
 import type { Db } from '../store/db';
-import { requireBootstrapMechanism } from '../lab-platforms/capabilities';
+import { requireBootstrapMechanism } from '../../../shared/lab-platforms';
 import type { LabPlatform } from '../lab-platforms/platform';
 import { SkytapPlatform } from '../lab-platforms/skytap';
 import { AgentStore } from './agents';

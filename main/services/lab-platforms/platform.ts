@@ -1,5 +1,5 @@
 import type { OsValue } from '../../../shared/contract/pov';
-import type { LabPlatformId } from './capabilities';
+import type { LabPlatformId } from '../../../shared/lab-platforms';
 import type { LocalTemplate } from './local-templates';
 
 export type { LocalTemplate, LocalTemplateVm } from './local-templates';
@@ -7,7 +7,7 @@ export type { LocalTemplate, LocalTemplateVm } from './local-templates';
 /**
  * A lab platform: where a POV's environment lives. Two implement it: Skytap (skytap.ts, the
  * Skytap client behind this interface) and Local (local.ts, whichever vm-manager the app is
- * connected to). What each can do is declared in capabilities.ts; callers refuse what a platform
+ * connected to). What each can do is declared in shared/lab-platforms.ts; callers refuse what a platform
  * lacks before they get here. The one POV lifecycle (pov/lifecycle.ts, pov/destroy.ts) runs over
  * it for both. docs/lab-platforms.md describes both.
  *

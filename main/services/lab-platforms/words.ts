@@ -3,7 +3,7 @@ import { AppError } from '../../../shared/contract/errors';
 /**
  * How the one POV lifecycle names a platform's environment in what it writes on a POV row and in
  * its job log, so each platform keeps its own messages (Skytap's are the ones it always had).
- * Static per platform, like capabilities.ts: a message can be chosen before any client is built.
+ * Static per platform, like the registry (shared/lab-platforms.ts): a message can be chosen before any client is built.
  */
 export interface PlatformWords {
   /** Who answers, in progress lines and messages: 'Skytap', 'the vm-manager'. */

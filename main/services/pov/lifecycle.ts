@@ -1,5 +1,5 @@
 import { AppError } from '../../../shared/contract/errors';
-import { capabilitiesOf } from '../lab-platforms/capabilities';
+import { capabilitiesOf } from '../../../shared/lab-platforms';
 import { povTag, type LabEnvironment, type LabPlatform } from '../lab-platforms/platform';
 import { wordsOf } from '../lab-platforms/words';
 import { updatePov } from './repo';

@@ -3,7 +3,7 @@ import type { PamStatus } from '../../../shared/contract/pam';
 import type { PovView } from '../../../shared/contract/pov';
 import type { PovReadiness, ReadinessItem, ReadinessItemKey, ReadinessLevel } from '../../../shared/contract/readiness';
 import type { ShareView } from '../../../shared/contract/share';
-import { capabilitiesOf, type Feature } from '../lab-platforms/capabilities';
+import { capabilitiesOf, type Feature } from '../../../shared/lab-platforms';
 import { RECONCILE_INTERVAL_MS } from './reconcile';
 
 /** A runstate older than two sweeps is no longer "confirmed recently". */

@@ -3,7 +3,7 @@ import { AppError } from '../../../shared/contract/errors';
 import { JOB_KIND } from '../../../shared/contract/job-kinds';
 import { canonicalTimeZone, ianaTimeZone, povActionRefusal, type OsValue, type PovActions, type PovView, type PovVmView } from '../../../shared/contract/pov';
 import type { JobRunner } from '../jobs/runner';
-import { requireCapability } from '../lab-platforms/capabilities';
+import { requireCapability } from '../../../shared/lab-platforms';
 import { PovLocks } from './locks';
 import { runCreate, runDestroy, runPower, runRefreshVms } from './lifecycle';
 import type { PlatformId } from '../lab-platforms/platform';

@@ -4,7 +4,7 @@ import { getPov, updatePov, type PovRow } from '../pov/repo';
 import type { Environment } from '../skytap/schemas';
 import { parseSkytapTime, portalsInEnvironment, scheduleEnvId, type Schedule, type ShareSkytapApi } from '../skytap/share-api';
 import type { Db } from '../store/db';
-import { capabilitiesOf } from '../lab-platforms/capabilities';
+import { capabilitiesOf } from '../../../shared/lab-platforms';
 import type { ShareService } from './service';
 
 /** Skytap's times have whole seconds: so do ours, or a read-back would never match. */

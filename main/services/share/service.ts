@@ -1,7 +1,7 @@
 import { AppError } from '../../../shared/contract/errors';
 import type { ShareView } from '../../../shared/contract/share';
 import { getPov, listVms, type PovRow } from '../pov/repo';
-import { requireCapability } from '../lab-platforms/capabilities';
+import { requireCapability } from '../../../shared/lab-platforms';
 import type { SecretStore } from '../secrets/store';
 import { parseSkytapTime, type PortalAccess, type PublishSet, type ShareSkytapApi } from '../skytap/share-api';
 import type { Db } from '../store/db';

@@ -1,9 +1,10 @@
 import type { JobRecord, SettingsView } from '../../../shared/contract';
 import type { VmConnection } from '../../../shared/contract/vm';
+import { PLATFORMS, type Feature, type LabPlatformId } from '../../../shared/lab-platforms';
 import { api } from '../api';
 
 /** The lab platforms a POV can live on (pov.create's `platform`; PovView.platform). */
-export type LabPlatformId = 'skytap' | 'local';
+export type { LabPlatformId };
 
 /**
  * What the create dialog offers. "This laptop" and "Remote vm-manager" are both the `local`
@@ -35,15 +36,14 @@ export function platformLabel(platform: string, connection: VmConnection | null)
 }
 
 /**
- * What the local platform lacks, in the capability registry's words
- * (main/services/lab-platforms/capabilities.ts, `local`: `schedules`, `publishSets`, `suspend`). The
- * registry is main-side and not in the contract, so the notes are repeated here;
- * test/renderer/pov/lab-platform.test.tsx fails when they drift apart.
+ * What the local platform lacks, in the capability registry's own words (shared/lab-platforms.ts,
+ * `local`: `schedules`, `publishSets`, `suspend`), so the page and the core never say two things.
  */
-export const LOCAL_SCHEDULES_NOTE = 'The vm-manager has no scheduler, so a local POV has no auto-delete timer; destroy it yourself.';
-export const LOCAL_PUBLISH_SETS_NOTE = 'The vm-manager has no share links; share access to a local VM through your own network instead.';
+const localNote = (f: Feature): string => PLATFORMS.local.features[f].note ?? '';
+export const LOCAL_SCHEDULES_NOTE = localNote('schedules');
+export const LOCAL_PUBLISH_SETS_NOTE = localNote('publishSets');
 /** The registry's caveat on `suspend` for `local` (shown on a local POV's Suspend button). */
-export const LOCAL_SUSPEND_NOTE = "Suspend is the vm-manager's stop and resume its start: a stopped local VM boots again from its disk, so what was in memory is lost.";
+export const LOCAL_SUSPEND_NOTE = localNote('suspend');
 export const LOCAL_NO_AUTO_DELETE = `No auto-delete date: ${LOCAL_SCHEDULES_NOTE}`;
 export const LOCAL_NO_SHARE = `No share links: ${LOCAL_PUBLISH_SETS_NOTE}`;
 

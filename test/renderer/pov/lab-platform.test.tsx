@@ -2,7 +2,7 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
 import { freeLoopbackPort } from '../../../main/lib/procs';
-import { PLATFORMS } from '../../../main/services/lab-platforms/capabilities';
+import { PLATFORMS } from '../../../shared/lab-platforms';
 import { setTransport } from '../../../renderer/src/api';
 import { LOCAL_PUBLISH_SETS_NOTE, LOCAL_SCHEDULES_NOTE, LOCAL_SUSPEND_NOTE } from '../../../renderer/src/state/lab';
 import PovsPage from '../../../renderer/src/pages/povs-page';
@@ -58,7 +58,7 @@ describe('Create POV: the lab platform', () => {
     expect(options[0]!.textContent).toContain('id povdesk-test');
     expect(options[0]!.textContent).toContain('test-vm (povdesk-test)');
     expect(within(dialog).queryByLabelText('Auto-delete')).toBeNull();
-    expect(within(dialog).getByTestId('no-auto-delete').textContent).toBe(`No auto-delete date: ${PLATFORMS.local!.features.schedules.note}`);
+    expect(within(dialog).getByTestId('no-auto-delete').textContent).toBe(`No auto-delete date: ${PLATFORMS.local.features.schedules.note}`);
 
     fireEvent.click(within(group).getByRole('radio', { name: /Skytap/ }));
     expect(within(dialog).getByLabelText('Auto-delete')).toBeTruthy();
@@ -108,14 +108,15 @@ describe('Rehearse on this laptop', () => {
   }, 30_000);
 });
 
-describe("the renderer's copy of the registry's reasons", () => {
-  it('says what the capability registry says of local (no schedules, no publish sets, suspend is stop)', () => {
-    const local = PLATFORMS.local!.features;
+describe("the registry's reasons as the renderer shows them", () => {
+  it('are the capability registry\'s words for local (no schedules, no publish sets, suspend is stop), none of them blank', () => {
+    const local = PLATFORMS.local.features;
     expect(local.schedules.supported).toBe(false);
     expect(local.publishSets.supported).toBe(false);
     expect(LOCAL_SCHEDULES_NOTE).toBe(local.schedules.note);
     expect(LOCAL_PUBLISH_SETS_NOTE).toBe(local.publishSets.note);
     expect(local.suspend.supported).toBe(true);
     expect(LOCAL_SUSPEND_NOTE).toBe(local.suspend.note);
+    for (const note of [LOCAL_SCHEDULES_NOTE, LOCAL_PUBLISH_SETS_NOTE, LOCAL_SUSPEND_NOTE]) expect(note.length).toBeGreaterThan(20);
   });
 });

@@ -1,4 +1,4 @@
-import { AppError } from '../../../shared/contract/errors';
+import { AppError } from './contract/errors';
 
 /**
  * What each lab platform can do, so a feature a platform lacks is refused up front with the
