@@ -37,6 +37,8 @@ export const bakeArgs = z
     extraPackages: z.array(debPackage).max(50).optional(),
     /** grow the disk to this size first (the root partition and file system grow with it) */
     sizeGib: z.number().int().min(2).max(4000).optional(),
+    /** docker-archive tars (docker save) in the allowed dirs: loaded into the guest's Docker before its runner starts */
+    preloadImages: z.array(z.string().trim().min(1).max(4096)).max(8).optional(),
   })
   .strict();
 export type BakeArgs = z.infer<typeof bakeArgs>;

@@ -90,13 +90,7 @@ export class LocalTemplates {
 
   /** Validates, refuses a name already taken (any case), writes atomically. Throws before writing anything. */
   create(input: CreateLocalTemplateArgs): LocalTemplate {
-    const parsed = createLocalTemplateArgs.safeParse(input);
-    if (!parsed.success) {
-      const first = parsed.error.issues[0];
-      const where = first?.path.length ? `${first.path.join('.')}: ` : '';
-      throw new AppError('invalid_request', `Local template refused: ${where}${first?.message ?? 'invalid'}`);
-    }
-    const a = parsed.data;
+    const a = parseLocalTemplateArgs(input);
     const existing = this.list();
     const taken = existing.find((t) => t.name.toLowerCase() === a.name.toLowerCase());
     if (taken) throw new AppError('conflict', `A local template named "${taken.name}" already exists; pick another name.`);
@@ -167,6 +161,15 @@ export class LocalTemplates {
     }
     return out.sort((a, b) => a.name.localeCompare(b.name));
   }
+}
+
+/** The create arguments checked, or AppError('invalid_request') naming the first bad field. */
+export function parseLocalTemplateArgs(input: CreateLocalTemplateArgs): z.output<typeof createLocalTemplateArgs> {
+  const parsed = createLocalTemplateArgs.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const first = parsed.error.issues[0];
+  const where = first?.path.length ? `${first.path.join('.')}: ` : '';
+  throw new AppError('invalid_request', `Local template refused: ${where}${first?.message ?? 'invalid'}`);
 }
 
 function toTemplate(f: z.infer<typeof templateFile>): LocalTemplate {

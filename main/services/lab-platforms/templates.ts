@@ -1,7 +1,7 @@
 import { AppError } from '../../../shared/contract/errors';
-import { createLocalTemplateArgs, type CreateLocalTemplateArgs, type LabTemplateView } from '../../../shared/contract/templates';
+import type { CreateLocalTemplateArgs, LabTemplateView } from '../../../shared/contract/templates';
 import { inferOs, type Template } from '../skytap/schemas';
-import type { LocalTemplate, LocalTemplates } from './local-templates';
+import { parseLocalTemplateArgs, type LocalTemplate, type LocalTemplates } from './local-templates';
 
 /**
  * templates.list / createLocal / deleteLocal: a lab platform's templates in one shape. Skytap's
@@ -32,7 +32,7 @@ export class LabTemplateService {
 
   /** Every image must be in the connected vm-manager; nothing is written when one is not. */
   async createLocal(input: CreateLocalTemplateArgs): Promise<LabTemplateView> {
-    const args = createLocalTemplateArgs.parse(input);
+    const args = parseLocalTemplateArgs(input);
     let images: { name: string }[];
     try {
       images = await this.o.vmImages();

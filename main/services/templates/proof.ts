@@ -13,14 +13,26 @@ import type { VmManagerClient } from '../../vm-api/client';
 import { BEGIN_LINE, END_LINE } from '../control-node/markers';
 import { RUNNER_PATH, UNIT_NAME } from '../control-node/runner';
 
-export function probePayload(nonce: string): string {
+/** Image references as the preload check takes them (preload.ts): nothing a shell would expand. */
+const IMAGE_REF = /^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$/;
+
+export function probePayload(nonce: string, images: string[] = []): string {
+  for (const ref of images) if (!IMAGE_REF.test(ref)) throw new AppError('invalid_request', `"${ref}" is not an image reference`);
+  // The runner starts after povdesk-preload-images.service: the images must be in Docker by now.
+  const check = images.length
+    ? `i=ok
+for ref in ${images.map((r) => `'${r}'`).join(' ')}; do
+  docker image inspect "$ref" >/dev/null 2>&1 || i="\${i#ok}missing:$ref,"
+done
+`
+    : 'i=none\n';
   return `#!/bin/sh
 ${BEGIN_LINE}
 # POV Desk template proof: reports what the runner found, then ready.
 d=$(systemctl is-enabled docker.service 2>/dev/null || echo missing)
 u=$(systemctl is-enabled ${UNIT_NAME} 2>/dev/null || echo missing)
 r=$(sha256sum ${RUNNER_PATH} | cut -d' ' -f1)
-l="POVDESK-PROBE ${nonce} docker-enabled=$d runner-unit=$u runner-sha256=$r"
+${check}l="POVDESK-PROBE ${nonce} docker-enabled=$d runner-unit=$u runner-sha256=$r images=$i"
 echo "$l" > /dev/ttyS0 || echo "$l" > /dev/console
 curl -fsS --max-time 10 -X POST -H 'Content-Type: application/json' \\
   -d '{"stage":"ready"}' http://169.254.169.254/report || true
@@ -28,7 +40,7 @@ ${END_LINE}
 `;
 }
 
-const PROBE_RE = /POVDESK-PROBE ([0-9a-f]{16}) docker-enabled=(\S+) runner-unit=(\S+) runner-sha256=([0-9a-f]{64}|\S*)/;
+const PROBE_RE = /POVDESK-PROBE ([0-9a-f]{16}) docker-enabled=(\S+) runner-unit=(\S+) runner-sha256=([0-9a-f]{64}|\S*) images=(\S+)/;
 
 export interface ProofInput {
   client: VmManagerClient;
@@ -37,6 +49,8 @@ export interface ProofInput {
   expectRunnerSha256: string;
   /** false when the bake skipped Docker: then only the runner is checked */
   expectDocker: boolean;
+  /** images the bake preloaded: each must be in the guest's Docker when the runner runs the probe */
+  expectImages?: string[];
   timeoutMs?: number;
   signal?: AbortSignal;
   onVm?: (id: string) => void;
@@ -49,7 +63,7 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
   const started = Date.now();
   const vm = await o.client.create({
     name: `proof-${nonce.slice(0, 8)}`, image: o.image, cpus: 1, memory_mib: 1024, disk_gib: o.diskGib,
-    user_data: probePayload(nonce),
+    user_data: probePayload(nonce, o.expectImages ?? []),
     // A baked template has no golden values and does not quote: the runner is what is proven here.
     require_attestation: false, wait_for: 'none',
   });
@@ -79,11 +93,12 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
           const problems: string[] = [];
           if (m[4] !== o.expectRunnerSha256) problems.push(`the runner's sha256 is ${m[4] || 'unknown'}, the app's is ${o.expectRunnerSha256}`);
           if (m[3] !== 'enabled') problems.push(`${UNIT_NAME} is "${m[3]}", not enabled`);
+          if (o.expectImages?.length && m[5] !== 'ok') problems.push(`the preloaded images are not all in Docker when the runner runs (${m[5]}): see povdesk-preload-images.service on the console`);
           if (o.expectDocker && m[2] !== 'enabled') problems.push(`systemctl is-enabled docker says "${m[2]}": Docker would not start on a POV`);
           const secs = Math.round((Date.now() - started) / 1000);
           return problems.length
             ? result(false, `the proof boot failed: ${problems.join('; ')}`, m)
-            : result(true, `the runner fetched the probe from the metadata service and ran it after ${secs} s; docker.service ${m[2]}`, m);
+            : result(true, `the runner fetched the probe from the metadata service and ran it after ${secs} s; docker.service ${m[2]}${o.expectImages?.length ? `; preloaded ${o.expectImages.join(', ')} in Docker` : ''}`, m);
         }
       }
       const rec = await o.client.get(vm.id).catch(() => null);

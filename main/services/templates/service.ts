@@ -20,6 +20,7 @@ import { debianBase } from './debian';
 import { inspectGuest, type GuestFacts } from './inspect';
 import { writeExport } from './ova';
 import { fetchPackages, type FetchedPackage } from './packages';
+import { checkPreloadImages } from './preload';
 import { proofBoot } from './proof';
 import { growDisk } from './grow';
 import { allowedSource, diskOf, workingCopy } from './source';
@@ -87,6 +88,8 @@ export class TemplateService {
   async bakeWork(job: JobContext, args: BakeArgs): Promise<{ image: string; manifest: BakeManifest; proof: ProofResult }> {
     // Resolve the source before anything is made or started: a bad path changes nothing.
     const srcPath = typeof args.source === 'string' ? allowedSource(args.source, this.d.allowedDirs) : null;
+    if (args.preloadImages?.length && args.docker === 'skip') throw new AppError('invalid_request', 'preloadImages needs Docker in the guest: leave docker at "auto"');
+    const preload = await checkPreloadImages(args.preloadImages ?? [], this.d.allowedDirs, job.signal);
     if (existsSync(this.bakedDir(args.name))) throw new AppError('conflict', `a baked template "${args.name}" exists: pick another name`);
     const { client, stateDir } = await this.d.vmm();
     const images = await client.localImages();
@@ -138,10 +141,12 @@ export class TemplateService {
         wanted, dpkgStatus: guest.dpkgStatus, guestCodename: guest.codename, cacheDir: join(this.cache, 'debs'), outDir: join(work, 'debs'),
         signal: job.signal, log: (l) => job.log(l),
       });
-      const need = debs.reduce((n, p) => n + p.bytes, 0) * 4 + HEADROOM;
+      // a preloaded tar stays on the template's disk, and its layers land beside it at first boot
+      const need = debs.reduce((n, p) => n + p.bytes, 0) * 4 + preload.reduce((n, p) => n + p.bytes, 0) * 3 + HEADROOM;
       if (need > guest.freeBytes) {
         throw new AppError('invalid_request', `the image has ${Math.round(guest.freeBytes / 1024 ** 2)} MiB free on / and the bake needs about ${Math.round(need / 1024 ** 2)} MiB: pass sizeGib to grow the disk`);
       }
+      for (const p of preload) job.log(`preload: ${p.path} (${p.refs.join(', ')}; ${p.bytes} bytes, sha256 ${p.sha256}): loaded at each VM's first boot, before the runner`);
       job.log(`packages: ${debs.length} .deb (${Math.round(debs.reduce((n, p) => n + p.bytes, 0) / 1024 ** 2)} MiB)`);
       done('packages');
 
@@ -149,7 +154,7 @@ export class TemplateService {
       const runner = runnerScript();
       const manifest = this.manifest(args, sourceLabel, baseSha256, guest, debs, runner.sha256, times);
       await customize({
-        disk, work, debsDir: debs.length ? join(work, 'debs') : null, runner, manifest, enableDocker: args.docker !== 'skip',
+        disk, work, debsDir: debs.length ? join(work, 'debs') : null, runner, manifest, enableDocker: args.docker !== 'skip', preloadImages: preload.map((p) => p.path),
         signal: job.signal, log: (l) => job.log(l),
       });
       done('bake');
@@ -165,7 +170,7 @@ export class TemplateService {
       stage('proof', 'booting the baked image; waiting for its runner to run the probe');
       const proof = await proofBoot({
         client, image: args.name, diskGib: Math.max(1, Math.ceil((img.virtualSizeBytes ?? 0) / 1024 ** 3)),
-        expectRunnerSha256: runner.sha256, expectDocker: args.docker !== 'skip', timeoutMs: this.d.proofTimeoutMs, signal: job.signal,
+        expectRunnerSha256: runner.sha256, expectDocker: args.docker !== 'skip', expectImages: preload.flatMap((p) => p.refs), timeoutMs: this.d.proofTimeoutMs, signal: job.signal,
         onVm: (id) => job.progress('proof', STAGE_WEIGHT.proof[0], `proof VM ${id}`), log: (l) => job.log(l),
       });
       done('proof');

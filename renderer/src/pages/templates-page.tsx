@@ -3,6 +3,7 @@ import type { RunnerScriptView } from '../../../shared/contract/control-node';
 import type { BakedImage } from '../../../shared/contract/templates';
 import { api, errorText } from '../api';
 import { BakedList, BakePanel } from '../components/templates/bake-panel';
+import { LocalTemplatesPanel } from '../components/templates/local-templates';
 import './templates.css';
 
 /**
@@ -74,6 +75,7 @@ export default function TemplatesPage() {
       )}
       <BakePanel onBaked={loadBaked} />
       <BakedList images={baked} error={bakedError} />
+      <LocalTemplatesPanel />
       {!runner && !error && <p className="muted">Loading the template runner…</p>}
       {runner && (
         <>

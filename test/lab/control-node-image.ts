@@ -1,0 +1,83 @@
+/**
+ * The lab's control-node image: Debian bookworm baked by the TemplateService (runner, docker.io,
+ * open-vm-tools) with the test agent preloaded (test/lab/agent-image.ts), proven by the bake's own
+ * proof boot (the runner ran the probe and `docker image inspect povdesk/test-agent:1` found it).
+ * The baked qcow2 is cached outside the checkout, beside the templates suites' caches, keyed by
+ * the sha256 of its inputs: the runner script, the agent image tar, the preload unit and script,
+ * and the recipe below. A warm call only imports it into the given manager as
+ * `povdesk-control-node`.
+ */
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runnerScript } from '../../main/services/control-node/runner';
+import { preloadScript, preloadUnit } from '../../main/services/templates/preload';
+import type { VmManagerClient } from '../../main/vm-api/client';
+import { bakeWorld, CACHE } from '../templates/support';
+import { AGENT_REF, agentImageTar } from './agent-image';
+
+export const CONTROL_NODE_IMAGE = 'povdesk-control-node';
+/** Bump when the bake changes in a way the inputs below do not show. */
+const RECIPE = { version: 1, source: { debian: 'bookworm' }, docker: 'auto', preload: [AGENT_REF] } as const;
+
+export function controlNodeImageKey(): string {
+  const h = createHash('sha256');
+  for (const part of [runnerScript().script, agentImageTar(), preloadScript(), preloadUnit(), JSON.stringify(RECIPE)]) {
+    h.update(createHash('sha256').update(part).digest('hex'));
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+export interface ControlNodeImage {
+  name: typeof CONTROL_NODE_IMAGE;
+  agentRef: typeof AGENT_REF;
+  /** the cached qcow2 */
+  disk: string;
+  /** whether this call baked it (false: from the cache) */
+  baked: boolean;
+  bakeSeconds: number | null;
+  importSeconds: number;
+}
+
+/** Bakes (once per input change) and imports the control-node image into `client`'s manager, whose state dir is `stateDir`. */
+export async function ensureControlNodeImage(client: VmManagerClient, stateDir: string, log: (l: string) => void = () => {}): Promise<ControlNodeImage> {
+  const key = controlNodeImageKey();
+  const dir = join(CACHE, 'control-node', key);
+  const disk = join(dir, 'disk.qcow2');
+  let bakeSeconds: number | null = null;
+  if (!existsSync(disk)) {
+    const t0 = Date.now();
+    const w = await bakeWorld();
+    try {
+      const tar = join(w.sources, 'povdesk-test-agent.tar');
+      writeFileSync(tar, agentImageTar());
+      const id = w.svc.bake({ source: { debian: 'bookworm' }, name: CONTROL_NODE_IMAGE, preloadImages: [tar] });
+      const job = await w.jobs.wait(id);
+      if (job.state !== 'succeeded') {
+        const tail = w.jobs.log(id).map((l) => l.message).slice(-40).join('\n');
+        throw new Error(`the control-node bake ${job.state}: ${job.error?.message ?? ''}\n${tail}`);
+      }
+      const img = (await w.client.localImages()).find((i) => i.name === CONTROL_NODE_IMAGE);
+      if (!img?.path || !img.disk) throw new Error('the bake succeeded but its image is not in the bake manager');
+      mkdirSync(dir, { recursive: true });
+      copyFileSync(join(img.path, img.disk), `${disk}.tmp-${process.pid}`);
+      renameSync(`${disk}.tmp-${process.pid}`, disk);
+      bakeSeconds = Math.round((Date.now() - t0) / 1000);
+      log(`control-node image baked in ${bakeSeconds} s (${JSON.stringify((job.result as { manifest?: { stages?: unknown } } | null)?.manifest?.stages ?? {})})`);
+    } finally {
+      await w.close();
+    }
+  }
+  const t1 = Date.now();
+  if (!(await client.localImages()).some((i) => i.name === CONTROL_NODE_IMAGE)) {
+    const incoming = join(stateDir, 'incoming', `${process.pid}-${CONTROL_NODE_IMAGE}.qcow2`);
+    mkdirSync(join(stateDir, 'incoming'), { recursive: true });
+    copyFileSync(disk, incoming);
+    try {
+      await client.importImage(incoming, CONTROL_NODE_IMAGE);
+    } finally {
+      rmSync(incoming, { force: true });
+    }
+  }
+  return { name: CONTROL_NODE_IMAGE, agentRef: AGENT_REF, disk, baked: bakeSeconds !== null, bakeSeconds, importSeconds: Math.round((Date.now() - t1) / 100) / 10 };
+}

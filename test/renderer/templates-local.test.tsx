@@ -1,0 +1,114 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Core } from '../../main/core/create';
+import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
+import { createApiHandler } from '../../main/vm-manager/api';
+import { hostReport } from '../../main/vm-manager/host';
+import { TEST_IMAGE } from '../../main/vm-manager/images';
+import { Networks } from '../../main/vm-manager/networks';
+import { VmService } from '../../main/vm-manager/vms';
+import { setTransport } from '../../renderer/src/api';
+import { LocalTemplatesPanel } from '../../renderer/src/components/templates/local-templates';
+import { testCore } from '../foundation/helpers';
+import { needs } from '../support/system';
+import { attachLocalManager } from '../vm/helpers';
+import { FakeLauncher } from '../vm-manager/fake-launcher';
+import { coreTransport } from './core-transport';
+
+/**
+ * The Templates page's "Local templates" against a real core whose vm-manager is the real daemon's
+ * REST handler (fake launcher: no VM boots here) with two images: the list shows the bundled test
+ * template first, "New local template" saves a two-VM template from the manager's images, the
+ * core's refusal shows in the form, and Delete removes the file.
+ */
+const skip = needs(['qemu-system-x86_64', 'swtpm', 'dropbearkey', 'ssh-keygen']);
+const TOKEN = 'renderer-labtpl-token-0123456789';
+
+describe.skipIf(skip)('Templates page: Local templates', () => {
+  let core: Core;
+  let state: string;
+  let server: Server;
+  let vms: VmService;
+  const files = () => {
+    const dir = join(core.base.home, 'lab-templates');
+    return existsSync(dir) ? readdirSync(dir) : [];
+  };
+
+  beforeAll(async () => {
+    state = mkdtempSync(join(tmpdir(), 'labtpl-ui-'));
+    for (const name of [TEST_IMAGE, 'control-node']) {
+      mkdirSync(join(state, 'images', name), { recursive: true });
+      writeFileSync(join(state, 'images', name, 'image.json'), JSON.stringify({ name, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
+    }
+    const networks = new Networks(state);
+    vms = new VmService({ stateDir: state, launcher: new FakeLauncher(), networkMode: (n) => networks.get(n).mode });
+    server = createServer(createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    core = await testCore();
+    attachLocalManager(core.base.home, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: TOKEN, stateDir: state });
+    setTransport(coreTransport(core));
+  }, 60_000);
+  afterAll(async () => {
+    cleanup();
+    vms?.detach();
+    await core?.close();
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    if (state) rmSync(state, { recursive: true, force: true });
+  });
+
+  it('lists the built-in test template, creates a two-VM template from the manager\'s images, shows a refusal, deletes', async () => {
+    render(<LocalTemplatesPanel />);
+    const panel = await screen.findByRole('region', { name: 'Local templates' });
+    const builtIn = await within(panel).findByRole('listitem', { name: 'POV Desk test VM' });
+    expect(within(builtIn).getByText('built-in')).toBeTruthy();
+    expect(within(builtIn).getByText(`test-vm: ${TEST_IMAGE} (linux)`)).toBeTruthy();
+    expect(within(builtIn).queryByRole('button', { name: /Delete/ })).toBeNull();
+
+    fireEvent.click(within(panel).getByRole('button', { name: 'New local template' }));
+    const form = await within(panel).findByRole('form', { name: 'New local template' });
+    // the images come from the vm-manager; the first VM starts at 2 CPUs / 2048 MiB / 20 GiB
+    const vm1 = await within(form).findByRole('group', { name: 'VM 1' });
+    await waitFor(() => expect(within(within(vm1).getByLabelText('Image')).getAllByRole('option').map((o) => o.textContent)).toEqual(['control-node (kernel)', `${TEST_IMAGE} (kernel)`]));
+    expect([within(vm1).getByLabelText('CPUs'), within(vm1).getByLabelText('Memory (MiB)'), within(vm1).getByLabelText('Disk (GiB)')].map((i) => (i as HTMLInputElement).value)).toEqual(['2', '2048', '20']);
+    const create = within(form).getByRole('button', { name: 'Create' }) as HTMLButtonElement;
+    expect(create.disabled).toBe(true); // no name yet
+
+    fireEvent.change(within(form).getByLabelText('Local template name'), { target: { value: 'Two node' } });
+    fireEvent.change(within(vm1).getByLabelText('VM name'), { target: { value: 'ctl' } });
+    fireEvent.click(within(form).getByRole('button', { name: 'Add VM' }));
+    const vm2 = within(form).getByRole('group', { name: 'VM 2' });
+    fireEvent.change(within(vm2).getByLabelText('VM name'), { target: { value: 'ctl' } }); // same name: refused by the core
+    fireEvent.change(within(vm2).getByLabelText('Image'), { target: { value: TEST_IMAGE } });
+    fireEvent.change(within(vm2).getByLabelText('Memory (MiB)'), { target: { value: '4096' } });
+    fireEvent.click(create);
+    await waitFor(() => expect(within(form).getByRole('alert').textContent).toMatch(/VM names must be unique/));
+    expect(files()).toEqual([]);
+
+    fireEvent.change(within(vm2).getByLabelText('VM name'), { target: { value: 'target' } });
+    fireEvent.click(create);
+    const made = await within(panel).findByRole('listitem', { name: 'Two node' }, { timeout: 10_000 });
+    expect(within(made).getByText('ctl: control-node (linux)')).toBeTruthy();
+    expect(within(made).getByText(`target: ${TEST_IMAGE} (linux)`)).toBeTruthy();
+    expect(within(panel).queryByRole('form')).toBeNull();
+    const items = within(panel).getAllByRole('listitem').filter((li) => li.parentElement?.classList.contains('local-template-list'));
+    expect(items.map((li) => li.getAttribute('aria-label'))).toEqual(['POV Desk test VM', 'Two node']);
+    const saved = (await core.dispatcher.call('templates.list', { platform: 'local' }, { transport: 'test' })) as { templates: { id: string }[] };
+    expect(saved.templates.map((t) => t.id)[0]).toBe(TEST_TEMPLATE_ID);
+    expect(files()).toHaveLength(1);
+
+    fireEvent.click(within(made).getByRole('button', { name: 'Delete Two node' }));
+    const confirm = within(made).getByRole('group', { name: 'Confirm delete Two node' });
+    fireEvent.click(within(confirm).getByRole('button', { name: 'Keep' }));
+    expect(within(made).queryByRole('group')).toBeNull();
+    expect(files()).toHaveLength(1);
+    fireEvent.click(within(made).getByRole('button', { name: 'Delete Two node' }));
+    fireEvent.click(within(made).getByRole('button', { name: 'Delete template' }));
+    await waitFor(() => expect(within(panel).queryByRole('listitem', { name: 'Two node' })).toBeNull());
+    expect(files()).toEqual([]);
+  });
+});
