@@ -1,0 +1,74 @@
+/**
+ * One local POV on the real vm-manager (in-process daemon, real QEMU + swtpm + OVMF under TCG, the
+ * cached test image): pov.create {platform: 'local'} from the bundled test template through the
+ * real core (its VmApp reattaches to this manager as its local one, the production wiring),
+ * suspend (the vm-manager's stop) and start (a cold boot from disk), destroy. Afterwards no qemu or
+ * swtpm process mentions the state dir and the manager has no VM record. One VM, two boots: the
+ * only real boots of the platform suites (2 cores are shared).
+ */
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
+import { TEST_IMAGE } from '../../main/vm-manager/images';
+import { serve, type RunningManager } from '../../main/vm-manager/server';
+import { testCore, type TestCore } from '../support/core';
+import { attachLocalManager } from '../vm/helpers';
+import { pidsWith, stateWithImage, vmSkip } from '../vm-manager/support';
+
+const skip = vmSkip();
+
+describe.skipIf(skip !== null)('a local POV on the real vm-manager (TCG)', () => {
+  let state = '';
+  let m: RunningManager | null = null;
+  let t: TestCore;
+
+  beforeAll(async () => {
+    state = stateWithImage('vmm-localpov-');
+    // learn mode: the cached test image may carry no golden values for this host yet (as the other boot suites)
+    m = await serve({ stateDir: state, token: 'localpov-token-0123456789', learn: [TEST_IMAGE] });
+    t = await testCore({ env: { POVDESK_SKYTAP_POLL_MS: '250' } });
+    attachLocalManager(t.home, { url: m.url, token: 'localpov-token-0123456789', stateDir: state });
+  }, 300_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await m?.close({ stopVms: true });
+    if (state) rmSync(state, { recursive: true, force: true });
+  });
+
+  it('create → running, suspend → stopped, start → running, destroy → no VM record and no qemu/swtpm process', async () => {
+    const t0 = Date.now();
+    const { jobId } = await t.call('pov.create', { platform: 'local', templateId: TEST_TEMPLATE_ID, name: 'Rehearsal on TCG' });
+    const job = await t.jobs.wait(jobId);
+    expect(job.state, JSON.stringify(job.error)).toBe('succeeded');
+    const povId = job.subject!;
+    const created = Date.now() - t0;
+    const got = await t.call('pov.get', { id: povId });
+    expect(got.pov).toMatchObject({ platform: 'local', state: 'active', runstate: 'running', envId: `povdesk-${povId.slice(0, 8)}` });
+    expect(got.vms.map((v) => [v.name, v.os])).toEqual([['test-vm', 'linux']]);
+    const [rec] = await m!.vms.list();
+    expect(rec).toMatchObject({ name: `povdesk-${povId.slice(0, 8)}-test-vm`, cpus: 2, memoryMiB: 2048, diskGiB: 20, requireAttestation: true });
+    expect(pidsWith(state).length).toBeGreaterThanOrEqual(2); // qemu and swtpm
+
+    const t1 = Date.now();
+    const s = await t.jobs.wait((await t.call('pov.suspend', { id: povId })).jobId);
+    expect(s.state, JSON.stringify(s.error)).toBe('succeeded');
+    expect((await t.call('pov.get', { id: povId })).pov.runstate).toBe('stopped');
+    expect((await m!.vms.list()).map((v) => v.state)).toEqual(['stopped']);
+    const suspended = Date.now() - t1;
+
+    const t2 = Date.now();
+    const st = await t.jobs.wait((await t.call('pov.start', { id: povId })).jobId);
+    expect(st.state, JSON.stringify(st.error)).toBe('succeeded');
+    expect((await t.call('pov.get', { id: povId })).pov.runstate).toBe('running');
+    const started = Date.now() - t2;
+
+    const t3 = Date.now();
+    const d = await t.jobs.wait((await t.call('pov.destroy', { id: povId })).jobId);
+    expect(d.state, JSON.stringify(d.error)).toBe('succeeded');
+    expect((await t.call('pov.get', { id: povId })).pov.state).toBe('destroyed');
+    expect(await m!.vms.list()).toEqual([]);
+    expect(pidsWith(state)).toEqual([]);
+    console.log(`local POV on TCG: create ${created} ms, suspend ${suspended} ms, start ${started} ms, destroy ${Date.now() - t3} ms`);
+  }, 600_000);
+});
