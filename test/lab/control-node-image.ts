@@ -18,7 +18,7 @@ import { AGENT_REF, agentImageTar } from './agent-image';
 
 export const CONTROL_NODE_IMAGE = 'povdesk-control-node';
 /** Bump when the bake changes in a way the inputs below do not show. */
-const RECIPE = { version: 1, source: { debian: 'bookworm' }, docker: 'auto', preload: [AGENT_REF] } as const;
+const RECIPE = { version: 2, source: { debian: 'bookworm' }, docker: 'auto', preload: [AGENT_REF] } as const;
 
 export function controlNodeImageKey(): string {
   const h = createHash('sha256');

@@ -1,13 +1,16 @@
 /**
  * The Local platform's own rules: the environment's runstate from its VMs, the guest→host forward
  * an agent URL at GUEST_HOST_ALIAS asks for (and its refusal), and a vm-manager without POV Desk's
- * user-data route (giantswarm's own) named as such.
+ * user-data route (giantswarm's own) named as such; and the Skytap platform over the emulator.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { hostForwardsFor, LocalPlatform, localRunstate, type LocalVmApi } from '../../main/services/lab-platforms/local';
 import { VmApiError } from '../../main/vm-api/client';
 import { GUEST_HOST_ALIAS } from '../../main/vm-api/povdesk';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
+import { SkytapPlatform } from '../../main/services/lab-platforms/skytap';
+import { getPov } from '../../main/services/pov/repo';
+import { clientFor, createPov, world, type World } from './helpers';
 import { fakeManager, fakeManagerSkip, templatesOf, type FakeManager } from './local-support';
 
 describe('localRunstate', () => {
@@ -59,5 +62,32 @@ describe.skipIf(fakeManagerSkip)('user_data on a vm-manager without the user-dat
     await expect(p.setUserData('povdesk-00000000', vm.id, 'x')).rejects.toMatchObject({ code: 'unsupported', message: why });
     // a VM that does not exist stays not_found
     await expect(p.setUserData('povdesk-00000000', 'abcdef12', 'x')).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('SkytapPlatform: the same interface over the Skytap client (emulator)', () => {
+  let w: World | undefined;
+  afterEach(async () => {
+    await w?.close();
+    w = undefined;
+  });
+
+  it('finds a POV\'s environment by its tag, reads it with its VMs, writes and clears user_data, and names no environment in advance', async () => {
+    w = await world();
+    const { povId, job } = await createPov(w);
+    expect(job.state).toBe('succeeded');
+    const envId = getPov(w.db, povId)!.env_id!;
+    const p = new SkytapPlatform(clientFor(w.emu.url));
+    expect(p.envIdFor()).toBeNull();
+    expect(await p.findByTag(povId.slice(0, 8))).toEqual([{ id: envId, name: getPov(w.db, povId)!.skytap_name }]);
+    expect(await p.findByTag('00000000')).toEqual([]);
+    const env = (await p.get(envId))!;
+    expect(env.runstate).toBe('running');
+    expect(env.vms.length).toBeGreaterThan(0);
+    const vm = env.vms[0]!;
+    await p.setUserData(envId, vm.id, 'hello');
+    expect(await clientFor(w.emu.url).getVmUserData(envId, vm.id)).toBe('hello');
+    await p.setUserData(envId, vm.id, null);
+    expect(await clientFor(w.emu.url).getVmUserData(envId, vm.id)).toBe('');
   });
 });

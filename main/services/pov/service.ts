@@ -215,7 +215,7 @@ export class PovService {
     if (this.reconcileJob) return this.reconcileJob;
     let jobId = '';
     jobId = this.deps.jobs.start(
-      { kind: JOB_KIND.reconcile, title: 'Reconcile Skytap environments', subject: null, routine: true },
+      { kind: JOB_KIND.reconcile, title: 'Reconcile lab environments (Skytap and local)', subject: null, routine: true },
       async (ctx) => {
         try {
           // The vm-manager's POVs first: a Skytap account is not needed for them.

@@ -209,7 +209,12 @@ export class TemplateService {
 
   private wanted(args: BakeArgs, guest: GuestFacts): string[] {
     const want = new Set<string>(args.extraPackages ?? []);
-    if (args.docker !== 'skip' && !guest.runtime) want.add('docker.io');
+    if (args.docker !== 'skip' && !guest.runtime) {
+      want.add('docker.io');
+      // Debian's kernel enables AppArmor: without apparmor_parser (a Recommends, which the bake
+      // does not install) dockerd cannot load docker-default and every `docker run` fails.
+      want.add('apparmor');
+    }
     if (!guest.installed.has('open-vm-tools')) want.add('open-vm-tools');
     if (!guest.installed.has('curl')) want.add('curl');
     for (const p of want) if (guest.installed.has(p)) want.delete(p);
