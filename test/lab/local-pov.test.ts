@@ -11,6 +11,7 @@
  * Prints the wall times for the issue's note.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
 import { getPov } from '../../main/services/pov/repo';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { vmSkip } from '../vm-manager/support';
@@ -63,29 +64,36 @@ describe.skipIf(skip !== null)('a full local POV (TCG): control node resolved, p
       povId ??= t.jobs.get(jobId)?.subject ?? null;
       if (povId && !enrolledAt && getPov(t.db, povId)?.control_node_status === 'enrolled') enrolledAt = Date.now();
     }, 100);
-    let job;
+    const fail = (what: string, jobs: string[]) => {
+      const broker = m.vms.list().find((v) => v.name.endsWith('-broker'));
+      const tail = jobs.flatMap((id) => t.jobs.log(id).map((l) => l.message)).slice(-40).join('\n');
+      return `${what}\n${tail}\n--- broker console\n${broker ? w.consoleTail(broker.id, 80) : '(no VM)'}`;
+    };
+    let installJobId: string | undefined;
     try {
-      job = await t.jobs.wait(jobId);
+      // The create job ends once the VMs run and the payload is set; the install job waits for the enrolment.
+      const job = await t.jobs.wait(jobId);
+      expect(job.state, fail(`create ${job.state}: ${JSON.stringify(job.error)}`, [jobId])).toBe('succeeded');
+      expect(job.result).toMatchObject({ controlNode: 'installed' });
+      povId = job.subject!;
+      installJobId = t.jobs.list({ subject: povId, includeRoutine: true }).find((j) => j.kind === JOB_KIND.controlNodeInstall)?.id;
+      expect(installJobId, fail('no control-node install job', [jobId])).toBeDefined();
+      const inst = await t.jobs.wait(installJobId!);
+      expect(inst.state, fail(`install ${inst.state}: ${JSON.stringify(inst.error)}`, [jobId, installJobId!])).toBe('succeeded');
     } finally {
       clearInterval(watch);
     }
+    expect(getPov(t.db, povId)?.control_node_status, fail('not enrolled', [jobId, installJobId ?? jobId])).toBe('enrolled');
     const broker = m.vms.list().find((v) => v.name.endsWith('-broker'));
-    if (job.state !== 'succeeded' || getPov(t.db, job.subject!)?.control_node_status !== 'enrolled') {
-      const tail = t.jobs.log(jobId).map((l) => l.message).slice(-30).join('\n');
-      console.log(`job ${job.state}: ${JSON.stringify(job.error)}\n${tail}\n--- broker console\n${broker ? w.consoleTail(broker.id, 80) : '(no VM)'}`);
-    }
-    expect(job.state, JSON.stringify(job.error)).toBe('succeeded');
-    povId = job.subject!;
     enrolledAt ||= Date.now();
     const createMs = enrolledAt - t0;
-    expect(job.result).toMatchObject({ controlNode: 'installed' });
 
     // The POV and its VMs, as the app shows them.
     const got = await t.call('pov.get', { id: povId });
     expect(got.pov).toMatchObject({ platform: 'local', state: 'active', runstate: 'running' });
     expect(got.vms.map((v) => v.name).sort()).toEqual(['broker', 'test-vm']);
     expect(broker, 'the manager has the broker VM').toBeDefined();
-    expect(got.pov.controlNode).toMatchObject({ name: 'broker', vmId: broker!.id, status: 'enrolled', mode: 'ed25519' });
+    expect(got.pov.controlNode).toMatchObject({ vm: 'broker', vmId: broker!.id, status: 'enrolled', mode: 'ed25519' });
 
     // The forward the agent needed, on every VM of the POV.
     for (const v of m.vms.list()) expect(v.hostForwards, v.name).toEqual([{ guestPort: 8080, hostPort: Number(new URL(cp.url).port) }]);
