@@ -14,10 +14,11 @@ import { clientFor, createPov, world, type World } from './helpers';
 import { fakeManager, fakeManagerSkip, templatesOf, type FakeManager } from './local-support';
 
 describe('localRunstate', () => {
-  it('reads a failed VM first, then any transition as busy, all up as running, all stopped as stopped, else mixed', () => {
+  it('reads a failed VM first, then create/stop/delete in progress as busy, all powered on (booting included) as running, all stopped as stopped, else mixed', () => {
     expect(localRunstate(['ready', 'running'])).toBe('running');
     expect(localRunstate(['stopped', 'stopped'])).toBe('stopped');
-    expect(localRunstate(['ready', 'booting'])).toBe('busy');
+    expect(localRunstate(['ready', 'booting'])).toBe('running');
+    expect(localRunstate(['attesting', 'creating'])).toBe('busy');
     expect(localRunstate(['attesting', 'failed'])).toBe('failed');
     expect(localRunstate(['ready', 'stopped'])).toBe('mixed');
   });
