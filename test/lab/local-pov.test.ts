@@ -102,7 +102,9 @@ describe.skipIf(skip !== null)('a full local POV (TCG): control node resolved, p
     const sets = seen.userData.filter((u) => u.vmId === broker!.id);
     expect(sets.length, JSON.stringify(sets)).toBe(2);
     expect(sets[0]).toMatchObject({ set: true });
-    expect(['running', 'ready']).toContain(sets[0]!.vmState);
+    // After power-on: QEMU runs (the guest may still be booting; its runner polls from boot).
+    expect(['booting', 'attesting', 'ready', 'running']).toContain(sets[0]!.vmState);
+    expect(sets[0]!.at).toBeGreaterThanOrEqual(Date.parse(broker!.startedAt!));
     expect(sets[1]).toMatchObject({ set: false });
     const fetched = seen.fetches.find((f) => f.vmId === broker!.id && f.payload);
     expect(fetched, 'the runner in the guest fetched the payload').toBeDefined();
