@@ -11,6 +11,9 @@
  * the guest saw: the payload or nothing), and each user-data change the app made.
  */
 import { rmSync } from 'node:fs';
+import { JOB_KIND } from '../../shared/contract/job-kinds';
+import type { JobRecord } from '../../shared/contract/core';
+import { getPov } from '../../main/services/pov/repo';
 import { GUEST_HOST_ALIAS } from '../../main/vm-api/povdesk';
 import { VmManagerClient } from '../../main/vm-api/client';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
@@ -128,4 +131,48 @@ function observe(m: RunningManager): Seen {
     return set(id, userData);
   };
   return seen;
+}
+
+export interface LocalPovRun {
+  povId: string;
+  /** when pov.create was called, and when the row first read `enrolled` (0: never) */
+  t0: number;
+  enrolledAt: number;
+  create: JobRecord;
+  /** the install job the create handed the enrolment wait to (null: none was started) */
+  install: JobRecord | null;
+  /** the jobs' logs and the control-node VM's console, for a failure message */
+  diagnose(): string;
+}
+
+/**
+ * pov.create {platform: 'local'} and wait for both jobs: the create (VMs, power-on, the payload
+ * set) and the control-node install it hands the enrolment wait to. Notes when the POV row first
+ * reads `enrolled`, polling every 100 ms.
+ */
+export async function createLocalPov(w: LocalPovWorld, templateId: string, name: string, controlVm: string): Promise<LocalPovRun> {
+  const { t, m } = w;
+  const t0 = Date.now();
+  const { jobId } = await t.call('pov.create', { platform: 'local', templateId, name });
+  let enrolledAt = 0;
+  const watch = setInterval(() => {
+    const id = t.jobs.get(jobId)?.subject;
+    if (id && !enrolledAt && getPov(t.db, id)?.control_node_status === 'enrolled') enrolledAt = Date.now();
+  }, 100);
+  let installId: string | undefined;
+  const diagnose = () => {
+    const vm = m.vms.list().find((v) => v.name.endsWith(`-${controlVm}`));
+    const tail = [jobId, installId].flatMap((id) => (id ? t.jobs.log(id).map((l) => l.message) : [])).slice(-40).join('\n');
+    return `${tail}\n--- ${controlVm} console\n${vm ? w.consoleTail(vm.id, 80) : '(no VM)'}`;
+  };
+  try {
+    const create = await t.jobs.wait(jobId);
+    const povId = create.subject!;
+    installId = t.jobs.list({ subject: povId, includeRoutine: true }).find((j) => j.kind === JOB_KIND.controlNodeInstall)?.id;
+    const install = installId ? await t.jobs.wait(installId) : null;
+    if (!enrolledAt && getPov(t.db, povId)?.control_node_status === 'enrolled') enrolledAt = Date.now();
+    return { povId, t0, enrolledAt, create, install, diagnose };
+  } finally {
+    clearInterval(watch);
+  }
 }

@@ -11,13 +11,12 @@
  * Prints the wall times for the issue's note.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JOB_KIND } from '../../shared/contract/job-kinds';
 import { getPov } from '../../main/services/pov/repo';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { vmSkip } from '../vm-manager/support';
 import { needs } from '../support/system';
 import { CONTROL_NODE_IMAGE } from './control-node-image';
-import { localPovWorld, type LocalPovWorld } from './local-pov-world';
+import { createLocalPov, localPovWorld, type LocalPovWorld } from './local-pov-world';
 
 // The bake (on a cold cache) needs the template builder's tools too.
 const skip = vmSkip() ?? needs(['mmdebstrap', 'guestfish', 'virt-customize']);
@@ -56,37 +55,16 @@ describe.skipIf(skip !== null)('a full local POV (TCG): control node resolved, p
     });
     expect(template.vms.map((v) => v.name)).toEqual(['broker', 'test-vm']);
 
-    const t0 = Date.now();
-    const { jobId } = await t.call('pov.create', { platform: 'local', templateId: template.id, name: 'Full local rehearsal' });
-    let povId: string | null = null;
-    let enrolledAt = 0;
-    const watch = setInterval(() => {
-      povId ??= t.jobs.get(jobId)?.subject ?? null;
-      if (povId && !enrolledAt && getPov(t.db, povId)?.control_node_status === 'enrolled') enrolledAt = Date.now();
-    }, 100);
-    const fail = (what: string, jobs: string[]) => {
-      const broker = m.vms.list().find((v) => v.name.endsWith('-broker'));
-      const tail = jobs.flatMap((id) => t.jobs.log(id).map((l) => l.message)).slice(-40).join('\n');
-      return `${what}\n${tail}\n--- broker console\n${broker ? w.consoleTail(broker.id, 80) : '(no VM)'}`;
-    };
-    let installJobId: string | undefined;
-    try {
-      // The create job ends once the VMs run and the payload is set; the install job waits for the enrolment.
-      const job = await t.jobs.wait(jobId);
-      expect(job.state, fail(`create ${job.state}: ${JSON.stringify(job.error)}`, [jobId])).toBe('succeeded');
-      expect(job.result).toMatchObject({ controlNode: 'installed' });
-      povId = job.subject!;
-      installJobId = t.jobs.list({ subject: povId, includeRoutine: true }).find((j) => j.kind === JOB_KIND.controlNodeInstall)?.id;
-      expect(installJobId, fail('no control-node install job', [jobId])).toBeDefined();
-      const inst = await t.jobs.wait(installJobId!);
-      expect(inst.state, fail(`install ${inst.state}: ${JSON.stringify(inst.error)}`, [jobId, installJobId!])).toBe('succeeded');
-    } finally {
-      clearInterval(watch);
-    }
-    expect(getPov(t.db, povId)?.control_node_status, fail('not enrolled', [jobId, installJobId ?? jobId])).toBe('enrolled');
+    const run = await createLocalPov(w, template.id, 'Full local rehearsal', 'broker');
+    const povId = run.povId;
+    expect(run.create.state, `create ${JSON.stringify(run.create.error)}\n${run.diagnose()}`).toBe('succeeded');
+    expect(run.create.result).toMatchObject({ controlNode: 'installed' });
+    // The create job ends once the VMs run and the payload is set; the install job waits for the enrolment.
+    expect(run.install?.state, `install ${JSON.stringify(run.install?.error)}\n${run.diagnose()}`).toBe('succeeded');
+    expect(getPov(t.db, povId)?.control_node_status, run.diagnose()).toBe('enrolled');
+    expect(run.enrolledAt).toBeGreaterThan(0);
+    const createMs = run.enrolledAt - run.t0;
     const broker = m.vms.list().find((v) => v.name.endsWith('-broker'));
-    enrolledAt ||= Date.now();
-    const createMs = enrolledAt - t0;
 
     // The POV and its VMs, as the app shows them.
     const got = await t.call('pov.get', { id: povId });
