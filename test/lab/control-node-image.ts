@@ -8,7 +8,8 @@
  * `povdesk-control-node`.
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runnerScript } from '../../main/services/control-node/runner';
 import { preloadScript, preloadUnit } from '../../main/services/templates/preload';
@@ -60,7 +61,7 @@ export async function ensureControlNodeImage(client: VmManagerClient, stateDir: 
       const img = (await w.client.localImages()).find((i) => i.name === CONTROL_NODE_IMAGE);
       if (!img?.path || !img.disk) throw new Error('the bake succeeded but its image is not in the bake manager');
       mkdirSync(dir, { recursive: true });
-      copyFileSync(join(img.path, img.disk), `${disk}.tmp-${process.pid}`);
+      await copyFile(join(img.path, img.disk), `${disk}.tmp-${process.pid}`);
       renameSync(`${disk}.tmp-${process.pid}`, disk);
       bakeSeconds = Math.round((Date.now() - t0) / 1000);
       log(`control-node image baked in ${bakeSeconds} s (${JSON.stringify((job.result as { manifest?: { stages?: unknown } } | null)?.manifest?.stages ?? {})})`);
@@ -72,9 +73,15 @@ export async function ensureControlNodeImage(client: VmManagerClient, stateDir: 
   if (!(await client.localImages()).some((i) => i.name === CONTROL_NODE_IMAGE)) {
     const incoming = join(stateDir, 'incoming', `${process.pid}-${CONTROL_NODE_IMAGE}.qcow2`);
     mkdirSync(join(stateDir, 'incoming'), { recursive: true });
-    copyFileSync(disk, incoming);
+    // Not copyFileSync: the manager may run in this process, and a loop blocked for seconds gets
+    // the client's kept-alive socket reset under it.
+    await copyFile(disk, incoming);
     try {
-      await client.importImage(incoming, CONTROL_NODE_IMAGE);
+      await client.importImage(incoming, CONTROL_NODE_IMAGE).catch(async (e: { code?: string }) => {
+        // the import itself blocks an in-process manager's loop (qemu-img convert, sha256): a reset
+        // socket may hide a finished import
+        if (e.code !== 'unavailable' || !(await client.localImages()).some((i) => i.name === CONTROL_NODE_IMAGE)) throw e;
+      });
     } finally {
       rmSync(incoming, { force: true });
     }
