@@ -39,6 +39,22 @@ describe('hostForwardsFor', () => {
   });
 });
 
+describe('LocalPlatform.power', () => {
+  it('suspend stops every powered-on VM, a booting or attesting one included (it reads running), and leaves a stopped one', async () => {
+    const states = { a1: 'booting', a2: 'attesting', a3: 'ready', a4: 'running', a5: 'stopped' } as const;
+    const stopped: string[] = [];
+    const vms = Object.entries(states).map(([id, state]) => ({ id, name: `povdesk-00000000-${id}`, state }));
+    const api = {
+      list: async () => vms,
+      stop: async (id: string) => {
+        stopped.push(id);
+      },
+    } as unknown as LocalVmApi;
+    await new LocalPlatform({ api: async () => api, templates: templatesOf() }).power('povdesk-00000000', 'suspended');
+    expect(stopped).toEqual(['a1', 'a2', 'a3', 'a4']);
+  });
+});
+
 describe.skipIf(fakeManagerSkip)('user_data on a vm-manager without the user-data route', () => {
   let m: FakeManager | undefined;
   afterEach(async () => {

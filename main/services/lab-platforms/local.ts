@@ -178,7 +178,7 @@ export class LocalPlatform implements LabPlatform {
     if (vms.length === 0) throw new AppError('not_found', `the vm-manager has no VM of ${envId}; it was deleted outside POV Desk`);
     for (const v of vms) {
       if (target === 'running' && (v.state === 'stopped' || v.state === 'failed')) await this.call(`POST /vms/${v.id}/start`, (a) => a.start(v.id));
-      if (target === 'suspended' && (v.state === 'ready' || v.state === 'running')) await this.call(`POST /vms/${v.id}/stop`, (a) => a.stop(v.id));
+      if (target === 'suspended' && UP.has(v.state)) await this.call(`POST /vms/${v.id}/stop`, (a) => a.stop(v.id));
     }
   }
 
