@@ -4,6 +4,7 @@
  * anything is made. (A bake that preloads the test agent and proves it loaded before the runner
  * ran is test/lab/control-node-guest.test.ts, through ensureControlNodeImage.)
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +73,17 @@ describe.skipIf(tarSkip)('preloadImages: checked before a bake makes anything', 
     expect(guestInstallScript({ enableDocker: true })).not.toContain('povdesk-preload-images');
     expect(probePayload('0123456789abcdef', [AGENT_REF])).toContain(`for ref in '${AGENT_REF}'; do`);
     expect(() => probePayload('0123456789abcdef', ['x; reboot'])).toThrow(/not an image reference/);
+  });
+
+  it('the probe\'s image check, run by a shell against a docker that knows one of two refs, names the missing one', () => {
+    const payload = probePayload('0123456789abcdef', ['povdesk/a:1', 'b:2']);
+    const check = payload.slice(payload.indexOf('i=ok'), payload.indexOf('l="POVDESK-PROBE'));
+    const bin = mkdtempSync(join(dir, 'bin-'));
+    writeFileSync(join(bin, 'docker'), '#!/bin/sh\n[ "$1 $2 $3" = "image inspect povdesk/a:1" ]\n', { mode: 0o755 });
+    const run = () => execFileSync('/bin/sh', ['-c', `${check}echo "$i"`], { env: { PATH: `${bin}:/usr/bin:/bin` }, encoding: 'utf8' }).trim();
+    expect(run()).toBe('missing:b:2,');
+    writeFileSync(join(bin, 'docker'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    expect(run()).toBe('ok');
   });
 });
 
