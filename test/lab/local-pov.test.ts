@@ -13,23 +13,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getPov } from '../../main/services/pov/repo';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
-import { vmSkip } from '../vm-manager/support';
+import { until, vmSkip } from '../vm-manager/support';
 import { needs } from '../support/system';
 import { CONTROL_NODE_IMAGE } from './control-node-image';
 import { createLocalPov, localPovWorld, type LocalPovWorld } from './local-pov-world';
 
 // The bake (on a cold cache) needs the template builder's tools too.
 const skip = vmSkip() ?? needs(['mmdebstrap', 'guestfish', 'virt-customize']);
-
-async function until<T>(what: string, f: () => T | null | undefined | false | Promise<T | null | undefined | false>, ms: number, step = 250): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, step));
-  }
-}
 
 describe.skipIf(skip !== null)('a full local POV (TCG): control node resolved, payload run in the guest, agent enrolled, destroy clean', () => {
   let w: LocalPovWorld;
