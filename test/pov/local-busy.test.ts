@@ -2,7 +2,9 @@
  * The one lifecycle's Skytap-born rules, on Local: a mutation waits while a VM is in transition
  * (Skytap's "never mutate a busy environment"), and a VM that failed is not restarted by the
  * create. The real vm-manager REST handler (fake launcher) answers at once, so a wrapper reports
- * one VM as `booting` (or `failed`) for the next few VM-list reads, as a slow TCG boot would.
+ * one VM as `stopping` (or `failed`) for the next few VM-list reads, as a slow powerdown would.
+ * (`booting` is powered on, as Skytap's `running` is, so it is not waited out: the control-node
+ * payload goes in while the guest boots.)
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalVmApi } from '../../main/services/lab-platforms/local';
@@ -15,7 +17,7 @@ let t: TestCore;
 /** What the platform did, in order: 'list <first VM's reported state>', 'start', 'stop', 'delete'. */
 let events: string[];
 /** The next `held.reads` list reads report the first VM in `held.state`. */
-const held = { reads: 0, state: 'booting' };
+const held = { reads: 0, state: 'stopping' };
 
 function recordingApi(): LocalVmApi {
   return {
@@ -57,31 +59,31 @@ async function create() {
 }
 
 describe.skipIf(fakeManagerSkip)('local POVs: busy is waited out, a failed VM is not restarted', () => {
-  it('destroy sends no DELETE while a VM is booting, and finishes once it is up', async () => {
+  it('destroy sends no DELETE while a VM is stopping, and finishes once it has settled', async () => {
     const { povId, job } = await create();
     expect(job.state, JSON.stringify(job.error)).toBe('succeeded');
     events.length = 0;
-    held.state = 'booting';
+    held.state = 'stopping';
     held.reads = 3;
     const { jobId } = await t.call('pov.destroy', { id: povId });
     expect((await t.jobs.wait(jobId)).state).toBe('succeeded');
     const firstDelete = events.indexOf('delete');
     expect(firstDelete, events.join(', ')).toBeGreaterThan(-1);
-    expect(events.slice(0, firstDelete).filter((e) => e === 'list booting'), events.join(', ')).toHaveLength(3);
+    expect(events.slice(0, firstDelete).filter((e) => e === 'list stopping'), events.join(', ')).toHaveLength(3);
     expect(getPov(t.db, povId)!.state).toBe('destroyed');
     expect(await m.names()).toEqual([]);
   });
 
-  it('suspend sends no stop while a VM is booting, then stops every VM', async () => {
+  it('suspend sends no stop while a VM is stopping, then stops every VM', async () => {
     const { povId } = await create();
     events.length = 0;
-    held.state = 'booting';
+    held.state = 'stopping';
     held.reads = 3;
     const { jobId } = await t.call('pov.suspend', { id: povId });
     const done = await t.jobs.wait(jobId);
     expect(done.state, JSON.stringify(done.error)).toBe('succeeded');
     const firstStop = events.indexOf('stop');
-    expect(events.slice(0, firstStop).filter((e) => e === 'list booting'), events.join(', ')).toHaveLength(3);
+    expect(events.slice(0, firstStop).filter((e) => e === 'list stopping'), events.join(', ')).toHaveLength(3);
     expect(events.filter((e) => e === 'stop')).toHaveLength(2);
     expect(getPov(t.db, povId)!.runstate).toBe('stopped');
   });

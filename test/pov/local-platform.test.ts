@@ -14,10 +14,11 @@ import { clientFor, createPov, world, type World } from './helpers';
 import { fakeManager, fakeManagerSkip, templatesOf, type FakeManager } from './local-support';
 
 describe('localRunstate', () => {
-  it('reads a failed VM first, then any transition as busy, all up as running, all stopped as stopped, else mixed', () => {
+  it('reads a failed VM first, then create/stop/delete in progress as busy, all powered on (booting included) as running, all stopped as stopped, else mixed', () => {
     expect(localRunstate(['ready', 'running'])).toBe('running');
     expect(localRunstate(['stopped', 'stopped'])).toBe('stopped');
-    expect(localRunstate(['ready', 'booting'])).toBe('busy');
+    expect(localRunstate(['ready', 'booting'])).toBe('running');
+    expect(localRunstate(['attesting', 'creating'])).toBe('busy');
     expect(localRunstate(['attesting', 'failed'])).toBe('failed');
     expect(localRunstate(['ready', 'stopped'])).toBe('mixed');
   });
@@ -35,6 +36,22 @@ describe('hostForwardsFor', () => {
     expect(() => hostForwardsFor({ agentUrl: `http://${GUEST_HOST_ALIAS}:8080`, controlPlaneUrl: 'https://cp.example.com' })).toThrow(
       /must be on this host's loopback .* not https:\/\/cp\.example\.com; fix Settings → Control node/,
     );
+  });
+});
+
+describe('LocalPlatform.power', () => {
+  it('suspend stops every powered-on VM, a booting or attesting one included (it reads running), and leaves a stopped one', async () => {
+    const states = { a1: 'booting', a2: 'attesting', a3: 'ready', a4: 'running', a5: 'stopped' } as const;
+    const stopped: string[] = [];
+    const vms = Object.entries(states).map(([id, state]) => ({ id, name: `povdesk-00000000-${id}`, state }));
+    const api = {
+      list: async () => vms,
+      stop: async (id: string) => {
+        stopped.push(id);
+      },
+    } as unknown as LocalVmApi;
+    await new LocalPlatform({ api: async () => api, templates: templatesOf() }).power('povdesk-00000000', 'suspended');
+    expect(stopped).toEqual(['a1', 'a2', 'a3', 'a4']);
   });
 });
 

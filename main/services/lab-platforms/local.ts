@@ -63,13 +63,19 @@ export function hostForwardsFor(cfg: { agentUrl: string; controlPlaneUrl: string
   return [{ guest_port: portOf(agent), host_port: portOf(cp) }];
 }
 
-const BUSY = new Set(['creating', 'installing', 'booting', 'attesting', 'stopping', 'deleting']);
+const BUSY = new Set(['creating', 'installing', 'stopping', 'deleting']);
+/**
+ * Powered on, as Skytap's `running` is: QEMU runs, whether or not the guest has booted. A VM from
+ * a baked template never reports READY, so it stays `booting` until the manager's boot timer; the
+ * payload must not wait for that (the runner polls from boot).
+ */
+const UP = new Set(['booting', 'attesting', 'ready', 'running']);
 
 /** The environment's runstate from its VMs' states, in Skytap's words where they mean the same. */
 export function localRunstate(states: string[]): string {
   if (states.some((s) => s === 'failed')) return 'failed';
   if (states.some((s) => BUSY.has(s))) return 'busy';
-  if (states.every((s) => s === 'ready' || s === 'running')) return 'running';
+  if (states.every((s) => UP.has(s))) return 'running';
   if (states.every((s) => s === 'stopped')) return 'stopped';
   return 'mixed';
 }
@@ -177,7 +183,7 @@ export class LocalPlatform implements LabPlatform {
     if (vms.length === 0) throw new AppError('not_found', `the vm-manager has no VM of ${envId}; it was deleted outside POV Desk`);
     for (const v of vms) {
       if (target === 'running' && (v.state === 'stopped' || v.state === 'failed')) await this.call(`POST /vms/${v.id}/start`, (a) => a.start(v.id));
-      if (target === 'suspended' && (v.state === 'ready' || v.state === 'running')) await this.call(`POST /vms/${v.id}/stop`, (a) => a.stop(v.id));
+      if (target === 'suspended' && UP.has(v.state)) await this.call(`POST /vms/${v.id}/stop`, (a) => a.stop(v.id));
     }
     return null;
   }
