@@ -16,13 +16,10 @@ export interface Started {
 }
 
 /** Starts a program in its own process group with stdout/stderr appended to logFile. */
-export function startDetached(cmd: string, args: string[], logFile: string, o: { dieWithParent?: boolean } = {}): Started {
+export function startDetached(cmd: string, args: string[], logFile: string): Started {
   const fd = openSync(logFile, 'a');
   try {
-    // dieWithParent (Linux): util-linux's setpriv sets PR_SET_PDEATHSIG and execs the program in
-    // place (same pid, its own argv), so the kernel kills it when this process dies, even by SIGKILL.
-    const [file, argv] = o.dieWithParent && process.platform === 'linux' ? ['setpriv', ['--pdeathsig', 'KILL', '--', cmd, ...args]] : [cmd, args];
-    const child = spawn(file, argv, { detached: true, windowsHide: true, stdio: ['ignore', fd, fd] });
+    const child = spawn(cmd, args, { detached: true, windowsHide: true, stdio: ['ignore', fd, fd] });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal }));
       child.once('error', () => resolve({ code: 127, signal: null }));

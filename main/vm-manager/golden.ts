@@ -92,8 +92,7 @@ export async function learnOffline(stateDir: string, imageName: string, log?: (s
   const tmp = mkdtempSync(join(tmpdir(), 'povdesk-learn-'));
   try {
     cpSync(getImage(stateDir, imageName).dir, join(imagesDir(tmp), imageName), { recursive: true });
-    // Its VMs die with this process: a killed `image build-test` (or test) leaves no QEMU behind.
-    const m = await serve({ stateDir: tmp, socket: join(tmp, 'api.sock'), log, dieWithParent: true });
+    const m = await serve({ stateDir: tmp, socket: join(tmp, 'api.sock'), log });
     try {
       const learned = await learnWith(m.vms, tmp, imageName);
       saveGolden(stateDir, imageName, learned.golden, learned.firmware);
