@@ -128,7 +128,11 @@ describe.skipIf(skip !== null)('povdesk mcp runs a local POV end to end', () => 
     const vms = (await tool('vm_list')).vms as { id: string; name: string; state: string; image: string; requireAttestation: boolean }[];
     expect(vms).toHaveLength(1);
     const vm = vms[0]!;
-    expect(vm).toMatchObject({ name: `povdesk-${povId.slice(0, 8)}-test-vm`, image: TEST_IMAGE, requireAttestation: true, state: expect.stringMatching(/^(running|ready)$/) });
+    // pov_create ends at power-on (as on Skytap): the guest may still be booting; vm_get tells when it is ready.
+    expect(vm).toMatchObject({ name: `povdesk-${povId.slice(0, 8)}-test-vm`, image: TEST_IMAGE, requireAttestation: true, state: expect.stringMatching(/^(booting|attesting|running|ready)$/) });
+    await timed('ready', async () => {
+      for (let i = 0; i < 300 && (await tool('vm_get', { id: vm.id })).vm.state !== 'ready'; i++) await new Promise((r) => setTimeout(r, 1000));
+    });
     expect(got.vms[0].vmId).toBe(vm.id);
     expect(pidsWith(join(home, 'vm-manager')).length).toBeGreaterThanOrEqual(3); // the manager, qemu, swtpm
     const con = await tool('vm_console', { id: vm.id, lines: 200 });
