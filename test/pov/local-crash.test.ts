@@ -18,7 +18,7 @@ import { openDatabase, type Db } from '../../main/services/store/db';
 import { MIGRATIONS } from './helpers';
 import { fakeManager, fakeManagerSkip, templatesOf, TWO_VMS, type FakeManager } from './local-support';
 
-const CHILD = join(process.cwd(), 'test', 'pov', 'local-crash-child.ts');
+const CHILD = join(process.cwd(), 'test', 'pov', 'crash-child.ts');
 const CREATE_STEPS = ['after-commit', 'before-create-vm:control', 'after-create-vm:control', 'before-create-vm:target', 'after-create-vm:target', 'after-create', 'after-power-on', 'after-vms'];
 const DESTROY_STEPS = ['before-delete', 'before-delete-vm:control', 'after-delete-vm:control', 'before-delete-vm:target', 'after-delete-vm:target', 'after-delete', 'after-gone'];
 
