@@ -4,10 +4,6 @@
  * daemon's REST handler and metadata service (gsd's fake launcher in place of QEMU, as in
  * test/vm-api/daemon.test.ts); for `skytap`, the client against the Skytap emulator.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLATFORMS, type Feature } from '../../shared/lab-platforms';
@@ -15,68 +11,26 @@ import { LocalTemplates, TEST_TEMPLATE_ID } from '../../main/services/lab-platfo
 import { generatePassword } from '../../main/services/share/password';
 import { shareApi } from '../../main/services/skytap/share-api';
 import { VmManagerClient } from '../../main/vm-api/client';
-import { createApiHandler } from '../../main/vm-manager/api';
-import { hostReport } from '../../main/vm-manager/host';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
-import { MetadataService } from '../../main/vm-manager/metadata';
-import { Networks } from '../../main/vm-manager/networks';
-import { VmService } from '../../main/vm-manager/vms';
 import { SEEDS } from '../skytap-emulator';
 import { client, emulator } from '../skytap/helpers';
-import { needs } from '../support/system';
-import { FakeLauncher } from '../vm-manager/fake-launcher';
+import { fakeManager, fakeManagerSkip, type FakeManager } from '../pov/local-support';
 
 const FEATURES: Feature[] = ['templates', 'suspend', 'publishSets', 'schedules', 'projectScoping', 'bootstrapInjection'];
 const supported = (p: 'skytap' | 'local') => FEATURES.filter((f) => PLATFORMS[p].features[f].supported).sort();
 
-/** A guest's request to the metadata service: the proxy's preamble, then HTTP. */
-function askMetadata(sock: string, vmId: string, path: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const c = connect(sock);
-    let out = '';
-    c.on('connect', () => c.write(`POVDESK-VM ${vmId}\nGET ${path} HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n`));
-    c.on('data', (d) => (out += String(d)));
-    c.on('end', () => resolve({ status: Number(out.split(' ')[1]), text: out.slice(out.indexOf('\r\n\r\n') + 4) }));
-    c.on('error', reject);
-  });
-}
 
-const skip = needs(['qemu-system-x86_64', 'swtpm', 'dropbearkey', 'ssh-keygen']);
-
-describe.skipIf(skip)('the local platform does what the registry says', () => {
-  const TOKEN = 'truth-token-0123456789abcdef';
-  let state: string;
-  let server: Server;
-  let vms: VmService;
-  let metadata: MetadataService;
-  let launcher: FakeLauncher;
+describe.skipIf(fakeManagerSkip)('the local platform does what the registry says', () => {
+  let m: FakeManager;
   let vmm: VmManagerClient;
-  const sock = () => join(state, 'metadata.sock');
 
   beforeAll(async () => {
-    state = mkdtempSync(join(tmpdir(), 'lab-truth-'));
-    const img = join(state, 'images', TEST_IMAGE);
-    mkdirSync(img, { recursive: true });
-    writeFileSync(join(img, 'image.json'), JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
-    launcher = new FakeLauncher();
-    const networks = new Networks(state);
-    vms = new VmService({ stateDir: state, launcher, networkMode: (n) => networks.get(n).mode, timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
-    launcher.onStart = (r) => {
-      vms.guestContact(r.id);
-      vms.guestReady(r.id);
-    };
-    metadata = new MetadataService({ socketPath: sock(), vms, stateDir: state });
-    await metadata.listen();
-    server = createServer(createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    vmm = new VmManagerClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, TOKEN, 30_000);
+    m = await fakeManager();
+    vmm = m.client;
   }, 60_000);
 
   afterAll(async () => {
-    vms?.detach();
-    await metadata?.close();
-    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-    if (state) rmSync(state, { recursive: true, force: true });
+    await m?.close();
   });
 
   it('claims exactly templates, suspend and bootstrap injection by metadata', () => {
@@ -88,17 +42,17 @@ describe.skipIf(skip)('the local platform does what the registry says', () => {
     const payload = 'BEGIN-DASHBOARD-AGENT-BOOTSTRAP\nline\nEND-DASHBOARD-AGENT-BOOTSTRAP';
     const withData = await vmm.create({ name: 'truth-ud', image: TEST_IMAGE, cpus: 1, memory_mib: 256, disk_gib: 1, user_data: payload, require_attestation: false, wait_for: 'none' });
     const without = await vmm.create({ name: 'truth-none', image: TEST_IMAGE, cpus: 1, memory_mib: 256, disk_gib: 1, require_attestation: false, wait_for: 'none' });
-    expect(await askMetadata(sock(), withData.id, '/skytap/vms/self/user_data')).toEqual({ status: 200, text: payload });
-    expect((await askMetadata(sock(), without.id, '/skytap/vms/self/user_data')).status).toBe(204);
+    expect(await m.guestUserData(withData.id)).toEqual({ status: 200, text: payload });
+    expect((await m.guestUserData(without.id)).status).toBe(204);
     await vmm.delete(withData.id);
     await vmm.delete(without.id);
   });
 
   it('suspend is stop then start: the VM boots again (a new process) from the same disk', async () => {
     const v = await vmm.create({ name: 'truth-stop', image: TEST_IMAGE, cpus: 1, memory_mib: 256, disk_gib: 1, require_attestation: false, wait_for: 'none' });
-    const qemuPids = () => [...launcher.procs.entries()].filter(([, p]) => p.vm === v.id && p.kind === 'qemu' && p.alive).map(([pid]) => pid);
+    const qemuPids = () => [...m.launcher.procs.entries()].filter(([, p]) => p.vm === v.id && p.kind === 'qemu' && p.alive).map(([pid]) => pid);
     const before = qemuPids();
-    const disk = vms.get(v.id).paths.disk;
+    const disk = m.vms.get(v.id).paths.disk;
     expect(before).toHaveLength(1);
     expect((await vmm.stop(v.id)).state).toBe('stopped');
     expect(qemuPids()).toEqual([]);
@@ -106,13 +60,13 @@ describe.skipIf(skip)('the local platform does what the registry says', () => {
     const after = qemuPids();
     expect(after).toHaveLength(1);
     expect(after[0]).not.toBe(before[0]);
-    expect(vms.get(v.id).paths.disk).toBe(disk);
+    expect(m.vms.get(v.id).paths.disk).toBe(disk);
     await vmm.delete(v.id);
   });
 
   it('templates: the bundled template\'s images are in the vm-manager\'s image list', async () => {
     const images = (await vmm.images()).map((i) => i.id);
-    const t = new LocalTemplates({ dir: join(state, 'lab-templates') }).get(TEST_TEMPLATE_ID)!;
+    const t = new LocalTemplates({ dir: join(m.state, 'lab-templates') }).get(TEST_TEMPLATE_ID)!;
     for (const vm of t.vms) expect(images).toContain(vm.image);
   });
 

@@ -6,7 +6,6 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,13 +20,17 @@ import type { LocalVmApi } from '../../main/services/lab-platforms/local';
 import type { LocalTemplate, TemplateSource } from '../../main/services/lab-platforms/platform';
 import { needs } from '../support/system';
 import { attestingGuest, FakeLauncher } from '../vm-manager/fake-launcher';
+import { metadataGet } from '../vm-manager/support';
 
 export const fakeManagerSkip = needs(['qemu-system-x86_64', 'swtpm', 'dropbearkey', 'ssh-keygen']);
 export const TOKEN = 'local-pov-token-0123456789abcdef';
 
 export interface FakeManager {
   url: string;
+  /** The manager's state dir (removed by close). */
+  state: string;
   vms: VmService;
+  launcher: FakeLauncher;
   client: VmManagerClient;
   /** Names of every VM the manager has. */
   names(): Promise<string[]>;
@@ -57,10 +60,12 @@ export async function fakeManager(): Promise<FakeManager> {
   const client = new VmManagerClient(url, TOKEN, 20_000);
   return {
     url,
+    state,
     vms,
+    launcher,
     client,
     names: async () => (await client.list()).map((v) => v.name).sort(),
-    guestUserData: (vmId) => askMetadata(sock, vmId, '/skytap/vms/self/user_data'),
+    guestUserData: (vmId) => metadataGet(sock, vmId, '/skytap/vms/self/user_data'),
     async close() {
       vms.detach();
       await metadata.close();
@@ -68,18 +73,6 @@ export async function fakeManager(): Promise<FakeManager> {
       rmSync(state, { recursive: true, force: true });
     },
   };
-}
-
-/** A guest's request to the metadata service: the guest proxy's preamble, then HTTP (as test/lab/capabilities-truth.test.ts). */
-function askMetadata(sock: string, vmId: string, path: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const c = connect(sock);
-    let out = '';
-    c.on('connect', () => c.write(`POVDESK-VM ${vmId}\nGET ${path} HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n`));
-    c.on('data', (d) => (out += String(d)));
-    c.on('end', () => resolve({ status: Number(out.split(' ')[1]), text: out.slice(out.indexOf('\r\n\r\n') + 4) }));
-    c.on('error', reject);
-  });
 }
 
 /** A two-VM local template on the test image (small sizes: the launcher is fake). */

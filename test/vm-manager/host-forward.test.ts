@@ -6,7 +6,7 @@
  * client, and survives a manager restart.
  */
 import { rmSync } from 'node:fs';
-import { connect, createServer, type Server } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USER_DATA_LIMIT } from '../../main/services/control-node/markers';
@@ -14,21 +14,9 @@ import { VmApiError, VmManagerClient } from '../../main/vm-api/client';
 import { GUEST_HOST_ALIAS, USER_DATA_MAX_CHARS } from '../../main/vm-api/povdesk';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
-import { pidsWith, stateWithImage, vmSkip } from './support';
+import { metadataGet, pidsWith, stateWithImage, vmSkip } from './support';
 
 const skip = vmSkip();
-
-/** GET path from the metadata service as VM `id` (through the proxy's preamble, as QEMU's proxy sends it). */
-function metadataGet(sock: string, id: string, path: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const c = connect(sock);
-    let out = '';
-    c.on('connect', () => c.write(`POVDESK-VM ${id}\nGET ${path} HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n`));
-    c.on('data', (d) => (out += String(d)));
-    c.on('end', () => resolve({ status: Number(out.split(' ')[1]), text: out.slice(out.indexOf('\r\n\r\n') + 4) }));
-    c.on('error', reject);
-  });
-}
 
 async function listen(banner: string): Promise<{ server: Server; port: number; hits: () => number }> {
   let n = 0;

@@ -1,6 +1,7 @@
 /** Shared pieces of the vm-manager suites: one built test image reused via a cache dir, state dirs, process checks. */
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,4 +138,16 @@ export class TestClient {
   attestation = (id: string) => this.call<AttestationAnswer>('GET', `/vms/${id}/attestation`);
   exec = (id: string, command: string[]) => this.call<{ stdout: string; stderr: string; exitCode: number }>('POST', `/vms/${id}/exec`, { command });
   forward = (id: string, port: number) => this.call<{ id: string; port: number; address: string }>('POST', `/vms/${id}/forward`, { port });
+}
+
+/** GET `path` from a manager's metadata service as VM `id` would: the guest proxy's preamble line, then HTTP. */
+export function metadataGet(sock: string, id: string, path: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const c = connect(sock);
+    let out = '';
+    c.on('connect', () => c.write(`POVDESK-VM ${id}\nGET ${path} HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n`));
+    c.on('data', (d) => (out += String(d)));
+    c.on('end', () => resolve({ status: Number(out.split(' ')[1]), text: out.slice(out.indexOf('\r\n\r\n') + 4) }));
+    c.on('error', reject);
+  });
 }
