@@ -16,6 +16,8 @@ import { usePovs } from '../state/pov';
 import { useVms } from '../state/vms';
 import { ErrorAlert } from '../components/error-alert';
 import '../components/pov/pov.css';
+import '../components/pov/lab.css';
+import './local-vms-page.css';
 
 /**
  * One POV: facts, its error or control-node reason, and the VMs tab. A local POV's VMs tab is the

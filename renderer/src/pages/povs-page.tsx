@@ -20,6 +20,7 @@ import { noSkytapAccount } from '../state/lab';
 import { useSettings } from '../state/settings';
 import { useVms } from '../state/vms';
 import '../components/pov/pov.css';
+import '../components/pov/lab.css';
 
 /**
  * POVs: every lab environment this app manages (Skytap, or the vm-manager: this laptop's or a

@@ -6,7 +6,6 @@ import { fromLocalInput, toLocalInput } from '../share/datetime';
 import { useFocusTrap } from '../focus-trap';
 import { TimeZoneInput } from './customer-tz';
 import { PlatformPicker } from './platform-picker';
-import './lab.css';
 import { TemplatePicker, type TemplateRow } from './template-picker';
 import { bothZones } from './time';
 import { ErrorAlert } from '../error-alert';

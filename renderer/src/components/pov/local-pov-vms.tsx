@@ -4,7 +4,6 @@ import { useVms } from '../../state/vms';
 import { ErrorAlert } from '../error-alert';
 import { openVmConsole, openVmSsh, VmDetailPanel } from '../vm/vm-detail';
 import { VmList } from '../vm/vm-list';
-import '../../pages/local-vms-page.css';
 
 /**
  * A local POV's VMs as the vm-manager has them: the Local VMs page's list (state, durations,

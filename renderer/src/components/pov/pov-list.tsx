@@ -6,7 +6,6 @@ import type { VmConnection } from '../../../../shared/contract/vm';
 import { ProgressBar } from '../progress-bar';
 import { RateLimitedBadge, RunstateBadge } from './badges';
 import { PlatformLabel } from './platform-label';
-import './lab.css';
 import { ControlNodeCell, type ControlNodeAction } from './control-node-cell';
 import { RowActions, RowDetails } from './row-extras';
 import { ReadinessBadge, TimesLine } from './readiness';

@@ -3,7 +3,6 @@ import type { VmConnection } from '../../../../shared/contract/vm';
 import { errorText } from '../../api';
 import { rehearse } from '../../state/lab';
 import { ErrorAlert } from '../error-alert';
-import './lab.css';
 
 function rehearsalName(now: Date): string {
   const pad = (n: number) => String(n).padStart(2, '0');
