@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CREATE_STEPS, DESTROY_STEPS } from '../../main/services/pov/types';
 import { getPov, listPovs } from '../../main/services/pov/repo';
-import { createPov, firstTemplateId, world, type World } from './helpers';
+import { createPov, firstTemplateId, runCrashChild, world, type World } from './helpers';
 
 /**
  * Crash injection (the child runs under `node --import tsx`, so the SIGKILL hits the process
@@ -12,20 +10,6 @@ import { createPov, firstTemplateId, world, type World } from './helpers';
  * on the same SQLite file) and re-runs. After every case: no environment exists in the emulator
  * that the database does not know, and no row claims destroyed while the emulator still has it.
  */
-
-const CHILD = join(process.cwd(), 'test', 'pov', 'crash-child.ts');
-
-function runChild(env: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('error', reject);
-    p.on('close', (code, signal) => resolve({ code, signal, out, err }));
-  });
-}
 
 let w: World;
 afterEach(async () => {
@@ -54,7 +38,7 @@ describe('crash injection (SIGKILL at every step, restart, re-run)', () => {
   for (const step of CREATE_STEPS) {
     it(`create killed at ${step}`, async () => {
       w = await world();
-      const r = await runChild({ CRASH_DB: w.file, CRASH_EMU: w.emu.url, CRASH_OP: 'create', CRASH_AT: step, CRASH_TEMPLATE: firstTemplateId(w) });
+      const r = await runCrashChild({ CRASH_DB: w.file, CRASH_EMU: w.emu.url, CRASH_OP: 'create', CRASH_AT: step, CRASH_TEMPLATE: firstTemplateId(w) });
       expect(r.signal, r.err).toBe('SIGKILL');
       expect(r.out).toContain(`crash ${step}`);
       const povId = /pov (\S+)/.exec(r.out)![1]!;
@@ -77,7 +61,7 @@ describe('crash injection (SIGKILL at every step, restart, re-run)', () => {
     it(`destroy killed at ${step}`, async () => {
       w = await world();
       const { povId } = await createPov(w);
-      const r = await runChild({ CRASH_DB: w.file, CRASH_EMU: w.emu.url, CRASH_OP: 'destroy', CRASH_AT: step, CRASH_POV: povId });
+      const r = await runCrashChild({ CRASH_DB: w.file, CRASH_EMU: w.emu.url, CRASH_OP: 'destroy', CRASH_AT: step, CRASH_POV: povId });
       expect(r.signal, r.err).toBe('SIGKILL');
       expect(getPov(w.db, povId)!.state).toBe('destroying');
       invariants(w);
@@ -90,7 +74,7 @@ describe('crash injection (SIGKILL at every step, restart, re-run)', () => {
 
   it('a create killed after POST but before the commit is adopted even by Destroy', async () => {
     w = await world();
-    const r = await runChild({ CRASH_DB: w.file, CRASH_EMU: w.emu.url, CRASH_OP: 'create', CRASH_AT: 'after-create', CRASH_TEMPLATE: firstTemplateId(w) });
+    const r = await runCrashChild({ CRASH_DB: w.file, CRASH_EMU: w.emu.url, CRASH_OP: 'create', CRASH_AT: 'after-create', CRASH_TEMPLATE: firstTemplateId(w) });
     const povId = /pov (\S+)/.exec(r.out)![1]!;
     expect(getPov(w.db, povId)!.env_id).toBeNull();
     expect(w.emu.state.environmentIds()).toHaveLength(1);

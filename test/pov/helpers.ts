@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,5 +118,18 @@ export async function coreWorld(
       await t.close();
       await emu.close();
     },
+  });
+}
+
+/** Runs test/pov/crash-child.ts (a lifecycle job that SIGKILLs itself at CRASH_AT) and collects how it ended. */
+export function runCrashChild(env: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', join(process.cwd(), 'test', 'pov', 'crash-child.ts')], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (err += d));
+    p.on('error', reject);
+    p.on('close', (code, signal) => resolve({ code, signal, out, err }));
   });
 }

@@ -5,7 +5,6 @@
  * SQLite file) and a sweep runs. After every case: no VM on the manager that no live POV row
  * accounts for, no row destroyed while its VMs exist, and no VM made twice.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,24 +14,11 @@ import { LocalPlatform } from '../../main/services/lab-platforms/local';
 import { getPov, listPovs } from '../../main/services/pov/repo';
 import { PovService } from '../../main/services/pov/service';
 import { openDatabase, type Db } from '../../main/services/store/db';
-import { MIGRATIONS } from './helpers';
+import { MIGRATIONS, runCrashChild } from './helpers';
 import { fakeManager, fakeManagerSkip, templatesOf, TWO_VMS, type FakeManager } from './local-support';
 
-const CHILD = join(process.cwd(), 'test', 'pov', 'crash-child.ts');
 const CREATE_STEPS = ['after-commit', 'before-create-vm:control', 'after-create-vm:control', 'before-create-vm:target', 'after-create-vm:target', 'after-create', 'after-power-on', 'after-vms'];
 const DESTROY_STEPS = ['before-delete', 'before-delete-vm:control', 'after-delete-vm:control', 'before-delete-vm:target', 'after-delete-vm:target', 'after-delete', 'after-gone'];
-
-function runChild(env: Record<string, string>): Promise<{ signal: NodeJS.Signals | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('error', reject);
-    p.on('close', (_code, signal) => resolve({ signal, out, err }));
-  });
-}
 
 interface W {
   dir: string;
@@ -92,7 +78,7 @@ describe.skipIf(fakeManagerSkip)('local POV crash injection (SIGKILL at every st
   for (const step of CREATE_STEPS) {
     it(`create killed at ${step}`, async () => {
       const w = await setup();
-      const r = await runChild({ CRASH_DB: w.file, CRASH_VMM: w.m.url, CRASH_OP: 'create', CRASH_AT: step });
+      const r = await runCrashChild({ CRASH_DB: w.file, CRASH_VMM: w.m.url, CRASH_OP: 'create', CRASH_AT: step });
       expect(r.signal, r.err).toBe('SIGKILL');
       expect(r.out).toContain(`crash ${step}`);
       const povId = /pov (\S+)/.exec(r.out)![1]!;
@@ -115,7 +101,7 @@ describe.skipIf(fakeManagerSkip)('local POV crash injection (SIGKILL at every st
       const w = await setup();
       const c = w.svc.create({ platform: 'local', templateId: TWO_VMS.id, name: 'Crash POV' });
       expect((await w.jobs.wait(c.jobId)).state).toBe('succeeded');
-      const r = await runChild({ CRASH_DB: w.file, CRASH_VMM: w.m.url, CRASH_OP: 'destroy', CRASH_AT: step, CRASH_POV: c.povId });
+      const r = await runCrashChild({ CRASH_DB: w.file, CRASH_VMM: w.m.url, CRASH_OP: 'destroy', CRASH_AT: step, CRASH_POV: c.povId });
       expect(r.signal, r.err).toBe('SIGKILL');
       expect(getPov(w.db, c.povId)!.state).toBe('destroying');
       await invariants(w);
