@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { getPov, listVms } from '../../main/services/pov/repo';
-import { runCreate, runDestroy } from '../../main/services/pov/lifecycle';
+import { runDestroy } from '../../main/services/pov/destroy';
+import { runCreate } from '../../main/services/pov/lifecycle';
 import { insertPov } from '../../main/services/pov/repo';
 import { skytapNameFor } from '../../main/services/pov/service';
 import { createPov, firstTemplateId, world, type World } from './helpers';

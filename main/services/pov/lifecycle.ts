@@ -9,8 +9,6 @@ import { applyLabVms, type VmApplyResult } from './vms';
 import { pollEnvironment, recordReading } from './wait';
 import { findAdoptable, isMaybeCreated, markCreateUnclear } from './unclear-create';
 
-export { runDestroy } from './destroy';
-export { runControlNodeHook, runTeardownHook } from './steps';
 
 /**
  * The POV lifecycle, one for every lab platform (LabPlatform: Skytap and Local). Every function

@@ -5,7 +5,8 @@ import { canonicalTimeZone, ianaTimeZone, povActionRefusal, type OsValue, type P
 import type { JobRunner } from '../jobs/runner';
 import { requireCapability } from '../../../shared/lab-platforms';
 import { PovLocks } from './locks';
-import { runCreate, runDestroy, runPower, runRefreshVms } from './lifecycle';
+import { runDestroy } from './destroy';
+import { runCreate, runPower, runRefreshVms } from './lifecycle';
 import type { PlatformId } from '../lab-platforms/platform';
 import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass, reconcilePlatform, unclearCreateCount } from './reconcile';
 import { getPov, getVm, insertPov, listPovs, listVms, toPovView, toVmView, updatePov, type PovRow } from './repo';
