@@ -35,8 +35,8 @@ export function stream<D extends z.ZodType>(summary: string, data: D, ack: 'auto
   return { summary, data, ack };
 }
 
-export const jobStarted = z.object({ jobId: z.string() }).strict();
+export const jobStarted = z.strictObject({ jobId: z.string() });
 
 /** An argument object with no fields: `{}` and nothing else. */
-export const noArgs = z.object({}).strict();
-export const ok = z.object({ ok: z.literal(true) }).strict();
+export const noArgs = z.strictObject({});
+export const ok = z.strictObject({ ok: z.literal(true) });

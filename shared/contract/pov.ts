@@ -38,84 +38,77 @@ export const ianaTimeZone = z
   .refine(isIanaTimeZone, 'is not a time zone this system knows; use an IANA name such as America/New_York or Europe/Berlin');
 
 export const povActions = z
-  .object({ start: z.boolean(), suspend: z.boolean(), destroy: z.boolean(), refreshVms: z.boolean() })
-  .strict();
+  .strictObject({ start: z.boolean(), suspend: z.boolean(), destroy: z.boolean(), refreshVms: z.boolean() });
 export type PovActions = z.infer<typeof povActions>;
 
-export const povView = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    platform: z.string(),
-    templateId: z.string(),
-    templateName: z.string(),
-    envId: z.string().nullable(),
-    state: povState,
-    /** Skytap's runstate as last CONFIRMED by a read (see lastConfirmedAt); never a live value. */
-    runstate: z.string().nullable(),
-    rateLimited: z.boolean(),
-    errorMessage: z.string().nullable(),
-    lastConfirmedAt: z.string().nullable(),
-    envGoneAt: z.string().nullable(),
-    /** controlNode.get's summary without the resolution, plus what the POV list shows. */
-    controlNode: controlNodeSummary.omit({ resolvedVm: true }).extend({
-      /** The name of the VM at vmId (the Control node column shows it). Always set by the handlers. */
-      vm: z.string().nullable().optional(),
-      /** The control-node install job running for this POV, if any. */
-      jobId: z.string().nullable().optional(),
-    }),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-    /** The lifecycle job running for this POV in this process, if any. */
-    activeJobId: z.string().nullable(),
-    actions: povActions,
-    /** Auto-delete: the time, whether Skytap's schedule enforces it, and the next ladder warning. */
-    autoDelete: z
-      .object({
-        at: z.string().nullable(),
-        /** armed: a delete_at_end schedule ends at `at`; not_armed: the sweep found none (or another end). */
-        status: z.enum(['armed', 'not_armed', 'pending']).nullable(),
-        reason: z.string().nullable(),
-        scheduleId: z.string().nullable(),
-        nextWarning: z.object({ step: z.string(), at: z.string() }).strict().nullable(),
-        /** The last ladder step that fired for this deletion time (shown on the POV row). */
-        lastWarning: z.string().nullable(),
-      })
-      .strict()
-      .optional(),
-    /** The customer's IANA time zone (null: not given); times are shown in it beside the SE's. */
-    customerTz: z.string().nullable().optional(),
-    /** The readiness badge (pov.list fills it; pov.readiness gives the checklist). */
-    readiness: z
-      .object({
-        overall: readinessLevel,
-        summary: z.string(),
-        /** The latest expiry among the POV's live share links (null: no live link). */
-        shareExpiresAt: z.string().nullable(),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
+export const povView = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  platform: z.string(),
+  templateId: z.string(),
+  templateName: z.string(),
+  envId: z.string().nullable(),
+  state: povState,
+  /** Skytap's runstate as last CONFIRMED by a read (see lastConfirmedAt); never a live value. */
+  runstate: z.string().nullable(),
+  rateLimited: z.boolean(),
+  errorMessage: z.string().nullable(),
+  lastConfirmedAt: z.string().nullable(),
+  envGoneAt: z.string().nullable(),
+  /** controlNode.get's summary without the resolution, plus what the POV list shows. */
+  controlNode: controlNodeSummary.omit({ resolvedVm: true }).extend({
+    /** The name of the VM at vmId (the Control node column shows it). Always set by the handlers. */
+    vm: z.string().nullable().optional(),
+    /** The control-node install job running for this POV, if any. */
+    jobId: z.string().nullable().optional(),
+  }),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  /** The lifecycle job running for this POV in this process, if any. */
+  activeJobId: z.string().nullable(),
+  actions: povActions,
+  /** Auto-delete: the time, whether Skytap's schedule enforces it, and the next ladder warning. */
+  autoDelete: z
+    .strictObject({
+      at: z.string().nullable(),
+      /** armed: a delete_at_end schedule ends at `at`; not_armed: the sweep found none (or another end). */
+      status: z.enum(['armed', 'not_armed', 'pending']).nullable(),
+      reason: z.string().nullable(),
+      scheduleId: z.string().nullable(),
+      nextWarning: z.strictObject({ step: z.string(), at: z.string() }).nullable(),
+      /** The last ladder step that fired for this deletion time (shown on the POV row). */
+      lastWarning: z.string().nullable(),
+    })
+    .optional(),
+  /** The customer's IANA time zone (null: not given); times are shown in it beside the SE's. */
+  customerTz: z.string().nullable().optional(),
+  /** The readiness badge (pov.list fills it; pov.readiness gives the checklist). */
+  readiness: z
+    .strictObject({
+      overall: readinessLevel,
+      summary: z.string(),
+      /** The latest expiry among the POV's live share links (null: no live link). */
+      shareExpiresAt: z.string().nullable(),
+    })
+    .optional(),
+});
 export type PovView = z.infer<typeof povView>;
 
-export const povVmView = z
-  .object({
-    vmId: z.string(),
-    name: z.string(),
-    /** What Skytap's hardware.guestOS says, mapped; blank or unrecognised is unknown. */
-    osPlatform: osValue,
-    /** The user's choice; null when not set. Survives every refresh. */
-    osOverride: osValue.nullable(),
-    /** osOverride when set, else osPlatform. */
-    os: osValue,
-    guestOs: z.string().nullable(),
-    ip: z.string().nullable(),
-    hostname: z.string().nullable(),
-    runstate: z.string().nullable(),
-    goneAt: z.string().nullable(),
-  })
-  .strict();
+export const povVmView = z.strictObject({
+  vmId: z.string(),
+  name: z.string(),
+  /** What Skytap's hardware.guestOS says, mapped; blank or unrecognised is unknown. */
+  osPlatform: osValue,
+  /** The user's choice; null when not set. Survives every refresh. */
+  osOverride: osValue.nullable(),
+  /** osOverride when set, else osPlatform. */
+  os: osValue,
+  guestOs: z.string().nullable(),
+  ip: z.string().nullable(),
+  hostname: z.string().nullable(),
+  runstate: z.string().nullable(),
+  goneAt: z.string().nullable(),
+});
 export type PovVmView = z.infer<typeof povVmView>;
 
 /**
@@ -171,84 +164,80 @@ export function povActionRefusal(
 export const povMethods = {
   'pov.create': method(
     'Create a POV from a template on a lab platform (Skytap, or local: the connected vm-manager): create the environment, wait until not busy, power on, read the VMs',
-    z
-      .object({
-        /** Where the POV runs: Skytap (default) or 'local', the connected vm-manager (docs/lab-platforms.md). */
-        platform: z.enum(['skytap', 'local']).optional(),
-        /** A Skytap template id, or for 'local' a local template id (the same shape). */
-        templateId: z.string().trim().min(1).max(40).regex(/^[0-9A-Za-z_-]+$/, 'must be a template id (letters, digits, _ and -)'),
-        name: z.string().trim().min(1).max(200),
-        /** When Skytap deletes the environment (default: now + the auto-delete days setting). Refused for 'local' (no schedules). */
-        autoDeleteAt: z.iso.datetime({ offset: true }).optional(),
-        /** The customer's IANA time zone, shown beside the SE's wherever the POV shows a time. */
-        customerTz: ianaTimeZone.optional(),
-      })
-      .strict(),
+    z.strictObject({
+      /** Where the POV runs: Skytap (default) or 'local', the connected vm-manager (docs/lab-platforms.md). */
+      platform: z.enum(['skytap', 'local']).optional(),
+      /** A Skytap template id, or for 'local' a local template id (the same shape). */
+      templateId: z.string().trim().min(1).max(40).regex(/^[0-9A-Za-z_-]+$/, 'must be a template id (letters, digits, _ and -)'),
+      name: z.string().trim().min(1).max(200),
+      /** When Skytap deletes the environment (default: now + the auto-delete days setting). Refused for 'local' (no schedules). */
+      autoDeleteAt: z.iso.datetime({ offset: true }).optional(),
+      /** The customer's IANA time zone, shown beside the SE's wherever the POV shows a time. */
+      customerTz: ianaTimeZone.optional(),
+    }),
     jobStarted,
     { job: true },
   ),
   'pov.list': method(
     'Every POV with its last confirmed runstate (destroyed ones only when includeDestroyed)',
-    z.object({ includeDestroyed: z.boolean().optional() }).strict(),
-    z.object({ povs: z.array(povView) }).strict(),
+    z.strictObject({ includeDestroyed: z.boolean().optional() }),
+    z.strictObject({ povs: z.array(povView) }),
   ),
   'pov.get': method(
     'One POV with its VMs',
-    z.object({ id }).strict(),
-    z.object({ pov: povView, vms: z.array(povVmView) }).strict(),
+    z.strictObject({ id }),
+    z.strictObject({ pov: povView, vms: z.array(povVmView) }),
   ),
-  'pov.start': method('Power the environment on (PUT runstate running, then poll)', z.object({ id }).strict(), jobStarted, {
+  'pov.start': method('Power the environment on (PUT runstate running, then poll)', z.strictObject({ id }), jobStarted, {
     job: true,
   }),
-  'pov.suspend': method('Suspend the environment (PUT runstate suspended, then poll)', z.object({ id }).strict(), jobStarted, {
+  'pov.suspend': method('Suspend the environment (PUT runstate suspended, then poll)', z.strictObject({ id }), jobStarted, {
     job: true,
   }),
   'pov.destroy': method(
     'Delete the environment; complete only when Skytap answers 404. Allowed from active and failed',
-    z.object({ id }).strict(),
+    z.strictObject({ id }),
     jobStarted,
     { job: true },
   ),
-  'pov.refreshVms': method('Read the environment\'s VMs again', z.object({ id }).strict(), jobStarted, { job: true }),
+  'pov.refreshVms': method('Read the environment\'s VMs again', z.strictObject({ id }), jobStarted, { job: true }),
   'pov.setVmOs': method(
     'Set (or clear with null) the OS override of one VM; Skytap\'s own value is kept apart',
-    z.object({ povId: id, vmId: id, os: osValue.nullable() }).strict(),
-    z.object({ vm: povVmView }).strict(),
+    z.strictObject({ povId: id, vmId: id, os: osValue.nullable() }),
+    z.strictObject({ vm: povVmView }),
   ),
   'pov.setAutoDelete': method(
     'Move the auto-delete time: moves (or re-arms) the Skytap schedule, clamps every share link\'s expiry to it, re-arms the warning ladder',
-    z.object({ povId: id, at: z.iso.datetime({ offset: true }) }).strict(),
-    z.object({ pov: povView }).strict(),
+    z.strictObject({ povId: id, at: z.iso.datetime({ offset: true }) }),
+    z.strictObject({ pov: povView }),
   ),
   'pov.setCustomerTz': method(
     'Set (or clear with null) the customer\'s IANA time zone, shown beside the SE\'s wherever the POV shows a time',
-    z.object({ povId: id, customerTz: ianaTimeZone.nullable() }).strict(),
-    z.object({ pov: povView }).strict(),
+    z.strictObject({ povId: id, customerTz: ianaTimeZone.nullable() }),
+    z.strictObject({ pov: povView }),
   ),
   'pov.readiness': method(
     'Is this POV ready for the customer? Overall ready/attention/not_ready and a checklist: each item\'s state, age and the one action that fixes it',
-    z.object({ id }).strict(),
+    z.strictObject({ id }),
     povReadiness,
   ),
   'pov.setControlNodeName': method(
     'Name the control node VM of an existing POV (blank clears it) and re-resolve',
-    z.object({ id, name: z.string().trim().max(255) }).strict(),
-    z.object({ controlNode: controlNodeSummary }).strict(),
+    z.strictObject({ id, name: z.string().trim().max(255) }),
+    z.strictObject({ controlNode: controlNodeSummary }),
   ),
   'pov.setRoleHosts': method(
     "Name a POV's Entitle agent host and/or Resource Broker host (blank clears; omitted keeps) and re-resolve: resolution's step 3 leaves them out",
-    z
-      .object({
-        id,
-        entitleHost: z.string().trim().max(255).regex(/^[^\u0000-\u001f\u007f]*$/, 'must have no control characters').optional(),
-        brokerHost: z.string().trim().max(255).regex(/^[^\u0000-\u001f\u007f]*$/, 'must have no control characters').optional(),
-      })
-      .strict(),
-    z.object({ controlNode: controlNodeSummary }).strict(),
+    z.strictObject({
+      id,
+      entitleHost: z.string().trim().max(255).regex(/^[^\u0000-\u001f\u007f]*$/, 'must have no control characters').optional(),
+      brokerHost: z.string().trim().max(255).regex(/^[^\u0000-\u001f\u007f]*$/, 'must have no control characters').optional(),
+    }),
+    z.strictObject({ controlNode: controlNodeSummary }),
   ),
   'pov.installControlNode': method(
     "Install (or re-install) the agent on a POV's control node; the job's last line says SPIRE or Ed25519",
-    z.object({ id }).strict(),
+    z.strictObject({ id }),
     jobStarted,
     { job: true },
   ),

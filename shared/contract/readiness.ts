@@ -11,34 +11,30 @@ export type ReadinessLevel = z.infer<typeof readinessLevel>;
 export const READINESS_ITEMS = ['environment', 'controlNode', 'gateway', 'share', 'autoDelete', 'jobs'] as const;
 export type ReadinessItemKey = (typeof READINESS_ITEMS)[number];
 
-export const readinessItem = z
-  .object({
-    key: z.enum(READINESS_ITEMS),
-    label: z.string(),
-    /** ok (counts as ready) | attention | not_ready. */
-    state: z.enum(['ok', 'attention', 'not_ready']),
-    /** What was found, in words (never only a colour). */
-    detail: z.string(),
-    /** When the fact this item rests on was last established (null when nothing was read yet). */
-    asOf: z.string().nullable(),
-    /** Seconds from asOf to the time of the check (null with asOf). */
-    ageSeconds: z.number().int().nullable(),
-    /** The one thing that fixes it: words for a person and the contract method that does it. */
-    action: z.object({ label: z.string(), method: z.string().nullable() }).strict().nullable(),
-  })
-  .strict();
+export const readinessItem = z.strictObject({
+  key: z.enum(READINESS_ITEMS),
+  label: z.string(),
+  /** ok (counts as ready) | attention | not_ready. */
+  state: z.enum(['ok', 'attention', 'not_ready']),
+  /** What was found, in words (never only a colour). */
+  detail: z.string(),
+  /** When the fact this item rests on was last established (null when nothing was read yet). */
+  asOf: z.string().nullable(),
+  /** Seconds from asOf to the time of the check (null with asOf). */
+  ageSeconds: z.number().int().nullable(),
+  /** The one thing that fixes it: words for a person and the contract method that does it. */
+  action: z.strictObject({ label: z.string(), method: z.string().nullable() }).nullable(),
+});
 export type ReadinessItem = z.infer<typeof readinessItem>;
 
-export const povReadiness = z
-  .object({
-    povId: z.string(),
-    overall: readinessLevel,
-    /** One line: the first not-ready (else attention) item's detail, or "ready for the customer". */
-    summary: z.string(),
-    checkedAt: z.string(),
-    items: z.array(readinessItem),
-  })
-  .strict();
+export const povReadiness = z.strictObject({
+  povId: z.string(),
+  overall: readinessLevel,
+  /** One line: the first not-ready (else attention) item's detail, or "ready for the customer". */
+  summary: z.string(),
+  checkedAt: z.string(),
+  items: z.array(readinessItem),
+});
 export type PovReadiness = z.infer<typeof povReadiness>;
 
 /** The badge words, the same in the list, the POV page and the CLI. */

@@ -3,30 +3,26 @@ import { method, noArgs } from './define';
 
 export const TEST_CONNECTION_OUTCOMES = ['ok', 'unauthorized', 'project_not_found', 'no_templates', 'failed'] as const;
 
-export const testConnectionResult = z
-  .object({
-    outcome: z.enum(TEST_CONNECTION_OUTCOMES),
-    /** Green only for ok: an empty catalogue is red because no POV can be created from it. */
-    good: z.boolean(),
-    message: z.string(),
-    remedy: z.string().nullable(),
-    templateCount: z.number().int().nonnegative().nullable(),
-    reason: z.enum(['rate_limited', 'network', 'server']).nullable(),
-    scope: z.enum(['account', 'project']),
-  })
-  .strict();
+export const testConnectionResult = z.strictObject({
+  outcome: z.enum(TEST_CONNECTION_OUTCOMES),
+  /** Green only for ok: an empty catalogue is red because no POV can be created from it. */
+  good: z.boolean(),
+  message: z.string(),
+  remedy: z.string().nullable(),
+  templateCount: z.number().int().nonnegative().nullable(),
+  reason: z.enum(['rate_limited', 'network', 'server']).nullable(),
+  scope: z.enum(['account', 'project']),
+});
 export type TestConnectionResult = z.infer<typeof testConnectionResult>;
 
-export const templateView = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    vmCount: z.number().int().nonnegative().nullable(),
-    region: z.string().nullable(),
-    busy: z.boolean(),
-  })
-  .strict();
+export const templateView = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  vmCount: z.number().int().nonnegative().nullable(),
+  region: z.string().nullable(),
+  busy: z.boolean(),
+});
 export type TemplateView = z.infer<typeof templateView>;
 
 export const skytapMethods = {
@@ -38,6 +34,6 @@ export const skytapMethods = {
   'skytap.listTemplates': method(
     'Every template the saved account (or project) can see, walked to the end (the default retry budget)',
     noArgs,
-    z.object({ templates: z.array(templateView) }).strict(),
+    z.strictObject({ templates: z.array(templateView) }),
   ),
 } as const;

@@ -19,212 +19,188 @@ const size = { cols: z.number().int().min(2).max(1000), rows: z.number().int().m
 
 /** How one hop authenticates. Inline secrets are held in memory for the session only. */
 export const sshAuth = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('password'), password: z.string().min(1).max(1024) }).strict(),
-  z
-    .object({
-      kind: z.literal('privateKey'),
-      privateKey: z.string().min(1).max(20_000),
-      passphrase: z.string().max(1024).optional(),
-    })
-    .strict(),
+  z.strictObject({ kind: z.literal('password'), password: z.string().min(1).max(1024) }),
+  z.strictObject({
+    kind: z.literal('privateKey'),
+    privateKey: z.string().min(1).max(20_000),
+    passphrase: z.string().max(1024).optional(),
+  }),
   /** Use the credentials stored in the keychain for this profile. */
-  z.object({ kind: z.literal('profile'), profileId }).strict(),
+  z.strictObject({ kind: z.literal('profile'), profileId }),
 ]);
 export type SshAuth = z.infer<typeof sshAuth>;
 
 /** A jump host (ProxyJump). Without auth it reuses the target's credentials. */
 export const sshHop = z
-  .object({ host: hostName, port: port.default(22), username, auth: sshAuth.optional() })
-  .strict();
+  .strictObject({ host: hostName, port: port.default(22), username, auth: sshAuth.optional() });
 export type SshHop = z.infer<typeof sshHop>;
 
-export const sshTarget = z
-  .object({
-    host: hostName,
-    port: port.default(22),
-    username,
-    auth: sshAuth,
-    jump: z.array(sshHop).max(8).default([]),
-    keepaliveSec: z.number().int().min(0).max(3600).default(15),
-    autoReconnect: z.boolean().default(true),
-    title: z.string().max(200).optional(),
-  })
-  .strict();
+export const sshTarget = z.strictObject({
+  host: hostName,
+  port: port.default(22),
+  username,
+  auth: sshAuth,
+  jump: z.array(sshHop).max(8).default([]),
+  keepaliveSec: z.number().int().min(0).max(3600).default(15),
+  autoReconnect: z.boolean().default(true),
+  title: z.string().max(200).optional(),
+});
 export type SshTarget = z.infer<typeof sshTarget>;
 
-export const sshProfile = z
-  .object({
-    id: profileId,
-    name: z.string(),
-    host: z.string(),
-    port,
-    username: z.string(),
-    authKind: z.enum(['key', 'password']),
-    /** OpenSSH one-line public key for key profiles (paste it into authorized_keys). */
-    publicKey: z.string().nullable(),
-    jump: z.array(z.object({ host: z.string(), port, username: z.string(), profileId: profileId.nullable() }).strict()),
-    keepaliveSec: z.number().int(),
-    autoReconnect: z.boolean(),
-    agentForward: z.boolean(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-  })
-  .strict();
+export const sshProfile = z.strictObject({
+  id: profileId,
+  name: z.string(),
+  host: z.string(),
+  port,
+  username: z.string(),
+  authKind: z.enum(['key', 'password']),
+  /** OpenSSH one-line public key for key profiles (paste it into authorized_keys). */
+  publicKey: z.string().nullable(),
+  jump: z.array(z.strictObject({ host: z.string(), port, username: z.string(), profileId: profileId.nullable() })),
+  keepaliveSec: z.number().int(),
+  autoReconnect: z.boolean(),
+  agentForward: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
 export type SshProfile = z.infer<typeof sshProfile>;
 
-export const sshProfileSave = z
-  .object({
-    id: profileId.optional(),
-    name: z.string().trim().min(1).max(200),
-    host: hostName,
-    port: port.default(22),
-    username,
-    /** generate: new ed25519 key; import: an OpenSSH/PEM private key; password; keep: leave stored credentials. */
-    credentials: z.discriminatedUnion('kind', [
-      z.object({ kind: z.literal('generate') }).strict(),
-      z
-        .object({
-          kind: z.literal('import'),
-          privateKey: z.string().min(1).max(20_000),
-          passphrase: z.string().max(1024).optional(),
-        })
-        .strict(),
-      z.object({ kind: z.literal('password'), password: z.string().min(1).max(1024) }).strict(),
-      z.object({ kind: z.literal('keep') }).strict(),
-    ]),
-    jump: z
-      .array(z.object({ host: hostName, port: port.default(22), username, profileId: profileId.nullable().default(null) }).strict())
-      .max(8)
-      .default([]),
-    keepaliveSec: z.number().int().min(0).max(3600).default(15),
-    autoReconnect: z.boolean().default(true),
-    agentForward: z.literal(false).default(false),
-  })
-  .strict();
+export const sshProfileSave = z.strictObject({
+  id: profileId.optional(),
+  name: z.string().trim().min(1).max(200),
+  host: hostName,
+  port: port.default(22),
+  username,
+  /** generate: new ed25519 key; import: an OpenSSH/PEM private key; password; keep: leave stored credentials. */
+  credentials: z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('generate') }),
+    z
+      .strictObject({
+        kind: z.literal('import'),
+        privateKey: z.string().min(1).max(20_000),
+        passphrase: z.string().max(1024).optional(),
+      }),
+    z.strictObject({ kind: z.literal('password'), password: z.string().min(1).max(1024) }),
+    z.strictObject({ kind: z.literal('keep') }),
+  ]),
+  jump: z
+    .array(z.strictObject({ host: hostName, port: port.default(22), username, profileId: profileId.nullable().default(null) }))
+    .max(8)
+    .default([]),
+  keepaliveSec: z.number().int().min(0).max(3600).default(15),
+  autoReconnect: z.boolean().default(true),
+  agentForward: z.literal(false).default(false),
+});
 export type SshProfileSave = z.input<typeof sshProfileSave>;
 
 export const knownHost = z
-  .object({ host: z.string(), port, keyType: z.string(), fingerprint: z.string(), addedAt: z.string() })
-  .strict();
+  .strictObject({ host: z.string(), port, keyType: z.string(), fingerprint: z.string(), addedAt: z.string() });
 
 export const SSH_STATES = ['connecting', 'verifying', 'authenticating', 'open', 'reconnecting', 'closed'] as const;
-export const sshStatus = z
-  .object({
-    sessionId,
-    state: z.enum(SSH_STATES),
-    /** Why it closed: user (closed by you), dropped (connection lost), exited (the shell ended), refused, failed. */
-    closedBy: z.enum(['user', 'dropped', 'exited', 'refused', 'failed']).nullable(),
-    reason: z.string().nullable(),
-    attempt: z.number().int().min(0),
-    nextRetryMs: z.number().int().nullable(),
-    title: z.string(),
-    interactive: z.boolean(),
-  })
-  .strict();
+export const sshStatus = z.strictObject({
+  sessionId,
+  state: z.enum(SSH_STATES),
+  /** Why it closed: user (closed by you), dropped (connection lost), exited (the shell ended), refused, failed. */
+  closedBy: z.enum(['user', 'dropped', 'exited', 'refused', 'failed']).nullable(),
+  reason: z.string().nullable(),
+  attempt: z.number().int().min(0),
+  nextRetryMs: z.number().int().nullable(),
+  title: z.string(),
+  interactive: z.boolean(),
+});
 export type SshStatus = z.infer<typeof sshStatus>;
 
-export const hostKeyPrompt = z
-  .object({
-    promptId: z.string(),
-    sessionId,
-    host: z.string(),
-    port,
-    /** first: never seen; changed: differs from the stored key (replace: true required to accept). */
-    kind: z.enum(['first', 'changed']),
-    keyType: z.string(),
-    fingerprint: z.string(),
-    stored: z.object({ keyType: z.string(), fingerprint: z.string(), addedAt: z.string() }).strict().nullable(),
-    /** pending until answered; answered/expired tell other windows to drop the dialog. */
-    state: z.enum(['pending', 'answered', 'expired']),
-  })
-  .strict();
+export const hostKeyPrompt = z.strictObject({
+  promptId: z.string(),
+  sessionId,
+  host: z.string(),
+  port,
+  /** first: never seen; changed: differs from the stored key (replace: true required to accept). */
+  kind: z.enum(['first', 'changed']),
+  keyType: z.string(),
+  fingerprint: z.string(),
+  stored: z.strictObject({ keyType: z.string(), fingerprint: z.string(), addedAt: z.string() }).nullable(),
+  /** pending until answered; answered/expired tell other windows to drop the dialog. */
+  state: z.enum(['pending', 'answered', 'expired']),
+});
 export type HostKeyPrompt = z.infer<typeof hostKeyPrompt>;
 
-export const sshData = z
-  .object({
-    /** Terminal output bytes: a binary WebSocket frame in browser mode, a Uint8Array over IPC. */
-    data: z.instanceof(Uint8Array),
-    /** Acknowledge this many bytes once rendered. */
-    bytes: z.number().int().min(0),
-  })
-  .strict();
+export const sshData = z.strictObject({
+  /** Terminal output bytes: a binary WebSocket frame in browser mode, a Uint8Array over IPC. */
+  data: z.instanceof(Uint8Array),
+  /** Acknowledge this many bytes once rendered. */
+  bytes: z.number().int().min(0),
+});
 export type SshData = z.infer<typeof sshData>;
 
 /** ssh.replay's answer travels in a JSON reply, so its bytes are base64. */
-export const sshReplay = z
-  .object({
-    /** Terminal output bytes, base64. */
-    data: z.string(),
-    /** Decoded length. */
-    bytes: z.number().int().min(0),
-  })
-  .strict();
+export const sshReplay = z.strictObject({
+  /** Terminal output bytes, base64. */
+  data: z.string(),
+  /** Decoded length. */
+  bytes: z.number().int().min(0),
+});
 
 export const sshMethods = {
   'ssh.open': method(
     'Open a terminal session from a saved profile or an ad-hoc target; host-key prompts arrive on ssh.hostKeyPrompt',
     z
-      .object({ profileId: profileId.optional(), target: sshTarget.optional(), ...size })
-      .strict()
+      .strictObject({ profileId: profileId.optional(), target: sshTarget.optional(), ...size })
       .refine((a) => (a.profileId === undefined) !== (a.target === undefined), 'give exactly one of profileId or target'),
-    z.object({ sessionId }).strict(),
+    z.strictObject({ sessionId }),
   ),
   'ssh.openVmConsole': method(
     "Open a local VM's serial console as a terminal session: interactive through QEMU's serial socket, or (default) a read-only live tail of its console log. Use the sessionId like an SSH session's",
-    z
-      .object({
-        vmId: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a VM id: letters, digits, - and _'),
-        interactive: z.boolean().optional(),
-        ...size,
-      })
-      .strict(),
-    z.object({ sessionId }).strict(),
+    z.strictObject({
+      vmId: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a VM id: letters, digits, - and _'),
+      interactive: z.boolean().optional(),
+      ...size,
+    }),
+    z.strictObject({ sessionId }),
   ),
   'ssh.input': method(
     'Send keystrokes (utf8) to a session',
-    z.object({ sessionId, data: z.string().max(1_000_000) }).strict(),
+    z.strictObject({ sessionId, data: z.string().max(1_000_000) }),
     ok,
   ),
-  'ssh.resize': method('Tell the remote side the terminal size', z.object({ sessionId, ...size }).strict(), ok),
-  'ssh.close': method('Close a session (reported as closed by you)', z.object({ sessionId }).strict(), ok),
-  'ssh.reconnect': method('Reconnect a dropped or closed session now', z.object({ sessionId }).strict(), ok),
+  'ssh.resize': method('Tell the remote side the terminal size', z.strictObject({ sessionId, ...size }), ok),
+  'ssh.close': method('Close a session (reported as closed by you)', z.strictObject({ sessionId }), ok),
+  'ssh.reconnect': method('Reconnect a dropped or closed session now', z.strictObject({ sessionId }), ok),
   'ssh.replay': method(
     'The last 64 KB a session printed, for a window attaching to it (subscribe to ssh.data right after)',
-    z.object({ sessionId }).strict(),
+    z.strictObject({ sessionId }),
     sshReplay,
   ),
   'ssh.sessions.list': method('Sessions held by the app and their state', noArgs, z.array(sshStatus)),
   'ssh.answerHostKey': method(
     'Accept or reject a host key; a changed key is only accepted with replace: true',
-    z.object({ promptId: z.string().min(1).max(100), accept: z.boolean(), replace: z.boolean().optional() }).strict(),
+    z.strictObject({ promptId: z.string().min(1).max(100), accept: z.boolean(), replace: z.boolean().optional() }),
     ok,
   ),
   'ssh.hostKeyPrompts.list': method('Host-key questions waiting for an answer', noArgs, z.array(hostKeyPrompt)),
   'ssh.typeInto': method(
     'Type a script into a session line by line at a safe pace, then compare sha256sum of what arrived',
-    z
-      .object({
-        sessionId,
-        script: z.string().min(1).max(2_000_000),
-        path: z
-          .string()
-          .max(200)
-          .refine((p) => /^\/[A-Za-z0-9._\/-]+$/.test(p), 'must be an absolute path of letters, digits, . _ - /')
-          .optional(),
-        lineDelayMs: z.number().int().min(0).max(5000).optional(),
-      })
-      .strict(),
+    z.strictObject({
+      sessionId,
+      script: z.string().min(1).max(2_000_000),
+      path: z
+        .string()
+        .max(200)
+        .refine((p) => /^\/[A-Za-z0-9._\/-]+$/.test(p), 'must be an absolute path of letters, digits, . _ - /')
+        .optional(),
+      lineDelayMs: z.number().int().min(0).max(5000).optional(),
+    }),
     jobStarted,
     { job: true },
   ),
   'ssh.profiles.list': method('Saved SSH profiles (no secrets)', noArgs, z.array(sshProfile)),
   'ssh.profiles.save': method('Create or update a profile; keys and passwords go to the keychain', sshProfileSave, sshProfile),
-  'ssh.profiles.delete': method('Delete a profile and its keychain entries', z.object({ id: profileId }).strict(), ok),
+  'ssh.profiles.delete': method('Delete a profile and its keychain entries', z.strictObject({ id: profileId }), ok),
   'ssh.knownHosts.list': method('Accepted host keys', noArgs, z.array(knownHost)),
   'ssh.knownHosts.remove': method(
     'Forget the stored key of host:port (the next connection asks again)',
-    z.object({ host: hostName, port }).strict(),
-    z.object({ removed: z.boolean() }).strict(),
+    z.strictObject({ host: hostName, port }),
+    z.strictObject({ removed: z.boolean() }),
   ),
 };
 

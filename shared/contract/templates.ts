@@ -20,7 +20,7 @@ const dnsLabel = z
 const debPackage = z.string().regex(/^[a-z0-9][a-z0-9+.-]{1,99}$/, 'a Debian package name (lower-case letters, digits, + - .)');
 
 export const bakeSource = z.union(
-  [z.string().trim().min(1).max(4096).describe('an image file: qcow2, raw, vmdk, .ova or .ovf'), z.object({ debian: z.literal('bookworm') }).strict()],
+  [z.string().trim().min(1).max(4096).describe('an image file: qcow2, raw, vmdk, .ova or .ovf'), z.strictObject({ debian: z.literal('bookworm') })],
   { error: 'source must be the path of an image file (qcow2, raw, vmdk, .ova, .ovf) or {"debian":"bookworm"}' },
 );
 export type BakeSource = z.infer<typeof bakeSource>;
@@ -28,70 +28,60 @@ export type BakeSource = z.infer<typeof bakeSource>;
 export const BAKE_STAGES = ['source', 'inspect', 'packages', 'bake', 'register', 'proof'] as const;
 export type BakeStage = (typeof BAKE_STAGES)[number];
 
-export const bakeArgs = z
-  .object({
-    source: bakeSource,
-    name: dnsLabel,
-    /** auto: install docker.io when the guest has no runtime; skip: never touch Docker */
-    docker: z.enum(['auto', 'skip']).optional(),
-    extraPackages: z.array(debPackage).max(50).optional(),
-    /** grow the disk to this size first (the root partition and file system grow with it) */
-    sizeGib: z.number().int().min(2).max(4000).optional(),
-    /** docker-archive tars (docker save) in the allowed dirs: loaded into the guest's Docker before its runner starts */
-    preloadImages: z.array(z.string().trim().min(1).max(4096)).max(8).optional(),
-  })
-  .strict();
+export const bakeArgs = z.strictObject({
+  source: bakeSource,
+  name: dnsLabel,
+  /** auto: install docker.io when the guest has no runtime; skip: never touch Docker */
+  docker: z.enum(['auto', 'skip']).optional(),
+  extraPackages: z.array(debPackage).max(50).optional(),
+  /** grow the disk to this size first (the root partition and file system grow with it) */
+  sizeGib: z.number().int().min(2).max(4000).optional(),
+  /** docker-archive tars (docker save) in the allowed dirs: loaded into the guest's Docker before its runner starts */
+  preloadImages: z.array(z.string().trim().min(1).max(4096)).max(8).optional(),
+});
 export type BakeArgs = z.infer<typeof bakeArgs>;
 
-export const bakeManifest = z
-  .object({
-    name: z.string(),
-    createdAt: z.string(),
-    source: z.string(),
-    /** sha256 of the source file as picked (the OVA, OVF descriptor or disk), or of the cached Debian base disk */
-    baseSha256: z.string().regex(/^[0-9a-f]{64}$/),
-    guest: z.object({ distro: z.string(), version: z.string(), product: z.string(), codename: z.string() }).strict(),
-    runner: z.object({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/), unit: z.string() }).strict(),
-    docker: z.enum(['installed', 'present', 'skipped']),
-    /** packages installed by the bake: name → version */
-    packages: z.record(z.string(), z.string()),
-    cloudInit: z.enum(['disabled', 'absent']),
-    stages: z.record(z.string(), z.number()),
-  })
-  .strict();
+export const bakeManifest = z.strictObject({
+  name: z.string(),
+  createdAt: z.string(),
+  source: z.string(),
+  /** sha256 of the source file as picked (the OVA, OVF descriptor or disk), or of the cached Debian base disk */
+  baseSha256: z.string().regex(/^[0-9a-f]{64}$/),
+  guest: z.strictObject({ distro: z.string(), version: z.string(), product: z.string(), codename: z.string() }),
+  runner: z.strictObject({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/), unit: z.string() }),
+  docker: z.enum(['installed', 'present', 'skipped']),
+  /** packages installed by the bake: name → version */
+  packages: z.record(z.string(), z.string()),
+  cloudInit: z.enum(['disabled', 'absent']),
+  stages: z.record(z.string(), z.number()),
+});
 export type BakeManifest = z.infer<typeof bakeManifest>;
 
-export const proofResult = z
-  .object({
-    passed: z.boolean(),
-    at: z.string(),
-    seconds: z.number(),
-    /** what the probe payload reported from inside the guest */
-    dockerEnabled: z.string().nullable(),
-    runnerSha256: z.string().nullable(),
-    message: z.string(),
-    consoleTail: z.string(),
-  })
-  .strict();
+export const proofResult = z.strictObject({
+  passed: z.boolean(),
+  at: z.string(),
+  seconds: z.number(),
+  /** what the probe payload reported from inside the guest */
+  dockerEnabled: z.string().nullable(),
+  runnerSha256: z.string().nullable(),
+  message: z.string(),
+  consoleTail: z.string(),
+});
 export type ProofResult = z.infer<typeof proofResult>;
 
 export const bakedImage = z
-  .object({ name: z.string(), manifest: bakeManifest, proof: proofResult.nullable(), exports: z.array(z.string()) })
-  .strict();
+  .strictObject({ name: z.string(), manifest: bakeManifest, proof: proofResult.nullable(), exports: z.array(z.string()) });
 export type BakedImage = z.infer<typeof bakedImage>;
 
-export const exportArgs = z
-  .object({
-    imageId: dnsLabel,
-    format: z.enum(['ova', 'ovf', 'vmdk']),
-    /** where the files go; default <home>/templates/exports/<image> */
-    dir: z.string().trim().min(1).max(4096).optional(),
-  })
-  .strict();
+export const exportArgs = z.strictObject({
+  imageId: dnsLabel,
+  format: z.enum(['ova', 'ovf', 'vmdk']),
+  /** where the files go; default <home>/templates/exports/<image> */
+  dir: z.string().trim().min(1).max(4096).optional(),
+});
 
 export const exportResult = z
-  .object({ files: z.array(z.object({ path: z.string(), bytes: z.number().int(), sha256: z.string() }).strict()) })
-  .strict();
+  .strictObject({ files: z.array(z.strictObject({ path: z.string(), bytes: z.number().int(), sha256: z.string() })) });
 
 /**
  * Local templates: a named set of images in the connected vm-manager, each with a VM name, OS and
@@ -106,44 +96,38 @@ export const localTemplateId = z
   .max(40)
   .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a local template id: lower-case letters, digits and -');
 /** A VM's size: the bounds vm.create takes. */
-export const localTemplateVm = z
-  .object({
-    /** short, so the POV's tag still fits in a DNS label before it */
-    name: dnsLabel.max(30, 'at most 30 characters (the POV tag goes before it)'),
-    image: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'an image name: printable characters, no spaces'),
-    os: osValue,
-    cpus: z.number().int().min(1).max(64),
-    memoryMib: z.number().int().min(256).max(1_048_576),
-    diskGib: z.number().int().min(1).max(4096),
-    requireAttestation: z.boolean(),
-  })
-  .strict();
-export const createLocalTemplateArgs = z
-  .object({
-    name: z.string().trim().min(1).max(80).regex(/^[^\x00-\x1f\x7f]+$/, 'no control characters'),
-    description: z.string().trim().max(500).nullable().optional(),
-    vms: z
-      .array(localTemplateVm.extend({ requireAttestation: z.boolean().optional() }).strict())
-      .min(1, 'a template needs at least one VM')
-      .max(LOCAL_TEMPLATE_MAX_VMS, `at most ${LOCAL_TEMPLATE_MAX_VMS} VMs`)
-      .refine((vms) => new Set(vms.map((v) => v.name)).size === vms.length, 'VM names must be unique within a template'),
-  })
-  .strict();
+export const localTemplateVm = z.strictObject({
+  /** short, so the POV's tag still fits in a DNS label before it */
+  name: dnsLabel.max(30, 'at most 30 characters (the POV tag goes before it)'),
+  image: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'an image name: printable characters, no spaces'),
+  os: osValue,
+  cpus: z.number().int().min(1).max(64),
+  memoryMib: z.number().int().min(256).max(1_048_576),
+  diskGib: z.number().int().min(1).max(4096),
+  requireAttestation: z.boolean(),
+});
+export const createLocalTemplateArgs = z.strictObject({
+  name: z.string().trim().min(1).max(80).regex(/^[^\x00-\x1f\x7f]+$/, 'no control characters'),
+  description: z.string().trim().max(500).nullable().optional(),
+  vms: z
+    .array(localTemplateVm.extend({ requireAttestation: z.boolean().optional() }).strict())
+    .min(1, 'a template needs at least one VM')
+    .max(LOCAL_TEMPLATE_MAX_VMS, `at most ${LOCAL_TEMPLATE_MAX_VMS} VMs`)
+    .refine((vms) => new Set(vms.map((v) => v.name)).size === vms.length, 'VM names must be unique within a template'),
+});
 export type CreateLocalTemplateArgs = z.input<typeof createLocalTemplateArgs>;
 
 /** The lab platforms whose templates templates.list shows. */
 export const labTemplatePlatform = z.enum(['skytap', 'local']);
 /** A template of either platform: Skytap's (image null, never built in) or a local one. */
-export const labTemplateView = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    builtIn: z.boolean(),
-    /** Skytap's list may carry no VMs: then [] */
-    vms: z.array(z.object({ name: z.string(), os: osValue, image: z.string().nullable() }).strict()),
-  })
-  .strict();
+export const labTemplateView = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  builtIn: z.boolean(),
+  /** Skytap's list may carry no VMs: then [] */
+  vms: z.array(z.strictObject({ name: z.string(), os: osValue, image: z.string().nullable() })),
+});
 export type LabTemplateView = z.infer<typeof labTemplateView>;
 
 export const templatesMethods = {
@@ -158,7 +142,7 @@ export const templatesMethods = {
     jobStarted,
     { job: true },
   ),
-  'templates.baked': method('Baked images with their build manifest and proof result', noArgs, z.object({ images: z.array(bakedImage) }).strict()),
+  'templates.baked': method('Baked images with their build manifest and proof result', noArgs, z.strictObject({ images: z.array(bakedImage) })),
   'templates.export': method(
     'Export a baked image for Skytap import: OVF 1.0 + stream-optimized VMDK + SHA256 manifest (tarred as OVA)',
     exportArgs,
@@ -167,17 +151,17 @@ export const templatesMethods = {
   ),
   'templates.list': method(
     "A lab platform's templates: Skytap's catalogue (as skytap.listTemplates), or the local templates with the bundled test template first",
-    z.object({ platform: labTemplatePlatform }).strict(),
-    z.object({ platform: labTemplatePlatform, templates: z.array(labTemplateView) }).strict(),
+    z.strictObject({ platform: labTemplatePlatform }),
+    z.strictObject({ platform: labTemplatePlatform, templates: z.array(labTemplateView) }),
   ),
   'templates.createLocal': method(
     "Save a local template: 1 to 8 VMs, each an image in the connected vm-manager with a name, OS and size; the name must be new",
     createLocalTemplateArgs,
-    z.object({ template: labTemplateView }).strict(),
+    z.strictObject({ template: labTemplateView }),
   ),
   'templates.deleteLocal': method(
     'Delete a local template (the bundled test template cannot be deleted); POVs made from it keep their VMs',
-    z.object({ id: localTemplateId }).strict(),
-    z.object({}).strict(),
+    z.strictObject({ id: localTemplateId }),
+    z.strictObject({}),
   ),
 };

@@ -8,10 +8,10 @@ export { BYTE_STREAMS, BYTES_PATH, BYTES_TOKEN_HEADER, IPC, LAUNCH_CODE_HEADER, 
 const key = z.string().min(1).max(200);
 
 export const clientMessage = z.discriminatedUnion('t', [
-  z.object({ t: z.literal('call'), id: z.number().int().nonnegative(), method: z.string().max(100), args: z.unknown() }).strict(),
-  z.object({ t: z.literal('sub'), stream: z.string().max(100), key }).strict(),
-  z.object({ t: z.literal('unsub'), stream: z.string().max(100), key }).strict(),
-  z.object({ t: z.literal('ack'), stream: z.string().max(100), key, bytes: z.number().int().nonnegative() }).strict(),
+  z.strictObject({ t: z.literal('call'), id: z.number().int().nonnegative(), method: z.string().max(100), args: z.unknown() }),
+  z.strictObject({ t: z.literal('sub'), stream: z.string().max(100), key }),
+  z.strictObject({ t: z.literal('unsub'), stream: z.string().max(100), key }),
+  z.strictObject({ t: z.literal('ack'), stream: z.string().max(100), key, bytes: z.number().int().nonnegative() }),
 ]);
 export type ClientMessage = z.infer<typeof clientMessage>;
 

@@ -19,194 +19,169 @@ const dnsLabel = z
   .max(63)
   .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a DNS label: lower-case letters, digits and -, not starting or ending with -');
 
-export const vmTool = z.object({ name: z.string(), found: z.boolean(), version: z.string().nullable(), error: z.string().nullable() }).strict();
-export const vmAccelProbe = z.object({ accel: z.string(), result: z.string(), detail: z.string() }).strict();
-export const vmHost = z
-  .object({
-    endpoint: z.string(),
-    mode: z.enum(['local', 'remote']),
-    /** local only: why the manager is not running (the report was then made by the app itself) */
-    managerError: z.string().nullable(),
-    hostname: z.string(),
-    kernel: z.string(),
-    /** What this kind of host can run, in plain words (x86_64 under TCG on Apple Silicon…); null when nothing needs saying. */
-    platformNote: z.string().nullable(),
-    cpus: z.number(),
-    memoryBytes: z.number(),
-    tools: z.array(vmTool),
-    ovmfCode: z.string().nullable(),
-    guestKernel: z.string().nullable(),
-    accelerator: z
-      .object({ chosen: z.string().nullable(), reason: z.string(), warning: z.string().nullable(), probes: z.array(vmAccelProbe) })
-      .strict(),
-    ready: z.boolean(),
-    missing: z.array(z.object({ what: z.string(), install: z.string() }).strict()),
-  })
-  .strict();
+export const vmTool = z.strictObject({ name: z.string(), found: z.boolean(), version: z.string().nullable(), error: z.string().nullable() });
+export const vmAccelProbe = z.strictObject({ accel: z.string(), result: z.string(), detail: z.string() });
+export const vmHost = z.strictObject({
+  endpoint: z.string(),
+  mode: z.enum(['local', 'remote']),
+  /** local only: why the manager is not running (the report was then made by the app itself) */
+  managerError: z.string().nullable(),
+  hostname: z.string(),
+  kernel: z.string(),
+  /** What this kind of host can run, in plain words (x86_64 under TCG on Apple Silicon…); null when nothing needs saying. */
+  platformNote: z.string().nullable(),
+  cpus: z.number(),
+  memoryBytes: z.number(),
+  tools: z.array(vmTool),
+  ovmfCode: z.string().nullable(),
+  guestKernel: z.string().nullable(),
+  accelerator: z
+    .strictObject({ chosen: z.string().nullable(), reason: z.string(), warning: z.string().nullable(), probes: z.array(vmAccelProbe) }),
+  ready: z.boolean(),
+  missing: z.array(z.strictObject({ what: z.string(), install: z.string() })),
+});
 export type VmHost = z.infer<typeof vmHost>;
 
-export const vmImage = z
-  .object({
-    name: z.string(),
-    kind: z.string(),
-    createdAt: z.string().nullable(),
-    sizeBytes: z.number().nullable(),
-    /** how many PCRs have golden values in the image's policy.json (0: learn mode / none) */
-    goldenPcrs: z.number(),
-    hasPolicy: z.boolean(),
-    /** set when the host's firmware is not the one the golden values were learned with: learn them again */
-    firmwareChanged: z.string().nullable(),
-  })
-  .strict();
+export const vmImage = z.strictObject({
+  name: z.string(),
+  kind: z.string(),
+  createdAt: z.string().nullable(),
+  sizeBytes: z.number().nullable(),
+  /** how many PCRs have golden values in the image's policy.json (0: learn mode / none) */
+  goldenPcrs: z.number(),
+  hasPolicy: z.boolean(),
+  /** set when the host's firmware is not the one the golden values were learned with: learn them again */
+  firmwareChanged: z.string().nullable(),
+});
 export type VmImage = z.infer<typeof vmImage>;
 
-export const vmRecord = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    image: z.string(),
-    cpus: z.number(),
-    memoryMib: z.number(),
-    diskGib: z.number(),
-    requireAttestation: z.boolean(),
-    state: vmState,
-    accel: z.string().nullable(),
-    createdAt: z.string(),
-    startedAt: z.string().nullable(),
-    bootedAt: z.string().nullable(),
-    readyAt: z.string().nullable(),
-    durations: z
-      .object({ installSeconds: z.number().nullable(), bootSeconds: z.number().nullable(), readySeconds: z.number().nullable() })
-      .strict(),
-    lastError: z.string().nullable(),
-    attestation: z
-      .object({
-        required: z.boolean(),
-        userDataReleased: z.boolean(),
-        initrdVerified: z.boolean().nullable(),
-        readyVerified: z.boolean().nullable(),
-      })
-      .strict(),
-    /** While QEMU runs: the port on this machine's 127.0.0.1 that reaches the guest's SSH port (22). */
-    sshPort: z.number().int().min(1).max(65535).nullable(),
-    /** The guest's SSH host key (`ssh-ed25519 <base64>`), made by the manager and released to the guest only after attestation. */
-    sshHostKey: z.string().nullable(),
-  })
-  .strict();
+export const vmRecord = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  image: z.string(),
+  cpus: z.number(),
+  memoryMib: z.number(),
+  diskGib: z.number(),
+  requireAttestation: z.boolean(),
+  state: vmState,
+  accel: z.string().nullable(),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  bootedAt: z.string().nullable(),
+  readyAt: z.string().nullable(),
+  durations: z
+    .strictObject({ installSeconds: z.number().nullable(), bootSeconds: z.number().nullable(), readySeconds: z.number().nullable() }),
+  lastError: z.string().nullable(),
+  attestation: z
+    .strictObject({
+      required: z.boolean(),
+      userDataReleased: z.boolean(),
+      initrdVerified: z.boolean().nullable(),
+      readyVerified: z.boolean().nullable(),
+    }),
+  /** While QEMU runs: the port on this machine's 127.0.0.1 that reaches the guest's SSH port (22). */
+  sshPort: z.number().int().min(1).max(65535).nullable(),
+  /** The guest's SSH host key (`ssh-ed25519 <base64>`), made by the manager and released to the guest only after attestation. */
+  sshHostKey: z.string().nullable(),
+});
 export type VmRecord = z.infer<typeof vmRecord>;
 
-export const pcrRow = z
-  .object({
-    index: z.number().int(),
-    value: z.string(),
-    golden: z.string().nullable(),
-    /** null: not compared (computed by the verifier, record-only, or no golden value yet) */
-    match: z.boolean().nullable(),
-    note: z.string().nullable(),
-  })
-  .strict();
+export const pcrRow = z.strictObject({
+  index: z.number().int(),
+  value: z.string(),
+  golden: z.string().nullable(),
+  /** null: not compared (computed by the verifier, record-only, or no golden value yet) */
+  match: z.boolean().nullable(),
+  note: z.string().nullable(),
+});
 export type PcrRow = z.infer<typeof pcrRow>;
 
-export const attestationStage = z
-  .object({
-    stage: z.enum(['initrd', 'ready']),
-    verified: z.boolean(),
-    message: z.string(),
-    at: z.string().nullable(),
-    failed: z.string().nullable(),
-    pcrs: z.array(pcrRow),
-  })
-  .strict();
+export const attestationStage = z.strictObject({
+  stage: z.enum(['initrd', 'ready']),
+  verified: z.boolean(),
+  message: z.string(),
+  at: z.string().nullable(),
+  failed: z.string().nullable(),
+  pcrs: z.array(pcrRow),
+});
 
-export const vmAttestation = z
-  .object({
-    id: z.string(),
-    required: z.boolean(),
-    userDataReleased: z.boolean(),
-    akFingerprint: z.string().nullable(),
-    nonceIssuedAt: z.string().nullable(),
-    /** the image's policy.json, when the manager exposes it */
-    policyKnown: z.boolean(),
-    stages: z.array(attestationStage),
-  })
-  .strict();
+export const vmAttestation = z.strictObject({
+  id: z.string(),
+  required: z.boolean(),
+  userDataReleased: z.boolean(),
+  akFingerprint: z.string().nullable(),
+  nonceIssuedAt: z.string().nullable(),
+  /** the image's policy.json, when the manager exposes it */
+  policyKnown: z.boolean(),
+  stages: z.array(attestationStage),
+});
 export type VmAttestation = z.infer<typeof vmAttestation>;
 
 export const VM_NETWORKS = ['restricted', 'nat'] as const;
 
 /** What a learn boot proposes for an image's policy: shown as a table, saved only when confirmed. */
-export const vmLearnedGolden = z
-  .object({
-    image: z.string(),
-    golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value')),
-    pcrs: z.record(z.string(), z.string()),
-    firmware: z.object({ path: z.string(), sha256: z.string() }).strict().nullable(),
-    seconds: z.number(),
-  })
-  .strict();
+export const vmLearnedGolden = z.strictObject({
+  image: z.string(),
+  golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value')),
+  pcrs: z.record(z.string(), z.string()),
+  firmware: z.strictObject({ path: z.string(), sha256: z.string() }).nullable(),
+  seconds: z.number(),
+});
 export type VmLearnedGolden = z.infer<typeof vmLearnedGolden>;
 
-export const vmConnection = z
-  .object({
-    mode: z.enum(['local', 'remote']),
-    url: z.string().nullable(),
-    /** remote: a static bearer token, or an OIDC login to the cluster's issuer */
-    auth: z.enum(['token', 'oidc']),
-    /** token: a token is in the keychain; oidc: a login is (it may still need a refresh) */
-    tokenSet: z.boolean(),
-    oidcIssuer: z.string().nullable(),
-    oidcClientId: z.string().nullable(),
-    /** PEM file of the CA that signs the remote manager's (and issuer's) certificate; null: the system's */
-    caBundle: z.string().nullable(),
-    /** local: the manager's pid and state dir when running */
-    pid: z.number().nullable(),
-    stateDir: z.string().nullable(),
-  })
-  .strict();
+export const vmConnection = z.strictObject({
+  mode: z.enum(['local', 'remote']),
+  url: z.string().nullable(),
+  /** remote: a static bearer token, or an OIDC login to the cluster's issuer */
+  auth: z.enum(['token', 'oidc']),
+  /** token: a token is in the keychain; oidc: a login is (it may still need a refresh) */
+  tokenSet: z.boolean(),
+  oidcIssuer: z.string().nullable(),
+  oidcClientId: z.string().nullable(),
+  /** PEM file of the CA that signs the remote manager's (and issuer's) certificate; null: the system's */
+  caBundle: z.string().nullable(),
+  /** local: the manager's pid and state dir when running */
+  pid: z.number().nullable(),
+  stateDir: z.string().nullable(),
+});
 export type VmConnection = z.infer<typeof vmConnection>;
 
-export const vmConsoleChunk = z
-  .object({
-    id: z.string(),
-    /** raw console text (may hold escape sequences) */
-    text: z.string(),
-    /** true when the console file was truncated or replaced: clear before writing */
-    reset: z.boolean(),
-  })
-  .strict();
+export const vmConsoleChunk = z.strictObject({
+  id: z.string(),
+  /** raw console text (may hold escape sequences) */
+  text: z.string(),
+  /** true when the console file was truncated or replaced: clear before writing */
+  reset: z.boolean(),
+});
 export type VmConsoleChunk = z.infer<typeof vmConsoleChunk>;
 
-export const vmExecResult = z.object({ stdout: z.string(), stderr: z.string(), exitCode: z.number().int() }).strict();
+export const vmExecResult = z.strictObject({ stdout: z.string(), stderr: z.string(), exitCode: z.number().int() });
 export type VmExecResult = z.infer<typeof vmExecResult>;
 
 /** A guest port reachable on this machine: the app's listener (localAddress) relaying to the manager's forward. */
 export const vmForward = z
-  .object({ id: z.string(), vmId: z.string(), vmName: z.string(), guestPort: z.number().int(), localAddress: z.string(), managerAddress: z.string() })
-  .strict();
+  .strictObject({ id: z.string(), vmId: z.string(), vmName: z.string(), guestPort: z.number().int(), localAddress: z.string(), managerAddress: z.string() });
 export type VmForward = z.infer<typeof vmForward>;
 
 export const vmLogin = z
-  .object({ jobId: z.string(), userCode: z.string(), verificationUri: z.string(), verificationUriComplete: z.string().nullable(), expiresIn: z.number() })
-  .strict();
+  .strictObject({ jobId: z.string(), userCode: z.string(), verificationUri: z.string(), verificationUriComplete: z.string().nullable(), expiresIn: z.number() });
 export type VmLogin = z.infer<typeof vmLogin>;
 
-const byId = z.object({ id: vmId }).strict();
-const vmResult = z.object({ vm: vmRecord }).strict();
+const byId = z.strictObject({ id: vmId });
+const vmResult = z.strictObject({ vm: vmRecord });
 
-export const vmCreateArgs = z
-  .object({
-    name: dnsLabel,
-    image: z.string().min(1).max(200),
-    cpus: z.number().int().min(1).max(64),
-    memoryMib: z.number().int().min(256).max(1_048_576),
-    diskGib: z.number().int().min(1).max(4096),
-    userData: z.string().max(8 * 1024 * 1024).optional(),
-    requireAttestation: z.boolean(),
-    waitFor: z.enum(['none', 'attested', 'ready']).optional(),
-    /** 'restricted' (default): metadata service and SSH forward only; 'nat': the guest may also reach this machine's loopback services and the network */
-    network: z.enum(VM_NETWORKS).optional(),
-  })
-  .strict();
+export const vmCreateArgs = z.strictObject({
+  name: dnsLabel,
+  image: z.string().min(1).max(200),
+  cpus: z.number().int().min(1).max(64),
+  memoryMib: z.number().int().min(256).max(1_048_576),
+  diskGib: z.number().int().min(1).max(4096),
+  userData: z.string().max(8 * 1024 * 1024).optional(),
+  requireAttestation: z.boolean(),
+  waitFor: z.enum(['none', 'attested', 'ready']).optional(),
+  /** 'restricted' (default): metadata service and SSH forward only; 'nat': the guest may also reach this machine's loopback services and the network */
+  network: z.enum(VM_NETWORKS).optional(),
+});
 export type VmCreateArgs = z.infer<typeof vmCreateArgs>;
 
 const remoteUrl = z
@@ -219,27 +194,25 @@ export const vmMethods = {
   'vm.connection': method('Which vm-manager the app talks to (the local one it started, or a remote one)', noArgs, vmConnection),
   'vm.setConnection': method(
     'Use the local vm-manager, or a remote one at url with a bearer token (kept in the keychain; omit to keep the stored one)',
-    z
-      .object({
-        mode: z.enum(['local', 'remote']),
-        url: remoteUrl.optional(),
-        token: z.string().min(1).max(2000).optional(),
-        auth: z.enum(['token', 'oidc']).optional(),
-        oidcIssuer: z.string().max(300).refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL').superRefine(refineCredentialUrl('the OIDC issuer URL')).optional(),
-        oidcClientId: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable characters, no spaces').optional(),
-        /** a PEM file path; '' clears it (the system's CAs) */
-        caBundle: z.string().max(4096).optional(),
-      })
-      .strict(),
+    z.strictObject({
+      mode: z.enum(['local', 'remote']),
+      url: remoteUrl.optional(),
+      token: z.string().min(1).max(2000).optional(),
+      auth: z.enum(['token', 'oidc']).optional(),
+      oidcIssuer: z.string().max(300).refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL').superRefine(refineCredentialUrl('the OIDC issuer URL')).optional(),
+      oidcClientId: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable characters, no spaces').optional(),
+      /** a PEM file path; '' clears it (the system's CAs) */
+      caBundle: z.string().max(4096).optional(),
+    }),
     vmConnection,
   ),
   'vm.host': method(
     'Host report: accelerator chosen and why, tools found, missing pieces with install lines (recheck: retry a local manager that failed to start)',
-    z.object({ recheck: z.boolean().optional() }).strict(),
+    z.strictObject({ recheck: z.boolean().optional() }),
     vmHost,
   ),
-  'vm.images': method('Images in the vm-manager store', noArgs, z.object({ images: z.array(vmImage) }).strict()),
-  'vm.list': method('VMs, oldest first', noArgs, z.object({ vms: z.array(vmRecord) }).strict()),
+  'vm.images': method('Images in the vm-manager store', noArgs, z.strictObject({ images: z.array(vmImage) })),
+  'vm.list': method('VMs, oldest first', noArgs, z.strictObject({ vms: z.array(vmRecord) })),
   'vm.get': method('One VM', byId, vmResult),
   'vm.create': method(
     'Create a VM and follow it to waitFor (default ready); cancel deletes the half-made VM',
@@ -253,25 +226,25 @@ export const vmMethods = {
   'vm.delete': method('Delete a VM and its files', byId, ok),
   'vm.console': method(
     'The last lines of a VM console',
-    z.object({ id: vmId, lines: z.number().int().min(1).max(10_000) }).strict(),
-    z.object({ id: z.string(), lines: z.array(z.string()) }).strict(),
+    z.strictObject({ id: vmId, lines: z.number().int().min(1).max(10_000) }),
+    z.strictObject({ id: z.string(), lines: z.array(z.string()) }),
   ),
   'vm.consoleFollow': method(
     'Start following a VM console on the vm.console stream (subscribe first); returns the tail the stream continues from',
-    z.object({ id: vmId, lines: z.number().int().min(1).max(10_000).optional() }).strict(),
-    z.object({ id: z.string(), text: z.string() }).strict(),
+    z.strictObject({ id: vmId, lines: z.number().int().min(1).max(10_000).optional() }),
+    z.strictObject({ id: z.string(), text: z.string() }),
   ),
   'vm.attestation': method('Attestation of a VM: stages, verdicts, PCR table against golden values', byId, vmAttestation),
   'vm.learnGolden': method(
     'Learn an image\'s golden PCR values: one boot in learn mode for that image only, then shut down; the job result (VmLearnedGolden) is saved only by vm.saveGolden',
-    z.object({ image: z.string().min(1).max(200) }).strict(),
+    z.strictObject({ image: z.string().min(1).max(200) }),
     jobStarted,
     { job: true },
   ),
   'vm.saveGolden': method(
     'Save confirmed golden PCR values (from a vm.learnGolden result) into the image\'s policy',
     vmLearnedGolden.pick({ image: true, golden: true, firmware: true }).strict(),
-    z.object({ image: vmImage }).strict(),
+    z.strictObject({ image: vmImage }),
   ),
   'vm.login': method(
     "Log in to the remote vm-manager's OIDC issuer with a device code: open verificationUri and enter userCode; the job ends when the login is approved (tokens go to the keychain)",
@@ -282,16 +255,16 @@ export const vmMethods = {
   'vm.logout': method('Forget the OIDC login (removes its tokens from the keychain)', noArgs, ok),
   'vm.exec': method(
     'Run a command as root in a VM (over its manager); a non-zero exit is a result, not an error',
-    z.object({ id: vmId, command: z.array(z.string().max(8192)).min(1).max(256) }).strict(),
+    z.strictObject({ id: vmId, command: z.array(z.string().max(8192)).min(1).max(256) }),
     vmExecResult,
   ),
   'vm.forward': method(
     "Forward a guest TCP port to this machine's 127.0.0.1 (a port the app listens on, relaying to the manager's forward)",
-    z.object({ id: vmId, port: z.number().int().min(1).max(65535) }).strict(),
-    z.object({ forward: vmForward }).strict(),
+    z.strictObject({ id: vmId, port: z.number().int().min(1).max(65535) }),
+    z.strictObject({ forward: vmForward }),
   ),
-  'vm.forwards': method('The guest ports forwarded to this machine (of one VM, or all)', z.object({ id: vmId.optional() }).strict(), z.object({ forwards: z.array(vmForward) }).strict()),
-  'vm.unforward': method('Remove a forwarded port (closes the listener on this machine)', z.object({ forwardId: z.string().min(1).max(64) }).strict(), ok),
+  'vm.forwards': method('The guest ports forwarded to this machine (of one VM, or all)', z.strictObject({ id: vmId.optional() }), z.strictObject({ forwards: z.array(vmForward) })),
+  'vm.unforward': method('Remove a forwarded port (closes the listener on this machine)', z.strictObject({ forwardId: z.string().min(1).max(64) }), ok),
   'vm.imageBuildTest': method('Build the small attestable test image from this machine\'s packages (local manager only)', noArgs, jobStarted, {
     job: true,
   }),
@@ -301,7 +274,7 @@ export const vmStreams = {
   'vm.console': stream('Console output of a VM as it is written, keyed by VM id', vmConsoleChunk, 'manual'),
   'vm.updated': stream(
     "A VM's record changed (state, attestation, ports) or the VM is gone (vm null), keyed by VM id; subscribe to '*' for every VM",
-    z.object({ id: z.string(), vm: vmRecord.nullable() }).strict(),
+    z.strictObject({ id: z.string(), vm: vmRecord.nullable() }),
   ),
-  'vm.imagesUpdated': stream("The vm-manager's image store changed: every image (key 'all')", z.object({ images: z.array(vmImage) }).strict()),
+  'vm.imagesUpdated': stream("The vm-manager's image store changed: every image (key 'all')", z.strictObject({ images: z.array(vmImage) })),
 } as const;
