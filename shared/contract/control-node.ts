@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { method, noArgs } from './define';
+import { method, noArgs, lazyMethods } from './define';
 
 const id = z.string().trim().min(1).max(200);
 
@@ -49,8 +49,8 @@ export const controlNodeSettingsView = z.strictObject({
 
 const optionalText = (max: number) => z.string().trim().max(max).optional();
 
-export const controlNodeMethods = {
-  'controlNode.previewBootstrap': method(
+export const controlNodeMethods = lazyMethods({
+  'controlNode.previewBootstrap': () => method(
     "What would be injected for a POV's control node, with a placeholder code: the script as written, the policy, and the fitted tier and size",
     z.strictObject({ povId: id }),
     z.strictObject({
@@ -63,8 +63,8 @@ export const controlNodeMethods = {
       limit: z.number().int(),
     }),
   ),
-  'controlNode.getSettings': method('Control-plane and agent settings; says whether a token is set, never the token', noArgs, controlNodeSettingsView),
-  'controlNode.saveSettings': method(
+  'controlNode.getSettings': () => method('Control-plane and agent settings; says whether a token is set, never the token', noArgs, controlNodeSettingsView),
+  'controlNode.saveSettings': () => method(
     'Save control-plane and agent settings; the token goes to the keychain (omit it to keep the stored one)',
     z.strictObject({
       controlPlaneUrl: optionalText(500),
@@ -80,4 +80,4 @@ export const controlNodeMethods = {
     }),
     controlNodeSettingsView,
   ),
-} as const;
+});

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { JOB_KIND } from './job-kinds';
-import { method, noArgs, ok, stream } from './define';
+import { method, noArgs, ok, stream, lazyMethods } from './define';
 import { wireErrorSchema } from './wire-schema';
 import { refineCredentialUrl } from '../url-policy';
 
@@ -70,8 +70,8 @@ const skytapUrl = z
   .refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL')
   .superRefine(refineCredentialUrl('the Skytap URL'));
 
-export const coreMethods = {
-  'app.info': method(
+export const coreMethods = lazyMethods({
+  'app.info': () => method(
     'Version, platform and where data and logs live',
     noArgs,
     z.strictObject({
@@ -83,13 +83,13 @@ export const coreMethods = {
       logs: z.string(),
     }),
   ),
-  'app.diagnostics': method(
+  'app.diagnostics': () => method(
     'A text bundle for a bug report: versions, settings (no secrets), host report, recent logs',
     noArgs,
     z.strictObject({ text: z.string() }),
   ),
-  'settings.get': method('Current settings; says whether a token is set, never the token', noArgs, settingsView),
-  'settings.saveSkytap': method(
+  'settings.get': () => method('Current settings; says whether a token is set, never the token', noArgs, settingsView),
+  'settings.saveSkytap': () => method(
     'Save Skytap username, URL and project id; the token goes to the keychain (omit it to keep the stored one)',
     z.strictObject({
       username: z.string().trim().min(1).max(200),
@@ -104,8 +104,8 @@ export const coreMethods = {
     }),
     settingsView,
   ),
-  'settings.clearSkytapToken': method('Remove the Skytap API token from the keychain', noArgs, settingsView),
-  'jobs.list': method(
+  'settings.clearSkytapToken': () => method('Remove the Skytap API token from the keychain', noArgs, settingsView),
+  'jobs.list': () => method(
     'Job history, newest first; routine sweeps only when includeRoutine is true',
     z.strictObject({
       includeRoutine: z.boolean().optional(),
@@ -114,13 +114,13 @@ export const coreMethods = {
     }),
     z.strictObject({ jobs: z.array(jobRecord) }),
   ),
-  'jobs.get': method(
+  'jobs.get': () => method(
     'One job with its log',
     z.strictObject({ id }),
     z.strictObject({ job: jobRecord, log: z.array(jobLogLine) }),
   ),
-  'jobs.cancel': method('Ask a queued or running job to stop', z.strictObject({ id }), ok),
-} as const;
+  'jobs.cancel': () => method('Ask a queued or running job to stop', z.strictObject({ id }), ok),
+});
 
 export const coreStreams = {
   /** Keyed by job id, and by '*' for every job. */

@@ -40,3 +40,34 @@ export const jobStarted = z.strictObject({ jobId: z.string() });
 /** An argument object with no fields: `{}` and nothing else. */
 export const noArgs = z.strictObject({});
 export const ok = z.strictObject({ ok: z.literal(true) });
+
+/**
+ * A domain's methods, each entry built on first read. The host's cold start evaluates every
+ * contract file, and the zod objects inside each `method(...)` call were most of that work; a
+ * process reads only the entries it serves (the first answer needs one). An entry is an
+ * enumerable getter that replaces itself with its value, so `Object.keys`, `in` and spreading
+ * `getOwnPropertyDescriptors` (see `joinLazy`) behave as on a plain object.
+ */
+export function lazyMethods<T extends Record<string, () => MethodDef>>(defs: T): { readonly [K in keyof T]: ReturnType<T[K]> } {
+  const out = {} as { [K in keyof T]: ReturnType<T[K]> };
+  for (const [name, build] of Object.entries(defs)) {
+    Object.defineProperty(out, name, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const value = build();
+        Object.defineProperty(this, name, { value, enumerable: true, configurable: false, writable: false });
+        return value;
+      },
+    });
+  }
+  return out;
+}
+
+/** Joins lazy method objects without reading their entries (an object spread would build them all). */
+export function joinLazy<T extends object[]>(...parts: T): UnionToIntersection<T[number]> {
+  const out = {};
+  for (const p of parts) Object.defineProperties(out, Object.getOwnPropertyDescriptors(p));
+  return out as UnionToIntersection<T[number]>;
+}
+type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;

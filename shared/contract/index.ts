@@ -10,7 +10,7 @@ import { skytapMethods } from './skytap';
 import { sshMethods, sshStreams } from './ssh';
 import { templatesMethods } from './templates';
 import { vmMethods, vmStreams } from './vm';
-import type { MethodDef, StreamDef } from './define';
+import { joinLazy, type MethodDef, type StreamDef } from './define';
 
 export * from './errors';
 export * from './wire-schema';
@@ -22,19 +22,19 @@ export * from './job-kinds';
  * Every call between UI and core. Each domain keeps its entries in its own file; this object is
  * the one place they meet. Transports (preload, IPC adapter, WebSocket host, CLI) derive from it.
  */
-export const methods = {
-  ...coreMethods,
-  ...skytapMethods,
-  ...povMethods,
-  ...reconcileMethods,
-  ...controlNodeMethods,
-  ...pamMethods,
-  ...vmMethods,
-  ...sshMethods,
-  ...shareMethods,
-  ...notifyMethods,
-  ...templatesMethods,
-} as const satisfies Record<string, MethodDef>;
+export const methods = joinLazy(
+  coreMethods,
+  skytapMethods,
+  povMethods,
+  reconcileMethods,
+  controlNodeMethods,
+  pamMethods,
+  vmMethods,
+  sshMethods,
+  shareMethods,
+  notifyMethods,
+  templatesMethods,
+) satisfies Record<string, MethodDef>;
 
 export const streams = {
   ...coreStreams,

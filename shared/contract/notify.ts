@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { method, noArgs, ok, stream } from './define';
+import { method, noArgs, ok, stream, lazyMethods } from './define';
 
 export const NOTIFICATION_KINDS = ['ladder', 'job', 'auto_delete'] as const;
 
@@ -32,20 +32,20 @@ export const notifySettings = z.strictObject({
 });
 export type NotifySettings = z.infer<typeof notifySettings>;
 
-export const notifyMethods = {
-  'notify.list': method(
+export const notifyMethods = lazyMethods({
+  'notify.list': () => method(
     'The in-app notification list, newest first',
     z.strictObject({ limit: z.number().int().min(1).max(500).optional() }),
     z.strictObject({ items: z.array(notificationView), unread: z.number().int().nonnegative() }),
   ),
-  'notify.markRead': method(
+  'notify.markRead': () => method(
     'Mark notifications read (all when ids is absent)',
     z.strictObject({ ids: z.array(z.string().min(1).max(100)).max(500).optional() }),
     ok,
   ),
-  'notify.getSettings': method('Do-not-disturb, the warning ladder and the default auto-delete time', noArgs, notifySettings),
-  'notify.setSettings': method('Change do-not-disturb, the ladder or the default auto-delete time', notifySettings.partial().strict(), notifySettings),
-} as const;
+  'notify.getSettings': () => method('Do-not-disturb, the warning ladder and the default auto-delete time', noArgs, notifySettings),
+  'notify.setSettings': () => method('Change do-not-disturb, the ladder or the default auto-delete time', notifySettings.partial().strict(), notifySettings),
+});
 
 export const notifyStreams = {
   'notify.event': stream('A new notification (after de-duplication); subscribe with key "*"', notificationView),

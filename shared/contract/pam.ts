@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jobStarted, method, noArgs } from './define';
+import { jobStarted, method, noArgs, lazyMethods } from './define';
 
 /**
  * Wiring a POV into its BeyondTrust tenants (PRA, Password Safe, Entitle): docs/pam.md.
@@ -102,24 +102,24 @@ export const pamSettings = z.strictObject({
   connectTimeoutSec: z.number().int().positive(),
 });
 
-export const pamMethods = {
-  'pam.saveTenants': method('Saves a POV\'s PRA / Password Safe / Entitle tenants; secrets to the keychain only', saveTenantsArgs, tenantsView),
-  'pam.test': method(
+export const pamMethods = lazyMethods({
+  'pam.saveTenants': () => method('Saves a POV\'s PRA / Password Safe / Entitle tenants; secrets to the keychain only', saveTenantsArgs, tenantsView),
+  'pam.test': () => method(
     'One authenticated read against the SAVED tenant of one product; five outcomes like Skytap\'s Test connection',
     z.strictObject({ povId: z.string().min(1), product: z.enum(PAM_PRODUCTS) }),
     pamTestResult,
   ),
-  'pam.wire': method('Wires the POV: Gateway, jump items, Password Safe, Entitle, broker (idempotent)', z.strictObject({ povId: z.string().min(1) }), jobStarted, {
+  'pam.wire': () => method('Wires the POV: Gateway, jump items, Password Safe, Entitle, broker (idempotent)', z.strictObject({ povId: z.string().min(1) }), jobStarted, {
     job: true,
   }),
-  'pam.status': method('What is wired for a POV, per VM, from the database', z.strictObject({ povId: z.string().min(1) }), pamStatus),
-  'pam.unwire': method('Removes everything the wiring made in the tenants (destroy runs it first)', z.strictObject({ povId: z.string().min(1) }), jobStarted, {
+  'pam.status': () => method('What is wired for a POV, per VM, from the database', z.strictObject({ povId: z.string().min(1) }), pamStatus),
+  'pam.unwire': () => method('Removes everything the wiring made in the tenants (destroy runs it first)', z.strictObject({ povId: z.string().min(1) }), jobStarted, {
     job: true,
   }),
-  'pam.getSettings': method('The Jumpoint container image and flags', noArgs, pamSettings),
-  'pam.saveSettings': method(
+  'pam.getSettings': () => method('The Jumpoint container image and flags', noArgs, pamSettings),
+  'pam.saveSettings': () => method(
     'Saves the Jumpoint container image and flags',
     z.strictObject({ gatewayImage: z.string().max(512).optional(), gatewayArgs: z.array(z.string().max(256)).max(32).optional(), connectTimeoutSec: z.number().int().min(10).max(3600).optional() }),
     pamSettings,
   ),
-} as const;
+});

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { controlNodeSummary } from './control-node';
-import { jobStarted, method, stream } from './define';
+import { jobStarted, method, stream, lazyMethods } from './define';
 import { povReadiness, readinessLevel } from './readiness';
 
 export const POV_STATES = ['provisioning', 'active', 'failed', 'destroying', 'destroyed'] as const;
@@ -161,8 +161,8 @@ export function povActionRefusal(
   }
 }
 
-export const povMethods = {
-  'pov.create': method(
+export const povMethods = lazyMethods({
+  'pov.create': () => method(
     'Create a POV from a template on a lab platform (Skytap, or local: the connected vm-manager): create the environment, wait until not busy, power on, read the VMs',
     z.strictObject({
       /** Where the POV runs: Skytap (default) or 'local', the connected vm-manager (docs/lab-platforms.md). */
@@ -178,55 +178,55 @@ export const povMethods = {
     jobStarted,
     { job: true },
   ),
-  'pov.list': method(
+  'pov.list': () => method(
     'Every POV with its last confirmed runstate (destroyed ones only when includeDestroyed)',
     z.strictObject({ includeDestroyed: z.boolean().optional() }),
     z.strictObject({ povs: z.array(povView) }),
   ),
-  'pov.get': method(
+  'pov.get': () => method(
     'One POV with its VMs',
     z.strictObject({ id }),
     z.strictObject({ pov: povView, vms: z.array(povVmView) }),
   ),
-  'pov.start': method('Power the environment on (PUT runstate running, then poll)', z.strictObject({ id }), jobStarted, {
+  'pov.start': () => method('Power the environment on (PUT runstate running, then poll)', z.strictObject({ id }), jobStarted, {
     job: true,
   }),
-  'pov.suspend': method('Suspend the environment (PUT runstate suspended, then poll)', z.strictObject({ id }), jobStarted, {
+  'pov.suspend': () => method('Suspend the environment (PUT runstate suspended, then poll)', z.strictObject({ id }), jobStarted, {
     job: true,
   }),
-  'pov.destroy': method(
+  'pov.destroy': () => method(
     'Delete the environment; complete only when Skytap answers 404. Allowed from active and failed',
     z.strictObject({ id }),
     jobStarted,
     { job: true },
   ),
-  'pov.refreshVms': method('Read the environment\'s VMs again', z.strictObject({ id }), jobStarted, { job: true }),
-  'pov.setVmOs': method(
+  'pov.refreshVms': () => method('Read the environment\'s VMs again', z.strictObject({ id }), jobStarted, { job: true }),
+  'pov.setVmOs': () => method(
     'Set (or clear with null) the OS override of one VM; Skytap\'s own value is kept apart',
     z.strictObject({ povId: id, vmId: id, os: osValue.nullable() }),
     z.strictObject({ vm: povVmView }),
   ),
-  'pov.setAutoDelete': method(
+  'pov.setAutoDelete': () => method(
     'Move the auto-delete time: moves (or re-arms) the Skytap schedule, clamps every share link\'s expiry to it, re-arms the warning ladder',
     z.strictObject({ povId: id, at: z.iso.datetime({ offset: true }) }),
     z.strictObject({ pov: povView }),
   ),
-  'pov.setCustomerTz': method(
+  'pov.setCustomerTz': () => method(
     'Set (or clear with null) the customer\'s IANA time zone, shown beside the SE\'s wherever the POV shows a time',
     z.strictObject({ povId: id, customerTz: ianaTimeZone.nullable() }),
     z.strictObject({ pov: povView }),
   ),
-  'pov.readiness': method(
+  'pov.readiness': () => method(
     'Is this POV ready for the customer? Overall ready/attention/not_ready and a checklist: each item\'s state, age and the one action that fixes it',
     z.strictObject({ id }),
     povReadiness,
   ),
-  'pov.setControlNodeName': method(
+  'pov.setControlNodeName': () => method(
     'Name the control node VM of an existing POV (blank clears it) and re-resolve',
     z.strictObject({ id, name: z.string().trim().max(255) }),
     z.strictObject({ controlNode: controlNodeSummary }),
   ),
-  'pov.setRoleHosts': method(
+  'pov.setRoleHosts': () => method(
     "Name a POV's Entitle agent host and/or Resource Broker host (blank clears; omitted keeps) and re-resolve: resolution's step 3 leaves them out",
     z.strictObject({
       id,
@@ -235,13 +235,13 @@ export const povMethods = {
     }),
     z.strictObject({ controlNode: controlNodeSummary }),
   ),
-  'pov.installControlNode': method(
+  'pov.installControlNode': () => method(
     "Install (or re-install) the agent on a POV's control node; the job's last line says SPIRE or Ed25519",
     z.strictObject({ id }),
     jobStarted,
     { job: true },
   ),
-} as const;
+});
 
 export const povStreams = {
   'pov.updated': stream("A POV's row or its running job changed: the POV as pov.list shows it, keyed by POV id; subscribe to '*' for every POV", povView),

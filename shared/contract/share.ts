@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { method, ok } from './define';
+import { method, ok, lazyMethods } from './define';
 
 const id = z.string().trim().min(1).max(200);
 const skytapId = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'must be a Skytap id');
@@ -35,8 +35,8 @@ const shareList = z.strictObject({
   idleWarning: z.string().nullable(),
 });
 
-export const shareMethods = {
-  'share.create': method(
+export const shareMethods = lazyMethods({
+  'share.create': () => method(
     'Create one sharing portal (publish set) for the POV\'s environment, always with a generated password (returned once; kept in the keychain) and an expiry no later than the auto-delete time',
     z.strictObject({
       povId: id,
@@ -47,25 +47,25 @@ export const shareMethods = {
     }),
     z.strictObject({ share: shareView, password: z.string() }),
   ),
-  'share.list': method('The POV\'s sharing portals as last read (gone ones included, marked)', z.strictObject({ povId: id }), shareList),
-  'share.extend': method(
+  'share.list': () => method('The POV\'s sharing portals as last read (gone ones included, marked)', z.strictObject({ povId: id }), shareList),
+  'share.extend': () => method(
     'Move a share link\'s expiry (never past the POV\'s auto-delete time)',
     z.strictObject({ povId: id, shareId: skytapId, expiresAt: instant }),
     z.strictObject({ share: shareView }),
   ),
-  'share.rotatePassword': method(
+  'share.rotatePassword': () => method(
     'Give a share link a new generated password (returned once; the keychain keeps it)',
     z.strictObject({ povId: id, shareId: skytapId }),
     z.strictObject({ share: shareView, password: z.string() }),
   ),
-  'share.password': method(
+  'share.password': () => method(
     'Read a share link\'s password again from the keychain ("Show again")',
     z.strictObject({ povId: id, shareId: skytapId }),
     z.strictObject({ password: z.string() }),
   ),
-  'share.revoke': method(
+  'share.revoke': () => method(
     'Delete a share link in Skytap (one Skytap already deleted counts as revoked) and forget its password',
     z.strictObject({ povId: id, shareId: skytapId }),
     ok,
   ),
-} as const;
+});

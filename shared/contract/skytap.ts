@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { method, noArgs } from './define';
+import { method, noArgs, lazyMethods } from './define';
 
 export const TEST_CONNECTION_OUTCOMES = ['ok', 'unauthorized', 'project_not_found', 'no_templates', 'failed'] as const;
 
@@ -25,15 +25,15 @@ export const templateView = z.strictObject({
 });
 export type TemplateView = z.infer<typeof templateView>;
 
-export const skytapMethods = {
-  'skytap.testConnection': method(
+export const skytapMethods = lazyMethods({
+  'skytap.testConnection': () => method(
     'One page of GET /v2/templates with the SAVED settings (project-scoped when a Project ID is set), one retry',
     noArgs,
     testConnectionResult,
   ),
-  'skytap.listTemplates': method(
+  'skytap.listTemplates': () => method(
     'Every template the saved account (or project) can see, walked to the end (the default retry budget)',
     noArgs,
     z.strictObject({ templates: z.array(templateView) }),
   ),
-} as const;
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jobStarted, method, noArgs, ok, stream } from './define';
+import { jobStarted, method, noArgs, ok, stream, lazyMethods } from './define';
 
 const hostName = z
   .string()
@@ -141,15 +141,15 @@ export const sshReplay = z.strictObject({
   bytes: z.number().int().min(0),
 });
 
-export const sshMethods = {
-  'ssh.open': method(
+export const sshMethods = lazyMethods({
+  'ssh.open': () => method(
     'Open a terminal session from a saved profile or an ad-hoc target; host-key prompts arrive on ssh.hostKeyPrompt',
     z
       .strictObject({ profileId: profileId.optional(), target: sshTarget.optional(), ...size })
       .refine((a) => (a.profileId === undefined) !== (a.target === undefined), 'give exactly one of profileId or target'),
     z.strictObject({ sessionId }),
   ),
-  'ssh.openVmConsole': method(
+  'ssh.openVmConsole': () => method(
     "Open a local VM's serial console as a terminal session: interactive through QEMU's serial socket, or (default) a read-only live tail of its console log. Use the sessionId like an SSH session's",
     z.strictObject({
       vmId: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a VM id: letters, digits, - and _'),
@@ -158,27 +158,27 @@ export const sshMethods = {
     }),
     z.strictObject({ sessionId }),
   ),
-  'ssh.input': method(
+  'ssh.input': () => method(
     'Send keystrokes (utf8) to a session',
     z.strictObject({ sessionId, data: z.string().max(1_000_000) }),
     ok,
   ),
-  'ssh.resize': method('Tell the remote side the terminal size', z.strictObject({ sessionId, ...size }), ok),
-  'ssh.close': method('Close a session (reported as closed by you)', z.strictObject({ sessionId }), ok),
-  'ssh.reconnect': method('Reconnect a dropped or closed session now', z.strictObject({ sessionId }), ok),
-  'ssh.replay': method(
+  'ssh.resize': () => method('Tell the remote side the terminal size', z.strictObject({ sessionId, ...size }), ok),
+  'ssh.close': () => method('Close a session (reported as closed by you)', z.strictObject({ sessionId }), ok),
+  'ssh.reconnect': () => method('Reconnect a dropped or closed session now', z.strictObject({ sessionId }), ok),
+  'ssh.replay': () => method(
     'The last 64 KB a session printed, for a window attaching to it (subscribe to ssh.data right after)',
     z.strictObject({ sessionId }),
     sshReplay,
   ),
-  'ssh.sessions.list': method('Sessions held by the app and their state', noArgs, z.array(sshStatus)),
-  'ssh.answerHostKey': method(
+  'ssh.sessions.list': () => method('Sessions held by the app and their state', noArgs, z.array(sshStatus)),
+  'ssh.answerHostKey': () => method(
     'Accept or reject a host key; a changed key is only accepted with replace: true',
     z.strictObject({ promptId: z.string().min(1).max(100), accept: z.boolean(), replace: z.boolean().optional() }),
     ok,
   ),
-  'ssh.hostKeyPrompts.list': method('Host-key questions waiting for an answer', noArgs, z.array(hostKeyPrompt)),
-  'ssh.typeInto': method(
+  'ssh.hostKeyPrompts.list': () => method('Host-key questions waiting for an answer', noArgs, z.array(hostKeyPrompt)),
+  'ssh.typeInto': () => method(
     'Type a script into a session line by line at a safe pace, then compare sha256sum of what arrived',
     z.strictObject({
       sessionId,
@@ -193,16 +193,16 @@ export const sshMethods = {
     jobStarted,
     { job: true },
   ),
-  'ssh.profiles.list': method('Saved SSH profiles (no secrets)', noArgs, z.array(sshProfile)),
-  'ssh.profiles.save': method('Create or update a profile; keys and passwords go to the keychain', sshProfileSave, sshProfile),
-  'ssh.profiles.delete': method('Delete a profile and its keychain entries', z.strictObject({ id: profileId }), ok),
-  'ssh.knownHosts.list': method('Accepted host keys', noArgs, z.array(knownHost)),
-  'ssh.knownHosts.remove': method(
+  'ssh.profiles.list': () => method('Saved SSH profiles (no secrets)', noArgs, z.array(sshProfile)),
+  'ssh.profiles.save': () => method('Create or update a profile; keys and passwords go to the keychain', sshProfileSave, sshProfile),
+  'ssh.profiles.delete': () => method('Delete a profile and its keychain entries', z.strictObject({ id: profileId }), ok),
+  'ssh.knownHosts.list': () => method('Accepted host keys', noArgs, z.array(knownHost)),
+  'ssh.knownHosts.remove': () => method(
     'Forget the stored key of host:port (the next connection asks again)',
     z.strictObject({ host: hostName, port }),
     z.strictObject({ removed: z.boolean() }),
   ),
-};
+});
 
 export const sshStreams = {
   'ssh.data': stream('Terminal output of a session, keyed by session id', sshData, 'manual'),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { runnerScriptView } from './control-node';
 import { osValue } from './pov';
-import { jobStarted, method, noArgs } from './define';
+import { jobStarted, method, noArgs, lazyMethods } from './define';
 
 /**
  * Offline template baking: a source image (or a minimal Debian built from Debian's packages) gets
@@ -130,38 +130,38 @@ export const labTemplateView = z.strictObject({
 });
 export type LabTemplateView = z.infer<typeof labTemplateView>;
 
-export const templatesMethods = {
-  'templates.runnerScript': method(
+export const templatesMethods = lazyMethods({
+  'templates.runnerScript': () => method(
     'The template runner (and its systemd unit) to bake into a control-node template, with per-line checksums',
     noArgs,
     runnerScriptView,
   ),
-  'templates.bake': method(
+  'templates.bake': () => method(
     'Bake a control-node template: source image or {"debian":"bookworm"} → runner, Docker, open-vm-tools → proof boot in the local vm-manager',
     bakeArgs,
     jobStarted,
     { job: true },
   ),
-  'templates.baked': method('Baked images with their build manifest and proof result', noArgs, z.strictObject({ images: z.array(bakedImage) })),
-  'templates.export': method(
+  'templates.baked': () => method('Baked images with their build manifest and proof result', noArgs, z.strictObject({ images: z.array(bakedImage) })),
+  'templates.export': () => method(
     'Export a baked image for Skytap import: OVF 1.0 + stream-optimized VMDK + SHA256 manifest (tarred as OVA)',
     exportArgs,
     jobStarted,
     { job: true },
   ),
-  'templates.list': method(
+  'templates.list': () => method(
     "A lab platform's templates: Skytap's catalogue (as skytap.listTemplates), or the local templates with the bundled test template first",
     z.strictObject({ platform: labTemplatePlatform }),
     z.strictObject({ platform: labTemplatePlatform, templates: z.array(labTemplateView) }),
   ),
-  'templates.createLocal': method(
+  'templates.createLocal': () => method(
     "Save a local template: 1 to 8 VMs, each an image in the connected vm-manager with a name, OS and size; the name must be new",
     createLocalTemplateArgs,
     z.strictObject({ template: labTemplateView }),
   ),
-  'templates.deleteLocal': method(
+  'templates.deleteLocal': () => method(
     'Delete a local template (the bundled test template cannot be deleted); POVs made from it keep their VMs',
     z.strictObject({ id: localTemplateId }),
     z.strictObject({}),
   ),
-};
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jobStarted, method, noArgs, ok, stream } from './define';
+import { jobStarted, method, noArgs, ok, stream, lazyMethods } from './define';
 import { VM_STATES } from '../vm-states';
 import { refineCredentialUrl } from '../url-policy';
 
@@ -190,9 +190,9 @@ const remoteUrl = z
   .refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL')
   .superRefine(refineCredentialUrl('the remote vm-manager URL'));
 
-export const vmMethods = {
-  'vm.connection': method('Which vm-manager the app talks to (the local one it started, or a remote one)', noArgs, vmConnection),
-  'vm.setConnection': method(
+export const vmMethods = lazyMethods({
+  'vm.connection': () => method('Which vm-manager the app talks to (the local one it started, or a remote one)', noArgs, vmConnection),
+  'vm.setConnection': () => method(
     'Use the local vm-manager, or a remote one at url with a bearer token (kept in the keychain; omit to keep the stored one)',
     z.strictObject({
       mode: z.enum(['local', 'remote']),
@@ -206,69 +206,69 @@ export const vmMethods = {
     }),
     vmConnection,
   ),
-  'vm.host': method(
+  'vm.host': () => method(
     'Host report: accelerator chosen and why, tools found, missing pieces with install lines (recheck: retry a local manager that failed to start)',
     z.strictObject({ recheck: z.boolean().optional() }),
     vmHost,
   ),
-  'vm.images': method('Images in the vm-manager store', noArgs, z.strictObject({ images: z.array(vmImage) })),
-  'vm.list': method('VMs, oldest first', noArgs, z.strictObject({ vms: z.array(vmRecord) })),
-  'vm.get': method('One VM', byId, vmResult),
-  'vm.create': method(
+  'vm.images': () => method('Images in the vm-manager store', noArgs, z.strictObject({ images: z.array(vmImage) })),
+  'vm.list': () => method('VMs, oldest first', noArgs, z.strictObject({ vms: z.array(vmRecord) })),
+  'vm.get': () => method('One VM', byId, vmResult),
+  'vm.create': () => method(
     'Create a VM and follow it to waitFor (default ready); cancel deletes the half-made VM',
     vmCreateArgs,
     jobStarted,
     { job: true },
   ),
-  'vm.start': method('Start a stopped or failed VM', byId, vmResult),
-  'vm.stop': method('Stop a running VM (powerdown, then SIGTERM, then SIGKILL)', byId, vmResult),
-  'vm.reboot': method('Reset a running VM', byId, vmResult),
-  'vm.delete': method('Delete a VM and its files', byId, ok),
-  'vm.console': method(
+  'vm.start': () => method('Start a stopped or failed VM', byId, vmResult),
+  'vm.stop': () => method('Stop a running VM (powerdown, then SIGTERM, then SIGKILL)', byId, vmResult),
+  'vm.reboot': () => method('Reset a running VM', byId, vmResult),
+  'vm.delete': () => method('Delete a VM and its files', byId, ok),
+  'vm.console': () => method(
     'The last lines of a VM console',
     z.strictObject({ id: vmId, lines: z.number().int().min(1).max(10_000) }),
     z.strictObject({ id: z.string(), lines: z.array(z.string()) }),
   ),
-  'vm.consoleFollow': method(
+  'vm.consoleFollow': () => method(
     'Start following a VM console on the vm.console stream (subscribe first); returns the tail the stream continues from',
     z.strictObject({ id: vmId, lines: z.number().int().min(1).max(10_000).optional() }),
     z.strictObject({ id: z.string(), text: z.string() }),
   ),
-  'vm.attestation': method('Attestation of a VM: stages, verdicts, PCR table against golden values', byId, vmAttestation),
-  'vm.learnGolden': method(
+  'vm.attestation': () => method('Attestation of a VM: stages, verdicts, PCR table against golden values', byId, vmAttestation),
+  'vm.learnGolden': () => method(
     'Learn an image\'s golden PCR values: one boot in learn mode for that image only, then shut down; the job result (VmLearnedGolden) is saved only by vm.saveGolden',
     z.strictObject({ image: z.string().min(1).max(200) }),
     jobStarted,
     { job: true },
   ),
-  'vm.saveGolden': method(
+  'vm.saveGolden': () => method(
     'Save confirmed golden PCR values (from a vm.learnGolden result) into the image\'s policy',
     vmLearnedGolden.pick({ image: true, golden: true, firmware: true }).strict(),
     z.strictObject({ image: vmImage }),
   ),
-  'vm.login': method(
+  'vm.login': () => method(
     "Log in to the remote vm-manager's OIDC issuer with a device code: open verificationUri and enter userCode; the job ends when the login is approved (tokens go to the keychain)",
     noArgs,
     vmLogin,
     { job: true },
   ),
-  'vm.logout': method('Forget the OIDC login (removes its tokens from the keychain)', noArgs, ok),
-  'vm.exec': method(
+  'vm.logout': () => method('Forget the OIDC login (removes its tokens from the keychain)', noArgs, ok),
+  'vm.exec': () => method(
     'Run a command as root in a VM (over its manager); a non-zero exit is a result, not an error',
     z.strictObject({ id: vmId, command: z.array(z.string().max(8192)).min(1).max(256) }),
     vmExecResult,
   ),
-  'vm.forward': method(
+  'vm.forward': () => method(
     "Forward a guest TCP port to this machine's 127.0.0.1 (a port the app listens on, relaying to the manager's forward)",
     z.strictObject({ id: vmId, port: z.number().int().min(1).max(65535) }),
     z.strictObject({ forward: vmForward }),
   ),
-  'vm.forwards': method('The guest ports forwarded to this machine (of one VM, or all)', z.strictObject({ id: vmId.optional() }), z.strictObject({ forwards: z.array(vmForward) })),
-  'vm.unforward': method('Remove a forwarded port (closes the listener on this machine)', z.strictObject({ forwardId: z.string().min(1).max(64) }), ok),
-  'vm.imageBuildTest': method('Build the small attestable test image from this machine\'s packages (local manager only)', noArgs, jobStarted, {
+  'vm.forwards': () => method('The guest ports forwarded to this machine (of one VM, or all)', z.strictObject({ id: vmId.optional() }), z.strictObject({ forwards: z.array(vmForward) })),
+  'vm.unforward': () => method('Remove a forwarded port (closes the listener on this machine)', z.strictObject({ forwardId: z.string().min(1).max(64) }), ok),
+  'vm.imageBuildTest': () => method('Build the small attestable test image from this machine\'s packages (local manager only)', noArgs, jobStarted, {
     job: true,
   }),
-} as const;
+});
 
 export const vmStreams = {
   'vm.console': stream('Console output of a VM as it is written, keyed by VM id', vmConsoleChunk, 'manual'),
