@@ -43,22 +43,19 @@ export const ok = z.strictObject({ ok: z.literal(true) });
 
 /**
  * A domain's methods, each entry built on first read. The host's cold start evaluates every
- * contract file, and the zod objects inside each `method(...)` call were most of that work; a
- * process reads only the entries it serves (the first answer needs one). An entry is an
- * enumerable getter that replaces itself with its value, so `Object.keys`, `in` and spreading
- * `getOwnPropertyDescriptors` (see `joinLazy`) behave as on a plain object.
+ * contract file, and the zod objects inside each `method(...)` call were a large part of that
+ * work; a process builds only the entries it reads (the first answer needs one). An entry is an
+ * enumerable getter that builds its value once (the same instance through `methods` and through
+ * the domain's object), so `Object.keys` and `in` behave as on a plain object; join such objects
+ * with `joinLazy` (a spread would build every entry).
  */
 export function lazyMethods<T extends Record<string, () => MethodDef>>(defs: T): { readonly [K in keyof T]: ReturnType<T[K]> } {
   const out = {} as { [K in keyof T]: ReturnType<T[K]> };
   for (const [name, build] of Object.entries(defs)) {
+    let value: MethodDef | undefined;
     Object.defineProperty(out, name, {
       enumerable: true,
-      configurable: true,
-      get() {
-        const value = build();
-        Object.defineProperty(this, name, { value, enumerable: true, configurable: false, writable: false });
-        return value;
-      },
+      get: () => (value ??= build()),
     });
   }
   return out;
