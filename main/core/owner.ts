@@ -1,10 +1,10 @@
-import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AppError } from '../../shared/contract';
+import { sqliteConnection } from '../services/store/db';
 
 /**
  * One owner per data directory. The owner holds an OS file lock on `<home>/owner.lock` through an
@@ -94,7 +94,7 @@ function writePrivate(file: string, text: string): void {
 export function tryAcquireOwnerLock(home: string, kind: OwnerKind): OwnerLock | null {
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const files = ownerFiles(home);
-  const db = new Database(files.lock, { timeout: 0 });
+  const db = sqliteConnection(files.lock, { timeout: 0 });
   try {
     db.pragma('locking_mode = EXCLUSIVE');
     db.exec('BEGIN EXCLUSIVE');

@@ -1,11 +1,31 @@
 import type Database from 'better-sqlite3';
 import { lazyRequire } from '../lazy';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { migrations, type Migration } from './migrations';
 
 export type Db = Database.Database;
 const sqlite = lazyRequire<typeof Database>('better-sqlite3');
+
+/**
+ * A better-sqlite3 connection. `nativeBinding` is the addon to load (Electron's copy, see
+ * main/electron/native.ts); by default Node's copy in node_modules, named directly: left to itself
+ * the package finds it through `bindings`, which walks the stack and tries a dozen paths first
+ * (~3 ms of the host's cold start, where the owner lock opens the first connection).
+ */
+export function sqliteConnection(file: string, options: Database.Options = {}, nativeBinding?: string): Db {
+  return new (sqlite())(file, { ...options, nativeBinding: nativeBinding ?? nodeAddon() });
+}
+
+let addon: string | null | undefined;
+function nodeAddon(): string | undefined {
+  if (addon === undefined) {
+    const file = join(dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
+    addon = existsSync(file) ? file : null;
+  }
+  return addon ?? undefined;
+}
 
 /**
  * Opens (creating if needed) the app database: WAL journal, foreign keys on, synchronous=NORMAL
@@ -15,7 +35,7 @@ const sqlite = lazyRequire<typeof Database>('better-sqlite3');
 export function openDatabase(file: string, list: readonly Migration[] = migrations, nativeBinding?: string): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   // nativeBinding: the addon built for Electron's ABI (main/electron/native.ts); Node uses its own.
-  const db = new (sqlite())(file, nativeBinding ? { nativeBinding } : {});
+  const db = sqliteConnection(file, {}, nativeBinding);
   try {
     // The wait first: another process may be creating or migrating the same fresh file right now.
     db.pragma('busy_timeout = 5000');
