@@ -13,6 +13,8 @@ import { CLI, startHostProcess, stopHostProcess } from '../e2e/host-process';
 import { rssKb } from '../ssh/sshd';
 import { DEFAULT_HIGH_WATER } from '../../main/services/ssh/session';
 import { connectInApp, MB, sshdWithData } from './_ssh-fixture';
+import { cpuSince, cpuSnapshot, describeCpu, leastWall, type CpuSnapshot, type CpuUse } from './_cpu';
+import { cpus } from 'node:os';
 
 const SIZE = 100 * MB;
 /** Rounds of the throughput comparison; POVDESK_SSH_UI_ROUNDS=0 measures only Ctrl-C (for A/B runs). */
@@ -50,7 +52,7 @@ async function main() {
     // Rounds of (OpenSSH -tt, the app, bare xterm), so load from elsewhere falls on all three; as
     // many as fit the runner's budget (up to 5), leaving room for the Ctrl-C figure.
     const budgetMs = Number(process.env.POVDESK_BENCH_BUDGET_MS ?? 300_000);
-    const rounds: { pty: number; noPty: number; ours: number; alone: number }[] = [];
+    const rounds: { pty: number; noPty: number; ours: number; alone: number; oursCpu: CpuUse; aloneCpu: CpuUse }[] = [];
     let slowest = 0;
     for (let i = 0; i < ROUNDS && (i === 0 || performance.now() + slowest * 1.2 + CTRL_C_RESERVE_MS < budgetMs); i++) {
       const r0 = performance.now();
@@ -61,9 +63,13 @@ async function main() {
       // The issue's literal baseline is `ssh host cat` with no terminal at all; a terminal needs a
       // pty, so the target ratio is taken against -tt, and this one is printed for the record.
       const noPty = i === 0 ? await openssh(false) : NaN;
+      // CPU seconds by process around each transfer (test/bench/_cpu.ts): what the cores had to give
+      const snap = () => cpuSnapshot(pid, sshd.pid);
+      const c0 = snap();
       const ours = SIZE / MB / ((await timedInPage(page, `clear; cat ${data}; echo; echo END-$((40+${i}))`, `END-${40 + i}`)) / 1000);
-      const alone = await xtermAlone(browser, termCols!, termRows!);
-      rounds.push({ pty, noPty, ours, alone });
+      const oursCpu = cpuSince(c0, snap());
+      const { mbs: alone, cpu: aloneCpu } = await xtermAlone(browser, termCols!, termRows!, snap);
+      rounds.push({ pty, noPty, ours, alone, oursCpu, aloneCpu });
       console.log(`bench ssh-ui round ${i + 1}: app ${ours.toFixed(1)} MB/s, ssh -tt ${pty.toFixed(1)} (set-up ${setupMs} ms taken off), bare xterm ${alone.toFixed(1)}: ratios ${(ours / pty).toFixed(2)} / ${(ours / alone).toFixed(2)}`);
       slowest = Math.max(slowest, performance.now() - r0);
     }
@@ -76,6 +82,18 @@ async function main() {
       console.log(`bench ssh-ui-xterm: ${median(rounds.map((r) => r.ours)).toFixed(1)} MB/s ratio ${median(vsPty).toFixed(2)} target 0.6 (median of ${rounds.length}; lowest ${Math.min(...vsPty).toFixed(2)}, target none below 0.5)`);
       console.log(`bench ssh-ui-xterm-vs-nopty: ratio ${(rounds[0]!.ours / rounds[0]!.noPty).toFixed(2)}`);
       console.log(`bench ssh-ui-xterm-alone: ${median(rounds.map((r) => r.alone)).toFixed(1)} MB/s (the same 100 MB written into a bare xterm of the same size, ${termCols}x${termRows}, in the same Chromium: the renderer's ceiling) ratio ours/alone ${median(vsAlone).toFixed(2)} target 0.9 (rounds ${vsAlone.map((x) => x.toFixed(2)).join('/')})`);
+      // Where the CPU went (the median round by the app's ratio to bare xterm), and what it allows:
+      // the bare xterm has the machine's cores to itself, the app shares them with sshd, the host
+      // and Chromium's network path, so its least possible time is bounded by all its CPU seconds.
+      const mid = [...rounds].sort((a, b) => a.ours / a.alone - b.ours / b.alone)[Math.floor(rounds.length / 2)]!;
+      const cores = cpus().length;
+      const least = leastWall(mid.oursCpu, cores) / (SIZE / MB) * 100;
+      const bareWall = 100 / mid.alone;
+      console.log(`bench ssh-ui-cpu-app: ${describeCpu(mid.oursCpu, SIZE / MB)}`);
+      console.log(`bench ssh-ui-cpu-bare-xterm: ${describeCpu(mid.aloneCpu, SIZE / MB)}`);
+      console.log(
+        `bench ssh-ui-cpu-ceiling: on ${cores} cores the app's CPU allows at best ${least.toFixed(2)} s per 100 MB (every core busy, no waiting), the bare xterm took ${bareWall.toFixed(2)} s: at most ${(bareWall / least).toFixed(2)} of bare xterm in that round (measured ${(mid.ours / mid.alone).toFixed(2)})`,
+      );
     }
     console.log(`bench ssh-ui-host-peak-rss-growth: ${((peak - base) / 1024).toFixed(1)} MB`);
     // A slower renderer keeps the whole pipeline full, the worst case for Ctrl-C: for A/B runs
@@ -165,14 +183,18 @@ function writeLines(file: string) {
   closeSync(fd);
 }
 
-/** MB/s of xterm alone: 100 MB of 'a' written in 256 KB chunks, two in flight, into a visible terminal. */
-async function xtermAlone(browser: Browser, cols: number, rows: number): Promise<number> {
+/**
+ * MB/s of xterm alone: 100 MB of 'a' written in 256 KB chunks, two in flight, into a visible
+ * terminal; and the CPU it took (`snap` before and after, while its renderer process lives).
+ */
+async function xtermAlone(browser: Browser, cols: number, rows: number, snap: () => CpuSnapshot): Promise<{ mbs: number; cpu: CpuUse }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
     await page.setContent('<div id="t" style="width:1200px;height:860px"></div>');
     const lib = join(process.cwd(), 'node_modules', '@xterm', 'xterm');
     await page.addStyleTag({ path: join(lib, 'css', 'xterm.css') });
     await page.addScriptTag({ path: join(lib, 'lib', 'xterm.js') });
+    const before = snap();
     // A string, not a function: tsx's transform would add helpers the page does not have.
     const ms = (await page.evaluate(`new Promise((resolve) => {
       const term = new Terminal({ cols: ${cols}, rows: ${rows}, scrollback: 10000, fontSize: 13, fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace" });
@@ -194,7 +216,7 @@ async function xtermAlone(browser: Browser, cols: number, rows: number): Promise
       };
       pump();
     })`)) as number;
-    return SIZE / MB / (ms / 1000);
+    return { mbs: SIZE / MB / (ms / 1000), cpu: cpuSince(before, snap()) };
   } finally {
     await page.close();
   }

@@ -24,6 +24,10 @@ export class Sshd {
   readonly dir: string;
   port = 0;
   private proc: ChildProcess | null = null;
+  /** The listening sshd's pid (its sessions are its descendants), null when stopped. */
+  get pid(): number | null {
+    return this.proc?.pid ?? null;
+  }
   private logText = '';
 
   constructor(private readonly opts: SshdOptions = {}) {
