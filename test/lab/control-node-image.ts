@@ -40,8 +40,8 @@ export interface ControlNodeImage {
   importSeconds: number;
 }
 
-/** Bakes (once per input change) and imports the control-node image into `client`'s manager, whose state dir is `stateDir`. */
-export async function ensureControlNodeImage(client: VmManagerClient, stateDir: string, log: (l: string) => void = () => {}): Promise<ControlNodeImage> {
+/** The cached control-node qcow2, baked first when its inputs changed (no manager of the caller's involved). */
+export async function controlNodeDisk(log: (l: string) => void = () => {}): Promise<{ disk: string; bakeSeconds: number | null }> {
   const key = controlNodeImageKey();
   const dir = join(CACHE, 'control-node', key);
   const disk = join(dir, 'disk.qcow2');
@@ -69,6 +69,12 @@ export async function ensureControlNodeImage(client: VmManagerClient, stateDir: 
       await w.close();
     }
   }
+  return { disk, bakeSeconds };
+}
+
+/** Bakes (once per input change) and imports the control-node image into `client`'s manager, whose state dir is `stateDir`. */
+export async function ensureControlNodeImage(client: VmManagerClient, stateDir: string, log: (l: string) => void = () => {}): Promise<ControlNodeImage> {
+  const { disk, bakeSeconds } = await controlNodeDisk(log);
   const t1 = Date.now();
   if (!(await client.localImages()).some((i) => i.name === CONTROL_NODE_IMAGE)) {
     const incoming = join(stateDir, 'incoming', `${process.pid}-${CONTROL_NODE_IMAGE}.qcow2`);
