@@ -1,17 +1,18 @@
 // Profiling aid, not a bench (the runner skips files starting with _): <MB> of 'a's through the
 // app's terminal for each build directory given (a copy of `out/`, so old and new builds alternate
 // in one sitting), with a bare 130x24 xterm in the same Chromium before and after. Prints MB/s, CPU
-// seconds per 100 MB from /proc (renderer process, its main thread, host + sshd), and with
+// seconds per 100 MB by process (test/bench/_cpu.ts: the renderer's main thread apart, host, sshd), and with
 // mode 1 a Chromium trace summary of the renderer's main thread (busy share, what ended each idle
 // gap), with mode 2 a JS sampling profile. PROF_HOST=<dir> also writes the host's --cpu-prof there.
 // The fetch hook counts chunks only when the page reads the body itself (no worker).
 // usage: node --import tsx test/bench/_profile-ssh-ui.ts <MB> <0|1|2> <outdir>...
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from '@playwright/test';
 import { connectInApp, MB, sshdWithData } from './_ssh-fixture';
+import { cpuSince, cpuSnapshot, describeCpu, type CpuUse } from './_cpu';
 
 const [mb, trace, ...outs] = process.argv.slice(2);
 const SIZE = Number(mb) * MB;
@@ -75,34 +76,9 @@ function jsSummary(p: any, label: string) {
   for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`   ${(v / 1000).toFixed(1).padStart(7)} ms  ${k}`);
 }
 
-/** CPU seconds (user+system) of a process or one of its threads. */
-function cpu(pid: number, tid?: number): number {
-  try {
-    const st = readFileSync(tid ? `/proc/${pid}/task/${tid}/stat` : `/proc/${pid}/stat`, 'utf8');
-    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch { return 0; }
-}
-function renderers(): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((p) => { try { return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('--type=renderer') && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('chromium'); } catch { return false; } });
-}
-function snapshot(extra: number[]) {
-  const r = renderers();
-  const m = new Map<string, number>();
-  for (const p of r) { m.set(`r${p}`, cpu(p)); m.set(`m${p}`, cpu(p, p)); }
-  for (const p of extra) m.set(`x${p}`, cpu(p));
-  return m;
-}
-function cpuReport(a: Map<string, number>, b: Map<string, number>, mb: number, wall: number) {
-  let rmax = '', rd = 0;
-  for (const [k, v] of b) if (k.startsWith('r') && v - (a.get(k) ?? 0) > rd) { rd = v - (a.get(k) ?? 0); rmax = k.slice(1); }
-  const main = (b.get(`m${rmax}`) ?? 0) - (a.get(`m${rmax}`) ?? 0);
-  let other = 0;
-  for (const [k, v] of b) if (k.startsWith('x')) other += v - (a.get(k) ?? 0);
-  return `CPU s per 100 MB: renderer ${(rd / mb * 100).toFixed(2)} (main thread ${(main / mb * 100).toFixed(2)}, ${((main / wall) * 100).toFixed(0)} % of wall), host+sshd ${(other / mb * 100).toFixed(2)}`;
-}
-function sshdPids(): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((p) => { try { return readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('sshd'); } catch { return false; } });
+/** CPU seconds per 100 MB by process (test/bench/_cpu.ts), and the renderer's main thread's share of the wall time. */
+function cpuReport(used: CpuUse, mb: number, wall: number): string {
+  return `${describeCpu(used, mb)}; main thread busy ${((used.rendererMain / wall) * 100).toFixed(0)} % of wall`;
 }
 
 async function appRun(browser: Browser, out: string, sshd: Awaited<ReturnType<typeof sshdWithData>>) {
@@ -123,12 +99,12 @@ async function appRun(browser: Browser, out: string, sshd: Awaited<ReturnType<ty
     if (tracing) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'toplevel', 'loading'] });
     const cdp = jsprof ? await page.context().newCDPSession(page) : null;
     if (cdp) { await cdp.send('Profiler.enable'); await cdp.send('Profiler.setSamplingInterval', { interval: 200 }); await cdp.send('Profiler.start'); }
-    const before = snapshot([h.child.pid!, ...sshdPids()]);
+    const before = cpuSnapshot(h.child.pid!, sshd.sshd.pid);
     const t = Date.now();
     await page.keyboard.type(`cat ${sshd.data}; echo; echo END-$((40+2))\n`);
     await rows.getByText('END-42').first().waitFor({ timeout: 600_000 });
     const secs = (Date.now() - t) / 1000;
-    console.log(`${out}: ${cpuReport(before, snapshot([h.child.pid!, ...sshdPids()]), SIZE / MB, secs)}`);
+    console.log(`${out}: ${cpuReport(cpuSince(before, cpuSnapshot(h.child.pid!, sshd.sshd.pid)), SIZE / MB, secs)}`);
     const log = (await page.evaluate('window.__chunks')) as number[];
     const sizes: number[] = []; const gaps: number[] = [];
     for (let i = 0; i < log.length; i += 2) { sizes.push(log[i + 1]!); if (i) gaps.push(log[i]! - log[i - 2]!); }
@@ -152,7 +128,7 @@ async function bare(browser: Browser): Promise<number> {
     await page.addStyleTag({ path: join(lib, 'css', 'xterm.css') });
     await page.addScriptTag({ path: join(lib, 'lib', 'xterm.js') });
     if (tracing) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'toplevel'] });
-    const before = snapshot([]);
+    const before = cpuSnapshot(null, null);
     const cdp = jsprof ? await page.context().newCDPSession(page) : null;
     if (cdp) { await cdp.send('Profiler.enable'); await cdp.send('Profiler.setSamplingInterval', { interval: 200 }); await cdp.send('Profiler.start'); }
     const ms = (await page.evaluate(`new Promise((resolve) => {
@@ -165,7 +141,7 @@ async function bare(browser: Browser): Promise<number> {
       const pump = () => { while (inflight < 2 && sent < total) { inflight++; sent += chunk.length; term.write(chunk, () => { inflight--; if (sent >= total && inflight === 0) resolve(performance.now() - t0); else pump(); }); } };
       pump();
     })`)) as number;
-    console.log(`bare: ${cpuReport(before, snapshot([]), SIZE / MB, ms / 1000)}`);
+    console.log(`bare: ${cpuReport(cpuSince(before, cpuSnapshot(null, null)), SIZE / MB, ms / 1000)}`);
     if (tracing) summarize(await browser.stopTracing(), 'bare');
     if (cdp) jsSummary((await cdp.send('Profiler.stop')).profile, 'bare');
     return SIZE / MB / (ms / 1000);

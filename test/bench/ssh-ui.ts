@@ -54,6 +54,8 @@ async function main() {
     const budgetMs = Number(process.env.POVDESK_BENCH_BUDGET_MS ?? 300_000);
     const rounds: { pty: number; noPty: number; ours: number; alone: number; oursCpu: CpuUse; aloneCpu: CpuUse }[] = [];
     let slowest = 0;
+    // CPU seconds by process around each transfer (test/bench/_cpu.ts): what the cores had to give
+    const snap = () => cpuSnapshot(pid, sshd.pid);
     for (let i = 0; i < ROUNDS && (i === 0 || performance.now() + slowest * 1.2 + CTRL_C_RESERVE_MS < budgetMs); i++) {
       const r0 = performance.now();
       // OpenSSH's figure is the transfer: its connection set-up (`ssh -tt host true`, measured
@@ -63,8 +65,6 @@ async function main() {
       // The issue's literal baseline is `ssh host cat` with no terminal at all; a terminal needs a
       // pty, so the target ratio is taken against -tt, and this one is printed for the record.
       const noPty = i === 0 ? await openssh(false) : NaN;
-      // CPU seconds by process around each transfer (test/bench/_cpu.ts): what the cores had to give
-      const snap = () => cpuSnapshot(pid, sshd.pid);
       const c0 = snap();
       const ours = SIZE / MB / ((await timedInPage(page, `clear; cat ${data}; echo; echo END-$((40+${i}))`, `END-${40 + i}`)) / 1000);
       const oursCpu = cpuSince(c0, snap());

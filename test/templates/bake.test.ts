@@ -13,6 +13,7 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerScript } from '../../main/services/control-node/runner';
+import { guestfsEnv } from '../../main/services/templates/tools';
 import { bakeSkip, bakeWorld, leftovers, tarMembers, type BakeWorld } from './support';
 
 const skip = bakeSkip();
@@ -120,7 +121,7 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     const out = join(w.home, 'again-files');
     mkdirSync(out);
     execFileSync('virt-copy-out', ['-a', join(w.state, 'images', 'ctl-again', 'base.qcow2'), '/etc/povdesk/template-manifest.json', '/var/lib/dpkg/status', out], {
-      env: { ...process.env, LIBGUESTFS_BACKEND: 'direct', LIBGUESTFS_BACKEND_SETTINGS: 'force_tcg' },
+      env: guestfsEnv(),
     });
     const after = JSON.parse(readFileSync(join(out, 'template-manifest.json'), 'utf8'));
     expect(after.docker).toBe('present');
