@@ -1,12 +1,16 @@
 // Adds up the Vitest and Playwright JSON reports and prints the closing line
-// "N passed, N failed, N skipped"; exits 1 when any test or step failed.
+// "N passed, N failed, N skipped"; exits 1 when any test or step failed. Before it, every failed
+// test by file and name with the first lines of its error: CI shows only the end of the output.
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 const [dir, ...failedSteps] = process.argv.slice(2);
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+const failures = [];
+/** The first lines of an error, without colour codes: enough to know what broke. */
+const head = (text) => String(text ?? '').replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((l) => l.trim() && !/^\s*at /.test(l)).slice(0, 6).map((l) => `    ${l.slice(0, 300)}`).join('\n');
 for (const name of ['vitest.json', 'keyring.json']) {
   const f = join(dir, name);
   if (!existsSync(f)) {
@@ -18,10 +22,31 @@ for (const name of ['vitest.json', 'keyring.json']) {
   passed += r.numPassedTests;
   failed += r.numFailedTests;
   skipped += r.numPendingTests + (r.numTodoTests ?? 0);
+  for (const file of r.testResults ?? []) {
+    const where = relative(process.cwd(), file.name ?? '');
+    const failedTests = (file.assertionResults ?? []).filter((a) => a.status === 'failed');
+    for (const a of failedTests) failures.push(`${where} > ${a.fullName}\n${head(a.failureMessages?.join('\n'))}`);
+    // a file that failed outside its tests (an import, a beforeAll) has no failed test to count:
+    // its tests are reported skipped, so the file counts as one failure
+    if (!failedTests.length && file.status === 'failed') {
+      failures.push(`${where} (outside its tests)\n${head(file.message)}`);
+      failed++;
+    }
+  }
 }
 const pw = join(dir, 'playwright.json');
 if (existsSync(pw)) {
-  const s = JSON.parse(readFileSync(pw, 'utf8')).stats;
+  const report = JSON.parse(readFileSync(pw, 'utf8'));
+  const walk = (suite) => {
+    for (const spec of suite.specs ?? []) {
+      if (spec.ok) continue;
+      const errors = spec.tests.flatMap((t) => t.results.flatMap((res) => res.errors ?? [res.error]).filter(Boolean));
+      failures.push(`${spec.file} > ${spec.title}\n${head(errors.map((e) => e.message).join('\n'))}`);
+    }
+    for (const child of suite.suites ?? []) walk(child);
+  };
+  for (const suite of report.suites ?? []) walk(suite);
+  const s = report.stats;
   passed += s.expected + s.flaky;
   failed += s.unexpected;
   skipped += s.skipped;
@@ -29,6 +54,7 @@ if (existsSync(pw)) {
   console.log('playwright.json: no report (the run did not finish)');
   failed++;
 }
+if (failures.length) console.log(`failed tests:\n${failures.map((f) => `  ${f}`).join('\n')}`);
 if (failedSteps.length) console.log(`failed steps: ${failedSteps.join(', ')}`);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 || failedSteps.filter((s) => s !== 'bench').length > 0 ? 1 : 0);

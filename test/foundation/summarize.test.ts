@@ -1,0 +1,61 @@
+// scripts/summarize.mjs, the closing lines of `npm test`: CI shows only the end of the output, so
+// the summary must name each failed test and its error, not just count it. Fed with the reports of
+// real Vitest and Playwright runs (one passing and one failing test each, no browser), written into
+// a folder inside the checkout so both runners resolve their packages from it.
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+
+const ROOT = join(__dirname, '..', '..');
+mkdirSync(join(ROOT, '.cache'), { recursive: true });
+const dir = mkdtempSync(join(ROOT, '.cache', 'summarize-'));
+const reports = join(dir, 'reports');
+mkdirSync(reports);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { cwd: dir, env: { ...process.env, ...env }, timeout: 120_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
+    );
+  });
+}
+const bin = (name: string) => join(ROOT, 'node_modules', '.bin', name);
+
+it('names every failed Vitest and Playwright test with the first lines of its error, and exits 1', async () => {
+  writeFileSync(join(dir, 'vitest.config.mjs'), 'export default { test: { include: ["v/*.test.mjs"] } };');
+  mkdirSync(join(dir, 'v'));
+  writeFileSync(join(dir, 'v', 'a.test.mjs'), `import { it, expect } from 'vitest';
+it('adds', () => expect(1 + 1).toBe(2));
+it('breaks on purpose', () => expect('the reason it broke').toBe('something else'));`);
+  mkdirSync(join(dir, 'v2'));
+  writeFileSync(join(dir, 'v2', 'b.test.mjs'), `import { beforeAll, it } from 'vitest';
+beforeAll(() => { throw new Error('set-up went wrong'); });
+it('never runs', () => {});`);
+  writeFileSync(join(dir, 'playwright.config.mjs'), 'export default { testDir: "p" };');
+  mkdirSync(join(dir, 'p'));
+  writeFileSync(join(dir, 'p', 'c.spec.mjs'), `import { test, expect } from '@playwright/test';
+test('holds', () => expect(2).toBe(2));
+test('fails in the browser suite', () => expect('seen').toBe('wanted'));`);
+
+  const vitest = await run(bin('vitest'), ['run', '--config', 'vitest.config.mjs', '--reporter=json', `--outputFile=${join(reports, 'vitest.json')}`]);
+  expect(vitest.code, vitest.out).not.toBe(0);
+  writeFileSync(join(dir, 'vitest.config.mjs'), 'export default { test: { include: ["v2/*.test.mjs"] } };');
+  const keyring = await run(bin('vitest'), ['run', '--config', 'vitest.config.mjs', '--reporter=json', `--outputFile=${join(reports, 'keyring.json')}`]);
+  expect(keyring.code, keyring.out).not.toBe(0);
+  const pw = await run(bin('playwright'), ['test', '--config', 'playwright.config.mjs', '--reporter=json'], {
+    PLAYWRIGHT_JSON_OUTPUT_NAME: join(reports, 'playwright.json'),
+  });
+  expect(pw.code, pw.out).not.toBe(0);
+
+  const { code, out } = await run(process.execPath, [join(ROOT, 'scripts', 'summarize.mjs'), reports]);
+  expect(code).toBe(1);
+  expect(out).toMatch(/failed tests:/);
+  expect(out).toMatch(/v\/a\.test\.mjs > breaks on purpose\n\s+AssertionError: expected 'the reason it broke' to be 'something else'/);
+  expect(out).not.toMatch(/> adds/);
+  expect(out).toMatch(/v2\/b\.test\.mjs \(outside its tests\)\n\s+.*set-up went wrong/); // its test is reported skipped
+  expect(out).toMatch(/c\.spec\.mjs > fails in the browser suite\n[\s\S]*wanted/);
+  expect(out).not.toMatch(/> holds/);
+  expect(out).toMatch(/^2 passed, 3 failed, 1 skipped$/m);
+}, 180_000);
