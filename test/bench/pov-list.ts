@@ -81,6 +81,11 @@ for (let i = 0; i < RUNS; i++) {
   dom20 = a.domRows;
   dom2000 = b.domRows;
 }
+if (dom20 === 0 || dom2000 === 0) {
+  // React logs a render error and commits nothing: the times would measure an empty list
+  console.error('pov-list: PovList rendered no rows, so there is nothing to time (run it through scripts/bench.mjs, which gives tsx the JSX options)');
+  process.exit(1);
+}
 const ratio = median(t2000) / median(t20);
 console.log(`bench pov-list first render 20 rows: ${median(t20).toFixed(2)} ms (${dom20} rows in DOM)`);
 console.log(`bench pov-list first render 2000 rows: ${median(t2000).toFixed(2)} ms (${dom2000} rows in DOM)`);
