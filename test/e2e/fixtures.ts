@@ -1,12 +1,13 @@
 import { _electron, test as base, type Browser, type BrowserType, type ElectronApplication, type Page } from '@playwright/test';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/wire';
 import { ROOT, startHostProcess, stopHostProcess, type HostProcess } from './host-process';
 import { prepareElectronNative } from '../../scripts/electron-native.mjs';
+import { stopManager } from '../support/manager';
 
 /**
  * The app under test, the same for both Playwright projects:
@@ -151,6 +152,9 @@ export const test = base.extend<{ appEnv: Record<string, string>; app: App }>({
     };
     await use(app);
     await running.stop();
+    // the manager a local-VM call started outlives the app on purpose; the test's must not
+    await stopManager(home);
+    rmSync(home, { recursive: true, force: true });
   },
 });
 

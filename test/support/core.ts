@@ -7,6 +7,7 @@ import { createCore, type Core, type CoreOptions, type CoreTuning } from '../../
 import type { JobRunner } from '../../main/services/jobs/runner';
 import { MemorySecretStore, type SecretStore } from '../../main/services/secrets/store';
 import type { Db } from '../../main/services/store/db';
+import { stopManager } from './manager';
 
 export interface TestCoreOptions {
   /** Default: a fresh temp directory, removed by close(). */
@@ -32,7 +33,7 @@ export interface TestCore {
   call<M extends MethodName>(method: M, args?: Args<M>): Promise<Result<M>>;
   /** Closes the core and builds a new one over the same home and secret store (an app restart). */
   restart(): Promise<void>;
-  /** Closes the core and removes the home it made. */
+  /** Closes the core; for a home it made, stops the vm-manager its calls started there and removes the home. */
   close(): Promise<void>;
 }
 
@@ -77,7 +78,10 @@ export async function testCore(opts: TestCoreOptions = {}): Promise<TestCore> {
     },
     async close() {
       await core.close();
-      if (!opts.home) rmSync(home, { recursive: true, force: true });
+      if (opts.home) return;
+      // The app leaves its manager running on purpose (its VMs outlive it); a test's must not.
+      await stopManager(home);
+      rmSync(home, { recursive: true, force: true });
     },
   };
 }

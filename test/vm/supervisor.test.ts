@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { createLogger } from '../../main/services/log/logger';
 import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
 import { VmManagerClient } from '../../main/vm-api/client';
 import { processesWith, removeHome, vmSkip } from './helpers';
+import { testCore } from '../support/core';
 
 const skip = vmSkip();
 const log = createLogger({ dir: null, name: 'test' });
@@ -92,4 +93,18 @@ describe.skipIf(skip !== null)('vm-manager supervisor (real manager process)', (
     expect(await gone(ep.pid)).toBe(true);
     expect(s.readEndpoint()).toBeNull();
   });
+});
+
+// The app leaves its manager running when it closes (its VMs outlive it); a test core must not, or
+// every suite that touched a local VM leaves a daemon behind (four after one CI-style run).
+describe.skipIf(skip !== null)('a test core (test/support/core.ts)', () => {
+  it('stops the manager its calls started when it closes, and removes its home', async () => {
+    const t = await testCore({ env: { ...process.env } });
+    expect((await t.call('vm.host', {})).mode).toBe('local');
+    const ep = JSON.parse(readFileSync(join(t.home, 'vm-manager', 'endpoint.json'), 'utf8')) as { pid: number };
+    expect(alive(ep.pid)).toBe(true);
+    await t.close();
+    expect(await gone(ep.pid), `the manager (pid ${ep.pid}) still runs after close()`).toBe(true);
+    expect(existsSync(t.home)).toBe(false);
+  }, 120_000);
 });
