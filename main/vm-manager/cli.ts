@@ -77,15 +77,16 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       return 0;
     }
     if (cmd === 'image' && sub === 'build-test') {
-      const t = Date.now();
-      const info = buildTestImage(stateDir, { ovmfCode: findOvmf()?.code ?? null });
-      // The builder made the kernel command line and initrd itself: one learn boot records the
-      // golden values for this host's firmware, so an attested VM of it verifies with no manual step.
-      const built = readPolicy(join(stateDir, 'images', info.name));
-      const kept = Object.keys(built?.golden.sha256 ?? {}).length > 0 && firmwareChange(built, findOvmf()?.code ?? null) === null;
-      const golden = flags.has('--no-golden') || kept ? null : await learnOffline(stateDir, info.name, (s) => err(`vm-manager: ${s}`));
-      out(JSON.stringify({ ...info, seconds: (Date.now() - t) / 1000, golden: golden?.golden ?? null, goldenKept: kept }));
-      return 0;
+      // A signal (the app's job cancelled, or the app quitting) stops the learn boot and its swtpm
+      // before this process exits, instead of killing only this process.
+      const stop = new AbortController();
+      const onSignal = (sig: NodeJS.Signals) => stop.abort(sig);
+      for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, onSignal);
+      try {
+        return await buildTest(stateDir, flags, stop.signal, out, err);
+      } finally {
+        for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.off(sig, onSignal);
+      }
     }
     if (cmd === 'image' && sub === 'import') {
       if (!arg) throw new VmmError('invalid_request', 'image import needs a file: image import <file>');
@@ -126,4 +127,17 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
     err(`vm-manager: ${code ? `${code}: ` : ''}${e instanceof Error ? e.message : String(e)}`);
     return code === 'invalid_request' ? 2 : 1;
   }
+}
+
+/** `image build-test`: the test image, then one learn boot for its golden values (unless kept or --no-golden). */
+async function buildTest(stateDir: string, flags: Parsed['flags'], signal: AbortSignal, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+  const t = Date.now();
+  const info = buildTestImage(stateDir, { ovmfCode: findOvmf()?.code ?? null });
+  // The builder made the kernel command line and initrd itself: one learn boot records the
+  // golden values for this host's firmware, so an attested VM of it verifies with no manual step.
+  const built = readPolicy(join(stateDir, 'images', info.name));
+  const kept = Object.keys(built?.golden.sha256 ?? {}).length > 0 && firmwareChange(built, findOvmf()?.code ?? null) === null;
+  const golden = flags.has('--no-golden') || kept ? null : await learnOffline(stateDir, info.name, (s) => err(`vm-manager: ${s}`), signal);
+  out(JSON.stringify({ ...info, seconds: (Date.now() - t) / 1000, golden: golden?.golden ?? null, goldenKept: kept }));
+  return 0;
 }

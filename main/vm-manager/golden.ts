@@ -87,14 +87,25 @@ export function saveGolden(stateDir: string, imageName: string, golden: Record<s
  * For `image build-test`: one learn boot on a private copy of the image (its own state dir and
  * metadata socket, so a manager serving `stateDir` is not disturbed), then the values are saved.
  */
-export async function learnOffline(stateDir: string, imageName: string, log?: (s: string) => void): Promise<LearnedGolden> {
+export async function learnOffline(stateDir: string, imageName: string, log?: (s: string) => void, signal?: AbortSignal): Promise<LearnedGolden> {
+  const stopped = () => new VmmError('unavailable', `the learn boot of ${imageName} was stopped (${String(signal?.reason ?? 'aborted')}); its VM is gone and no golden values were saved`);
+  if (signal?.aborted) throw stopped();
   const { serve } = await import('./server');
   const tmp = mkdtempSync(join(tmpdir(), 'povdesk-learn-'));
   try {
     cpSync(getImage(stateDir, imageName).dir, join(imagesDir(tmp), imageName), { recursive: true });
     const m = await serve({ stateDir: tmp, socket: join(tmp, 'api.sock'), log });
     try {
-      const learned = await learnWith(m.vms, tmp, imageName);
+      // Stopped mid-boot (the job cancelled, the app quitting): the finally below takes the VM and
+      // its swtpm down. Without this the process died on the signal and left them running.
+      const learning = learnWith(m.vms, tmp, imageName);
+      learning.catch(() => {});
+      const learned = await new Promise<LearnedGolden>((resolve, reject) => {
+        const onAbort = () => reject(stopped());
+        if (signal?.aborted) onAbort();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        learning.then(resolve, reject).finally(() => signal?.removeEventListener('abort', onAbort));
+      });
       saveGolden(stateDir, imageName, learned.golden, learned.firmware);
       return learned;
     } finally {
