@@ -5,6 +5,7 @@ import { afterAll, beforeAll } from 'vitest';
 import type { Core } from '../../main/core/create';
 import { startHost, type Host } from '../../main/host/server';
 import { testCore as supportCore } from '../support/core';
+import { stopManager } from '../support/manager';
 
 export function tempHome(prefix = 'povdesk-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -12,10 +13,19 @@ export function tempHome(prefix = 'povdesk-test-'): string {
 
 /**
  * The support core (test/support/core.ts) as a bare Core, in a temp home left for the test to
- * inspect. The secret store is the in-memory one; the keyring suite uses the real keychain.
+ * inspect. The secret store is the in-memory one; the keyring suite uses the real keychain. Its
+ * close() also stops the vm-manager a call started in that home (app.diagnostics, vm.*): the app
+ * leaves it running on purpose, a test must not.
  */
 export async function testCore(env: NodeJS.ProcessEnv = {}): Promise<Core> {
-  return (await supportCore({ env, home: tempHome() })).core;
+  const home = tempHome();
+  const { core } = await supportCore({ env, home });
+  const close = core.close.bind(core);
+  core.close = async () => {
+    await close();
+    await stopManager(home);
+  };
+  return core;
 }
 
 /**
