@@ -26,6 +26,13 @@ for (const name of ['vitest.json', 'keyring.json']) {
     const where = relative(process.cwd(), file.name ?? '');
     const failedTests = (file.assertionResults ?? []).filter((a) => a.status === 'failed');
     for (const a of failedTests) failures.push(`${where} > ${a.fullName}\n${head(a.failureMessages?.join('\n'))}`);
+    // a worker that died (a signal, a crash) leaves its file "passed" with its tests "pending" and
+    // in no count: each is a failure
+    const unfinished = (file.assertionResults ?? []).filter((a) => a.status === 'pending');
+    if (unfinished.length) {
+      failures.push(`${where}: ${unfinished.length} test(s) did not finish (the worker exited: see "Unhandled Error" above)\n${unfinished.map((a) => `    ${a.fullName}`).join('\n')}`);
+      failed += unfinished.length;
+    }
     // a file that failed outside its tests (an import, a beforeAll) has no failed test to count:
     // its tests are reported skipped, so the file counts as one failure
     if (!failedTests.length && file.status === 'failed') {

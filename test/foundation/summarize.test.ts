@@ -33,6 +33,9 @@ it('breaks on purpose', () => expect('the reason it broke').toBe('something else
   writeFileSync(join(dir, 'v2', 'b.test.mjs'), `import { beforeAll, it } from 'vitest';
 beforeAll(() => { throw new Error('set-up went wrong'); });
 it('never runs', () => {});`);
+  // a worker that dies mid-file (as one did when a test's cleanup signalled its own process)
+  writeFileSync(join(dir, 'v2', 'c.test.mjs'), `import { it } from 'vitest';
+it('dies with its worker', async () => { process.kill(process.pid, 'SIGKILL'); await new Promise((r) => setTimeout(r, 5000)); });`);
   writeFileSync(join(dir, 'playwright.config.mjs'), 'export default { testDir: "p" };');
   mkdirSync(join(dir, 'p'));
   writeFileSync(join(dir, 'p', 'c.spec.mjs'), `import { test, expect } from '@playwright/test';
@@ -41,7 +44,7 @@ test('fails in the browser suite', () => expect('seen').toBe('wanted'));`);
 
   const vitest = await run(bin('vitest'), ['run', '--config', 'vitest.config.mjs', '--reporter=json', `--outputFile=${join(reports, 'vitest.json')}`]);
   expect(vitest.code, vitest.out).not.toBe(0);
-  writeFileSync(join(dir, 'vitest.config.mjs'), 'export default { test: { include: ["v2/*.test.mjs"] } };');
+  writeFileSync(join(dir, 'vitest.config.mjs'), 'export default { test: { include: ["v2/*.test.mjs"], pool: "forks" } };');
   const keyring = await run(bin('vitest'), ['run', '--config', 'vitest.config.mjs', '--reporter=json', `--outputFile=${join(reports, 'keyring.json')}`]);
   expect(keyring.code, keyring.out).not.toBe(0);
   const pw = await run(bin('playwright'), ['test', '--config', 'playwright.config.mjs', '--reporter=json'], {
@@ -57,5 +60,6 @@ test('fails in the browser suite', () => expect('seen').toBe('wanted'));`);
   expect(out).toMatch(/v2\/b\.test\.mjs \(outside its tests\)\n\s+.*set-up went wrong/); // its test is reported skipped
   expect(out).toMatch(/c\.spec\.mjs > fails in the browser suite\n[\s\S]*wanted/);
   expect(out).not.toMatch(/> holds/);
-  expect(out).toMatch(/^2 passed, 3 failed, 1 skipped$/m);
+  expect(out).toMatch(/v2\/c\.test\.mjs: 1 test\(s\) did not finish \(the worker exited[^\n]*\n\s+dies with its worker/);
+  expect(out).toMatch(/^2 passed, 4 failed, 1 skipped$/m);
 }, 180_000);
