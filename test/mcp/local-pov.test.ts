@@ -5,10 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stopManager } from '../support/manager';
 import { listProcs } from '../../main/lib/procs';
 import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
-import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
-import { createLogger } from '../../main/services/log/logger';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { BIN, envFor, freshHome } from '../owner/procs';
 import { pidsWith, vmSkip } from '../vm-manager/support';
@@ -31,8 +30,7 @@ describe.skipIf(skip !== null)('povdesk mcp runs a local POV end to end', () => 
   let client: Client | null = null;
   afterAll(async () => {
     await client?.close().catch(() => {});
-    await new VmManagerSupervisor({ home, log: createLogger({ dir: null, name: 't' }) }).stop().catch(() => {});
-    for (const pid of pidsWith(join(home, 'vm-manager'))) process.kill(pid, 'SIGKILL');
+    await stopManager(home).catch(() => {});
     rmSync(home, { recursive: true, force: true });
   });
 

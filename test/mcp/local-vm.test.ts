@@ -4,11 +4,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stopManager } from '../support/manager';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
-import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
-import { createLogger } from '../../main/services/log/logger';
 import { BIN, envFor, freshHome } from '../owner/procs';
-import { cachedImageDir, pidsWith, vmSkip } from '../vm-manager/support';
+import { cachedImageDir, vmSkip } from '../vm-manager/support';
 
 const skip = vmSkip();
 
@@ -22,8 +21,7 @@ describe.skipIf(skip !== null)('povdesk mcp drives a local VM', () => {
   let client: Client | null = null;
   afterAll(async () => {
     await client?.close().catch(() => {});
-    await new VmManagerSupervisor({ home, log: createLogger({ dir: null, name: 't' }) }).stop().catch(() => {});
-    for (const pid of pidsWith(join(home, 'vm-manager'))) process.kill(pid, 'SIGKILL');
+    await stopManager(home).catch(() => {});
     rmSync(home, { recursive: true, force: true });
   });
 

@@ -2,13 +2,12 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stopManager } from '../support/manager';
 import { runnerScript } from '../../main/services/control-node/runner';
-import { createLogger } from '../../main/services/log/logger';
-import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import type { SshStatus } from '../../shared/contract/ssh';
 import { Consumer, Recorder, waitFor } from '../ssh/harness';
-import { processesWith, removeHome, vmSkip } from '../vm/helpers';
+import { removeHome, vmSkip } from '../vm/helpers';
 import { testCore, type TestCore } from '../support/core';
 import { cachedImageDir } from '../vm-manager/support';
 
@@ -37,8 +36,7 @@ describe.skipIf(skip !== null)('local VM serial console', () => {
   });
   afterAll(async () => {
     await t?.close();
-    await new VmManagerSupervisor({ home, log: createLogger({ dir: null, name: 't' }) }).stop();
-    for (const pid of processesWith(join(home, 'vm-manager'))) process.kill(pid, 'SIGKILL');
+    await stopManager(home);
     removeHome(home);
   });
 

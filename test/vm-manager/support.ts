@@ -5,7 +5,6 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listProcs } from '../../main/lib/procs';
 import { GUEST_QUOTE_SCRIPT } from '../../main/vm-manager/attest/index';
 import { findOvmf } from '../../main/vm-manager/host';
 import { buildTestImage, findKernel, TEST_IMAGE } from '../../main/vm-manager/images';
@@ -60,12 +59,7 @@ export function stateWithImage(prefix = 'vmm-'): string {
   return state;
 }
 
-/** Pids of live processes (not this one) whose argv mentions `marker`. */
-export function pidsWith(marker: string): number[] {
-  return listProcs()
-    .filter((p) => p.pid !== process.pid && p.argv.join('\0').includes(marker))
-    .map((p) => p.pid);
-}
+export { pidsWith } from '../support/manager';
 
 export async function until<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 60_000, step = 200): Promise<T> {
   const end = Date.now() + ms;

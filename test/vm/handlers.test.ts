@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stopManager } from '../support/manager';
 import type { Subscriber } from '../../main/core/streams';
 import { vmDiagnostics } from '../../main/core/diagnostics';
-import { createLogger } from '../../main/services/log/logger';
-import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
 import type { VmConsoleChunk } from '../../shared/contract/vm';
 import { processesWith, removeHome, vmSkip } from './helpers';
 import { testCore, type TestCore } from '../support/core';
@@ -43,8 +42,7 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
   });
   afterAll(async () => {
     await t?.close();
-    await new VmManagerSupervisor({ home, log: createLogger({ dir: null, name: 't' }) }).stop();
-    for (const pid of processesWith(join(home, 'vm-manager'))) process.kill(pid, 'SIGKILL');
+    await stopManager(home);
     removeHome(home);
   });
 

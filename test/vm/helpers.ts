@@ -1,7 +1,6 @@
 /** Pieces the vm suites share: what the host must have, process checks. (Their core: test/support/core.ts.) */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { listProcs } from '../../main/lib/procs';
 import { endpointSchema } from '../../main/services/vm/supervisor';
 import { needs } from '../support/system';
 
@@ -19,12 +18,7 @@ export function vmSkip(): string | null {
   return null;
 }
 
-/** Pids of processes whose command line mentions `marker` (e.g. a state dir). */
-export function processesWith(marker: string): number[] {
-  return listProcs()
-    .filter((p) => p.pid !== process.pid && p.argv.join(' ').includes(marker))
-    .map((p) => p.pid);
-}
+export { pidsWith as processesWith } from '../support/manager';
 
 export function removeHome(home: string) {
   rmSync(home, { recursive: true, force: true });

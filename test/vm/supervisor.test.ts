@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stopManager } from '../support/manager';
 import { createLogger } from '../../main/services/log/logger';
 import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
 import { VmManagerClient } from '../../main/vm-api/client';
@@ -33,8 +34,7 @@ describe.skipIf(skip !== null)('vm-manager supervisor (real manager process)', (
   const home = mkdtempSync(join(tmpdir(), 'povdesk-vmsup-'));
   const stateDir = join(home, 'vm-manager');
   afterAll(async () => {
-    await new VmManagerSupervisor({ home, log }).stop();
-    for (const pid of processesWith(stateDir)) process.kill(pid, 'SIGKILL');
+    await stopManager(home);
     removeHome(home);
   });
 

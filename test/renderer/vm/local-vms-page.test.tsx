@@ -1,14 +1,12 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stopManager } from '../../support/manager';
 import type { Core } from '../../../main/core/create';
-import { createLogger } from '../../../main/services/log/logger';
-import { VmManagerSupervisor } from '../../../main/services/vm/supervisor';
 import { setTransport } from '../../../renderer/src/api';
 import LocalVmsPage from '../../../renderer/src/pages/local-vms-page';
 import { testCore } from '../../foundation/helpers';
-import { processesWith, vmSkip } from '../../vm/helpers';
+import { vmSkip } from '../../vm/helpers';
 import { coreTransport } from '../core-transport';
 
 const skip = vmSkip();
@@ -24,8 +22,7 @@ describe.skipIf(skip !== null)('Local VMs page', () => {
     cleanup();
     const home = core.base.home;
     await core.close();
-    await new VmManagerSupervisor({ home, log: createLogger({ dir: null, name: 't' }) }).stop();
-    for (const pid of processesWith(join(home, 'vm-manager'))) process.kill(pid, 'SIGKILL');
+    await stopManager(home);
   });
 
   it('shows the host report with the accelerator and, with /dev/kvm unusable, the TCG warning; honest empty states', async () => {
