@@ -1,17 +1,18 @@
 import { connect, type Socket } from 'node:net';
 import { z } from 'zod';
+import { lazySchema } from '../../shared/lazy-schema';
 import { AppError, jobRecord, wireErrorSchema } from '../../shared/contract';
 import { streamKey } from '../../shared/stream-listeners';
 import { onLines, type OwnerHello } from '../core/owner-endpoint';
 import { ownerFiles, readOwnerToken } from '../core/owner';
 
 /** What the owner sends on its endpoint; anything else closes the connection (it is still another process). */
-const ownerMessage = z.discriminatedUnion('t', [
+const ownerMessage = lazySchema(() => z.discriminatedUnion('t', [
   z.object({ t: z.literal('hello'), conn: z.string().max(100), pid: z.number().int().positive() }).strict(),
   z.object({ t: z.literal('result'), id: z.number().int(), result: z.unknown() }).strict(),
   z.object({ t: z.literal('error'), id: z.number().int(), error: wireErrorSchema }).strict(),
   z.object({ t: z.literal('event'), stream: z.string().max(100), key: z.string().max(200), data: z.unknown(), bytes: z.number() }).strict(),
-]);
+]));
 
 export interface OwnerClient {
   pid: number;

@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { z } from 'zod';
+import { lazySchema } from '../../shared/lazy-schema';
 import { AppError, describeZodError, toWireError } from '../../shared/contract';
 import { clientMessage, type ServerMessage } from '../../shared/contract/transport';
 import type { Dispatcher } from './dispatch';
@@ -19,7 +20,7 @@ import type { Logger } from '../services/log/logger';
 
 export const OWNER_STREAMS = ['jobs.update'] as const;
 const MAX_LINE = 8 * 1024 * 1024;
-export const authMessage = z.object({ t: z.literal('auth'), token: z.string().max(200) }).strict();
+export const authMessage = lazySchema(() => z.object({ t: z.literal('auth'), token: z.string().max(200) }).strict());
 export type OwnerHello = { t: 'hello'; conn: string; pid: number };
 
 export interface OwnerEndpoint {

@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { lazySchema } from '../../shared/lazy-schema';
 import { AppError } from '../../shared/contract';
 import { sqliteConnection } from '../services/store/db';
 
@@ -27,7 +28,7 @@ export interface OwnerInfo {
   mcpUrl?: string;
 }
 
-const ownerInfo = z
+const ownerInfo = lazySchema(() => z
   .object({
     pid: z.number().int().positive(),
     kind: z.enum(['app', 'serve', 'cli', 'test']),
@@ -35,7 +36,7 @@ const ownerInfo = z
     url: z.string().max(500).optional(),
     mcpUrl: z.string().max(200).optional(),
   })
-  .strict();
+  .strict());
 
 export function ownerFiles(home: string) {
   return {

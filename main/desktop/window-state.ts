@@ -7,18 +7,19 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { lazySchema } from '../../shared/lazy-schema';
 
 export interface Rect { x: number; y: number; width: number; height: number }
 
-const int = z.number().int().min(-100_000).max(100_000);
-export const windowStateSchema = z
+const int = lazySchema(() => z.number().int().min(-100_000).max(100_000));
+export const windowStateSchema = lazySchema(() => z
   .object({
     bounds: z.object({ x: int, y: int, width: z.number().int().min(200).max(20_000), height: z.number().int().min(150).max(20_000) }).strict(),
     maximized: z.boolean(),
     /** A page id from the renderer's sidebar (the URL hash #/<page>). */
     lastPage: z.string().regex(/^[a-z][a-z-]{0,39}$/).nullable(),
   })
-  .strict();
+  .strict());
 export type WindowState = z.infer<typeof windowStateSchema>;
 
 export const DEFAULT_SIZE = { width: 1280, height: 820 };

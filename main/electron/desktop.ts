@@ -10,6 +10,7 @@ import { app, BrowserWindow, dialog, Menu, screen, Tray, type MenuItemConstructo
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
+import { lazySchema } from '../../shared/lazy-schema';
 import type { Core } from '../core/create';
 import type { CallInfo } from '../core/dispatch';
 import { cliInstallPlan } from '../desktop/cli-install';
@@ -20,7 +21,7 @@ import type { JobRecord } from '../../shared/contract/core';
 
 const CALL: CallInfo = { transport: 'ipc' };
 const REFRESH_MS = 3000;
-const launchSettingsSchema = z.object({ openAtLogin: z.boolean(), startInBackground: z.boolean() }).strict();
+const launchSettingsSchema = lazySchema(() => z.object({ openAtLogin: z.boolean(), startInBackground: z.boolean() }).strict());
 
 export interface Desktop {
   /** BrowserWindow bounds and the page (renderer hash) to open. */

@@ -10,6 +10,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { lazySchema } from '../../shared/lazy-schema';
 import { AppError, describeZodError, methods, toWireError, type JobRecord, type MethodName } from '../../shared/contract';
 import { methodHints } from '../../shared/contract/annotations';
 import { FINISHED } from './core-backend';
@@ -28,13 +29,13 @@ export interface McpBackend {
 export const toolName = (method: string) => method.replace(/\./g, '_');
 export const JOBS_WAIT = 'jobs_wait';
 
-export const jobsWaitArgs = z
+export const jobsWaitArgs = lazySchema(() => z
   .object({
     id: z.string().min(1).max(200),
     /** How long to wait before answering with the job as it is (call again to keep waiting). */
     timeoutSeconds: z.number().int().min(1).max(600).optional(),
   })
-  .strict();
+  .strict());
 const DEFAULT_WAIT_S = 50; // under the 60 s request timeout most clients use
 
 function inputSchema(schema: z.ZodType): Tool['inputSchema'] {

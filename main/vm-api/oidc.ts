@@ -4,38 +4,39 @@
  * OAuth guard and muster check), else the access_token. Every answer of the issuer is validated.
  */
 import { z } from 'zod';
+import { lazySchema } from '../../shared/lazy-schema';
 import { exchange, type HttpOptions } from './http';
 
-export const discoveryDoc = z.object({
+export const discoveryDoc = lazySchema(() => z.object({
   issuer: z.string().url(),
   token_endpoint: z.string().url(),
   device_authorization_endpoint: z.string().url(),
-});
+}));
 export type Discovery = z.infer<typeof discoveryDoc>;
 
-export const deviceAuthorization = z.object({
+export const deviceAuthorization = lazySchema(() => z.object({
   device_code: z.string().min(1),
   user_code: z.string().min(1),
   verification_uri: z.string().url(),
   verification_uri_complete: z.string().url().optional(),
   expires_in: z.number().int().positive(),
   interval: z.number().int().positive().optional(),
-});
+}));
 export type DeviceAuthorization = z.infer<typeof deviceAuthorization>;
 
-const tokenAnswer = z.object({
+const tokenAnswer = lazySchema(() => z.object({
   access_token: z.string().min(1),
   token_type: z.string(),
   expires_in: z.number().positive().optional(),
   refresh_token: z.string().min(1).optional(),
   id_token: z.string().min(1).optional(),
-});
-const tokenError = z.object({ error: z.string(), error_description: z.string().optional() });
+}));
+const tokenError = lazySchema(() => z.object({ error: z.string(), error_description: z.string().optional() }));
 
 /** What the app keeps in the keychain (one JSON value) after a login. */
-export const storedTokens = z
+export const storedTokens = lazySchema(() => z
   .object({ bearer: z.string().min(1), refreshToken: z.string().nullable(), expiresAt: z.number().nullable(), issuer: z.string(), clientId: z.string() })
-  .strict();
+  .strict());
 export type StoredTokens = z.infer<typeof storedTokens>;
 
 export class OidcError extends Error {

@@ -15,6 +15,7 @@
  * Imported by the app (its vm client) and by the daemon; only zod, no node:*.
  */
 import { z } from 'zod';
+import { lazySchema } from '../../shared/lazy-schema';
 
 /** The document's `servers[0].url`. */
 export const API_PREFIX = '/api/v1';
@@ -35,9 +36,9 @@ export const ERROR_STATUS: Record<ApiErrorCode, number> = {
   internal_error: 500,
 };
 
-export const errorSchema = z.object({
+export const errorSchema = lazySchema(() => z.object({
   error: z.object({ code: z.enum(ERROR_CODES), message: z.string() }),
-});
+}));
 export type ApiError = z.infer<typeof errorSchema>;
 
 // ---- shared field rules ----------------------------------------------------------------------
@@ -48,8 +49,8 @@ const dnsLabel = (field: string) =>
   z.string().max(63, `${field} must be at most 63 characters`).regex(DNS_LABEL, `${field} must be a DNS label: lowercase letters, digits and -, not starting or ending with -`);
 
 /** format: date-time (RFC 3339; the Go server may send an offset and nanoseconds). */
-const dateTime = z.iso.datetime({ offset: true });
-const int = z.number().int();
+const dateTime = lazySchema(() => z.iso.datetime({ offset: true }));
+const int = lazySchema(() => z.number().int());
 /** An integer request field, with a message naming it. */
 const wholeNumber = (field: string) => z.number({ error: `${field} must be a whole number` }).int(`${field} must be a whole number`);
 
@@ -70,14 +71,14 @@ export function cidrProblem(cidr: string): string | null {
 // ---- requests (snake_case, strict) -----------------------------------------------------------
 
 /** #/components/schemas/CreateNetworkRequest */
-export const createNetworkRequestSchema = z.strictObject({
+export const createNetworkRequestSchema = lazySchema(() => z.strictObject({
   name: dnsLabel('name'),
   cidr: z.string().superRefine((v, ctx) => {
     const why = cidrProblem(v);
     if (why) ctx.addIssue({ code: 'custom', message: why });
   }),
   dns_search_domain: z.string().max(253).optional(),
-});
+}));
 export type CreateNetworkRequest = z.infer<typeof createNetworkRequestSchema>;
 
 export const WAIT_FOR = ['none', 'installed', 'attested', 'ready'] as const;
@@ -87,7 +88,7 @@ export type WaitFor = (typeof WAIT_FOR)[number];
 export const CREATE_VM_DEFAULTS = { cpus: 2, memory_mib: 2048, disk_gib: 20, network: 'default', require_attestation: true, wait_for: 'ready' } as const;
 
 /** #/components/schemas/CreateVMRequest (defaults are NOT filled in: the server applies CREATE_VM_DEFAULTS). */
-export const createVmRequestSchema = z.strictObject({
+export const createVmRequestSchema = lazySchema(() => z.strictObject({
   name: dnsLabel('name'),
   image: z.string().min(1).optional(),
   kubernetes_version: z.string().min(1).optional(),
@@ -101,19 +102,19 @@ export const createVmRequestSchema = z.strictObject({
   metadata: z.record(z.string(), z.string()).optional(),
   require_attestation: z.boolean().optional(),
   wait_for: z.enum(WAIT_FOR).optional(),
-});
+}));
 export type CreateVmRequest = z.infer<typeof createVmRequestSchema>;
 
 /** #/components/schemas/ExecRequest: program and arguments. */
-export const execRequestSchema = z.strictObject({
+export const execRequestSchema = lazySchema(() => z.strictObject({
   command: z.array(z.string()).min(1, 'command needs at least the program'),
-});
+}));
 export type ExecRequest = z.infer<typeof execRequestSchema>;
 
 /** #/components/schemas/ForwardRequest */
-export const forwardRequestSchema = z.strictObject({
+export const forwardRequestSchema = lazySchema(() => z.strictObject({
   port: wholeNumber('port').min(1, 'port must be 1 to 65535').max(65535, 'port must be 1 to 65535'),
-});
+}));
 export type ForwardRequest = z.infer<typeof forwardRequestSchema>;
 
 /** GET /vms/{id}/console?lines=: "default 100, at most 10000". */
@@ -122,12 +123,12 @@ export const CONSOLE_LINES = { default: 100, max: 10000 } as const;
 // ---- records (camelCase) ---------------------------------------------------------------------
 
 /** #/components/schemas/Device */
-export const deviceSchema = z.object({ path: z.string(), accessible: z.boolean(), error: z.string().optional() });
+export const deviceSchema = lazySchema(() => z.object({ path: z.string(), accessible: z.boolean(), error: z.string().optional() }));
 /** #/components/schemas/Tool */
-export const toolSchema = z.object({ found: z.boolean(), version: z.string().optional(), error: z.string().optional() });
+export const toolSchema = lazySchema(() => z.object({ found: z.boolean(), version: z.string().optional(), error: z.string().optional() }));
 
 /** #/components/schemas/Host */
-export const hostSchema = z.object({
+export const hostSchema = lazySchema(() => z.object({
   hostname: z.string(),
   kernel: z.string(),
   cpus: int,
@@ -141,11 +142,11 @@ export const hostSchema = z.object({
   storageProviders: z.array(z.string()),
   ready: z.boolean(),
   missing: z.array(z.string()).optional(),
-});
+}));
 export type Host = z.infer<typeof hostSchema>;
 
 /** #/components/schemas/Image (policy: "an object", its fields are the image build's). */
-export const imageSchema = z.object({
+export const imageSchema = lazySchema(() => z.object({
   id: z.string(),
   version: z.string(),
   uki: z.string(),
@@ -153,38 +154,38 @@ export const imageSchema = z.object({
   sysupdateDir: z.string().optional(),
   kubernetesVersions: z.array(z.string()).optional(),
   policy: z.record(z.string(), z.unknown()).optional(),
-});
+}));
 export type Image = z.infer<typeof imageSchema>;
 
 /** #/components/schemas/NetworkSpec */
-export const networkSpecSchema = z.object({
+export const networkSpecSchema = lazySchema(() => z.object({
   name: z.string(),
   cidr: z.string(),
   gatewayIP: z.string().optional(),
   dnsSearchDomain: z.string().optional(),
   enableIMDS: z.boolean(),
   enableHostAlias: z.boolean().optional(),
-});
+}));
 /** #/components/schemas/Lease */
-export const leaseSchema = z.object({ vmID: z.string(), mac: z.string(), ip: z.string() });
+export const leaseSchema = lazySchema(() => z.object({ vmID: z.string(), mac: z.string(), ip: z.string() }));
 /** #/components/schemas/Network */
-export const networkSchema = z.object({ spec: networkSpecSchema, gateway: z.string(), leases: z.array(leaseSchema) });
+export const networkSchema = lazySchema(() => z.object({ spec: networkSpecSchema, gateway: z.string(), leases: z.array(leaseSchema) }));
 export type Network = z.infer<typeof networkSchema>;
 
 /** #/components/schemas/Quote */
-export const quoteSchema = z.object({ verified: z.boolean(), message: z.string().optional(), at: dateTime });
+export const quoteSchema = lazySchema(() => z.object({ verified: z.boolean(), message: z.string().optional(), at: dateTime }));
 /** #/components/schemas/Attestation */
-export const attestationSchema = z.object({
+export const attestationSchema = lazySchema(() => z.object({
   required: z.boolean(),
   userDataReleased: z.boolean(),
   nonceIssuedAt: dateTime.optional(),
   initrd: quoteSchema.optional(),
   ready: quoteSchema.optional(),
-});
+}));
 export type Attestation = z.infer<typeof attestationSchema>;
 
 /** #/components/schemas/Paths: "the VM's files below the state directory"; every field optional. */
-export const pathsSchema = z.object({
+export const pathsSchema = lazySchema(() => z.object({
   dir: z.string().optional(),
   volume: z.string().optional(),
   console: z.string().optional(),
@@ -194,13 +195,13 @@ export const pathsSchema = z.object({
   sshKey: z.string().optional(),
   userData: z.string().optional(),
   report: z.string().optional(),
-});
+}));
 
 export const VM_STATES = ['creating', 'installing', 'booting', 'attesting', 'ready', 'running', 'stopping', 'stopped', 'failed', 'deleting'] as const;
 export type ApiVmState = (typeof VM_STATES)[number];
 
 /** #/components/schemas/VM */
-export const vmSchema = z.object({
+export const vmSchema = lazySchema(() => z.object({
   id: z.string(),
   name: z.string(),
   image: z.string(),
@@ -235,23 +236,23 @@ export const vmSchema = z.object({
   readyAt: dateTime.optional(),
   lastError: z.string().optional(),
   paths: pathsSchema,
-});
+}));
 export type ApiVm = z.infer<typeof vmSchema>;
 
 /** #/components/schemas/ExecResult: a non-zero exit is a result, not an error. */
-export const execResultSchema = z.object({ stdout: z.string(), stderr: z.string(), exitCode: int });
+export const execResultSchema = lazySchema(() => z.object({ stdout: z.string(), stderr: z.string(), exitCode: int }));
 export type ExecResult = z.infer<typeof execResultSchema>;
 
 /** #/components/schemas/Forward: address is the host loopback ip:port. */
-export const forwardSchema = z.object({ id: z.string(), port: int, address: z.string() });
+export const forwardSchema = lazySchema(() => z.object({ id: z.string(), port: int, address: z.string() }));
 export type Forward = z.infer<typeof forwardSchema>;
 
 /** #/components/schemas/Console */
-export const consoleSchema = z.object({ id: z.string(), lines: int, console: z.string() });
+export const consoleSchema = lazySchema(() => z.object({ id: z.string(), lines: int, console: z.string() }));
 export type Console = z.infer<typeof consoleSchema>;
 
 /** #/components/schemas/Metrics (snake_case inside, as the document spells it). */
-export const metricsSchema = z.object({
+export const metricsSchema = lazySchema(() => z.object({
   id: z.string(),
   host: z.object({
     state: z.string(),
@@ -279,11 +280,11 @@ export const metricsSchema = z.object({
   raw_report_url: z.string().optional(),
   /** why guest is null */
   note: z.string().optional(),
-});
+}));
 export type Metrics = z.infer<typeof metricsSchema>;
 
 /** GET /vms/{id}/report: "the report as uploaded", any JSON object. */
-export const reportSchema = z.record(z.string(), z.unknown());
+export const reportSchema = lazySchema(() => z.record(z.string(), z.unknown()));
 
 // ---- routes ----------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
+import { lazySchema } from '../../shared/lazy-schema';
 import { listZodIssues } from '../../shared/contract/errors';
 import { localCreateVmRequestSchema, setUserDataSchema } from '../vm-api/povdesk';
 import { CONSOLE_LINES, CREATE_VM_DEFAULTS, createNetworkRequestSchema, ERROR_STATUS, execRequestSchema, forwardRequestSchema, type ApiErrorCode } from '../vm-api/schemas';
@@ -33,12 +34,12 @@ const LIMITS = { cpus: 64, memory_mib: 262144, disk_gib: 4096 } as const;
 export const createVmSchema = localCreateVmRequestSchema;
 export type CreateVmBody = z.input<typeof localCreateVmRequestSchema>;
 
-const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value: 64 lower-case hex characters');
-const saveGoldenSchema = z.strictObject({
+const hex64 = lazySchema(() => z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value: 64 lower-case hex characters'));
+const saveGoldenSchema = lazySchema(() => z.strictObject({
   golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), hex64),
   firmware: z.strictObject({ path: z.string().min(1).max(4096), sha256: hex64 }).nullable().optional(),
-});
-const importSchema = z.strictObject({ path: z.string().min(1).max(4096), name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'name must be a DNS label').optional() });
+}));
+const importSchema = lazySchema(() => z.strictObject({ path: z.string().min(1).max(4096), name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'name must be a DNS label').optional() }));
 
 /** Parses a body; an unknown field is named together with the fields the route takes. */
 function parseBody<S extends z.ZodObject>(schema: S, body: unknown): z.output<S> {

@@ -11,6 +11,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { z } from 'zod';
+import { lazySchema } from '../../shared/lazy-schema';
 import { createNetworkRequestSchema, createVmRequestSchema, execRequestSchema, forwardRequestSchema } from '../vm-api/schemas';
 import { tokenOk } from './api';
 import { listZodIssues } from '../../shared/contract/errors';
@@ -31,11 +32,11 @@ export interface McpRoute {
   query?: Record<string, z.ZodType>;
 }
 
-const vmId = z.string().min(1).max(64).describe('the VM id (8 hex characters)');
-const ref = z.string().min(1).max(200).describe('an image name in the store');
-const importBody = z
+const vmId = lazySchema(() => z.string().min(1).max(64).describe('the VM id (8 hex characters)'));
+const ref = lazySchema(() => z.string().min(1).max(200).describe('an image name in the store'));
+const importBody = lazySchema(() => z
   .object({ path: z.string().min(1).max(4096).describe('a file under the state dir'), name: z.string().max(63).optional() })
-  .strict();
+  .strict());
 
 export const ROUTES: McpRoute[] = [
   { tool: 'get_host', verb: 'GET', path: '/host', kind: 'read', summary: 'The host: accelerator chosen and why, QEMU/swtpm/OVMF found, what is missing. Call this first.' },

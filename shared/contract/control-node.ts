@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 import { method, noArgs, lazyMethods } from './define';
 
-const id = z.string().trim().min(1).max(200);
+const id = lazySchema(() => z.string().trim().min(1).max(200));
 
-export const runnerLine = z.strictObject({ n: z.number().int().min(1), text: z.string(), sum: z.string().regex(/^[0-9a-f]{4}$/) });
+export const runnerLine = lazySchema(() => z.strictObject({ n: z.number().int().min(1), text: z.string(), sum: z.string().regex(/^[0-9a-f]{4}$/) }));
 
-export const runnerScriptView = z.strictObject({
+export const runnerScriptView = lazySchema(() => z.strictObject({
   /** The runner as it is installed: /usr/local/sbin/dashboard-bootstrap-runner. */
   path: z.string(),
   script: z.string(),
@@ -16,10 +17,10 @@ export const runnerScriptView = z.strictObject({
   lines: z.array(runnerLine),
   /** Commands for the console: verify the whole file; print every line's short checksum. */
   checks: z.strictObject({ whole: z.string(), perLine: z.string() }),
-});
+}));
 export type RunnerScriptView = z.infer<typeof runnerScriptView>;
 
-export const controlNodeSummary = z.strictObject({
+export const controlNodeSummary = lazySchema(() => z.strictObject({
   name: z.string().nullable(),
   vmId: z.string().nullable(),
   /** none (refused: see reason) | installing | waiting | enrolled | failed | revoked (POV destroyed) | null (not installed) */
@@ -32,9 +33,9 @@ export const controlNodeSummary = z.strictObject({
   /** The POV's Entitle agent host and Resource Broker host names (excluded from step 3). */
   entitleHost: z.string().nullable().optional(),
   brokerHost: z.string().nullable().optional(),
-});
+}));
 
-export const controlNodeSettingsView = z.strictObject({
+export const controlNodeSettingsView = lazySchema(() => z.strictObject({
   controlPlaneUrl: z.string(),
   agentUrl: z.string(),
   agentImage: z.string(),
@@ -45,7 +46,7 @@ export const controlNodeSettingsView = z.strictObject({
   spireAgentImage: z.string(),
   spiffeHelperImage: z.string(),
   tokenSet: z.boolean(),
-});
+}));
 
 const optionalText = (max: number) => z.string().trim().max(max).optional();
 

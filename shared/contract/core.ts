@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 import { JOB_KIND } from './job-kinds';
 import { method, noArgs, ok, stream, lazyMethods } from './define';
 import { wireErrorSchema } from './wire-schema';
@@ -6,18 +7,18 @@ import { refineCredentialUrl } from '../url-policy';
 
 // ---- jobs ----------------------------------------------------------------------------------
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'interrupted'] as const;
-export const jobState = z.enum(JOB_STATES);
+export const jobState = lazySchema(() => z.enum(JOB_STATES));
 export type JobState = z.infer<typeof jobState>;
 
-export const jobProgress = z.strictObject({
+export const jobProgress = lazySchema(() => z.strictObject({
   step: z.string(),
   fraction: z.number().min(0).max(1).nullable(),
   message: z.string(),
-});
+}));
 
-export const jobKind = z.enum(JOB_KIND);
+export const jobKind = lazySchema(() => z.enum(JOB_KIND));
 
-export const jobRecord = z.strictObject({
+export const jobRecord = lazySchema(() => z.strictObject({
   id: z.string(),
   kind: jobKind,
   title: z.string(),
@@ -30,45 +31,45 @@ export const jobRecord = z.strictObject({
   finishedAt: z.string().nullable(),
   error: wireErrorSchema.nullable(),
   result: z.unknown().nullable(),
-});
+}));
 export type JobRecord = z.infer<typeof jobRecord>;
 
-export const jobLogLine = z.strictObject({ at: z.string(), level: z.enum(['info', 'warn', 'error']), message: z.string() });
+export const jobLogLine = lazySchema(() => z.strictObject({ at: z.string(), level: z.enum(['info', 'warn', 'error']), message: z.string() }));
 export type JobLogLine = z.infer<typeof jobLogLine>;
 
-const id = z.string().min(1).max(200);
+const id = lazySchema(() => z.string().min(1).max(200));
 
 // ---- settings ------------------------------------------------------------------------------
-export const keyringStatus = z.strictObject({
+export const keyringStatus = lazySchema(() => z.strictObject({
   backend: z.enum(['keytar', 'memory']),
   available: z.boolean(),
   message: z.string(),
   remedy: z.string().nullable(),
-});
+}));
 export type KeyringStatus = z.infer<typeof keyringStatus>;
 
-export const skytapSettings = z.strictObject({
+export const skytapSettings = lazySchema(() => z.strictObject({
   username: z.string(),
   url: z.string(),
   projectId: z.string(),
   tokenSet: z.boolean(),
   /** Names of environment variables that override stored values in this process. */
   fromEnv: z.array(z.string()),
-});
+}));
 export type SkytapSettings = z.infer<typeof skytapSettings>;
 
-export const settingsView = z.strictObject({
+export const settingsView = lazySchema(() => z.strictObject({
   skytap: skytapSettings,
   keyring: keyringStatus,
   paths: z.strictObject({ home: z.string(), database: z.string(), logs: z.string() }),
-});
+}));
 export type SettingsView = z.infer<typeof settingsView>;
 
-const skytapUrl = z
+const skytapUrl = lazySchema(() => z
   .string()
   .max(300)
   .refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL')
-  .superRefine(refineCredentialUrl('the Skytap URL'));
+  .superRefine(refineCredentialUrl('the Skytap URL')));
 
 export const coreMethods = lazyMethods({
   'app.info': () => method(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 
 /**
  * One entry of the contract. `job: true` means the result is `{ jobId }` and the work continues
@@ -35,11 +36,11 @@ export function stream<D extends z.ZodType>(summary: string, data: D, ack: 'auto
   return { summary, data, ack };
 }
 
-export const jobStarted = z.strictObject({ jobId: z.string() });
+export const jobStarted = lazySchema(() => z.strictObject({ jobId: z.string() }));
 
 /** An argument object with no fields: `{}` and nothing else. */
-export const noArgs = z.strictObject({});
-export const ok = z.strictObject({ ok: z.literal(true) });
+export const noArgs = lazySchema(() => z.strictObject({}));
+export const ok = lazySchema(() => z.strictObject({ ok: z.literal(true) }));
 
 /**
  * A domain's methods, each entry built on first read. The host's cold start evaluates every

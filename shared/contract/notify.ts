@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 import { method, noArgs, ok, stream, lazyMethods } from './define';
 
 export const NOTIFICATION_KINDS = ['ladder', 'job', 'auto_delete'] as const;
 
-export const notificationView = z.strictObject({
+export const notificationView = lazySchema(() => z.strictObject({
   id: z.string(),
   kind: z.enum(NOTIFICATION_KINDS),
   povId: z.string().nullable(),
@@ -20,16 +21,16 @@ export const notificationView = z.strictObject({
   readAt: z.string().nullable(),
   /** Withdrawn (e.g. the POV was extended): no longer true. */
   withdrawnAt: z.string().nullable(),
-});
+}));
 export type NotificationView = z.infer<typeof notificationView>;
 
-export const notifySettings = z.strictObject({
+export const notifySettings = lazySchema(() => z.strictObject({
   doNotDisturb: z.boolean(),
   /** Hours before deletion at which the ladder warns, e.g. [168, 72, 24, 1]. */
   ladderHours: z.array(z.number().int().min(1).max(24 * 90)).min(1).max(8),
   /** The auto-delete time a new POV gets, in days from its creation. */
   autoDeleteDays: z.number().int().min(1).max(365),
-});
+}));
 export type NotifySettings = z.infer<typeof notifySettings>;
 
 export const notifyMethods = lazyMethods({

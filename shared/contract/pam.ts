@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 import { jobStarted, method, noArgs, lazyMethods } from './define';
 
 /**
@@ -8,13 +9,13 @@ import { jobStarted, method, noArgs, lazyMethods } from './define';
 export const PAM_PRODUCTS = ['pra', 'passwordSafe', 'entitle'] as const;
 export type PamProduct = (typeof PAM_PRODUCTS)[number];
 
-const url = z.string().trim().regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'an http(s) URL with no query').max(512);
-const secret = z.string().min(1).max(8192);
-const accountName = z.string().trim().min(1).max(245).regex(/^[^\s'"`;|&$<>\\]+$/, 'an account name without spaces or shell characters');
+const url = lazySchema(() => z.string().trim().regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'an http(s) URL with no query').max(512));
+const secret = lazySchema(() => z.string().min(1).max(8192));
+const accountName = lazySchema(() => z.string().trim().min(1).max(245).regex(/^[^\s'"`;|&$<>\\]+$/, 'an account name without spaces or shell characters'));
 
-const functionalAccount = z.strictObject({ accountName, password: secret.optional() });
+const functionalAccount = lazySchema(() => z.strictObject({ accountName, password: secret.optional() }));
 
-export const saveTenantsArgs = z.strictObject({
+export const saveTenantsArgs = lazySchema(() => z.strictObject({
   povId: z.string().min(1),
   pra: z.strictObject({ site: url, clientId: z.string().trim().min(1).max(256), clientSecret: secret.optional() }).optional(),
   passwordSafe: z
@@ -34,9 +35,9 @@ export const saveTenantsArgs = z.strictObject({
   brokerInstallKey: secret.optional(),
   functionalAccounts: z.strictObject({ linux: functionalAccount.optional(), windows: functionalAccount.optional() }).optional(),
   managedAccounts: z.strictObject({ linux: z.array(accountName).max(20), windows: z.array(accountName).max(20) }).optional(),
-});
+}));
 
-export const tenantsView = z.strictObject({
+export const tenantsView = lazySchema(() => z.strictObject({
   povId: z.string(),
   pra: z.strictObject({ site: z.string(), clientId: z.string(), secretSet: z.boolean() }).nullable(),
   passwordSafe: z
@@ -46,26 +47,26 @@ export const tenantsView = z.strictObject({
   brokerInstallKeySet: z.boolean(),
   functionalAccounts: z.strictObject({ linux: z.string().nullable(), windows: z.string().nullable() }),
   managedAccounts: z.strictObject({ linux: z.array(z.string()), windows: z.array(z.string()) }),
-});
+}));
 export type TenantsView = z.infer<typeof tenantsView>;
 
 export const PAM_TEST_OUTCOMES = ['ok', 'not_configured', 'unauthorized', 'permission_missing', 'failed'] as const;
-export const pamTestResult = z.strictObject({
+export const pamTestResult = lazySchema(() => z.strictObject({
   product: z.enum(PAM_PRODUCTS),
   outcome: z.enum(PAM_TEST_OUTCOMES),
   good: z.boolean(),
   message: z.string(),
   remedy: z.string().nullable(),
   reason: z.enum(['network', 'server', 'rate_limited']).nullable(),
-});
+}));
 export type PamTestResult = z.infer<typeof pamTestResult>;
 
 export const ARTIFACT_STATES = ['pending', 'done', 'failed', 'skipped', 'waiting'] as const;
-const item = z
-  .strictObject({ state: z.enum(ARTIFACT_STATES), id: z.string().nullable(), detail: z.string().nullable(), error: z.string().nullable() });
+const item = lazySchema(() => z
+  .strictObject({ state: z.enum(ARTIFACT_STATES), id: z.string().nullable(), detail: z.string().nullable(), error: z.string().nullable() }));
 export type PamItem = z.infer<typeof item>;
 
-export const pamStatus = z.strictObject({
+export const pamStatus = lazySchema(() => z.strictObject({
   povId: z.string(),
   tenants: tenantsView,
   /** The POV Gateway: the clustered linux-x86 Jumpoint found by code_name pov_<id>. */
@@ -91,16 +92,16 @@ export const pamStatus = z.strictObject({
   /** The wire or unwire job running for this POV, if any. */
   jobId: z.string().nullable(),
   lastRun: z.strictObject({ op: z.enum(['wire', 'unwire']), state: z.string(), at: z.string() }).nullable(),
-});
+}));
 export type PamStatus = z.infer<typeof pamStatus>;
 
-export const pamSettings = z.strictObject({
+export const pamSettings = lazySchema(() => z.strictObject({
   /** The Jumpoint container image (not public: supplied by the operator). */
   gatewayImage: z.string(),
   /** Extra `docker run` flags for it, one per line. */
   gatewayArgs: z.array(z.string()),
   connectTimeoutSec: z.number().int().positive(),
-});
+}));
 
 export const pamMethods = lazyMethods({
   'pam.saveTenants': () => method('Saves a POV\'s PRA / Password Safe / Entitle tenants; secrets to the keychain only', saveTenantsArgs, tenantsView),

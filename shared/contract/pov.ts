@@ -1,17 +1,18 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 import { controlNodeSummary } from './control-node';
 import { jobStarted, method, stream, lazyMethods } from './define';
 import { povReadiness, readinessLevel } from './readiness';
 
 export const POV_STATES = ['provisioning', 'active', 'failed', 'destroying', 'destroyed'] as const;
-export const povState = z.enum(POV_STATES);
+export const povState = lazySchema(() => z.enum(POV_STATES));
 export type PovState = z.infer<typeof povState>;
 
 export const OS_VALUES = ['linux', 'windows', 'unknown'] as const;
-export const osValue = z.enum(OS_VALUES);
+export const osValue = lazySchema(() => z.enum(OS_VALUES));
 export type OsValue = z.infer<typeof osValue>;
 
-const id = z.string().trim().min(1).max(200);
+const id = lazySchema(() => z.string().trim().min(1).max(200));
 
 /** True when Intl knows the zone (what the renderer and the handout format with). */
 export function isIanaTimeZone(tz: string): boolean {
@@ -29,19 +30,19 @@ export function canonicalTimeZone(tz: string): string {
 }
 
 /** The customer's time zone: an IANA name. Offsets ("+01:00") and blanks are refused. */
-export const ianaTimeZone = z
+export const ianaTimeZone = lazySchema(() => z
   .string()
   .trim()
   .min(1)
   .max(64)
   .regex(/^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/, 'must be an IANA time zone such as America/New_York')
-  .refine(isIanaTimeZone, 'is not a time zone this system knows; use an IANA name such as America/New_York or Europe/Berlin');
+  .refine(isIanaTimeZone, 'is not a time zone this system knows; use an IANA name such as America/New_York or Europe/Berlin'));
 
-export const povActions = z
-  .strictObject({ start: z.boolean(), suspend: z.boolean(), destroy: z.boolean(), refreshVms: z.boolean() });
+export const povActions = lazySchema(() => z
+  .strictObject({ start: z.boolean(), suspend: z.boolean(), destroy: z.boolean(), refreshVms: z.boolean() }));
 export type PovActions = z.infer<typeof povActions>;
 
-export const povView = z.strictObject({
+export const povView = lazySchema(() => z.strictObject({
   id: z.string(),
   name: z.string(),
   platform: z.string(),
@@ -91,10 +92,10 @@ export const povView = z.strictObject({
       shareExpiresAt: z.string().nullable(),
     })
     .optional(),
-});
+}));
 export type PovView = z.infer<typeof povView>;
 
-export const povVmView = z.strictObject({
+export const povVmView = lazySchema(() => z.strictObject({
   vmId: z.string(),
   name: z.string(),
   /** What Skytap's hardware.guestOS says, mapped; blank or unrecognised is unknown. */
@@ -108,7 +109,7 @@ export const povVmView = z.strictObject({
   hostname: z.string().nullable(),
   runstate: z.string().nullable(),
   goneAt: z.string().nullable(),
-});
+}));
 export type PovVmView = z.infer<typeof povVmView>;
 
 /**

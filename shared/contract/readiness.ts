@@ -1,17 +1,18 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 
 /**
  * Demo readiness: "is this POV ready for the customer?" answered by the core from what it
  * already knows (docs/readiness.md). The renderer, the CLI and agents ask the same method.
  */
 export const READINESS = ['ready', 'attention', 'not_ready'] as const;
-export const readinessLevel = z.enum(READINESS);
+export const readinessLevel = lazySchema(() => z.enum(READINESS));
 export type ReadinessLevel = z.infer<typeof readinessLevel>;
 
 export const READINESS_ITEMS = ['environment', 'controlNode', 'gateway', 'share', 'autoDelete', 'jobs'] as const;
 export type ReadinessItemKey = (typeof READINESS_ITEMS)[number];
 
-export const readinessItem = z.strictObject({
+export const readinessItem = lazySchema(() => z.strictObject({
   key: z.enum(READINESS_ITEMS),
   label: z.string(),
   /** ok (counts as ready) | attention | not_ready. */
@@ -24,17 +25,17 @@ export const readinessItem = z.strictObject({
   ageSeconds: z.number().int().nullable(),
   /** The one thing that fixes it: words for a person and the contract method that does it. */
   action: z.strictObject({ label: z.string(), method: z.string().nullable() }).nullable(),
-});
+}));
 export type ReadinessItem = z.infer<typeof readinessItem>;
 
-export const povReadiness = z.strictObject({
+export const povReadiness = lazySchema(() => z.strictObject({
   povId: z.string(),
   overall: readinessLevel,
   /** One line: the first not-ready (else attention) item's detail, or "ready for the customer". */
   summary: z.string(),
   checkedAt: z.string(),
   items: z.array(readinessItem),
-});
+}));
 export type PovReadiness = z.infer<typeof povReadiness>;
 
 /** The badge words, the same in the list, the POV page and the CLI. */

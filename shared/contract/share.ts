@@ -1,14 +1,15 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 import { method, ok, lazyMethods } from './define';
 
-const id = z.string().trim().min(1).max(200);
-const skytapId = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'must be a Skytap id');
+const id = lazySchema(() => z.string().trim().min(1).max(200));
+const skytapId = lazySchema(() => z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'must be a Skytap id'));
 /** An instant with its offset (ISO-8601), e.g. 2026-12-01T12:00:00Z. */
-export const instant = z.iso.datetime({ offset: true });
+export const instant = lazySchema(() => z.iso.datetime({ offset: true }));
 
 export const SHARE_ACCESS = ['use', 'run_and_use'] as const;
 
-export const shareView = z.strictObject({
+export const shareView = lazySchema(() => z.strictObject({
   shareId: z.string(),
   name: z.string(),
   /** desktops_url: the link the customer opens. */
@@ -25,15 +26,15 @@ export const shareView = z.strictObject({
   /** Skytap no longer has it (revoked here, or deleted outside). */
   goneAt: z.string().nullable(),
   createdAt: z.string(),
-});
+}));
 export type ShareView = z.infer<typeof shareView>;
 
-const shareList = z.strictObject({
+const shareList = lazySchema(() => z.strictObject({
   shares: z.array(shareView),
   autoDeleteAt: z.string().nullable(),
   /** Set when the customer may be suspended mid-demo (gateway-only access with suspend_on_idle). */
   idleWarning: z.string().nullable(),
-});
+}));
 
 export const shareMethods = lazyMethods({
   'share.create': () => method(

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 import { method, noArgs, lazyMethods } from './define';
 
 export const TEST_CONNECTION_OUTCOMES = ['ok', 'unauthorized', 'project_not_found', 'no_templates', 'failed'] as const;
 
-export const testConnectionResult = z.strictObject({
+export const testConnectionResult = lazySchema(() => z.strictObject({
   outcome: z.enum(TEST_CONNECTION_OUTCOMES),
   /** Green only for ok: an empty catalogue is red because no POV can be created from it. */
   good: z.boolean(),
@@ -12,17 +13,17 @@ export const testConnectionResult = z.strictObject({
   templateCount: z.number().int().nonnegative().nullable(),
   reason: z.enum(['rate_limited', 'network', 'server']).nullable(),
   scope: z.enum(['account', 'project']),
-});
+}));
 export type TestConnectionResult = z.infer<typeof testConnectionResult>;
 
-export const templateView = z.strictObject({
+export const templateView = lazySchema(() => z.strictObject({
   id: z.string(),
   name: z.string(),
   description: z.string().nullable(),
   vmCount: z.number().int().nonnegative().nullable(),
   region: z.string().nullable(),
   busy: z.boolean(),
-});
+}));
 export type TemplateView = z.infer<typeof templateView>;
 
 export const skytapMethods = lazyMethods({

@@ -1,24 +1,25 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 import { jobStarted, method, noArgs, ok, stream, lazyMethods } from './define';
 
-const hostName = z
+const hostName = lazySchema(() => z
   .string()
   .trim()
   .min(1)
   .max(253)
-  .refine((s) => /^[A-Za-z0-9._:%\-\[\]]+$/.test(s), 'must be a host name or IP address');
-const port = z.number().int().min(1).max(65535);
-const username = z
+  .refine((s) => /^[A-Za-z0-9._:%\-\[\]]+$/.test(s), 'must be a host name or IP address'));
+const port = lazySchema(() => z.number().int().min(1).max(65535));
+const username = lazySchema(() => z
   .string()
   .min(1)
   .max(64)
-  .refine((s) => !/[\s\u0000-\u001f]/.test(s), 'must not contain spaces or control characters');
-const sessionId = z.string().min(1).max(100);
-const profileId = z.string().min(1).max(100);
+  .refine((s) => !/[\s\u0000-\u001f]/.test(s), 'must not contain spaces or control characters'));
+const sessionId = lazySchema(() => z.string().min(1).max(100));
+const profileId = lazySchema(() => z.string().min(1).max(100));
 const size = { cols: z.number().int().min(2).max(1000), rows: z.number().int().min(1).max(500) };
 
 /** How one hop authenticates. Inline secrets are held in memory for the session only. */
-export const sshAuth = z.discriminatedUnion('kind', [
+export const sshAuth = lazySchema(() => z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('password'), password: z.string().min(1).max(1024) }),
   z.strictObject({
     kind: z.literal('privateKey'),
@@ -27,15 +28,15 @@ export const sshAuth = z.discriminatedUnion('kind', [
   }),
   /** Use the credentials stored in the keychain for this profile. */
   z.strictObject({ kind: z.literal('profile'), profileId }),
-]);
+]));
 export type SshAuth = z.infer<typeof sshAuth>;
 
 /** A jump host (ProxyJump). Without auth it reuses the target's credentials. */
-export const sshHop = z
-  .strictObject({ host: hostName, port: port.default(22), username, auth: sshAuth.optional() });
+export const sshHop = lazySchema(() => z
+  .strictObject({ host: hostName, port: port.default(22), username, auth: sshAuth.optional() }));
 export type SshHop = z.infer<typeof sshHop>;
 
-export const sshTarget = z.strictObject({
+export const sshTarget = lazySchema(() => z.strictObject({
   host: hostName,
   port: port.default(22),
   username,
@@ -44,10 +45,10 @@ export const sshTarget = z.strictObject({
   keepaliveSec: z.number().int().min(0).max(3600).default(15),
   autoReconnect: z.boolean().default(true),
   title: z.string().max(200).optional(),
-});
+}));
 export type SshTarget = z.infer<typeof sshTarget>;
 
-export const sshProfile = z.strictObject({
+export const sshProfile = lazySchema(() => z.strictObject({
   id: profileId,
   name: z.string(),
   host: z.string(),
@@ -62,10 +63,10 @@ export const sshProfile = z.strictObject({
   agentForward: z.boolean(),
   createdAt: z.string(),
   updatedAt: z.string(),
-});
+}));
 export type SshProfile = z.infer<typeof sshProfile>;
 
-export const sshProfileSave = z.strictObject({
+export const sshProfileSave = lazySchema(() => z.strictObject({
   id: profileId.optional(),
   name: z.string().trim().min(1).max(200),
   host: hostName,
@@ -90,14 +91,14 @@ export const sshProfileSave = z.strictObject({
   keepaliveSec: z.number().int().min(0).max(3600).default(15),
   autoReconnect: z.boolean().default(true),
   agentForward: z.literal(false).default(false),
-});
+}));
 export type SshProfileSave = z.input<typeof sshProfileSave>;
 
-export const knownHost = z
-  .strictObject({ host: z.string(), port, keyType: z.string(), fingerprint: z.string(), addedAt: z.string() });
+export const knownHost = lazySchema(() => z
+  .strictObject({ host: z.string(), port, keyType: z.string(), fingerprint: z.string(), addedAt: z.string() }));
 
 export const SSH_STATES = ['connecting', 'verifying', 'authenticating', 'open', 'reconnecting', 'closed'] as const;
-export const sshStatus = z.strictObject({
+export const sshStatus = lazySchema(() => z.strictObject({
   sessionId,
   state: z.enum(SSH_STATES),
   /** Why it closed: user (closed by you), dropped (connection lost), exited (the shell ended), refused, failed. */
@@ -107,10 +108,10 @@ export const sshStatus = z.strictObject({
   nextRetryMs: z.number().int().nullable(),
   title: z.string(),
   interactive: z.boolean(),
-});
+}));
 export type SshStatus = z.infer<typeof sshStatus>;
 
-export const hostKeyPrompt = z.strictObject({
+export const hostKeyPrompt = lazySchema(() => z.strictObject({
   promptId: z.string(),
   sessionId,
   host: z.string(),
@@ -122,24 +123,24 @@ export const hostKeyPrompt = z.strictObject({
   stored: z.strictObject({ keyType: z.string(), fingerprint: z.string(), addedAt: z.string() }).nullable(),
   /** pending until answered; answered/expired tell other windows to drop the dialog. */
   state: z.enum(['pending', 'answered', 'expired']),
-});
+}));
 export type HostKeyPrompt = z.infer<typeof hostKeyPrompt>;
 
-export const sshData = z.strictObject({
+export const sshData = lazySchema(() => z.strictObject({
   /** Terminal output bytes: a binary WebSocket frame in browser mode, a Uint8Array over IPC. */
   data: z.instanceof(Uint8Array),
   /** Acknowledge this many bytes once rendered. */
   bytes: z.number().int().min(0),
-});
+}));
 export type SshData = z.infer<typeof sshData>;
 
 /** ssh.replay's answer travels in a JSON reply, so its bytes are base64. */
-export const sshReplay = z.strictObject({
+export const sshReplay = lazySchema(() => z.strictObject({
   /** Terminal output bytes, base64. */
   data: z.string(),
   /** Decoded length. */
   bytes: z.number().int().min(0),
-});
+}));
 
 export const sshMethods = lazyMethods({
   'ssh.open': () => method(

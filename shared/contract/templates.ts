@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 import { runnerScriptView } from './control-node';
 import { osValue } from './pov';
 import { jobStarted, method, noArgs, lazyMethods } from './define';
@@ -10,25 +11,25 @@ import { jobStarted, method, noArgs, lazyMethods } from './define';
  * the same runner the control node runs, for typing into a template by hand.
  */
 
-const dnsLabel = z
+const dnsLabel = lazySchema(() => z
   .string()
   .min(1)
   .max(63)
-  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a DNS label: lower-case letters, digits and -, not starting or ending with -');
+  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a DNS label: lower-case letters, digits and -, not starting or ending with -'));
 
 /** A Debian package name as dpkg defines it (policy 5.6.1). */
-const debPackage = z.string().regex(/^[a-z0-9][a-z0-9+.-]{1,99}$/, 'a Debian package name (lower-case letters, digits, + - .)');
+const debPackage = lazySchema(() => z.string().regex(/^[a-z0-9][a-z0-9+.-]{1,99}$/, 'a Debian package name (lower-case letters, digits, + - .)'));
 
-export const bakeSource = z.union(
+export const bakeSource = lazySchema(() => z.union(
   [z.string().trim().min(1).max(4096).describe('an image file: qcow2, raw, vmdk, .ova or .ovf'), z.strictObject({ debian: z.literal('bookworm') })],
   { error: 'source must be the path of an image file (qcow2, raw, vmdk, .ova, .ovf) or {"debian":"bookworm"}' },
-);
+));
 export type BakeSource = z.infer<typeof bakeSource>;
 
 export const BAKE_STAGES = ['source', 'inspect', 'packages', 'bake', 'register', 'proof'] as const;
 export type BakeStage = (typeof BAKE_STAGES)[number];
 
-export const bakeArgs = z.strictObject({
+export const bakeArgs = lazySchema(() => z.strictObject({
   source: bakeSource,
   name: dnsLabel,
   /** auto: install docker.io when the guest has no runtime; skip: never touch Docker */
@@ -38,10 +39,10 @@ export const bakeArgs = z.strictObject({
   sizeGib: z.number().int().min(2).max(4000).optional(),
   /** docker-archive tars (docker save) in the allowed dirs: loaded into the guest's Docker before its runner starts */
   preloadImages: z.array(z.string().trim().min(1).max(4096)).max(8).optional(),
-});
+}));
 export type BakeArgs = z.infer<typeof bakeArgs>;
 
-export const bakeManifest = z.strictObject({
+export const bakeManifest = lazySchema(() => z.strictObject({
   name: z.string(),
   createdAt: z.string(),
   source: z.string(),
@@ -54,10 +55,10 @@ export const bakeManifest = z.strictObject({
   packages: z.record(z.string(), z.string()),
   cloudInit: z.enum(['disabled', 'absent']),
   stages: z.record(z.string(), z.number()),
-});
+}));
 export type BakeManifest = z.infer<typeof bakeManifest>;
 
-export const proofResult = z.strictObject({
+export const proofResult = lazySchema(() => z.strictObject({
   passed: z.boolean(),
   at: z.string(),
   seconds: z.number(),
@@ -66,22 +67,22 @@ export const proofResult = z.strictObject({
   runnerSha256: z.string().nullable(),
   message: z.string(),
   consoleTail: z.string(),
-});
+}));
 export type ProofResult = z.infer<typeof proofResult>;
 
-export const bakedImage = z
-  .strictObject({ name: z.string(), manifest: bakeManifest, proof: proofResult.nullable(), exports: z.array(z.string()) });
+export const bakedImage = lazySchema(() => z
+  .strictObject({ name: z.string(), manifest: bakeManifest, proof: proofResult.nullable(), exports: z.array(z.string()) }));
 export type BakedImage = z.infer<typeof bakedImage>;
 
-export const exportArgs = z.strictObject({
+export const exportArgs = lazySchema(() => z.strictObject({
   imageId: dnsLabel,
   format: z.enum(['ova', 'ovf', 'vmdk']),
   /** where the files go; default <home>/templates/exports/<image> */
   dir: z.string().trim().min(1).max(4096).optional(),
-});
+}));
 
-export const exportResult = z
-  .strictObject({ files: z.array(z.strictObject({ path: z.string(), bytes: z.number().int(), sha256: z.string() })) });
+export const exportResult = lazySchema(() => z
+  .strictObject({ files: z.array(z.strictObject({ path: z.string(), bytes: z.number().int(), sha256: z.string() })) }));
 
 /**
  * Local templates: a named set of images in the connected vm-manager, each with a VM name, OS and
@@ -90,13 +91,13 @@ export const exportResult = z
  */
 export const LOCAL_TEMPLATE_MAX_VMS = 8;
 /** Ids are safe file names and fit pov.create's templateId (letters, digits, - and _, at most 40). */
-export const localTemplateId = z
+export const localTemplateId = lazySchema(() => z
   .string()
   .min(1)
   .max(40)
-  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a local template id: lower-case letters, digits and -');
+  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a local template id: lower-case letters, digits and -'));
 /** A VM's size: the bounds vm.create takes. */
-export const localTemplateVm = z.strictObject({
+export const localTemplateVm = lazySchema(() => z.strictObject({
   /** short, so the POV's tag still fits in a DNS label before it */
   name: dnsLabel.max(30, 'at most 30 characters (the POV tag goes before it)'),
   image: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'an image name: printable characters, no spaces'),
@@ -105,8 +106,8 @@ export const localTemplateVm = z.strictObject({
   memoryMib: z.number().int().min(256).max(1_048_576),
   diskGib: z.number().int().min(1).max(4096),
   requireAttestation: z.boolean(),
-});
-export const createLocalTemplateArgs = z.strictObject({
+}));
+export const createLocalTemplateArgs = lazySchema(() => z.strictObject({
   name: z.string().trim().min(1).max(80).regex(/^[^\x00-\x1f\x7f]+$/, 'no control characters'),
   description: z.string().trim().max(500).nullable().optional(),
   vms: z
@@ -114,20 +115,20 @@ export const createLocalTemplateArgs = z.strictObject({
     .min(1, 'a template needs at least one VM')
     .max(LOCAL_TEMPLATE_MAX_VMS, `at most ${LOCAL_TEMPLATE_MAX_VMS} VMs`)
     .refine((vms) => new Set(vms.map((v) => v.name)).size === vms.length, 'VM names must be unique within a template'),
-});
+}));
 export type CreateLocalTemplateArgs = z.input<typeof createLocalTemplateArgs>;
 
 /** The lab platforms whose templates templates.list shows. */
-export const labTemplatePlatform = z.enum(['skytap', 'local']);
+export const labTemplatePlatform = lazySchema(() => z.enum(['skytap', 'local']));
 /** A template of either platform: Skytap's (image null, never built in) or a local one. */
-export const labTemplateView = z.strictObject({
+export const labTemplateView = lazySchema(() => z.strictObject({
   id: z.string(),
   name: z.string(),
   description: z.string().nullable(),
   builtIn: z.boolean(),
   /** Skytap's list may carry no VMs: then [] */
   vms: z.array(z.strictObject({ name: z.string(), os: osValue, image: z.string().nullable() })),
-});
+}));
 export type LabTemplateView = z.infer<typeof labTemplateView>;
 
 export const templatesMethods = lazyMethods({

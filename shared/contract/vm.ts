@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 import { jobStarted, method, noArgs, ok, stream, lazyMethods } from './define';
 import { VM_STATES } from '../vm-states';
 import { refineCredentialUrl } from '../url-policy';
@@ -9,19 +10,19 @@ import { refineCredentialUrl } from '../url-policy';
  */
 
 export { VM_STATES };
-export const vmState = z.enum(VM_STATES);
+export const vmState = lazySchema(() => z.enum(VM_STATES));
 export type VmState = z.infer<typeof vmState>;
 
-const vmId = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a VM id: letters, digits, - and _');
-const dnsLabel = z
+const vmId = lazySchema(() => z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a VM id: letters, digits, - and _'));
+const dnsLabel = lazySchema(() => z
   .string()
   .min(1)
   .max(63)
-  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a DNS label: lower-case letters, digits and -, not starting or ending with -');
+  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a DNS label: lower-case letters, digits and -, not starting or ending with -'));
 
-export const vmTool = z.strictObject({ name: z.string(), found: z.boolean(), version: z.string().nullable(), error: z.string().nullable() });
-export const vmAccelProbe = z.strictObject({ accel: z.string(), result: z.string(), detail: z.string() });
-export const vmHost = z.strictObject({
+export const vmTool = lazySchema(() => z.strictObject({ name: z.string(), found: z.boolean(), version: z.string().nullable(), error: z.string().nullable() }));
+export const vmAccelProbe = lazySchema(() => z.strictObject({ accel: z.string(), result: z.string(), detail: z.string() }));
+export const vmHost = lazySchema(() => z.strictObject({
   endpoint: z.string(),
   mode: z.enum(['local', 'remote']),
   /** local only: why the manager is not running (the report was then made by the app itself) */
@@ -39,10 +40,10 @@ export const vmHost = z.strictObject({
     .strictObject({ chosen: z.string().nullable(), reason: z.string(), warning: z.string().nullable(), probes: z.array(vmAccelProbe) }),
   ready: z.boolean(),
   missing: z.array(z.strictObject({ what: z.string(), install: z.string() })),
-});
+}));
 export type VmHost = z.infer<typeof vmHost>;
 
-export const vmImage = z.strictObject({
+export const vmImage = lazySchema(() => z.strictObject({
   name: z.string(),
   kind: z.string(),
   createdAt: z.string().nullable(),
@@ -52,10 +53,10 @@ export const vmImage = z.strictObject({
   hasPolicy: z.boolean(),
   /** set when the host's firmware is not the one the golden values were learned with: learn them again */
   firmwareChanged: z.string().nullable(),
-});
+}));
 export type VmImage = z.infer<typeof vmImage>;
 
-export const vmRecord = z.strictObject({
+export const vmRecord = lazySchema(() => z.strictObject({
   id: z.string(),
   name: z.string(),
   image: z.string(),
@@ -83,29 +84,29 @@ export const vmRecord = z.strictObject({
   sshPort: z.number().int().min(1).max(65535).nullable(),
   /** The guest's SSH host key (`ssh-ed25519 <base64>`), made by the manager and released to the guest only after attestation. */
   sshHostKey: z.string().nullable(),
-});
+}));
 export type VmRecord = z.infer<typeof vmRecord>;
 
-export const pcrRow = z.strictObject({
+export const pcrRow = lazySchema(() => z.strictObject({
   index: z.number().int(),
   value: z.string(),
   golden: z.string().nullable(),
   /** null: not compared (computed by the verifier, record-only, or no golden value yet) */
   match: z.boolean().nullable(),
   note: z.string().nullable(),
-});
+}));
 export type PcrRow = z.infer<typeof pcrRow>;
 
-export const attestationStage = z.strictObject({
+export const attestationStage = lazySchema(() => z.strictObject({
   stage: z.enum(['initrd', 'ready']),
   verified: z.boolean(),
   message: z.string(),
   at: z.string().nullable(),
   failed: z.string().nullable(),
   pcrs: z.array(pcrRow),
-});
+}));
 
-export const vmAttestation = z.strictObject({
+export const vmAttestation = lazySchema(() => z.strictObject({
   id: z.string(),
   required: z.boolean(),
   userDataReleased: z.boolean(),
@@ -114,22 +115,22 @@ export const vmAttestation = z.strictObject({
   /** the image's policy.json, when the manager exposes it */
   policyKnown: z.boolean(),
   stages: z.array(attestationStage),
-});
+}));
 export type VmAttestation = z.infer<typeof vmAttestation>;
 
 export const VM_NETWORKS = ['restricted', 'nat'] as const;
 
 /** What a learn boot proposes for an image's policy: shown as a table, saved only when confirmed. */
-export const vmLearnedGolden = z.strictObject({
+export const vmLearnedGolden = lazySchema(() => z.strictObject({
   image: z.string(),
   golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value')),
   pcrs: z.record(z.string(), z.string()),
   firmware: z.strictObject({ path: z.string(), sha256: z.string() }).nullable(),
   seconds: z.number(),
-});
+}));
 export type VmLearnedGolden = z.infer<typeof vmLearnedGolden>;
 
-export const vmConnection = z.strictObject({
+export const vmConnection = lazySchema(() => z.strictObject({
   mode: z.enum(['local', 'remote']),
   url: z.string().nullable(),
   /** remote: a static bearer token, or an OIDC login to the cluster's issuer */
@@ -143,34 +144,34 @@ export const vmConnection = z.strictObject({
   /** local: the manager's pid and state dir when running */
   pid: z.number().nullable(),
   stateDir: z.string().nullable(),
-});
+}));
 export type VmConnection = z.infer<typeof vmConnection>;
 
-export const vmConsoleChunk = z.strictObject({
+export const vmConsoleChunk = lazySchema(() => z.strictObject({
   id: z.string(),
   /** raw console text (may hold escape sequences) */
   text: z.string(),
   /** true when the console file was truncated or replaced: clear before writing */
   reset: z.boolean(),
-});
+}));
 export type VmConsoleChunk = z.infer<typeof vmConsoleChunk>;
 
-export const vmExecResult = z.strictObject({ stdout: z.string(), stderr: z.string(), exitCode: z.number().int() });
+export const vmExecResult = lazySchema(() => z.strictObject({ stdout: z.string(), stderr: z.string(), exitCode: z.number().int() }));
 export type VmExecResult = z.infer<typeof vmExecResult>;
 
 /** A guest port reachable on this machine: the app's listener (localAddress) relaying to the manager's forward. */
-export const vmForward = z
-  .strictObject({ id: z.string(), vmId: z.string(), vmName: z.string(), guestPort: z.number().int(), localAddress: z.string(), managerAddress: z.string() });
+export const vmForward = lazySchema(() => z
+  .strictObject({ id: z.string(), vmId: z.string(), vmName: z.string(), guestPort: z.number().int(), localAddress: z.string(), managerAddress: z.string() }));
 export type VmForward = z.infer<typeof vmForward>;
 
-export const vmLogin = z
-  .strictObject({ jobId: z.string(), userCode: z.string(), verificationUri: z.string(), verificationUriComplete: z.string().nullable(), expiresIn: z.number() });
+export const vmLogin = lazySchema(() => z
+  .strictObject({ jobId: z.string(), userCode: z.string(), verificationUri: z.string(), verificationUriComplete: z.string().nullable(), expiresIn: z.number() }));
 export type VmLogin = z.infer<typeof vmLogin>;
 
-const byId = z.strictObject({ id: vmId });
-const vmResult = z.strictObject({ vm: vmRecord });
+const byId = lazySchema(() => z.strictObject({ id: vmId }));
+const vmResult = lazySchema(() => z.strictObject({ vm: vmRecord }));
 
-export const vmCreateArgs = z.strictObject({
+export const vmCreateArgs = lazySchema(() => z.strictObject({
   name: dnsLabel,
   image: z.string().min(1).max(200),
   cpus: z.number().int().min(1).max(64),
@@ -181,14 +182,14 @@ export const vmCreateArgs = z.strictObject({
   waitFor: z.enum(['none', 'attested', 'ready']).optional(),
   /** 'restricted' (default): metadata service and SSH forward only; 'nat': the guest may also reach this machine's loopback services and the network */
   network: z.enum(VM_NETWORKS).optional(),
-});
+}));
 export type VmCreateArgs = z.infer<typeof vmCreateArgs>;
 
-const remoteUrl = z
+const remoteUrl = lazySchema(() => z
   .string()
   .max(300)
   .refine((s) => /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(s), 'must be an http(s) URL')
-  .superRefine(refineCredentialUrl('the remote vm-manager URL'));
+  .superRefine(refineCredentialUrl('the remote vm-manager URL')));
 
 export const vmMethods = lazyMethods({
   'vm.connection': () => method('Which vm-manager the app talks to (the local one it started, or a remote one)', noArgs, vmConnection),

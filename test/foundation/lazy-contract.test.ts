@@ -1,7 +1,14 @@
 // The contract's methods are built on first read (shared/contract/define.ts lazyMethods/joinLazy):
 // listing them builds nothing, reading one builds that one once, and every entry still builds.
+// Named schemas are built on first touch too (shared/lazy-schema.ts), and no module declares one
+// eagerly (a new `export const x = z.…` would put its build back into every process's start).
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { lazySchema } from '../../shared/lazy-schema';
 import { joinLazy, lazyMethods, method, methods, noArgs } from '../../shared/contract';
 import { methodHints } from '../../shared/contract/annotations';
 
@@ -38,5 +45,57 @@ describe('lazy contract methods', () => {
       expect(d.result, name).toBeInstanceOf(z.ZodType);
       expect(typeof d.summary, name).toBe('string');
     }
+  });
+});
+
+describe('lazy named schemas', () => {
+  it('builds on the first touch only, once, and behaves as the schema it builds', () => {
+    let builds = 0;
+    const inner = lazySchema(() => {
+      builds++;
+      return z.string().min(2).describe('a name of two letters or more');
+    });
+    const outer = lazySchema(() => z.strictObject({ name: inner, tags: z.array(inner).optional() }));
+    const view = lazySchema(() => outer.extend({ id: z.number().int() }));
+    expect(builds).toBe(0);
+    expect(view.parse({ id: 1, name: 'ab', tags: ['cd'] })).toEqual({ id: 1, name: 'ab', tags: ['cd'] });
+    expect(builds).toBe(1);
+    const bad = view.safeParse({ id: 1.5, name: 'a', extra: 1 });
+    expect(bad.success).toBe(false);
+    expect(bad.error!.issues.map((i) => i.path.join('.') || i.code).sort()).toEqual(['id', 'name', 'unrecognized_keys']);
+    expect(inner).toBeInstanceOf(z.ZodString);
+    expect(outer).toBeInstanceOf(z.ZodObject);
+    expect(Object.keys(outer.shape)).toEqual(['name', 'tags']);
+    expect(inner.optional().safeParse(undefined).success).toBe(true);
+    expect(inner.description).toBe('a name of two letters or more');
+    // The description survives JSON Schema generation whether the proxy or the schema is met.
+    const json = z.toJSONSchema(outer) as { properties: { name: { description?: string }; tags: { items: { description?: string } } } };
+    expect(json.properties.name.description).toBe('a name of two letters or more');
+    expect(json.properties.tags.items.description).toBe('a name of two letters or more');
+    expect(builds).toBe(1);
+  });
+
+  it('no module under main/ or shared/ builds a named schema at import', () => {
+    const root = join(import.meta.dirname, '..', '..');
+    const files = execFileSync('git', ['ls-files', 'main', 'shared'], { cwd: root, encoding: 'utf8' })
+      .split('\n')
+      .filter((f) => /\.tsx?$/.test(f) && !f.endsWith('.d.ts'));
+    const eager: string[] = [];
+    for (const file of files) {
+      const text = readFileSync(join(root, file), 'utf8');
+      if (!text.includes("from 'zod'")) continue;
+      const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+      for (const st of sf.statements) {
+        if (!ts.isVariableStatement(st)) continue;
+        for (const d of st.declarationList.declarations) {
+          let e = d.initializer;
+          while (e && (ts.isCallExpression(e) || ts.isPropertyAccessExpression(e) || ts.isNonNullExpression(e))) e = e.expression;
+          if (e && ts.isIdentifier(e) && e.text === 'z') {
+            eager.push(`${relative(root, join(root, file))}:${sf.getLineAndCharacterOfPosition(d.getStart(sf)).line + 1} ${d.name.getText(sf)}`);
+          }
+        }
+      }
+    }
+    expect(eager, 'declare these with lazySchema(() => …)').toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { jsonOrNull, lazyRequire } from '../lazy';
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, listZodIssues, type ErrorCode } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
 
@@ -12,30 +13,30 @@ const undici = lazyRequire<typeof import('undici')>('undici');
  */
 export const ENROLMENT_CODE_TTL_MS = 15 * 60 * 1000;
 
-export const enrolmentCodeSchema = z
+export const enrolmentCodeSchema = lazySchema(() => z
   .object({ agentId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/), code: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,511}$/), expiresAt: z.iso.datetime() })
-  .strict();
+  .strict());
 export type EnrolmentCode = z.infer<typeof enrolmentCodeSchema>;
 
-export const joinTokenSchema = z
+export const joinTokenSchema = lazySchema(() => z
   .object({ token: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,511}$/), spiffeId: z.string().startsWith('spiffe://'), expiresAt: z.iso.datetime() })
-  .strict();
+  .strict());
 export type JoinToken = z.infer<typeof joinTokenSchema>;
 
 export const AGENT_STATES = ['pending', 'enrolled', 'expired', 'revoked'] as const;
-export const enrolmentStateSchema = z
+export const enrolmentStateSchema = lazySchema(() => z
   .object({
     agentId: z.string(),
     state: z.enum(AGENT_STATES),
     attestation: z.enum(['spire', 'ed25519']).nullable(),
     enrolledAt: z.iso.datetime().nullable(),
   })
-  .strict();
+  .strict());
 export type EnrolmentState = z.infer<typeof enrolmentStateSchema>;
 
-export const spireInfoSchema = z
+export const spireInfoSchema = lazySchema(() => z
   .object({ trustDomain: z.string().min(1), serverAddress: z.string().min(1), trustBundle: z.string().min(1) })
-  .strict();
+  .strict());
 export type SpireInfo = z.infer<typeof spireInfoSchema>;
 
 export interface ControlPlane {
@@ -50,7 +51,7 @@ export interface ControlPlane {
   spire(signal?: AbortSignal): Promise<SpireInfo | null>;
 }
 
-const errorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+const errorBody = lazySchema(() => z.object({ error: z.object({ code: z.string(), message: z.string() }) }));
 
 /** The error code for an HTTP status (the PAM clients map tenants' answers the same way). */
 export function codeFor(status: number): ErrorCode {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError } from '../../../shared/contract/errors';
 import type { OsValue } from '../../../shared/contract/pov';
 import {
@@ -49,7 +50,7 @@ export const TEST_TEMPLATE: Readonly<LocalTemplate> = {
   vms: [{ name: 'test-vm', image: 'povdesk-test', os: 'linux', cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true }],
 };
 
-const templateFile = z
+const templateFile = lazySchema(() => z
   .object({
     version: z.literal(1),
     id: localTemplateId,
@@ -58,7 +59,7 @@ const templateFile = z
     createdAt: z.string(),
     vms: z.array(localTemplateVm).min(1).max(LOCAL_TEMPLATE_MAX_VMS),
   })
-  .strict();
+  .strict());
 
 export interface LocalTemplatesOptions {
   dir: string;

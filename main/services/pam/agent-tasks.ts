@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError } from '../../../shared/contract/errors';
 import { replyError, send, type HttpOptions } from './http';
 
@@ -22,7 +23,7 @@ export interface AgentTasks {
 
 const PRODUCT = 'the control plane';
 const REMEDY = 'check Settings → Control node and that the control node is enrolled';
-const stateSchema = z.object({ state: z.string().min(1).max(64) }).loose();
+const stateSchema = lazySchema(() => z.object({ state: z.string().min(1).max(64) }).loose());
 
 export class HttpAgentTasks implements AgentTasks {
   private readonly base: string;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, listZodIssues } from '../../../shared/contract/errors';
 import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
 
@@ -11,9 +12,9 @@ export const ENTITLE_PRODUCT = 'Entitle';
 export const DEFAULT_ENTITLE_URL = 'https://api.entitle.io';
 const REMEDY = "check the Entitle API token in the POV's Access panel";
 
-const pagination = z.object({ page: z.number(), perPage: z.number(), totalResults: z.number(), totalPages: z.number() }).loose();
-export const integrationSchema = z.object({ id: z.string(), name: z.string(), application: z.object({ name: z.string() }).loose() }).loose();
-export const resourceSchema = z.object({ id: z.string(), name: z.string(), integration: z.object({ id: z.string() }).loose().optional() }).loose();
+const pagination = lazySchema(() => z.object({ page: z.number(), perPage: z.number(), totalResults: z.number(), totalPages: z.number() }).loose());
+export const integrationSchema = lazySchema(() => z.object({ id: z.string(), name: z.string(), application: z.object({ name: z.string() }).loose() }).loose());
+export const resourceSchema = lazySchema(() => z.object({ id: z.string(), name: z.string(), integration: z.object({ id: z.string() }).loose().optional() }).loose());
 
 /** Entitle's PRA integration is recognised by its application's name (docs/pam.md: an assumption). */
 export const PRA_APPLICATION = /privileged remote access|beyondtrust.*pra|^pra$/i;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, listZodIssues } from '../../../shared/contract/errors';
 import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
 
@@ -22,13 +23,13 @@ export interface PsTenant {
   clientSecret?: string;
 }
 
-const num = z.number().int();
-export const workgroupSchema = z.object({ ID: num, Name: z.string() }).loose();
-export const assetSchema = z.object({ AssetID: num, WorkgroupID: num, AssetName: z.string(), IPAddress: z.string() }).loose();
-export const managedSystemSchema = z.object({ ManagedSystemID: num, AssetID: num.nullable().optional(), SystemName: z.string().optional() }).loose();
-export const functionalAccountSchema = z.object({ FunctionalAccountID: num, PlatformID: num, AccountName: z.string(), DisplayName: z.string().nullable().optional() }).loose();
-export const managedAccountSchema = z.object({ ManagedAccountID: num.optional(), AccountId: num.optional(), AccountName: z.string() }).loose();
-export const platformSchema = z.object({ PlatformID: num, Name: z.string(), ShortName: z.string().optional() }).loose();
+const num = lazySchema(() => z.number().int());
+export const workgroupSchema = lazySchema(() => z.object({ ID: num, Name: z.string() }).loose());
+export const assetSchema = lazySchema(() => z.object({ AssetID: num, WorkgroupID: num, AssetName: z.string(), IPAddress: z.string() }).loose());
+export const managedSystemSchema = lazySchema(() => z.object({ ManagedSystemID: num, AssetID: num.nullable().optional(), SystemName: z.string().optional() }).loose());
+export const functionalAccountSchema = lazySchema(() => z.object({ FunctionalAccountID: num, PlatformID: num, AccountName: z.string(), DisplayName: z.string().nullable().optional() }).loose());
+export const managedAccountSchema = lazySchema(() => z.object({ ManagedAccountID: num.optional(), AccountId: num.optional(), AccountName: z.string() }).loose());
+export const platformSchema = lazySchema(() => z.object({ PlatformID: num, Name: z.string(), ShortName: z.string().optional() }).loose());
 
 type Method = 'GET' | 'POST' | 'DELETE';
 

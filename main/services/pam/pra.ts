@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, listZodIssues } from '../../../shared/contract/errors';
 import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
 
@@ -11,16 +12,16 @@ import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } fro
 export const PRA_PRODUCT = 'PRA';
 const REMEDY = 'check the PRA site and API account in the POV\'s Access panel';
 
-const id = z.number().int().positive();
-export const jumpointSchema = z
+const id = lazySchema(() => z.number().int().positive());
+export const jumpointSchema = lazySchema(() => z
   .object({ id, name: z.string(), code_name: z.string().optional(), platform: z.string(), clustered: z.boolean().optional(), connected: z.boolean().optional(), docker_deploy_key: z.string().nullable().optional() })
-  .loose();
+  .loose());
 export type Jumpoint = z.infer<typeof jumpointSchema>;
-export const jumpGroupSchema = z.object({ id, name: z.string(), code_name: z.string().optional() }).loose();
-export const jumpItemSchema = z.object({ id, name: z.string(), jumpoint_id: id, hostname: z.string(), jump_group_id: id, tag: z.string().optional() }).loose();
+export const jumpGroupSchema = lazySchema(() => z.object({ id, name: z.string(), code_name: z.string().optional() }).loose());
+export const jumpItemSchema = lazySchema(() => z.object({ id, name: z.string(), jumpoint_id: id, hostname: z.string(), jump_group_id: id, tag: z.string().optional() }).loose());
 export type JumpItem = z.infer<typeof jumpItemSchema>;
-const nodeSchema = z.object({ id: id.optional(), hostname: z.string().optional(), private_ip: z.string().optional(), public_ip: z.string().optional() }).loose();
-const tokenSchema = z.object({ access_token: z.string().min(1), token_type: z.string(), expires_in: z.number().positive() }).loose();
+const nodeSchema = lazySchema(() => z.object({ id: id.optional(), hostname: z.string().optional(), private_ip: z.string().optional(), public_ip: z.string().optional() }).loose());
+const tokenSchema = lazySchema(() => z.object({ access_token: z.string().min(1), token_type: z.string(), expires_in: z.number().positive() }).loose());
 
 export type JumpItemType = 'shell-jump' | 'remote-rdp';
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 
 /**
  * The shapes Skytap answers with (see docs/skytap.md and /work/shared/research/skytap-api.md).
@@ -8,45 +9,45 @@ import { z } from 'zod';
  */
 
 /** Skytap ids are JSON strings even when numeric. */
-const skytapId = z.string().min(1);
+const skytapId = lazySchema(() => z.string().min(1));
 /** Optional text fields that Skytap sends as null, "" or not at all. */
-const optText = z.string().nullish().transform((v) => v ?? null);
+const optText = lazySchema(() => z.string().nullish().transform((v) => v ?? null));
 
 export const ENV_RUNSTATES = ['running', 'suspended', 'stopped', 'halted', 'busy'] as const;
 export type EnvRunstate = (typeof ENV_RUNSTATES)[number];
 export const VM_RUNSTATES = ['running', 'suspended', 'stopped', 'halted', 'reset', 'busy'] as const;
 export type VmRunstate = (typeof VM_RUNSTATES)[number];
 
-export const interfaceSchema = z.looseObject({
+export const interfaceSchema = lazySchema(() => z.looseObject({
   id: z.string().nullish(),
   ip: optText,
   hostname: optText,
   network_type: optText,
   network_name: optText,
   mac: optText,
-});
+}));
 export type VmInterface = z.infer<typeof interfaceSchema>;
 
-export const hardwareSchema = z.looseObject({
+export const hardwareSchema = lazySchema(() => z.looseObject({
   /** A VMware guest-type identifier chosen for the VM (e.g. "centos-64", "windows9srv-64"). */
   guestOS: optText,
   architecture: optText,
   cpus: z.number().nullish(),
   ram: z.number().nullish(),
-});
+}));
 export type VmHardware = z.infer<typeof hardwareSchema>;
 
-export const vmSchema = z.looseObject({
+export const vmSchema = lazySchema(() => z.looseObject({
   id: skytapId,
   name: z.string(),
   runstate: z.enum(VM_RUNSTATES),
   rate_limited: z.boolean().nullish().transform((v) => v ?? false),
   hardware: hardwareSchema.nullish().transform((v) => v ?? { guestOS: null, architecture: null }),
   interfaces: z.array(interfaceSchema).nullish().transform((v) => v ?? []),
-});
+}));
 export type Vm = z.infer<typeof vmSchema>;
 
-export const templateSchema = z.looseObject({
+export const templateSchema = lazySchema(() => z.looseObject({
   id: skytapId,
   name: z.string(),
   /** Templates report busyness with a boolean; environments with runstate "busy". */
@@ -55,10 +56,10 @@ export const templateSchema = z.looseObject({
   region: optText,
   vm_count: z.number().int().nonnegative().nullish(),
   vms: z.array(vmSchema).nullish().transform((v) => v ?? []),
-});
+}));
 export type Template = z.infer<typeof templateSchema>;
 
-export const environmentSchema = z.looseObject({
+export const environmentSchema = lazySchema(() => z.looseObject({
   id: skytapId,
   name: z.string(),
   runstate: z.enum(ENV_RUNSTATES),
@@ -69,19 +70,19 @@ export const environmentSchema = z.looseObject({
   vm_count: z.number().int().nonnegative().nullish(),
   errors: z.array(z.string()).nullish().transform((v) => v ?? []),
   vms: z.array(vmSchema).nullish().transform((v) => v ?? []),
-});
+}));
 export type Environment = z.infer<typeof environmentSchema>;
 
-export const templateList = z.array(templateSchema);
-export const environmentList = z.array(environmentSchema);
-export const vmList = z.array(vmSchema);
-export const userDataSchema = z.looseObject({ contents: z.string().nullish().transform((v) => v ?? '') });
+export const templateList = lazySchema(() => z.array(templateSchema));
+export const environmentList = lazySchema(() => z.array(environmentSchema));
+export const vmList = lazySchema(() => z.array(vmSchema));
+export const userDataSchema = lazySchema(() => z.looseObject({ contents: z.string().nullish().transform((v) => v ?? '') }));
 
 /** Skytap's error bodies: `{"errors": [...]}` or `{"error": "..."}`. */
-export const errorBody = z.looseObject({
+export const errorBody = lazySchema(() => z.looseObject({
   errors: z.array(z.unknown()).optional(),
   error: z.unknown().optional(),
-});
+}));
 
 export type GuestOs = 'linux' | 'windows' | 'unknown';
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError } from '../../../shared/contract/errors';
 import type { SkytapClient } from './client';
 
@@ -10,14 +11,14 @@ import type { SkytapClient } from './client';
  * listed in docs/share.md and marked UNCONFIRMED here.
  */
 
-const idish = z.union([z.string().min(1), z.number()]).transform((v) => String(v));
-const optText = z.string().nullish().transform((v) => v ?? null);
-const optNum = z.number().nullish().transform((v) => v ?? null);
+const idish = lazySchema(() => z.union([z.string().min(1), z.number()]).transform((v) => String(v)));
+const optText = lazySchema(() => z.string().nullish().transform((v) => v ?? null));
+const optNum = lazySchema(() => z.number().nullish().transform((v) => v ?? null));
 
 export const PORTAL_ACCESS = ['use', 'run_and_use'] as const;
 export type PortalAccess = (typeof PORTAL_ACCESS)[number];
 
-export const publishSetSchema = z.looseObject({
+export const publishSetSchema = lazySchema(() => z.looseObject({
   id: idish,
   name: optText,
   url: optText,
@@ -34,10 +35,10 @@ export const publishSetSchema = z.looseObject({
     .array(z.looseObject({ vm_ref: optText, access: optText, id: idish.nullish() }))
     .nullish()
     .transform((v) => v ?? []),
-});
+}));
 export type PublishSet = z.infer<typeof publishSetSchema>;
 
-export const scheduleSchema = z.looseObject({
+export const scheduleSchema = lazySchema(() => z.looseObject({
   id: idish,
   title: optText,
   configuration_id: idish.nullish().transform((v) => v ?? null),
@@ -46,7 +47,7 @@ export const scheduleSchema = z.looseObject({
   end_at: optText,
   time_zone: optText,
   delete_at_end: z.boolean().nullish().transform((v) => v ?? false),
-});
+}));
 export type Schedule = z.infer<typeof scheduleSchema>;
 
 /** The environment a schedule acts on: configuration_id, else the tail of configuration_url. */

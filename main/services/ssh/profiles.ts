@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { lazyRequire } from '../lazy';
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError } from '../../../shared/contract/errors';
 import { sshProfileSave, type SshProfile } from '../../../shared/contract/ssh';
 import type { SecretStore } from '../secrets/store';
@@ -36,9 +37,9 @@ interface Row {
   updated_at: string;
 }
 
-const jumpRows = z.array(
+const jumpRows = lazySchema(() => z.array(
   z.object({ host: z.string(), port: z.number().int(), username: z.string(), profileId: z.string().nullable() }).strict(),
-);
+));
 
 function toProfile(r: Row): SshProfile {
   const jump = jumpRows.safeParse(JSON.parse(r.jump_json));

@@ -9,6 +9,7 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError } from '../../../shared/contract/errors';
 import { UNIT_NAME as RUNNER_UNIT } from '../control-node/runner';
 import { allowedSource } from './source';
@@ -19,7 +20,7 @@ export const PRELOAD_UNIT = 'povdesk-preload-images.service';
 export const PRELOAD_SCRIPT = '/usr/local/sbin/povdesk-preload-images';
 
 /** A docker-archive's manifest.json, as `docker load` reads it. */
-const manifestSchema = z
+const manifestSchema = lazySchema(() => z
   .array(
     z.object({
       Config: z.string().min(1),
@@ -27,7 +28,7 @@ const manifestSchema = z
       Layers: z.array(z.string().min(1)),
     }),
   )
-  .min(1);
+  .min(1));
 
 export interface PreloadImage {
   path: string;

@@ -11,13 +11,14 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, re
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError } from '../../../shared/contract/errors';
 import type { Logger } from '../log/logger';
 import { VmApiError, VmManagerClient } from '../../vm-api/client';
 import { sleep } from '../../lib/sleep';
 import { pidExists as alive, procCmdline } from '../../lib/procs';
 
-export const endpointSchema = z
+export const endpointSchema = lazySchema(() => z
   .object({
     url: z.string().regex(/^http:\/\/127\.0\.0\.1:\d+$/, 'a loopback http URL'),
     token: z.string().min(16).max(200),
@@ -25,10 +26,10 @@ export const endpointSchema = z
     stateDir: z.string(),
     startedAt: z.string(),
   })
-  .strict();
+  .strict());
 export type Endpoint = z.infer<typeof endpointSchema>;
 
-const serveLine = z.object({ url: z.string(), token: z.string(), pid: z.number().int(), accelerator: z.string().nullable().optional() });
+const serveLine = lazySchema(() => z.object({ url: z.string(), token: z.string(), pid: z.number().int(), accelerator: z.string().nullable().optional() }));
 
 export interface SupervisorOptions {
   home: string;

@@ -6,14 +6,15 @@
  * manager lacks it.
  */
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, describeZodError } from '../../../shared/contract/errors';
 import type { PcrRow, VmAttestation, VmHost, VmImage, VmRecord } from '../../../shared/contract/vm';
 import type { Loose } from '../../vm-api/client';
 import type { ApiVm, Attestation, Host, Image } from '../../vm-api/schemas';
 
-const str = z.string();
-const nstr = z.string().nullable().optional().transform((v) => v ?? null);
-const nnum = z.number().nullable().optional().transform((v) => v ?? null);
+const str = lazySchema(() => z.string());
+const nstr = lazySchema(() => z.string().nullable().optional().transform((v) => v ?? null));
+const nnum = lazySchema(() => z.number().nullable().optional().transform((v) => v ?? null));
 
 /** Parses a value the app needs in a shape; a wrong shape is `internal` with the field named. */
 export function parseAnswer<S extends z.ZodType>(what: string, schema: S, value: unknown): z.output<S> {
@@ -39,14 +40,14 @@ function extra<S extends z.ZodType>(schema: S, value: unknown): z.output<S> | nu
 
 // ---- host ------------------------------------------------------------------------------------
 
-const extraTool = z.object({ found: z.boolean(), version: nstr, error: nstr });
-const extraAccel = z.object({
+const extraTool = lazySchema(() => z.object({ found: z.boolean(), version: nstr, error: nstr }));
+const extraAccel = lazySchema(() => z.object({
   chosen: nstr,
   reason: str,
   warning: nstr,
   probes: z.array(z.object({ accel: str, result: str, detail: str })).optional().default([]),
-});
-const missingItem = z.union([z.string().transform((what) => ({ what, install: '' })), z.object({ what: str, install: str })]);
+}));
+const missingItem = lazySchema(() => z.union([z.string().transform((what) => ({ what, install: '' })), z.object({ what: str, install: str })]));
 
 /** The daemon's own report (when the manager cannot start, the app makes it itself) has the same extras. */
 export type HostAnswer = Loose<Host> | Record<string, unknown>;
@@ -93,7 +94,7 @@ export function hostView(raw: HostAnswer, endpoint: string, mode: 'local' | 'rem
 // ---- VMs ---------------------------------------------------------------------------------------
 
 const seconds = (from?: string, to?: string) => (from && to ? Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000) : null);
-const durations = z.object({ installSeconds: nnum, bootSeconds: nnum, readySeconds: nnum });
+const durations = lazySchema(() => z.object({ installSeconds: nnum, bootSeconds: nnum, readySeconds: nnum }));
 
 export function vmView(v: Loose<ApiVm>): VmRecord {
   const ext = extrasOf(v);
@@ -135,12 +136,12 @@ export function serialSocket(v: Loose<ApiVm>): string | null {
 
 // ---- images ------------------------------------------------------------------------------------
 
-const policyExtras = z.object({
+const policyExtras = lazySchema(() => z.object({
   recordOnly: z.array(z.number()).optional().default([]),
   golden: z.record(z.string(), z.string()).optional().default({}),
   goldenCount: z.number().optional(),
   firmwareChanged: nstr,
-});
+}));
 export type ImagePolicy = z.output<typeof policyExtras>;
 
 /** The name an image is created with: the daemon's name, else the bare id (its newest version), else "<id>_<version>". */
@@ -177,11 +178,11 @@ export function imageView(i: Loose<Image>, all: Loose<Image>[] = [i]): VmImage {
 
 // ---- attestation -------------------------------------------------------------------------------
 
-const quoteExtras = z.object({
+const quoteExtras = lazySchema(() => z.object({
   failed: nstr,
   pcrs: z.record(z.string(), z.string()).optional().default({}),
   mismatches: z.array(z.object({ pcr: z.union([z.string(), z.number()]), expected: str, got: str })).optional().default([]),
-});
+}));
 
 /**
  * The PCR table per stage: the quoted value, the image's golden value and whether they match.

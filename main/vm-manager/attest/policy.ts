@@ -2,13 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, describeZodError } from '../../../shared/contract/errors';
 
 export type Stage = 'initrd' | 'ready';
 
-const hex32 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 digest: 64 lower-case hex characters');
-const pcrIndex = z.number().int().min(0).max(23);
-const pcrKey = z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23 as a string');
+const hex32 = lazySchema(() => z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 digest: 64 lower-case hex characters'));
+const pcrIndex = lazySchema(() => z.number().int().min(0).max(23));
+const pcrKey = lazySchema(() => z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23 as a string'));
 
 /**
  * An image's attestation policy (policy.json beside the image). `pcrs` lists what each stage
@@ -16,7 +17,7 @@ const pcrKey = z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23 
  * see expectedPcr11 / expectedPcr13); `record_only` PCRs are quoted and reported but never compared
  * (e.g. one that differs per VM).
  */
-export const imagePolicySchema = z
+export const imagePolicySchema = lazySchema(() => z
   .object({
     image_id: z.string().min(1).max(200),
     image_version: z.string().min(1).max(100),
@@ -49,7 +50,7 @@ export const imagePolicySchema = z
         ctx.addIssue({ code: 'custom', path: ['golden', 'sha256', k], message: `PCR ${k} is computed by the verifier, not a golden value; remove it` });
       }
     }
-  });
+  }));
 export type ImagePolicy = z.infer<typeof imagePolicySchema>;
 
 export const DEFAULT_STAGE_PCRS: Record<Stage, number[]> = {

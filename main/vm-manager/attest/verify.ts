@@ -1,5 +1,6 @@
 import { createHash, createPublicKey, verify as cryptoVerify, constants, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
+import { lazySchema } from '../../../shared/lazy-schema';
 import { describeZodError } from '../../../shared/contract/errors';
 import type { NonceStore } from './nonce';
 import { expectedPcr11, expectedPcr13, goldenPcrs, type ImagePolicy, type Stage } from './policy';
@@ -25,7 +26,7 @@ const b64 = (max: number) =>
     .refine((s) => s.length % 4 === 0, 'base64 length must be a multiple of 4');
 
 /** The JSON body guest-quote.sh POSTs to /attest/quote. */
-export const quoteBodySchema = z
+export const quoteBodySchema = lazySchema(() => z
   .object({
     stage: z.enum(['initrd', 'ready']),
     nonce: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex characters (32 bytes)'),
@@ -35,7 +36,7 @@ export const quoteBodySchema = z
     signature: b64(1024).min(1),
     pcrs: b64(24 * 32),
   })
-  .strict();
+  .strict());
 export type QuoteBody = z.infer<typeof quoteBodySchema>;
 
 /** Which check failed; null when the quote verified. The REST layer answers 400 for 'body', 403 otherwise. */
