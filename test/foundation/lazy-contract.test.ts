@@ -69,7 +69,7 @@ describe('lazy named schemas', () => {
     expect(inner.optional().safeParse(undefined).success).toBe(true);
     expect(inner.description).toBe('a name of two letters or more');
     // The description survives JSON Schema generation whether the proxy or the schema is met.
-    const json = z.toJSONSchema(outer) as { properties: { name: { description?: string }; tags: { items: { description?: string } } } };
+    const json = z.toJSONSchema(outer) as unknown as { properties: { name: { description?: string }; tags: { items: { description?: string } } } };
     expect(json.properties.name.description).toBe('a name of two letters or more');
     expect(json.properties.tags.items.description).toBe('a name of two letters or more');
     expect(builds).toBe(1);
