@@ -109,8 +109,8 @@ export async function learnOffline(stateDir: string, imageName: string, log?: (s
       saveGolden(stateDir, imageName, learned.golden, learned.firmware);
       return learned;
     } finally {
-      // Every VM of this private manager is the learn boot's: deleted in any state. Stopped mid-boot
-      // it may still be 'creating' (QEMU running, not yet 'booting'), which stopVms passes over.
+      // Every VM of this private manager is the learn boot's: deleted in any state (a delete also
+      // removes its folder, which stopVms would leave for the throwaway state dir's removal).
       for (const vm of m.vms.list()) await m.vms.delete(vm.id).catch(() => {});
       await m.close({ stopVms: true });
     }

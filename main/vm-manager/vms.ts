@@ -174,7 +174,18 @@ export class VmService {
     this.events.emit('boot-reset', r.id);
   }
 
-  private async launch(id: string): Promise<void> {
+  /** Launches under way, so stopAll can wait for a VM still 'creating' to reach a state it stops. */
+  private readonly launching = new Set<Promise<void>>();
+
+  private launch(id: string): Promise<void> {
+    const p = this.launchNow(id);
+    this.launching.add(p);
+    const done = () => void this.launching.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  private async launchNow(id: string): Promise<void> {
     const r = this.get(id);
     const rt = this.sup.runtime(id);
     rt.stopping = false;
@@ -414,8 +425,13 @@ export class VmService {
     this.sup.detach();
   }
 
-  /** Stops every running VM (for `serve --stop-vms-on-exit` and tests). */
+  /**
+   * Stops every running VM (for `serve --stop-vms-on-exit` and tests). A VM still 'creating' may
+   * already have QEMU and swtpm running: its launch is waited for (it ends booting or failed,
+   * within the start timeouts) and the VM stopped with the rest.
+   */
   async stopAll() {
+    await Promise.allSettled([...this.launching]);
     await Promise.all(this.list().filter((r) => LIVE.includes(r.state)).map((r) => this.stop(r.id).catch(() => {})));
   }
 }
