@@ -9,9 +9,13 @@ for prog in dbus-run-session gnome-keyring-daemon; do
   fi
 done
 HOME="$(mktemp -d)"
+# The throwaway HOME goes when the command ends, however it ends (it was left in /tmp every run).
+trap 'rm -rf "$HOME"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 XDG_DATA_HOME="$HOME/.local/share"
 XDG_RUNTIME_DIR="$HOME/run"
 export HOME XDG_DATA_HOME XDG_RUNTIME_DIR
 mkdir -p "$XDG_DATA_HOME" "$XDG_RUNTIME_DIR"
 chmod 700 "$XDG_RUNTIME_DIR"
-exec dbus-run-session -- sh -c 'printf %s povdesk-ci | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec "$@"' sh "$@"
+dbus-run-session -- sh -c 'printf %s povdesk-ci | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec "$@"' sh "$@"

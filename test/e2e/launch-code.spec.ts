@@ -1,8 +1,9 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { startHostProcess, stopHostProcess, type HostProcess } from './host-process';
+import { stopManager } from '../support/manager';
 
 /**
  * Issue 10 item 5 in a real browser: `serve --open` gives the opener a one-time code, Chromium
@@ -11,22 +12,30 @@ import { startHostProcess, stopHostProcess, type HostProcess } from './host-proc
  */
 let host: HostProcess;
 let opened = '';
-const bin = mkdtempSync(join(tmpdir(), 'povdesk-opener-'));
-const argvFile = join(bin, 'argv.txt');
+// The stand-in opener's folder and the host's home, both removed after the file's tests.
+let bin = '';
+let home = '';
 
 const browserModeOnly = 'browser mode only: `serve --open` opens the browser-mode host';
 
 test.beforeAll(async ({}, testInfo) => {
   if (testInfo.project.name === 'electron') return;
+  bin = mkdtempSync(join(tmpdir(), 'povdesk-opener-'));
+  const argvFile = join(bin, 'argv.txt');
   writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\n`);
   chmodSync(join(bin, 'xdg-open'), 0o755);
-  const home = mkdtempSync(join(tmpdir(), 'povdesk-e2e-'));
+  home = mkdtempSync(join(tmpdir(), 'povdesk-e2e-'));
   host = await startHostProcess({ ...process.env, POVDESK_HOME: home, PATH: `${bin}:${process.env.PATH}` }, ['--open']);
   for (let i = 0; i < 100 && !existsSync(argvFile); i++) await new Promise((r) => setTimeout(r, 100));
   opened = readFileSync(argvFile, 'utf8').trim();
 });
 test.afterAll(async () => {
   if (host) await stopHostProcess(host);
+  if (home) {
+    await stopManager(home);
+    rmSync(home, { recursive: true, force: true });
+  }
+  if (bin) rmSync(bin, { recursive: true, force: true });
 });
 
 test('the browser opened with the one-time code gets in; the link does not work twice', async ({ playwright }, testInfo) => {

@@ -13,7 +13,7 @@ import { readOwnerInfo, readOwnerToken, tryAcquireOwnerLock } from '../../main/c
 import { povdeskTools } from '../../main/mcp/server';
 import { startEmulator, SEEDS, type Emulator } from '../skytap-emulator';
 import { BIN, envFor, freshHome as newHome, povdesk, run, type Proc } from '../owner/procs';
-import { pidsWith } from '../vm-manager/support';
+import { stopManager } from '../support/manager';
 
 /**
  * `povdesk mcp` as an assistant meets it: the SDK's client spawns the real CLI (TypeScript through
@@ -38,7 +38,7 @@ beforeEach(async () => {
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close().catch(() => {});
   for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-  for (const h of homes.splice(0)) for (const pid of pidsWith(join(h, 'vm-manager'))) process.kill(pid, 'SIGKILL');
+  for (const h of homes.splice(0)) await stopManager(h);
   await emu.close();
 });
 
