@@ -5,6 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export NODE_OPTIONS="${NODE_OPTIONS:-} --max-old-space-size=4096"
 results="$(mktemp -d)"
+trap 'rm -rf "$results"' EXIT # the reports, read by the summary at the end
 failed_steps=()
 
 step() { echo; echo "=== $1"; }

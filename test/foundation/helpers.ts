@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
@@ -7,8 +7,17 @@ import { startHost, type Host } from '../../main/host/server';
 import { testCore as supportCore } from '../support/core';
 import { stopManager } from '../support/manager';
 
+const temps: string[] = [];
+// Registered when a test file imports this module, so it runs after that file's own after-hooks.
+afterAll(() => {
+  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new directory under the system's temp dir, removed after the test file that made it. */
 export function tempHome(prefix = 'povdesk-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
 }
 
 /**

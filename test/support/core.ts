@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Args, MethodName, Result } from '../../shared/contract';
@@ -7,7 +7,18 @@ import { createCore, type Core, type CoreOptions, type CoreTuning } from '../../
 import type { JobRunner } from '../../main/services/jobs/runner';
 import { MemorySecretStore, type SecretStore } from '../../main/services/secrets/store';
 import type { Db } from '../../main/services/store/db';
+import { afterAll } from 'vitest';
 import { stopManager } from './manager';
+
+/** Homes testCore made; one a test never closed is swept after its file (they piled up in /tmp). */
+const madeHomes: string[] = [];
+afterAll(async () => {
+  for (const home of madeHomes.splice(0)) {
+    if (!existsSync(home)) continue;
+    await stopManager(home).catch(() => {});
+    rmSync(home, { recursive: true, force: true });
+  }
+});
 
 export interface TestCoreOptions {
   /** Default: a fresh temp directory, removed by close(). */
@@ -43,6 +54,7 @@ export function memorySecrets(available = false): SecretStore {
 
 export async function testCore(opts: TestCoreOptions = {}): Promise<TestCore> {
   const home = opts.home ?? mkdtempSync(join(tmpdir(), 'povdesk-core-'));
+  if (!opts.home) madeHomes.push(home);
   const secrets = opts.secrets === 'keychain' ? undefined : (opts.secrets ?? memorySecrets());
   const build = () => {
     const o: CoreOptions = { home, env: { ...opts.env, POVDESK_HOME: home }, role: opts.role ?? 'test' };
