@@ -6,10 +6,11 @@ import type { Core } from '../../main/core/create';
 import { startHost, type Host } from '../../main/host/server';
 import { testCore as supportCore } from '../support/core';
 import { stopManager } from '../support/manager';
+import { afterFile } from '../support/after-file';
 
 const temps: string[] = [];
 // Registered when a test file imports this module, so it runs after that file's own after-hooks.
-afterAll(() => {
+afterFile(() => {
   for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 

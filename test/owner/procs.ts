@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import { afterFile } from '../support/after-file';
 import { stopManager } from '../support/manager';
 
 /** Real `povdesk` processes (the TypeScript sources through tsx, as bin/povdesk.mjs runs them). */
@@ -11,7 +11,7 @@ export const BIN = join(__dirname, '..', '..', 'bin', 'povdesk.mjs');
 const homes: string[] = [];
 // Registered when a test file imports this module, so it runs after that file's own after-hooks:
 // every home made here has its vm-manager stopped and is removed (they piled up in /tmp, ~40 a run).
-afterAll(async () => {
+afterFile(async () => {
   for (const home of homes.splice(0)) {
     await stopManager(home).catch(() => {});
     rmSync(home, { recursive: true, force: true });

@@ -7,12 +7,12 @@ import { createCore, type Core, type CoreOptions, type CoreTuning } from '../../
 import type { JobRunner } from '../../main/services/jobs/runner';
 import { MemorySecretStore, type SecretStore } from '../../main/services/secrets/store';
 import type { Db } from '../../main/services/store/db';
-import { afterAll } from 'vitest';
+import { afterFile } from './after-file';
 import { stopManager } from './manager';
 
 /** Homes testCore made; one a test never closed is swept after its file (they piled up in /tmp). */
 const madeHomes: string[] = [];
-afterAll(async () => {
+afterFile(async () => {
   for (const home of madeHomes.splice(0)) {
     if (!existsSync(home)) continue;
     await stopManager(home).catch(() => {});
