@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -189,6 +189,7 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', 'sesame', '-C', 'imp', '-f', join(dir, 'k')]);
     const priv = readFileSync(join(dir, 'k'), 'utf8');
     sshd.authorize(readFileSync(join(dir, 'k.pub'), 'utf8'));
+    rmSync(dir, { recursive: true, force: true });
     await expect(
       e.manager.profiles.save({ name: 'imp', host: '127.0.0.1', port: sshd.port, username: 'root', credentials: { kind: 'import', privateKey: priv, passphrase: 'nope' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false }),
     ).rejects.toThrow(/passphrase/);
