@@ -1,24 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import type { Core } from '../../main/core/create';
 import { startHost, type Host } from '../../main/host/server';
 import { testCore as supportCore } from '../support/core';
 import { stopManager } from '../support/manager';
-import { afterFile } from '../support/after-file';
-
-const temps: string[] = [];
-// Registered when a test file imports this module, so it runs after that file's own after-hooks.
-afterFile(() => {
-  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { tempDir } from '../support/temp-dirs';
 
 /** A new directory under the system's temp dir, removed after the test file that made it. */
 export function tempHome(prefix = 'povdesk-test-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  temps.push(dir);
-  return dir;
+  return tempDir(prefix);
 }
 
 /**

@@ -1,28 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterFile } from '../support/after-file';
-import { stopManager } from '../support/manager';
+import { tempDir } from '../support/temp-dirs';
 
 /** Real `povdesk` processes (the TypeScript sources through tsx, as bin/povdesk.mjs runs them). */
 export const BIN = join(__dirname, '..', '..', 'bin', 'povdesk.mjs');
 
-const homes: string[] = [];
-// Registered when a test file imports this module, so it runs after that file's own after-hooks:
-// every home made here has its vm-manager stopped and is removed (they piled up in /tmp, ~40 a run).
-afterFile(async () => {
-  for (const home of homes.splice(0)) {
-    await stopManager(home).catch(() => {});
-    rmSync(home, { recursive: true, force: true });
-  }
-});
-
 /** A new data directory, removed (its vm-manager stopped) after the test file that made it. */
 export function freshHome(): string {
-  const home = mkdtempSync(join(tmpdir(), 'pd-own-'));
-  homes.push(home);
-  return home;
+  return tempDir('pd-own-');
 }
 
 export function envFor(home: string, emuUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {

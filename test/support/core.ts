@@ -1,24 +1,12 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type { Args, MethodName, Result } from '../../shared/contract';
 import type { Base, Services } from '../../main/core/base';
 import { createCore, type Core, type CoreOptions, type CoreTuning } from '../../main/core/create';
 import type { JobRunner } from '../../main/services/jobs/runner';
 import { MemorySecretStore, type SecretStore } from '../../main/services/secrets/store';
 import type { Db } from '../../main/services/store/db';
-import { afterFile } from './after-file';
 import { stopManager } from './manager';
-
-/** Homes testCore made; one a test never closed is swept after its file (they piled up in /tmp). */
-const madeHomes: string[] = [];
-afterFile(async () => {
-  for (const home of madeHomes.splice(0)) {
-    if (!existsSync(home)) continue;
-    await stopManager(home).catch(() => {});
-    rmSync(home, { recursive: true, force: true });
-  }
-});
+import { tempDir } from './temp-dirs';
 
 export interface TestCoreOptions {
   /** Default: a fresh temp directory, removed by close(). */
@@ -53,8 +41,8 @@ export function memorySecrets(available = false): SecretStore {
 }
 
 export async function testCore(opts: TestCoreOptions = {}): Promise<TestCore> {
-  const home = opts.home ?? mkdtempSync(join(tmpdir(), 'povdesk-core-'));
-  if (!opts.home) madeHomes.push(home);
+  // one a test never closes is still swept after its file (tempDir)
+  const home = opts.home ?? tempDir('povdesk-core-');
   const secrets = opts.secrets === 'keychain' ? undefined : (opts.secrets ?? memorySecrets());
   const build = () => {
     const o: CoreOptions = { home, env: { ...opts.env, POVDESK_HOME: home }, role: opts.role ?? 'test' };

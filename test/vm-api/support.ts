@@ -1,16 +1,10 @@
 /** Pieces the vm-api suites share: a throwaway CA-signed certificate for 127.0.0.1 (openssl). */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { afterFile } from '../support/after-file';
 import { needs } from '../support/system';
-
-const tlsDirs: string[] = [];
-afterFile(() => {
-  for (const dir of tlsDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { tempDir } from '../support/temp-dirs';
 
 export function opensslSkip(): string | null {
   return needs(['openssl']);
@@ -18,8 +12,7 @@ export function opensslSkip(): string | null {
 
 /** A CA and a server certificate for IP 127.0.0.1 signed by it; caFile holds the CA only. */
 export function makeTls(): { key: string; cert: string; ca: string; caFile: string; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'povdesk-tls-'));
-  tlsDirs.push(dir); // removed after the test file
+  const dir = tempDir('povdesk-tls-'); // removed after the test file
   const f = (n: string) => join(dir, n);
   const run = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
   run(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.pem'), '-subj', '/CN=povdesk test CA', '-days', '2', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign']);
