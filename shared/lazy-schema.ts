@@ -15,8 +15,14 @@ export function lazySchema<T extends z.ZodType>(build: () => T): T {
   let real: T | undefined;
   const target = Object.create(null) as T;
   const proxy: T = new Proxy(target, {
-    get: (_, key) => Reflect.get(built(), key, built()),
-    set: (_, key, value) => Reflect.set(built(), key, value, built()),
+    get: (_, key) => {
+      const schema = built();
+      return Reflect.get(schema, key, schema);
+    },
+    set: (_, key, value) => {
+      const schema = built();
+      return Reflect.set(schema, key, value, schema);
+    },
     has: (_, key) => Reflect.has(built(), key),
     getPrototypeOf: () => Reflect.getPrototypeOf(built()),
   });
