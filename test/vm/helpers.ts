@@ -1,4 +1,4 @@
-/** Pieces the vm suites share: what the host must have, process checks. (Their core: test/support/core.ts.) */
+/** Pieces the vm suites share: what the host must have, a home and its manager. (Their core: test/support/core.ts; process checks: test/support/manager.ts.) */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { endpointSchema } from '../../main/services/vm/supervisor';
@@ -17,8 +17,6 @@ export function vmSkip(): string | null {
   }
   return null;
 }
-
-export { pidsWith as processesWith } from '../support/manager';
 
 export function removeHome(home: string) {
   rmSync(home, { recursive: true, force: true });

@@ -2,11 +2,11 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { stopManager } from '../support/manager';
+import { pidsWith, stopManager } from '../support/manager';
 import { createLogger } from '../../main/services/log/logger';
 import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
 import { VmManagerClient } from '../../main/vm-api/client';
-import { processesWith, removeHome, vmSkip } from './helpers';
+import { removeHome, vmSkip } from './helpers';
 import { testCore } from '../support/core';
 
 const skip = vmSkip();
@@ -55,14 +55,14 @@ describe.skipIf(skip !== null)('vm-manager supervisor (real manager process)', (
     const second = new VmManagerSupervisor({ home, log });
     const again = await second.ensure();
     expect(again).toEqual(ep);
-    expect(processesWith(`serve --state-dir ${stateDir}`)).toEqual([ep.pid]);
+    expect(pidsWith(`serve --state-dir ${stateDir}`)).toEqual([ep.pid]);
   });
 
   it('two app processes starting at once end with one manager', async () => {
     await new VmManagerSupervisor({ home, log }).stop();
     const [a, b] = await Promise.all([new VmManagerSupervisor({ home, log }).ensure(), new VmManagerSupervisor({ home, log }).ensure()]);
     expect(a.pid).toBe(b.pid);
-    expect(processesWith(`serve --state-dir ${stateDir}`)).toEqual([a.pid]);
+    expect(pidsWith(`serve --state-dir ${stateDir}`)).toEqual([a.pid]);
   });
 
   it('a manager that died is replaced on the next start', async () => {
@@ -83,7 +83,7 @@ describe.skipIf(skip !== null)('vm-manager supervisor (real manager process)', (
     expect(next.token).not.toBe(ep.token);
     expect(await gone(ep.pid)).toBe(true);
     expect(statSync(s.endpointFile).mode & 0o777).toBe(0o600);
-    expect(processesWith(`serve --state-dir ${stateDir}`)).toEqual([next.pid]);
+    expect(pidsWith(`serve --state-dir ${stateDir}`)).toEqual([next.pid]);
   });
 
   it('stop() ends the manager and removes the endpoint', async () => {
