@@ -1,17 +1,20 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import type { SettingsView } from '../../../shared/contract';
 import { api, errorText } from '../api';
 import { useSettings } from '../state/settings';
 import { ErrorAlert } from '../components/error-alert';
+import { useDraft } from '../components/use-draft';
 
 /** Extra panels other domains add to Settings (e.g. Test connection under Skytap). */
 export const settingsSlots: { skytap: (() => ReactNode)[]; more: (() => ReactNode)[] } = { skytap: [], more: [] };
 
+/** The Skytap form's fields as the core holds them (the token is write-only and never comes back). */
+const skytapFields = (v: SettingsView) => ({ username: v.skytap.username, url: v.skytap.url, projectId: v.skytap.projectId });
+
 export default function SettingsPage() {
   const { view, error, load, set } = useSettings();
-  const [username, setUsername] = useState('');
+  const { draft, edit, seed } = useDraft({ username: '', url: '', projectId: '' });
   const [token, setToken] = useState('');
-  const [url, setUrl] = useState('');
-  const [projectId, setProjectId] = useState('');
   const [status, setStatus] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const [info, setInfo] = useState<{ version: string; home: string; logs: string } | null>(null);
@@ -21,11 +24,8 @@ export default function SettingsPage() {
     api.call('app.info', {}).then(setInfo, () => undefined);
   }, [load]);
   useEffect(() => {
-    if (!view) return;
-    setUsername(view.skytap.username);
-    setUrl(view.skytap.url);
-    setProjectId(view.skytap.projectId);
-  }, [view]);
+    if (view) seed(skytapFields(view));
+  }, [view, seed]);
 
   const save = async (e: FormEvent) => {
     e.preventDefault();
@@ -33,11 +33,12 @@ export default function SettingsPage() {
     setStatus(null);
     try {
       const next = await api.call('settings.saveSkytap', {
-        username: username.trim(),
-        url: url.trim() || undefined,
-        projectId: projectId.trim(),
+        username: draft.username.trim(),
+        url: draft.url.trim() || undefined,
+        projectId: draft.projectId.trim(),
         ...(token ? { apiToken: token } : {}),
       });
+      seed(skytapFields(next), { saved: true });
       set(next);
       setToken('');
       setStatus({ kind: 'ok', text: 'Saved.' });
@@ -73,7 +74,7 @@ export default function SettingsPage() {
         <form onSubmit={save} className="form" aria-label="Skytap credentials">
           <label>
             Username
-            <input value={username} onChange={(e) => setUsername(e.target.value)} required autoComplete="username" />
+            <input value={draft.username} onChange={(e) => edit('username', e.target.value)} required autoComplete="username" />
           </label>
           <label>
             API token
@@ -87,11 +88,11 @@ export default function SettingsPage() {
           </label>
           <label>
             API URL
-            <input value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://cloud.skytap.com" />
+            <input value={draft.url} onChange={(e) => edit('url', e.target.value)} placeholder="https://cloud.skytap.com" />
           </label>
           <label>
             Project ID (optional)
-            <input value={projectId} onChange={(e) => setProjectId(e.target.value)} inputMode="numeric" />
+            <input value={draft.projectId} onChange={(e) => edit('projectId', e.target.value)} inputMode="numeric" />
           </label>
           <div className="row">
             <button type="submit" className="primary" disabled={busy}>

@@ -2,6 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import type { z } from 'zod';
 import type { controlNodeSettingsView } from '../../../../shared/contract/control-node';
 import { api, errorText } from '../../api';
+import { useDraft } from '../../components/use-draft';
 
 type View = z.infer<typeof controlNodeSettingsView>;
 
@@ -13,28 +14,26 @@ type View = z.infer<typeof controlNodeSettingsView>;
  */
 export default function ControlNodeSettings() {
   const [view, setView] = useState<View | null>(null);
-  const [url, setUrl] = useState('');
+  const { draft, edit, seed } = useDraft({ url: '', image: '', spire: false as boolean, domain: '', address: '', bundle: '' });
+  const { url, image, spire, domain, address, bundle } = draft;
   const [token, setToken] = useState('');
-  const [image, setImage] = useState('');
-  const [spire, setSpire] = useState(false);
-  const [domain, setDomain] = useState('');
-  const [address, setAddress] = useState('');
-  const [bundle, setBundle] = useState('');
   const [busy, setBusy] = useState(false);
   const [status, setStatus] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
 
-  const show = (v: View) => {
+  /** The core's settings into the panel: the fields nobody has edited, or all of them after a save. */
+  const show = (v: View, saved = false) => {
     setView(v);
-    setUrl(v.controlPlaneUrl);
-    setImage(v.agentImage);
-    setSpire(v.spireEnabled);
-    setDomain(v.spireTrustDomain);
-    setAddress(v.spireAddress);
-    setBundle(v.spireTrustBundle);
+    seed(
+      { url: v.controlPlaneUrl, image: v.agentImage, spire: v.spireEnabled, domain: v.spireTrustDomain, address: v.spireAddress, bundle: v.spireTrustBundle },
+      { saved },
+    );
   };
 
   useEffect(() => {
-    api.call('controlNode.getSettings', {}).then(show, (e) => setStatus({ kind: 'error', text: errorText(e) }));
+    api.call('controlNode.getSettings', {}).then(
+      (v) => show(v),
+      (e) => setStatus({ kind: 'error', text: errorText(e) }),
+    );
   }, []);
 
   async function save(e: FormEvent) {
@@ -52,7 +51,7 @@ export default function ControlNodeSettings() {
         ...(token ? { token } : {}),
       });
       setToken('');
-      show(v);
+      show(v, true);
       setStatus({ kind: 'ok', text: 'Saved. The next Install control node uses these settings.' });
     } catch (err) {
       setStatus({ kind: 'error', text: errorText(err) });
@@ -71,7 +70,7 @@ export default function ControlNodeSettings() {
       <form onSubmit={(e) => void save(e)} className="form" aria-label="Control node settings">
         <label>
           Control-plane URL
-          <input value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://control-plane.example.com" />
+          <input value={url} onChange={(e) => edit('url', e.target.value)} placeholder="https://control-plane.example.com" />
         </label>
         <label>
           Control-plane token
@@ -85,25 +84,25 @@ export default function ControlNodeSettings() {
         </label>
         <label>
           Agent image
-          <input value={image} onChange={(e) => setImage(e.target.value)} placeholder="registry.example.com/povdesk/agent:1.4.2" />
+          <input value={image} onChange={(e) => edit('image', e.target.value)} placeholder="registry.example.com/povdesk/agent:1.4.2" />
         </label>
         <label className="row">
-          <input type="checkbox" checked={spire} onChange={(e) => setSpire(e.target.checked)} />
+          <input type="checkbox" checked={spire} onChange={(e) => edit('spire', e.target.checked)} />
           Let agents attest through SPIRE
         </label>
         <label>
           SPIRE trust domain
-          <input value={domain} onChange={(e) => setDomain(e.target.value)} placeholder="blank: the control plane's own, e.g. example.org" disabled={!spire} />
+          <input value={domain} onChange={(e) => edit('domain', e.target.value)} placeholder="blank: the control plane's own, e.g. example.org" disabled={!spire} />
         </label>
         <label>
           SPIRE server address for agents
-          <input value={address} onChange={(e) => setAddress(e.target.value)} placeholder="host:port (default port 8081)" disabled={!spire} />
+          <input value={address} onChange={(e) => edit('address', e.target.value)} placeholder="host:port (default port 8081)" disabled={!spire} />
         </label>
         <label>
           SPIRE trust bundle (PEM)
           <textarea
             value={bundle}
-            onChange={(e) => setBundle(e.target.value)}
+            onChange={(e) => edit('bundle', e.target.value)}
             rows={4}
             placeholder="blank: the control plane's own; else -----BEGIN CERTIFICATE----- …"
             disabled={!spire}
