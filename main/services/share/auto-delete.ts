@@ -153,7 +153,7 @@ export class AutoDelete {
       }
       const portals = env ? portalsInEnvironment(env as Record<string, unknown>) : null;
       if (portals) {
-        const res = this.deps.shares.applyPortals(r.id, portals);
+        const res = await this.deps.shares.applyPortals(r.id, portals);
         out.portalsAdded += res.added;
         out.portalsGone += res.gone;
       }

@@ -17,6 +17,9 @@ export interface ShareDeps {
   log?: { addSecret(v: string): void; warn(msg: string, f?: Record<string, unknown>): void };
 }
 
+/** A share link younger than this is not marked gone for missing from a listing (see applyPortals). */
+export const PORTAL_GONE_GRACE_MS = 2 * 60_000;
+
 /**
  * Share links: one Skytap sharing portal for the POV's environment, always with a generated
  * password and an expiry no later than the POV's auto-delete time. The password goes to the
@@ -203,27 +206,28 @@ export class ShareService {
 
   /**
    * The sweep's view of one environment's portals (from the environment body, no extra request):
-   * new ones are recorded as not managed here, missing ones are marked gone.
+   * new ones are recorded as not managed here, missing ones are marked gone and their passwords
+   * leave the keychain (a portal deleted in Skytap's UI while the POV lives on).
    */
-  applyPortals(povId: string, portals: PublishSet[]): { added: number; gone: number } {
-    const at = this.now().toISOString();
+  async applyPortals(povId: string, portals: PublishSet[]): Promise<{ added: number; gone: number }> {
+    const now = this.now();
+    const at = now.toISOString();
     const rows = listShares(this.deps.db, povId);
+    // A link made while the listing was on its way is not in it: the next sweep judges it.
+    const judged = (s: ShareRow) => now.getTime() - new Date(s.created_at).getTime() >= PORTAL_GONE_GRACE_MS;
+    const gone = rows.filter((s) => s.gone_at === null && judged(s) && !portals.some((p) => p.id === s.share_id));
+    // The passwords first: a keychain that fails leaves the links live, so the next sweep tries again.
+    for (const s of gone) await this.deps.secrets.delete(passwordAccount(povId, s.share_id));
     let added = 0;
-    let gone = 0;
     this.deps.db.transaction(() => {
       for (const p of portals) {
         const prev = rows.find((x) => x.share_id === p.id);
         if (!prev) added++;
         upsertShare(this.deps.db, rowFromPortal(povId, p, { managed: prev ? prev.managed === 1 : false, at, ...(prev ? { prev } : {}) }));
       }
-      for (const s of rows) {
-        if (s.gone_at === null && !portals.some((p) => p.id === s.share_id)) {
-          markShareGone(this.deps.db, povId, s.share_id, at);
-          gone++;
-        }
-      }
+      for (const s of gone) markShareGone(this.deps.db, povId, s.share_id, at);
     })();
-    return { added, gone };
+    return { added, gone: gone.length };
   }
 
   /**
