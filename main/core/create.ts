@@ -222,7 +222,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
 
   const notify = new NotificationService({ db, settings, now, publish: (n) => hub.publish('notify.event', n.id, n) });
   const shareSkytap = async () => shareApi(await skytap.client());
-  const shares = new ShareService({ db, secrets, skytap: shareSkytap, now, log });
+  const shares = new ShareService({ db, secrets, skytap: shareSkytap, now, log, onPovChanged: (id) => pov.changed(id) });
   const autoDelete = new AutoDelete({ db, skytap: shareSkytap, shares, notify, now });
   const ladder = new Ladder({ db, notify, now });
 
@@ -235,7 +235,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     hostForwards: () => hostForwardsFor(readControlNodeConfig(settings, env)),
   });
   const locks = new PovLocks(jobs);
-  const controlNode = new ControlNodeService({ db, settings, secrets, env, locks, skytap, local, ...tuning.controlNode });
+  const controlNode = new ControlNodeService({ db, settings, secrets, env, locks, skytap, local, onPovChanged: (id) => pov.changed(id), ...tuning.controlNode });
 
   const pov = new PovService({
     db,

@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PASSWORD_ALPHABET } from '../../main/services/share/password';
 import { parseSkytapTime } from '../../main/services/skytap/share-api';
 import { PORTALS_DISABLED_MESSAGE } from '../skytap-emulator/sharing';
+import type { Subscriber } from '../../main/core/streams';
+import type { PovView } from '../../shared/contract/pov';
+import { until } from '../vm-manager/support';
 import { createPov, DAY, HOUR, postPortal, shareWorld, skytapRequest, type ShareTestWorld } from './helpers';
 
 let w: ShareTestWorld;
@@ -105,4 +108,26 @@ describe('share links against the emulator', () => {
     await expect(w.call('share.create', { povId, vmIds: ['424242'] })).rejects.toMatchObject({ code: 'invalid_request' });
     expect(portalPosts(w)).toHaveLength(1);
   }, 30_000);
+});
+
+describe('share links and the POV list', () => {
+  it('create, extend and revoke publish pov.updated with the row’s latest link expiry (not jobs, so nothing else told the list)', async () => {
+    w = await shareWorld();
+    const povId = await createPov(w, new Date(w.clock.now().getTime() + 10 * DAY));
+    await new Promise((r) => setTimeout(r, 50)); // the provision's last events have landed
+    const seen: PovView[] = [];
+    const sub: Subscriber = { unacked: new Map(), send: (_s, _k, data) => void seen.push(data as PovView) };
+    w.base.hub.subscribe('pov.updated', '*', sub);
+    const expiryEvent = (want: string | null) =>
+      until(`an event with link expiry ${want}`, () => seen.find((p) => p.id === povId && p.readiness?.shareExpiresAt === want), 5_000, 20);
+
+    const { share } = await w.call('share.create', { povId });
+    await expiryEvent(share.expiresAt);
+    const later = new Date(w.clock.now().getTime() + 5 * DAY);
+    later.setMilliseconds(0);
+    const extended = await w.call('share.extend', { povId, shareId: share.shareId, expiresAt: later.toISOString() });
+    await expiryEvent(extended.share.expiresAt);
+    await w.call('share.revoke', { povId, shareId: share.shareId });
+    await expiryEvent(null);
+  }, 60_000);
 });

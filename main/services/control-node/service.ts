@@ -33,6 +33,8 @@ export interface ControlNodeServiceDeps {
   local?: LabPlatform;
   /** How often the install reads the agent's enrolment state (default 10 s). */
   enrolPollMs?: number;
+  /** A POV's row changed outside a job (a name, the role hosts): `pov.updated` follows it. */
+  onPovChanged?: (povId: string) => void;
 }
 
 /** The control node of each POV: its settings, resolution, install after power-on, and teardown. */
@@ -223,6 +225,7 @@ export class ControlNodeService {
     } else {
       this.povs.setControlNode(id, { reason: null });
     }
+    this.d.onPovChanged?.(id);
     return { ...controlNodeRow(this.d.db, id)!, resolvedVm: 'vm' in resolution ? resolution.vm.name : null };
   }
 }

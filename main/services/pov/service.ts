@@ -328,6 +328,11 @@ export class PovService {
     return this.get(povId).pov;
   }
 
+  /** Another service wrote this POV's row outside a job: publish it if its view changed. */
+  changed(povId: string): void {
+    void this.updates?.check(povId);
+  }
+
   /** Writes the control_node_* columns of a POV. */
   setControlNode(
     povId: string,

@@ -15,6 +15,8 @@ export interface ShareDeps {
   now?: () => Date;
   /** addSecret: every generated password is redacted from the log before it is used. */
   log?: { addSecret(v: string): void; warn(msg: string, f?: Record<string, unknown>): void };
+  /** A link was made, moved or taken down (not a job): the POV row's latest expiry follows it. */
+  onPovChanged?: (povId: string) => void;
 }
 
 /** A share link younger than this is not marked gone for missing from a listing (see applyPortals). */
@@ -127,6 +129,7 @@ export class ShareService {
     const at = this.now().toISOString();
     const row = rowFromPortal(r.id, portal, { managed: true, at, vmIds, access: input.access ?? 'run_and_use', expiresAt });
     upsertShare(this.deps.db, row);
+    this.deps.onPovChanged?.(r.id);
     return { share: toShareView(row, true), password };
   }
 
@@ -154,6 +157,7 @@ export class ShareService {
     });
     const row = rowFromPortal(povId, portal, { managed: s.managed === 1, at: this.now().toISOString(), prev: s, expiresAt: at });
     upsertShare(this.deps.db, row);
+    this.deps.onPovChanged?.(povId);
     return this.view(row);
   }
 
@@ -187,6 +191,7 @@ export class ShareService {
       });
     }
     markShareGone(this.deps.db, povId, shareId, this.now().toISOString());
+    this.deps.onPovChanged?.(povId);
     await this.deps.secrets.delete(passwordAccount(povId, shareId));
     return outcome;
   }
