@@ -148,8 +148,12 @@ export async function run(env: Env, c: Consumer, command: string, marker: RegExp
   return waitFor(`output matching ${marker} after ${JSON.stringify(command)}; got ${JSON.stringify(c.text.slice(-300))}`, () => marker.exec(c.text.slice(Math.max(0, from - 10))), ms);
 }
 
-/** A shell prompt at the end of the output; busybox sh asks the terminal for the cursor position after it. */
-const PROMPT = /[#$] (\x1b\[6n)?$/;
+/**
+ * A shell prompt at the end of the output, and whatever control sequences follow it: busybox sh
+ * asks the terminal for the cursor position after it (ESC[6n), and redraws it as `\r~ # ESC[J` when
+ * the window size arrives after the first prompt (a CI run timed out on that output).
+ */
+export const PROMPT = /[#$] (\x1b\[[0-9;?]*[A-Za-z])*$/;
 
 /**
  * Opens a shell on a loopback sshd as root with `privateKey`, accepts the host key, and waits for
