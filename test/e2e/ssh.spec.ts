@@ -1,9 +1,12 @@
+import { rmSync } from 'node:fs';
 import { needs } from '../support/system';
 import { makeUser, removeUser, Sshd } from '../ssh/sshd';
 import { expect, test } from './fixtures';
 
 const USER = 'povdeske2essh';
 const PASSWORD = 'E2e-pass-' + process.pid;
+/** Where "Type into console" saves the script on the other side (this machine: the sshd is on loopback). */
+const TYPED = `/tmp/povdesk-e2e-${process.pid}.sh`;
 
 test.describe('SSH terminal in the UI against a real sshd', () => {
   let sshd: Sshd;
@@ -17,6 +20,7 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
   test.afterAll(async () => {
     await sshd?.dispose();
     if (!skipReason) removeUser(USER);
+    rmSync(TYPED, { force: true });
   });
 
   test('connect, check the fingerprint, accept, run a command; the tab survives navigation', async ({ app }) => {
@@ -61,7 +65,7 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await page.getByRole('button', { name: 'Type script…' }).click();
     const panel = page.getByRole('region', { name: 'Type into console' });
     await panel.getByLabel('Script').fill('#!/bin/sh\necho "typed $((3+4))"\n');
-    await panel.getByLabel('Save as on the other side').fill(`/tmp/povdesk-e2e-${process.pid}.sh`);
+    await panel.getByLabel('Save as on the other side').fill(TYPED);
     await panel.getByRole('button', { name: 'Type it' }).click();
     await expect(panel.getByTestId('type-result')).toHaveText(/^sha256 match \(2 lines/);
 
