@@ -13,6 +13,7 @@ import { findOvmf } from './host';
 import { getImage, imagesDir, readPolicy, writePolicy } from './images';
 import type { VmService } from './vms';
 import { CREATE_VM_DEFAULTS } from '../vm-api/schemas';
+import { GOLDEN_VM_SIZE } from '../../shared/golden-size';
 
 export interface LearnedGolden {
   image: string;
@@ -43,12 +44,11 @@ export async function learnWith(vms: VmService, stateDir: string, imageName: str
   const policy = readPolicy(image.dir);
   if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json; rebuild or re-import it`);
   const started = Date.now();
-  // The learn boot has the size of a default create: the measurements depend on it (QEMU places the
-  // initrd by RAM size, so PCR 4 and PCR 0 move with memory_mib), and golden values must match the
-  // VMs made without a size.
+  // The learn boot has the size of a default create (GOLDEN_VM_SIZE): the measurements depend on it,
+  // and golden values must match the VMs made without a size.
   const vm = await vms.create({
     name: `learn-${image.name}`.slice(0, 50) + `-${Date.now().toString(36)}`, image: image.name,
-    cpus: CREATE_VM_DEFAULTS.cpus, memoryMiB: CREATE_VM_DEFAULTS.memory_mib, diskGiB: CREATE_VM_DEFAULTS.disk_gib,
+    cpus: GOLDEN_VM_SIZE.cpus, memoryMiB: GOLDEN_VM_SIZE.memoryMiB, diskGiB: CREATE_VM_DEFAULTS.disk_gib,
     userData: null, requireAttestation: true, waitFor: 'ready', learnGolden: true,
   });
   try {

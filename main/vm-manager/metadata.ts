@@ -7,6 +7,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { chmodSync, rmSync } from 'node:fs';
+import { goldenSizeWarning } from '../../shared/golden-size';
 import { NonceStore, verifyQuote } from './attest/index';
 import { getImage, readPolicy } from './images';
 import { NONCE_BURST, NONCE_REFILL_MS, RateLimiter } from './guest-limits';
@@ -195,6 +196,9 @@ export class MetadataService {
         learn: vm.attestation.learn === true || (this.o.learn ?? []).includes(vm.image),
         userData: stageGuess === 'ready' ? this.o.vms.readUserData(vmId) : undefined,
       });
+      // A golden mismatch of a VM whose size differs from the learn boot's: say that is why.
+      const sizeWarning = verdict.failed === 'golden' && verdict.mismatches.length ? goldenSizeWarning(vm.cpus, vm.memoryMiB) : null;
+      if (sizeWarning) verdict.message += `; ${sizeWarning}`;
       this.o.vms.recordQuote(vmId, {
         verified: verdict.ok, message: verdict.message, at: new Date().toISOString(), failed: verdict.failed,
         pcrs: verdict.pcrs, mismatches: verdict.mismatches, learned: verdict.learned,

@@ -174,5 +174,24 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
       expect(pidsWith(join(state, 'vms', vm.id))).toEqual([]);
     }, 180_000);
   }
+
+  // Golden values hold for the learn boot's size (GOLDEN_VM_SIZE): the PCRs move with memory (0
+  // and 4 here) and with the CPU count (0), and the verdict says so, with what to do.
+  for (const size of [{ cpus: 2, memory_mib: 1024, said: '2 CPUs and 1024 MiB' }, { cpus: 1, memory_mib: 2048, said: '1 CPU and 2048 MiB' }]) {
+    it(`an attested VM of ${size.said} is a golden mismatch that names the size as the reason`, async () => {
+      const vm = await client.create({ name: `size-${size.cpus}-${size.memory_mib}`, user_data: 'withheld', require_attestation: true, wait_for: 'none', cpus: size.cpus, memory_mib: size.memory_mib });
+      const rec = await until('the initrd verdict', async () => {
+        const r = await client.get(vm.id);
+        return r.attestation.initrd ? r : null;
+      }, 120_000, 500);
+      const i = rec.povdesk.attestation.initrd!;
+      console.log(`[finding] ${size.said} moved golden-compared PCRs: ${i.mismatches.map((x) => x.pcr).join(', ') || 'none'}`);
+      expect(i.verified).toBe(false);
+      expect(i.failed).toBe('golden');
+      expect(i.message).toContain(`the PCRs move with the VM's size: at ${size.said} the quotes will not match`);
+      expect(rec.attestation.userDataReleased).toBe(false);
+      await client.delete(vm.id);
+    }, 180_000);
+  }
 });
 

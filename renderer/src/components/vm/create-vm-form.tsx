@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { VmImage } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
+import { goldenSizeWarning, GOLDEN_VM_SIZE } from '../../../../shared/golden-size';
 import { ErrorAlert } from '../error-alert';
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -9,10 +10,9 @@ const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStarted: (jobId: string) => void }) {
   const [name, setName] = useState('');
   const [image, setImage] = useState(images[0]?.name ?? '');
-  // giantswarm's defaults, which are also the size golden values are learned at: QEMU places the
-  // initrd by RAM size, so an attested VM of another memory size needs its own learn boot
-  const [cpus, setCpus] = useState(2);
-  const [memoryMib, setMemory] = useState(2048);
+  // giantswarm's defaults, which are also the size golden values are learned at
+  const [cpus, setCpus] = useState<number>(GOLDEN_VM_SIZE.cpus);
+  const [memoryMib, setMemory] = useState<number>(GOLDEN_VM_SIZE.memoryMiB);
   const [diskGib, setDisk] = useState(20);
   const [userData, setUserData] = useState('');
   const chosen = images.find((i) => i.name === image) ?? null;
@@ -26,6 +26,7 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
   }, [images, image]);
   useEffect(() => setAttest((chosen?.goldenPcrs ?? 0) > 0), [chosen?.name, chosen?.goldenPcrs]);
 
+  const sizeWarning = goldenSizeWarning(cpus, memoryMib);
   const nameProblem = name && !LABEL.test(name) ? 'lower-case letters, digits and -, not starting or ending with -' : null;
   const submit = async (e: React.FormEvent) => {
     e.preventDefault();
@@ -96,6 +97,11 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
         </p>
       )}
       {attest && chosen?.firmwareChanged && <p className="warn small">{chosen.firmwareChanged}</p>}
+      {attest && chosen && chosen.goldenPcrs > 0 && sizeWarning && (
+        <p className="warn small" role="status">
+          Image {chosen.name}: {sizeWarning}.
+        </p>
+      )}
       <label className="vm-check">
         <input type="checkbox" checked={nat} onChange={(e) => setNat(e.target.checked)} /> Outbound network (NAT): the guest can also open
         connections to this machine&apos;s loopback services and beyond. Off: it reaches only the metadata service, and you reach it over
