@@ -1,7 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Subscriber } from '../../main/core/streams';
-import type { PovView } from '../../shared/contract/pov';
-import { coreWorld, type CoreWorld } from '../pov/helpers';
+import { coreWorld, followPovUpdates, type CoreWorld } from '../pov/helpers';
 import { until } from '../vm-manager/support';
 
 /**
@@ -23,9 +21,7 @@ describe('pov.updated after the control node is named', () => {
     const povId = (await w.call('pov.list', {})).povs[0]!.id;
     await new Promise((r) => setTimeout(r, 50)); // the provision's last events have landed
 
-    const seen: PovView[] = [];
-    const sub: Subscriber = { unacked: new Map(), send: (_s, _k, data) => void seen.push(data as PovView) };
-    w.base.hub.subscribe('pov.updated', '*', sub);
+    const seen = followPovUpdates(w.base.hub);
 
     await w.call('pov.setControlNodeName', { id: povId, name: 'CONTROL-NODE' });
     const named = await until('an event with the name', () => seen.find((p) => p.controlNode.name === 'CONTROL-NODE'), 5_000, 20);

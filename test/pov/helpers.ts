@@ -14,6 +14,8 @@ import type { SecretStore } from '../../main/services/secrets/store';
 import { testCore, type TestCore } from '../support/core';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../skytap-emulator/emulator';
 import { SEEDS } from '../skytap-emulator/seed';
+import type { StreamHub, Subscriber } from '../../main/core/streams';
+import type { PovView } from '../../shared/contract/pov';
 
 export const MIGRATIONS = [core, povMigration];
 /** Fast but real: the emulator's busy phases last tens of milliseconds. */
@@ -132,4 +134,12 @@ export function runCrashChild(env: Record<string, string>): Promise<{ code: numb
     p.on('error', reject);
     p.on('close', (code, signal) => resolve({ code, signal, out, err }));
   });
+}
+
+/** Every `pov.updated` event the hub sends from now on, in order: what the POV list follows. */
+export function followPovUpdates(hub: StreamHub): PovView[] {
+  const seen: PovView[] = [];
+  const sub: Subscriber = { unacked: new Map(), send: (_s, _k, data) => void seen.push(data as PovView) };
+  hub.subscribe('pov.updated', '*', sub);
+  return seen;
 }

@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { StreamHub, type Subscriber } from '../../main/core/streams';
+import { StreamHub } from '../../main/core/streams';
 import { getPov } from '../../main/services/pov/repo';
 import { PovService } from '../../main/services/pov/service';
-import type { PovView } from '../../shared/contract/pov';
-import { firstTemplateId, world, type World } from './helpers';
+import { firstTemplateId, followPovUpdates, world, type World } from './helpers';
 
 let w: World;
 afterEach(async () => {
@@ -13,19 +12,13 @@ afterEach(async () => {
 /** Checks publish after their (async) badge step: let them land. */
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
-function follower(hub: StreamHub) {
-  const seen: PovView[] = [];
-  const sub: Subscriber = { unacked: new Map(), send: (_s, _k, data) => void seen.push(data as PovView) };
-  hub.subscribe('pov.updated', '*', sub);
-  return seen;
-}
 
 /** pov.updated: what the POV list follows instead of re-reading when jobs settle. */
 describe('pov.updated', () => {
   it('follows a create to its confirmed runstate and ends with the row free; a sweep publishes only what changed', async () => {
     w = await world();
     const hub = new StreamHub();
-    const seen = follower(hub);
+    const seen = followPovUpdates(hub);
     const svc = new PovService({ ...w.deps, jobs: w.jobs, hub });
     const { jobId, povId } = svc.create({ templateId: firstTemplateId(w), name: 'Evented' });
     await w.jobs.wait(jobId);

@@ -2,8 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PASSWORD_ALPHABET } from '../../main/services/share/password';
 import { parseSkytapTime } from '../../main/services/skytap/share-api';
 import { PORTALS_DISABLED_MESSAGE } from '../skytap-emulator/sharing';
-import type { Subscriber } from '../../main/core/streams';
-import type { PovView } from '../../shared/contract/pov';
+import { followPovUpdates } from '../pov/helpers';
 import { until } from '../vm-manager/support';
 import { createPov, DAY, HOUR, postPortal, shareWorld, skytapRequest, type ShareTestWorld } from './helpers';
 
@@ -115,9 +114,7 @@ describe('share links and the POV list', () => {
     w = await shareWorld();
     const povId = await createPov(w, new Date(w.clock.now().getTime() + 10 * DAY));
     await new Promise((r) => setTimeout(r, 50)); // the provision's last events have landed
-    const seen: PovView[] = [];
-    const sub: Subscriber = { unacked: new Map(), send: (_s, _k, data) => void seen.push(data as PovView) };
-    w.base.hub.subscribe('pov.updated', '*', sub);
+    const seen = followPovUpdates(w.base.hub);
     const expiryEvent = (want: string | null) =>
       until(`an event with link expiry ${want}`, () => seen.find((p) => p.id === povId && p.readiness?.shareExpiresAt === want), 5_000, 20);
 
