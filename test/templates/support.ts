@@ -36,7 +36,19 @@ export interface BakeWorld {
   client: VmManagerClient;
   jobs: JobRunner;
   svc: TemplateService;
+  /** libguestfs's folders in the temp dirs when the world opened (another run's leftovers are not ours) */
+  guestfsBefore: Set<string>;
   close(): Promise<void>;
+}
+
+/**
+ * libguestfs's per-launch folders: `libguestfsXXXXXX` (its socket folder, always /tmp for root,
+ * else $XDG_RUNTIME_DIR; and its temp folder, $LIBGUESTFS_TMPDIR or $TMPDIR or /tmp) and the
+ * bake's own scratch folders (`povdesk-guestfs-*`, main/services/templates/tools.ts).
+ */
+export function guestfsFolders(): string[] {
+  const dirs = new Set(['/tmp', tmpdir(), process.env.XDG_RUNTIME_DIR].filter((d): d is string => !!d && existsSync(d)));
+  return [...dirs].flatMap((d) => readdirSync(d).filter((n) => /^libguestfs[A-Za-z0-9]{6}$|^povdesk-guestfs-/.test(n)).map((n) => join(d, n)));
 }
 
 export async function bakeWorld(o: { proofTimeoutMs?: number } = {}): Promise<BakeWorld> {
@@ -54,7 +66,7 @@ export async function bakeWorld(o: { proofTimeoutMs?: number } = {}): Promise<Ba
     vmm: async () => ({ client, stateDir: state }),
   });
   return {
-    home, state, sources, m, client, jobs, svc,
+    home, state, sources, m, client, jobs, svc, guestfsBefore: new Set(guestfsFolders()),
     async close() {
       await jobs.shutdown();
       for (const v of m.vms.list()) await m.vms.delete(v.id).catch(() => {});
@@ -69,7 +81,7 @@ export async function runJob(w: BakeWorld, id: string): Promise<JobRecord> {
   return w.jobs.wait(id);
 }
 
-/** Everything a failed or cancelled bake could have left: work dirs, incoming files, images, VMs, baked entries, processes. */
+/** Everything a failed or cancelled bake could have left: work dirs, incoming files, images, VMs, baked entries, processes, libguestfs's folders. */
 export async function leftovers(w: BakeWorld, name: string): Promise<string[]> {
   const out: string[] = [];
   const work = join(w.home, 'templates', 'work');
@@ -88,6 +100,8 @@ export async function leftovers(w: BakeWorld, name: string): Promise<string[]> {
   if (existsSync(w.svc.bakedDir(name))) out.push(`baked entry ${name}`);
   const procs = pidsWith(w.home);
   if (procs.length) out.push(`processes: ${procs.join(', ')}`);
+  const guestfs = guestfsFolders().filter((d) => !w.guestfsBefore.has(d));
+  if (guestfs.length) out.push(`libguestfs folders: ${guestfs.join(', ')}`);
   return out;
 }
 

@@ -9,7 +9,7 @@ import { copyFileSync, linkSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUNNER_PATH, UNIT_NAME } from '../control-node/runner';
 import { PRELOAD_DIR, PRELOAD_SCRIPT, PRELOAD_UNIT, preloadScript, preloadUnit } from './preload';
-import { guestfsEnv, run } from './tools';
+import { runGuestfs } from './tools';
 
 export const GUEST_MANIFEST = '/etc/povdesk/template-manifest.json';
 const STAGING = '/var/cache/povdesk-bake';
@@ -98,8 +98,8 @@ export async function customize(o: CustomizeInput): Promise<void> {
     '--delete', STAGING,
     '--truncate', '/etc/machine-id',
   ];
-  await run('virt-customize', args, {
-    env: guestfsEnv(), signal: o.signal, onLine: o.log, what: 'virt-customize',
+  await runGuestfs('virt-customize', args, {
+    signal: o.signal, onLine: o.log, what: 'virt-customize',
     hint: 'the guest\'s package install or service enablement failed; the lines below say which',
   });
 }

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fishWord, guestfsEnv, run } from './tools';
+import { fishWord, run, runGuestfs } from './tools';
 
 /** The generic kernel, not -cloud: Skytap's VMware disks sit on LSI Logic SCSI, which the cloud kernel lacks. */
 export const DEBIAN_PACKAGES = [
@@ -99,7 +99,7 @@ export async function debianBase(
   });
   o.progress?.('guestfish: GPT disk, ESP, BIOS + UEFI GRUB');
   const out = join(tmp, 'base.qcow2');
-  await run('guestfish', ['-x'], { signal: o.signal, input: layoutScript(out, tar, DEBIAN_DISK_GIB), env: guestfsEnv(), onLine: o.log, what: 'guestfish (disk layout)' });
+  await runGuestfs('guestfish', ['-x'], { signal: o.signal, input: layoutScript(out, tar, DEBIAN_DISK_GIB), onLine: o.log, what: 'guestfish (disk layout)' });
   rmSync(tar, { force: true });
   mkdirSync(o.cacheDir, { recursive: true });
   const staged = `${dir}.tmp-${process.pid}`;

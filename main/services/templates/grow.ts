@@ -4,7 +4,7 @@
  */
 import { renameSync, rmSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
-import { guestfsEnv, run } from './tools';
+import { run, runGuestfs } from './tools';
 
 export async function growDisk(disk: string, gib: number, signal?: AbortSignal): Promise<void> {
   const info = JSON.parse(await run('qemu-img', ['info', '--output=json', disk], { signal })) as { 'virtual-size': number };
@@ -13,7 +13,7 @@ export async function growDisk(disk: string, gib: number, signal?: AbortSignal):
     throw new AppError('invalid_request', `sizeGib ${gib} is smaller than the image (${Math.ceil(info['virtual-size'] / 1024 ** 3)} GiB): a bake only grows disks`);
   }
   if (want === info['virtual-size']) return;
-  const parts = (await run('virt-filesystems', ['-a', disk, '--partitions'], { env: guestfsEnv(), signal, what: 'virt-filesystems' }))
+  const parts = (await runGuestfs('virt-filesystems', ['-a', disk, '--partitions'], { signal, what: 'virt-filesystems' }))
     .split('\n')
     .filter((l) => /^\/dev\/sd[a-z]\d+$/.test(l));
   const last = parts.sort((a, b) => Number(/\d+$/.exec(a)?.[0]) - Number(/\d+$/.exec(b)?.[0])).pop();
@@ -21,7 +21,7 @@ export async function growDisk(disk: string, gib: number, signal?: AbortSignal):
   const out = `${disk}.grown`;
   try {
     await run('qemu-img', ['create', '-q', '-f', 'qcow2', out, String(want)], { signal });
-    await run('virt-resize', ['--expand', last, disk, out], { env: guestfsEnv(), signal, what: 'virt-resize', hint: `growing ${last} to fill ${gib} GiB` });
+    await runGuestfs('virt-resize', ['--expand', last, disk, out], { signal, what: 'virt-resize', hint: `growing ${last} to fill ${gib} GiB` });
     renameSync(out, disk);
   } finally {
     rmSync(out, { force: true });

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
-import { fishWord, guestfsEnv, run } from './tools';
+import { fishWord, runGuestfs } from './tools';
 
 export interface GuestFacts {
   distro: string;
@@ -36,8 +36,8 @@ const MARK = '@@povdesk@@';
  */
 async function fish(disk: string, commands: string[], o: { inspect?: boolean; signal?: AbortSignal }): Promise<string[]> {
   const script = [...(o.inspect ? [] : ['run']), ...commands.flatMap((c) => [c, `echo ${MARK}`])].join('\n') + '\n';
-  const out = await run('guestfish', ['--ro', '-a', disk, ...(o.inspect ? ['-i'] : [])], {
-    env: guestfsEnv(), signal: o.signal, input: script, what: 'guestfish (inspection)',
+  const out = await runGuestfs('guestfish', ['--ro', '-a', disk, ...(o.inspect ? ['-i'] : [])], {
+    signal: o.signal, input: script, what: 'guestfish (inspection)',
   });
   return out.split(`${MARK}\n`).map((x) => x.replace(/\n$/, ''));
 }

@@ -5,7 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
 
 export interface RunOptions {
@@ -19,6 +21,8 @@ export interface RunOptions {
   what?: string;
   /** what the user can do about a failure */
   hint?: string;
+  /** called with the process group's id just before a cancel signals it */
+  beforeKill?: (pgid: number) => void;
 }
 
 /**
@@ -57,6 +61,7 @@ export function run(cmd: string, args: string[], o: RunOptions = {}): Promise<st
     child.stderr!.on('data', feed);
     let killTimer: NodeJS.Timeout | null = null;
     const onAbort = () => {
+      if (child.pid) o.beforeKill?.(child.pid);
       killGroup(child.pid, 'SIGTERM');
       killTimer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), 3000);
     };
@@ -84,6 +89,67 @@ export function run(cmd: string, args: string[], o: RunOptions = {}): Promise<st
       child.stdin.end(o.input);
     }
   });
+}
+
+/**
+ * A libguestfs tool (guestfish, virt-customize, virt-resize, virt-filesystems) that leaves nothing
+ * behind when cancelled. Killed mid-run, libguestfs skips its own clean-up and leaves two folders
+ * per appliance: its temp folder (overlays) and its socket folder. The temp folder goes into a
+ * private scratch folder removed afterwards (LIBGUESTFS_TMPDIR; not TMPDIR, which would also move
+ * the appliance cache and rebuild it every run), as does a non-root user's socket folder
+ * (XDG_RUNTIME_DIR). Root's socket folder is always /tmp/libguestfsXXXXXX: it is read from the
+ * appliance's QEMU command line before the cancel kills it, and removed after.
+ */
+export async function runGuestfs(cmd: string, args: string[], o: Omit<RunOptions, 'env' | 'beforeKill'> = {}): Promise<string> {
+  const scratch = mkdtempSync(join(tmpdir(), 'povdesk-guestfs-'));
+  const sockDirs = new Set<string>();
+  try {
+    return await run(cmd, args, {
+      ...o,
+      env: { ...guestfsEnv(), LIBGUESTFS_TMPDIR: scratch, XDG_RUNTIME_DIR: scratch },
+      beforeKill: (pgid) => {
+        for (const d of guestfsSocketDirs(pgid)) sockDirs.add(d);
+      },
+    });
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+    for (const d of sockDirs) removeSocketDir(d);
+  }
+}
+
+const SOCK_DIR = /(\/[^,\0]*\/libguestfs[A-Za-z0-9]{6})\/guestfsd\.sock/;
+
+/** The socket folders named on the command lines of a process group's members (Linux's /proc). */
+export function guestfsSocketDirs(pgid: number): string[] {
+  const out = new Set<string>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  } catch {
+    return [];
+  }
+  for (const pid of pids) {
+    try {
+      // the stat line's fields after the command's closing parenthesis: state, ppid, pgrp, …
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
+      const m = SOCK_DIR.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+      if (m) out.add(m[1]!);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return [...out];
+}
+
+/** Only a folder that is libguestfs's by name and holds nothing but its sockets. */
+function removeSocketDir(dir: string) {
+  if (!/^libguestfs[A-Za-z0-9]{6}$/.test(basename(dir)) || !existsSync(dir)) return;
+  try {
+    if (readdirSync(dir).every((n) => /\.sock$/.test(n))) rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // not ours to judge
+  }
 }
 
 function killGroup(pid: number | undefined, sig: NodeJS.Signals) {
