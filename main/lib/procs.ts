@@ -16,10 +16,15 @@ export interface Started {
 }
 
 /** Starts a program in its own process group with stdout/stderr appended to logFile. */
-export function startDetached(cmd: string, args: string[], logFile: string): Started {
+export function startDetached(cmd: string, args: string[], logFile: string, o: { dieWithParent?: boolean } = {}): Started {
   const fd = openSync(logFile, 'a');
   try {
-    const child = spawn(cmd, args, { detached: true, windowsHide: true, stdio: ['ignore', fd, fd] });
+    // dieWithParent (Linux): util-linux's setpriv sets PR_SET_PDEATHSIG and execs the program in
+    // place (same pid, its own argv), so the kernel kills it when this process dies, even by SIGKILL.
+    const setpriv = o.dieWithParent ? setprivPath() : null;
+    const [file, argv] = setpriv ? [setpriv, ['--pdeathsig', 'KILL', '--', cmd, ...args]] : [cmd, args];
+    const child = spawn(file, argv, { detached: true, windowsHide: true, stdio: ['ignore', fd, fd] });
+    if (setpriv && child.pid !== undefined) awaitSecondExec(child.pid, cmd);
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal }));
       child.once('error', () => resolve({ code: 127, signal: null }));
@@ -29,6 +34,36 @@ export function startDetached(cmd: string, args: string[], logFile: string): Sta
     return { pid: child.pid, exited };
   } finally {
     closeSync(fd);
+  }
+}
+
+let setprivFound: string | null | undefined;
+/** util-linux's setpriv (Linux only); null where it is missing, and then nothing dies with its parent. */
+function setprivPath(): string | null {
+  if (setprivFound === undefined) {
+    setprivFound = process.platform === 'linux' ? ['/usr/bin/setpriv', '/bin/setpriv', '/usr/sbin/setpriv'].find((p) => existsSync(p)) ?? null : null;
+  }
+  return setprivFound;
+}
+
+/**
+ * spawn returns once setpriv runs (libuv waits for the first exec), but setpriv's own exec of the
+ * program is still to come, and while it happens /proc/<pid>/cmdline reads empty: a liveness check
+ * by command line (aliveWith) then took the process for dead and the launch failed ("swtpm did not
+ * open its socket", no output). So wait, a few milliseconds, until the pid runs the program itself.
+ */
+function awaitSecondExec(pid: number, cmd: string) {
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  const end = Date.now() + 2000;
+  while (Date.now() < end) {
+    let argv0: string | undefined;
+    try {
+      argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
+    } catch {
+      return; // gone: its exit says why
+    }
+    if (argv0 === cmd) return;
+    Atomics.wait(nap, 0, 0, 2);
   }
 }
 

@@ -94,7 +94,7 @@ export async function learnOffline(stateDir: string, imageName: string, log?: (s
   const tmp = mkdtempSync(join(tmpdir(), 'povdesk-learn-'));
   try {
     cpSync(getImage(stateDir, imageName).dir, join(imagesDir(tmp), imageName), { recursive: true });
-    const m = await serve({ stateDir: tmp, socket: join(tmp, 'api.sock'), log });
+    const m = await serve({ stateDir: tmp, socket: join(tmp, 'api.sock'), log, dieWithParent: true });
     try {
       // Stopped mid-boot (the job cancelled, the app quitting): the finally below takes the VM and
       // its swtpm down. Without this the process died on the signal and left them running.

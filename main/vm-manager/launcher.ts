@@ -76,6 +76,11 @@ export interface QemuLauncherOptions {
   /** QEMU up and answering QMP */
   startMs: number;
   termMs: number;
+  /**
+   * The VMs' QEMU and swtpm die with this process (Linux: PR_SET_PDEATHSIG through setpriv). For
+   * throw-away managers such as a learn boot; a serving manager's VMs outlive it on purpose.
+   */
+  dieWithParent?: boolean;
 }
 
 const eventsSocket = (r: VmRecord) => join(r.paths.dir, 'qmp-events.sock');
@@ -113,7 +118,7 @@ export class QemuLauncher implements Launcher {
     const swtpmLog = join(r.paths.dir, 'swtpm.log');
     let swtpm;
     try {
-      swtpm = startDetached(findTool('swtpm') ?? 'swtpm', ['socket', '--tpm2', '--tpmstate', `dir=${r.paths.tpmState}`, '--ctrl', `type=unixio,path=${r.paths.swtpmSocket}`, '--log', 'level=1'], swtpmLog);
+      swtpm = startDetached(findTool('swtpm') ?? 'swtpm', ['socket', '--tpm2', '--tpmstate', `dir=${r.paths.tpmState}`, '--ctrl', `type=unixio,path=${r.paths.swtpmSocket}`, '--log', 'level=1'], swtpmLog, { dieWithParent: this.o.dieWithParent });
     } catch (e) {
       throw new LaunchError(`swtpm did not start: ${e instanceof Error ? e.message : String(e)}`);
     }
@@ -145,7 +150,7 @@ export class QemuLauncher implements Launcher {
     const qemuLog = join(r.paths.dir, 'qemu.log');
     let qemu;
     try {
-      qemu = startDetached(findTool('qemu-system-x86_64') ?? 'qemu-system-x86_64', qemuArgv(spec), qemuLog);
+      qemu = startDetached(findTool('qemu-system-x86_64') ?? 'qemu-system-x86_64', qemuArgv(spec), qemuLog, { dieWithParent: this.o.dieWithParent });
     } catch (e) {
       throw new LaunchError(`qemu did not start: ${e instanceof Error ? e.message : String(e)}`);
     }

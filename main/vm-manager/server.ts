@@ -31,6 +31,8 @@ export interface ServeOptions {
   /** skip the probe and use this accelerator (tests that already probed) */
   accel?: Accel;
   log?: (msg: string) => void;
+  /** The VMs die with this process (a learn boot's private manager); see QemuLauncherOptions. */
+  dieWithParent?: boolean;
 }
 
 export interface RunningManager {
@@ -87,7 +89,7 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   if (host.accelerator.warning) o.log?.(`warning: ${host.accelerator.warning}`);
   const token = o.token ?? randomBytes(24).toString('hex');
   const timeouts = { ...DEFAULT_TIMEOUTS, ...o.timeouts };
-  const launcher = new QemuLauncher({ accel, ovmf, metadataSocket: join(stateDir, 'metadata.sock'), nodeBinary: o.nodeBinary, startMs: timeouts.startMs, termMs: timeouts.termMs });
+  const launcher = new QemuLauncher({ accel, ovmf, metadataSocket: join(stateDir, 'metadata.sock'), nodeBinary: o.nodeBinary, startMs: timeouts.startMs, termMs: timeouts.termMs, dieWithParent: o.dieWithParent });
   const networks = new Networks(stateDir);
   const vms = new VmService({ stateDir, launcher, networkMode: (n) => networks.get(n).mode, timeouts, consoleMaxBytes: o.consoleMaxBytes, log: o.log });
   const metadata = new MetadataService({ socketPath: join(stateDir, 'metadata.sock'), vms, stateDir, learn: o.learn, log: o.log });

@@ -33,7 +33,7 @@ describe.skipIf(skip !== null)('a local control node enrols its agent through a 
 
   beforeAll(async () => {
     state = mkdtempSync(join(tmpdir(), 'lab-guest-'));
-    m = await serve({ stateDir: state, token: 'lab' });
+    m = await serve({ stateDir: state, token: 'lab', dieWithParent: true });
     client = new VmManagerClient(m.url, 'lab', 900_000);
     const t0 = Date.now();
     img = await ensureControlNodeImage(client, state, (l) => console.log(l));

@@ -69,7 +69,7 @@ export async function localPovWorld(o: { tuning?: CoreTuning; env?: Record<strin
   };
   try {
     // learn mode for the test image: its golden values may not be learned for this host yet
-    m = await serve({ stateDir: state, token: TOKEN, learn: [TEST_IMAGE] });
+    m = await serve({ stateDir: state, token: TOKEN, learn: [TEST_IMAGE], dieWithParent: true });
     const client = new VmManagerClient(m.url, TOKEN, 15 * 60_000);
     const image = await ensureControlNodeImage(client, state, log);
     log(`control-node image ${image.baked ? `baked in ${image.bakeSeconds} s` : 'from the cache'}, imported in ${image.importSeconds} s`);

@@ -57,7 +57,7 @@ export async function bakeWorld(o: { proofTimeoutMs?: number } = {}): Promise<Ba
   const sources = join(home, 'sources');
   mkdirSync(sources, { recursive: true });
   mkdirSync(CACHE, { recursive: true });
-  const m = await serve({ stateDir: state, token: 'bake-token' });
+  const m = await serve({ stateDir: state, token: 'bake-token', dieWithParent: true });
   const client = new VmManagerClient(m.url, 'bake-token', 900_000);
   const db = openDatabase(join(home, 'povdesk.sqlite'));
   const jobs = new JobRunner(db);
