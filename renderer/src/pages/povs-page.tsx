@@ -124,7 +124,7 @@ export default function PovsPage() {
       )}
       {povs && povs.length > 0 && <ListControls value={arrangement} onChange={setArrangement} shown={shown.length} total={povs.length} />}
       {povs && povs.length > 0 && <PovList povs={shown} jobs={jobs} lastJobs={lastJobs} now={now} onOpen={setOpen} onAction={onAction} onControlNode={onControlNode} connection={connection} />}
-      {naming && <NameVmDialog pov={naming} onClose={() => setNaming(null)} onSaved={() => void load()} />}
+      {naming && <NameVmDialog pov={naming} onClose={() => setNaming(null)} />}
       {creating && (
         <CreatePovDialog
           onClose={() => setCreating(false)}

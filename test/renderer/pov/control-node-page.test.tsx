@@ -1,5 +1,5 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Core } from '../../../main/core/create';
 import { ControlPlaneDouble } from '../../support/control-plane-double';
 import { BEGIN_MARKER, END_MARKER } from '../../../main/services/control-node/markers';
@@ -73,11 +73,15 @@ describe('Control node column on the POVs page', () => {
     const dialog = await screen.findByRole('dialog', { name: 'Control node VM for Hooli' });
     await waitFor(() => expect(dialog.querySelectorAll('datalist option')).toHaveLength(4));
     fireEvent.change(within(dialog).getByLabelText('Control node VM name'), { target: { value: 'Control-Node' } });
+    const calls = vi.spyOn(api, 'call');
     fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
     expect((await within(dialog).findByRole('status')).textContent).toMatch(/Control node: control-node/);
     fireEvent.click(within(dialog).getByRole('button', { name: 'Close' }));
     await waitFor(() => expect(within(cn()).getByTestId('cn-vm').textContent).toBe('control-node'));
     expect(within(cn()).queryByTestId('cn-reason')).toBeNull();
+    // the row moved by the pov.updated event the save published, not by reading the whole list again
+    expect(calls.mock.calls.map(([m]) => m)).toEqual(['pov.setControlNodeName']);
+    calls.mockRestore();
 
     startGuest();
     fireEvent.click(within(cn()).getByRole('button', { name: 'Install control node for Hooli' }));

@@ -7,9 +7,10 @@ import { ErrorAlert } from '../error-alert';
 /**
  * name VM: the control node's VM name for an existing POV (exact, case-insensitive; blank goes back
  * to resolving from the template), plus the Entitle agent host and Resource Broker host, which
- * resolution leaves out. Saving re-resolves and says which VM it picks or why none.
+ * resolution leaves out. Saving re-resolves and says which VM it picks or why none; the POV's row
+ * follows by the `pov.updated` event the save publishes.
  */
-export function NameVmDialog({ pov, onClose, onSaved }: { pov: PovView; onClose(): void; onSaved(): void }) {
+export function NameVmDialog({ pov, onClose }: { pov: PovView; onClose(): void }) {
   const cn = pov.controlNode;
   const [vms, setVms] = useState<PovVmView[]>([]);
   const [name, setName] = useState(cn.name ?? '');
@@ -49,7 +50,6 @@ export function NameVmDialog({ pov, onClose, onSaved }: { pov: PovView; onClose(
         saved.current = { ...saved.current, name: summary.name ?? '' };
       }
       setResult({ vm: summary.resolvedVm, reason: summary.resolvedVm ? null : summary.reason });
-      onSaved();
     } catch (e) {
       setError(errorText(e));
     } finally {
