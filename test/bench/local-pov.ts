@@ -18,7 +18,7 @@ import { createLocalPov, localPovWorld } from '../lab/local-pov-world';
 import { needs } from '../support/system';
 import { vmSkip } from '../vm-manager/support';
 
-const skip = vmSkip() ?? needs(['mmdebstrap', 'guestfish', 'virt-customize']);
+const skip = vmSkip() ?? needs(['mmdebstrap', 'guestfish']);
 if (skip) {
   console.log(`bench local-pov: skipped (${skip})`);
   process.exit(0);

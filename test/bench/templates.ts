@@ -27,7 +27,7 @@ import { controlNodeImageKey } from '../lab/control-node-image';
 import { needs } from '../support/system';
 import { CACHE } from '../templates/support';
 
-if (needs(['mmdebstrap', 'guestfish', 'virt-customize', 'qemu-system-x86_64', 'qemu-img', 'swtpm'])) {
+if (needs(['mmdebstrap', 'guestfish', 'qemu-system-x86_64', 'qemu-img', 'swtpm'])) {
   console.log('bench templates: skipped (missing system programs)');
   process.exit(0);
 }

@@ -19,7 +19,7 @@ import { CONTROL_NODE_IMAGE } from './control-node-image';
 import { createLocalPov, localPovWorld, type LocalPovWorld } from './local-pov-world';
 
 // The bake (on a cold cache) needs the template builder's tools too.
-const skip = vmSkip() ?? needs(['mmdebstrap', 'guestfish', 'virt-customize']);
+const skip = vmSkip() ?? needs(['mmdebstrap', 'guestfish']);
 
 describe.skipIf(skip !== null)('a full local POV (TCG): control node resolved, payload run in the guest, agent enrolled, destroy clean', () => {
   let w: LocalPovWorld;

@@ -1,6 +1,6 @@
 /**
  * Real bakes, real boots: a minimal Debian from Debian's packages is baked (runner, docker.io,
- * open-vm-tools via virt-customize with no guest network), boots under TCG in the local
+ * open-vm-tools in libguestfs's appliance with no guest network), boots under TCG in the local
  * vm-manager (OVMF + swtpm, the disk as the manager boots any imported disk), and its runner
  * fetches the probe from the metadata service and runs it. Then the export is checked byte by
  * byte, and the OVA, taken back as a source, is baked again: Docker present → left alone, and the
@@ -117,10 +117,10 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     expect(log.find((l) => l.startsWith('inspect: ') && l.includes('runtime'))).toContain('runtime docker.io');
     expect(r.proof.passed).toBe(true);
     expect(r.proof.dockerEnabled).toBe('enabled');
-    // the version in the image after the bake is the one before (both files in one appliance boot)
+    // the version in the image after the bake is the one before (the files in one appliance boot)
     const out = join(w.home, 'again-files');
     mkdirSync(out);
-    execFileSync('virt-copy-out', ['-a', join(w.state, 'images', 'ctl-again', 'base.qcow2'), '/etc/povdesk/template-manifest.json', '/var/lib/dpkg/status', out], {
+    execFileSync('virt-copy-out', ['-a', join(w.state, 'images', 'ctl-again', 'base.qcow2'), '/etc/povdesk/template-manifest.json', '/var/lib/dpkg/status', '/etc/machine-id', out], {
       env: guestfsEnv(),
     });
     const after = JSON.parse(readFileSync(join(out, 'template-manifest.json'), 'utf8'));
@@ -128,6 +128,7 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     const status = readFileSync(join(out, 'status'), 'utf8');
     const version = /Package: docker\.io\n(?:.+\n)*?Version: (.+)/.exec(status)?.[1];
     expect(version).toBe(before);
+    expect(readFileSync(join(out, 'machine-id'), 'utf8')).toBe(''); // each VM of the template makes its own
     console.log(`bake from OVA: stages ${JSON.stringify(r.manifest.stages)}`);
   }, 1_500_000);
 });

@@ -19,7 +19,7 @@ import { pidsWith, repo } from '../vm-manager/support';
 
 export const CACHE = join(process.env.POVDESK_TEST_CACHE ?? join(homedir(), '.cache', 'povdesk-test'), 'templates');
 export const TOOLS = [
-  'qemu-system-x86_64', 'qemu-img', 'swtpm', '/usr/share/OVMF/OVMF_CODE_4M.fd', 'mmdebstrap', 'guestfish', 'virt-customize',
+  'qemu-system-x86_64', 'qemu-img', 'swtpm', '/usr/share/OVMF/OVMF_CODE_4M.fd', 'mmdebstrap', 'guestfish', 'virt-copy-out',
   'virt-resize', 'virt-filesystems', 'apt-get', 'tar', 'xmllint',
 ];
 

@@ -1,12 +1,13 @@
 /**
- * What is on the disk, asked of libguestfs (read-only, inside its appliance): the guest OS, its
- * init, free space, dpkg's status file (to fetch exactly what it lacks) and whether a container
- * runtime is installed. Refuses what the runner cannot serve (Windows, no systemd, unknown) with
- * the reason.
+ * What is on the disk, asked of libguestfs inside the bake's appliance (which then stays open for
+ * the install): the guest OS, its init, free space, dpkg's status file (to fetch exactly what it
+ * lacks) and whether a container runtime is installed. Refuses what the runner cannot serve
+ * (Windows, no systemd, unknown) with the reason.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
+import { GuestSession } from './fish';
 import { fishWord, runGuestfs } from './tools';
 
 export interface GuestFacts {
@@ -31,12 +32,13 @@ export const RUNTIME_PACKAGES = ['docker.io', 'docker-ce', 'moby-engine', 'podma
 const MARK = '@@povdesk@@';
 
 /**
- * One guestfish script run (one appliance boot): `-`-prefixed commands may fail without ending the
- * script; each command's output is separated by a marker line, so the answers come back in order.
+ * One read-only guestfish script run (one appliance boot, nothing mounted): `-`-prefixed commands
+ * may fail without ending the script; each command's output is separated by a marker line, so the
+ * answers come back in order.
  */
-async function fish(disk: string, commands: string[], o: { inspect?: boolean; signal?: AbortSignal }): Promise<string[]> {
-  const script = [...(o.inspect ? [] : ['run']), ...commands.flatMap((c) => [c, `echo ${MARK}`])].join('\n') + '\n';
-  const out = await runGuestfs('guestfish', ['--ro', '-a', disk, ...(o.inspect ? ['-i'] : [])], {
+async function fish(disk: string, commands: string[], o: { signal?: AbortSignal }): Promise<string[]> {
+  const script = ['run', ...commands.flatMap((c) => [c, `echo ${MARK}`])].join('\n') + '\n';
+  const out = await runGuestfs('guestfish', ['--ro', '-a', disk], {
     signal: o.signal, input: script, what: 'guestfish (inspection)',
   });
   return out.split(`${MARK}\n`).map((x) => x.replace(/\n$/, ''));
@@ -72,23 +74,37 @@ async function noOs(disk: string, signal?: AbortSignal): Promise<never> {
 const windows = (what: string) => refuse(`the image holds Windows (${what}): the control-node runner needs a Linux guest with systemd; pick the template's Linux VM`);
 
 /**
- * One appliance boot (`guestfish -i`: inspect and mount the guest's file systems read-only), then
- * everything is read from the mounted tree; a second boot only when no OS was found.
+ * The bake's appliance (`GuestSession`: guestfish -i, the guest mounted read-write on the private
+ * working copy) and what inspection found. The session stays open for the install (customize.ts),
+ * so a bake boots one appliance; a second and third boot only when no OS was found (noOs). The
+ * caller closes the session, or aborts it when the bake stops.
  */
-export async function inspectGuest(disk: string, work: string, signal?: AbortSignal): Promise<GuestFacts> {
+export async function openGuest(disk: string, work: string, signal?: AbortSignal): Promise<{ guest: GuestFacts; session: GuestSession }> {
   const dpkgStatus = join(work, 'dpkg-status');
+  let session: GuestSession | null = null;
   let answers: string[];
   try {
-    answers = await fish(disk, [
+    session = await GuestSession.open(disk, { signal, what: 'guestfish (inspection)' });
+    answers = await session.run([
       '-inspect-get-roots', '-cat /etc/os-release', '-is-file /lib/systemd/systemd followsymlinks:true', '-is-file /usr/lib/systemd/systemd followsymlinks:true',
       '-statvfs /', `-download /var/lib/dpkg/status ${fishWord(dpkgStatus)}`, ...WINDOWS_DIRS.map((p) => `-is-dir ${p}`),
-    ], { inspect: true, signal });
+    ]);
   } catch (e) {
+    await session?.abort();
     if ((e as AppError).code === 'cancelled') throw e;
     if (/no operating system was found/i.test((e as Error).message)) return noOs(disk, signal);
     if (/multi-boot/i.test((e as Error).message)) throw refuse('the image holds several operating systems: bake an image with one');
     throw e;
   }
+  try {
+    return { guest: facts(answers, dpkgStatus), session };
+  } catch (e) {
+    await session.abort();
+    throw e;
+  }
+}
+
+function facts(answers: string[], dpkgStatus: string): GuestFacts {
   const [rootsOut = '', osRelease = '', sd1 = '', sd2 = '', statvfs = '', , ...win] = answers.map((x) => x.trim());
   if (win.some((x) => x === 'true')) throw windows(`\\Windows\\System32 on ${rootsOut.split('\n')[0] ?? 'its system volume'}`);
   const field = (k: string) => new RegExp(`^${k}=["']?([^"'\n]*)`, 'm').exec(osRelease)?.[1] ?? '';

@@ -17,7 +17,8 @@ import type { VmManagerClient } from '../../vm-api/client';
 import { RUNNER_PATH, UNIT_NAME, runnerScript } from '../control-node/runner';
 import { customize } from './customize';
 import { debianBase } from './debian';
-import { inspectGuest, type GuestFacts } from './inspect';
+import type { GuestSession } from './fish';
+import { openGuest, type GuestFacts } from './inspect';
 import { writeExport } from './ova';
 import { fetchPackages, type FetchedPackage } from './packages';
 import { checkPreloadImages } from './preload';
@@ -98,6 +99,8 @@ export class TemplateService {
     const work = join(this.root, 'work', `${process.pid}-${job.id}`);
     const incoming = join(stateDir, 'incoming', `${process.pid}-${job.id}-${args.name}.qcow2`);
     let registered = false;
+    // the bake's one libguestfs appliance, open from inspection to the end of the install
+    let session: GuestSession | null = null;
     const times: Record<string, number> = {};
     let stageStart = Date.now();
     const stage = (s: BakeStage, msg: string) => {
@@ -131,7 +134,9 @@ export class TemplateService {
       done('source');
 
       stage('inspect', 'detecting the guest OS (libguestfs inspection)');
-      const guest = await inspectGuest(disk, work, job.signal);
+      const opened = await openGuest(disk, work, job.signal);
+      session = opened.session;
+      const guest = opened.guest;
       job.log(`inspect: ${guest.product} (${guest.distro} ${guest.version}, ${guest.codename}); runtime ${guest.runtime ?? 'none'}; ${Math.round(guest.freeBytes / 1024 ** 2)} MiB free`);
       done('inspect');
 
@@ -150,13 +155,14 @@ export class TemplateService {
       job.log(`packages: ${debs.length} .deb (${Math.round(debs.reduce((n, p) => n + p.bytes, 0) / 1024 ** 2)} MiB)`);
       done('packages');
 
-      stage('bake', 'installing the runner, Docker and open-vm-tools (virt-customize)');
+      stage('bake', 'installing the runner, Docker and open-vm-tools (in the appliance inspection booted)');
       const runner = runnerScript();
       const manifest = this.manifest(args, sourceLabel, baseSha256, guest, debs, runner.sha256, times);
-      await customize({
-        disk, work, debsDir: debs.length ? join(work, 'debs') : null, runner, manifest, enableDocker: args.docker !== 'skip', preloadImages: preload.map((p) => p.path),
-        signal: job.signal, log: (l) => job.log(l),
+      await customize(session, {
+        work, debsDir: debs.length ? join(work, 'debs') : null, runner, manifest, enableDocker: args.docker !== 'skip', preloadImages: preload.map((p) => p.path),
+        log: (l) => job.log(l),
       });
+      session = null; // closed: the disk is unmounted and synced
       done('bake');
 
       stage('register', 'importing the baked disk into the local vm-manager');
@@ -185,6 +191,7 @@ export class TemplateService {
       job.progress('proof', 1, proof.message);
       return { image: args.name, manifest: final, proof };
     } catch (e) {
+      await session?.abort();
       if (registered) await client.deleteImage(args.name).catch((err: Error) => job.log(`could not remove image ${args.name}: ${err.message}`, 'warn'));
       throw e;
     } finally {

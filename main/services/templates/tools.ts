@@ -1,9 +1,9 @@
 /**
- * Running the image tools (mmdebstrap, guestfish, virt-customize, qemu-img, apt-get) as child
+ * Running the image tools (mmdebstrap, guestfish, virt-resize, qemu-img, apt-get) as child
  * processes: each in its own process group, so a cancel kills the tool and the QEMU appliance it
  * started; output kept (the tail goes into the error) and streamed line by line to the job.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,8 @@ export interface RunOptions {
   hint?: string;
   /** called with the process group's id just before a cancel signals it */
   beforeKill?: (pgid: number) => void;
+  /** a tool kept open: called once it is spawned; its stdin stays open for the caller to write and end */
+  onStart?: (child: ChildProcess) => void;
 }
 
 /**
@@ -40,7 +42,8 @@ const TAIL = 40;
 export function run(cmd: string, args: string[], o: RunOptions = {}): Promise<string> {
   if (o.signal?.aborted) return Promise.reject(new AppError('cancelled', `${o.what ?? cmd} cancelled`));
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: o.env ?? process.env, cwd: o.cwd, detached: true, stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const stdin = o.input === undefined && !o.onStart ? 'ignore' : 'pipe';
+    const child = spawn(cmd, args, { env: o.env ?? process.env, cwd: o.cwd, detached: true, stdio: [stdin, 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const tail: string[] = [];
     let partial = '';
@@ -86,13 +89,14 @@ export function run(cmd: string, args: string[], o: RunOptions = {}): Promise<st
     });
     if (child.stdin) {
       child.stdin.on('error', () => {}); // a tool that exits without reading its script: its exit code says why
-      child.stdin.end(o.input);
+      if (o.input !== undefined) child.stdin.end(o.input);
     }
+    o.onStart?.(child);
   });
 }
 
 /**
- * A libguestfs tool (guestfish, virt-customize, virt-resize, virt-filesystems) that leaves nothing
+ * A libguestfs tool (guestfish, virt-resize, virt-filesystems) that leaves nothing
  * behind when cancelled. Killed mid-run, libguestfs skips its own clean-up and leaves two folders
  * per appliance: its temp folder (overlays) and its socket folder. The temp folder goes into a
  * private scratch folder removed afterwards (LIBGUESTFS_TMPDIR; not TMPDIR, which would also move

@@ -10,7 +10,7 @@ const STAGE_LABEL: Record<(typeof BAKE_STAGES)[number], string> = {
   source: 'Source',
   inspect: 'Detect OS',
   packages: 'Fetch packages',
-  bake: 'Install (virt-customize)',
+  bake: 'Install (in the guest)',
   register: 'Add to local VMs',
   proof: 'Proof boot',
 };
