@@ -56,13 +56,8 @@ function awaitSecondExec(pid: number, cmd: string) {
   const nap = new Int32Array(new SharedArrayBuffer(4));
   const end = Date.now() + 2000;
   while (Date.now() < end) {
-    let argv0: string | undefined;
-    try {
-      argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
-    } catch {
-      return; // gone: its exit says why
-    }
-    if (argv0 === cmd) return;
+    const argv = procCmdline(pid);
+    if (argv === null || argv[0] === cmd) return; // gone (its exit says why), or running the program
     Atomics.wait(nap, 0, 0, 2);
   }
 }
@@ -88,17 +83,30 @@ export function procBackend(platform: NodeJS.Platform = process.platform): ProcB
   return 'ps';
 }
 
-/** /proc/<pid>/stat and cmdline; null for no such process or a zombie. */
-function viaProc(pid: number): ProcInfo | null {
+/** /proc/<pid>/stat and cmdline, with the process group; null for no such process or a zombie. */
+function procEntry(pid: number): { info: ProcInfo; pgrp: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the fields after the command name: state, ppid, pgrp, …
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     if (fields[0] === 'Z' || fields[0] === 'X') return null;
     const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     // field 22 (starttime, clock ticks since boot) is the 20th after the command name
-    return { pid, start: fields[19] ?? '', argv: raw.split('\0').filter((s) => s !== '') };
+    return { info: { pid, start: fields[19] ?? '', argv: raw.split('\0').filter((s) => s !== '') }, pgrp: Number(fields[2]) };
   } catch {
     return null;
+  }
+}
+
+function viaProc(pid: number): ProcInfo | null {
+  return procEntry(pid)?.info ?? null;
+}
+
+function procPids(): number[] {
+  try {
+    return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number);
+  } catch {
+    return [];
   }
 }
 
@@ -167,13 +175,13 @@ export function procInfo(pid: number, backend: ProcBackend = procBackend()): Pro
 export function listProcs(backend: ProcBackend = procBackend()): ProcInfo[] {
   if (backend === 'ps') return viaPs(null);
   if (backend === 'cim') return viaCim(null);
-  let entries: string[] = [];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  return entries.filter((e) => /^\d+$/.test(e)).map((e) => viaProc(Number(e))).filter((p): p is ProcInfo => p !== null);
+  return procPids().map(viaProc).filter((p): p is ProcInfo => p !== null);
+}
+
+/** The live members of a process group (Linux's /proc; empty elsewhere). */
+export function processGroup(pgid: number): ProcInfo[] {
+  if (procBackend() !== 'proc') return [];
+  return procPids().map(procEntry).filter((e) => e !== null && e.pgrp === pgid).map((e) => e!.info);
 }
 
 /** The command line of a live pid; null when there is no such process or it is a zombie. */

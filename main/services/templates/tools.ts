@@ -5,10 +5,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
+import { processGroup } from '../../lib/procs';
 
 export interface RunOptions {
   signal?: AbortSignal;
@@ -121,29 +122,11 @@ export async function runGuestfs(cmd: string, args: string[], o: Omit<RunOptions
   }
 }
 
-const SOCK_DIR = /(\/[^,\0]*\/libguestfs[A-Za-z0-9]{6})\/guestfsd\.sock/;
+const SOCK_DIR = /(\/[^,]*\/libguestfs[A-Za-z0-9]{6})\/guestfsd\.sock/;
 
-/** The socket folders named on the command lines of a process group's members (Linux's /proc). */
+/** The socket folders named on the command lines of a process group's members. */
 export function guestfsSocketDirs(pgid: number): string[] {
-  const out = new Set<string>();
-  let pids: string[] = [];
-  try {
-    pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
-  } catch {
-    return [];
-  }
-  for (const pid of pids) {
-    try {
-      // the stat line's fields after the command's closing parenthesis: state, ppid, pgrp, …
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
-      const m = SOCK_DIR.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-      if (m) out.add(m[1]!);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return [...out];
+  return [...new Set(processGroup(pgid).flatMap((p) => p.argv.flatMap((a) => SOCK_DIR.exec(a)?.[1] ?? [])))];
 }
 
 /** Only a folder that is libguestfs's by name and holds nothing but its sockets. */
