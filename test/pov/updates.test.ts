@@ -12,7 +12,6 @@ afterEach(async () => {
 /** Checks publish after their (async) badge step: let them land. */
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
-
 /** pov.updated: what the POV list follows instead of re-reading when jobs settle. */
 describe('pov.updated', () => {
   it('follows a create to its confirmed runstate and ends with the row free; a sweep publishes only what changed', async () => {

@@ -14,6 +14,16 @@ import { runGuestfs } from './tools';
 
 const MARK = '@@povdesk@@';
 
+/** guestfish script lines: each command followed by an echoed marker, so answers can be told apart. */
+export function markedCommands(commands: string[]): string[] {
+  return commands.flatMap((c) => [c, `echo ${MARK}`]);
+}
+
+/** What markedCommands' commands printed, split into each command's output (trailing newline cut). */
+export function splitAnswers(out: string): string[] {
+  return out.split(`${MARK}\n`).map((x) => x.replace(/\n$/, ''));
+}
+
 export class GuestSession {
   private out = '';
   private waiting: { end: string; resolve(answers: string[]): void; reject(e: Error): void } | null = null;
@@ -61,7 +71,7 @@ export class GuestSession {
     if (this.ended) return Promise.reject(this.ended);
     if (this.waiting) return Promise.reject(new Error('one batch at a time'));
     const end = `${MARK}end-${++this.batches}`;
-    const script = [...commands.flatMap((c) => [c, `echo ${MARK}`]), `echo ${end}`].join('\n') + '\n';
+    const script = [...markedCommands(commands), `echo ${end}`].join('\n') + '\n';
     return new Promise((resolve, reject) => {
       this.waiting = { end, resolve, reject };
       this.child.stdin!.write(script);
@@ -86,7 +96,7 @@ export class GuestSession {
     if (!w) return;
     const at = this.out.indexOf(`${w.end}\n`);
     if (at < 0) return;
-    const answers = this.out.slice(0, at).split(`${MARK}\n`).slice(0, -1).map((x) => x.replace(/\n$/, ''));
+    const answers = splitAnswers(this.out.slice(0, at)).slice(0, -1);
     this.out = this.out.slice(at + w.end.length + 1);
     this.waiting = null;
     w.resolve(answers);

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
-import { GuestSession } from './fish';
+import { GuestSession, markedCommands, splitAnswers } from './fish';
 import { fishWord, runGuestfs } from './tools';
 
 export interface GuestFacts {
@@ -29,19 +29,17 @@ export interface GuestFacts {
 /** Packages that make `docker` resolve on a Debian-family guest. */
 export const RUNTIME_PACKAGES = ['docker.io', 'docker-ce', 'moby-engine', 'podman-docker'];
 
-const MARK = '@@povdesk@@';
-
 /**
  * One read-only guestfish script run (one appliance boot, nothing mounted): `-`-prefixed commands
  * may fail without ending the script; each command's output is separated by a marker line, so the
  * answers come back in order.
  */
 async function fish(disk: string, commands: string[], o: { signal?: AbortSignal }): Promise<string[]> {
-  const script = ['run', ...commands.flatMap((c) => [c, `echo ${MARK}`])].join('\n') + '\n';
+  const script = ['run', ...markedCommands(commands)].join('\n') + '\n';
   const out = await runGuestfs('guestfish', ['--ro', '-a', disk], {
     signal: o.signal, input: script, what: 'guestfish (inspection)',
   });
-  return out.split(`${MARK}\n`).map((x) => x.replace(/\n$/, ''));
+  return splitAnswers(out);
 }
 
 export function parseDpkgStatus(text: string): Map<string, string> {
