@@ -12,8 +12,13 @@ afterEach(() => {
   for (const c of started.splice(0)) c.kill('SIGKILL');
 });
 
-/** Burns `ms` of its own CPU time (not wall time: the machine may be busy), then says "done". */
-const burn = (ms: number) => `while ((process.cpuUsage().user + process.cpuUsage().system) / 1000 < ${ms}); console.log("done");`;
+/**
+ * Burns `ms` of its own CPU time from when it starts burning (not wall time: the machine may be
+ * busy; not from process start: node's own start-up, ~0.1 s of CPU on a loaded machine, would
+ * be taken out of the burn and out of what a later snapshot can see), then says "done".
+ */
+const burn = (ms: number) =>
+  `{ const cpu = () => (process.cpuUsage().user + process.cpuUsage().system) / 1000; const t0 = cpu(); while (cpu() - t0 < ${ms}); console.log("done"); }`;
 
 function start(cmd: string, args: string[]): ChildProcess {
   const c = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'ignore'] });
