@@ -1,10 +1,15 @@
 /**
  * Real bakes, real boots: a minimal Debian from Debian's packages is baked (runner, docker.io,
- * open-vm-tools in libguestfs's appliance with no guest network), boots under TCG in the local
- * vm-manager (OVMF + swtpm, the disk as the manager boots any imported disk), and its runner
- * fetches the probe from the metadata service and runs it. Then the export is checked byte by
- * byte, and the OVA, taken back as a source, is baked again: Docker present → left alone, and the
- * converted-back disk passes the same proof.
+ * open-vm-tools in libguestfs's appliance with no guest network, the test agent's image
+ * preloaded), boots under TCG in the local vm-manager (OVMF + swtpm, the disk as the manager boots
+ * any imported disk), and its runner fetches the probe from the metadata service and runs it with
+ * the preloaded image in Docker. Then the export is checked byte by byte, and the OVA, taken back
+ * as a source, is baked again: Docker present → left alone, and the converted-back disk passes the
+ * same proof.
+ *
+ * The first bake is the lab's control-node recipe (test/lab/control-node-image.ts), kept as its
+ * cached disk when none is cached: on a cold cache (every CI run) the lab, the cancels in
+ * bad-input.test.ts and the benches then import it instead of baking Debian a second time.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -14,6 +19,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerScript } from '../../main/services/control-node/runner';
 import { guestfsEnv } from '../../main/services/templates/tools';
+import { AGENT_REF } from '../lab/agent-image';
+import { CONTROL_NODE_IMAGE as NAME, controlNodeBakeArgs, keepControlNodeDisk } from '../lab/control-node-image';
 import { bakeSkip, bakeWorld, leftovers, tarMembers, type BakeWorld } from './support';
 
 const skip = bakeSkip();
@@ -30,14 +37,14 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     await w?.close();
   });
 
-  it('bakes a minimal Debian: runner + docker.io + open-vm-tools, proof boot green, docker enabled, nothing left over', async () => {
+  it('bakes a minimal Debian: runner + docker.io + open-vm-tools + a preloaded image, proof boot green, docker enabled, nothing left over', async () => {
     const t0 = Date.now();
-    const id = w.svc.bake({ source: { debian: 'bookworm' }, name: 'ctl' });
+    const id = w.svc.bake(controlNodeBakeArgs(w));
     const job = await w.jobs.wait(id);
     const log = w.jobs.log(id).map((l) => l.message);
     if (job.state !== 'succeeded') console.log(log.slice(-60).join('\n'));
     expect(job.state, job.error?.message).toBe('succeeded');
-    const r = job.result as { manifest: { stages: Record<string, number>; docker: string; packages: Record<string, string>; runner: { sha256: string } }; proof: { passed: boolean; dockerEnabled: string; runnerSha256: string } };
+    const r = job.result as { manifest: { stages: Record<string, number>; docker: string; packages: Record<string, string>; runner: { sha256: string } }; proof: { passed: boolean; dockerEnabled: string; runnerSha256: string; message: string } };
     console.log(`bake debian: ${Math.round((Date.now() - t0) / 1000)} s, stages ${JSON.stringify(r.manifest.stages)}; ${log.find((l) => l.startsWith('source: Debian base'))}`);
     expect(r.proof.passed).toBe(true);
     expect(r.proof.dockerEnabled).toBe('enabled');
@@ -47,29 +54,32 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     expect(r.manifest.docker).toBe('installed');
     expect(Object.keys(r.manifest.packages)).toEqual(expect.arrayContaining(['docker.io', 'open-vm-tools']));
     expect(log.some((l) => l.includes('POVDESK-PROBE'))).toBe(true);
+    expect(r.proof.message).toContain(`preloaded ${AGENT_REF} in Docker`);
     const listed = w.svc.list();
-    expect(listed.map((b) => b.name)).toEqual(['ctl']);
+    expect(listed.map((b) => b.name)).toEqual([NAME]);
     expect(listed[0]?.proof?.passed).toBe(true);
-    expect((await w.client.localImages()).map((i) => i.name)).toContain('ctl');
+    const img = (await w.client.localImages()).find((i) => i.name === NAME);
+    expect(img?.path && img.disk).toBeTruthy();
     // nothing but the image and its entry: no work dir, no VM, no tool processes
-    expect((await leftovers(w, 'ctl')).filter((l) => !l.startsWith('image ctl') && !l.startsWith('baked entry'))).toEqual([]);
+    expect((await leftovers(w, NAME)).filter((l) => !l.startsWith(`image ${NAME}`) && !l.startsWith('baked entry'))).toEqual([]);
+    if (await keepControlNodeDisk(join(img!.path!, img!.disk!))) console.log('bake debian: kept as the cached control-node image');
   }, 1_500_000);
 
   it('exports an OVA Skytap accepts: USTAR .ovf,.mf,.vmdk; streamOptimized VMDK v3; manifest verifies; OVF parses, sizes match', async () => {
-    const id = w.svc.exportImage({ imageId: 'ctl', format: 'ova' });
+    const id = w.svc.exportImage({ imageId: NAME, format: 'ova' });
     const job = await w.jobs.wait(id);
     expect(job.state, job.error?.message).toBe('succeeded');
     const files = (job.result as { files: { path: string; bytes: number }[] }).files;
     expect(files).toHaveLength(1);
     ova = files[0]!.path;
-    expect(ova.endsWith('/ctl.ova')).toBe(true);
+    expect(ova.endsWith(`/${NAME}.ova`)).toBe(true);
     const members = tarMembers(ova);
-    expect(members.map((m) => m.name)).toEqual(['ctl.ovf', 'ctl.mf', 'ctl-disk1.vmdk']);
+    expect(members.map((m) => m.name)).toEqual([`${NAME}.ovf`, `${NAME}.mf`, `${NAME}-disk1.vmdk`]);
     for (const m of members) expect([m.magic, m.version]).toEqual(['ustar\0', '00']);
     const out = join(w.home, 'ova-x');
     mkdirSync(out);
     execFileSync('tar', ['-xf', ova, '-C', out]);
-    const vmdk = join(out, 'ctl-disk1.vmdk');
+    const vmdk = join(out, `${NAME}-disk1.vmdk`);
     const info = JSON.parse(execFileSync('qemu-img', ['info', '--output=json', vmdk], { encoding: 'utf8' }));
     expect(info.format).toBe('vmdk');
     expect(info['format-specific']?.data?.['create-type']).toBe('streamOptimized');
@@ -79,7 +89,7 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     closeSync(fd);
     expect(head.subarray(0, 4).toString('latin1')).toBe('KDMV');
     expect(head.readUInt32LE(4)).toBe(3);
-    const mf = readFileSync(join(out, 'ctl.mf'), 'utf8');
+    const mf = readFileSync(join(out, `${NAME}.mf`), 'utf8');
     const lines = mf.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
     for (const l of lines) {
@@ -87,14 +97,14 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
       expect(m, l).not.toBeNull();
       expect(sha(join(out, m![1]!))).toBe(m![2]);
     }
-    const ovf = readFileSync(join(out, 'ctl.ovf'), 'utf8');
-    execFileSync('xmllint', ['--noout', join(out, 'ctl.ovf')]); // throws when it does not parse
-    const size = Number(/ovf:href="ctl-disk1\.vmdk" ovf:id="file1" ovf:size="(\d+)"/.exec(ovf)?.[1]);
+    const ovf = readFileSync(join(out, `${NAME}.ovf`), 'utf8');
+    execFileSync('xmllint', ['--noout', join(out, `${NAME}.ovf`)]); // throws when it does not parse
+    const size = Number(new RegExp(`ovf:href="${NAME}-disk1\\.vmdk" ovf:id="file1" ovf:size="(\\d+)"`).exec(ovf)?.[1]);
     expect(size).toBe(statSync(vmdk).size);
     expect(members[2]!.size).toBe(size);
     const capacity = Number(/ovf:capacity="(\d+)"/.exec(ovf)?.[1]);
     expect(capacity).toBe(info['virtual-size']);
-    expect(ovf).toMatch(/<VirtualSystem ovf:id="ctl">/);
+    expect(ovf).toContain(`<VirtualSystem ovf:id="${NAME}">`);
     expect(ovf.match(/<VirtualSystem\b/g)).toHaveLength(1);
     expect(ovf).toMatch(/<rasd:Connection>automatic<\/rasd:Connection>/);
     expect(ovf).toMatch(/vmw:osType="debian11_64Guest"/);
@@ -103,7 +113,7 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
 
   it('the OVA taken back as a source: Docker present is left alone (same version), and the converted-back disk passes the same proof', async () => {
     expect(existsSync(ova)).toBe(true);
-    const src = join(w.sources, 'ctl.ova');
+    const src = join(w.sources, `${NAME}.ova`);
     await copyFile(ova, src); // not cp under execFileSync: the in-process vm-manager must keep its event loop
     const before = (w.svc.list()[0]?.manifest.packages ?? {})['docker.io'];
     const id = w.svc.bake({ source: src, name: 'ctl-again' });
