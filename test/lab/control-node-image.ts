@@ -54,15 +54,17 @@ export function controlNodeBakeArgs(w: BakeWorld): BakeArgs {
 const cachedDisk = () => join(CACHE, 'control-node', controlNodeImageKey(), 'disk.qcow2');
 
 /**
- * Keeps `image` (the qcow2 a bake of controlNodeBakeArgs registered) as the cached control-node
- * disk, unless one is cached already. Returns whether it did.
+ * Keeps the image a bake of controlNodeBakeArgs registered in `w`'s manager as the cached
+ * control-node disk, unless one is cached already. Returns whether it did.
  */
-export async function keepControlNodeDisk(image: string): Promise<boolean> {
+export async function keepControlNodeDisk(w: BakeWorld): Promise<boolean> {
   const disk = cachedDisk();
   if (existsSync(disk)) return false;
+  const img = (await w.client.localImages()).find((i) => i.name === CONTROL_NODE_IMAGE);
+  if (!img?.path || !img.disk) throw new Error('the bake succeeded but its image is not in the bake manager');
   mkdirSync(dirname(disk), { recursive: true });
   // copied then renamed: a reader never sees half a disk
-  await copyFile(image, `${disk}.tmp-${process.pid}`);
+  await copyFile(join(img.path, img.disk), `${disk}.tmp-${process.pid}`);
   renameSync(`${disk}.tmp-${process.pid}`, disk);
   return true;
 }
@@ -81,9 +83,7 @@ export async function controlNodeDisk(log: (l: string) => void = () => {}): Prom
         const tail = w.jobs.log(id).map((l) => l.message).slice(-40).join('\n');
         throw new Error(`the control-node bake ${job.state}: ${job.error?.message ?? ''}\n${tail}`);
       }
-      const img = (await w.client.localImages()).find((i) => i.name === CONTROL_NODE_IMAGE);
-      if (!img?.path || !img.disk) throw new Error('the bake succeeded but its image is not in the bake manager');
-      await keepControlNodeDisk(join(img.path, img.disk));
+      await keepControlNodeDisk(w);
       bakeSeconds = Math.round((Date.now() - t0) / 1000);
       log(`control-node image baked in ${bakeSeconds} s (${JSON.stringify((job.result as { manifest?: { stages?: unknown } } | null)?.manifest?.stages ?? {})})`);
     } finally {
