@@ -82,6 +82,10 @@ async function main() {
       console.log(`bench ssh-ui-xterm: ${median(rounds.map((r) => r.ours)).toFixed(1)} MB/s ratio ${median(vsPty).toFixed(2)} target 0.6 (median of ${rounds.length}; lowest ${Math.min(...vsPty).toFixed(2)}, target none below 0.5)`);
       console.log(`bench ssh-ui-xterm-vs-nopty: ratio ${(rounds[0]!.ours / rounds[0]!.noPty).toFixed(2)}`);
       console.log(`bench ssh-ui-xterm-alone: ${median(rounds.map((r) => r.alone)).toFixed(1)} MB/s (the same 100 MB written into a bare xterm of the same size, ${termCols}x${termRows}, in the same Chromium: the renderer's ceiling) ratio ours/alone ${median(vsAlone).toFixed(2)} target 0.9 (rounds ${vsAlone.map((x) => x.toFixed(2)).join('/')})`);
+      // The two targets are one only where OpenSSH runs at most 1.5x the bare xterm (0.9 / 0.6);
+      // above 1.0 here, 0.6 of `ssh -tt` is faster than xterm alone renders in this Chromium.
+      const needs = rounds.map((r) => (0.6 * r.pty) / r.alone);
+      console.log(`bench ssh-ui-targets: 0.6 of ssh -tt needs ${median(needs).toFixed(2)} of the bare xterm's speed (median; rounds ${needs.map((x) => x.toFixed(2)).join('/')}; above 1.00 no terminal in this Chromium reaches it)`);
       // Where the CPU went (the median round by the app's ratio to bare xterm), and what it allows:
       // the bare xterm has the machine's cores to itself, the app shares them with sshd, the host
       // and Chromium's network path, so its least possible time is bounded by all its CPU seconds.
