@@ -217,13 +217,13 @@ export class VmManagerClient {
   async deleteImage(name: string): Promise<void> {
     await this.send('DELETE', `/images/${seg(name)}`);
   }
-  /** LOCAL. One learn boot of the image (minutes under TCG): the proposed golden values, not yet saved. */
-  learnGolden(image: string): Promise<unknown> {
-    return this.send('POST', `/images/${seg(image)}/learn-golden`, undefined, false, Math.max(this.opts.timeoutMs, LEARN_BOOT_MS));
+  /** LOCAL. One learn boot of the image at a VM size (minutes under TCG): the proposed golden values, not yet saved. */
+  learnGolden(image: string, size: { cpus: number; memoryMib: number }): Promise<unknown> {
+    return this.send('POST', `/images/${seg(image)}/learn-golden`, { cpus: size.cpus, memory_mib: size.memoryMib }, false, Math.max(this.opts.timeoutMs, LEARN_BOOT_MS));
   }
-  /** LOCAL. */
-  saveGolden(image: string, golden: Record<string, string>, firmware: { path: string; sha256: string } | null): Promise<unknown> {
-    return this.send('PUT', `/images/${seg(image)}/golden`, { golden, firmware });
+  /** LOCAL. The values hold for VMs of `size`. */
+  saveGolden(image: string, golden: Record<string, string>, firmware: { path: string; sha256: string } | null, size: { cpus: number; memoryMib: number }): Promise<unknown> {
+    return this.send('PUT', `/images/${seg(image)}/golden`, { golden, firmware, cpus: size.cpus, memory_mib: size.memoryMib });
   }
 }
 

@@ -17,7 +17,9 @@ import { CONSOLE_LINES, CREATE_VM_DEFAULTS, createNetworkRequestSchema, ERROR_ST
 import { STATUS, VmmError, type VmmCode } from './errors';
 import { execInGuest } from './exec';
 import { deleteImage, getImage, imagesDir, importImage, insideDir, listImages, TEST_IMAGE } from './images';
+import { goldenForSize } from './attest/index';
 import { learnWith, saveGolden } from './golden';
+import { GOLDEN_VM_SIZE } from '../../shared/golden-size';
 import type { HostReport } from './host';
 import type { Networks } from './networks';
 import { openApiDocument } from './openapi';
@@ -35,10 +37,18 @@ export const createVmSchema = localCreateVmRequestSchema;
 export type CreateVmBody = z.input<typeof localCreateVmRequestSchema>;
 
 const hex64 = lazySchema(() => z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value: 64 lower-case hex characters'));
+// The size golden values are learned at / saved for (shared/golden-size.ts); the create's limits.
+const goldenSizeFields = () => ({
+  cpus: z.number().int().min(1).max(LIMITS.cpus).optional(),
+  memory_mib: z.number().int().min(256).max(LIMITS.memory_mib).optional(),
+});
+const learnGoldenSchema = lazySchema(() => z.strictObject(goldenSizeFields()));
 const saveGoldenSchema = lazySchema(() => z.strictObject({
   golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), hex64),
   firmware: z.strictObject({ path: z.string().min(1).max(4096), sha256: hex64 }).nullable().optional(),
+  ...goldenSizeFields(),
 }));
+const goldenSize = (b: { cpus?: number; memory_mib?: number }) => ({ cpus: b.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMiB: b.memory_mib ?? GOLDEN_VM_SIZE.memoryMiB });
 const importSchema = lazySchema(() => z.strictObject({ path: z.string().min(1).max(4096), name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'name must be a DNS label').optional() }));
 
 /** Parses a body; an unknown field is named together with the fields the route takes. */
@@ -113,7 +123,7 @@ export function attestationView(stateDir: string, r: VmRecord) {
   try {
     const p = getImage(stateDir, r.image).policy;
     if (p) {
-      golden = p.golden.sha256;
+      golden = goldenForSize(p, { cpus: r.cpus, memoryMiB: r.memoryMiB }).sha256;
       recordOnly = p.record_only ?? [];
       compared = [...new Set([...p.pcrs.initrd, ...p.pcrs.ready])].filter((n) => n !== 11 && n !== 13 && !recordOnly.includes(n));
     }
@@ -131,7 +141,7 @@ export function attestationView(stateDir: string, r: VmRecord) {
       compared: compared.includes(Number(pcr)),
       match: golden[pcr] === undefined ? null : golden[pcr] === pcrs[pcr],
     }));
-  return { id: r.id, image: r.image, state: r.state, stage: r.attestation.ready ? 'ready' : r.attestation.initrd ? 'initrd' : null, ...r.attestation, table };
+  return { id: r.id, image: r.image, cpus: r.cpus, memoryMiB: r.memoryMiB, state: r.state, stage: r.attestation.ready ? 'ready' : r.attestation.initrd ? 'initrd' : null, ...r.attestation, table };
 }
 
 /**
@@ -224,11 +234,14 @@ export function createApiHandler(ctx: ApiContext) {
         if (!insideDir(ctx.stateDir, abs)) return fail(res, 'invalid_request', `${abs} is outside the state dir ${resolve(ctx.stateDir)}: copy the file under it first (the API imports only from there)`);
         return send(res, 201, importImage(ctx.stateDir, abs, { name: b.name }));
       }
-      if (m === 'POST' && seg.length === 3 && seg[2] === 'learn-golden') return send(res, 200, await learnWith(ctx.vms, ctx.stateDir, imageByRef(ctx.stateDir, seg[1] ?? '').name));
+      if (m === 'POST' && seg.length === 3 && seg[2] === 'learn-golden') {
+        const b = parseBody(learnGoldenSchema, await readJson(req, false));
+        return send(res, 200, await learnWith(ctx.vms, ctx.stateDir, imageByRef(ctx.stateDir, seg[1] ?? '').name, goldenSize(b)));
+      }
       if (m === 'PUT' && seg.length === 3 && seg[2] === 'golden') {
         const b = parseBody(saveGoldenSchema, await readJson(req, true));
         const name = imageByRef(ctx.stateDir, seg[1] ?? '').name;
-        const saved = saveGolden(ctx.stateDir, name, b.golden, b.firmware ?? null);
+        const saved = saveGolden(ctx.stateDir, name, b.golden, b.firmware ?? null, goldenSize(b));
         return send(res, 200, localImageView({ ...getImage(ctx.stateDir, name), policy: saved }));
       }
     }

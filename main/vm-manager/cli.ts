@@ -8,7 +8,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { recordGolden, type ImagePolicy } from './attest/index';
+import { goldenForSize, recordGolden, recordGoldenForSize, sizeKey, type ImagePolicy } from './attest/index';
+import { GOLDEN_VM_SIZE } from '../../shared/golden-size';
 import { attestationView } from './api';
 import { VmmError } from './errors';
 import { firmwareChange, learnOffline } from './golden';
@@ -98,7 +99,7 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       const vmId = str('--from-vm');
       if (!vmId) throw new VmmError('invalid_request', 'image golden needs --from-vm <id>');
       const image = getImage(stateDir, arg);
-      let att: { image: string; ready: VmRecord['attestation']['ready']; initrd: VmRecord['attestation']['initrd'] };
+      let att: { image: string; cpus?: number; memoryMiB?: number; ready: VmRecord['attestation']['ready']; initrd: VmRecord['attestation']['initrd'] };
       const server = str('--server');
       if (server) {
         // The attestation answer carries this daemon's stage results under `povdesk` (views.ts).
@@ -115,9 +116,13 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       if (!att.ready?.verified) throw new VmmError('conflict', `VM ${vmId} has no verified ready-stage quote (${att.ready?.message ?? 'none yet'}); boot it with \`serve --learn-golden\` and wait until it is ready`);
       const policy = readPolicy(image.dir) as ImagePolicy | null;
       if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json`);
-      const next = recordGolden(policy, att.ready.pcrs, { clear: flags.has('--clear') });
+      // The values hold for the VM's size (shared/golden-size.ts): the default size's go to golden,
+      // another size's to golden_sizes (always whole: --clear is for the default set only).
+      const size = { cpus: att.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMiB: att.memoryMiB ?? GOLDEN_VM_SIZE.memoryMiB };
+      const atDefault = size.cpus === GOLDEN_VM_SIZE.cpus && size.memoryMiB === GOLDEN_VM_SIZE.memoryMiB;
+      const next = atDefault ? recordGolden(policy, att.ready.pcrs, { clear: flags.has('--clear') }) : recordGoldenForSize(policy, size, att.ready.pcrs);
       writePolicy(image.dir, next);
-      out(JSON.stringify({ image: image.name, golden: next.golden.sha256 }));
+      out(JSON.stringify({ image: image.name, size: sizeKey(size), golden: goldenForSize(next, size).sha256 }));
       return 0;
     }
     err(USAGE);

@@ -7,7 +7,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firmwareDigest, recordGolden, type ImagePolicy } from './attest/index';
+import { firmwareDigest, hasGolden, recordGolden, recordGoldenForSize, type ImagePolicy, type VmSize } from './attest/index';
 import { VmmError } from './errors';
 import { findOvmf } from './host';
 import { getImage, imagesDir, readPolicy, writePolicy } from './images';
@@ -17,6 +17,9 @@ import { GOLDEN_VM_SIZE } from '../../shared/golden-size';
 
 export interface LearnedGolden {
   image: string;
+  /** the size the learn boot ran at: the values hold for VMs of this size */
+  cpus: number;
+  memoryMiB: number;
   /** PCR → value the image's policy would hold (every compared PCR of either stage) */
   golden: Record<string, string>;
   /** every PCR the ready quote carried, for the table the user confirms */
@@ -28,7 +31,7 @@ export interface LearnedGolden {
 /** Firmware check for an image: null when it matches (or nothing is recorded), else what changed. */
 export function firmwareChange(policy: ImagePolicy | null, ovmfCode: string | null): string | null {
   const rec = policy?.golden_firmware;
-  if (!rec || !ovmfCode || Object.keys(policy!.golden.sha256).length === 0) return null;
+  if (!rec || !ovmfCode || !hasGolden(policy!)) return null;
   let now: string;
   try {
     now = firmwareDigest(ovmfCode);
@@ -38,17 +41,19 @@ export function firmwareChange(policy: ImagePolicy | null, ovmfCode: string | nu
   return now === rec.sha256 ? null : `the host's firmware changed since the golden values were learned (${rec.path} ${rec.sha256.slice(0, 12)}… → ${ovmfCode} ${now.slice(0, 12)}…): every attested VM of this image will fail; learn them again`;
 }
 
-/** One learn boot through `vms` (a running manager): create, wait for ready, read, delete. */
-export async function learnWith(vms: VmService, stateDir: string, imageName: string): Promise<LearnedGolden> {
+/**
+ * One learn boot through `vms` (a running manager): create, wait for ready, read, delete. It runs
+ * at `size` (by default GOLDEN_VM_SIZE, that of a create without a size): the measurements depend
+ * on it (shared/golden-size.ts), so the values hold for VMs of that size only.
+ */
+export async function learnWith(vms: VmService, stateDir: string, imageName: string, size: VmSize = GOLDEN_VM_SIZE): Promise<LearnedGolden> {
   const image = getImage(stateDir, imageName);
   const policy = readPolicy(image.dir);
   if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json; rebuild or re-import it`);
   const started = Date.now();
-  // The learn boot has the size of a default create (GOLDEN_VM_SIZE): the measurements depend on it,
-  // and golden values must match the VMs made without a size.
   const vm = await vms.create({
     name: `learn-${image.name}`.slice(0, 50) + `-${Date.now().toString(36)}`, image: image.name,
-    cpus: GOLDEN_VM_SIZE.cpus, memoryMiB: GOLDEN_VM_SIZE.memoryMiB, diskGiB: CREATE_VM_DEFAULTS.disk_gib,
+    cpus: size.cpus, memoryMiB: size.memoryMiB, diskGiB: CREATE_VM_DEFAULTS.disk_gib,
     userData: null, requireAttestation: true, waitFor: 'ready', learnGolden: true,
   });
   try {
@@ -58,7 +63,7 @@ export async function learnWith(vms: VmService, stateDir: string, imageName: str
     const next = recordGolden(policy, quote.pcrs, { clear: true });
     const ovmf = findOvmf()?.code ?? null;
     return {
-      image: image.name, golden: next.golden.sha256, pcrs: quote.pcrs,
+      image: image.name, cpus: size.cpus, memoryMiB: size.memoryMiB, golden: next.golden.sha256, pcrs: quote.pcrs,
       firmware: ovmf ? { path: ovmf, sha256: firmwareDigest(ovmf) } : null,
       seconds: Math.round((Date.now() - started) / 100) / 10,
     };
@@ -67,14 +72,22 @@ export async function learnWith(vms: VmService, stateDir: string, imageName: str
   }
 }
 
-/** Writes confirmed golden values (and the firmware they hold for) into the image's policy.json. */
-export function saveGolden(stateDir: string, imageName: string, golden: Record<string, string>, firmware: LearnedGolden['firmware']): ImagePolicy {
+/**
+ * Writes confirmed golden values of one VM size (and the firmware they hold for) into the image's
+ * policy.json. Values of other sizes learned with another firmware are stale and are dropped.
+ */
+export function saveGolden(stateDir: string, imageName: string, golden: Record<string, string>, firmware: LearnedGolden['firmware'], size: VmSize = GOLDEN_VM_SIZE): ImagePolicy {
   const image = getImage(stateDir, imageName);
   const policy = readPolicy(image.dir);
   if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json; rebuild or re-import it`);
+  let base: ImagePolicy = policy;
+  if (firmware && policy.golden_firmware && policy.golden_firmware.sha256 !== firmware.sha256) {
+    const { golden_sizes: _stale, ...rest } = policy;
+    base = { ...rest, golden: { sha256: {} } };
+  }
   let next: ImagePolicy;
   try {
-    next = recordGolden(policy, golden, { clear: true });
+    next = recordGoldenForSize(base, size, golden);
   } catch (e) {
     throw new VmmError('invalid_request', `the golden values are not sha256 PCR values: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -106,7 +119,7 @@ export async function learnOffline(stateDir: string, imageName: string, log?: (s
         signal?.addEventListener('abort', onAbort, { once: true });
         learning.then(resolve, reject).finally(() => signal?.removeEventListener('abort', onAbort));
       });
-      saveGolden(stateDir, imageName, learned.golden, learned.firmware);
+      saveGolden(stateDir, imageName, learned.golden, learned.firmware, GOLDEN_VM_SIZE);
       return learned;
     } finally {
       // Every VM of this private manager is the learn boot's: deleted in any state (a delete also

@@ -247,6 +247,7 @@ export function buildTestImage(stateDir: string, opts: { ovmfCode: string | null
     image_version: `${version}-${initrdSha.slice(0, 12)}`,
     pcrs: STAGE_PCRS,
     golden: same && oldPolicy ? oldPolicy.golden : { sha256: {} },
+    ...(same && oldPolicy?.golden_sizes ? { golden_sizes: oldPolicy.golden_sizes } : {}),
     record_only: RECORD_ONLY,
     // Kept golden values keep the firmware they were learned with, so a changed OVMF shows.
     golden_firmware: same && oldPolicy?.golden_firmware ? oldPolicy.golden_firmware : firmwareFingerprint(opts.ovmfCode),

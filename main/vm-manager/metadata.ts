@@ -8,7 +8,7 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { chmodSync, rmSync } from 'node:fs';
 import { goldenSizeWarning } from '../../shared/golden-size';
-import { NonceStore, verifyQuote } from './attest/index';
+import { goldenForSize, learnedSizes, NonceStore, verifyQuote } from './attest/index';
 import { getImage, readPolicy } from './images';
 import { NONCE_BURST, NONCE_REFILL_MS, RateLimiter } from './guest-limits';
 import { sshHostKeyForGuest } from './ssh-host-key';
@@ -188,16 +188,20 @@ export class MetadataService {
       // Never trust on first use: the only key is the one the manager made in this VM's swtpm.
       if (!vm.attestation.akFingerprint) return send(503, { verified: false, user_data_released: false, message: `VM ${vmId} has no attestation key provisioned by the manager; stop and start it` }, { 'Retry-After': '5' });
       const stageGuess = (body as { stage?: unknown } | null)?.stage === 'ready' ? 'ready' : 'initrd';
+      // The values learned at this VM's size, else the default size's (shared/golden-size.ts).
+      const sized = goldenForSize(policy, { cpus: vm.cpus, memoryMiB: vm.memoryMiB });
       const verdict = verifyQuote({
         vmId, body, nonces: this.nonces, pinnedAk: vm.attestation.akFingerprint,
         // A learn boot measures afresh (stale values of an older firmware must not fail it); serve
         // --learn-golden <image> only fills the PCRs that have none.
-        policy: vm.attestation.learn ? { ...policy, golden: { sha256: {} } } : policy,
+        policy: { ...policy, golden: { sha256: vm.attestation.learn ? {} : sized.sha256 } },
         learn: vm.attestation.learn === true || (this.o.learn ?? []).includes(vm.image),
         userData: stageGuess === 'ready' ? this.o.vms.readUserData(vmId) : undefined,
       });
-      // A golden mismatch of a VM whose size differs from the learn boot's: say that is why.
-      const sizeWarning = verdict.failed === 'golden' && verdict.mismatches.length ? goldenSizeWarning(vm.cpus, vm.memoryMiB) : null;
+      // A golden mismatch of a VM of a size no learn boot ran at: say that is why.
+      const sizeWarning = verdict.failed === 'golden' && verdict.mismatches.length && !sized.atSize
+        ? goldenSizeWarning(vm.cpus, vm.memoryMiB, learnedSizes(policy).map((s) => ({ cpus: s.cpus, memoryMib: s.memoryMiB })))
+        : null;
       if (sizeWarning) verdict.message += `; ${sizeWarning}`;
       this.o.vms.recordQuote(vmId, {
         verified: verdict.ok, message: verdict.message, at: new Date().toISOString(), failed: verdict.failed,

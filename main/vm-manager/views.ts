@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { Attestation, Host, Image, Metrics, Network } from '../vm-api/schemas';
 import { GUEST_NET } from './argv';
 import { firmwareChange } from './golden';
+import { learnedSizes } from './attest/index';
 import { findOvmf, type HostReport } from './host';
 import { getImage, listImages } from './images';
 import { GUEST_MAC, type NetworkEntry } from './networks';
@@ -103,6 +104,8 @@ export function localImageView(i: StoredImage) {
     policy: policy
       ? {
         pcrs: policy.pcrs, recordOnly: policy.record_only ?? [], golden: policy.golden.sha256, goldenCount: Object.keys(policy.golden.sha256).length,
+        // sizes other than the default one that a learn boot ran at (shared/golden-size.ts)
+        goldenSizes: learnedSizes(policy),
         firmware: policy.golden_firmware ?? null, firmwareChanged: firmwareChange(policy, findOvmf()?.code ?? null),
       }
       : null,

@@ -53,6 +53,8 @@ export const vmImage = lazySchema(() => z.strictObject({
   hasPolicy: z.boolean(),
   /** set when the host's firmware is not the one the golden values were learned with: learn them again */
   firmwareChanged: z.string().nullable(),
+  /** sizes other than GOLDEN_VM_SIZE that a learn boot ran at (their PCRs differ: shared/golden-size.ts) */
+  goldenSizes: z.array(z.strictObject({ cpus: z.number(), memoryMib: z.number() })),
 }));
 export type VmImage = z.infer<typeof vmImage>;
 
@@ -121,8 +123,13 @@ export type VmAttestation = z.infer<typeof vmAttestation>;
 export const VM_NETWORKS = ['restricted', 'nat'] as const;
 
 /** What a learn boot proposes for an image's policy: shown as a table, saved only when confirmed. */
+const learnCpus = () => z.number().int().min(1).max(64);
+const learnMemoryMib = () => z.number().int().min(256).max(1_048_576);
 export const vmLearnedGolden = lazySchema(() => z.strictObject({
   image: z.string(),
+  /** the learn boot's size: the values hold for VMs of this size only */
+  cpus: learnCpus(),
+  memoryMib: learnMemoryMib(),
   golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 value')),
   pcrs: z.record(z.string(), z.string()),
   firmware: z.strictObject({ path: z.string(), sha256: z.string() }).nullable(),
@@ -237,14 +244,14 @@ export const vmMethods = lazyMethods({
   ),
   'vm.attestation': () => method('Attestation of a VM: stages, verdicts, PCR table against golden values', byId, vmAttestation),
   'vm.learnGolden': () => method(
-    'Learn an image\'s golden PCR values: one boot in learn mode for that image only, then shut down; the job result (VmLearnedGolden) is saved only by vm.saveGolden',
-    z.strictObject({ image: z.string().min(1).max(200) }),
+    'Learn an image\'s golden PCR values: one boot in learn mode for that image only, at the size given (cpus, memoryMib; default 2 CPUs, 2048 MiB: the values hold for VMs of that size only), then shut down; the job result (VmLearnedGolden) is saved only by vm.saveGolden',
+    z.strictObject({ image: z.string().min(1).max(200), cpus: learnCpus().optional(), memoryMib: learnMemoryMib().optional() }),
     jobStarted,
     { job: true },
   ),
   'vm.saveGolden': () => method(
-    'Save confirmed golden PCR values (from a vm.learnGolden result) into the image\'s policy',
-    vmLearnedGolden.pick({ image: true, golden: true, firmware: true }).strict(),
+    'Save confirmed golden PCR values (from a vm.learnGolden result) into the image\'s policy, for the size they were learned at (cpus and memoryMib; default 2 CPUs, 2048 MiB)',
+    vmLearnedGolden.pick({ image: true, golden: true, firmware: true }).extend({ cpus: learnCpus().optional(), memoryMib: learnMemoryMib().optional() }).strict(),
     z.strictObject({ image: vmImage }),
   ),
   'vm.login': () => method(

@@ -45,6 +45,11 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
       mkdirSync(join(state, 'images', name), { recursive: true });
       writeFileSync(join(state, 'images', name, 'image.json'), JSON.stringify({ name, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
     }
+    // The test image has golden values at the default size and at 2 CPUs / 1024 MiB; control-node none.
+    writeFileSync(join(state, 'images', TEST_IMAGE, 'policy.json'), JSON.stringify({
+      image_id: TEST_IMAGE, image_version: '1', pcrs: { initrd: [0, 11], ready: [0, 11, 13] },
+      golden: { sha256: { 0: 'a'.repeat(64) } }, golden_sizes: { '2x1024': { sha256: { 0: 'b'.repeat(64) } } },
+    }));
     const networks = new Networks(state);
     vms = new VmService({ stateDir: state, launcher: new FakeLauncher(), networkMode: (n) => networks.get(n).mode });
     server = createServer(createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }));
@@ -85,6 +90,22 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     fireEvent.change(within(vm2).getByLabelText('VM name'), { target: { value: 'ctl' } }); // same name: refused by the core
     fireEvent.change(within(vm2).getByLabelText('Image'), { target: { value: TEST_IMAGE } });
     fireEvent.change(within(vm2).getByLabelText('Memory (MiB)'), { target: { value: '4096' } });
+    // An attested VM warns where it would wait in attesting: no golden values, or a size none was learned at.
+    const sizeWarning = () => within(vm2).queryByText(/PCRs move with the VM's size/)?.textContent ?? null;
+    expect(sizeWarning()).toBeNull();
+    fireEvent.click(within(vm2).getByRole('checkbox', { name: /Attested boot/ }));
+    expect(sizeWarning()).toBe(
+      `Image ${TEST_IMAGE}: golden values were learned at 2 CPUs and 2048 MiB, 2 CPUs and 1024 MiB, and the PCRs move with the VM's size: at 2 CPUs and 4096 MiB ` +
+        'the quotes will not match and the VM will wait in attesting. Learn golden values at 2 CPUs and 4096 MiB (Local VMs, Images), create it at 2 CPUs and 2048 MiB, or create it without attestation.',
+    );
+    fireEvent.change(within(vm2).getByLabelText('Memory (MiB)'), { target: { value: '1024' } });
+    expect(sizeWarning()).toBeNull(); // learned at that size
+    fireEvent.change(within(vm2).getByLabelText('Memory (MiB)'), { target: { value: '4096' } });
+    fireEvent.click(within(vm2).getByRole('checkbox', { name: /Attested boot/ }));
+    expect(sizeWarning()).toBeNull(); // unattested: the size does not matter
+    fireEvent.click(within(vm1).getByRole('checkbox', { name: /Attested boot/ }));
+    expect(within(vm1).getByRole('status').textContent).toBe('Image control-node has no golden PCR values yet: learn them on the Local VMs page, or leave this VM unattested.');
+    fireEvent.click(within(vm1).getByRole('checkbox', { name: /Attested boot/ }));
     fireEvent.click(create);
     await waitFor(() => expect(within(form).getByRole('alert').textContent).toMatch(/VM names must be unique/));
     expect(files()).toEqual([]);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,6 +96,50 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
       expect(readdirSync(join(state, 'vms'))).toEqual([]);
     });
   }
+
+  // The size a learn boot runs at / golden values are saved for: refused before any VM or write.
+  const badGolden: [string, string, unknown, RegExp][] = [
+    ['POST', 'learn-golden', { cpus: 0 }, /cpus/],
+    ['POST', 'learn-golden', { memory_mib: 100 }, /memory_mib/],
+    ['POST', 'learn-golden', { cpus: 2, memory_mib: 1024.5 }, /memory_mib/],
+    ['POST', 'learn-golden', { size: '2x1024' }, /unknown field "size"/],
+    ['PUT', 'golden', { golden: { 0: 'a'.repeat(64) }, cpus: 65 }, /cpus/],
+    ['PUT', 'golden', { golden: { 0: 'a'.repeat(64) }, memory_mib: 'lots' }, /memory_mib/],
+  ];
+  for (const [verb, route, body, msg] of badGolden) {
+    it(`refuses ${verb} /images/povdesk-test/${route} ${JSON.stringify(body).slice(0, 40)} with 400, booting and writing nothing`, async () => {
+      const policyBefore = readFileSync(join(state, 'images', 'povdesk-test', 'policy.json'), 'utf8');
+      const { status, json } = await call(verb, `/images/povdesk-test/${route}`, body);
+      expect(json.error.message).toMatch(msg);
+      expect(status).toBe(400);
+      expect((await call('GET', '/vms')).json).toEqual([]);
+      expect(readFileSync(join(state, 'images', 'povdesk-test', 'policy.json'), 'utf8')).toBe(policyBefore);
+    });
+  }
+
+  it('saves golden values per size; values of another firmware are dropped when new ones are saved', async () => {
+    const file = join(state, 'images', 'povdesk-test', 'policy.json');
+    const before = readFileSync(file, 'utf8');
+    const fw = (c: string) => ({ path: '/fw/OVMF_CODE.fd', sha256: c.repeat(64) });
+    const put = (body: object) => call('PUT', '/images/povdesk-test/golden', body);
+    try {
+      const was = JSON.parse(before);
+      const a = await put({ golden: { 4: 'a'.repeat(64) }, firmware: was.golden_firmware ?? null, cpus: 2, memory_mib: 1024 });
+      expect(a.status).toBe(200);
+      expect(a.json.policy.goldenSizes).toEqual([{ cpus: 2, memoryMiB: 1024 }]);
+      let p = JSON.parse(readFileSync(file, 'utf8'));
+      expect(p.golden).toEqual(was.golden); // the default size's values stay
+      expect(p.golden_sizes).toEqual({ '2x1024': { sha256: { 4: 'a'.repeat(64) } } });
+      // another size, learned with another firmware: the values of the old firmware go
+      expect((await put({ golden: { 4: 'b'.repeat(64) }, firmware: fw('e'), cpus: 1, memory_mib: 512 })).status).toBe(200);
+      p = JSON.parse(readFileSync(file, 'utf8'));
+      expect(p.golden).toEqual({ sha256: {} });
+      expect(p.golden_sizes).toEqual({ '1x512': { sha256: { 4: 'b'.repeat(64) } } });
+      expect(p.golden_firmware).toEqual(fw('e'));
+    } finally {
+      writeFileSync(file, before);
+    }
+  });
 
   it('imports only from inside the state dir, and only real images', async () => {
     const outside = join(tmpdir(), `vmm-outside-${process.pid}.qcow2`);

@@ -193,5 +193,35 @@ describe.skipIf(skip !== null)('attested boot of the test image (real QEMU/TCG, 
       await client.delete(vm.id);
     }, 180_000);
   }
+
+  // The way out for another size: a learn boot at that size (POST learn-golden {cpus, memory_mib})
+  // and its values saved for it (golden_sizes), beside the default size's, which do not change.
+  it('a learn boot at 2 CPUs and 1024 MiB gives that size its own golden values: such a VM verifies, the default values stay', async () => {
+    const policyFile = join(state, 'images', TEST_IMAGE, 'policy.json');
+    const before = readPolicy(join(state, 'images', TEST_IMAGE))!;
+    const learned = await client.call<{ cpus: number; memoryMiB: number; golden: Record<string, string>; firmware: { path: string; sha256: string } | null }>(
+      'POST', `/images/${TEST_IMAGE}/learn-golden`, { cpus: 2, memory_mib: 1024 },
+    );
+    expect(learned).toMatchObject({ cpus: 2, memoryMiB: 1024 });
+    // the PCRs the size moves differ from the default size's, the others do not
+    const moved = Object.keys(learned.golden).filter((k) => learned.golden[k] !== before.golden.sha256[k]);
+    console.log(`[finding] a learn boot at 2 CPUs and 1024 MiB moved PCRs ${moved.join(', ')}`);
+    expect(moved).toContain('4');
+    expect(JSON.parse(readFileSync(policyFile, 'utf8'))).toEqual(JSON.parse(JSON.stringify(before))); // nothing saved yet
+    await client.call('PUT', `/images/${TEST_IMAGE}/golden`, { golden: learned.golden, firmware: learned.firmware, cpus: 2, memory_mib: 1024 });
+    const after = readPolicy(join(state, 'images', TEST_IMAGE))!;
+    expect(after.golden).toEqual(before.golden);
+    expect(after.golden_sizes).toEqual({ '2x1024': { sha256: learned.golden } });
+
+    const vm = await client.create({ name: 'size-2-1024-learned', user_data: 'sized', require_attestation: true, wait_for: 'ready', cpus: 2, memory_mib: 1024 });
+    expect(vm.state).toBe('ready');
+    expect(vm.attestation.initrd?.verified).toBe(true);
+    expect(vm.attestation.ready?.verified).toBe(true);
+    expect(vm.attestation.userDataReleased).toBe(true);
+    // its PCR table compares against its own size's values
+    const att = await client.attestation(vm.id);
+    expect(att.povdesk.table.find((r) => r.pcr === '4')).toMatchObject({ golden: learned.golden['4'], match: true });
+    await client.delete(vm.id);
+  }, 300_000);
 });
 

@@ -80,6 +80,7 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     expect(job.error).toBeNull();
     const learned = job.result as { image: string; golden: Record<string, string>; pcrs: Record<string, string>; firmware: { path: string; sha256: string } | null };
     expect(learned.image).toBe('povdesk-test');
+    expect(learned).toMatchObject({ cpus: 2, memoryMib: 2048 }); // no size given: the default one
     expect(Object.keys(learned.golden).sort((a, b) => +a - +b)).toEqual(['0', '2', '3', '4', '6', '7', '9']);
     expect(Object.keys(learned.pcrs)).toContain('11');
     expect(learned.firmware?.sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -89,6 +90,7 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     await expect(t.call('vm.saveGolden', { image: 'povdesk-test', golden: { '4': 'not-hex' }, firmware: null })).rejects.toMatchObject({ code: 'invalid_request' });
     const saved = await t.call('vm.saveGolden', { image: 'povdesk-test', golden: learned.golden, firmware: learned.firmware });
     expect(saved.image.goldenPcrs).toBe(7);
+    expect(saved.image.goldenSizes).toEqual([]);
     expect(saved.image.firmwareChanged).toBeNull();
   }, 400_000);
 

@@ -22,7 +22,7 @@ export function vmHandlers({ vm: app }: Pick<Services, 'vm'>): DomainHandlers<ty
     'vm.consoleFollow': async (args) => ({ id: args.id, text: await app.follow(args.id, args.lines ?? 200) }),
     'vm.attestation': (args) => app.attestation(args.id),
     'vm.imageBuildTest': async () => ({ jobId: app.buildTestImage() }),
-    'vm.learnGolden': async (args) => ({ jobId: app.learnGolden(args.image) }),
+    'vm.learnGolden': async (args) => ({ jobId: app.learnGolden(args.image, { cpus: args.cpus, memoryMib: args.memoryMib }) }),
     'vm.saveGolden': async (args) => ({ image: await app.saveGolden(args) }),
     'vm.login': () => app.login(),
     'vm.logout': async () => (await app.logout(), { ok: true as const }),

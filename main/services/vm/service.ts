@@ -34,8 +34,9 @@ import { ForwardRelays } from './forwards';
 import { caBundle, connectionView, KEYS, OIDC_ACCOUNT, relogin, remoteBearer, REMOTE_TOKEN_ACCOUNT, saveConnection, startLogin, type ConnectionArgs } from './remote';
 import type { VmManagerSupervisor } from './supervisor';
 import { VmUpdates } from './updates';
-import { attestationView, hostView, imagePolicy, imageRef, imageView, parseAnswer, serialSocket, vmView } from './views';
+import { attestationView, hostView, imagePolicy, imageRef, imageView, learnedView, parseAnswer, serialSocket, vmView } from './views';
 import { LIVE_VM_STATES } from '../../../shared/vm-states';
+import { GOLDEN_VM_SIZE } from '../../../shared/golden-size';
 
 export { REMOTE_TOKEN_ACCOUNT };
 
@@ -400,23 +401,25 @@ export class VmApp {
   }
 
   /** The learn job: one learn boot on the manager; the result is the proposal the page shows to confirm. */
-  learnGolden(image: string): string {
-    return this.o.jobs.start({ kind: 'vm.learnGolden', title: `Learn golden values of ${image}`, subject: `vm:image:${image}` }, async (job) => {
-      job.progress('booting', null, `one boot of ${image} in learn mode (about a minute under TCG); nothing is saved until you confirm`);
-      const call = this.call('POST learn-golden', async (c) => parseAnswer('POST learn-golden', vmLearnedGolden, await c.learnGolden(image)));
+  learnGolden(image: string, size: { cpus?: number; memoryMib?: number } = {}): string {
+    const at = { cpus: size.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMib: size.memoryMib ?? GOLDEN_VM_SIZE.memoryMiB };
+    const sized = `${at.cpus} CPU${at.cpus === 1 ? '' : 's'}, ${at.memoryMib} MiB`;
+    return this.o.jobs.start({ kind: 'vm.learnGolden', title: `Learn golden values of ${image} at ${sized}`, subject: `vm:image:${image}` }, async (job) => {
+      job.progress('booting', null, `one boot of ${image} at ${sized} in learn mode (about a minute under TCG); nothing is saved until you confirm`);
+      const call = this.call('POST learn-golden', async (c) => learnedView(await c.learnGolden(image, at)));
       const cancelled = new Promise<never>((_, reject) =>
         job.signal.addEventListener('abort', () => reject(new AppError('cancelled', `cancelled; nothing was saved (the learn boot of ${image} ends on the vm-manager, which deletes its VM)`)), { once: true }),
       );
       call.catch(() => {}); // after a cancel its answer is of no use
       const learned = await Promise.race([call, cancelled]);
-      job.log(`learned ${Object.keys(learned.golden).length} golden values of ${image} in ${learned.seconds} s`);
+      job.log(`learned ${Object.keys(learned.golden).length} golden values of ${image} at ${sized} in ${learned.seconds} s`);
       return learned;
     });
   }
 
-  async saveGolden(args: Pick<VmLearnedGolden, 'image' | 'golden' | 'firmware'>): Promise<VmImage> {
+  async saveGolden(args: Pick<VmLearnedGolden, 'image' | 'golden' | 'firmware'> & { cpus?: number; memoryMib?: number }): Promise<VmImage> {
     return this.call('PUT golden', async (c) => {
-      await c.saveGolden(args.image, args.golden, args.firmware);
+      await c.saveGolden(args.image, args.golden, args.firmware, { cpus: args.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMib: args.memoryMib ?? GOLDEN_VM_SIZE.memoryMiB });
       const all = await c.images();
       const image = all.find((i) => imageRef(i, all) === args.image);
       if (!image) throw new AppError('not_found', `image ${args.image} is gone after saving its golden values`);

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, describeZodError } from '../../../shared/contract/errors';
-import type { PcrRow, VmAttestation, VmHost, VmImage, VmRecord } from '../../../shared/contract/vm';
+import { vmLearnedGolden, type PcrRow, type VmAttestation, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
 import type { Loose } from '../../vm-api/client';
 import type { ApiVm, Attestation, Host, Image } from '../../vm-api/schemas';
 
@@ -141,6 +141,7 @@ const policyExtras = lazySchema(() => z.object({
   golden: z.record(z.string(), z.string()).optional().default({}),
   goldenCount: z.number().optional(),
   firmwareChanged: nstr,
+  goldenSizes: z.array(z.object({ cpus: z.number(), memoryMiB: z.number() })).optional().default([]),
 }));
 export type ImagePolicy = z.output<typeof policyExtras>;
 
@@ -158,8 +159,8 @@ export function imagePolicy(i: Loose<Image>): ImagePolicy | null {
   if ('policy' in own) return own.policy === null ? null : extra(policyExtras, own.policy);
   if (i.policy === undefined) return null;
   const built = extra(z.object({ golden: z.object({ sha256: z.record(z.string(), z.string()) }), record_only: z.array(z.number()).optional() }), i.policy);
-  if (built) return { golden: built.golden.sha256, recordOnly: built.record_only ?? [], firmwareChanged: null };
-  return extra(policyExtras, i.policy) ?? { recordOnly: [], golden: {}, firmwareChanged: null };
+  if (built) return { golden: built.golden.sha256, recordOnly: built.record_only ?? [], firmwareChanged: null, goldenSizes: [] };
+  return extra(policyExtras, i.policy) ?? { recordOnly: [], golden: {}, firmwareChanged: null, goldenSizes: [] };
 }
 
 export function imageView(i: Loose<Image>, all: Loose<Image>[] = [i]): VmImage {
@@ -173,7 +174,15 @@ export function imageView(i: Loose<Image>, all: Loose<Image>[] = [i]): VmImage {
     hasPolicy: policy !== null,
     goldenPcrs: policy ? (policy.goldenCount ?? Object.keys(policy.golden).length) : 0,
     firmwareChanged: policy?.firmwareChanged ?? null,
+    goldenSizes: (policy?.goldenSizes ?? []).map((s) => ({ cpus: s.cpus, memoryMib: s.memoryMiB })),
   };
+}
+
+/** The daemon's learn-golden answer (its own sizes in MiB, golden.ts's LearnedGolden) as the contract's. */
+const daemonLearned = lazySchema(() => vmLearnedGolden.omit({ memoryMib: true }).extend({ memoryMiB: z.number().int() }).strict());
+export function learnedView(answer: unknown): VmLearnedGolden {
+  const { memoryMiB, ...rest } = parseAnswer('POST learn-golden', daemonLearned, answer);
+  return { ...rest, memoryMib: memoryMiB };
 }
 
 // ---- attestation -------------------------------------------------------------------------------

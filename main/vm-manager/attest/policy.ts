@@ -4,18 +4,30 @@ import { dirname, basename, join } from 'node:path';
 import { z } from 'zod';
 import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, describeZodError } from '../../../shared/contract/errors';
+import { GOLDEN_VM_SIZE } from '../../../shared/golden-size';
 
 export type Stage = 'initrd' | 'ready';
 
 const hex32 = lazySchema(() => z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 digest: 64 lower-case hex characters'));
 const pcrIndex = lazySchema(() => z.number().int().min(0).max(23));
 const pcrKey = lazySchema(() => z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23 as a string'));
+const sizeKeyPattern = /^([1-9][0-9]{0,2})x([1-9][0-9]{2,6})$/;
+
+/** A VM size as policy.json names it in `golden_sizes`: "<cpus>x<memory MiB>", e.g. "2x1024". */
+export interface VmSize {
+  cpus: number;
+  memoryMiB: number;
+}
+export const sizeKey = (s: VmSize) => `${s.cpus}x${s.memoryMiB}`;
+const isDefaultSize = (s: VmSize) => s.cpus === GOLDEN_VM_SIZE.cpus && s.memoryMiB === GOLDEN_VM_SIZE.memoryMiB;
 
 /**
  * An image's attestation policy (policy.json beside the image). `pcrs` lists what each stage
  * quotes; `golden.sha256` the expected values; PCRs 11 and 13 are never golden (they are computed:
  * see expectedPcr11 / expectedPcr13); `record_only` PCRs are quoted and reported but never compared
- * (e.g. one that differs per VM).
+ * (e.g. one that differs per VM). The PCRs move with the VM's size (shared/golden-size.ts), so
+ * `golden` holds the values of the default size (GOLDEN_VM_SIZE) and `golden_sizes` those learned
+ * at other sizes, keyed "<cpus>x<memory MiB>".
  */
 export const imagePolicySchema = lazySchema(() => z
   .object({
@@ -28,6 +40,9 @@ export const imagePolicySchema = lazySchema(() => z
       })
       .strict(),
     golden: z.object({ sha256: z.record(pcrKey, hex32) }).strict(),
+    golden_sizes: z
+      .record(z.string(), z.object({ sha256: z.record(pcrKey, hex32) }).strict())
+      .optional(),
     record_only: z.array(pcrIndex).max(24).optional(),
     golden_firmware: z
       .object({ path: z.string().min(1), sha256: hex32 })
@@ -45,9 +60,21 @@ export const imagePolicySchema = lazySchema(() => z
         ctx.addIssue({ code: 'custom', path: ['pcrs', stage], message: 'must include PCR 11 (the boot phase)' });
       }
     }
-    for (const k of ['11', '13']) {
-      if (k in p.golden.sha256) {
-        ctx.addIssue({ code: 'custom', path: ['golden', 'sha256', k], message: `PCR ${k} is computed by the verifier, not a golden value; remove it` });
+    const sets: [(string | number)[], Record<string, string>][] = [[['golden', 'sha256'], p.golden.sha256]];
+    for (const [key, set] of Object.entries(p.golden_sizes ?? {})) {
+      const parts = sizeKeyPattern.exec(key);
+      if (!parts) {
+        ctx.addIssue({ code: 'custom', path: ['golden_sizes', key], message: 'not a VM size "<cpus>x<memory MiB>", e.g. "2x1024"' });
+        continue;
+      }
+      if (isDefaultSize({ cpus: Number(parts[1]), memoryMiB: Number(parts[2]) })) {
+        ctx.addIssue({ code: 'custom', path: ['golden_sizes', key], message: `${key} is the default size: its values belong in golden.sha256` });
+      }
+      sets.push([['golden_sizes', key, 'sha256'], set.sha256]);
+    }
+    for (const [path, set] of sets) {
+      for (const k of ['11', '13']) {
+        if (k in set) ctx.addIssue({ code: 'custom', path: [...path, k], message: `PCR ${k} is computed by the verifier, not a golden value; remove it` });
       }
     }
   }));
@@ -153,6 +180,39 @@ export function recordGolden(
   }
   const sorted = Object.fromEntries(Object.entries(golden).sort((a, b) => Number(a[0]) - Number(b[0])));
   return imagePolicySchema.parse({ ...policy, golden: { sha256: sorted } });
+}
+
+/**
+ * The golden values a VM of this size is compared against: those learned at its size when there
+ * are any, else the default size's (which then mismatch on the PCRs the size moves). `atSize` says
+ * whether values were learned at this very size.
+ */
+export function goldenForSize(policy: ImagePolicy, size: VmSize): { sha256: Record<string, string>; atSize: boolean } {
+  if (isDefaultSize(size)) return { sha256: policy.golden.sha256, atSize: Object.keys(policy.golden.sha256).length > 0 };
+  const learned = policy.golden_sizes?.[sizeKey(size)];
+  return learned ? { sha256: learned.sha256, atSize: true } : { sha256: policy.golden.sha256, atSize: false };
+}
+
+/** The sizes other than the default one that have golden values, in key order. */
+export function learnedSizes(policy: ImagePolicy): VmSize[] {
+  return Object.keys(policy.golden_sizes ?? {}).sort().map((k) => {
+    const [, cpus, mib] = sizeKeyPattern.exec(k)!;
+    return { cpus: Number(cpus), memoryMiB: Number(mib) };
+  });
+}
+
+/** Whether any size has golden values. */
+export const hasGolden = (policy: ImagePolicy) => Object.keys(policy.golden.sha256).length > 0 || Object.keys(policy.golden_sizes ?? {}).length > 0;
+
+/**
+ * A verified quote's PCR values as the golden values of one size (replacing that size's values;
+ * the default size's go to `golden`, any other to `golden_sizes`). PCRs 11 and 13 and record_only
+ * are left out, as in recordGolden.
+ */
+export function recordGoldenForSize(policy: ImagePolicy, size: VmSize, verdictPcrs: Record<string, string>): ImagePolicy {
+  const values = recordGolden(policy, verdictPcrs, { clear: true }).golden;
+  if (isDefaultSize(size)) return imagePolicySchema.parse({ ...policy, golden: values });
+  return imagePolicySchema.parse({ ...policy, golden_sizes: { ...policy.golden_sizes, [sizeKey(size)]: values } });
 }
 
 const ZERO = Buffer.alloc(32);

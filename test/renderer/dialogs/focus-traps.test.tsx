@@ -1,4 +1,4 @@
-import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../../shared/contract';
 import type { HostKeyPrompt } from '../../../shared/contract/ssh';
@@ -6,6 +6,7 @@ import type { VmImage, VmLearnedGolden } from '../../../shared/contract/vm';
 import { HostKeyDialog } from '../../../renderer/src/components/terminal/host-key-dialog';
 import { ImagesPanel } from '../../../renderer/src/components/vm/images-panel';
 import { useTerminals } from '../../../renderer/src/state/terminals';
+import { setTransport } from '../../../renderer/src/api';
 
 afterEach(cleanup);
 
@@ -82,9 +83,11 @@ describe('SSH host-key dialog traps focus', () => {
 
 // ---- the golden-values dialog ---------------------------------------------------------------
 
-const image: VmImage = { name: 'povdesk-test', kind: 'initramfs', createdAt: null, sizeBytes: null, goldenPcrs: 7, hasPolicy: true, firmwareChanged: null };
+const image: VmImage = { name: 'povdesk-test', kind: 'initramfs', createdAt: null, sizeBytes: null, goldenPcrs: 7, hasPolicy: true, firmwareChanged: null, goldenSizes: [] };
 const learned: VmLearnedGolden = {
   image: 'povdesk-test',
+  cpus: 2,
+  memoryMib: 2048,
   golden: { '0': 'a'.repeat(64), '9': 'b'.repeat(64) },
   pcrs: { '0': 'a'.repeat(64), '9': 'b'.repeat(64), '14': 'c'.repeat(64) },
   firmware: null,
@@ -93,8 +96,8 @@ const learned: VmLearnedGolden = {
 const learnJob = (state: JobRecord['state']): JobRecord => ({
   id: 'j1',
   kind: 'vm.learnGolden',
-  title: 'Learn golden values of povdesk-test',
-  subject: null,
+  title: 'Learn golden values of povdesk-test at 2 CPUs, 2048 MiB',
+  subject: 'vm:image:povdesk-test',
   routine: false,
   state,
   progress: { step: state, fraction: null, message: '' },
@@ -128,5 +131,26 @@ describe('golden-values dialog traps focus', () => {
     fireEvent.keyDown(active(), { key: 'Escape' });
     expect(screen.queryByRole('dialog')).toBeNull();
     expect(active()).toBe(screen.getByRole('button', { name: 'Learn golden values' }));
+  });
+});
+
+describe('golden values at another size', () => {
+  it('a learn boot runs at the size chosen above the list; the dialog names it and Save sends it back', async () => {
+    const calls: [string, unknown][] = [];
+    setTransport({ transport: 'ws', call: async (m, a) => (calls.push([m, a]), m === 'vm.learnGolden' ? { jobId: 'j1' } : { image }), subscribe: () => () => undefined, ack: () => undefined });
+    const at1024: VmLearnedGolden = { ...learned, memoryMib: 1024 };
+    const job: JobRecord = { ...learnJob('succeeded'), title: 'Learn golden values of povdesk-test at 2 CPUs, 1024 MiB', result: at1024 };
+    const panel = (jobs: JobRecord[]) => <ImagesPanel images={[{ ...image, goldenSizes: [{ cpus: 1, memoryMib: 2048 }] }]} jobs={jobs} onStarted={() => undefined} onSaved={() => undefined} />;
+    const { rerender } = render(panel([]));
+    expect(screen.getByText(/7 golden PCR values at 2 CPUs, 2048 MiB; also learned at 1 CPU, 2048 MiB/)).toBeTruthy();
+    fireEvent.change(screen.getByLabelText('Learn boot memory (MiB)'), { target: { value: '1024' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Learn golden values' }));
+    await waitFor(() => expect(calls).toEqual([['vm.learnGolden', { image: 'povdesk-test', cpus: 2, memoryMib: 1024 }]]));
+    rerender(panel([job]));
+    const dialog = screen.getByRole('dialog', { name: 'Golden values of povdesk-test' });
+    expect(dialog.textContent).toContain('One boot of povdesk-test at 2 CPUs, 1024 MiB (23 s)');
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Save golden values' }));
+    await waitFor(() => expect(calls[1]).toEqual(['vm.saveGolden', { image: 'povdesk-test', golden: learned.golden, firmware: null, cpus: 2, memoryMib: 1024 }]));
+    setTransport(null);
   });
 });

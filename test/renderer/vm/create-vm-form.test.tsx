@@ -8,7 +8,7 @@ import { CreateVmForm } from '../../../renderer/src/components/vm/create-vm-form
  * not hold for (it would wait in attesting with a golden mismatch): only while attestation is on
  * and the image has golden values, and the warning goes when the size is put back.
  */
-const image = (name: string, goldenPcrs: number): VmImage => ({ name, kind: 'kernel', createdAt: null, sizeBytes: null, goldenPcrs, hasPolicy: true, firmwareChanged: null });
+const image = (name: string, goldenPcrs: number): VmImage => ({ name, kind: 'kernel', createdAt: null, sizeBytes: null, goldenPcrs, hasPolicy: true, firmwareChanged: null, goldenSizes: [] });
 
 afterEach(cleanup);
 
@@ -22,8 +22,9 @@ describe('Create VM form: attested VM size', () => {
 
     fireEvent.change(within(form).getByLabelText(/Memory/), { target: { value: '4096' } });
     expect(within(form).getByText(/PCRs move with the VM's size/).textContent).toBe(
-      "Image povdesk-test: golden values come from a learn boot at 2 CPUs and 2048 MiB, and the PCRs move with the VM's size: at 2 CPUs and 4096 MiB " +
-        'the quotes will not match and the VM will wait in attesting. Create it at 2 CPUs and 2048 MiB, or without attestation.',
+      "Image povdesk-test: golden values were learned at 2 CPUs and 2048 MiB, and the PCRs move with the VM's size: at 2 CPUs and 4096 MiB " +
+        'the quotes will not match and the VM will wait in attesting. Learn golden values at 2 CPUs and 4096 MiB (Local VMs, Images), ' +
+        'create it at 2 CPUs and 2048 MiB, or create it without attestation.',
     );
     fireEvent.change(within(form).getByLabelText(/Memory/), { target: { value: '2048' } });
     fireEvent.change(within(form).getByLabelText(/CPUs/), { target: { value: '4' } });
@@ -37,5 +38,17 @@ describe('Create VM form: attested VM size', () => {
     fireEvent.click(attest);
     expect(within(form).getByText(/has no golden PCR values yet/)).toBeTruthy(); // that image's own warning
     expect(within(form).queryByText(/PCRs move with the VM's size/)).toBeNull();
+  });
+
+  it('a size the image has golden values for (golden_sizes) does not warn; other sizes list it among the learned ones', () => {
+    const learned: VmImage = { ...image('povdesk-test', 7), goldenSizes: [{ cpus: 2, memoryMib: 4096 }] };
+    render(<CreateVmForm images={[learned]} onStarted={() => undefined} />);
+    const form = screen.getByRole('form', { name: 'Create VM' });
+    fireEvent.change(within(form).getByLabelText(/Memory/), { target: { value: '4096' } });
+    expect(within(form).queryByText(/PCRs move with the VM's size/)).toBeNull();
+    fireEvent.change(within(form).getByLabelText(/CPUs/), { target: { value: '4' } });
+    expect(within(form).getByText(/PCRs move with the VM's size/).textContent).toContain(
+      'golden values were learned at 2 CPUs and 2048 MiB, 2 CPUs and 4096 MiB, and the PCRs move with the VM\'s size: at 4 CPUs and 4096 MiB',
+    );
   });
 });

@@ -40,7 +40,7 @@ describe.skipIf(skip !== null)('Local VMs page', () => {
   it('builds the test image, refuses a bad name, creates a VM whose console follows live, and cancel deletes it', async () => {
     fireEvent.click(screen.getByRole('button', { name: 'Build the test image' }));
     // The build learns the image's golden values in one boot, so a fresh install attests with no manual step.
-    await screen.findByText('7 golden PCR values', {}, { timeout: 240_000 });
+    await screen.findByText('7 golden PCR values at 2 CPUs, 2048 MiB', {}, { timeout: 240_000 });
     const form = await screen.findByRole('form', { name: 'Create VM' }, { timeout: 30_000 });
     const name = within(form).getByPlaceholderText('demo-1');
     fireEvent.change(name, { target: { value: 'Bad_Name' } });

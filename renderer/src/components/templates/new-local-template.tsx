@@ -4,6 +4,7 @@ import { LOCAL_TEMPLATE_MAX_VMS, type CreateLocalTemplateArgs } from '../../../.
 import type { VmImage } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
 import { ErrorAlert } from '../error-alert';
+import { goldenSizeWarning } from '../../../../shared/golden-size';
 
 /** One VM of the template being made, as typed (numbers stay text until Create). */
 interface VmDraft {
@@ -109,6 +110,7 @@ export function NewLocalTemplate({ onCreated, onCancel }: { onCreated: () => voi
           <label>
             <input type="checkbox" checked={v.requireAttestation} onChange={(e) => change(i, { requireAttestation: e.target.checked })} /> Attested boot
           </label>
+          {v.requireAttestation && <AttestWarning image={(images ?? []).find((im) => im.name === v.image) ?? null} cpus={Number(v.cpus)} memoryMib={Number(v.memoryMib)} />}
           {vms.length > 1 && (
             <button type="button" onClick={() => setVms((all) => all.filter((_, j) => j !== i))}>
               Remove VM {i + 1}
@@ -130,4 +132,15 @@ export function NewLocalTemplate({ onCreated, onCancel }: { onCreated: () => voi
       <ErrorAlert error={error} />
     </form>
   );
+}
+
+/** Why an attested VM of this image and size would wait in attesting, as the Create VM form says it. */
+function AttestWarning({ image, cpus, memoryMib }: { image: VmImage | null; cpus: number; memoryMib: number }) {
+  if (!image) return null;
+  if (image.goldenPcrs === 0 && image.goldenSizes.length === 0) {
+    return <p className="warn small" role="status">Image {image.name} has no golden PCR values yet: learn them on the Local VMs page, or leave this VM unattested.</p>;
+  }
+  if (!Number.isInteger(cpus) || !Number.isInteger(memoryMib)) return null;
+  const warning = goldenSizeWarning(cpus, memoryMib, image.goldenSizes);
+  return warning ? <p className="warn small" role="status">Image {image.name}: {warning}.</p> : null;
 }

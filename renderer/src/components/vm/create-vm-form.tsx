@@ -26,7 +26,7 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
   }, [images, image]);
   useEffect(() => setAttest((chosen?.goldenPcrs ?? 0) > 0), [chosen?.name, chosen?.goldenPcrs]);
 
-  const sizeWarning = goldenSizeWarning(cpus, memoryMib);
+  const sizeWarning = goldenSizeWarning(cpus, memoryMib, chosen?.goldenSizes ?? []);
   const nameProblem = name && !LABEL.test(name) ? 'lower-case letters, digits and -, not starting or ending with -' : null;
   const submit = async (e: React.FormEvent) => {
     e.preventDefault();

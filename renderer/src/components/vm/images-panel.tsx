@@ -6,10 +6,15 @@ import { isActive } from '../../state/jobs';
 import { useFocusTrap } from '../focus-trap';
 import { ErrorAlert } from '../error-alert';
 import { JOB_KIND } from '../../../../shared/contract/job-kinds';
+import { GOLDEN_VM_SIZE } from '../../../../shared/golden-size';
+
+const sizeText = (cpus: number, memoryMib: number) => `${cpus} CPU${cpus === 1 ? '' : 's'}, ${memoryMib} MiB`;
 
 /**
  * The images and their golden PCR values. "Learn golden values" runs one boot of the image in
- * learn mode (a job); its result is shown as a PCR table and saved only when the user confirms.
+ * learn mode (a job) at the size chosen above the list (the PCRs move with the VM's size, so the
+ * values hold for VMs of that size only); its result is shown as a PCR table and saved only when
+ * the user confirms.
  */
 export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmImage[]; jobs: JobRecord[]; onStarted: (jobId: string) => void; onSaved: () => void }) {
   const [error, setError] = useState<string | null>(null);
@@ -17,16 +22,18 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
   const learnJobs = jobs.filter((j) => j.kind === JOB_KIND.vmLearnGolden);
   const proposal = learnJobs.find((j) => j.state === 'succeeded' && j.result && !dismissed.includes(j.id));
   const learned = (proposal?.result ?? null) as VmLearnedGolden | null;
+  const [cpus, setCpus] = useState<number>(GOLDEN_VM_SIZE.cpus);
+  const [memoryMib, setMemory] = useState<number>(GOLDEN_VM_SIZE.memoryMiB);
 
   const learn = (image: string) => {
     setError(null);
-    api.call('vm.learnGolden', { image })
+    api.call('vm.learnGolden', { image, cpus, memoryMib })
       .then(({ jobId }) => onStarted(jobId))
       .catch((e) => setError(errorText(e)));
   };
   const save = () => {
     if (!learned || !proposal) return;
-    api.call('vm.saveGolden', { image: learned.image, golden: learned.golden, firmware: learned.firmware })
+    api.call('vm.saveGolden', { image: learned.image, golden: learned.golden, firmware: learned.firmware, cpus: learned.cpus, memoryMib: learned.memoryMib })
       .then(() => {
         setDismissed((d) => [...d, proposal.id]);
         onSaved();
@@ -37,13 +44,27 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
   return (
     <div className="panel vm-images" aria-label="Images">
       <h3>Images</h3>
+      <div className="row small">
+        <span>Learn boots run at</span>
+        <label>
+          CPUs <input type="number" min={1} max={64} value={cpus} onChange={(e) => setCpus(Number(e.target.value))} aria-label="Learn boot CPUs" />
+        </label>
+        <label>
+          Memory (MiB) <input type="number" min={256} step={256} value={memoryMib} onChange={(e) => setMemory(Number(e.target.value))} aria-label="Learn boot memory (MiB)" />
+        </label>
+        <span className="muted">the values hold for attested VMs of that size only</span>
+      </div>
       <ul>
         {images.map((i) => {
-          const running = learnJobs.some((j) => isActive(j) && j.title.endsWith(` ${i.name}`));
+          const running = learnJobs.some((j) => isActive(j) && j.subject === `vm:image:${i.name}`);
+          const others = i.goldenSizes.map((s) => sizeText(s.cpus, s.memoryMib)).join('; ');
           return (
             <li key={i.name} className="row">
               <strong>{i.name}</strong>
-              <span className="muted small">{i.goldenPcrs > 0 ? `${i.goldenPcrs} golden PCR values` : 'no golden values: attested VMs cannot verify yet'}</span>
+              <span className="muted small">
+                {i.goldenPcrs > 0 ? `${i.goldenPcrs} golden PCR values at ${sizeText(GOLDEN_VM_SIZE.cpus, GOLDEN_VM_SIZE.memoryMiB)}` : 'no golden values at the default size'}
+                {others ? `; also learned at ${others}` : i.goldenPcrs > 0 ? '' : ': attested VMs of it cannot verify yet'}
+              </span>
               {i.firmwareChanged && <span className="warn small">{i.firmwareChanged}</span>}
               <button data-learn={i.name} onClick={() => learn(i.name)} disabled={running || !i.hasPolicy} title="Boots the image once in learn mode, then shows the values to confirm">
                 {i.firmwareChanged ? 'Re-learn golden values' : 'Learn golden values'}
@@ -72,9 +93,9 @@ function GoldenDialog({ learned, onSave, onDiscard }: { learned: VmLearnedGolden
     <div className="vm-golden-backdrop">
       <div ref={trap} tabIndex={-1} className="vm-golden-proposal" role="dialog" aria-modal="true" aria-label={`Golden values of ${learned.image}`}>
         <p>
-          One boot of <strong>{learned.image}</strong> ({learned.seconds} s) measured these values
-          {learned.firmware ? ` with firmware ${learned.firmware.path}` : ''}. Save them as the image&apos;s golden values? From then on
-          a VM of this image whose firmware, kernel, command line or initrd differs is refused.
+          One boot of <strong>{learned.image}</strong> at {sizeText(learned.cpus, learned.memoryMib)} ({learned.seconds} s) measured these values
+          {learned.firmware ? ` with firmware ${learned.firmware.path}` : ''}. Save them as the image&apos;s golden values for VMs of that
+          size? From then on an attested VM of this image and size whose firmware, kernel, command line or initrd differs is refused.
         </p>
         <table className="pcr-table">
           <thead>
