@@ -24,7 +24,8 @@ import { coreTransport } from './core-transport';
  * The Templates page's "Local templates" against a real core whose vm-manager is the real daemon's
  * REST handler (fake launcher: no VM boots here) with two images: the list shows the bundled test
  * template first, "New local template" saves a two-VM template from the manager's images, the
- * core's refusal shows in the form, and Delete removes the file.
+ * core's refusal shows in the form, a template whose image was deleted since says so, and Delete
+ * removes the file.
  */
 const skip = needs(['qemu-system-x86_64', 'swtpm', 'dropbearkey', 'ssh-keygen']);
 const TOKEN = 'renderer-labtpl-token-0123456789';
@@ -68,7 +69,7 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
 
   it('lists the built-in test template, creates a two-VM template from the manager\'s images, shows a refusal, deletes', async () => {
     render(<LocalTemplatesPanel />);
-    const panel = await screen.findByRole('region', { name: 'Local templates' });
+    let panel = await screen.findByRole('region', { name: 'Local templates' });
     const builtIn = await within(panel).findByRole('listitem', { name: 'POV Desk test VM' });
     expect(within(builtIn).getByText('built-in')).toBeTruthy();
     expect(within(builtIn).getByText(`test-vm: ${TEST_IMAGE} (linux)`)).toBeTruthy();
@@ -112,7 +113,7 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
 
     fireEvent.change(within(vm2).getByLabelText('VM name'), { target: { value: 'target' } });
     fireEvent.click(create);
-    const made = await within(panel).findByRole('listitem', { name: 'Two node' }, { timeout: 10_000 });
+    let made = await within(panel).findByRole('listitem', { name: 'Two node' }, { timeout: 10_000 });
     expect(within(made).getByText('ctl: control-node (linux)')).toBeTruthy();
     expect(within(made).getByText(`target: ${TEST_IMAGE} (linux)`)).toBeTruthy();
     expect(within(panel).queryByRole('form')).toBeNull();
@@ -121,6 +122,20 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     const saved = (await core.dispatcher.call('templates.list', { platform: 'local' }, { transport: 'test' })) as { templates: { id: string }[] };
     expect(saved.templates.map((t) => t.id)[0]).toBe(TEST_TEMPLATE_ID);
     expect(files()).toHaveLength(1);
+    expect(within(panel).queryByText(/image gone/)).toBeNull();
+
+    // An image deleted since the template was saved: its VM and the template say so, and what to do.
+    rmSync(join(state, 'images', 'control-node'), { recursive: true });
+    cleanup();
+    render(<LocalTemplatesPanel />);
+    panel = await screen.findByRole('region', { name: 'Local templates' });
+    made = await within(panel).findByRole('listitem', { name: 'Two node' });
+    expect((await within(made).findByText(/image gone/)).closest('li')!.textContent).toBe('ctl: control-node (linux) — image gone from the vm-manager');
+    expect(within(made).getByRole('status').textContent).toBe(
+      'A POV from Two node would fail: bake or import the missing image again under the same name, or delete this template.',
+    );
+    expect(within(made).getByText(`target: ${TEST_IMAGE} (linux)`)).toBeTruthy(); // its image is there
+    expect(within(within(panel).getByRole('listitem', { name: 'POV Desk test VM' })).queryByText(/— image/)).toBeNull(); // its image is there too
 
     fireEvent.click(within(made).getByRole('button', { name: 'Delete Two node' }));
     const confirm = within(made).getByRole('group', { name: 'Confirm delete Two node' });

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { LabTemplateView } from '../../../../shared/contract/templates';
+import type { VmImage } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
 import { ErrorAlert } from '../error-alert';
 import { NewLocalTemplate } from './new-local-template';
@@ -14,6 +15,8 @@ export function LocalTemplatesPanel() {
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const [confirming, setConfirming] = useState<string | null>(null);
+  // The vm-manager's images, to mark a VM whose image is gone (null: not read, or no manager).
+  const [images, setImages] = useState<VmImage[] | null>(null);
   const load = useCallback(() => {
     api
       .call('templates.list', { platform: 'local' })
@@ -22,7 +25,13 @@ export function LocalTemplatesPanel() {
         setError(null);
       })
       .catch((e) => setError(`Could not list local templates: ${errorText(e)}`));
+    api
+      .call('vm.images', {})
+      .then((r) => setImages(r.images))
+      .catch(() => setImages(null));
   }, []);
+  const gone = (t: LabTemplateView, image: string | null) =>
+    images !== null && image !== null && !images.some((i) => i.name === image) ? (t.builtIn ? 'built on the first rehearsal' : 'gone from the vm-manager') : null;
   useEffect(load, [load]);
 
   const remove = (t: LabTemplateView) => {
@@ -67,12 +76,21 @@ export function LocalTemplatesPanel() {
               </div>
               {t.description && <p className="muted">{t.description}</p>}
               <ul className="local-template-vms">
-                {t.vms.map((v) => (
-                  <li key={v.name}>
-                    {v.name}: {v.image ?? 'no image'} ({v.os})
-                  </li>
-                ))}
+                {t.vms.map((v) => {
+                  const missing = gone(t, v.image);
+                  return (
+                    <li key={v.name}>
+                      {v.name}: {v.image ?? 'no image'} ({v.os})
+                      {missing && <span className={t.builtIn ? 'muted small' : 'warn small'}> — image {missing}</span>}
+                    </li>
+                  );
+                })}
               </ul>
+              {!t.builtIn && t.vms.some((v) => gone(t, v.image)) && (
+                <p className="warn small" role="status">
+                  A POV from {t.name} would fail: bake or import the missing image again under the same name, or delete this template.
+                </p>
+              )}
             </li>
           ))}
         </ul>
