@@ -108,11 +108,27 @@ function QuickConnect() {
   );
 }
 
-function Profiles() {
+const EMPTY_PROFILE_FORM = { name: '', host: '', port: '22', username: '', jump: '', cred: 'generate' as 'keep' | 'generate' | 'import' | 'password', secret: '', passphrase: '' };
+
+/** A profile's jump hosts as the form's text: user@host:port, comma-separated. */
+const jumpText = (jump: SshProfile['jump']) => jump.map((j) => `${j.username}@${j.host.includes(':') ? `[${j.host}]` : j.host}:${j.port}`).join(', ');
+
+export function Profiles() {
   const open = useTerminals((s) => s.open);
   const [list, setList] = useState<SshProfile[] | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [form, setForm] = useState({ name: '', host: '', port: '22', username: '', jump: '', cred: 'generate' as 'generate' | 'import' | 'password', secret: '', passphrase: '' });
+  const [form, setForm] = useState(EMPTY_PROFILE_FORM);
+  // The profile being edited (null: a new one), as it was when Edit was pressed.
+  const [editing, setEditing] = useState<SshProfile | null>(null);
+  const edit = (p: SshProfile) => {
+    setError(null);
+    setEditing(p);
+    setForm({ ...EMPTY_PROFILE_FORM, name: p.name, host: p.host, port: String(p.port), username: p.username, jump: jumpText(p.jump), cred: 'keep' });
+  };
+  const stopEditing = () => {
+    setEditing(null);
+    setForm(EMPTY_PROFILE_FORM);
+  };
   const load = useCallback(() => {
     api.call('ssh.profiles.list', {})
       .then(setList)
@@ -124,19 +140,27 @@ function Profiles() {
     setError(null);
     let jump;
     try {
-      jump = parseJump(form.jump, form.username).map((h) => ({ ...h, profileId: null }));
+      // An edit that leaves the jump hosts as they were keeps them as stored (with their profiles).
+      jump = editing && form.jump === jumpText(editing.jump) ? editing.jump : parseJump(form.jump, form.username).map((h) => ({ ...h, profileId: null }));
     } catch (err) {
       return setError(errorText(err));
     }
     const credentials =
-      form.cred === 'generate'
-        ? { kind: 'generate' as const }
-        : form.cred === 'password'
-          ? { kind: 'password' as const, password: form.secret }
-          : { kind: 'import' as const, privateKey: form.secret, ...(form.passphrase ? { passphrase: form.passphrase } : {}) };
-    api.call('ssh.profiles.save', { name: form.name, host: form.host.trim(), port: Number(form.port), username: form.username.trim(), credentials, jump })
+      form.cred === 'keep'
+        ? { kind: 'keep' as const }
+        : form.cred === 'generate'
+          ? { kind: 'generate' as const }
+          : form.cred === 'password'
+            ? { kind: 'password' as const, password: form.secret }
+            : { kind: 'import' as const, privateKey: form.secret, ...(form.passphrase ? { passphrase: form.passphrase } : {}) };
+    api.call('ssh.profiles.save', {
+      ...(editing ? { id: editing.id } : {}),
+      name: form.name, host: form.host.trim(), port: Number(form.port), username: form.username.trim(), credentials, jump,
+      ...(editing ? { keepaliveSec: editing.keepaliveSec, autoReconnect: editing.autoReconnect } : {}),
+    })
       .then(() => {
-        setForm((f) => ({ ...f, name: '', secret: '', passphrase: '' }));
+        if (editing) stopEditing();
+        else setForm((f) => ({ ...f, name: '', secret: '', passphrase: '' }));
         load();
       })
       .catch((err) => setError(errorText(err)));
@@ -165,6 +189,9 @@ function Profiles() {
             <button className="primary" onClick={() => open({ profileId: p.id, ...initialSize() }, p.name).catch((e) => setError(errorText(e)))}>
               Connect
             </button>
+            <button onClick={() => edit(p)} aria-label={`Edit ${p.name}`} disabled={editing?.id === p.id}>
+              Edit
+            </button>
             <button
               className="danger"
               onClick={() =>
@@ -178,7 +205,7 @@ function Profiles() {
           </li>
         ))}
       </ul>
-      <form className="ssh-form" onSubmit={save} aria-label="New profile">
+      <form className="ssh-form" onSubmit={save} aria-label={editing ? `Edit profile ${editing.name}` : 'New profile'}>
         <label>
           Name <input value={form.name} onChange={set('name')} required />
         </label>
@@ -194,6 +221,7 @@ function Profiles() {
         <label>
           Credentials{' '}
           <select value={form.cred} onChange={set('cred')}>
+            {editing && <option value="keep">Keep the stored {editing.authKind === 'password' ? 'password' : 'key'}</option>}
             <option value="generate">Generate an ed25519 key</option>
             <option value="import">Import a private key</option>
             <option value="password">Password</option>
@@ -218,8 +246,19 @@ function Profiles() {
           Jump hosts <input value={form.jump} onChange={set('jump')} placeholder="user@bastion:22" />
         </label>
         <div className="actions">
-          <button type="submit">Save profile</button>
+          <button type="submit">{editing ? 'Save changes' : 'Save profile'}</button>
+          {editing && (
+            <button type="button" onClick={stopEditing}>
+              Cancel edit
+            </button>
+          )}
         </div>
+        {editing && form.cred === 'generate' && (
+          <p className="warn small" role="status">
+            A new key replaces the stored {editing.authKind === 'password' ? 'password' : 'key'}: paste its public half (shown here after saving) into
+            the server&apos;s authorized_keys before you connect again.
+          </p>
+        )}
         <p className="muted small">Keys and passwords are kept in the system keychain. Agent forwarding is off.</p>
       </form>
       <ErrorAlert error={error} />

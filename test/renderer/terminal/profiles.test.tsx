@@ -1,0 +1,73 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Core } from '../../../main/core/create';
+import { secretAccount } from '../../../main/services/ssh/profiles';
+import type { SshProfile } from '../../../shared/contract/ssh';
+import { setTransport } from '../../../renderer/src/api';
+import { Profiles } from '../../../renderer/src/pages/terminals-page';
+import { testCore } from '../../foundation/helpers';
+import { coreTransport } from '../core-transport';
+
+/**
+ * The Terminals page's profiles against a real core: a profile is edited in place (same id), its
+ * stored password kept unless other credentials are chosen, its jump hosts kept as stored when the
+ * field is left alone; Cancel edit leaves it untouched.
+ */
+describe('Terminals page: SSH profiles', () => {
+  let core: Core;
+  const profiles = async () => (await core.dispatcher.call('ssh.profiles.list', {}, { transport: 'test' })) as SshProfile[];
+
+  beforeAll(async () => {
+    core = await testCore();
+    setTransport(coreTransport(core));
+  });
+  afterAll(async () => {
+    cleanup();
+    setTransport(null);
+    await core?.close();
+  });
+
+  it('edits a profile in place, keeping its stored password and jump hosts; Cancel edit changes nothing', async () => {
+    render(<Profiles />);
+    const form = () => screen.getByRole('form', { name: /profile/ });
+    const fill = (label: RegExp, value: string) => fireEvent.change(within(form()).getByLabelText(label), { target: { value } });
+    await screen.findByText(/No saved profiles/);
+    fill(/^Name/, 'demo box');
+    fill(/^Host/, 'demo.example');
+    fill(/^Port/, '2222');
+    fill(/^User/, 'se');
+    fill(/^Credentials/, 'password');
+    fill(/^Password/, 's3cret-pw');
+    fill(/^Jump hosts/, 'hop@bastion.example:22');
+    fireEvent.click(within(form()).getByRole('button', { name: 'Save profile' }));
+    await screen.findByText('demo box');
+    const [made] = await profiles();
+    expect(made).toMatchObject({ host: 'demo.example', port: 2222, authKind: 'password', jump: [{ host: 'bastion.example', port: 22, username: 'hop', profileId: null }] });
+
+    fireEvent.click(screen.getByRole('button', { name: 'Edit demo box' }));
+    expect(form().getAttribute('aria-label')).toBe('Edit profile demo box');
+    const values = [/^Name/, /^Host/, /^Port/, /^User/, /^Credentials/, /^Jump hosts/].map((l) => (within(form()).getByLabelText(l) as HTMLInputElement).value);
+    expect(values).toEqual(['demo box', 'demo.example', '2222', 'se', 'keep', 'hop@bastion.example:22']);
+    expect(within(form()).queryByLabelText(/^Password/)).toBeNull(); // kept, not asked again
+    fill(/^Host/, 'demo2.example');
+    fireEvent.click(within(form()).getByRole('button', { name: 'Save changes' }));
+    await screen.findByText(/se@demo2\.example:2222/);
+    const [edited] = await profiles();
+    expect(edited).toMatchObject({ id: made!.id, name: 'demo box', host: 'demo2.example', authKind: 'password', jump: made!.jump, createdAt: made!.createdAt });
+    expect(await core.base.secrets.get(secretAccount(made!.id, 'password'))).toBe('s3cret-pw');
+    expect(form().getAttribute('aria-label')).toBe('New profile');
+    expect((within(form()).getByLabelText(/^Host/) as HTMLInputElement).value).toBe('');
+
+    // Choosing a new key warns that the server must learn it; Cancel edit leaves the profile as it was.
+    fireEvent.click(screen.getByRole('button', { name: 'Edit demo box' }));
+    fill(/^Credentials/, 'generate');
+    expect(within(form()).getByRole('status').textContent).toBe(
+      "A new key replaces the stored password: paste its public half (shown here after saving) into the server's authorized_keys before you connect again.",
+    );
+    fill(/^Port/, '22');
+    fireEvent.click(within(form()).getByRole('button', { name: 'Cancel edit' }));
+    expect(form().getAttribute('aria-label')).toBe('New profile');
+    expect(await profiles()).toEqual([edited]);
+    expect(screen.queryByRole('status')).toBeNull();
+  });
+});
