@@ -8,14 +8,20 @@
  */
 export const GOLDEN_VM_SIZE = { cpus: 2, memoryMiB: 2048 } as const;
 
-const size = (cpus: number, memoryMiB: number) => `${cpus} CPU${cpus === 1 ? '' : 's'} and ${memoryMiB} MiB`;
+/** Whether a VM of this size is at GOLDEN_VM_SIZE, whose values live in policy.json's `golden`. */
+export const isGoldenVmSize = (cpus: number, memoryMiB: number) => cpus === GOLDEN_VM_SIZE.cpus && memoryMiB === GOLDEN_VM_SIZE.memoryMiB;
+
+const cpuText = (cpus: number) => `${cpus} CPU${cpus === 1 ? '' : 's'}`;
+const size = (cpus: number, memoryMiB: number) => `${cpuText(cpus)} and ${memoryMiB} MiB`;
+/** A VM size as labels and job titles show it: "2 CPUs, 2048 MiB". */
+export const vmSizeLabel = (cpus: number, memoryMiB: number) => `${cpuText(cpus)}, ${memoryMiB} MiB`;
 
 /**
  * Null when an attested VM of this size can match what a learn boot measured (the default size, or
  * one of `learnedAt`: the image's other sizes with golden values); else why not, and what to do.
  */
 export function goldenSizeWarning(cpus: number, memoryMiB: number, learnedAt: readonly { cpus: number; memoryMib: number }[] = []): string | null {
-  if (cpus === GOLDEN_VM_SIZE.cpus && memoryMiB === GOLDEN_VM_SIZE.memoryMiB) return null;
+  if (isGoldenVmSize(cpus, memoryMiB)) return null;
   if (learnedAt.some((s) => s.cpus === cpus && s.memoryMib === memoryMiB)) return null;
   const learned = [GOLDEN_VM_SIZE, ...learnedAt.map((s) => ({ cpus: s.cpus, memoryMiB: s.memoryMib }))].map((s) => size(s.cpus, s.memoryMiB)).join(', ');
   return (

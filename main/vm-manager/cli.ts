@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { goldenForSize, recordGolden, recordGoldenForSize, sizeKey, type ImagePolicy } from './attest/index';
-import { GOLDEN_VM_SIZE } from '../../shared/golden-size';
+import { GOLDEN_VM_SIZE, isGoldenVmSize } from '../../shared/golden-size';
 import { attestationView } from './api';
 import { VmmError } from './errors';
 import { firmwareChange, learnOffline } from './golden';
@@ -119,8 +119,7 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       // The values hold for the VM's size (shared/golden-size.ts): the default size's go to golden,
       // another size's to golden_sizes (always whole: --clear is for the default set only).
       const size = { cpus: att.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMiB: att.memoryMiB ?? GOLDEN_VM_SIZE.memoryMiB };
-      const atDefault = size.cpus === GOLDEN_VM_SIZE.cpus && size.memoryMiB === GOLDEN_VM_SIZE.memoryMiB;
-      const next = atDefault ? recordGolden(policy, att.ready.pcrs, { clear: flags.has('--clear') }) : recordGoldenForSize(policy, size, att.ready.pcrs);
+      const next = isGoldenVmSize(size.cpus, size.memoryMiB) ? recordGolden(policy, att.ready.pcrs, { clear: flags.has('--clear') }) : recordGoldenForSize(policy, size, att.ready.pcrs);
       writePolicy(image.dir, next);
       out(JSON.stringify({ image: image.name, size: sizeKey(size), golden: goldenForSize(next, size).sha256 }));
       return 0;

@@ -36,7 +36,7 @@ import type { VmManagerSupervisor } from './supervisor';
 import { VmUpdates } from './updates';
 import { attestationView, hostView, imagePolicy, imageRef, imageView, learnedView, parseAnswer, serialSocket, vmView } from './views';
 import { LIVE_VM_STATES } from '../../../shared/vm-states';
-import { GOLDEN_VM_SIZE } from '../../../shared/golden-size';
+import { GOLDEN_VM_SIZE, vmSizeLabel } from '../../../shared/golden-size';
 
 export { REMOTE_TOKEN_ACCOUNT };
 
@@ -403,7 +403,7 @@ export class VmApp {
   /** The learn job: one learn boot on the manager; the result is the proposal the page shows to confirm. */
   learnGolden(image: string, size: { cpus?: number; memoryMib?: number } = {}): string {
     const at = { cpus: size.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMib: size.memoryMib ?? GOLDEN_VM_SIZE.memoryMiB };
-    const sized = `${at.cpus} CPU${at.cpus === 1 ? '' : 's'}, ${at.memoryMib} MiB`;
+    const sized = vmSizeLabel(at.cpus, at.memoryMib);
     return this.o.jobs.start({ kind: 'vm.learnGolden', title: `Learn golden values of ${image} at ${sized}`, subject: `vm:image:${image}` }, async (job) => {
       job.progress('booting', null, `one boot of ${image} at ${sized} in learn mode (about a minute under TCG); nothing is saved until you confirm`);
       const call = this.call('POST learn-golden', async (c) => learnedView(await c.learnGolden(image, at)));

@@ -4,7 +4,7 @@ import { dirname, basename, join } from 'node:path';
 import { z } from 'zod';
 import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, describeZodError } from '../../../shared/contract/errors';
-import { GOLDEN_VM_SIZE } from '../../../shared/golden-size';
+import { isGoldenVmSize } from '../../../shared/golden-size';
 
 export type Stage = 'initrd' | 'ready';
 
@@ -19,7 +19,7 @@ export interface VmSize {
   memoryMiB: number;
 }
 export const sizeKey = (s: VmSize) => `${s.cpus}x${s.memoryMiB}`;
-const isDefaultSize = (s: VmSize) => s.cpus === GOLDEN_VM_SIZE.cpus && s.memoryMiB === GOLDEN_VM_SIZE.memoryMiB;
+const isDefaultSize = (s: VmSize) => isGoldenVmSize(s.cpus, s.memoryMiB);
 
 /**
  * An image's attestation policy (policy.json beside the image). `pcrs` lists what each stage

@@ -6,9 +6,7 @@ import { isActive } from '../../state/jobs';
 import { useFocusTrap } from '../focus-trap';
 import { ErrorAlert } from '../error-alert';
 import { JOB_KIND } from '../../../../shared/contract/job-kinds';
-import { GOLDEN_VM_SIZE } from '../../../../shared/golden-size';
-
-const sizeText = (cpus: number, memoryMib: number) => `${cpus} CPU${cpus === 1 ? '' : 's'}, ${memoryMib} MiB`;
+import { GOLDEN_VM_SIZE, vmSizeLabel } from '../../../../shared/golden-size';
 
 /**
  * The images and their golden PCR values. "Learn golden values" runs one boot of the image in
@@ -57,12 +55,12 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
       <ul>
         {images.map((i) => {
           const running = learnJobs.some((j) => isActive(j) && j.subject === `vm:image:${i.name}`);
-          const others = i.goldenSizes.map((s) => sizeText(s.cpus, s.memoryMib)).join('; ');
+          const others = i.goldenSizes.map((s) => vmSizeLabel(s.cpus, s.memoryMib)).join('; ');
           return (
             <li key={i.name} className="row">
               <strong>{i.name}</strong>
               <span className="muted small">
-                {i.goldenPcrs > 0 ? `${i.goldenPcrs} golden PCR values at ${sizeText(GOLDEN_VM_SIZE.cpus, GOLDEN_VM_SIZE.memoryMiB)}` : 'no golden values at the default size'}
+                {i.goldenPcrs > 0 ? `${i.goldenPcrs} golden PCR values at ${vmSizeLabel(GOLDEN_VM_SIZE.cpus, GOLDEN_VM_SIZE.memoryMiB)}` : 'no golden values at the default size'}
                 {others ? `; also learned at ${others}` : i.goldenPcrs > 0 ? '' : ': attested VMs of it cannot verify yet'}
               </span>
               {i.firmwareChanged && <span className="warn small">{i.firmwareChanged}</span>}
@@ -93,7 +91,7 @@ function GoldenDialog({ learned, onSave, onDiscard }: { learned: VmLearnedGolden
     <div className="vm-golden-backdrop">
       <div ref={trap} tabIndex={-1} className="vm-golden-proposal" role="dialog" aria-modal="true" aria-label={`Golden values of ${learned.image}`}>
         <p>
-          One boot of <strong>{learned.image}</strong> at {sizeText(learned.cpus, learned.memoryMib)} ({learned.seconds} s) measured these values
+          One boot of <strong>{learned.image}</strong> at {vmSizeLabel(learned.cpus, learned.memoryMib)} ({learned.seconds} s) measured these values
           {learned.firmware ? ` with firmware ${learned.firmware.path}` : ''}. Save them as the image&apos;s golden values for VMs of that
           size? From then on an attested VM of this image and size whose firmware, kernel, command line or initrd differs is refused.
         </p>
