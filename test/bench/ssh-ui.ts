@@ -44,6 +44,10 @@ async function main() {
     const rows = await connectInApp(page, host.openUrl, { sshd, key });
     await page.keyboard.type('echo SZ-$(stty size | tr " " x)-END\n');
     const [termRows, termCols] = (await rows.getByText(/SZ-\d+x\d+-END/).first().textContent())!.match(/SZ-(\d+)x(\d+)/)!.slice(1).map(Number);
+    // What draws the app's terminal (issue 16): with --disable-gpu this Chromium's WebGL is software,
+    // so the app keeps xterm's DOM renderer, the one the bare xterm below uses and this bench reads.
+    const host0 = page.locator('.term-box .term-host');
+    console.log(`bench ssh-ui-renderer: ${await host0.getAttribute('data-renderer')} (${await host0.getAttribute('data-renderer-why')})`);
     const pid = host.child.pid!;
     const base = rssKb(pid);
     let peak = base;

@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { needs } from '../support/system';
 import { makeUser, removeUser, Sshd } from '../ssh/sshd';
+import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
 
 const USER = 'povdeske2essh';
@@ -17,6 +18,15 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     sshd = new Sshd({ password: true });
     await sshd.start();
   });
+  /** Fills Quick connect with this sshd and the test user's password, and presses Connect. */
+  const quickConnect = async (page: Page) => {
+    const form = page.getByRole('form', { name: 'Quick connect' });
+    await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
+    await form.getByLabel('Port', { exact: true }).fill(String(sshd.port));
+    await form.getByLabel('User', { exact: true }).fill(USER);
+    await form.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await form.getByRole('button', { name: 'Connect' }).click();
+  };
   test.afterAll(async () => {
     await sshd?.dispose();
     if (!skipReason) removeUser(USER);
@@ -27,12 +37,7 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     test.skip(!!skipReason, skipReason ?? '');
     const { page } = app;
     await app.open('Terminals');
-    const form = page.getByRole('form', { name: 'Quick connect' });
-    await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
-    await form.getByLabel('Port', { exact: true }).fill(String(sshd.port));
-    await form.getByLabel('User', { exact: true }).fill(USER);
-    await form.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await form.getByRole('button', { name: 'Connect' }).click();
+    await quickConnect(page);
 
     const dialog = page.getByRole('dialog');
     await expect(dialog).toContainText('First connection to 127.0.0.1');
@@ -83,18 +88,61 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await expect(page.getByText('No terminals open')).toBeVisible();
   });
 
+  test('what draws the terminal: the DOM over software WebGL, WebGL when chosen, the DOM again when its context is lost', async ({ app }) => {
+    test.skip(!!skipReason, skipReason ?? '');
+    const { page } = app;
+    await app.open('Terminals');
+    await quickConnect(page);
+    await page.getByRole('dialog').getByRole('button', { name: 'Trust and connect' }).click();
+    await expect(page.getByTestId('term-status')).toContainText('open');
+
+    // Both projects launch with --disable-gpu. Debian's Chromium then has SwiftShader's WebGL, a
+    // software one, so Automatic keeps the DOM; Electron may have no WebGL at all.
+    const drawing = page.getByTestId('term-renderer');
+    await expect(drawing).toHaveText('DOM');
+    const why = (await drawing.getAttribute('title')) ?? '';
+    if (app.mode === 'electron' && /no WebGL2/.test(why)) test.skip(true, `this Electron has no WebGL2 with --disable-gpu: ${why}`);
+    expect(why).toMatch(/software \(.*SwiftShader/);
+    await page.locator('.term-box .xterm').click();
+    await page.keyboard.type('echo dom-$((2+3))\n');
+    await expect(page.locator('.term-box .xterm-rows')).toContainText('dom-5');
+
+    await app.open('Settings');
+    await expect(page.getByTestId('term-renderer-now')).toContainText('SwiftShader');
+    await page.getByLabel('Drawing').selectOption('webgl');
+    await expect(page.getByTestId('term-renderer-now')).toContainText('In this window: WebGL');
+    await app.open('Terminals');
+    // The open terminal is redrawn at once: a WebGL canvas instead of DOM rows.
+    await expect(drawing).toHaveText('GPU (WebGL)');
+    await expect(page.locator('.term-box .term-host')).toHaveAttribute('data-renderer', 'webgl');
+    await expect(page.locator('.term-box .xterm-rows')).toHaveCount(0);
+    await page.locator('.term-box .xterm').click();
+    await page.keyboard.type('echo gl-$((3+4))\n');
+    const lost = await page.evaluate(() => {
+      for (const c of document.querySelectorAll<HTMLCanvasElement>('.term-box canvas')) {
+        const gl = c.getContext('webgl2');
+        const ext = gl?.getExtension('WEBGL_lose_context');
+        if (ext) {
+          ext.loseContext();
+          return true;
+        }
+      }
+      return false;
+    });
+    expect(lost).toBe(true);
+    // xterm waits 3 s for the context to come back, then the terminal draws with the DOM again, its
+    // buffer whole: the earlier output, and the command typed while WebGL drew.
+    await expect(drawing).toHaveText('DOM', { timeout: 10_000 });
+    await expect(drawing).toHaveAttribute('title', /GPU context was lost/);
+    await expect(page.locator('.term-box .xterm-rows')).toContainText('gl-7');
+    await expect(page.locator('.term-box .xterm-rows')).toContainText('dom-5');
+  });
+
   test('a changed host key shows both fingerprints; refuse closes, replace connects', async ({ app }) => {
     test.skip(!!skipReason, skipReason ?? '');
     const { page } = app;
     await app.open('Terminals');
-    const form = page.getByRole('form', { name: 'Quick connect' });
-    const connect = async () => {
-      await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
-      await form.getByLabel('Port', { exact: true }).fill(String(sshd.port));
-      await form.getByLabel('User', { exact: true }).fill(USER);
-      await form.getByLabel('Password', { exact: true }).fill(PASSWORD);
-      await form.getByRole('button', { name: 'Connect' }).click();
-    };
+    const connect = () => quickConnect(page);
     await connect();
     const old = sshd.hostKey().fingerprint;
     await page.getByRole('dialog').getByRole('button', { name: 'Trust and connect' }).click();

@@ -4,6 +4,7 @@ import PovsPage from './povs-page';
 import SettingsPage, { settingsSlots } from './settings-page';
 import ControlNodeSettings from './settings/control-node-settings';
 import SkytapTestConnection from './settings/skytap-test-connection';
+import TerminalSettings from './settings/terminal-settings';
 
 export interface PageEntry {
   id: string;
@@ -19,6 +20,7 @@ const TerminalsPage = lazy(() => import('./terminals-page'));
 
 settingsSlots.skytap.push(() => <SkytapTestConnection />);
 settingsSlots.more.push(() => <ControlNodeSettings />);
+settingsSlots.more.push(() => <TerminalSettings />);
 
 /** The sidebar, in order. */
 export const pages: PageEntry[] = [

@@ -6,6 +6,16 @@ import type { Args } from '../../../shared/contract';
 import type { HostKeyPrompt, SshData, SshStatus } from '../../../shared/contract/ssh';
 import { api } from '../api';
 import { termOutput } from './term-output';
+import {
+  attachTermRenderer,
+  chooseTermRenderer,
+  onTermRendererPref,
+  probeGl,
+  termRendererPref,
+  type RendererHandle,
+  type TermRendererChoice,
+  type TermRendererPref,
+} from './term-renderer';
 
 const sub = api.subscribe as (stream: string, key: string, fn: (data: unknown, bytes: number) => void) => () => void;
 const ack = api.ack as (stream: string, key: string, bytes: number) => void;
@@ -19,6 +29,10 @@ export interface TermEntry {
   search: SearchAddon;
   /** The element xterm renders into; moved into the page while visible, parked otherwise. */
   el: HTMLDivElement;
+  /** What draws it (WebGL or DOM); replaced when the SE changes the choice in Settings. */
+  drawing: RendererHandle;
+  /** Records what draws it: on the element (data-renderer, data-renderer-why) and in the store. */
+  reportDrawing: (c: TermRendererChoice) => void;
   release: () => void;
 }
 
@@ -71,6 +85,12 @@ function makeEntry(id: string, replay?: Uint8Array): TermEntry {
   el.dataset.sessionId = id;
   park(el);
   term.open(el);
+  const reportDrawing = (c: TermRendererChoice) => {
+    el.dataset.renderer = c.kind;
+    el.dataset.rendererWhy = c.why;
+    useTerminals.setState((s) => ({ renderers: { ...s.renderers, [id]: c } }));
+  };
+  const drawing = attachTermRenderer(term, chooseTermRenderer(termRendererPref(), probeGl()), reportDrawing);
   // Copy with Ctrl+Shift+C (or Ctrl+C when text is selected), paste with Ctrl+Shift+V.
   term.attachCustomKeyEventHandler((e) => {
     if (e.type !== 'keydown') return true;
@@ -98,12 +118,15 @@ function makeEntry(id: string, replay?: Uint8Array): TermEntry {
   const output = termOutput(term, (bytes) => ack('ssh.data', id, bytes));
   const stopData = sub('ssh.data', id, (raw) => output((raw as SshData).data));
   const stopStatus = sub('ssh.status', id, (raw) => useTerminals.getState().setStatus(raw as SshStatus));
-  return {
+  const entry: TermEntry = {
     term,
     fit,
     search,
     el,
+    drawing,
+    reportDrawing,
     release: () => {
+      entry.drawing.dispose();
       stopData();
       stopStatus();
       typed.dispose();
@@ -112,7 +135,17 @@ function makeEntry(id: string, replay?: Uint8Array): TermEntry {
       el.remove();
     },
   };
+  return entry;
 }
+
+// The SE changed the terminal renderer in Settings: every open terminal is redrawn by it at once.
+onTermRendererPref((pref: TermRendererPref) => {
+  const choice = chooseTermRenderer(pref, probeGl());
+  for (const e of entries.values()) {
+    e.drawing.dispose();
+    e.drawing = attachTermRenderer(e.term, choice, e.reportDrawing);
+  }
+});
 
 export interface Tab {
   sessionId: string;
@@ -136,6 +169,8 @@ interface TerminalsState {
   active: string | null;
   prompts: HostKeyPrompt[];
   error: string | null;
+  /** What draws each session's terminal, and why (issue 16: WebGL only on a real GPU). */
+  renderers: Record<string, TermRendererChoice>;
   /** Opens a session and its tab; the xterm exists before the first byte arrives. */
   open(args: Args<'ssh.open'>, title: string): Promise<string>;
   /** Opens a local VM's serial console (interactive) or its read-only log tail as a tab. */
@@ -178,6 +213,7 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
   active: null,
   prompts: [],
   error: null,
+  renderers: {},
   async open(args, title) {
     set({ error: null });
     const { sessionId } = await api.call('ssh.open', args);
@@ -200,7 +236,8 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
     readOnly.delete(id);
     set((s) => {
       const tabs = s.tabs.filter((t) => t.sessionId !== id);
-      return { tabs, active: s.active === id ? (tabs.at(-1)?.sessionId ?? null) : s.active };
+      const { [id]: _gone, ...renderers } = s.renderers;
+      return { tabs, renderers, active: s.active === id ? (tabs.at(-1)?.sessionId ?? null) : s.active };
     });
   },
   async reconnect(id) {

@@ -1,6 +1,6 @@
 import '@xterm/xterm/css/xterm.css';
 import { useEffect, useRef, useState } from 'react';
-import { park, termFor } from '../../state/terminals';
+import { park, termFor, useTerminals } from '../../state/terminals';
 import './terminal.css';
 
 /**
@@ -13,6 +13,7 @@ export function TerminalView({ sessionId }: { sessionId: string }) {
   const [query, setQuery] = useState('');
   const [searching, setSearching] = useState(false);
   const entry = termFor(sessionId);
+  const drawing = useTerminals((s) => s.renderers[sessionId]);
 
   useEffect(() => {
     const host = box.current;
@@ -87,6 +88,11 @@ export function TerminalView({ sessionId }: { sessionId: string }) {
           </span>
         )}
         <button onClick={() => entry.term.clear()}>Clear</button>
+        {drawing && (
+          <span className="muted term-drawing" data-testid="term-renderer" title={drawing.why}>
+            {drawing.kind === 'webgl' ? 'GPU (WebGL)' : 'DOM'}
+          </span>
+        )}
       </div>
       <div className="term-box" ref={box} data-testid={`terminal-${sessionId}`} />
     </div>
