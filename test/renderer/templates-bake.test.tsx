@@ -30,7 +30,7 @@ describe('Templates page: Bake a template', () => {
     }));
     writeFileSync(join(dir, 'proof.json'), JSON.stringify({
       passed: true, at: '2026-12-01T10:05:00.000Z', seconds: 61.2, dockerEnabled: 'enabled', runnerSha256: sha,
-      message: 'the runner fetched the probe from the metadata service and ran it after 61 s; docker.service enabled', consoleTail: '',
+      message: 'the runner fetched the probe from the metadata service and ran it after 61 s; docker.service enabled and a container ran', consoleTail: '',
     }));
     setTransport(coreTransport(core));
   });

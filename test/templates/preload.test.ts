@@ -77,7 +77,7 @@ describe.skipIf(tarSkip)('preloadImages: checked before a bake makes anything', 
 
   it('the probe\'s image check, run by a shell against a docker that knows one of two refs, names the missing one', () => {
     const payload = probePayload('0123456789abcdef', ['povdesk/a:1', 'b:2']);
-    const check = payload.slice(payload.indexOf('i=ok'), payload.indexOf('l="POVDESK-PROBE'));
+    const check = payload.slice(payload.indexOf('i=ok'), payload.indexOf('c=failed'));
     const bin = mkdtempSync(join(dir, 'bin-'));
     writeFileSync(join(bin, 'docker'), '#!/bin/sh\n[ "$1 $2 $3" = "image inspect povdesk/a:1" ]\n', { mode: 0o755 });
     const run = () => execFileSync('/bin/sh', ['-c', `${check}echo "$i"`], { env: { PATH: `${bin}:/usr/bin:/bin` }, encoding: 'utf8' }).trim();

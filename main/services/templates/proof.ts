@@ -16,7 +16,27 @@ import { RUNNER_PATH, UNIT_NAME } from '../control-node/runner';
 /** Image references as the preload check takes them (preload.ts): nothing a shell would expand. */
 const IMAGE_REF = /^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$/;
 
-export function probePayload(nonce: string, images: string[] = []): string {
+/**
+ * The container check: `docker.service` enabled is not Docker working. dockerd without
+ * apparmor_parser on an AppArmor kernel (the lab found it: "the docker-default profile could not
+ * be loaded"), a storage driver the kernel lacks or a missing runc leave the unit enabled and
+ * refuse every `docker run`. So the probe makes a one-layer image from the guest's own /bin/sh and
+ * the libraries `ldd` names (no registry, no network), runs it with no network, and removes it.
+ * Docker's own error is appended to `$e` (the probe sets it to the console, which a failed proof
+ * shows). Sets `c` to ok or failed.
+ */
+export function containerCheck(tag: string): string {
+  return `c=failed
+p='povdesk-proof:${tag}'
+if tar -chf - /bin/sh $(ldd /bin/sh | grep -o '/[^ ]*') 2>/dev/null | timeout 120 docker import - "$p" >/dev/null 2>>"$e" &&
+  [ "$(timeout 120 docker run --rm --network none "$p" /bin/sh -c 'echo ran' 2>>"$e")" = ran ]; then
+  c=ok
+fi
+timeout 60 docker rmi -f "$p" >/dev/null 2>&1 || true
+`;
+}
+
+export function probePayload(nonce: string, images: string[] = [], docker = true): string {
   for (const ref of images) if (!IMAGE_REF.test(ref)) throw new AppError('invalid_request', `"${ref}" is not an image reference`);
   // The runner starts after povdesk-preload-images.service: the images must be in Docker by now.
   const check = images.length
@@ -29,25 +49,26 @@ done
   return `#!/bin/sh
 ${BEGIN_LINE}
 # POV Desk template proof: reports what the runner found, then ready.
+e=/dev/ttyS0; [ -w $e ] || e=/dev/console
 d=$(systemctl is-enabled docker.service 2>/dev/null || echo missing)
 u=$(systemctl is-enabled ${UNIT_NAME} 2>/dev/null || echo missing)
 r=$(sha256sum ${RUNNER_PATH} | cut -d' ' -f1)
-${check}l="POVDESK-PROBE ${nonce} docker-enabled=$d runner-unit=$u runner-sha256=$r images=$i"
-echo "$l" > /dev/ttyS0 || echo "$l" > /dev/console
+${check}${docker ? containerCheck(nonce) : 'c=skipped\n'}l="POVDESK-PROBE ${nonce} docker-enabled=$d runner-unit=$u runner-sha256=$r images=$i container=$c"
+echo "$l" > "$e"
 curl -fsS --max-time 10 -X POST -H 'Content-Type: application/json' \\
   -d '{"stage":"ready"}' http://169.254.169.254/report || true
 ${END_LINE}
 `;
 }
 
-const PROBE_RE = /POVDESK-PROBE ([0-9a-f]{16}) docker-enabled=(\S+) runner-unit=(\S+) runner-sha256=([0-9a-f]{64}|\S*) images=(\S+)/;
+const PROBE_RE = /POVDESK-PROBE ([0-9a-f]{16}) docker-enabled=(\S+) runner-unit=(\S+) runner-sha256=([0-9a-f]{64}|\S*) images=(\S+) container=(\S+)/;
 
 export interface ProofInput {
   client: VmManagerClient;
   image: string;
   diskGib: number;
   expectRunnerSha256: string;
-  /** false when the bake skipped Docker: then only the runner is checked */
+  /** false when the bake skipped Docker: then only the runner is checked; true: enabled, and a container runs */
   expectDocker: boolean;
   /** images the bake preloaded: each must be in the guest's Docker when the runner runs the probe */
   expectImages?: string[];
@@ -63,7 +84,7 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
   const started = Date.now();
   const vm = await o.client.create({
     name: `proof-${nonce.slice(0, 8)}`, image: o.image, cpus: 1, memory_mib: 1024, disk_gib: o.diskGib,
-    user_data: probePayload(nonce, o.expectImages ?? []),
+    user_data: probePayload(nonce, o.expectImages ?? [], o.expectDocker),
     // A baked template has no golden values and does not quote: the runner is what is proven here.
     require_attestation: false, wait_for: 'none',
   });
@@ -95,10 +116,11 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
           if (m[3] !== 'enabled') problems.push(`${UNIT_NAME} is "${m[3]}", not enabled`);
           if (o.expectImages?.length && m[5] !== 'ok') problems.push(`the preloaded images are not all in Docker when the runner runs (${m[5]}): see povdesk-preload-images.service on the console`);
           if (o.expectDocker && m[2] !== 'enabled') problems.push(`systemctl is-enabled docker says "${m[2]}": Docker would not start on a POV`);
+          else if (o.expectDocker && m[6] !== 'ok') problems.push('Docker is enabled but could not run a container (an image made from the guest\'s /bin/sh): see Docker\'s error on the console');
           const secs = Math.round((Date.now() - started) / 1000);
           return problems.length
             ? result(false, `the proof boot failed: ${problems.join('; ')}`, m)
-            : result(true, `the runner fetched the probe from the metadata service and ran it after ${secs} s; docker.service ${m[2]}${o.expectImages?.length ? `; preloaded ${o.expectImages.join(', ')} in Docker` : ''}`, m);
+            : result(true, `the runner fetched the probe from the metadata service and ran it after ${secs} s; docker.service ${m[2]}${o.expectDocker ? ' and a container ran' : ''}${o.expectImages?.length ? `; preloaded ${o.expectImages.join(', ')} in Docker` : ''}`, m);
         }
       }
       const rec = await o.client.get(vm.id).catch(() => null);
