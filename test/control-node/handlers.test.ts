@@ -111,6 +111,38 @@ describe('control-node handlers through the contract', () => {
     expect((await w.call('pov.get', { id: povId })).pov.controlNode).toMatchObject({ status: 'enrolled', mode: 'ed25519', name: null });
   }, 60_000);
 
+  it('with Settings → Control node empty, a provision starts no install bound to fail: the row and readiness say what to enter; Install is refused and changes nothing', async () => {
+    w = await coreWorld({ env: { POVDESK_SKYTAP_POLL_MS: '20' } });
+    cp = await new ControlPlaneDouble().start();
+    const tpl = w.emu.state.addTemplate({ name: 'One Linux', vms: [{ name: 'BtPocLin01', guestOS: 'ubuntu-64' }] });
+    const created = await w.call('pov.create', { templateId: tpl.id, name: 'Fresh laptop' });
+    const provision = await w.jobs.wait(created.jobId);
+    expect(provision.state, JSON.stringify(provision.error)).toBe('succeeded');
+    const povId = (await w.call('pov.list', {})).povs[0]!.id;
+    const installs = () => w.db.prepare("SELECT id FROM jobs WHERE kind = 'pov.installControlNode'").all();
+    expect(installs()).toEqual([]);
+    const gap = 'no control-plane URL and no agent image are set; enter them in Settings → Control node, then press Install control node';
+    const row = async () => (await w.call('pov.get', { id: povId })).pov;
+    expect((await row()).controlNode).toMatchObject({ vm: 'BtPocLin01', status: 'not_set_up', reason: gap });
+    expect(w.jobs.log(created.jobId).map((l) => l.message)).toContain(`control node BtPocLin01: not installed, ${gap}`);
+    const item = (await w.call('pov.readiness', { id: povId })).items.find((i) => i.key === 'controlNode');
+    expect(item).toMatchObject({ state: 'not_ready', detail: `Not installed on BtPocLin01: ${gap}.`, action: { method: 'controlNode.saveSettings' } });
+
+    // Install control node is refused before any job, and the row stays as it was.
+    const before = await row();
+    await expect(w.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({ code: 'unavailable', message: gap });
+    expect(installs()).toEqual([]);
+    expect((await row()).controlNode).toEqual(before.controlNode);
+
+    // Half set: the message names only what is still missing.
+    await w.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token });
+    await expect(w.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({
+      code: 'unavailable',
+      message: 'no agent image is set; enter it in Settings → Control node, then press Install control node',
+    });
+    expect(installs()).toEqual([]);
+  }, 60_000);
+
   it('Install control node on a suspended POV is refused up front', async () => {
     w = await coreWorld({ env: { POVDESK_SKYTAP_POLL_MS: '20' } });
     cp = await new ControlPlaneDouble().start();

@@ -59,6 +59,18 @@ const KEYS: Record<keyof ControlNodeConfig, string> = {
   spiffeHelperImage: 'controlNode.spiffeHelperImage',
 };
 
+/**
+ * What Settings → Control node still lacks before any install can start, or null. The provision's
+ * hook and Install control node check it first, so a laptop without a control plane gets a row
+ * that says what to enter, not an install job that was bound to fail; the install job checks it too.
+ */
+export function installSettingsGap(cfg: ControlNodeConfig): string | null {
+  const missing = [...(cfg.agentUrl || cfg.controlPlaneUrl ? [] : ['control-plane URL']), ...(cfg.agentImage ? [] : ['agent image'])];
+  if (!missing.length) return null;
+  const one = missing.length === 1;
+  return `no ${missing.join(' and no ')} ${one ? 'is' : 'are'} set; enter ${one ? 'it' : 'them'} in Settings → Control node, then press Install control node`;
+}
+
 export function readConfig(kv: KeyValue, env: NodeJS.ProcessEnv = {}): ControlNodeConfig {
   const s = (k: keyof ControlNodeConfig) => kv.getValue(KEYS[k]);
   return {

@@ -2,7 +2,7 @@ import { AppError } from '../../../shared/contract/errors';
 import { sleep } from '../../lib/sleep';
 import type { JobContext } from '../jobs/runner';
 import type { AgentStore } from './agents';
-import type { ControlNodeConfig } from './config';
+import { installSettingsGap, type ControlNodeConfig } from './config';
 import type { ControlPlane } from './control-plane';
 import { fitUserData, type Tier } from './fit';
 import { USER_DATA_LIMIT } from './markers';
@@ -27,7 +27,8 @@ export interface ControlNodePov {
   brokerHostName?: string | null;
 }
 
-export type ControlNodeStatus = 'none' | 'installing' | 'waiting' | 'enrolled' | 'failed' | 'revoked';
+/** not_set_up: Settings → Control node lacks what an install needs (installSettingsGap). */
+export type ControlNodeStatus = 'none' | 'not_set_up' | 'installing' | 'waiting' | 'enrolled' | 'failed' | 'revoked';
 
 /** The control_node_* columns of the POV row (what the POV list shows). */
 export interface ControlNodePatch {
@@ -134,9 +135,9 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
   deps.povs.setControlNode(povId, { vmId: vm.id, status: 'installing', reason: null, mode: null });
 
   const cfg = deps.config;
-  if (!cfg.agentImage) fail('unavailable', 'no agent image is set; enter it in Settings → Control node, then press Install control node');
+  const gap = installSettingsGap(cfg);
+  if (gap) fail('unavailable', gap, 'not_set_up');
   const agentUrl = cfg.agentUrl || cfg.controlPlaneUrl;
-  if (!agentUrl) fail('unavailable', 'no control-plane URL is set; enter it in Settings → Control node');
 
   // SPIRE: offered only when enabled, the control plane runs one, and its address checks out.
   let spireInfo: { trustDomain: string; serverAddress: string; trustBundle: string } | null = null;

@@ -7,7 +7,7 @@ import { requireBootstrapMechanism } from '../../../shared/lab-platforms';
 import type { LabPlatform } from '../lab-platforms/platform';
 import { SkytapPlatform } from '../lab-platforms/skytap';
 import { AgentStore } from './agents';
-import { CONTROL_PLANE_TOKEN_ACCOUNT, controlPlaneFrom, readConfig, saveConfig, type ControlNodeConfig, type KeyValue, type Secrets } from './config';
+import { CONTROL_PLANE_TOKEN_ACCOUNT, controlPlaneFrom, installSettingsGap, readConfig, saveConfig, type ControlNodeConfig, type KeyValue, type Secrets } from './config';
 import type { ControlPlane } from './control-plane';
 import { fitUserData } from './fit';
 import { installControlNode, refusalText, resolveFor, teardownControlNode, type InstallDeps, type InstallJob, type PovLookup, type SkytapUserData } from './install';
@@ -124,6 +124,13 @@ export class ControlNodeService {
       this.povs.setControlNode(povId, { vmId: null, status: 'none', reason });
       throw new AppError('conflict', reason);
     }
+    const gap = installSettingsGap(readConfig(this.d.settings, this.d.env));
+    if (gap) {
+      // Not a failure of the provision nor a job bound to fail: the row says what to enter.
+      this.povs.setControlNode(povId, { vmId: r.vm.id, status: 'not_set_up', reason: gap });
+      ctx.log(`control node ${r.vm.name}: not installed, ${gap}`);
+      return;
+    }
     const jobId = this.startInstall(povId);
     ctx.log(`control node ${r.vm.name}: the install continues as job ${jobId} (it waits for the agent to enrol)`);
   };
@@ -140,7 +147,7 @@ export class ControlNodeService {
     this.povs.setControlNode(povId, { status: 'revoked', reason: null });
   };
 
-  /** pov.installControlNode: refused while a lifecycle job runs or the environment is not running. */
+  /** pov.installControlNode: refused while a lifecycle job runs, the environment is not running or Settings lack what it needs. */
   install(id: string): string {
     const { pov } = this.summary(id);
     // The install hands its payload over as metadata; a platform with another mechanism is refused here.
@@ -149,6 +156,8 @@ export class ControlNodeService {
     if (pov.runstate !== 'running') {
       throw new AppError('conflict', `the environment is ${pov.runstate ?? 'not confirmed running'}; start it first (the payload goes in only after power-on)`);
     }
+    const gap = installSettingsGap(readConfig(this.d.settings, this.d.env));
+    if (gap) throw new AppError('unavailable', gap);
     return this.startInstall(id);
   }
 

@@ -73,6 +73,13 @@ function controlNode(p: PovView): Draft {
       return { state: 'attention', detail: `The agent on ${name} is ${c.status}${c.reason ? `: ${c.reason}` : ''}.`, asOf, action: act('Wait for the install job (see Jobs)') };
     case 'none':
       return { state: 'not_ready', detail: c.reason ?? 'No VM can be the control node.', asOf, action: act('Name the control node VM', 'pov.setControlNodeName') };
+    case 'not_set_up':
+      return {
+        state: 'not_ready',
+        detail: `Not installed on ${name}: ${c.reason ?? 'Settings → Control node is incomplete'}.`,
+        asOf,
+        action: act('Complete Settings → Control node, then press Install control node', 'controlNode.saveSettings'),
+      };
     default: {
       const what = c.status === null ? 'No agent is installed' : `The install ${c.status}${c.reason ? `: ${c.reason}` : ''}`;
       return { state: 'not_ready', detail: `${what} (control node: ${name}).`, asOf, action: act('Install the control node', 'pov.installControlNode') };

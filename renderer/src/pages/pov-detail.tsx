@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { errorText } from '../api';
 import { AccessPanel } from '../components/pam/access-panel';
 import { RateLimitedBadge, RunstateBadge } from '../components/pov/badges';
+import { controlNodeStatusText } from '../components/pov/control-node-cell';
 import { CustomerTzField } from '../components/pov/customer-tz';
 import { LocalPovVms } from '../components/pov/local-pov-vms';
 import { PlatformLabel } from '../components/pov/platform-label';
@@ -88,7 +89,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
       )}
       {p.controlNode.reason && (
         <p className="banner warn">
-          Control node: {p.controlNode.status ?? 'not installed'} — {p.controlNode.reason}
+          Control node: {controlNodeStatusText(p.controlNode.status)} — {p.controlNode.reason}
         </p>
       )}
       <CustomerTzField key={p.customerTz ?? ''} pov={p} onChanged={() => void loadDetail(p.id)} />
@@ -139,7 +140,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           <dt>Last confirmed</dt>
           <dd>{p.lastConfirmedAt ? bothZones(p.lastConfirmedAt, p.customerTz) : 'never'}</dd>
           <dt>Control node</dt>
-          <dd>{p.controlNode.status ?? '—'}</dd>
+          <dd>{controlNodeStatusText(p.controlNode.status, '—')}</dd>
           <dt>Created</dt>
           <dd>{bothZones(p.createdAt, p.customerTz)}</dd>
         </dl>

@@ -19,12 +19,13 @@ function cell(name: string): HTMLElement {
 
 describe('Control node column', () => {
   it('shows none with the reason and the Install button beside it; the VM with status and the SPIRE / Ed25519 label', () => {
-    const [a, b, c, d] = fakeRows(4).map((p) => ({ ...p, runstate: 'running' }));
+    const [a, b, c, d, e] = fakeRows(5).map((p) => ({ ...p, runstate: 'running' }));
     const rows = [
       withCn(a!, { status: 'none', reason: '2 Linux VMs could be the control node (candidates: x, y)' }),
       withCn(b!, { status: 'enrolled', vmId: '9', vm: 'BtPocLin01', mode: 'spire' }),
       withCn(c!, { status: 'enrolled', vmId: '9', vm: 'control-node', mode: 'ed25519' }),
       withCn(d!, { status: 'failed', vmId: '9', vm: 'control-node', reason: 'the agent did not enrol before its code expired' }),
+      withCn(e!, { status: 'not_set_up', vmId: '9', vm: 'BtPocLin01', reason: 'no control-plane URL is set; enter it in Settings → Control node, then press Install control node' }),
     ];
     const onCn = vi.fn();
     render(<PovList povs={rows} jobs={{}} now={NOW} onOpen={() => {}} onAction={() => {}} onControlNode={onCn} />);
@@ -46,6 +47,10 @@ describe('Control node column', () => {
     expect(within(cell('POV 3')).getByTestId('cn-status').textContent).toBe('failed');
     expect(within(cell('POV 3')).getByTestId('cn-reason').textContent).toMatch(/code expired/);
     expect(within(cell('POV 3')).getByRole('button', { name: 'Install control node for POV 3' })).toBeTruthy();
+    // Settings lack what an install needs: said in words, with what to enter, and Install stays offered.
+    expect(within(cell('POV 4')).getByTestId('cn-status').textContent).toBe('not set up');
+    expect(within(cell('POV 4')).getByTestId('cn-reason').textContent).toMatch(/Settings → Control node/);
+    expect(within(cell('POV 4')).getByRole('button', { name: 'Install control node for POV 4' })).toBeTruthy();
   });
 
   it('Install is greyed unless the environment is confirmed running; an install job shows its step instead of the reason', () => {

@@ -3,7 +3,14 @@ import type { PovView } from '../../../../shared/contract/pov';
 
 export type ControlNodeAction = 'name' | 'install';
 
-const STATUS_TONE: Record<string, string> = { enrolled: 'ok', installing: 'warn', waiting: 'warn', failed: 'bad', none: 'muted', revoked: 'muted' };
+const STATUS_TONE: Record<string, string> = { enrolled: 'ok', not_set_up: 'warn', installing: 'warn', waiting: 'warn', failed: 'bad', none: 'muted', revoked: 'muted' };
+/** Statuses that read better in words than as the stored value. */
+const STATUS_TEXT: Record<string, string> = { not_set_up: 'not set up' };
+
+/** A control node's status as the UI writes it (null: nothing installed). */
+export function controlNodeStatusText(status: string | null, none = 'not installed'): string {
+  return status === null ? none : (STATUS_TEXT[status] ?? status);
+}
 
 /** Busy statuses: an install is under way, so there is nothing to press. */
 const IN_PROGRESS = new Set(['installing', 'waiting']);
@@ -31,7 +38,7 @@ export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: Jo
         </span>
         {cn.status && cn.status !== 'none' && (
           <span className={`badge ${STATUS_TONE[cn.status] ?? ''}`} data-testid="cn-status">
-            {cn.status}
+            {controlNodeStatusText(cn.status)}
           </span>
         )}
         {mode && cn.status === 'enrolled' && (

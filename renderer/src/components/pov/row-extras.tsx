@@ -4,6 +4,7 @@ import type { PovView } from '../../../../shared/contract/pov';
 import { LOCAL_SUSPEND_NOTE } from '../../state/lab';
 import type { PovAction } from './pov-list';
 import { bothZones, withZones } from './time';
+import { controlNodeStatusText } from './control-node-cell';
 
 const ACTIONS: { action: PovAction; label: string; key: 'start' | 'suspend' | 'destroy'; className?: string }[] = [
   { action: 'pov.start', label: 'Start', key: 'start' },
@@ -79,7 +80,7 @@ export function RowDetails({ pov: p, now, lastFailed }: { pov: PovView; now: num
   const share = p.readiness?.shareExpiresAt ?? null;
   const lines: [string, string][] = [];
   if (p.readiness) lines.push(['Readiness', withZones(p.readiness.summary, p.customerTz)]);
-  if (p.controlNode.reason) lines.push(['Control node', `${p.controlNode.status ?? 'not installed'}: ${p.controlNode.reason}`]);
+  if (p.controlNode.reason) lines.push(['Control node', `${controlNodeStatusText(p.controlNode.status)}: ${p.controlNode.reason}`]);
   if (p.errorMessage) lines.push(['Error', p.errorMessage]);
   if (lastFailed?.error) lines.push(['Last job', `${lastFailed.title} failed: ${lastFailed.error.message}`]);
   if (p.autoDelete?.reason) lines.push(['Auto-delete', p.autoDelete.reason]);
