@@ -16,6 +16,7 @@ import { SavedSkytap } from '../services/skytap/saved';
 import { shareApi } from '../services/skytap/share-api';
 import { SessionManager } from '../services/ssh/manager';
 import { Terminals } from '../services/ssh/terminals';
+import { defaultKnownHostsFiles } from '../services/ssh/openssh-known-hosts';
 import { TemplateService } from '../services/templates/service';
 import { LocalTemplates } from '../services/lab-platforms/local-templates';
 import { LabTemplateService } from '../services/lab-platforms/templates';
@@ -104,6 +105,15 @@ export function pollMsFrom(env: NodeJS.ProcessEnv): number | undefined {
 export function bakeDirs(base: Pick<Base, 'env' | 'home'>): string[] {
   const extra = (base.env.POVDESK_BAKE_DIRS ?? '').split(':').filter(Boolean);
   return [homedir(), base.home, ...extra];
+}
+
+/**
+ * OpenSSH's known_hosts files the terminals consult (read only): POVDESK_SSH_KNOWN_HOSTS
+ * (colon-separated; set and empty: none), else the user's ~/.ssh/known_hosts and known_hosts2.
+ */
+export function opensshKnownHostsFiles(env: NodeJS.ProcessEnv): string[] {
+  const raw = env.POVDESK_SSH_KNOWN_HOSTS;
+  return raw === undefined ? defaultKnownHostsFiles() : raw.split(':').filter(Boolean);
 }
 
 /**
@@ -291,6 +301,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     hub,
     // A local attested VM's SSH port: its key is the one the vm-manager made and released to it after attestation.
     pretrusted: (host, port) => vm.pretrustedSshKey(host, port),
+    opensshKnownHosts: opensshKnownHostsFiles(env),
   });
   base.onClose(() => ssh.closeAll());
   const terminals = new Terminals({ sessions: ssh, jobs, consoleSource: (id) => vm.consoleSource(id) });

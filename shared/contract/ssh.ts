@@ -120,7 +120,8 @@ export const hostKeyPrompt = lazySchema(() => z.strictObject({
   kind: z.enum(['first', 'changed']),
   keyType: z.string(),
   fingerprint: z.string(),
-  stored: z.strictObject({ keyType: z.string(), fingerprint: z.string(), addedAt: z.string() }).nullable(),
+  /** The key it differs from: POV Desk's own, or (source set) one in OpenSSH's known_hosts, addedAt being that file's last change. */
+  stored: z.strictObject({ keyType: z.string(), fingerprint: z.string(), addedAt: z.string(), source: z.string().optional() }).nullable(),
   /** pending until answered; answered/expired tell other windows to drop the dialog. */
   state: z.enum(['pending', 'answered', 'expired']),
 }));

@@ -105,6 +105,50 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     expect(sshd.log).not.toMatch(/userauth-request/);
   });
 
+  it("OpenSSH's known_hosts (hashed, as Debian writes it): its key connects without a question; another key is a change naming the line; @revoked is refused", async () => {
+    const line = sshd.hostKey().line.split(' ').slice(0, 2).join(' ');
+    const other = generateEd25519('other').public.split(' ').slice(0, 2).join(' ');
+    const file = (name: string, body: string) => {
+      const f = join(sshd.dir, name);
+      writeFileSync(f, body);
+      execFileSync('ssh-keygen', ['-q', '-H', '-f', f], { stdio: 'ignore' });
+      return f;
+    };
+    const name = `[127.0.0.1]:${sshd.port}`;
+    const trusts = env();
+    const good = makeEnv({ opensshKnownHosts: [join(sshd.dir, 'none'), file('kh-good', `other.example ${other}\n${name} ${line}\n`)] });
+    envs.push(good);
+    const id = await good.manager.open({ target: keyTarget(), cols: 80, rows: 24 });
+    await waitState(good, id, 'open');
+    expect(good.prompts.items).toEqual([]);
+    // POV Desk's own list now holds it, so the Known hosts panel shows what was trusted.
+    expect(good.manager.knownHosts.get('127.0.0.1', sshd.port)?.fingerprint).toBe(sshd.hostKey().fingerprint);
+    expect(trusts.manager.knownHosts.list()).toEqual([]);
+
+    const changedFile = file('kh-changed', `${name} ${other}\n`);
+    const changed = makeEnv({ opensshKnownHosts: [changedFile] });
+    envs.push(changed);
+    sshd.clearLog();
+    const id2 = await changed.manager.open({ target: keyTarget(), cols: 80, rows: 24 });
+    const p = await nextPrompt(changed, id2);
+    expect(p).toMatchObject({ kind: 'changed', fingerprint: sshd.hostKey().fingerprint, stored: { keyType: 'ssh-ed25519', source: `${changedFile} line 1` } });
+    expect(p.stored?.fingerprint).toBe(sha256Fingerprint(Buffer.from(other.split(' ')[1]!, 'base64')));
+    expect(() => changed.manager.answerHostKey(p.promptId, true)).toThrow(/CHANGED/);
+    changed.manager.answerHostKey(p.promptId, false);
+    expect((await waitState(changed, id2, 'closed')).closedBy).toBe('refused');
+    expect(sshd.log).not.toMatch(/userauth-request/);
+
+    const revoked = makeEnv({ opensshKnownHosts: [file('kh-revoked', `@revoked ${name} ${line}\n`)] });
+    envs.push(revoked);
+    // Even a key POV Desk already stored is refused once OpenSSH marks it revoked.
+    revoked.manager.knownHosts.put('127.0.0.1', sshd.port, Buffer.from(line.split(' ')[1]!, 'base64'));
+    const id3 = await revoked.manager.open({ target: keyTarget(), cols: 80, rows: 24 });
+    const s = await waitState(revoked, id3, 'closed');
+    expect(s.closedBy).toBe('refused');
+    expect(s.reason).toMatch(/is marked @revoked in .*kh-revoked line 1; refused without asking/);
+    expect(revoked.prompts.items).toEqual([]);
+  });
+
   it('reject: the session closes as refused, nothing stored, no authentication attempted', async () => {
     const e = env();
     sshd.clearLog();

@@ -5,8 +5,9 @@ import type { Hub } from '../hub';
 import type { SecretStore } from '../secrets/store';
 import type { Db } from '../store/db';
 import type { TerminalBackend } from './backend';
-import { sha256Fingerprint } from './fingerprint';
+import { keyTypeOf, sha256Fingerprint } from './fingerprint';
 import { KnownHosts } from './known-hosts';
+import { opensshKeysFor, opensshVerdict } from './openssh-known-hosts';
 import { Profiles } from './profiles';
 import { TerminalSession, type SessionOptions } from './session';
 import { SshBackend, type Hop } from './ssh-backend';
@@ -23,6 +24,12 @@ export interface ManagerDeps {
    * that key is accepted without a question and any other is refused. Null: ask as usual.
    */
   pretrusted?: (host: string, port: number) => Promise<{ key: Buffer; what: string } | null>;
+  /**
+   * OpenSSH's known_hosts files, read at each verification (never written): a key they hold for
+   * the host is trusted without a question, a different one of the same type is asked about as a
+   * changed key, and an @revoked one is refused.
+   */
+  opensshKnownHosts?: string[];
   /** How long a host-key question waits for an answer before it counts as "no". */
   promptTimeoutMs?: number;
   /** Overrides for tests: backoff, attempts, batching. */
@@ -113,16 +120,39 @@ export class SessionManager {
       return { ok: false, refusal: `host key ${sha256Fingerprint(key)} of ${host}:${port} is not the key of ${trusted.what} (${sha256Fingerprint(trusted.key)}); refused without asking` };
     }
     const v = this.knownHosts.check(host, port, key);
-    if (v.kind === 'match') return Promise.resolve({ ok: true });
+    const openssh = this.deps.opensshKnownHosts?.length
+      ? opensshVerdict(opensshKeysFor(this.deps.opensshKnownHosts, host, port), keyTypeOf(key), key.toString('base64'))
+      : ({ kind: 'none' } as const);
+    if (openssh.kind === 'revoked') {
+      return { ok: false, refusal: `host key ${sha256Fingerprint(key)} of ${host}:${port} is marked @revoked in ${openssh.entry.file} line ${openssh.entry.line}; refused without asking` };
+    }
+    if (v.kind === 'match') return { ok: true };
+    if (v.kind === 'unknown' && openssh.kind === 'match') {
+      // The SE's own ssh already trusts it: no question, and POV Desk's list shows it from now on.
+      this.knownHosts.put(host, port, key);
+      return { ok: true };
+    }
+    // What the question compares against: POV Desk's stored key, else the one OpenSSH holds.
+    const stored =
+      v.kind === 'changed'
+        ? { keyType: v.stored.keyType, fingerprint: v.stored.fingerprint, addedAt: v.stored.addedAt }
+        : openssh.kind === 'changed'
+          ? {
+              keyType: openssh.entry.keyType,
+              fingerprint: sha256Fingerprint(Buffer.from(openssh.entry.keyBase64, 'base64')),
+              addedAt: openssh.entry.fileChangedAt,
+              source: `${openssh.entry.file} line ${openssh.entry.line}`,
+            }
+          : null;
     const prompt: HostKeyPrompt = {
       promptId: randomUUID(),
       sessionId,
       host: host.toLowerCase(),
       port,
-      kind: v.kind === 'unknown' ? 'first' : 'changed',
+      kind: stored ? 'changed' : 'first',
       keyType: v.presented.keyType,
       fingerprint: v.presented.fingerprint,
-      stored: v.kind === 'changed' ? { keyType: v.stored.keyType, fingerprint: v.stored.fingerprint, addedAt: v.stored.addedAt } : null,
+      stored,
       state: 'pending',
     };
     return new Promise((resolve) => {

@@ -48,7 +48,13 @@ export function HostKeyDialog({ prompt }: { prompt: HostKeyPrompt }) {
             </h3>
             <p>Someone may be intercepting this connection, or the server was reinstalled. The connection is held; nothing has been sent to log in.</p>
             <dl className="fingerprints mono">
-              <dt>Stored ({prompt.stored?.keyType}, since {prompt.stored ? new Date(prompt.stored.addedAt).toLocaleString() : '?'})</dt>
+              {prompt.stored?.source ? (
+                <dt data-testid="hostkey-source">
+                  In OpenSSH&apos;s {prompt.stored.source} ({prompt.stored.keyType}; POV Desk keeps its own list and never changes that file)
+                </dt>
+              ) : (
+                <dt>Stored ({prompt.stored?.keyType}, since {prompt.stored ? new Date(prompt.stored.addedAt).toLocaleString() : '?'})</dt>
+              )}
               <dd data-testid="hostkey-stored">{prompt.stored?.fingerprint}</dd>
               <dt>Presented now ({prompt.keyType})</dt>
               <dd data-testid="hostkey-fingerprint">{prompt.fingerprint}</dd>
