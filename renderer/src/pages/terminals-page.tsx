@@ -108,7 +108,11 @@ function QuickConnect() {
   );
 }
 
-const EMPTY_PROFILE_FORM = { name: '', host: '', port: '22', username: '', jump: '', cred: 'generate' as 'keep' | 'generate' | 'import' | 'password', secret: '', passphrase: '' };
+const EMPTY_PROFILE_FORM = {
+  name: '', host: '', port: '22', username: '', jump: '', cred: 'generate' as 'keep' | 'generate' | 'import' | 'password', secret: '', passphrase: '',
+  // the contract's defaults for a new profile
+  keepalive: '15', autoReconnect: true,
+};
 
 /** A profile's jump hosts as the form's text: user@host:port, comma-separated. */
 const jumpText = (jump: SshProfile['jump']) => jump.map((j) => `${j.username}@${j.host.includes(':') ? `[${j.host}]` : j.host}:${j.port}`).join(', ');
@@ -123,7 +127,10 @@ export function Profiles() {
   const edit = (p: SshProfile) => {
     setError(null);
     setEditing(p);
-    setForm({ ...EMPTY_PROFILE_FORM, name: p.name, host: p.host, port: String(p.port), username: p.username, jump: jumpText(p.jump), cred: 'keep' });
+    setForm({
+      ...EMPTY_PROFILE_FORM, name: p.name, host: p.host, port: String(p.port), username: p.username, jump: jumpText(p.jump), cred: 'keep',
+      keepalive: String(p.keepaliveSec), autoReconnect: p.autoReconnect,
+    });
   };
   const stopEditing = () => {
     setEditing(null);
@@ -145,6 +152,8 @@ export function Profiles() {
     } catch (err) {
       return setError(errorText(err));
     }
+    const keepaliveSec = /^\d{1,4}$/.test(form.keepalive.trim()) ? Number(form.keepalive) : NaN;
+    if (!(keepaliveSec <= 3600)) return setError(`Keepalive: "${form.keepalive}" is not a whole number of seconds from 0 (none) to 3600`);
     const credentials =
       form.cred === 'keep'
         ? { kind: 'keep' as const }
@@ -156,7 +165,7 @@ export function Profiles() {
     api.call('ssh.profiles.save', {
       ...(editing ? { id: editing.id } : {}),
       name: form.name, host: form.host.trim(), port: Number(form.port), username: form.username.trim(), credentials, jump,
-      ...(editing ? { keepaliveSec: editing.keepaliveSec, autoReconnect: editing.autoReconnect } : {}),
+      keepaliveSec, autoReconnect: form.autoReconnect,
     })
       .then(() => {
         if (editing) stopEditing();
@@ -244,6 +253,13 @@ export function Profiles() {
         )}
         <label className="wide">
           Jump hosts <input value={form.jump} onChange={set('jump')} placeholder="user@bastion:22" />
+        </label>
+        <label title="Seconds between SSH keepalives; 0 sends none. A customer's firewall that drops idle connections needs one shorter than its timeout.">
+          Keepalive (s) <input value={form.keepalive} onChange={set('keepalive')} size={5} inputMode="numeric" />
+        </label>
+        <label>
+          <input type="checkbox" checked={form.autoReconnect} onChange={(e) => setForm((f) => ({ ...f, autoReconnect: e.target.checked }))} /> Reconnect
+          when the connection drops
         </label>
         <div className="actions">
           <button type="submit">{editing ? 'Save changes' : 'Save profile'}</button>

@@ -43,6 +43,8 @@ describe('Terminals page: SSH profiles', () => {
     await screen.findByText('demo box');
     const [made] = await profiles();
     expect(made).toMatchObject({ host: 'demo.example', port: 2222, authKind: 'password', jump: [{ host: 'bastion.example', port: 22, username: 'hop', profileId: null }] });
+    // A new profile takes the contract's defaults, shown in the form.
+    expect(made).toMatchObject({ keepaliveSec: 15, autoReconnect: true });
 
     fireEvent.click(screen.getByRole('button', { name: 'Edit demo box' }));
     expect(form().getAttribute('aria-label')).toBe('Edit profile demo box');
@@ -69,5 +71,25 @@ describe('Terminals page: SSH profiles', () => {
     expect(form().getAttribute('aria-label')).toBe('New profile');
     expect(await profiles()).toEqual([edited]);
     expect(screen.queryByRole('status')).toBeNull();
+
+    // Keepalive and reconnect: shown as stored, changed in place; a keepalive that is not 0–3600 s
+    // (or left empty) is refused with what is wrong, and changes nothing.
+    fireEvent.click(screen.getByRole('button', { name: 'Edit demo box' }));
+    expect((within(form()).getByLabelText(/^Keepalive/) as HTMLInputElement).value).toBe('15');
+    const reconnect = within(form()).getByLabelText(/^Reconnect when/) as HTMLInputElement;
+    expect(reconnect.checked).toBe(true);
+    for (const bad of ['', '99999', 'soon']) {
+      fill(/^Keepalive/, bad);
+      fireEvent.click(within(form()).getByRole('button', { name: 'Save changes' }));
+      expect((await screen.findByRole('alert')).textContent).toBe(`Keepalive: "${bad}" is not a whole number of seconds from 0 (none) to 3600`);
+      expect(await profiles()).toEqual([edited]);
+    }
+    fill(/^Keepalive/, '30');
+    fireEvent.click(reconnect);
+    fireEvent.click(within(form()).getByRole('button', { name: 'Save changes' }));
+    await waitFor(async () => expect((await profiles())[0]).toMatchObject({ id: made!.id, keepaliveSec: 30, autoReconnect: false }));
+    fireEvent.click(screen.getByRole('button', { name: 'Edit demo box' }));
+    expect((within(form()).getByLabelText(/^Keepalive/) as HTMLInputElement).value).toBe('30');
+    expect((within(form()).getByLabelText(/^Reconnect when/) as HTMLInputElement).checked).toBe(false);
   });
 });
