@@ -59,6 +59,7 @@ export const methodHints = {
   'templates.export': sets,
   'templates.list': read,
   'templates.createLocal': write,
+  'templates.updateLocal': sets,
   'templates.deleteLocal': destroys,
   'pov.setControlNodeName': sets,
   'pov.setRoleHosts': sets,

@@ -107,7 +107,7 @@ export const localTemplateVm = lazySchema(() => z.strictObject({
   diskGib: z.number().int().min(1).max(4096),
   requireAttestation: z.boolean(),
 }));
-export const createLocalTemplateArgs = lazySchema(() => z.strictObject({
+const localTemplateFields = () => ({
   name: z.string().trim().min(1).max(80).regex(/^[^\x00-\x1f\x7f]+$/, 'no control characters'),
   description: z.string().trim().max(500).nullable().optional(),
   vms: z
@@ -115,8 +115,12 @@ export const createLocalTemplateArgs = lazySchema(() => z.strictObject({
     .min(1, 'a template needs at least one VM')
     .max(LOCAL_TEMPLATE_MAX_VMS, `at most ${LOCAL_TEMPLATE_MAX_VMS} VMs`)
     .refine((vms) => new Set(vms.map((v) => v.name)).size === vms.length, 'VM names must be unique within a template'),
-}));
+});
+export const createLocalTemplateArgs = lazySchema(() => z.strictObject(localTemplateFields()));
 export type CreateLocalTemplateArgs = z.input<typeof createLocalTemplateArgs>;
+/** The whole template again, under the id it keeps (POVs made from it keep their VMs). */
+export const updateLocalTemplateArgs = lazySchema(() => z.strictObject({ id: localTemplateId, ...localTemplateFields() }));
+export type UpdateLocalTemplateArgs = z.input<typeof updateLocalTemplateArgs>;
 
 /** The lab platforms whose templates templates.list shows. */
 export const labTemplatePlatform = lazySchema(() => z.enum(['skytap', 'local']));
@@ -126,8 +130,16 @@ export const labTemplateView = lazySchema(() => z.strictObject({
   name: z.string(),
   description: z.string().nullable(),
   builtIn: z.boolean(),
-  /** Skytap's list may carry no VMs: then [] */
-  vms: z.array(z.strictObject({ name: z.string(), os: osValue, image: z.string().nullable() })),
+  /** Skytap's list may carry no VMs: then []. The size fields are a local template's only. */
+  vms: z.array(z.strictObject({
+    name: z.string(),
+    os: osValue,
+    image: z.string().nullable(),
+    cpus: z.number().int().optional(),
+    memoryMib: z.number().int().optional(),
+    diskGib: z.number().int().optional(),
+    requireAttestation: z.boolean().optional(),
+  })),
 }));
 export type LabTemplateView = z.infer<typeof labTemplateView>;
 
@@ -158,6 +170,11 @@ export const templatesMethods = lazyMethods({
   'templates.createLocal': () => method(
     "Save a local template: 1 to 8 VMs, each an image in the connected vm-manager with a name, OS and size; the name must be new",
     createLocalTemplateArgs,
+    z.strictObject({ template: labTemplateView }),
+  ),
+  'templates.updateLocal': () => method(
+    'Change a local template in place: its name, description and VMs, checked as on create; the id stays, the bundled test template cannot be changed, and POVs made from it keep their VMs',
+    updateLocalTemplateArgs,
     z.strictObject({ template: labTemplateView }),
   ),
   'templates.deleteLocal': () => method(

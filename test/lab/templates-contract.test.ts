@@ -1,9 +1,9 @@
 /**
- * templates.list / createLocal / deleteLocal through the real core's Dispatcher: Skytap's
+ * templates.list / createLocal / updateLocal / deleteLocal through the real core's Dispatcher: Skytap's
  * catalogue from the emulator, local templates on a real directory, images checked against the
  * real vm-manager daemon's REST handler (gsd's fake launcher in place of QEMU; no VM is started).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -77,7 +77,10 @@ describe.skipIf(skip)('templates.* through the core', () => {
 
   it('lists the bundled test template first for local, then creates, lists and deletes a user template', async () => {
     const before = await w.call('templates.list', { platform: 'local' });
-    expect(before.templates).toEqual([{ id: TEST_TEMPLATE_ID, name: expect.any(String), description: expect.any(String), builtIn: true, vms: [{ name: 'test-vm', os: 'linux', image: TEST_IMAGE }] }]);
+    expect(before.templates).toEqual([{
+      id: TEST_TEMPLATE_ID, name: expect.any(String), description: expect.any(String), builtIn: true,
+      vms: [{ name: 'test-vm', os: 'linux', image: TEST_IMAGE, cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true }],
+    }]);
 
     const { template } = await w.call('templates.createLocal', { name: 'Two node', description: 'control node and test VM', vms: [vm(), vm({ name: 'target', image: TEST_IMAGE, requireAttestation: true })] });
     expect(template).toMatchObject({ name: 'Two node', builtIn: false, vms: [{ name: 'ctl', image: NODE_IMAGE, os: 'linux' }, { name: 'target', image: TEST_IMAGE }] });
@@ -89,6 +92,37 @@ describe.skipIf(skip)('templates.* through the core', () => {
     expect(await w.call('templates.deleteLocal', { id: template.id })).toEqual({});
     expect(files()).toEqual([]);
     expect((await w.call('templates.list', { platform: 'local' })).templates.map((t) => t.id)).toEqual([TEST_TEMPLATE_ID]);
+  });
+
+  it('updates a template in place, its images checked as on create; refuses the built-in one first, and a missing image, changing nothing', async () => {
+    const { template } = await w.call('templates.createLocal', { name: 'Edit me', vms: [vm()] });
+    const path = join(dir(), `${template.id}.json`);
+    const { template: edited } = await w.call('templates.updateLocal', {
+      id: template.id, name: 'Edited', description: 'two VMs now', vms: [vm({ memoryMib: 4096 }), vm({ name: 'target', image: TEST_IMAGE, requireAttestation: true })],
+    });
+    expect(edited).toEqual({
+      id: template.id, name: 'Edited', description: 'two VMs now', builtIn: false,
+      vms: [
+        { name: 'ctl', image: NODE_IMAGE, os: 'linux', cpus: 2, memoryMib: 4096, diskGib: 20, requireAttestation: false },
+        { name: 'target', image: TEST_IMAGE, os: 'linux', cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true },
+      ],
+    });
+    expect((await w.call('templates.list', { platform: 'local' })).templates[1]).toEqual(edited);
+    expect(files()).toEqual([`${template.id}.json`]);
+    const bytes = readFileSync(path, 'utf8');
+    await expect(w.call('templates.updateLocal', { id: template.id, name: 'Edited', vms: [vm({ image: 'no-such-image' })] })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/no image "no-such-image" \(VM ctl\)/),
+    });
+    // The built-in template is refused before its images are even asked about.
+    await expect(w.call('templates.updateLocal', { id: TEST_TEMPLATE_ID, name: 'Mine', vms: [vm({ image: 'no-such-image' })] })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: 'The bundled test template is built in and cannot be changed.',
+    });
+    await expect(w.call('templates.updateLocal', { id: 'not-there', name: 'Mine', vms: [vm()] })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(w.call('templates.updateLocal', { id: template.id, name: 'x', vms: [vm()], owner: 'me' } as never)).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/owner/) });
+    expect(readFileSync(path, 'utf8')).toBe(bytes);
+    await w.call('templates.deleteLocal', { id: template.id });
   });
 
   it('refuses an image the connected vm-manager does not have, naming it and what it has; writes nothing', async () => {

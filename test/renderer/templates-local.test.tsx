@@ -124,6 +124,27 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     expect(files()).toHaveLength(1);
     expect(within(panel).queryByText(/image gone/)).toBeNull();
 
+    // Edit: the form opens with what is saved; Save changes writes the same file under the same id.
+    const [file] = files();
+    fireEvent.click(within(made).getByRole('button', { name: 'Edit Two node' }));
+    const editForm = await within(panel).findByRole('form', { name: 'Edit local template Two node' });
+    const evm2 = await within(editForm).findByRole('group', { name: 'VM 2' });
+    expect((within(editForm).getByLabelText('Local template name') as HTMLInputElement).value).toBe('Two node');
+    expect([within(evm2).getByLabelText('VM name'), within(evm2).getByLabelText('Image'), within(evm2).getByLabelText('Memory (MiB)')].map((i) => (i as HTMLInputElement).value)).toEqual([
+      'target', TEST_IMAGE, '4096',
+    ]);
+    expect((within(evm2).getByRole('checkbox', { name: /Attested boot/ }) as HTMLInputElement).checked).toBe(false);
+    fireEvent.change(within(evm2).getByLabelText('Memory (MiB)'), { target: { value: '1024' } });
+    fireEvent.change(within(editForm).getByLabelText('Local template description'), { target: { value: 'edited' } });
+    fireEvent.click(within(editForm).getByRole('button', { name: 'Save changes' }));
+    await waitFor(() => expect(within(panel).queryByRole('form')).toBeNull());
+    const after = (await core.dispatcher.call('templates.list', { platform: 'local' }, { transport: 'test' })) as { templates: { id: string; description: string; vms: { memoryMib?: number }[] }[] };
+    expect(after.templates[1]).toMatchObject({ id: file!.replace(/\.json$/, ''), description: 'edited', vms: [{ memoryMib: 2048 }, { memoryMib: 1024 }] });
+    expect(files()).toEqual([file]);
+    made = await within(panel).findByRole('listitem', { name: 'Two node' });
+    expect(within(made).queryByRole('button', { name: 'Edit POV Desk test VM' })).toBeNull();
+    expect(within(within(panel).getByRole('listitem', { name: 'POV Desk test VM' })).queryByRole('button', { name: /Edit/ })).toBeNull();
+
     // An image deleted since the template was saved: its VM and the template say so, and what to do.
     rmSync(join(state, 'images', 'control-node'), { recursive: true });
     cleanup();
@@ -136,6 +157,14 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     );
     expect(within(made).getByText(`target: ${TEST_IMAGE} (linux)`)).toBeTruthy(); // its image is there
     expect(within(within(panel).getByRole('listitem', { name: 'POV Desk test VM' })).queryByText(/— image/)).toBeNull(); // its image is there too
+    // Its form still shows the saved image, marked, rather than silently picking another.
+    fireEvent.click(within(made).getByRole('button', { name: 'Edit Two node' }));
+    const goneVm = await within(await within(panel).findByRole('form', { name: 'Edit local template Two node' })).findByRole('group', { name: 'VM 1' });
+    const select = within(goneVm).getByLabelText('Image') as HTMLSelectElement;
+    expect(select.value).toBe('control-node');
+    expect(select.selectedOptions[0]?.textContent).toBe('control-node (gone from the vm-manager)');
+    fireEvent.click(within(panel).getByRole('button', { name: 'Cancel' }));
+    expect(within(panel).queryByRole('form')).toBeNull();
 
     fireEvent.click(within(made).getByRole('button', { name: 'Delete Two node' }));
     const confirm = within(made).getByRole('group', { name: 'Confirm delete Two node' });

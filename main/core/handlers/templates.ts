@@ -9,6 +9,7 @@ export function templatesHandlers({ templates, labTemplates }: Pick<Services, 't
     'templates.export': async (args) => ({ jobId: templates.exportImage(args) }),
     'templates.list': async ({ platform }) => ({ platform, templates: await labTemplates.list(platform) }),
     'templates.createLocal': async (args) => ({ template: await labTemplates.createLocal(args) }),
+    'templates.updateLocal': async ({ id, ...rest }) => ({ template: await labTemplates.updateLocal(id, rest) }),
     'templates.deleteLocal': async ({ id }) => {
       labTemplates.deleteLocal(id);
       return {};

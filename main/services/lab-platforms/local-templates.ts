@@ -113,11 +113,41 @@ export class LocalTemplates {
 
   /** Removes a user's template; the built-in one and unknown ids are refused. */
   delete(id: string): void {
-    if (id === TEST_TEMPLATE_ID) throw new AppError('invalid_request', 'The bundled test template is built in and cannot be deleted.');
+    this.requireUserTemplate(id, 'deleted');
+    rmSync(join(this.dir, `${id}.json`), { force: true });
+  }
+
+  /** Refuses, before anything else is checked, what update would: the built-in template, an unknown or unsafe id. */
+  checkUpdatable(id: string): void {
+    this.requireUserTemplate(id, 'changed');
+  }
+
+  /**
+   * Replaces a user's template under its id, keeping when it was made; a name another template
+   * has (any case) is refused. Validates everything and throws before writing anything.
+   */
+  update(id: string, input: CreateLocalTemplateArgs): LocalTemplate {
+    const a = parseLocalTemplateArgs(input);
+    this.checkUpdatable(id);
+    const taken = this.list().find((t) => t.id !== id && t.name.toLowerCase() === a.name.toLowerCase());
+    if (taken) throw new AppError('conflict', `A local template named "${taken.name}" already exists; pick another name.`);
+    const path = join(this.dir, `${id}.json`);
+    const before = templateFile.parse(JSON.parse(readFileSync(path, 'utf8')));
+    const file: z.infer<typeof templateFile> = {
+      ...before,
+      name: a.name,
+      description: a.description ? a.description : null,
+      vms: a.vms.map((v) => ({ ...v, requireAttestation: v.requireAttestation ?? false })),
+    };
+    writeAtomic(path, `${JSON.stringify(templateFile.parse(file), null, 2)}\n`);
+    return toTemplate(file);
+  }
+
+  private requireUserTemplate(id: string, verb: 'deleted' | 'changed'): void {
+    if (id === TEST_TEMPLATE_ID) throw new AppError('invalid_request', `The bundled test template is built in and cannot be ${verb}.`);
     if (!localTemplateId.safeParse(id).success || !this.readAll().some((t) => t.id === id)) {
       throw new AppError('not_found', `No local template with id "${id}".`);
     }
-    rmSync(join(this.dir, `${id}.json`), { force: true });
   }
 
   private readAll(): LocalTemplate[] {

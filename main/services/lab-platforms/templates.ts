@@ -4,7 +4,7 @@ import { inferOs, type Template } from '../skytap/schemas';
 import { parseLocalTemplateArgs, type LocalTemplate, type LocalTemplates } from './local-templates';
 
 /**
- * templates.list / createLocal / deleteLocal: a lab platform's templates in one shape. Skytap's
+ * templates.list / createLocal / updateLocal / deleteLocal: a lab platform's templates in one shape. Skytap's
  * come from its catalogue (what skytap.listTemplates reads); local ones from the LocalTemplates
  * store, whose images must exist in the vm-manager the app is connected to when one is saved.
  */
@@ -33,6 +33,19 @@ export class LabTemplateService {
   /** Every image must be in the connected vm-manager; nothing is written when one is not. */
   async createLocal(input: CreateLocalTemplateArgs): Promise<LabTemplateView> {
     const args = parseLocalTemplateArgs(input);
+    await this.checkImages(args);
+    return localView(this.o.local.create(args));
+  }
+
+  /** As createLocal, under the template's id; the built-in template and unknown ids are refused first. */
+  async updateLocal(id: string, input: CreateLocalTemplateArgs): Promise<LabTemplateView> {
+    const args = parseLocalTemplateArgs(input);
+    this.o.local.checkUpdatable(id);
+    await this.checkImages(args);
+    return localView(this.o.local.update(id, args));
+  }
+
+  private async checkImages(args: CreateLocalTemplateArgs): Promise<void> {
     let images: { name: string }[];
     try {
       images = await this.o.vmImages();
@@ -47,7 +60,6 @@ export class LabTemplateService {
       const there = images.length ? `it has ${[...have].sort().join(', ')}` : 'it has no images';
       throw new AppError('invalid_request', `The connected vm-manager has no image ${list}; ${there}. Bake or import the image first.`);
     }
-    return localView(this.o.local.create(args));
   }
 
   deleteLocal(id: string): void {
@@ -56,5 +68,5 @@ export class LabTemplateService {
 }
 
 function localView(t: LocalTemplate): LabTemplateView {
-  return { id: t.id, name: t.name, description: t.description, builtIn: t.builtIn, vms: t.vms.map((v) => ({ name: v.name, os: v.os, image: v.image })) };
+  return { id: t.id, name: t.name, description: t.description, builtIn: t.builtIn, vms: t.vms.map((v) => ({ ...v })) };
 }

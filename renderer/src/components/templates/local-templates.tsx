@@ -7,13 +7,15 @@ import { NewLocalTemplate } from './new-local-template';
 
 /**
  * "Local templates": what a POV on this laptop (the `local` lab platform) is made from. The
- * bundled test template first (built in, cannot be deleted), then the user's; "New local
- * template" makes one from the vm-manager's baked or imported images.
+ * bundled test template first (built in, cannot be changed or deleted), then the user's; "New
+ * local template" makes one from the vm-manager's baked or imported images, and Edit changes one in place.
  */
 export function LocalTemplatesPanel() {
   const [templates, setTemplates] = useState<LabTemplateView[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
+  // The template whose form is open for changes (null: none).
+  const [editing, setEditing] = useState<LabTemplateView | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
   // The vm-manager's images, to mark a VM whose image is gone (null: not read, or no manager).
   const [images, setImages] = useState<VmImage[] | null>(null);
@@ -61,9 +63,21 @@ export function LocalTemplatesPanel() {
                 {t.builtIn && <span className="badge">built-in</span>}
                 <code className="muted">{t.id}</code>
                 {!t.builtIn && confirming !== t.id && (
-                  <button className="danger" aria-label={`Delete ${t.name}`} onClick={() => setConfirming(t.id)}>
-                    Delete
-                  </button>
+                  <>
+                    <button
+                      aria-label={`Edit ${t.name}`}
+                      disabled={editing?.id === t.id}
+                      onClick={() => {
+                        setCreating(false);
+                        setEditing(t);
+                      }}
+                    >
+                      Edit
+                    </button>
+                    <button className="danger" aria-label={`Delete ${t.name}`} onClick={() => setConfirming(t.id)}>
+                      Delete
+                    </button>
+                  </>
                 )}
                 {confirming === t.id && (
                   <span role="group" aria-label={`Confirm delete ${t.name}`} className="templates-actions">
@@ -95,13 +109,19 @@ export function LocalTemplatesPanel() {
           ))}
         </ul>
       )}
-      {creating ? (
+      {creating || editing ? (
         <NewLocalTemplate
+          key={editing?.id ?? 'new'}
+          {...(editing ? { editing } : {})}
           onCreated={() => {
             setCreating(false);
+            setEditing(null);
             load();
           }}
-          onCancel={() => setCreating(false)}
+          onCancel={() => {
+            setCreating(false);
+            setEditing(null);
+          }}
         />
       ) : (
         <button className="primary" onClick={() => setCreating(true)}>

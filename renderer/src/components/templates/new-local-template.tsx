@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { OS_VALUES, type OsValue } from '../../../../shared/contract/pov';
-import { LOCAL_TEMPLATE_MAX_VMS, type CreateLocalTemplateArgs } from '../../../../shared/contract/templates';
+import { LOCAL_TEMPLATE_MAX_VMS, type CreateLocalTemplateArgs, type LabTemplateView } from '../../../../shared/contract/templates';
 import type { VmImage } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
 import { ErrorAlert } from '../error-alert';
@@ -20,15 +20,27 @@ interface VmDraft {
 /** giantswarm's defaults, the size golden values are learned at. */
 const draft = (n: number, image: string): VmDraft => ({ name: `vm-${n}`, image, os: 'linux', cpus: '2', memoryMib: '2048', diskGib: '20', requireAttestation: false });
 
+/** A saved template's VM as the form edits it. */
+const fromView = (v: LabTemplateView['vms'][number], n: number): VmDraft => ({
+  ...draft(n, v.image ?? ''),
+  name: v.name,
+  os: v.os,
+  ...(v.cpus !== undefined ? { cpus: String(v.cpus) } : {}),
+  ...(v.memoryMib !== undefined ? { memoryMib: String(v.memoryMib) } : {}),
+  ...(v.diskGib !== undefined ? { diskGib: String(v.diskGib) } : {}),
+  requireAttestation: v.requireAttestation ?? false,
+});
+
 /**
- * "New local template": a name, then 1 to 8 VMs, each a baked or imported image from the
- * connected vm-manager's list with a VM name, OS and size. The core checks everything again
- * (names, ranges, that each image exists) and says what is wrong.
+ * "New local template" (or, given `editing`, that template's form, saved in place under its id):
+ * a name, then 1 to 8 VMs, each a baked or imported image from the connected vm-manager's list
+ * with a VM name, OS and size. The core checks everything again (names, ranges, that each image
+ * exists) and says what is wrong.
  */
-export function NewLocalTemplate({ onCreated, onCancel }: { onCreated: () => void; onCancel: () => void }) {
+export function NewLocalTemplate({ editing, onCreated, onCancel }: { editing?: LabTemplateView; onCreated: () => void; onCancel: () => void }) {
   const [images, setImages] = useState<VmImage[] | null>(null);
-  const [name, setName] = useState('');
-  const [description, setDescription] = useState('');
+  const [name, setName] = useState(editing?.name ?? '');
+  const [description, setDescription] = useState(editing?.description ?? '');
   const [vms, setVms] = useState<VmDraft[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -38,10 +50,10 @@ export function NewLocalTemplate({ onCreated, onCancel }: { onCreated: () => voi
       .call('vm.images', {})
       .then((r) => {
         setImages(r.images);
-        setVms([draft(1, r.images[0]?.name ?? '')]);
+        setVms(editing ? editing.vms.map((v, i) => fromView(v, i + 1)) : [draft(1, r.images[0]?.name ?? '')]);
       })
       .catch((e) => setError(`Could not read the vm-manager's images: ${errorText(e)}`));
-  }, []);
+  }, [editing]);
 
   const change = (i: number, patch: Partial<VmDraft>) => setVms((all) => all.map((v, j) => (j === i ? { ...v, ...patch } : v)));
   const create = () => {
@@ -52,19 +64,18 @@ export function NewLocalTemplate({ onCreated, onCancel }: { onCreated: () => voi
       ...(description.trim() ? { description: description.trim() } : {}),
       vms: vms.map((v) => ({ ...v, name: v.name.trim(), cpus: Number(v.cpus), memoryMib: Number(v.memoryMib), diskGib: Number(v.diskGib) })),
     };
-    api
-      .call('templates.createLocal', args)
+    (editing ? api.call('templates.updateLocal', { id: editing.id, ...args }) : api.call('templates.createLocal', args))
       .then(onCreated)
       .catch((e) => setError(errorText(e)))
       .finally(() => setBusy(false));
   };
 
   return (
-    <form className="new-local-template" aria-label="New local template" onSubmit={(e) => {
+    <form className="new-local-template" aria-label={editing ? `Edit local template ${editing.name}` : 'New local template'} onSubmit={(e) => {
         e.preventDefault();
         create();
       }}>
-      <h4>New local template</h4>
+      <h4>{editing ? `Edit ${editing.name}` : 'New local template'}</h4>
       <label>
         Name <input aria-label="Local template name" value={name} onChange={(e) => setName(e.target.value)} placeholder="Two-node POV" />
       </label>
@@ -86,6 +97,8 @@ export function NewLocalTemplate({ onCreated, onCancel }: { onCreated: () => voi
                   {im.name} ({im.kind})
                 </option>
               ))}
+              {/* an edited template's image that has left the vm-manager: shown, so the form says what is saved */}
+              {images && v.image && !images.some((im) => im.name === v.image) && <option value={v.image}>{v.image} (gone from the vm-manager)</option>}
             </select>
           </label>
           <label>
@@ -123,7 +136,7 @@ export function NewLocalTemplate({ onCreated, onCancel }: { onCreated: () => voi
           Add VM
         </button>
         <button type="submit" className="primary" disabled={busy || !name.trim() || vms.length === 0 || vms.some((v) => !v.image)}>
-          Create
+          {editing ? 'Save changes' : 'Create'}
         </button>
         <button type="button" onClick={onCancel}>
           Cancel
