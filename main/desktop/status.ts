@@ -8,6 +8,19 @@ import type { VmBrief } from './lifecycle';
 
 export interface PovBrief { id: string; name: string; autoDeleteAt: string | null }
 
+/**
+ * pov.list's rows as the tray reads them: the auto-delete time only while a deletion is set for it
+ * (armed on Skytap, or being armed). A POV whose schedule the sweep did not find (not_armed) will
+ * not be deleted at that time, so the tray does not say it will.
+ */
+export function povBriefs(povs: { id: string; name: string; autoDelete?: { at: string | null; status: string | null } | undefined }[]): PovBrief[] {
+  return povs.map((p) => ({
+    id: p.id,
+    name: p.name,
+    autoDeleteAt: p.autoDelete?.at && (p.autoDelete.status === 'armed' || p.autoDelete.status === 'pending') ? p.autoDelete.at : null,
+  }));
+}
+
 export type TrayItem =
   | { kind: 'header'; label: string }
   | { kind: 'item'; label: string; action: { open: string } | null }

@@ -15,9 +15,10 @@ import type { Core } from '../core/create';
 import type { CallInfo } from '../core/dispatch';
 import { cliInstallPlan } from '../desktop/cli-install';
 import { DEFAULT_LAUNCH_SETTINGS, deepLinkFromArgv, launchPlan, loginItemSettings, onWindowClosed, parseDeepLink, povHash, quitPlan, quitQuestion, type LaunchSettings, type QuitAnswer, type VmBrief } from '../desktop/lifecycle';
-import { taskbarProgress, trayModel, type PovBrief } from '../desktop/status';
+import { povBriefs, taskbarProgress, trayModel, type PovBrief } from '../desktop/status';
 import { loadWindowState, pageFromUrl, restoreBounds, saveWindowState, windowStateFile, type WindowState } from '../desktop/window-state';
 import type { JobRecord } from '../../shared/contract/core';
+import type { PovView } from '../../shared/contract/pov';
 
 const CALL: CallInfo = { transport: 'ipc' };
 const REFRESH_MS = 3000;
@@ -79,8 +80,7 @@ export function createDesktop(o: { core: Core; home: string; getWindow: () => Br
   const lists = async () => {
     const [vms, povs, jobs] = await Promise.all([
       call<VmBrief[]>('vm.list', {}, (r: { vms: VmBrief[] }) => r.vms, []),
-      // POVs carry no auto-delete time in the contract yet (docs/open-work.md): none is "near".
-      call<PovBrief[]>('pov.list', {}, (r: { povs: { id: string; name: string }[] }) => r.povs.map((p) => ({ id: p.id, name: p.name, autoDeleteAt: null })), []),
+      call<PovBrief[]>('pov.list', {}, (r: { povs: PovView[] }) => povBriefs(r.povs), []),
       call<JobRecord[]>('jobs.list', { limit: 200 }, (r: { jobs: JobRecord[] }) => r.jobs, []),
     ]);
     return { vms, povs, jobs };

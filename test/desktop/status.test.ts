@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../shared/contract/core';
-import { taskbarProgress, trayModel } from '../../main/desktop/status';
+import { povBriefs, taskbarProgress, trayModel } from '../../main/desktop/status';
+import { createPov, HOUR, shareWorld, type ShareTestWorld } from '../share/helpers';
 
 const now = Date.parse('2026-12-01T12:00:00Z');
 const job = (id: string, state: JobRecord['state'], fraction: number | null, routine = false): JobRecord => ({
@@ -38,6 +39,31 @@ describe('tray model', () => {
     expect(many.items.filter((i) => i.kind === 'item')).toHaveLength(9);
     expect(many.items.some((i) => i.kind === 'item' && i.label === '… 4 more')).toBe(true);
   });
+});
+
+describe("the tray's POVs near auto-delete, from pov.list as the Electron app reads it", () => {
+  let w: ShareTestWorld | undefined;
+  afterEach(async () => {
+    await w?.close();
+    w = undefined;
+  });
+
+  it('lists a POV whose armed deletion is within a day, not one in 30 days nor one whose schedule is gone', async () => {
+    w = await shareWorld();
+    const soonId = await createPov(w, new Date(w.clock.now().getTime() + 6 * HOUR), 'Soon');
+    await createPov(w, undefined, 'Default 30 days');
+    const goneId = await createPov(w, new Date(w.clock.now().getTime() + 5 * HOUR), 'Schedule gone');
+    // The sweep cannot find the third one's schedule any more: not armed, so Skytap will not delete it then.
+    w.db.prepare("UPDATE povs SET auto_delete_status = 'not_armed' WHERE id = ?").run(goneId);
+    const briefs = povBriefs((await w.call('pov.list', {})).povs);
+    expect(briefs.find((b) => b.id === goneId)?.autoDeleteAt).toBeNull();
+    const m = trayModel({ vms: [], povs: briefs, jobs: [], now: w.clock.now().getTime() });
+    expect(m.items.filter((i) => i.kind === 'header' || i.kind === 'item').map((i) => ('label' in i ? i.label : ''))).toEqual([
+      'POVs near auto-delete (1)',
+      'Soon — deleted in 6 h',
+    ]);
+    expect(m.items.find((i) => i.kind === 'item')).toMatchObject({ action: { open: `povs/${soonId}` } });
+  }, 60_000);
 });
 
 describe('dock/taskbar progress', () => {
