@@ -100,8 +100,11 @@ describe('povdesk mcp (stdio)', () => {
     expect(settings.skytap).toMatchObject({ tokenSet: true, username: 'demo' });
     expect(body(await client.callTool({ name: 'pov_list', arguments: {} })).povs).toEqual([]);
 
-    // A job: create a POV, wait on it with progress notifications, then destroy it.
-    emu.faults.push({ match: 'POST /configurations', delayMs: 2500 });
+    // A job: create a POV, wait on it with progress notifications, then destroy it. Skytap's answer
+    // to the create is held until the first wait has answered, so that wait is shorter than the job
+    // however slow this machine is (a 2.5 s delay was not, on a loaded 2-core box).
+    let release = () => {};
+    emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (release = r)) });
     const created = body(await client.callTool({ name: 'pov_create', arguments: { templateId: templateId(), name: 'Acme' } }));
     expect(created.jobId).toMatch(/\S/);
     // A wait shorter than the job answers with the job as it is; the next wait picks it up again.
@@ -110,10 +113,12 @@ describe('povdesk mcp (stdio)', () => {
       job: { id: created.jobId, state: expect.stringMatching(/queued|running/) },
     });
     const progress: Progress[] = [];
-    const waited = (await client.callTool({ name: 'jobs_wait', arguments: { id: created.jobId } }, undefined, {
+    const wait = client.callTool({ name: 'jobs_wait', arguments: { id: created.jobId } }, undefined, {
       onprogress: (p) => (progress.push(p), results.push(JSON.stringify(p))),
       resetTimeoutOnProgress: true,
-    })) as CallToolResult;
+    });
+    release();
+    const waited = (await wait) as CallToolResult;
     expect(waited.isError, JSON.stringify(waited)).toBeFalsy();
     expect(body(waited)).toMatchObject({ finished: true, job: { kind: 'pov.create', state: 'succeeded' } });
     expect(progress.length).toBeGreaterThan(0);
@@ -176,11 +181,15 @@ describe('povdesk mcp (stdio)', () => {
     const { client } = await connect(env);
     const info = body(await client.callTool({ name: 'app_info', arguments: {} }));
     expect(info.home).toBe(home);
-    emu.faults.push({ match: 'POST /configurations', delayMs: 2500 });
+    // The create's answer is held until the short wait has answered (see the first test).
+    let release = () => {};
+    emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (release = r)) });
     const started = body(await client.callTool({ name: 'pov_create', arguments: { templateId: templateId(), name: 'Via owner' } }));
     expect(body(await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId, timeoutSeconds: 1 } }))).toMatchObject({ finished: false });
     const progress: Progress[] = [];
-    const waited = body(await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId } }, undefined, { onprogress: (p) => progress.push(p) }));
+    const wait = client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId } }, undefined, { onprogress: (p) => progress.push(p) });
+    release();
+    const waited = body(await wait);
     expect(waited).toMatchObject({ finished: true, job: { kind: 'pov.create', state: 'succeeded' } });
     expect(progress.length).toBeGreaterThan(0);
     expect(existsSync(join(home, 'logs', 'mcp.log'))).toBe(false); // no core was built in the MCP process

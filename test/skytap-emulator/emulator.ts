@@ -121,6 +121,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     const fault = faults.take(method, path);
     if (fault) record.fault = describeFault(fault);
     if (fault?.delayMs) await sleep(fault.delayMs);
+    if (fault?.holdUntil) await fault.holdUntil.catch(() => undefined);
 
     if (fault?.kind === 'hang') {
       record.status = -1;

@@ -45,6 +45,8 @@ export interface Fault {
   headers?: Record<string, string>;
   /** Wait this long before answering (a slow reply); alone, the request is then handled normally. */
   delayMs?: number;
+  /** Wait until this settles before answering (a reply the test releases); alone, the request is then handled normally. */
+  holdUntil?: Promise<unknown>;
   kind?: FaultKind;
   /** Perform the real operation first, then answer with the fault (e.g. created, then a 500). */
   afterHandling?: boolean;
