@@ -26,9 +26,9 @@ describe('one owner per data directory', () => {
   it('a second process during a slow create neither interrupts the job nor creates a second environment', async () => {
     const home = freshHome();
     const env = envFor(home, emu.url);
-    emu.faults.push({ match: 'POST /configurations', delayMs: 3000 });
-    // A stays alive well past the delay (the new environment is busy 5 s), so serve meets a live owner.
-    emu.state.timing.createBusyMs = 5000;
+    // Skytap holds A's create until B and serve have met A as the owner, however slowly they start.
+    let release = () => {};
+    emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (release = r)) });
     const a = povdesk(['call', 'pov.create', JSON.stringify({ templateId: templateId(), name: 'Race' }), '--wait'], env);
     procs.push(a);
     // The POST has reached the emulator (it is recorded on arrival) and is being held.
@@ -47,6 +47,7 @@ describe('one owner per data directory', () => {
       () => 'serving',
       () => 'exited',
     );
+    release();
     const codeA = await a.exited;
     const job = JSON.parse(a.out());
     expect(job.state, a.err()).toBe('succeeded');
