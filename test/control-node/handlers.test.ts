@@ -118,6 +118,8 @@ describe('control-node handlers through the contract', () => {
     const created = await w.call('pov.create', { templateId: tpl.id, name: 'Fresh laptop' });
     const provision = await w.jobs.wait(created.jobId);
     expect(provision.state, JSON.stringify(provision.error)).toBe('succeeded');
+    // The create's result does not claim an install that never started.
+    expect(provision.result).toMatchObject({ controlNode: 'skipped' });
     const povId = (await w.call('pov.list', {})).povs[0]!.id;
     const installs = () => w.db.prepare("SELECT id FROM jobs WHERE kind = 'pov.installControlNode'").all();
     expect(installs()).toEqual([]);

@@ -114,7 +114,7 @@ export class ControlNodeService {
    * code's 15 minutes for the agent to enrol, which the provision should not, and its last line
    * says SPIRE or Ed25519. Nothing here can fail the provision (the lifecycle catches and records).
    */
-  readonly installAfterPowerOn = async (povId: string, ctx: StepContext): Promise<void> => {
+  readonly installAfterPowerOn = async (povId: string, ctx: StepContext): Promise<void | 'not_set_up'> => {
     const pov = this.povs.getPov(povId);
     if (!pov) throw new AppError('not_found', `no POV ${povId}`);
     requireBootstrapMechanism(pov.platform ?? 'skytap', 'metadata');
@@ -129,7 +129,7 @@ export class ControlNodeService {
       // Not a failure of the provision nor a job bound to fail: the row says what to enter.
       this.povs.setControlNode(povId, { vmId: r.vm.id, status: 'not_set_up', reason: gap });
       ctx.log(`control node ${r.vm.name}: not installed, ${gap}`);
-      return;
+      return 'not_set_up';
     }
     const jobId = this.startInstall(povId);
     ctx.log(`control node ${r.vm.name}: the install continues as job ${jobId} (it waits for the agent to enrol)`);

@@ -35,6 +35,7 @@ import { findAdoptable, isMaybeCreated, markCreateUnclear } from './unclear-crea
 export interface CreateResult {
   envId: string;
   vms: VmApplyResult | null;
+  /** installed: the install job started; skipped: no installer here, or Settings → Control node incomplete. */
   controlNode: 'installed' | 'failed' | 'skipped';
   adopted: boolean;
 }

@@ -42,8 +42,7 @@ export async function runControlNodeHook(
   ctx.progress('install control node', 0.92);
   const before = mustGet(deps, povId);
   try {
-    await deps.installControlNode(povId, ctx);
-    return 'installed';
+    return (await deps.installControlNode(povId, ctx)) === 'not_set_up' ? 'skipped' : 'installed';
   } catch (err) {
     const reason = messageOf(err);
     ctx.log(`control node install failed (the POV stays active): ${reason}`, 'warn');

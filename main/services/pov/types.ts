@@ -27,8 +27,9 @@ export interface StepContext {
 /**
  * Installs the control node after power-on (the control-node service). Whatever it
  * throws is recorded in control_node_status/control_node_reason and never fails the provision.
+ * `not_set_up`: nothing was started because Settings lack what an install needs (the row says what).
  */
-export type ControlNodeInstaller = (povId: string, ctx: StepContext) => Promise<void>;
+export type ControlNodeInstaller = (povId: string, ctx: StepContext) => Promise<void | 'not_set_up'>;
 
 /**
  * Revokes the POV's control-node agent(s) as part of its destroy (the control-node service).
