@@ -82,7 +82,7 @@ describe.skipIf(skip !== null)('povdesk mcp runs a local POV end to end', () => 
     const listed = await tool('templates_list', { platform: 'local' });
     expect(listed.platform).toBe('local');
     expect(listed.templates[0]).toMatchObject({ id: TEST_TEMPLATE_ID });
-    expect(listed.templates[0].vms).toEqual([{ name: 'test-vm', os: 'linux', image: TEST_IMAGE }]);
+    expect(listed.templates[0].vms).toEqual([{ name: 'test-vm', os: 'linux', image: TEST_IMAGE, cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true }]);
 
     // A fresh machine has no test image: a POV made now fails naming it, and is destroyed cleanly.
     expect(await tool('vm_host')).toMatchObject({ mode: 'local', ready: true });
