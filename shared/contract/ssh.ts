@@ -19,6 +19,10 @@ const profileId = lazySchema(() => z.string().min(1).max(100));
 const size = { cols: z.number().int().min(2).max(1000), rows: z.number().int().min(1).max(500) };
 
 /** How one hop authenticates. Inline secrets are held in memory for the session only. */
+/** SSH keepalive: seconds between keepalives (0 sends none), the default and the most a profile may ask. */
+export const KEEPALIVE_DEFAULT_SEC = 15;
+export const KEEPALIVE_MAX_SEC = 3600;
+
 export const sshAuth = lazySchema(() => z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('password'), password: z.string().min(1).max(1024) }),
   z.strictObject({
@@ -42,7 +46,7 @@ export const sshTarget = lazySchema(() => z.strictObject({
   username,
   auth: sshAuth,
   jump: z.array(sshHop).max(8).default([]),
-  keepaliveSec: z.number().int().min(0).max(3600).default(15),
+  keepaliveSec: z.number().int().min(0).max(KEEPALIVE_MAX_SEC).default(KEEPALIVE_DEFAULT_SEC),
   autoReconnect: z.boolean().default(true),
   title: z.string().max(200).optional(),
 }));
@@ -88,7 +92,7 @@ export const sshProfileSave = lazySchema(() => z.strictObject({
     .array(z.strictObject({ host: hostName, port: port.default(22), username, profileId: profileId.nullable().default(null) }))
     .max(8)
     .default([]),
-  keepaliveSec: z.number().int().min(0).max(3600).default(15),
+  keepaliveSec: z.number().int().min(0).max(KEEPALIVE_MAX_SEC).default(KEEPALIVE_DEFAULT_SEC),
   autoReconnect: z.boolean().default(true),
   agentForward: z.literal(false).default(false),
 }));

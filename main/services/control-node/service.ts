@@ -102,6 +102,11 @@ export class ControlNodeService {
     return this.d.locks.startInstall(povId, `Install control node for POV "${povName(this.d.db, povId)}"`, (job) => this.run(povId, job));
   }
 
+  /** What Settings → Control node lacks for an install, or null (installSettingsGap on the saved settings). */
+  private settingsGap(): string | null {
+    return installSettingsGap(readConfig(this.d.settings, this.d.env));
+  }
+
   private summary(id: string) {
     const pov = this.povs.getPov(id);
     if (!pov) throw new AppError('not_found', `no POV ${id}; refresh the POV list`);
@@ -124,7 +129,7 @@ export class ControlNodeService {
       this.povs.setControlNode(povId, { vmId: null, status: 'none', reason });
       throw new AppError('conflict', reason);
     }
-    const gap = installSettingsGap(readConfig(this.d.settings, this.d.env));
+    const gap = this.settingsGap();
     if (gap) {
       // Not a failure of the provision nor a job bound to fail: the row says what to enter.
       this.povs.setControlNode(povId, { vmId: r.vm.id, status: 'not_set_up', reason: gap });
@@ -156,7 +161,7 @@ export class ControlNodeService {
     if (pov.runstate !== 'running') {
       throw new AppError('conflict', `the environment is ${pov.runstate ?? 'not confirmed running'}; start it first (the payload goes in only after power-on)`);
     }
-    const gap = installSettingsGap(readConfig(this.d.settings, this.d.env));
+    const gap = this.settingsGap();
     if (gap) throw new AppError('unavailable', gap);
     return this.startInstall(id);
   }

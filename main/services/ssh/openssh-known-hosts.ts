@@ -12,6 +12,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { normalHost } from './known-hosts';
 
 export interface OpensshKey {
   file: string;
@@ -34,7 +35,7 @@ export function defaultKnownHostsFiles(home = homedir()): string[] {
 
 /** The name OpenSSH looks up: `host` on port 22, `[host]:port` on any other. */
 export function lookupName(host: string, port: number): string {
-  const h = host.trim().toLowerCase();
+  const h = normalHost(host);
   return port === 22 ? h : `[${h}]:${port}`;
 }
 

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { SshProfile, SshStatus } from '../../../shared/contract/ssh';
+import { KEEPALIVE_DEFAULT_SEC, KEEPALIVE_MAX_SEC, type SshProfile, type SshStatus } from '../../../shared/contract/ssh';
 import { api, errorText } from '../api';
 import { HostKeyDialog } from '../components/terminal/host-key-dialog';
 import { TerminalView } from '../components/terminal/terminal-view';
@@ -111,7 +111,7 @@ function QuickConnect() {
 const EMPTY_PROFILE_FORM = {
   name: '', host: '', port: '22', username: '', jump: '', cred: 'generate' as 'keep' | 'generate' | 'import' | 'password', secret: '', passphrase: '',
   // the contract's defaults for a new profile
-  keepalive: '15', autoReconnect: true,
+  keepalive: String(KEEPALIVE_DEFAULT_SEC), autoReconnect: true,
 };
 
 /** A profile's jump hosts as the form's text: user@host:port, comma-separated. */
@@ -152,8 +152,8 @@ export function Profiles() {
     } catch (err) {
       return setError(errorText(err));
     }
-    const keepaliveSec = /^\d{1,4}$/.test(form.keepalive.trim()) ? Number(form.keepalive) : NaN;
-    if (!(keepaliveSec <= 3600)) return setError(`Keepalive: "${form.keepalive}" is not a whole number of seconds from 0 (none) to 3600`);
+    const keepaliveSec = /^\d+$/.test(form.keepalive.trim()) ? Number(form.keepalive) : NaN;
+    if (!(keepaliveSec <= KEEPALIVE_MAX_SEC)) return setError(`Keepalive: "${form.keepalive}" is not a whole number of seconds from 0 (none) to ${KEEPALIVE_MAX_SEC}`);
     const credentials =
       form.cred === 'keep'
         ? { kind: 'keep' as const }
