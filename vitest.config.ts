@@ -1,9 +1,23 @@
 import { defineConfig } from 'vitest/config';
 
 /**
+ * The suites that boot QEMU guests, build or bake images, or start the whole built app: they run
+ * one file at a time, because two of them side by side on a 2-core machine starve each other into
+ * timeouts. Each keeps about one core busy (a TCG guest with one vCPU, mmdebstrap, the libguestfs
+ * appliance), so scripts/test.sh runs the other suites beside them (docs/decisions.md, "Two lanes").
+ * A new file that boots a guest belongs here.
+ */
+const SYSTEM = [
+  'test/templates/**', 'test/vm-manager/**', 'test/lab/**', 'test/mcp/**', 'test/vm/**', 'test/vm-console/**',
+  'test/packaging/boot-check.test.ts', 'test/pov/local-real-vm.test.ts', 'test/owner/fresh-home.test.ts',
+];
+const NOT_NODE = ['test/keyring/**', 'test/renderer/**', 'test/e2e/**', 'test/bench/**', 'node_modules/**'];
+
+/**
  * Projects:
- * - node: main/, shared/ and everything that talks to real system parts (SQLite files, sh/dash/busybox,
- *   QEMU + swtpm, sshd on loopback, the Skytap emulator). Files: test/**\/*.test.ts.
+ * - system: the suites above (real QEMU + swtpm, mmdebstrap, libguestfs, the built daemon), one file at a time.
+ * - node: main/, shared/ and everything else that talks to real system parts (SQLite files,
+ *   sh/dash/busybox, sshd on loopback, the Skytap emulator). Files: test/**\/*.test.ts.
  * - renderer: React components under happy-dom. Files: test/renderer/**\/*.test.tsx.
  * - keyring: tests that need a real Secret Service; run through scripts/with-keyring.sh.
  */
@@ -12,15 +26,26 @@ export default defineConfig({
     projects: [
       {
         test: {
-          name: 'node',
+          name: 'system',
           environment: 'node',
-          include: ['test/**/*.test.ts'],
-          exclude: ['test/keyring/**', 'test/renderer/**', 'test/e2e/**', 'test/bench/**', 'node_modules/**'],
+          include: SYSTEM.map((g) => (g.endsWith('**') ? `${g}/*.test.ts` : g)),
+          exclude: NOT_NODE,
           testTimeout: 30_000,
           hookTimeout: 120_000,
           pool: 'forks',
-          // One file at a time: the system suites boot QEMU guests and time real processes, and two
-          // of them side by side on a 2-core machine starve each other into timeouts.
+          maxWorkers: 1,
+        },
+      },
+      {
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['test/**/*.test.ts'],
+          exclude: [...NOT_NODE, ...SYSTEM],
+          testTimeout: 30_000,
+          hookTimeout: 120_000,
+          pool: 'forks',
+          // One file at a time here too: this project runs beside the system suites (scripts/test.sh).
           maxWorkers: 1,
         },
       },

@@ -25,14 +25,33 @@ npm run --silent typecheck || failed_steps+=(typecheck)
 step "build"
 npx electron-vite build >"$results/build.log" 2>&1 || { cat "$results/build.log"; echo "build failed" >&2; exit 1; }
 
-step "vitest: node (unit + system) and renderer"
-npx vitest run --project node --project renderer --reporter=default --reporter=json --outputFile.json="$results/vitest.json" || failed_steps+=(vitest)
+# Two lanes (docs/decisions.md, "Two lanes"): the system suites keep about one core busy, one file
+# at a time, for most of the run; the rest runs beside them on the other core. Lane 2's output is
+# kept in a file and shown when lane 1 ends, so neither interleaves with the other.
+lane2() {
+  step "vitest: node (unit + in-process) and renderer"
+  npx vitest run --project node --project renderer --reporter=default --reporter=json --outputFile.json="$results/vitest.json" || echo vitest >>"$results/failed-steps"
 
-step "vitest: keyring (real gnome-keyring on a private D-Bus)"
-scripts/with-keyring.sh node_modules/.bin/vitest run --project keyring --reporter=default --reporter=json --outputFile.json="$results/keyring.json" || failed_steps+=(keyring)
+  step "vitest: keyring (real gnome-keyring on a private D-Bus)"
+  scripts/with-keyring.sh node_modules/.bin/vitest run --project keyring --reporter=default --reporter=json --outputFile.json="$results/keyring.json" || echo keyring >>"$results/failed-steps"
 
-step "playwright: browser mode in Chromium, and the Electron smoke"
-PLAYWRIGHT_JSON_OUTPUT_NAME="$results/playwright.json" scripts/with-keyring.sh node_modules/.bin/playwright test --reporter=list,json || failed_steps+=(playwright)
+  step "playwright: browser mode in Chromium, and the Electron smoke"
+  PLAYWRIGHT_JSON_OUTPUT_NAME="$results/playwright.json" scripts/with-keyring.sh node_modules/.bin/playwright test --reporter=list,json || echo playwright >>"$results/failed-steps"
+}
+lane2 >"$results/lane2.log" 2>&1 &
+lane2_pid=$!
+
+step "vitest: system (QEMU guests, image builds and bakes, the built app), lane 1"
+echo "(lane 2 runs beside it: vitest node + renderer, keyring, Playwright; its output follows)"
+npx vitest run --project system --reporter=default --reporter=json --outputFile.json="$results/vitest-system.json" || failed_steps+=(vitest-system)
+
+wait "$lane2_pid"
+echo
+echo "=== lane 2, which ran beside the system suites"
+cat "$results/lane2.log"
+if [ -f "$results/failed-steps" ]; then
+  while read -r s; do failed_steps+=("$s"); done <"$results/failed-steps"
+fi
 
 step "benchmarks (figures, not pass/fail)"
 node scripts/bench.mjs || failed_steps+=(bench)
