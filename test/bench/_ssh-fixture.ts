@@ -5,7 +5,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from '@playwright/test';
 import { generateEd25519 } from '../../main/services/ssh/keygen';
-import { Sshd } from '../ssh/sshd';
+import { Sshd, sshLogin } from '../ssh/sshd';
 
 export const MB = 1024 * 1024;
 
@@ -32,7 +32,7 @@ export async function sshdWithData(size: number): Promise<SshdWithData> {
   chmodSync(keyFile, 0o600);
   const data = join(sshd.dir, 'data.bin');
   await run('sh', ['-c', `head -c ${size} /dev/zero | tr '\\0' a > ${data}`]);
-  const sshArgs = ['-tt', '-i', keyFile, '-p', String(sshd.port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', 'root@127.0.0.1'];
+  const sshArgs = ['-tt', '-i', keyFile, '-p', String(sshd.port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', `${sshLogin()}@127.0.0.1`];
   await run('ssh', [...sshArgs, 'true']); // warm up (key exchange, page cache)
   return {
     sshd,
@@ -62,7 +62,7 @@ export function run(cmd: string, args: string[]): Promise<void> {
 }
 
 /**
- * In the app at `url`: Terminals → Quick connect to this sshd as root with the key, trust the host
+ * In the app at `url`: Terminals → Quick connect to this sshd as the test login (sshLogin) with the key, trust the host
  * key, wait for a shell. Returns the terminal's rendered rows.
  */
 export async function connectInApp(page: Page, url: string, s: Pick<SshdWithData, 'sshd' | 'key'>): Promise<Locator> {
@@ -71,7 +71,7 @@ export async function connectInApp(page: Page, url: string, s: Pick<SshdWithData
   const form = page.getByRole('form', { name: 'Quick connect' });
   await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
   await form.getByLabel('Port', { exact: true }).fill(String(s.sshd.port));
-  await form.getByLabel('User', { exact: true }).fill('root');
+  await form.getByLabel('User', { exact: true }).fill(sshLogin());
   await form.getByLabel('Sign in with').selectOption('privateKey');
   await form.getByLabel('Private key (OpenSSH)').fill(s.key.private);
   await form.getByRole('button', { name: 'Connect' }).click();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_HIGH_WATER, MAX_EVENT } from '../../main/services/ssh/session';
 import { needs } from '../support/system';
 import { Consumer, makeEnv, nextPrompt, openShell, peakRssGrowth, waitFor, waitState, type Env } from './harness';
-import { Sshd } from './sshd';
+import { Sshd, sshLogin } from './sshd';
 import { generateEd25519 } from '../../main/services/ssh/keygen';
 import { PAUSED_READ_BUFFER, SSH2_WINDOW } from '../../main/services/ssh/ssh-backend';
 
@@ -104,7 +104,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     const tight = makeEnv({ session: { highWater: 1000 } });
     try {
       const id = await tight.manager.open({
-        target: { host: '127.0.0.1', port: sshd.port, username: 'root', auth: { kind: 'privateKey', privateKey: key.private }, jump: [], keepaliveSec: 15, autoReconnect: false },
+        target: { host: '127.0.0.1', port: sshd.port, username: sshLogin(), auth: { kind: 'privateKey', privateKey: key.private }, jump: [], keepaliveSec: 15, autoReconnect: false },
         cols: 80,
         rows: 24,
       });

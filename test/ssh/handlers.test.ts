@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memorySecrets, testCore, type TestCore } from '../support/core';
 import { needs } from '../support/system';
 import { Consumer, Recorder, waitFor } from './harness';
-import { Sshd } from './sshd';
+import { Sshd, sshLogin } from './sshd';
 import type { HostKeyPrompt, SshStatus } from '../../shared/contract/ssh';
 
 const skip = needs(['/usr/sbin/sshd', 'ssh-keygen']);
@@ -14,10 +14,10 @@ describe.skipIf(skip)('ssh methods through the real core (SQLite, job runner, st
   beforeAll(async () => {
     sshd = new Sshd();
     t = await testCore({ secrets: memorySecrets(true) });
-    const p = await t.call('ssh.profiles.save', { name: 'loop', host: '127.0.0.1', port: 22, username: 'root', credentials: { kind: 'generate' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
+    const p = await t.call('ssh.profiles.save', { name: 'loop', host: '127.0.0.1', port: 22, username: sshLogin(), credentials: { kind: 'generate' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
     sshd.authorize(p.publicKey!);
     await sshd.start();
-    await t.call('ssh.profiles.save', { id: p.id, name: 'loop', host: '127.0.0.1', port: sshd.port, username: 'root', credentials: { kind: 'keep' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
+    await t.call('ssh.profiles.save', { id: p.id, name: 'loop', host: '127.0.0.1', port: sshd.port, username: sshLogin(), credentials: { kind: 'keep' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
   });
   afterAll(async () => {
     await t?.close();
@@ -42,7 +42,7 @@ describe.skipIf(skip)('ssh methods through the real core (SQLite, job runner, st
     const replay = await t.call('ssh.replay', { sessionId });
     expect(Buffer.from(replay.data, 'base64').toString()).toContain('hh-81');
     expect(replay.bytes).toBe(Buffer.from(replay.data, 'base64').length);
-    const { jobId } = await t.call('ssh.typeInto', { sessionId, script: 'echo one\necho two\n', path: join(sshd.dir, 't.sh') });
+    const { jobId } = await t.call('ssh.typeInto', { sessionId, script: 'echo one\necho two\n', path: join(sshd.scratch, 't.sh') });
     const job = await t.jobs.wait(jobId);
     expect(job.state).toBe('succeeded');
     expect(job.result).toMatchObject({ match: true, lines: 2 });

@@ -7,7 +7,7 @@ import { SessionManager, type ManagerDeps } from '../../main/services/ssh/manage
 import { MemorySecretStore } from '../../main/services/secrets/store';
 import { openDatabase, type Db } from '../../main/services/store/db';
 import ssh from '../../main/services/store/migrations/004-ssh';
-import { rssKb } from './sshd';
+import { rssKb, sshLogin } from './sshd';
 
 /** Polls fn until it answers; `what` (or what it returns, read at the timeout) names the wait. */
 export async function waitFor<T>(what: string | (() => string), fn: () => T | undefined | null | false, ms = 15_000): Promise<T> {
@@ -156,12 +156,12 @@ export async function run(env: Env, c: Consumer, command: string, marker: RegExp
 export const PROMPT = /[#$] (\x1b\[[0-9;?]*[A-Za-z])*$/;
 
 /**
- * Opens a shell on a loopback sshd as root with `privateKey`, accepts the host key, and waits for
+ * Opens a shell on a loopback sshd as the test login (sshLogin) with `privateKey`, accepts the host key, and waits for
  * the shell's prompt. The consumer acks after `ackDelayMs` per 64 KB (see Consumer).
  */
 export async function openShell(env: Env, port: number, privateKey: string, opts: { ackDelayMs?: number; keepText?: number; context?: () => string } = {}): Promise<Consumer> {
   const id = await env.manager.open({
-    target: { host: '127.0.0.1', port, username: 'root', auth: { kind: 'privateKey', privateKey }, jump: [], keepaliveSec: 15, autoReconnect: false },
+    target: { host: '127.0.0.1', port, username: sshLogin(), auth: { kind: 'privateKey', privateKey }, jump: [], keepaliveSec: 15, autoReconnect: false },
     cols: 120,
     rows: 40,
   });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Fingerprint } from '../../main/services/ssh/fingerprint';
 import { needs } from '../support/system';
 import { Consumer, makeEnv, nextPrompt, run, waitFor, waitState, type Env } from './harness';
-import { FreezableRelay, makeUser, removeUser, Sshd } from './sshd';
+import { FreezableRelay, makeUser, removeUser, Sshd, sshLogin } from './sshd';
 import { generateEd25519 } from '../../main/services/ssh/keygen';
 
 const skip = needs(['/usr/sbin/sshd', 'ssh-keygen']);
@@ -26,7 +26,7 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
   const keyTarget = (extra: object = {}) => ({
     host: '127.0.0.1',
     port: sshd.port,
-    username: 'root',
+    username: sshLogin(),
     auth: { kind: 'privateKey' as const, privateKey: clientKey.private },
     jump: [],
     keepaliveSec: 15,
@@ -76,8 +76,8 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     await waitState(e, id, 'open');
     await run(e, c, 'echo ok-$((40+2))', /ok-42/);
     // Positive control for the "no authentication attempted" checks: sshd logs userauth-request.
-    expect(sshd.log).toMatch(/userauth-request for user root/);
-    expect(sshd.log).toMatch(/Accepted publickey for root/);
+    expect(sshd.log).toMatch(new RegExp(`userauth-request for user ${sshLogin()} `));
+    expect(sshd.log).toMatch(new RegExp(`Accepted publickey for ${sshLogin()} `));
     expect(e.manager.knownHosts.get('127.0.0.1', sshd.port)?.fingerprint).toBe(p.fingerprint);
     // Second connection: the stored key matches, no question asked.
     const before = e.prompts.items.length;
@@ -220,7 +220,7 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
 
   it('key authentication with a generated profile key and an imported passphrase-protected key', async () => {
     const e = env();
-    const gen = await e.manager.profiles.save({ name: 'gen', host: '127.0.0.1', port: sshd.port, username: 'root', credentials: { kind: 'generate' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
+    const gen = await e.manager.profiles.save({ name: 'gen', host: '127.0.0.1', port: sshd.port, username: sshLogin(), credentials: { kind: 'generate' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
     expect(gen.publicKey).toMatch(/^ssh-ed25519 AAAA\S+ povdesk-gen$/);
     sshd.authorize(gen.publicKey!);
     const id = await e.manager.open({ profileId: gen.id, cols: 80, rows: 24 });
@@ -235,9 +235,9 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     sshd.authorize(readFileSync(join(dir, 'k.pub'), 'utf8'));
     rmSync(dir, { recursive: true, force: true });
     await expect(
-      e.manager.profiles.save({ name: 'imp', host: '127.0.0.1', port: sshd.port, username: 'root', credentials: { kind: 'import', privateKey: priv, passphrase: 'nope' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false }),
+      e.manager.profiles.save({ name: 'imp', host: '127.0.0.1', port: sshd.port, username: sshLogin(), credentials: { kind: 'import', privateKey: priv, passphrase: 'nope' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false }),
     ).rejects.toThrow(/passphrase/);
-    const imp = await e.manager.profiles.save({ name: 'imp', host: '127.0.0.1', port: sshd.port, username: 'root', credentials: { kind: 'import', privateKey: priv, passphrase: 'sesame' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
+    const imp = await e.manager.profiles.save({ name: 'imp', host: '127.0.0.1', port: sshd.port, username: sshLogin(), credentials: { kind: 'import', privateKey: priv, passphrase: 'sesame' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
     const id2 = await e.manager.open({ profileId: imp.id, cols: 80, rows: 24 });
     const c2 = new Consumer(e.hub, id2);
     await waitState(e, id2, 'open');
@@ -251,7 +251,7 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     try {
       const e = env();
       const id = await e.manager.open({
-        target: keyTarget({ host: 'localhost', jump: [{ host: '127.0.0.1', port: jumpd.port, username: 'root' }] }),
+        target: keyTarget({ host: 'localhost', jump: [{ host: '127.0.0.1', port: jumpd.port, username: sshLogin() }] }),
         cols: 80,
         rows: 24,
       });
@@ -264,7 +264,7 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
       e.manager.answerHostKey(p2.promptId, true);
       await waitState(e, id, 'open');
       await run(e, c, 'echo via-$((6*7))', /via-42/);
-      expect(jumpd.log).toMatch(/Accepted publickey for root/);
+      expect(jumpd.log).toMatch(new RegExp(`Accepted publickey for ${sshLogin()} `));
       expect(jumpd.log).toMatch(/direct-tcpip|Connection from 127\.0\.0\.1/);
     } finally {
       await jumpd.dispose();
@@ -284,8 +284,8 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
       const id = await e.manager.open({
         target: keyTarget({
           jump: [
-            { host: '127.0.0.1', port: j1.port, username: 'root', auth: { kind: 'privateKey', privateKey: own.private } },
-            { host: 'localhost', port: j2.port, username: 'root' },
+            { host: '127.0.0.1', port: j1.port, username: sshLogin(), auth: { kind: 'privateKey', privateKey: own.private } },
+            { host: 'localhost', port: j2.port, username: sshLogin() },
           ],
         }),
         cols: 80,
@@ -306,7 +306,7 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
       await waitState(e, id, 'open');
       await run(e, c, 'echo two-hops-$((1+1))', /two-hops-2/);
       // The first hop only knows its own key: the target's key was never offered to it.
-      expect(j1.log).toMatch(/Accepted publickey for root/);
+      expect(j1.log).toMatch(new RegExp(`Accepted publickey for ${sshLogin()} `));
     } finally {
       await j1.dispose();
       await j2.dispose();
@@ -319,15 +319,15 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     try {
       const e = env();
       const common = { keepaliveSec: 15, autoReconnect: false, agentForward: false as const };
-      const bastion = await e.manager.profiles.save({ name: 'bastion', host: '127.0.0.1', port: jumpd.port, username: 'root', credentials: { kind: 'generate' }, jump: [], ...common });
+      const bastion = await e.manager.profiles.save({ name: 'bastion', host: '127.0.0.1', port: jumpd.port, username: sshLogin(), credentials: { kind: 'generate' }, jump: [], ...common });
       jumpd.authorize(bastion.publicKey!);
       const inner = await e.manager.profiles.save({
         name: 'inner',
         host: '127.0.0.1',
         port: sshd.port,
-        username: 'root',
+        username: sshLogin(),
         credentials: { kind: 'import', privateKey: clientKey.private },
-        jump: [{ host: '127.0.0.1', port: jumpd.port, username: 'root', profileId: bastion.id }],
+        jump: [{ host: '127.0.0.1', port: jumpd.port, username: sshLogin(), profileId: bastion.id }],
         ...common,
       });
       const id = await e.manager.open({ profileId: inner.id, cols: 80, rows: 24 });
@@ -412,7 +412,7 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     const e = env();
     const c = await openAccepted(e);
     const script = ['#!/bin/sh', 'echo "hello $USER" > /dev/null', "printf '%s\\n' 'quotes \" and $dollars stay'", ...Array.from({ length: 40 }, (_, i) => `# line ${i} ${'x'.repeat(i * 5)}`)].join('\n') + '\n';
-    const path = join(sshd.dir, 'typed.sh');
+    const path = join(sshd.scratch, 'typed.sh');
     const r = await e.manager.typeInto(c.sessionId, script, { path });
     expect(r.match).toBe(true);
     expect(readFileSync(path, 'utf8')).toBe(script);

@@ -1,11 +1,39 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { freeLoopbackPort } from '../../main/lib/procs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 
 export const SSHD = '/usr/sbin/sshd';
+
+/** The account the suites' sessions log in as (sshLogin). */
+const LOGIN_NAME = 'povdesk-login';
+let login: string | null = null;
+
+/**
+ * The account the suites' sessions log in as, never root: a session's login shell runs the
+ * account's dotfiles, and root's are the machine's. One machine's root ran `pyenv init` from
+ * ~/.bashrc; a session closed while it started left pyenv's rehash lock behind, and from then on
+ * every root login waited 60 s for it and every terminal test timed out. So, as root: a
+ * `povdesk-login` account made once per machine with Debian's default dotfiles (useradd -m), kept
+ * (two suites may use it at once). Not root: sshd can only log in the user running it, so that user.
+ */
+export function sshLogin(): string {
+  if (login) return login;
+  if (process.getuid?.() !== 0) return (login = userInfo().username);
+  try {
+    execFileSync('id', [LOGIN_NAME], { stdio: 'ignore' });
+  } catch {
+    try {
+      // -p '*': no password, and not locked ('!'): sshd without PAM refuses any login to a locked account
+      execFileSync('useradd', ['-m', '-s', '/bin/bash', '-p', '*', LOGIN_NAME], { stdio: ['ignore', 'ignore', 'pipe'] });
+    } catch (e) {
+      if ((e as { status?: number }).status !== 9) throw e; // 9: made meanwhile by another suite
+    }
+  }
+  return (login = LOGIN_NAME);
+}
 
 export interface SshdOptions {
   password?: boolean;
@@ -30,10 +58,18 @@ export class Sshd {
   }
   private logText = '';
 
+  /** A folder the login account can write in (typed scripts), inside `dir`. */
+  readonly scratch: string;
+
   constructor(private readonly opts: SshdOptions = {}) {
     this.dir = mkdtempSync(join(tmpdir(), 'povdesk-sshd-'));
+    // the login account reads test data here and writes in scratch; the host key stays 0600
+    chmodSync(this.dir, 0o755);
+    this.scratch = join(this.dir, 'scratch');
+    mkdirSync(this.scratch);
+    chmodSync(this.scratch, 0o1777);
     this.newHostKey();
-    writeFileSync(join(this.dir, 'authorized_keys'), '', { mode: 0o600 });
+    writeFileSync(join(this.dir, 'authorized_keys'), '', { mode: 0o644 }); // sshd reads it as the account logging in
   }
 
   get hostKeyFile() {
