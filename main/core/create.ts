@@ -17,6 +17,7 @@ import { shareApi } from '../services/skytap/share-api';
 import { SessionManager } from '../services/ssh/manager';
 import { Terminals } from '../services/ssh/terminals';
 import { defaultKnownHostsFiles } from '../services/ssh/openssh-known-hosts';
+import { defaultOpensshConfig } from '../services/ssh/openssh-config';
 import { TemplateService } from '../services/templates/service';
 import { LocalTemplates } from '../services/lab-platforms/local-templates';
 import { LabTemplateService } from '../services/lab-platforms/templates';
@@ -114,6 +115,12 @@ export function bakeDirs(base: Pick<Base, 'env' | 'home'>): string[] {
 export function opensshKnownHostsFiles(env: NodeJS.ProcessEnv): string[] {
   const raw = env.POVDESK_SSH_KNOWN_HOSTS;
   return raw === undefined ? defaultKnownHostsFiles() : raw.split(':').filter(Boolean);
+}
+
+/** OpenSSH's client config the profile form offers hosts from: POVDESK_SSH_CONFIG (set and empty: none), else ~/.ssh/config. */
+export function opensshConfigFile(env: NodeJS.ProcessEnv): string | null {
+  const raw = env.POVDESK_SSH_CONFIG;
+  return raw === undefined ? defaultOpensshConfig() : raw || null;
 }
 
 /**
@@ -302,6 +309,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     // A local attested VM's SSH port: its key is the one the vm-manager made and released to it after attestation.
     pretrusted: (host, port) => vm.pretrustedSshKey(host, port),
     opensshKnownHosts: opensshKnownHostsFiles(env),
+    opensshConfig: opensshConfigFile(env),
   });
   base.onClose(() => ssh.closeAll());
   const terminals = new Terminals({ sessions: ssh, jobs, consoleSource: (id) => vm.consoleSource(id) });

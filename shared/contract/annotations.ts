@@ -123,6 +123,7 @@ export const methodHints = {
   'ssh.profiles.delete': destroys,
   'ssh.knownHosts.list': read,
   'ssh.knownHosts.remove': destroys,
+  'ssh.opensshHosts': read,
 } as const satisfies Record<MethodName, MethodHints>;
 
 /** Short tags for `povdesk --help`, e.g. `[read-only]`, `[destructive]`, `[not over MCP: …]`. */

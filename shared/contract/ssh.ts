@@ -101,6 +101,28 @@ export type SshProfileSave = z.input<typeof sshProfileSave>;
 export const knownHost = lazySchema(() => z
   .strictObject({ host: z.string(), port, keyType: z.string(), fingerprint: z.string(), addedAt: z.string() }));
 
+const opensshHop = lazySchema(() => z.strictObject({ host: z.string(), port, username: z.string() }));
+/** A host named in the user's ~/.ssh/config, resolved as `ssh <alias>` would resolve it. */
+export const opensshHost = lazySchema(() => z.strictObject({
+  alias: z.string(),
+  host: z.string(),
+  port,
+  username: z.string(),
+  jump: z.array(opensshHop),
+  identityFiles: z.array(z.string()),
+  keepaliveSec: z.number().int().nullable(),
+  proxyCommand: z.string().nullable(),
+}));
+export type OpensshHost = z.infer<typeof opensshHost>;
+export const opensshHosts = lazySchema(() => z.strictObject({
+  /** The file read; null when none is configured (POVDESK_SSH_CONFIG set and empty). */
+  file: z.string().nullable(),
+  hosts: z.array(opensshHost),
+  /** Lines skipped and why (a Match block, a bad port, an unreadable include). */
+  problems: z.array(z.string()),
+}));
+export type OpensshHosts = z.infer<typeof opensshHosts>;
+
 export const SSH_STATES = ['connecting', 'verifying', 'authenticating', 'open', 'reconnecting', 'closed'] as const;
 export const sshStatus = lazySchema(() => z.strictObject({
   sessionId,
@@ -203,6 +225,11 @@ export const sshMethods = lazyMethods({
   'ssh.profiles.save': () => method('Create or update a profile; keys and passwords go to the keychain', sshProfileSave, sshProfile),
   'ssh.profiles.delete': () => method('Delete a profile and its keychain entries', z.strictObject({ id: profileId }), ok),
   'ssh.knownHosts.list': () => method('Accepted host keys', noArgs, z.array(knownHost)),
+  'ssh.opensshHosts': () => method(
+    "The hosts named in the user's ~/.ssh/config (read, never written), each resolved as `ssh <name>` would: address, user, port, jump hosts, identity files",
+    noArgs,
+    opensshHosts,
+  ),
   'ssh.knownHosts.remove': () => method(
     'Forget the stored key of host:port (the next connection asks again)',
     z.strictObject({ host: hostName, port }),

@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { needs } from '../support/system';
 import { makeUser, removeUser, Sshd } from '../ssh/sshd';
 import type { Page } from '@playwright/test';
@@ -8,8 +8,11 @@ const USER = 'povdeske2essh';
 const PASSWORD = 'E2e-pass-' + process.pid;
 /** Where "Type into console" saves the script on the other side (this machine: the sshd is on loopback). */
 const TYPED = `/tmp/povdesk-e2e-${process.pid}.sh`;
+/** The app's ~/.ssh/config for these tests (POVDESK_SSH_CONFIG), written once the sshd's port is known. */
+const SSH_CONFIG = `/tmp/povdesk-e2e-ssh-config-${process.pid}`;
 
 test.describe('SSH terminal in the UI against a real sshd', () => {
+  test.use({ appEnv: { POVDESK_SSH_CONFIG: SSH_CONFIG } });
   let sshd: Sshd;
   let skipReason: string | null = null;
   test.beforeAll(async () => {
@@ -31,6 +34,7 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await sshd?.dispose();
     if (!skipReason) removeUser(USER);
     rmSync(TYPED, { force: true });
+    rmSync(SSH_CONFIG, { force: true });
   });
 
   test('connect, check the fingerprint, accept, run a command; the tab survives navigation', async ({ app }) => {
@@ -185,5 +189,31 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await expect(page.getByTestId('term-status')).toContainText('open');
     await page.getByText(/Known hosts \(/).click();
     await expect(page.locator('.known-hosts')).toContainText(now);
+  });
+
+  test('a host named in ~/.ssh/config fills Quick connect and connects as ssh would', async ({ app }) => {
+    test.skip(!!skipReason, skipReason ?? '');
+    writeFileSync(SSH_CONFIG, `Host e2e-box\n  HostName 127.0.0.1\n  Port ${sshd.port}\n  User ${USER}\n\nHost via-proxy\n  ProxyCommand nc %h %p\n\nMatch host nothing\n  User nobody\n`);
+    const { page } = app;
+    await app.open('Terminals');
+    const form = page.getByRole('form', { name: 'Quick connect' });
+    const pick = form.getByLabel('Fill from ~/.ssh/config');
+    await pick.selectOption('via-proxy');
+    await expect(form.getByRole('status')).toContainText('through ProxyCommand (nc %h %p), which POV Desk does not run');
+    await expect(form).toContainText(`1 line of ${SSH_CONFIG} not read`);
+    await form.screenshot({ path: test.info().outputPath('quick-connect-from-ssh-config.png') });
+    await pick.selectOption('e2e-box');
+    await expect(form.getByLabel('Host', { exact: true })).toHaveValue('127.0.0.1');
+    await expect(form.getByLabel('Port', { exact: true })).toHaveValue(String(sshd.port));
+    await expect(form.getByLabel('User', { exact: true })).toHaveValue(USER);
+    await form.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await form.getByRole('button', { name: 'Connect' }).click();
+    const dialog = page.getByRole('dialog');
+    await expect(dialog).toContainText('First connection to 127.0.0.1');
+    await dialog.getByRole('button', { name: 'Trust and connect' }).click();
+    await expect(page.getByTestId('term-status')).toContainText('open');
+    await page.locator('.term-box .xterm').click();
+    await page.keyboard.type('echo from-config-$((5*5)) $(id -un)\n');
+    await expect(page.locator('.term-box .xterm-rows')).toContainText(`from-config-25 ${USER}`);
   });
 });

@@ -7,6 +7,7 @@ import type { Db } from '../store/db';
 import type { TerminalBackend } from './backend';
 import { keyTypeOf, sha256Fingerprint } from './fingerprint';
 import { KnownHosts } from './known-hosts';
+import { readOpensshConfig, type OpensshConfig } from './openssh-config';
 import { opensshKeysFor, opensshVerdict } from './openssh-known-hosts';
 import { Profiles } from './profiles';
 import { TerminalSession, type SessionOptions } from './session';
@@ -30,6 +31,8 @@ export interface ManagerDeps {
    * changed key, and an @revoked one is refused.
    */
   opensshKnownHosts?: string[];
+  /** OpenSSH's client config (~/.ssh/config), read when the profile form asks for its hosts; null: none. */
+  opensshConfig?: string | null;
   /** How long a host-key question waits for an answer before it counts as "no". */
   promptTimeoutMs?: number;
   /** Overrides for tests: backoff, attempts, batching. */
@@ -169,6 +172,12 @@ export class SessionManager {
     this.pending.delete(promptId);
     this.deps.hub.publish(PROMPT_STREAM, '*', { ...p.prompt, state });
     p.resolve(v);
+  }
+
+  /** The hosts the user's ~/.ssh/config names, read afresh (the SE may have just edited it). */
+  opensshHosts(): OpensshConfig | { file: null; hosts: []; problems: [] } {
+    const file = this.deps.opensshConfig;
+    return file ? readOpensshConfig(file) : { file: null, hosts: [], problems: [] };
   }
 
   pendingPrompts(): HostKeyPrompt[] {

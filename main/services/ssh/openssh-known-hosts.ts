@@ -39,8 +39,9 @@ export function lookupName(host: string, port: number): string {
   return port === 22 ? h : `[${h}]:${port}`;
 }
 
-function wildcard(pattern: string, name: string): boolean {
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 'i');
+/** `*` and `?` wildcards, case-insensitive as OpenSSH's match_pattern (file names: case-sensitive, as glob). */
+export function wildcard(pattern: string, name: string, caseless = true): boolean {
+  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, caseless ? 'i' : '');
   return re.test(name);
 }
 
@@ -52,17 +53,21 @@ function hashedMatch(entry: string, name: string): boolean {
   return want.length === got.length && timingSafeEqual(want, got);
 }
 
-/** Whether a line's host field names `name`: one pattern matches and no negated one does. */
-export function hostsMatch(field: string, name: string): boolean {
-  if (field.startsWith('|')) return hashedMatch(field, name);
+/** OpenSSH's pattern-list rule (known_hosts, ssh_config's Host): one pattern matches and no negated one does. */
+export function patternsMatch(patterns: string[], name: string): boolean {
   let hit = false;
-  for (const p of field.split(',')) {
+  for (const p of patterns) {
     if (!p) continue;
     if (p.startsWith('!')) {
       if (wildcard(p.slice(1), name)) return false;
     } else if (wildcard(p, name)) hit = true;
   }
   return hit;
+}
+
+/** Whether a line's host field names `name`: one pattern matches and no negated one does. */
+export function hostsMatch(field: string, name: string): boolean {
+  return field.startsWith('|') ? hashedMatch(field, name) : patternsMatch(field.split(','), name);
 }
 
 /** The keys a file holds for host:port, in file order. */

@@ -5,7 +5,8 @@ import { HostKeyDialog } from '../components/terminal/host-key-dialog';
 import { TerminalView } from '../components/terminal/terminal-view';
 import { TypeIntoPanel } from '../components/terminal/type-into-panel';
 import { termFor, useTerminals } from '../state/terminals';
-import { parseJump } from '../components/terminal/jump';
+import { jumpText, parseJump } from '../components/terminal/jump';
+import { OpensshPicker } from '../components/terminal/openssh-picker';
 import { ErrorAlert } from '../components/error-alert';
 import './terminals.css';
 
@@ -65,6 +66,15 @@ function QuickConnect() {
   return (
     <form className="ssh-form" onSubmit={submit} aria-label="Quick connect">
       <h3>Quick connect</h3>
+      <OpensshPicker
+        label="Fill from ~/.ssh/config"
+        onPick={(h) => {
+          setHost(h.host);
+          setPort(String(h.port));
+          setUser(h.username);
+          setJump(jumpText(h.jump));
+        }}
+      />
       <label>
         Host <input value={host} onChange={(e) => setHost(e.target.value)} required placeholder="10.0.0.5 or vm.example" />
       </label>
@@ -114,8 +124,6 @@ const EMPTY_PROFILE_FORM = {
   keepalive: String(KEEPALIVE_DEFAULT_SEC), autoReconnect: true,
 };
 
-/** A profile's jump hosts as the form's text: user@host:port, comma-separated. */
-const jumpText = (jump: SshProfile['jump']) => jump.map((j) => `${j.username}@${j.host.includes(':') ? `[${j.host}]` : j.host}:${j.port}`).join(', ');
 
 export function Profiles() {
   const open = useTerminals((s) => s.open);
@@ -215,6 +223,17 @@ export function Profiles() {
         ))}
       </ul>
       <form className="ssh-form" onSubmit={save} aria-label={editing ? `Edit profile ${editing.name}` : 'New profile'}>
+        {!editing && (
+          <OpensshPicker
+            label="Fill from ~/.ssh/config"
+            onPick={(h) =>
+              setForm((f) => ({
+                ...f, name: h.alias, host: h.host, port: String(h.port), username: h.username, jump: jumpText(h.jump),
+                keepalive: h.keepaliveSec === null ? f.keepalive : String(Math.min(h.keepaliveSec, KEEPALIVE_MAX_SEC)),
+              }))
+            }
+          />
+        )}
         <label>
           Name <input value={form.name} onChange={set('name')} required />
         </label>

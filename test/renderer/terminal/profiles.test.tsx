@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../../main/core/create';
@@ -91,5 +94,76 @@ describe('Terminals page: SSH profiles', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Edit demo box' }));
     expect((within(form()).getByLabelText(/^Keepalive/) as HTMLInputElement).value).toBe('30');
     expect((within(form()).getByLabelText(/^Reconnect when/) as HTMLInputElement).checked).toBe(false);
+  });
+});
+
+/**
+ * "Fill from ~/.ssh/config" against a real core reading a real file (POVDESK_SSH_CONFIG): choosing
+ * a host fills the new profile's fields as ssh would resolve them, jump hosts included, and the
+ * profile saved from it holds them; a ProxyCommand host is flagged, skipped lines are counted.
+ */
+describe('Terminals page: a profile filled from ~/.ssh/config', () => {
+  let core: Core;
+  const dir = mkdtempSync(join(tmpdir(), 'ssh-config-ui-'));
+  const config = join(dir, 'config');
+  writeFileSync(config, `Host lab-web
+  HostName 10.20.0.5
+  User se
+  Port 2222
+  ProxyJump ops@bastion
+  ServerAliveInterval 40
+
+Host bastion
+  HostName bastion.example.com
+  Port 2201
+
+Host corp-box
+  ProxyCommand nc -X connect -x proxy:3128 %h %p
+
+Match host nothing
+  User nobody
+`);
+
+  beforeAll(async () => {
+    core = await testCore({ POVDESK_SSH_CONFIG: config });
+    setTransport(coreTransport(core));
+  });
+  afterAll(async () => {
+    cleanup();
+    setTransport(null);
+    await core?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fills name, address, user, port, jump hosts and keepalive; the saved profile holds them', async () => {
+    render(<Profiles />);
+    const form = () => screen.getByRole('form', { name: 'New profile' });
+    const picker = await within(form()).findByLabelText(/^Fill from ~\/\.ssh\/config/);
+    expect([...(picker as HTMLSelectElement).options].map((o) => o.value)).toEqual(['', 'lab-web', 'bastion', 'corp-box']);
+    fireEvent.change(picker, { target: { value: 'lab-web' } });
+    const value = (l: RegExp) => (within(form()).getByLabelText(l) as HTMLInputElement).value;
+    expect([/^Name/, /^Host/, /^Port/, /^User/, /^Jump hosts/, /^Keepalive/].map(value)).toEqual([
+      'lab-web', '10.20.0.5', '2222', 'se', 'ops@bastion.example.com:2201', '40',
+    ]);
+    expect(within(form()).queryByRole('status')).toBeNull();
+    expect(within(form()).getByText(/1 line of .*config not read/)).toBeTruthy();
+
+    fireEvent.change(picker, { target: { value: 'corp-box' } });
+    expect(within(form()).getByRole('status').textContent).toMatch(/^ssh reaches corp-box through ProxyCommand \(nc -X connect -x proxy:3128 %h %p\), which POV Desk does not run/);
+
+    fireEvent.change(picker, { target: { value: 'lab-web' } });
+    fireEvent.change(within(form()).getByLabelText(/^Credentials/), { target: { value: 'password' } });
+    fireEvent.change(within(form()).getByLabelText(/^Password/), { target: { value: 'pw-from-config' } });
+    fireEvent.click(within(form()).getByRole('button', { name: 'Save profile' }));
+    await screen.findByText('lab-web');
+    const [saved] = (await core.dispatcher.call('ssh.profiles.list', {}, { transport: 'test' })) as SshProfile[];
+    expect(saved).toMatchObject({
+      name: 'lab-web', host: '10.20.0.5', port: 2222, username: 'se', keepaliveSec: 40,
+      jump: [{ host: 'bastion.example.com', port: 2201, username: 'ops', profileId: null }],
+    });
+
+    // editing a profile offers no fill: it would overwrite what was saved
+    fireEvent.click(screen.getByRole('button', { name: 'Edit lab-web' }));
+    expect(within(screen.getByRole('form', { name: 'Edit profile lab-web' })).queryByLabelText(/^Fill from/)).toBeNull();
   });
 });

@@ -12,3 +12,7 @@ export function parseJump(text: string, defaultUser: string): { host: string; po
       return { host: m[2]!.replace(/^\[|\]$/g, ''), port, username: m[1] ?? defaultUser };
     });
 }
+
+/** Hops as the form's text, the inverse of parseJump: user@host:port, comma-separated. */
+export const jumpText = (jump: { host: string; port: number; username: string }[]) =>
+  jump.map((j) => `${j.username}@${j.host.includes(':') ? `[${j.host}]` : j.host}:${j.port}`).join(', ');
