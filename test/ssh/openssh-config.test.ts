@@ -169,6 +169,14 @@ describe('~/.ssh/config: what OpenSSH would refuse or skip', () => {
     expect(r.problems[0]).toMatch(/big: not read \(larger than 1 MB\)/);
   });
 
+  it('a jump host with a bad port, shared by two hosts, is named once', () => {
+    const f = join(dir, 'shared-hop');
+    writeFileSync(f, 'Host s t\n  ProxyJump hop\nHost hop\n  Port 0\n');
+    const r = readOpensshConfig(f, home, me);
+    expect(r.hosts.filter((h) => h.jump[0]?.port === 22).map((h) => h.alias)).toEqual(['s', 't']);
+    expect(r.problems).toEqual(['hop: Port "0" is not a port number; 22 is used']);
+  });
+
   it('a bad port or ProxyJump is named and not used', () => {
     const f = join(dir, 'bad');
     writeFileSync(f, 'Host p\n  User a b\n  HostName\n  Port 99999\n  ProxyJump a@@b\nHost q\n  ProxyJump q2\nHost q2\n  ProxyJump q\n');

@@ -229,7 +229,8 @@ export function readOpensshConfig(file: string, home = homedir(), localUser = lo
       proxyCommand: r.proxycommand && r.proxycommand.toLowerCase() !== 'none' ? r.proxycommand : null,
     });
   }
-  return { file, hosts, problems };
+  // a hop shared by several hosts would name its bad port once per host
+  return { file, hosts, problems: [...new Set(problems)] };
 }
 
 /** The user's own file, as OpenSSH reads it by default. */

@@ -124,7 +124,6 @@ const EMPTY_PROFILE_FORM = {
   keepalive: String(KEEPALIVE_DEFAULT_SEC), autoReconnect: true,
 };
 
-
 export function Profiles() {
   const open = useTerminals((s) => s.open);
   const [list, setList] = useState<SshProfile[] | null>(null);
