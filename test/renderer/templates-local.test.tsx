@@ -72,7 +72,7 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     let panel = await screen.findByRole('region', { name: 'Local templates' });
     const builtIn = await within(panel).findByRole('listitem', { name: 'POV Desk test VM' });
     expect(within(builtIn).getByText('built-in')).toBeTruthy();
-    expect(within(builtIn).getByText(`test-vm: ${TEST_IMAGE} (linux)`)).toBeTruthy();
+    expect(within(builtIn).getByText(`test-vm: ${TEST_IMAGE} (linux)`).textContent).toBe(`test-vm: ${TEST_IMAGE} (linux) · 2 CPUs, 2048 MiB, 20 GiB disk, attested`);
     expect(within(builtIn).queryByRole('button', { name: /Delete/ })).toBeNull();
 
     fireEvent.click(within(panel).getByRole('button', { name: 'New local template' }));
@@ -114,8 +114,8 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     fireEvent.change(within(vm2).getByLabelText('VM name'), { target: { value: 'target' } });
     fireEvent.click(create);
     let made = await within(panel).findByRole('listitem', { name: 'Two node' }, { timeout: 10_000 });
-    expect(within(made).getByText('ctl: control-node (linux)')).toBeTruthy();
-    expect(within(made).getByText(`target: ${TEST_IMAGE} (linux)`)).toBeTruthy();
+    expect(within(made).getByText('ctl: control-node (linux)').textContent).toBe('ctl: control-node (linux) · 2 CPUs, 2048 MiB, 20 GiB disk');
+    expect(within(made).getByText(`target: ${TEST_IMAGE} (linux)`).textContent).toBe(`target: ${TEST_IMAGE} (linux) · 2 CPUs, 4096 MiB, 20 GiB disk`); // the sizes saved, shown
     expect(within(panel).queryByRole('form')).toBeNull();
     const items = within(panel).getAllByRole('listitem').filter((li) => li.parentElement?.classList.contains('local-template-list'));
     expect(items.map((li) => li.getAttribute('aria-label'))).toEqual(['POV Desk test VM', 'Two node']);
@@ -151,7 +151,7 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     render(<LocalTemplatesPanel />);
     panel = await screen.findByRole('region', { name: 'Local templates' });
     made = await within(panel).findByRole('listitem', { name: 'Two node' });
-    expect((await within(made).findByText(/image gone/)).closest('li')!.textContent).toBe('ctl: control-node (linux) — image gone from the vm-manager');
+    expect((await within(made).findByText(/image gone/)).closest('li')!.textContent).toBe('ctl: control-node (linux) · 2 CPUs, 2048 MiB, 20 GiB disk — image gone from the vm-manager');
     expect(within(made).getByRole('status').textContent).toBe(
       'A POV from Two node would fail: bake or import the missing image again under the same name, or delete this template.',
     );

@@ -5,6 +5,17 @@ import { api, errorText } from '../../api';
 import { ErrorAlert } from '../error-alert';
 import { NewLocalTemplate } from './new-local-template';
 
+/** A local VM's size as the list shows it: "2 CPUs, 2048 MiB, 20 GiB disk, attested" (what the template sets). */
+export function vmSizeText(v: LabTemplateView['vms'][number]): string {
+  const parts = [
+    v.cpus !== undefined ? `${v.cpus} ${v.cpus === 1 ? 'CPU' : 'CPUs'}` : null,
+    v.memoryMib !== undefined ? `${v.memoryMib} MiB` : null,
+    v.diskGib !== undefined ? `${v.diskGib} GiB disk` : null,
+    v.requireAttestation ? 'attested' : null,
+  ].filter((p): p is string => p !== null);
+  return parts.join(', ');
+}
+
 /**
  * "Local templates": what a POV on this laptop (the `local` lab platform) is made from. The
  * bundled test template first (built in, cannot be changed or deleted), then the user's; "New
@@ -95,6 +106,7 @@ export function LocalTemplatesPanel() {
                   return (
                     <li key={v.name}>
                       {v.name}: {v.image ?? 'no image'} ({v.os})
+                      {vmSizeText(v) && <span className="muted"> · {vmSizeText(v)}</span>}
                       {missing && <span className={t.builtIn ? 'muted small' : 'warn small'}> — image {missing}</span>}
                     </li>
                   );
