@@ -117,6 +117,11 @@ export function opensshKnownHostsFiles(env: NodeJS.ProcessEnv): string[] {
   return raw === undefined ? defaultKnownHostsFiles() : raw.split(':').filter(Boolean);
 }
 
+/** The SSH agent terminals may sign in with: SSH_AUTH_SOCK, else on Windows OpenSSH's agent pipe. */
+export function sshAgentSocket(env: NodeJS.ProcessEnv, platform = process.platform): string | null {
+  return env.SSH_AUTH_SOCK || (platform === 'win32' ? '\\\\.\\pipe\\openssh-ssh-agent' : null);
+}
+
 /** OpenSSH's client config the profile form offers hosts from: POVDESK_SSH_CONFIG (set and empty: none), else ~/.ssh/config. */
 export function opensshConfigFile(env: NodeJS.ProcessEnv): string | null {
   const raw = env.POVDESK_SSH_CONFIG;
@@ -310,6 +315,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     pretrusted: (host, port) => vm.pretrustedSshKey(host, port),
     opensshKnownHosts: opensshKnownHostsFiles(env),
     opensshConfig: opensshConfigFile(env),
+    agentSocket: () => sshAgentSocket(env),
   });
   base.onClose(() => ssh.closeAll());
   const terminals = new Terminals({ sessions: ssh, jobs, consoleSource: (id) => vm.consoleSource(id) });

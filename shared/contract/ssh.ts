@@ -32,6 +32,8 @@ export const sshAuth = lazySchema(() => z.discriminatedUnion('kind', [
   }),
   /** Use the credentials stored in the keychain for this profile. */
   z.strictObject({ kind: z.literal('profile'), profileId }),
+  /** The user's SSH agent signs (SSH_AUTH_SOCK; on Windows OpenSSH's agent pipe): no key passes through POV Desk. */
+  z.strictObject({ kind: z.literal('agent') }),
 ]));
 export type SshAuth = z.infer<typeof sshAuth>;
 
@@ -58,7 +60,7 @@ export const sshProfile = lazySchema(() => z.strictObject({
   host: z.string(),
   port,
   username: z.string(),
-  authKind: z.enum(['key', 'password']),
+  authKind: z.enum(['key', 'password', 'agent']),
   /** OpenSSH one-line public key for key profiles (paste it into authorized_keys). */
   publicKey: z.string().nullable(),
   jump: z.array(z.strictObject({ host: z.string(), port, username: z.string(), profileId: profileId.nullable() })),
@@ -76,7 +78,7 @@ export const sshProfileSave = lazySchema(() => z.strictObject({
   host: hostName,
   port: port.default(22),
   username,
-  /** generate: new ed25519 key; import: an OpenSSH/PEM private key; password; keep: leave stored credentials. */
+  /** generate: new ed25519 key; import: an OpenSSH/PEM private key; password; agent: the SSH agent; keep: leave stored credentials. */
   credentials: z.discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal('generate') }),
     z
@@ -87,6 +89,8 @@ export const sshProfileSave = lazySchema(() => z.strictObject({
       }),
     z.strictObject({ kind: z.literal('password'), password: z.string().min(1).max(1024) }),
     z.strictObject({ kind: z.literal('keep') }),
+    /** the user's SSH agent signs; nothing is stored */
+    z.strictObject({ kind: z.literal('agent') }),
   ]),
   jump: z
     .array(z.strictObject({ host: hostName, port: port.default(22), username, profileId: profileId.nullable().default(null) }))

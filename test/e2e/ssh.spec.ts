@@ -1,4 +1,5 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { needs } from '../support/system';
 import { makeUser, removeUser, Sshd } from '../ssh/sshd';
 import type { Page } from '@playwright/test';
@@ -10,16 +11,26 @@ const PASSWORD = 'E2e-pass-' + process.pid;
 const TYPED = `/tmp/povdesk-e2e-${process.pid}.sh`;
 /** The app's ~/.ssh/config for these tests (POVDESK_SSH_CONFIG), written once the sshd's port is known. */
 const SSH_CONFIG = `/tmp/povdesk-e2e-ssh-config-${process.pid}`;
+/** The app's SSH agent (SSH_AUTH_SOCK): a real ssh-agent holding a key the sshd knows. */
+const AGENT_DIR = `/tmp/povdesk-e2e-agent-${process.pid}`;
+const AGENT_SOCK = `${AGENT_DIR}/agent.sock`;
 
 test.describe('SSH terminal in the UI against a real sshd', () => {
-  test.use({ appEnv: { POVDESK_SSH_CONFIG: SSH_CONFIG } });
+  test.use({ appEnv: { POVDESK_SSH_CONFIG: SSH_CONFIG, SSH_AUTH_SOCK: AGENT_SOCK } });
   let sshd: Sshd;
+  let agent: ChildProcess | null = null;
   let skipReason: string | null = null;
   test.beforeAll(async () => {
-    skipReason = needs(['/usr/sbin/sshd', 'ssh-keygen']) ?? makeUser(USER, PASSWORD);
+    skipReason = needs(['/usr/sbin/sshd', 'ssh-keygen', 'ssh-agent', 'ssh-add']) ?? makeUser(USER, PASSWORD);
     if (skipReason) return;
     sshd = new Sshd({ password: true });
     await sshd.start();
+    mkdirSync(AGENT_DIR, { mode: 0o700 });
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', `${AGENT_DIR}/id`]);
+    agent = spawn('ssh-agent', ['-D', '-a', AGENT_SOCK], { stdio: 'ignore' });
+    for (let i = 0; i < 100 && !existsSync(AGENT_SOCK); i++) await new Promise((r) => setTimeout(r, 50));
+    execFileSync('ssh-add', [`${AGENT_DIR}/id`], { env: { ...process.env, SSH_AUTH_SOCK: AGENT_SOCK }, stdio: 'ignore' });
+    sshd.authorize(readFileSync(`${AGENT_DIR}/id.pub`, 'utf8'));
   });
   /** Fills Quick connect with this sshd and the test user's password, and presses Connect. */
   const quickConnect = async (page: Page) => {
@@ -35,6 +46,8 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     if (!skipReason) removeUser(USER);
     rmSync(TYPED, { force: true });
     rmSync(SSH_CONFIG, { force: true });
+    agent?.kill();
+    rmSync(AGENT_DIR, { recursive: true, force: true });
   });
 
   test('connect, check the fingerprint, accept, run a command; the tab survives navigation', async ({ app }) => {
@@ -215,5 +228,22 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await page.locator('.term-box .xterm').click();
     await page.keyboard.type('echo from-config-$((5*5)) $(id -un)\n');
     await expect(page.locator('.term-box .xterm-rows')).toContainText(`from-config-25 ${USER}`);
+  });
+
+  test('Quick connect signs in with the SSH agent: nothing typed, the key it holds accepted', async ({ app }) => {
+    test.skip(!!skipReason, skipReason ?? '');
+    const { page } = app;
+    await app.open('Terminals');
+    const form = page.getByRole('form', { name: 'Quick connect' });
+    await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
+    await form.getByLabel('Port', { exact: true }).fill(String(sshd.port));
+    await form.getByLabel('User', { exact: true }).fill(USER);
+    await form.getByLabel('Sign in with').selectOption('agent');
+    await expect(form.getByLabel('Password', { exact: true })).toHaveCount(0);
+    sshd.clearLog();
+    await form.getByRole('button', { name: 'Connect' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Trust and connect' }).click();
+    await expect(page.getByTestId('term-status')).toContainText('open');
+    expect(sshd.log).toMatch(new RegExp(`Accepted publickey for ${USER} `));
   });
 });

@@ -7,6 +7,7 @@ import { SessionManager, type ManagerDeps } from '../../main/services/ssh/manage
 import { MemorySecretStore } from '../../main/services/secrets/store';
 import { openDatabase, type Db } from '../../main/services/store/db';
 import ssh from '../../main/services/store/migrations/004-ssh';
+import sshAgent from '../../main/services/store/migrations/010-ssh-agent';
 import { rssKb, sshLogin } from './sshd';
 
 /** Polls fn until it answers; `what` (or what it returns, read at the timeout) names the wait. */
@@ -88,7 +89,7 @@ export interface Env {
 
 export function makeEnv(opts: Partial<ManagerDeps> = {}): Env {
   const dir = mkdtempSync(join(tmpdir(), 'povdesk-ssh-'));
-  const db = openDatabase(join(dir, 'povdesk.db'), [ssh]);
+  const db = openDatabase(join(dir, 'povdesk.db'), [ssh, sshAgent]);
   const hub = new StreamHub();
   const secrets = new MemorySecretStore({ backend: 'memory', available: true, message: 'test', remedy: null });
   const statuses = new Recorder<SshStatus>(hub, 'ssh.status');

@@ -33,6 +33,11 @@ export interface ManagerDeps {
   opensshKnownHosts?: string[];
   /** OpenSSH's client config (~/.ssh/config), read when the profile form asks for its hosts; null: none. */
   opensshConfig?: string | null;
+  /**
+   * The user's SSH agent for `{kind: 'agent'}` sign-ins, read at each connection: SSH_AUTH_SOCK
+   * (on Windows, OpenSSH's agent pipe when unset); null: none.
+   */
+  agentSocket?: () => string | null;
   /** How long a host-key question waits for an answer before it counts as "no". */
   promptTimeoutMs?: number;
   /** Overrides for tests: backoff, attempts, batching. */
@@ -113,7 +118,17 @@ export class SessionManager {
   private async creds(auth: SshAuth): Promise<Omit<Hop, 'host' | 'port' | 'username'>> {
     if (auth.kind === 'password') return { password: auth.password };
     if (auth.kind === 'privateKey') return auth.passphrase ? { privateKey: auth.privateKey, passphrase: auth.passphrase } : { privateKey: auth.privateKey };
-    return this.profiles.credentials(auth.profileId);
+    if (auth.kind === 'agent') return this.agent();
+    const { agent: useAgent, ...stored } = await this.profiles.credentials(auth.profileId);
+    return useAgent ? this.agent() : stored;
+  }
+
+  private agent(): { agent: string } {
+    const agent = this.deps.agentSocket?.() ?? null;
+    if (!agent) {
+      throw new AppError('unavailable', 'no SSH agent: POV Desk was started without SSH_AUTH_SOCK. Start ssh-agent and add your key (ssh-add) in the session POV Desk starts from, or sign in with a key or password');
+    }
+    return { agent };
   }
 
   private async verify(sessionId: string, host: string, port: number, key: Buffer): Promise<{ ok: true } | { ok: false; refusal: string }> {

@@ -19,6 +19,8 @@ export interface ProfileCredentials {
   privateKey?: string;
   passphrase?: string;
   password?: string;
+  /** The profile signs in with the user's SSH agent (nothing of it is in the keychain). */
+  agent?: true;
 }
 
 interface Row {
@@ -27,7 +29,7 @@ interface Row {
   host: string;
   port: number;
   username: string;
-  auth_kind: 'key' | 'password';
+  auth_kind: 'key' | 'password' | 'agent';
   public_key: string | null;
   jump_json: string;
   keepalive_sec: number;
@@ -107,7 +109,7 @@ export class Profiles {
       if (hop.profileId === id) throw new AppError('invalid_request', 'a jump host cannot use the profile it belongs to');
       if (hop.profileId) this.get(hop.profileId);
     }
-    let authKind: 'key' | 'password' = existing?.auth_kind ?? 'key';
+    let authKind: 'key' | 'password' | 'agent' = existing?.auth_kind ?? 'key';
     let publicKey: string | null = existing?.public_key ?? null;
     const comment = `povdesk-${input.name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 40)}`;
     const writes: [string, string][] = [];
@@ -131,8 +133,12 @@ export class Profiles {
       publicKey = null;
       writes.push([secretAccount(id, 'password'), c.password]);
       deletes.push(secretAccount(id, 'key'), secretAccount(id, 'passphrase'));
+    } else if (c.kind === 'agent') {
+      authKind = 'agent';
+      publicKey = null;
+      deletes.push(secretAccount(id, 'key'), secretAccount(id, 'passphrase'), secretAccount(id, 'password'));
     } else if (!existing) {
-      throw new AppError('invalid_request', 'a new profile needs credentials: generate, import or password');
+      throw new AppError('invalid_request', 'a new profile needs credentials: generate, import, password or the SSH agent');
     }
     // Secrets first: a profile row never points at credentials that failed to reach the keychain.
     for (const [account, value] of writes) await this.secrets.set(account, value);
@@ -182,6 +188,7 @@ export class Profiles {
 
   async credentials(id: string): Promise<ProfileCredentials> {
     const p = this.get(id);
+    if (p.authKind === 'agent') return { agent: true };
     if (p.authKind === 'password') {
       const password = await this.secrets.get(secretAccount(id, 'password'));
       if (!password) throw new AppError('not_found', `the password of profile ${JSON.stringify(p.name)} is not in the keychain; save the profile again with the password`);

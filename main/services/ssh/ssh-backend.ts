@@ -12,6 +12,8 @@ export interface Hop {
   password?: string;
   privateKey?: string;
   passphrase?: string;
+  /** The SSH agent's socket (or Windows pipe): it signs with the keys it holds. */
+  agent?: string;
 }
 
 /**
@@ -154,6 +156,7 @@ export class SshBackend implements TerminalBackend {
       if (hop.privateKey) cfg.privateKey = hop.privateKey;
       if (hop.passphrase) cfg.passphrase = hop.passphrase;
       if (hop.password) cfg.password = hop.password;
+      if (hop.agent) cfg.agent = hop.agent;
       c.on('keyboard-interactive', (_name, _instructions, _lang, prompts, finish) => {
         finish(prompts.map((p) => (hop.password && /password|passcode/i.test(p.prompt) ? hop.password : '')));
       });
@@ -167,7 +170,7 @@ export class SshBackend implements TerminalBackend {
           return fail(
             new BackendError(
               'failed',
-              `authentication failed for ${where(hop)}: the server did not accept the ${hop.privateKey ? 'key' : 'password'}; check the user name and credentials (a generated key must be in the server's authorized_keys)`,
+              `authentication failed for ${where(hop)}: ${hop.agent ? `the server accepted none of the keys the SSH agent holds (\`ssh-add -l\` lists them); check the user name, and that one of them is in the server's authorized_keys` : `the server did not accept the ${hop.privateKey ? 'key' : 'password'}; check the user name and credentials (a generated key must be in the server's authorized_keys)`}`,
               false,
             ),
           );

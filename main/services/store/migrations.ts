@@ -7,9 +7,10 @@ import share from './migrations/006-share';
 import pam from './migrations/007-pam';
 import customerTz from './migrations/008-customer-tz';
 import jobKinds from './migrations/009-job-kinds';
+import sshAgent from './migrations/010-ssh-agent';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
 
 /** Every schema migration, one file per domain, numbered in the order they were written. */
-export const migrations: readonly Migration[] = [core, pov, controlNode, ssh, controlNodePov, share, pam, customerTz, jobKinds];
+export const migrations: readonly Migration[] = [core, pov, controlNode, ssh, controlNodePov, share, pam, customerTz, jobKinds, sshAgent];

@@ -27,7 +27,7 @@ function QuickConnect() {
   const [host, setHost] = useState('');
   const [port, setPort] = useState('22');
   const [user, setUser] = useState('');
-  const [method, setMethod] = useState<'password' | 'privateKey'>('password');
+  const [method, setMethod] = useState<'password' | 'privateKey' | 'agent'>('password');
   const [secret, setSecret] = useState('');
   const [passphrase, setPassphrase] = useState('');
   const [jump, setJump] = useState('');
@@ -53,7 +53,9 @@ function QuickConnect() {
     const auth =
       method === 'password'
         ? { kind: 'password' as const, password: secret }
-        : { kind: 'privateKey' as const, privateKey: secret, ...(passphrase ? { passphrase } : {}) };
+        : method === 'agent'
+          ? { kind: 'agent' as const }
+          : { kind: 'privateKey' as const, privateKey: secret, ...(passphrase ? { passphrase } : {}) };
     setBusy(true);
     open({ target: { host: host.trim(), port: Number(port), username: user.trim(), auth, jump: hops }, ...initialSize() }, `${user}@${host}`)
       .then(() => {
@@ -86,12 +88,13 @@ function QuickConnect() {
       </label>
       <label>
         Sign in with{' '}
-        <select value={method} onChange={(e) => setMethod(e.target.value as 'password' | 'privateKey')}>
+        <select value={method} onChange={(e) => setMethod(e.target.value as 'password' | 'privateKey' | 'agent')}>
           <option value="password">Password</option>
           <option value="privateKey">Private key</option>
+          <option value="agent">SSH agent (the keys ssh-add holds)</option>
         </select>
       </label>
-      {method === 'password' ? (
+      {method === 'agent' ? null : method === 'password' ? (
         <label>
           Password <input type="password" value={secret} onChange={(e) => setSecret(e.target.value)} required autoComplete="current-password" />
         </label>
@@ -119,7 +122,7 @@ function QuickConnect() {
 }
 
 const EMPTY_PROFILE_FORM = {
-  name: '', host: '', port: '22', username: '', jump: '', cred: 'generate' as 'keep' | 'generate' | 'import' | 'password', secret: '', passphrase: '',
+  name: '', host: '', port: '22', username: '', jump: '', cred: 'generate' as 'keep' | 'generate' | 'import' | 'password' | 'agent', secret: '', passphrase: '',
   // the contract's defaults for a new profile
   keepalive: String(KEEPALIVE_DEFAULT_SEC), autoReconnect: true,
 };
@@ -168,7 +171,9 @@ export function Profiles() {
           ? { kind: 'generate' as const }
           : form.cred === 'password'
             ? { kind: 'password' as const, password: form.secret }
-            : { kind: 'import' as const, privateKey: form.secret, ...(form.passphrase ? { passphrase: form.passphrase } : {}) };
+            : form.cred === 'agent'
+              ? { kind: 'agent' as const }
+              : { kind: 'import' as const, privateKey: form.secret, ...(form.passphrase ? { passphrase: form.passphrase } : {}) };
     api.call('ssh.profiles.save', {
       ...(editing ? { id: editing.id } : {}),
       name: form.name, host: form.host.trim(), port: Number(form.port), username: form.username.trim(), credentials, jump,
@@ -248,10 +253,11 @@ export function Profiles() {
         <label>
           Credentials{' '}
           <select value={form.cred} onChange={set('cred')}>
-            {editing && <option value="keep">Keep the stored {editing.authKind === 'password' ? 'password' : 'key'}</option>}
+            {editing && <option value="keep">{editing.authKind === 'agent' ? 'Keep signing in with the SSH agent' : `Keep the stored ${editing.authKind === 'password' ? 'password' : 'key'}`}</option>}
             <option value="generate">Generate an ed25519 key</option>
             <option value="import">Import a private key</option>
             <option value="password">Password</option>
+            <option value="agent">SSH agent (the keys ssh-add holds; nothing stored)</option>
           </select>
         </label>
         {form.cred === 'password' && (
@@ -289,7 +295,7 @@ export function Profiles() {
         </div>
         {editing && form.cred === 'generate' && (
           <p className="warn small" role="status">
-            A new key replaces the stored {editing.authKind === 'password' ? 'password' : 'key'}: paste its public half (shown here after saving) into
+            A new key replaces the stored {editing.authKind === 'password' ? 'password' : editing.authKind === 'agent' ? 'choice of the SSH agent' : 'key'}: paste its public half (shown here after saving) into
             the server&apos;s authorized_keys before you connect again.
           </p>
         )}

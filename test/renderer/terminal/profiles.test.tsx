@@ -102,7 +102,7 @@ describe('Terminals page: SSH profiles', () => {
  * a host fills the new profile's fields as ssh would resolve them, jump hosts included, and the
  * profile saved from it holds them; a ProxyCommand host is flagged, skipped lines are counted.
  */
-describe('Terminals page: a profile filled from ~/.ssh/config', () => {
+describe('Terminals page: a profile filled from ~/.ssh/config, signing in with the SSH agent', () => {
   let core: Core;
   const dir = mkdtempSync(join(tmpdir(), 'ssh-config-ui-'));
   const config = join(dir, 'config');
@@ -152,18 +152,22 @@ Match host nothing
     expect(within(form()).getByRole('status').textContent).toMatch(/^ssh reaches corp-box through ProxyCommand \(nc -X connect -x proxy:3128 %h %p\), which POV Desk does not run/);
 
     fireEvent.change(picker, { target: { value: 'lab-web' } });
-    fireEvent.change(within(form()).getByLabelText(/^Credentials/), { target: { value: 'password' } });
-    fireEvent.change(within(form()).getByLabelText(/^Password/), { target: { value: 'pw-from-config' } });
+    // the SSH agent: nothing to type, nothing stored
+    fireEvent.change(within(form()).getByLabelText(/^Credentials/), { target: { value: 'agent' } });
+    expect(within(form()).queryByLabelText(/^Password|^Private key/)).toBeNull();
     fireEvent.click(within(form()).getByRole('button', { name: 'Save profile' }));
     await screen.findByText('lab-web');
+    expect(screen.getByText(/se@10\.20\.0\.5:2222 via ops@bastion\.example\.com:2201 · agent/)).toBeTruthy();
     const [saved] = (await core.dispatcher.call('ssh.profiles.list', {}, { transport: 'test' })) as SshProfile[];
     expect(saved).toMatchObject({
-      name: 'lab-web', host: '10.20.0.5', port: 2222, username: 'se', keepaliveSec: 40,
+      name: 'lab-web', host: '10.20.0.5', port: 2222, username: 'se', keepaliveSec: 40, authKind: 'agent', publicKey: null,
       jump: [{ host: 'bastion.example.com', port: 2201, username: 'ops', profileId: null }],
     });
 
     // editing a profile offers no fill: it would overwrite what was saved
     fireEvent.click(screen.getByRole('button', { name: 'Edit lab-web' }));
-    expect(within(screen.getByRole('form', { name: 'Edit profile lab-web' })).queryByLabelText(/^Fill from/)).toBeNull();
+    const edit = screen.getByRole('form', { name: 'Edit profile lab-web' });
+    expect(within(edit).queryByLabelText(/^Fill from/)).toBeNull();
+    expect((within(edit).getByLabelText(/^Credentials/) as HTMLSelectElement).selectedOptions[0]?.textContent).toBe('Keep signing in with the SSH agent');
   });
 });

@@ -41,8 +41,8 @@ export function OpensshPicker({ onPick, label }: { onPick: (h: OpensshHost) => v
       )}
       {picked && picked.identityFiles.length > 0 && (
         <p className="muted small">
-          ssh signs in to {picked.alias} with {picked.identityFiles.join(' or ')}: paste that key as the private key, or use a
-          password or a new key.
+          ssh signs in to {picked.alias} with {picked.identityFiles.join(' or ')}: sign in with the SSH agent if ssh-add holds
+          that key, or paste it as the private key.
         </p>
       )}
       {picked?.proxyCommand && (
