@@ -157,12 +157,12 @@ export async function run(env: Env, c: Consumer, command: string, marker: RegExp
 export const PROMPT = /[#$] (\x1b\[[0-9;?]*[A-Za-z])*$/;
 
 /**
- * Opens a shell on a loopback sshd as the test login (sshLogin) with `privateKey`, accepts the host key, and waits for
+ * Opens a shell on a loopback sshd as the test login (sshLogin; a guest's: `username`) with `privateKey`, accepts the host key, and waits for
  * the shell's prompt. The consumer acks after `ackDelayMs` per 64 KB (see Consumer).
  */
-export async function openShell(env: Env, port: number, privateKey: string, opts: { ackDelayMs?: number; keepText?: number; context?: () => string } = {}): Promise<Consumer> {
+export async function openShell(env: Env, port: number, privateKey: string, opts: { ackDelayMs?: number; keepText?: number; context?: () => string; username?: string } = {}): Promise<Consumer> {
   const id = await env.manager.open({
-    target: { host: '127.0.0.1', port, username: sshLogin(), auth: { kind: 'privateKey', privateKey }, jump: [], keepaliveSec: 15, autoReconnect: false },
+    target: { host: '127.0.0.1', port, username: opts.username ?? sshLogin(), auth: { kind: 'privateKey', privateKey }, jump: [], keepaliveSec: 15, autoReconnect: false },
     cols: 120,
     rows: 40,
   });

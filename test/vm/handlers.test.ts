@@ -160,7 +160,7 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     expect(ready.sshPort).toEqual(expect.any(Number));
     const env = makeEnv();
     try {
-      const c = await openShell(env, ready.sshPort!, key.private, { context: () => readFileSync(consoleFile, 'utf8').split('\n').filter((l) => /ssh|dropbear/.test(l)).join('\n') });
+      const c = await openShell(env, ready.sshPort!, key.private, { username: 'root', context: () => readFileSync(consoleFile, 'utf8').split('\n').filter((l) => /ssh|dropbear/.test(l)).join('\n') });
       await run(env, c, 'echo in-guest-$((6*7)) $(cat /proc/sys/kernel/hostname)', /in-guest-42/, 20_000);
     } finally {
       env.dispose();
