@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
  * The suites that boot QEMU guests, build or bake images, or start the whole built app: they run
  * one file at a time, because two of them side by side on a 2-core machine starve each other into
  * timeouts. Each keeps about one core busy (a TCG guest with one vCPU, mmdebstrap, the libguestfs
- * appliance), so scripts/test.sh runs the other suites beside them (docs/decisions.md, "Two lanes").
+ * appliance), so scripts/test.sh can run the other suites beside them (POVDESK_TEST_LANES=1;
+ * docs/decisions.md, "Two lanes").
  * A new file that boots a guest belongs here.
  */
 const SYSTEM = [
@@ -46,7 +47,7 @@ export default defineConfig({
           testTimeout: 30_000,
           hookTimeout: 120_000,
           pool: 'forks',
-          // One file at a time here too: this project runs beside the system suites (scripts/test.sh).
+          // One file at a time here too: with POVDESK_TEST_LANES=1 this project runs beside the system suites.
           maxWorkers: 1,
         },
       },
