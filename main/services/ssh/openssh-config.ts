@@ -192,37 +192,35 @@ export function readOpensshConfig(file: string, home = homedir(), localUser = lo
     problems.push(`${where}: Port "${v}" is not a port number; 22 is used`);
     return 22;
   };
-  const hop = (name: string, user: string | null, port: number | null): OpensshHop => {
-    const r = resolveLines(lines, name);
-    return {
-      host: (r.hostname ?? name).replace(/%(%|h)/g, (_, t: string) => (t === 'h' ? name : '%')),
-      port: port ?? portOf(r.port, name),
-      username: user ?? r.user ?? localUser,
-    };
+  const hop = (name: string, r: Resolved, user: string | null, port: number | null): OpensshHop => ({
+    host: (r.hostname ?? name).replace(/%(%|h)/g, (_, t: string) => (t === 'h' ? name : '%')),
+    port: port ?? portOf(r.port, name),
+    username: user ?? r.user ?? localUser,
+  });
+  // each hop is connected to as `ssh hop` would be, its own ProxyJump first (ssh -J recurses)
+  const chain = (value: string | undefined, seen: string[]): OpensshHop[] | null => {
+    if (!value) return [];
+    const hops = parseJump(value);
+    if (!hops) return null;
+    const out: OpensshHop[] = [];
+    for (const h of hops) {
+      if (seen.includes(h.host) || seen.length > 8) return null; // a loop, or deeper than a profile holds
+      const r = resolveLines(lines, h.host);
+      const before = chain(r.proxyjump, [...seen, h.host]);
+      if (!before) return null;
+      out.push(...before, hop(h.host, r, h.user, h.port));
+    }
+    return out;
   };
   const hosts: OpensshHost[] = [];
   for (const alias of aliases) {
     const r = resolveLines(lines, alias);
-    // each hop is connected to as `ssh hop` would be, its own ProxyJump first (ssh -J recurses)
-    const chain = (value: string | undefined, seen: string[]): OpensshHop[] | null => {
-      if (!value) return [];
-      const hops = parseJump(value);
-      if (!hops) return null;
-      const out: OpensshHop[] = [];
-      for (const h of hops) {
-        if (seen.includes(h.host) || seen.length > 8) return null; // a loop, or deeper than a profile holds
-        const before = chain(resolveLines(lines, h.host).proxyjump, [...seen, h.host]);
-        if (!before) return null;
-        out.push(...before, hop(h.host, h.user, h.port));
-      }
-      return out;
-    };
     const jump = chain(r.proxyjump, [alias]);
     if (!jump) problems.push(`${alias}: ProxyJump "${r.proxyjump}" is not understood (or loops); no jump hosts filled`);
     const keepalive = r.serveraliveinterval === undefined ? null : Number(r.serveraliveinterval);
     hosts.push({
       alias,
-      ...hop(alias, null, null),
+      ...hop(alias, r, null, null),
       jump: jump ?? [],
       identityFiles: r.identityfile.map((f) => f.replace(/^~(?=\/)/, home).replace(/%(%|d)/g, (_, t: string) => (t === 'd' ? home : '%'))),
       keepaliveSec: keepalive !== null && Number.isInteger(keepalive) && keepalive >= 0 ? keepalive : null,

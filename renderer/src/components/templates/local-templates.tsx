@@ -103,10 +103,11 @@ export function LocalTemplatesPanel() {
               <ul className="local-template-vms">
                 {t.vms.map((v) => {
                   const missing = gone(t, v.image);
+                  const size = vmSizeText(v);
                   return (
                     <li key={v.name}>
                       {v.name}: {v.image ?? 'no image'} ({v.os})
-                      {vmSizeText(v) && <span className="muted"> · {vmSizeText(v)}</span>}
+                      {size && <span className="muted"> · {size}</span>}
                       {missing && <span className={t.builtIn ? 'muted small' : 'warn small'}> — image {missing}</span>}
                     </li>
                   );
