@@ -20,6 +20,11 @@ const size = { cols: z.number().int().min(2).max(1000), rows: z.number().int().m
 
 /** How one hop authenticates. Inline secrets are held in memory for the session only. */
 /** SSH keepalive: seconds between keepalives (0 sends none), the default and the most a profile may ask. */
+/**
+ * Lines a terminal keeps above its screen: the window's xterm and the host's copy of it (the
+ * catch-up mirror, main/services/ssh/mirror.ts) keep the same, so a picture restores all of it.
+ */
+export const TERM_SCROLLBACK = 10_000;
 export const KEEPALIVE_DEFAULT_SEC = 15;
 export const KEEPALIVE_MAX_SEC = 3600;
 
@@ -199,7 +204,7 @@ export const sshMethods = lazyMethods({
   'ssh.close': () => method('Close a session (reported as closed by you)', z.strictObject({ sessionId }), ok),
   'ssh.reconnect': () => method('Reconnect a dropped or closed session now', z.strictObject({ sessionId }), ok),
   'ssh.replay': () => method(
-    'The last 64 KB a session printed, for a window attaching to it (subscribe to ssh.data right after)',
+    'What a session shows, for a window attaching to it: a reset, then its screen and scrollback as terminal output (subscribe to ssh.data right after)',
     z.strictObject({ sessionId }),
     sshReplay,
   ),

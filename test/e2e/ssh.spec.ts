@@ -82,6 +82,20 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await page.keyboard.type('echo back-$((1+1))\n');
     await expect(page.locator('.term-box .xterm-rows')).toContainText('back-2');
     expect(sshd.log).toMatch(new RegExp(`Accepted password for ${USER}`));
+    // A flood of numbered lines: the window may fall behind and be caught up with pictures of the
+    // screen (docs/ssh.md, "Catch-up"); once it stops, the scrollback is whole again.
+    const rows = page.locator('.term-box .xterm-rows');
+    const find = async (what: string) => {
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      await page.getByLabel('Search the terminal').fill(what);
+      await page.getByLabel('Search the terminal').press('Enter');
+      await expect(rows).toContainText(what);
+      await page.getByLabel('Search the terminal').press('Escape');
+    };
+    await page.locator('.term-box .xterm').click();
+    await page.keyboard.type('seq 1000000 1600000; echo seq-$((3+3))\n');
+    await expect(rows).toContainText('seq-6', { timeout: 30_000 });
+    await find('1599000');
 
     // Type into console: line by line, then sha256sum of what arrived.
     await page.getByRole('button', { name: 'Type script…' }).click();
@@ -91,10 +105,12 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await panel.getByRole('button', { name: 'Type it' }).click();
     await expect(panel.getByTestId('type-result')).toHaveText(/^sha256 match \(2 lines/);
 
-    // A reload (new renderer) picks up the session held by main, with its recent output.
+    // A reload (new renderer) picks up the session held by main: its screen and scrollback, 9000
+    // lines (72 KB) up too (a replay was the last 64 KB of bytes until catch-up's copy of the screen).
     await page.reload();
     await app.open('Terminals');
-    await expect(page.locator('.term-box .xterm-rows')).toContainText('back-2');
+    await expect(page.locator('.term-box .xterm-rows')).toContainText('sha256');
+    await find('1591000');
     await expect(page.getByTestId('term-status')).toContainText('open');
     // The new page reads the session's output on its own connection.
     await page.locator('.term-box .xterm').click();

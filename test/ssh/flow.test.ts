@@ -20,7 +20,9 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     sshd = new Sshd();
     sshd.authorize(key.public);
     await sshd.start();
-    env = makeEnv();
+    // These measure the pausing path (catch-up off): what holds a flood while a picture goes out,
+    // and what every session did before catch-up (test/ssh/catch-up.test.ts covers that).
+    env = makeEnv({ session: { catchUp: false } });
   });
   afterAll(async () => {
     env?.dispose();
@@ -52,7 +54,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
   }, 150_000);
 
   it('control: with pausing disabled the same run piles up megabytes unacknowledged (the check above can fail)', async () => {
-    const loose = makeEnv({ session: { highWater: 1e12 } });
+    const loose = makeEnv({ session: { highWater: 1e12, catchUp: false } });
     try {
       const { got, maxPressure } = await stream100(loose);
       expect(got).toBeGreaterThanOrEqual(TOTAL);
@@ -65,7 +67,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
 
   it('a stalled window: the host holds its batch, ssh2\'s 64 KB read buffer and the window granted, not 2 MB more (what scrolls past after Ctrl-C)', async () => {
     // Its own env: the shared one already trusts sshd's key, and openShell waits for the question.
-    const env = makeEnv();
+    const env = makeEnv({ session: { catchUp: false } });
     const c = await openShell(env, sshd.port, key.private, { context: () => sshd.logTail() });
     const id = c.sessionId;
     c.close();
@@ -101,7 +103,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
   }, 60_000);
 
   it('a high-water mark below the hub\'s low-water mark still delivers everything', async () => {
-    const tight = makeEnv({ session: { highWater: 1000 } });
+    const tight = makeEnv({ session: { highWater: 1000, catchUp: false } });
     try {
       const id = await tight.manager.open({
         target: { host: '127.0.0.1', port: sshd.port, username: sshLogin(), auth: { kind: 'privateKey', privateKey: key.private }, jump: [], keepaliveSec: 15, autoReconnect: false },

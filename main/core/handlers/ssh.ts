@@ -27,7 +27,7 @@ export function sshHandlers({ ssh: m, terminals }: Pick<Services, 'ssh' | 'termi
     'ssh.close': async (a) => (m.close(a.sessionId), ok),
     'ssh.reconnect': async (a) => (await m.reconnect(a.sessionId), ok),
     'ssh.replay': async (a) => {
-      const data = m.replay(a.sessionId);
+      const data = await m.replay(a.sessionId);
       return { data: data.toString('base64'), bytes: data.length };
     },
     'ssh.sessions.list': async () => m.list(),

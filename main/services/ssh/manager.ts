@@ -226,8 +226,8 @@ export class SessionManager {
     return s;
   }
 
-  /** Recent output (up to 64 KB) for a terminal attaching to a running session. */
-  replay(id: string): Buffer {
+  /** What a session shows (a reset, its screen and scrollback), for a terminal attaching to it. */
+  replay(id: string): Promise<Buffer> {
     return this.get(id).recent();
   }
 

@@ -1,6 +1,7 @@
 import type { SshStatus } from '../../../shared/contract/ssh';
 import type { Hub } from '../hub';
 import { BackendError, type TerminalBackend } from './backend';
+import type { TermMirror } from './mirror';
 
 export interface SessionOptions {
   autoReconnect: boolean;
@@ -11,6 +12,12 @@ export interface SessionOptions {
   batchMs?: number;
   /** Pause the backend while more than this many bytes are unacknowledged. */
   highWater?: number;
+  /**
+   * A window behind by more than highWater while output keeps coming is sent pictures of the
+   * host's copy of the screen instead of every byte (docs/ssh.md, "Catch-up"); default on. Off,
+   * the source pauses until the window catches up, as it always does while a picture goes out.
+   */
+  catchUp?: boolean;
 }
 
 export const DATA = 'ssh.data';
@@ -34,7 +41,19 @@ export const MAX_EVENT = 256 * 1024;
 export const DEFAULT_HIGH_WATER = 1_000_000;
 /** Output kept while nobody subscribes yet (e.g. between ssh.open and the tab subscribing). */
 const HOLD_LIMIT = 512 * 1024;
-export const REPLAY_BYTES = 64 * 1024;
+/**
+ * Catch-up (docs/ssh.md): a picture of the screen at most this often, and only once the window has
+ * parsed all but PICTURE_SLACK of what it was sent; output quiet for QUIET_MS ends it with a
+ * picture of the screen and scrollback, after which every byte goes to the window again.
+ */
+export const PICTURE_MS = 30;
+const PICTURE_SLACK = 64 * 1024;
+export const QUIET_MS = 60;
+/**
+ * The copy's parser may lag the source by this much before the source pauses (what the copy holds
+ * still scrolls past after Ctrl-C, like the window's unacknowledged bytes outside catch-up).
+ */
+export const MIRROR_HIGH = 512 * 1024;
 
 export const defaultBackoff = (attempt: number) => Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1));
 
@@ -58,9 +77,20 @@ export class TerminalSession {
   private readonly batchMs: number;
   private readonly highWater: number;
   published = 0;
-  /** The last REPLAY_BYTES published, for a window that attaches later (reload, second window). */
-  private history: Buffer[] = [];
-  private historyBytes = 0;
+  /** The host's copy of the screen (mirror.ts), loaded at start; catch-up and replay read it. */
+  private mirror: TermMirror | null = null;
+  /** stream: every byte goes to the window; catch-up: pictures do; sync: the closing picture is being taken. */
+  private mode: 'stream' | 'catch-up' | 'sync' = 'stream';
+  private lastData = 0;
+  get catchingUp(): boolean {
+    return this.mode !== 'stream';
+  }
+  private pictureTimer: NodeJS.Timeout | null = null;
+  /** Bytes of the closing picture still at the head of buf (not the copy's to parse again). */
+  private pictureLeft = 0;
+  /** Times a window was caught up with pictures, and queries the copy answered meanwhile (tests, bench). */
+  catchUps = 0;
+  answered = 0;
 
   constructor(
     readonly id: string,
@@ -98,6 +128,13 @@ export class TerminalSession {
 
   /** Opens the backend; a first-time failure closes the session (no automatic retry). */
   async start(): Promise<void> {
+    // Loaded here, not at the host's start: xterm's parser is ~300 KB the first answer does not need.
+    const { TermMirror } = await import('./mirror');
+    this.mirror = new TermMirror(this.cols, this.rows, (answer) => {
+      if (!this.live || !this.backend.interactive) return;
+      this.answered++;
+      this.backend.write(answer);
+    });
     await this.connect(0);
   }
 
@@ -185,9 +222,11 @@ export class TerminalSession {
     this.live = false;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.timer) clearTimeout(this.timer);
-    this.retryTimer = this.timer = null;
+    if (this.pictureTimer) clearInterval(this.pictureTimer);
+    this.retryTimer = this.timer = this.pictureTimer = null;
     this.backend.close();
     this.flush();
+    this.mirror?.dispose();
     this.setStatus({ state: 'closed', closedBy: 'user', reason: 'closed by you', nextRetryMs: null });
     this.onFinal(this.id);
   }
@@ -201,6 +240,7 @@ export class TerminalSession {
   resize(cols: number, rows: number): void {
     this.cols = cols;
     this.rows = rows;
+    this.mirror?.resize(cols, rows);
     if (this.live) this.backend.resize(cols, rows);
   }
 
@@ -209,21 +249,18 @@ export class TerminalSession {
    * backend read but has not delivered. After Ctrl-C it still scrolls past (see DEFAULT_HIGH_WATER).
    */
   held(): number {
-    return this.bufBytes + (this.backend.held?.() ?? 0);
+    return this.bufBytes + (this.mode === 'catch-up' ? (this.mirror?.pending ?? 0) : 0) + (this.backend.held?.() ?? 0);
   }
 
-  /** Output already published that a newly attached terminal should show first. */
-  recent(): Buffer {
-    return Buffer.concat(this.history);
-  }
-
-  private remember(piece: Buffer) {
-    // Only the tail a replay can reach is copied: copying every 256 KB event cost the host a
-    // copy and a large allocation per event for bytes about to be dropped.
-    const tail = Buffer.from(piece.subarray(Math.max(0, piece.length - REPLAY_BYTES)));
-    this.history.push(tail);
-    this.historyBytes += tail.length;
-    while (this.historyBytes - this.history[0]!.length >= REPLAY_BYTES) this.historyBytes -= this.history.shift()!.length;
+  /**
+   * What a newly attached window shows first (a reload, a second window): a picture of everything
+   * published so far, screen and scrollback. The copy is fed in stream order, so once it has parsed
+   * what it holds it is exactly what a window that saw every byte shows.
+   */
+  recent(): Promise<Buffer> {
+    const mirror = this.mirror;
+    if (!mirror) return Promise.resolve(Buffer.alloc(0));
+    return new Promise((resolve) => mirror.whenParsed(() => resolve(mirror.picture(true))));
   }
 
   // ---- output path ----------------------------------------------------------------------
@@ -239,6 +276,8 @@ export class TerminalSession {
 
   private onData(chunk: Buffer) {
     for (const fn of this.observers) fn(chunk);
+    this.lastData = performance.now();
+    if (this.mode === 'catch-up') return this.feed(chunk, true);
     this.buf.push(chunk);
     this.bufBytes += chunk.length;
     if (this.bufBytes >= HOLD_LIMIT) this.pause('buffer');
@@ -250,7 +289,7 @@ export class TerminalSession {
   private flush() {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.bufBytes === 0) return;
+    if (this.bufBytes === 0 || this.mode !== 'stream') return;
     if (this.hub.subscriberCount(DATA, this.id) === 0) {
       // Nobody is showing this terminal yet: hold a little, pause the source, look again soon.
       if (this.bufBytes >= HOLD_LIMIT) this.pause('buffer');
@@ -265,10 +304,16 @@ export class TerminalSession {
       this.bufBytes = rest.length;
       this.hub.publish(DATA, this.id, { data: piece, bytes: piece.length }, piece.length);
       this.published += piece.length;
-      this.remember(piece);
+      // the copy parses what the window is sent, in the same order; not its own picture again
+      const own = Math.min(this.pictureLeft, piece.length);
+      this.pictureLeft -= own;
+      if (own < piece.length) this.feed(piece.subarray(own), false);
     }
     if (this.bufBytes < HOLD_LIMIT) this.resume('buffer');
     if (this.hub.pressure(DATA, this.id) > this.highWater) {
+      // Behind by more than the mark with more waiting: pictures instead of every byte. Not while
+      // the closing picture itself goes out (that would only start the next catch-up).
+      if (this.bufBytes > 0 && this.pictureLeft === 0 && this.mirror && this.opts.catchUp !== false) return this.startCatchUp();
       if (!this.pauses.has('pressure')) {
         this.pause('pressure');
         // setImmediate, not inline: a hub whose low-water mark sits above our high-water mark
@@ -285,5 +330,54 @@ export class TerminalSession {
         );
       }
     }
+  }
+
+  // ---- catch-up (docs/ssh.md) -----------------------------------------------------------
+  /** Feeds the copy; the source pauses while its parser lags by more than MIRROR_HIGH. */
+  private feed(chunk: Buffer, answer: boolean) {
+    const mirror = this.mirror;
+    if (!mirror) return;
+    mirror.write(chunk, answer, () => mirror.pending <= MIRROR_HIGH / 2 && this.resume('mirror'));
+    if (mirror.pending > MIRROR_HIGH) this.pause('mirror');
+  }
+
+  private startCatchUp() {
+    this.mode = 'catch-up';
+    this.catchUps++;
+    // What waits goes to the copy instead of the window: a picture will show it.
+    for (const b of this.buf) this.feed(b, true);
+    this.buf = [];
+    this.bufBytes = 0;
+    this.resume('buffer');
+    this.pictureTimer = setInterval(() => this.catchUpTick(), PICTURE_MS);
+  }
+
+  private catchUpTick() {
+    const mirror = this.mirror!;
+    if (performance.now() - this.lastData >= QUIET_MS && !this.pauses.has('mirror')) return this.endCatchUp();
+    if (mirror.changed && this.hub.pressure(DATA, this.id) <= PICTURE_SLACK) {
+      const pic = mirror.picture(false);
+      this.hub.publish(DATA, this.id, { data: pic, bytes: pic.length }, pic.length);
+      this.published += pic.length;
+    }
+  }
+
+  /**
+   * Output went quiet: once the copy has parsed all it was fed, its screen and scrollback go to the
+   * window as one picture, then every byte that came meanwhile and after, as before the flood.
+   */
+  private endCatchUp() {
+    if (this.pictureTimer) clearInterval(this.pictureTimer);
+    this.pictureTimer = null;
+    this.mode = 'sync';
+    this.mirror!.whenParsed(() => {
+      if (this.mode !== 'sync') return;
+      const pic = this.mirror!.picture(true);
+      this.buf.unshift(pic);
+      this.bufBytes += pic.length;
+      this.pictureLeft = pic.length;
+      this.mode = 'stream';
+      this.flush();
+    });
   }
 }

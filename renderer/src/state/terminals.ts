@@ -3,7 +3,7 @@ import { FitAddon } from '@xterm/addon-fit';
 import { SearchAddon } from '@xterm/addon-search';
 import { create } from 'zustand';
 import type { Args } from '../../../shared/contract';
-import type { HostKeyPrompt, SshData, SshStatus } from '../../../shared/contract/ssh';
+import { TERM_SCROLLBACK, type HostKeyPrompt, type SshData, type SshStatus } from '../../../shared/contract/ssh';
 import { api } from '../api';
 import { termOutput } from './term-output';
 import {
@@ -19,8 +19,6 @@ import {
 
 const sub = api.subscribe as (stream: string, key: string, fn: (data: unknown, bytes: number) => void) => () => void;
 const ack = api.ack as (stream: string, key: string, bytes: number) => void;
-
-export const SCROLLBACK = 10_000;
 
 /** An xterm instance that lives as long as its session, whatever page is showing. */
 export interface TermEntry {
@@ -69,7 +67,7 @@ export function termFor(id: string): TermEntry | undefined {
 
 function makeEntry(id: string, replay?: Uint8Array): TermEntry {
   const term = new Terminal({
-    scrollback: SCROLLBACK,
+    scrollback: TERM_SCROLLBACK,
     cursorBlink: true,
     convertEol: false,
     fontFamily: "ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace",
