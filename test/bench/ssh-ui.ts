@@ -154,22 +154,25 @@ async function timedInPage(page: Page, command: string, marker: string): Promise
 async function ctrlC(page: Page, file: string, trial: number): Promise<{ after: number; ms: number }> {
   const rows = page.locator('.term-box .xterm-rows');
   // The screen cleared first, so the wait below cannot match the previous trial's lines.
-  await page.keyboard.type('clear\n');
+  // A marker, not "no numbered line visible": a picture's reset (catch-up) also shows none for a frame.
+  await page.keyboard.type(`clear; echo CLEARED-$((5+${trial}))\n`);
+  await rows.getByText(`CLEARED-${5 + trial}`).first().waitFor({ timeout: 30_000 });
   await rows.getByText(/L\d{9}/).first().waitFor({ state: 'detached', timeout: 30_000 });
   await page.keyboard.type(`cat ${file}\n`);
   await rows.getByText(/L000[1-9]\d{5}/).first().waitFor({ timeout: 120_000 }); // 10 MB into the flood
   const lastLine = async () => Math.max(-1, ...[...((await rows.textContent()) ?? '').matchAll(/L(\d{9})/g)].map((m) => Number(m[1])));
   // The last line on screen when the key reaches the page, read there: read through Playwright
   // before sending the key, it missed what scrolled during two CDP round trips (~1-4 MB here).
-  // Kept as the rows change, not read at the key: a picture of the screen (catch-up, docs/ssh.md)
-  // starts with a reset that empties the rows until xterm draws them at the next frame, and a key
-  // in between read no line at all (-1, so "13 MB after Ctrl-C" in one run).
+  // Kept as the terminal changes, not read at the key, and the rows looked up afresh each time: a
+  // picture of the screen (catch-up, docs/ssh.md) starts with a reset, after which xterm draws into
+  // new rows at the next frame; a key in between read no line (-1), and rows held since the start
+  // never changed again (a stale line: "35 MB after Ctrl-C").
   await page.evaluate(`void (window.__atCtrlC = new Promise((resolve) => {
-    const rows = document.querySelector('.term-box .xterm-rows');
-    const last = () => Math.max(-1, ...[...rows.textContent.matchAll(/L(\\d{9})/g)].map((m) => Number(m[1])));
+    const box = document.querySelector('.term-box');
+    const last = () => Math.max(-1, ...[...(box.querySelector('.xterm-rows')?.textContent ?? '').matchAll(/L(\\d{9})/g)].map((m) => Number(m[1])));
     let shown = last();
     const mo = new MutationObserver(() => (shown = Math.max(shown, last())));
-    mo.observe(rows, { childList: true, subtree: true, characterData: true });
+    mo.observe(box, { childList: true, subtree: true, characterData: true });
     const onKey = (e) => {
       if (!(e.ctrlKey && e.code === 'KeyC')) return;
       document.removeEventListener('keydown', onKey, true);
@@ -184,7 +187,12 @@ async function ctrlC(page: Page, file: string, trial: number): Promise<{ after: 
   await page.keyboard.type(`echo STOPPED-$((2+${trial}))\n`);
   await rows.getByText(`STOPPED-${2 + trial}`).first().waitFor({ timeout: 120_000 });
   const ms = Date.now() - t;
-  return { after: ((await lastLine()) - atKey) * (LINE_BYTES + 1), ms };
+  // The closing picture (screen and scrollback) follows the output by QUIET_MS and empties the rows
+  // for a frame too: read once they show the flood's lines again.
+  let end = -1;
+  await page.waitForTimeout(300);
+  for (const until = Date.now() + 5_000; end < 0 && Date.now() < until; await page.waitForTimeout(50)) end = await lastLine();
+  return { after: (end - atKey) * (LINE_BYTES + 1), ms };
 }
 
 /** LINES numbered lines of LINE_BYTES ("L000000042 aaa…\n"; one more byte each after the pty's CRLF). */
