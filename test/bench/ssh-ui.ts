@@ -154,7 +154,7 @@ async function timedInPage(page: Page, command: string, marker: string): Promise
 async function ctrlC(page: Page, file: string, trial: number): Promise<{ after: number; ms: number }> {
   const rows = page.locator('.term-box .xterm-rows');
   // The screen cleared first, so the wait below cannot match the previous trial's lines.
-  // A marker, not "no numbered line visible": a picture's reset (catch-up) also shows none for a frame.
+  // A marker, not "no numbered line visible": that also matched a screen between two pictures.
   await page.keyboard.type(`clear; echo CLEARED-$((5+${trial}))\n`);
   await rows.getByText(`CLEARED-${5 + trial}`).first().waitFor({ timeout: 30_000 });
   await rows.getByText(/L\d{9}/).first().waitFor({ state: 'detached', timeout: 30_000 });
@@ -163,10 +163,9 @@ async function ctrlC(page: Page, file: string, trial: number): Promise<{ after: 
   const lastLine = async () => Math.max(-1, ...[...((await rows.textContent()) ?? '').matchAll(/L(\d{9})/g)].map((m) => Number(m[1])));
   // The last line on screen when the key reaches the page, read there: read through Playwright
   // before sending the key, it missed what scrolled during two CDP round trips (~1-4 MB here).
-  // Kept as the terminal changes, not read at the key, and the rows looked up afresh each time: a
-  // picture of the screen (catch-up, docs/ssh.md) starts with a reset, after which xterm draws into
-  // new rows at the next frame; a key in between read no line (-1), and rows held since the start
-  // never changed again (a stale line: "35 MB after Ctrl-C").
+  // Kept as the terminal changes (the last line shown before the key), rows looked up afresh. Catch-up's
+  // first pictures began with a full reset (RIS), which empties xterm's DOM rows: a key found them
+  // empty, and single trials claimed 13-92 MB (docs/ssh.md, eighth pass).
   await page.evaluate(`void (window.__atCtrlC = new Promise((resolve) => {
     const box = document.querySelector('.term-box');
     const last = () => Math.max(-1, ...[...(box.querySelector('.xterm-rows')?.textContent ?? '').matchAll(/L(\\d{9})/g)].map((m) => Number(m[1])));
@@ -187,8 +186,7 @@ async function ctrlC(page: Page, file: string, trial: number): Promise<{ after: 
   await page.keyboard.type(`echo STOPPED-$((2+${trial}))\n`);
   await rows.getByText(`STOPPED-${2 + trial}`).first().waitFor({ timeout: 120_000 });
   const ms = Date.now() - t;
-  // The closing picture (screen and scrollback) follows the output by QUIET_MS and empties the rows
-  // for a frame too: read once they show the flood's lines again.
+  // Read after the closing picture (screen and scrollback), which follows the output by QUIET_MS.
   let end = -1;
   await page.waitForTimeout(300);
   for (const until = Date.now() + 5_000; end < 0 && Date.now() < until; await page.waitForTimeout(50)) end = await lastLine();

@@ -5,8 +5,13 @@ import { TERM_SCROLLBACK } from '../../../shared/contract/ssh';
 const { Terminal } = headless;
 const { SerializeAddon } = serialize;
 
-/** Full reset (RIS): a window's xterm drops its screen, scrollback and modes before a picture. */
-const RESET = '\x1bc';
+/**
+ * What a window's xterm is put back to before a picture: the normal screen, a soft reset (DECSTR:
+ * modes, attributes, margins, cursor shown), mouse reports off, then the screen and scrollback
+ * erased. Not a full reset (RIS): xterm's DOM renderer answers that by emptying its rows until the
+ * next frame, and a key pressed during a flood met a blank terminal (bench ssh-ui's Ctrl-C reading).
+ */
+const RESET = '\x1b[?1049l\x1b[!p\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[0m\x1b[H\x1b[2J\x1b[3J';
 /**
  * Private modes xterm's serializer leaves out but a picture needs: the cursor's visibility and the
  * mouse report encodings (an app that asked for SGR mouse reports must keep getting them).
@@ -18,7 +23,7 @@ const EXTRA_MODES = [25, 1005, 1006, 1015] as const;
  * (`@xterm/headless`, the same version as the window's `@xterm/xterm`) fed the session's output in
  * stream order. When a window falls behind a flood, the session stops sending it every byte and
  * sends pictures of this copy instead; `picture()` is what a window writes to show this state
- * exactly: a reset, then the screen (and scrollback) with its attributes and modes.
+ * exactly: back to defaults, then the screen (and scrollback) with its attributes and modes.
  */
 export class TermMirror {
   private readonly term: InstanceType<typeof Terminal>;
