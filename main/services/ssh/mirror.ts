@@ -8,8 +8,8 @@ const { SerializeAddon } = serialize;
 /**
  * What a window's xterm is put back to before a picture: the normal screen, a soft reset (DECSTR:
  * modes, attributes, margins, cursor shown), mouse reports off, then the screen and scrollback
- * erased. Not a full reset (RIS): xterm's DOM renderer answers that by emptying its rows until the
- * next frame, and a key pressed during a flood met a blank terminal (bench ssh-ui's Ctrl-C reading).
+ * erased. Not a full reset (RIS): xterm's DOM renderer answers that by emptying its rows, and a key
+ * pressed during a flood found them empty (bench ssh-ui's Ctrl-C reading, docs/ssh.md).
  */
 const RESET = '\x1b[?1049l\x1b[!p\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[0m\x1b[H\x1b[2J\x1b[3J';
 /**
