@@ -4,8 +4,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from '@playwright/test';
-import { generateEd25519 } from '../../main/services/ssh/keygen';
-import { Sshd, sshLogin } from '../ssh/sshd';
+import { sshdWithKey, sshLogin, type Sshd } from '../ssh/sshd';
 
 export const MB = 1024 * 1024;
 
@@ -23,10 +22,7 @@ export interface SshdWithData {
 }
 
 export async function sshdWithData(size: number): Promise<SshdWithData> {
-  const key = generateEd25519('povdesk-test');
-  const sshd = new Sshd();
-  sshd.authorize(key.public);
-  await sshd.start();
+  const { sshd, key } = await sshdWithKey();
   const keyFile = join(sshd.dir, 'client_key');
   writeFileSync(keyFile, key.private);
   chmodSync(keyFile, 0o600);

@@ -6,13 +6,12 @@ import headless from '@xterm/headless';
 import serialize from '@xterm/addon-serialize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Subscriber } from '../../main/core/streams';
-import { generateEd25519 } from '../../main/services/ssh/keygen';
 import { PAUSED_READ_BUFFER, SSH2_WINDOW } from '../../main/services/ssh/ssh-backend';
 import { MAX_EVENT, MIRROR_HIGH } from '../../main/services/ssh/session';
 import { TERM_SCROLLBACK, type SshData } from '../../shared/contract/ssh';
 import { needs } from '../support/system';
 import { makeEnv, nextPrompt, waitFor, waitState, PROMPT, type Env } from './harness';
-import { Sshd, sshLogin } from './sshd';
+import { Sshd, sshdWithKey, sshLogin } from './sshd';
 
 const { Terminal } = headless;
 const { SerializeAddon } = serialize;
@@ -65,10 +64,7 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
   let sshd: Sshd;
   let key: { private: string; public: string };
   beforeAll(async () => {
-    key = generateEd25519('povdesk-test');
-    sshd = new Sshd();
-    sshd.authorize(key.public);
-    await sshd.start();
+    ({ sshd, key } = await sshdWithKey());
   });
   afterAll(async () => {
     await sshd?.dispose();

@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_HIGH_WATER, MAX_EVENT } from '../../main/services/ssh/session';
 import { needs } from '../support/system';
 import { Consumer, makeEnv, nextPrompt, openShell, peakRssGrowth, waitFor, waitState, type Env } from './harness';
-import { Sshd, sshLogin } from './sshd';
-import { generateEd25519 } from '../../main/services/ssh/keygen';
+import { Sshd, sshdWithKey, sshLogin } from './sshd';
 import { PAUSED_READ_BUFFER, SSH2_WINDOW } from '../../main/services/ssh/ssh-backend';
 
 const skip = needs(['/usr/sbin/sshd', 'ssh-keygen', 'head', 'tr']);
@@ -16,10 +15,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
   let env: Env;
   let key: { private: string; public: string };
   beforeAll(async () => {
-    key = generateEd25519('povdesk-test');
-    sshd = new Sshd();
-    sshd.authorize(key.public);
-    await sshd.start();
+    ({ sshd, key } = await sshdWithKey());
     // These measure the pausing path (catch-up off): what holds a flood while a picture goes out,
     // and what every session did before catch-up (test/ssh/catch-up.test.ts covers that).
     env = makeEnv({ session: { catchUp: false } });

@@ -2,6 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { freeLoopbackPort } from '../../main/lib/procs';
+import { generateEd25519 } from '../../main/services/ssh/keygen';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 
@@ -48,6 +49,15 @@ export interface SshdOptions {
  * temp dir (`sshd -D -e -f cfg`). No system service or system config is touched; only the
  * privilege-separation dir /run/sshd is created if missing (sshd refuses to start without it).
  */
+/** A started sshd that trusts a fresh ed25519 client key (the suites' usual pair). */
+export async function sshdWithKey(opts: SshdOptions = {}): Promise<{ sshd: Sshd; key: { private: string; public: string } }> {
+  const key = generateEd25519('povdesk-test');
+  const sshd = new Sshd(opts);
+  sshd.authorize(key.public);
+  await sshd.start();
+  return { sshd, key };
+}
+
 export class Sshd {
   readonly dir: string;
   port = 0;
