@@ -103,7 +103,9 @@ async function main() {
         `bench ssh-ui-cpu-ceiling: on ${cores} cores the app's CPU allows at best ${least.toFixed(2)} s per 100 MB (every core busy, no waiting), the bare xterm took ${bareWall.toFixed(2)} s: at most ${(bareWall / least).toFixed(2)} of bare xterm in that round (measured ${(mid.ours / mid.alone).toFixed(2)})`,
       );
     }
-    console.log(`bench ssh-ui-host-peak-rss-growth: ${((peak - base) / 1024).toFixed(1)} MB`);
+    // and what is still held once the output has stopped (the copy's buffer stays; the rest is heap)
+    await new Promise((r) => setTimeout(r, 3000));
+    console.log(`bench ssh-ui-host-peak-rss-growth: ${((peak - base) / 1024).toFixed(1)} MB (3 s after the last transfer: ${((rssKb(pid) - base) / 1024).toFixed(1)} MB)`);
     // A slower renderer keeps the whole pipeline full, the worst case for Ctrl-C: for A/B runs
     // POVDESK_SSH_UI_CTRL_C_THROTTLE=4 slows the page's CPU fourfold (CDP) for the Ctrl-C trials.
     const throttle = Number(process.env.POVDESK_SSH_UI_CTRL_C_THROTTLE ?? 1);
