@@ -4,7 +4,7 @@
 // of the renderer's @xterm/xterm) that acknowledges each event some time after parsing it.
 import headless from '@xterm/headless';
 import serialize from '@xterm/addon-serialize';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Subscriber } from '../../main/core/streams';
 import { PAUSED_READ_BUFFER, SSH2_WINDOW } from '../../main/services/ssh/ssh-backend';
 import { MAX_EVENT, MIRROR_HIGH } from '../../main/services/ssh/session';
@@ -73,6 +73,7 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
   /** A session (in its own env: each asks about the host key) whose every byte also goes into `reference`, from the first. */
   async function open(msPer64k: number) {
     const env = makeEnv();
+    onTestFinished(() => env.dispose()); // passed or failed: no session or temp dir left behind
     const id = await env.manager.open({
       target: { host: '127.0.0.1', port: sshd.port, username: sshLogin(), auth: { kind: 'privateKey', privateKey: key.private }, jump: [], keepaliveSec: 15, autoReconnect: false },
       cols: COLS,
@@ -121,7 +122,6 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     expect(state(replay)).toBe(state(reference));
     expect(hidden(replay)).toEqual(hidden(reference));
     expect(replay.buffer.active.length).toBe(reference.buffer.active.length);
-    env.dispose();
   }, 120_000);
 
   it('a query in the output while catching up is answered once, by the host\'s copy (the window never saw it)', async () => {
@@ -130,6 +130,5 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     await waitFor(() => `the answer; the window shows ${JSON.stringify(text(win.term).slice(-300))}`, () => /GOT-\d+;\d+-END/.test(text(win.term)), 60_000);
     expect(session.catchUps).toBeGreaterThan(0);
     expect({ copy: session.answered, window: win.answered }).toEqual({ copy: 1, window: 0 });
-    env.dispose();
   }, 90_000);
 });
