@@ -91,6 +91,8 @@ export class TerminalSession {
   /** Times a window was caught up with pictures, and queries the copy answered meanwhile (tests, bench). */
   catchUps = 0;
   answered = 0;
+  /** Why there is no copy of the screen (its module did not load), or null. */
+  mirrorMissing: string | null = null;
 
   constructor(
     readonly id: string,
@@ -129,12 +131,18 @@ export class TerminalSession {
   /** Opens the backend; a first-time failure closes the session (no automatic retry). */
   async start(): Promise<void> {
     // Loaded here, not at the host's start: xterm's parser is ~300 KB the first answer does not need.
-    const { TermMirror } = await import('./mirror');
-    this.mirror = new TermMirror(this.cols, this.rows, (answer) => {
-      if (!this.live || !this.backend.interactive) return;
-      this.answered++;
-      this.backend.write(answer);
-    });
+    // Without it (a broken install) the terminal still works: no catch-up, and a reload shows nothing
+    // of what was printed before.
+    try {
+      const { TermMirror } = await import('./mirror');
+      this.mirror = new TermMirror(this.cols, this.rows, (answer) => {
+        if (!this.live || !this.backend.interactive) return;
+        this.answered++;
+        this.backend.write(answer);
+      });
+    } catch (e) {
+      this.mirrorMissing = (e as Error).message;
+    }
     await this.connect(0);
   }
 
