@@ -85,12 +85,17 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     // A flood of numbered lines: the window may fall behind and be caught up with pictures of the
     // screen (docs/ssh.md, "Catch-up"); once it stops, the scrollback is whole again.
     const rows = page.locator('.term-box .xterm-rows');
+    // Searched again until found: the scrollback comes back with the closing picture, 60 ms after the
+    // output stops, which can be after the search box is ready.
     const find = async (what: string) => {
       await page.getByRole('button', { name: 'Search', exact: true }).click();
-      await page.getByLabel('Search the terminal').fill(what);
-      await page.getByLabel('Search the terminal').press('Enter');
-      await expect(rows).toContainText(what);
-      await page.getByLabel('Search the terminal').press('Escape');
+      const box = page.getByLabel('Search the terminal');
+      await expect(async () => {
+        await box.fill(what);
+        await box.press('Enter');
+        await expect(rows).toContainText(what, { timeout: 1000 });
+      }).toPass({ timeout: 15_000 });
+      await box.press('Escape');
     };
     await page.locator('.term-box .xterm').click();
     await page.keyboard.type('seq 1000000 1600000; echo seq-$((3+3))\n');
