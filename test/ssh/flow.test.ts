@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_HIGH_WATER, MAX_EVENT } from '../../main/services/ssh/session';
 import { needs } from '../support/system';
 import { TERM_SCROLLBACK } from '../../shared/contract/ssh';
-import { Consumer, makeEnv, nextPrompt, openShell, peakRssGrowth, waitFor, waitState, type Env } from './harness';
+import { Consumer, makeEnv, nextPrompt, openShell, peakRssGrowth, SHELL_SIZE, waitFor, waitState, type Env } from './harness';
 import { Sshd, sshdWithKey, sshLogin } from './sshd';
 import { PAUSED_READ_BUFFER, SSH2_WINDOW } from '../../main/services/ssh/ssh-backend';
 
@@ -14,7 +14,7 @@ const TOTAL = 100 * 1024 * 1024;
  * bytes per cell and ~150 bytes per line, so 16 MB for openShell's 120 × 40 terminal. Before the
  * copy the same runs grew 39–48 MB; with it 67.7 and 69.2.
  */
-const GROWTH_BOUND_MB = 64 + ((TERM_SCROLLBACK + 40) * (120 * 12 + 150)) / 1048576;
+const GROWTH_BOUND_MB = 64 + ((TERM_SCROLLBACK + SHELL_SIZE.rows) * (SHELL_SIZE.cols * 12 + 150)) / 1048576;
 
 describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
   let sshd: Sshd;

@@ -156,6 +156,9 @@ export async function run(env: Env, c: Consumer, command: string, marker: RegExp
  */
 export const PROMPT = /[#$] (\x1b\[[0-9;?]*[A-Za-z])*$/;
 
+/** The terminal size openShell asks for. */
+export const SHELL_SIZE = { cols: 120, rows: 40 };
+
 /**
  * Opens a shell on a loopback sshd as the test login (sshLogin; a guest's: `username`) with `privateKey`, accepts the host key, and waits for
  * the shell's prompt. The consumer acks after `ackDelayMs` per 64 KB (see Consumer).
@@ -163,8 +166,7 @@ export const PROMPT = /[#$] (\x1b\[[0-9;?]*[A-Za-z])*$/;
 export async function openShell(env: Env, port: number, privateKey: string, opts: { ackDelayMs?: number; keepText?: number; context?: () => string; username?: string } = {}): Promise<Consumer> {
   const id = await env.manager.open({
     target: { host: '127.0.0.1', port, username: opts.username ?? sshLogin(), auth: { kind: 'privateKey', privateKey }, jump: [], keepaliveSec: 15, autoReconnect: false },
-    cols: 120,
-    rows: 40,
+    ...SHELL_SIZE,
   });
   const c = new Consumer(env.hub, id, opts.ackDelayMs ?? 0, opts.keepText ?? 256 * 1024);
   env.manager.answerHostKey((await nextPrompt(env, id, 15_000, opts.context)).promptId, true);
