@@ -11,7 +11,7 @@ import { chromium, type Browser, type Page } from '@playwright/test';
 import { needs } from '../support/system';
 import { CLI, startHostProcess, stopHostProcess } from '../e2e/host-process';
 import { rssKb } from '../ssh/sshd';
-import { DEFAULT_HIGH_WATER, PICTURE_MS } from '../../main/services/ssh/session';
+import { DEFAULT_HIGH_WATER, PICTURE_AHEAD, PICTURE_MS } from '../../main/services/ssh/session';
 import { connectInApp, MB, sshdWithData } from './_ssh-fixture';
 import { cpuSince, cpuSnapshot, describeCpu, leastWall, type CpuSnapshot, type CpuUse } from './_cpu';
 import { cpus } from 'node:os';
@@ -114,7 +114,7 @@ async function main() {
     for (let i = 0; i < CTRL_C_TRIALS && (i === 0 || performance.now() + 15_000 < budgetMs); i++) trials.push(await ctrlC(page, lines, i));
     const worst = trials.reduce((a, b) => (b.after > a.after ? b : a));
     console.log(
-      `bench ssh-ui-ctrl-c: ${(worst.after / MB).toFixed(2)} MB rendered after Ctrl-C, the worst of ${trials.length} (target ≤ 4 MB; trials ${trials.map((t) => (t.after / MB).toFixed(2)).join('/')} MB), prompt back in ${trials.map((t) => t.ms).join('/')} ms${throttle > 1 ? `, page CPU throttled ${throttle}x` : ''} (a window ${(DEFAULT_HIGH_WATER / MB).toFixed(2)} MB behind is sent pictures of the screen every ${PICTURE_MS} ms, docs/ssh.md "Catch-up")`,
+      `bench ssh-ui-ctrl-c: ${(worst.after / MB).toFixed(2)} MB rendered after Ctrl-C, the worst of ${trials.length} (target ≤ 4 MB; trials ${trials.map((t) => (t.after / MB).toFixed(2)).join('/')} MB), prompt back in ${trials.map((t) => t.ms).join('/')} ms${throttle > 1 ? `, page CPU throttled ${throttle}x` : ''} (a window ${(DEFAULT_HIGH_WATER / MB).toFixed(2)} MB behind is sent pictures of the screen, one at a time, ${PICTURE_MS} ms apart at the soonest, the output at most ${(PICTURE_AHEAD / MB).toFixed(2)} MB past the last it parsed; docs/ssh.md "Catch-up")`,
     );
   } finally {
     await browser.close();

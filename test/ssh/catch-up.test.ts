@@ -7,7 +7,7 @@ import serialize from '@xterm/addon-serialize';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Subscriber } from '../../main/core/streams';
 import { PAUSED_READ_BUFFER, SSH2_WINDOW } from '../../main/services/ssh/ssh-backend';
-import { MAX_EVENT, MIRROR_HIGH } from '../../main/services/ssh/session';
+import { MAX_EVENT, MIRROR_HIGH, PICTURE_AHEAD } from '../../main/services/ssh/session';
 import { TERM_SCROLLBACK, type SshData } from '../../shared/contract/ssh';
 import { needs } from '../support/system';
 import { makeEnv, nextPrompt, waitFor, waitState, PROMPT, type Env } from './harness';
@@ -45,7 +45,14 @@ class SlowWindow implements Subscriber {
   readonly term = makeTerm();
   received = 0;
   answered = 0;
-  constructor(private readonly env: Env, private readonly id: string, private readonly msPer64k: number) {
+  /** Called once each event is parsed (before its ack). */
+  parsed: (d: SshData) => void = () => {};
+  constructor(
+    private readonly env: Env,
+    private readonly id: string,
+    private readonly msPer64k: number,
+    private readonly msPerEvent = 0,
+  ) {
     env.hub.subscribe('ssh.data', id, this);
     this.term.onData((d) => {
       this.answered++;
@@ -56,7 +63,10 @@ class SlowWindow implements Subscriber {
     if (stream !== 'ssh.data' || key !== this.id) return;
     const d = data as SshData;
     this.received += d.bytes;
-    this.term.write(d.data, () => setTimeout(() => this.env.hub.ack(this, 'ssh.data', this.id, d.bytes), (this.msPer64k * d.bytes) / 65536));
+    this.term.write(d.data, () => {
+      this.parsed(d);
+      setTimeout(() => this.env.hub.ack(this, 'ssh.data', this.id, d.bytes), this.msPerEvent + (this.msPer64k * d.bytes) / 65536);
+    });
   }
 }
 
@@ -71,7 +81,7 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
   });
 
   /** A session (in its own env: each asks about the host key) whose every byte also goes into `reference`, from the first. */
-  async function open(msPer64k: number) {
+  async function open(msPer64k: number, msPerEvent = 0) {
     const env = makeEnv();
     onTestFinished(() => env.dispose()); // passed or failed: no session or temp dir left behind
     const id = await env.manager.open({
@@ -81,7 +91,7 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     });
     const reference = makeTerm();
     env.manager.get(id).observe((chunk) => reference.write(chunk));
-    const win = new SlowWindow(env, id, msPer64k);
+    const win = new SlowWindow(env, id, msPer64k, msPerEvent);
     env.manager.answerHostKey((await nextPrompt(env, id, 15_000, () => sshd.logTail())).promptId, true);
     await waitState(env, id, 'open');
     await waitFor(() => `the prompt; the window shows ${JSON.stringify(text(win.term).slice(-300))}`, () => PROMPT.test(text(win.term).trimEnd() + ' '));
@@ -122,6 +132,53 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     expect(state(replay)).toBe(state(reference));
     expect(hidden(replay)).toEqual(hidden(reference));
     expect(replay.buffer.active.length).toBe(reference.buffer.active.length);
+  }, 120_000);
+
+  it('plain text (wrapped, then lines) ends in the same state though the copy parsed only its end; so does the replay', async () => {
+    const { env, id, session, reference, win } = await open(8);
+    env.manager.input(id, `head -c 12000000 /dev/zero | tr '\\0' a; echo; awk 'BEGIN{for(i=0;i<150000;i++) printf "%08d %s\\n", i, "plain-text-plain-text-plain-text-plain-text"}'; echo PLAIN-$((2+2))\n`);
+    await waitFor(() => `PLAIN-4; the window shows ${JSON.stringify(text(win.term).slice(-300))}`, () => /^PLAIN-4$/m.test(text(win.term)), 60_000);
+    await waitFor('catch-up to end', () => !session.catchingUp, 10_000);
+    await waitFor('the window to settle', () => env.hub.pressure('ssh.data', id) === 0, 10_000);
+    await Promise.all([parsed(win.term), parsed(reference)]);
+    console.log(`catch-up, plain text: ${session.catchUps} catch-up(s), ${(session.unparsed / 1048576).toFixed(2)} MB never parsed by the copy`);
+    expect(session.catchUps).toBeGreaterThan(0);
+    // ~20 MB of output, of which the buffer (10 040 lines) can hold ~1.3 MB of the wrapped and ~0.5 MB of the lines
+    expect(session.unparsed).toBeGreaterThan(10 * 1024 * 1024);
+    expect(text(win.term)).toContain('00149999 plain-text');
+    expect(state(win.term)).toBe(state(reference));
+    const replay = makeTerm();
+    replay.write(await env.manager.replay(id));
+    await parsed(replay);
+    expect(state(replay)).toBe(state(reference));
+    expect(replay.buffer.active.length).toBe(reference.buffer.active.length);
+  }, 120_000);
+
+  it('a window slow to take each picture is never shown output more than PICTURE_AHEAD behind what arrived', async () => {
+    // 60 ms to take each event
+    const { env, id, session, win } = await open(8, 60);
+    let arrived = -1; // the last numbered line the host has received
+    session.observe((chunk) => {
+      const m = [...chunk.subarray(-200).toString('latin1').matchAll(/L(\d{9})/g)];
+      if (m.length) arrived = Number(m[m.length - 1]![1]);
+    });
+    let worst = 0;
+    let pictures = 0;
+    const lastShown = () => Math.max(-1, ...[...text(win.term).matchAll(/L(\d{9})/g)].map((m) => Number(m[1])));
+    win.parsed = (d) => {
+      if (session.catchingUp && Buffer.from(d.data).subarray(0, 8).equals(Buffer.from('\x1b[?1049l'))) pictures++;
+    };
+    // What the window shows against what has arrived, all along (not only when a picture lands),
+    // from the first picture on: before it the window is still parsing the bytes it was sent.
+    const sampler = setInterval(() => session.catchingUp && pictures > 0 && (worst = Math.max(worst, arrived - lastShown())), 5);
+    const LINE = 60; // "L000000042 " + 47 characters + CRLF
+    env.manager.input(id, `awk 'BEGIN{for(i=0;i<400000;i++) printf "L%09d %s\\n", i, "plain-text-plain-text-plain-text-plain-text-pl"}'; echo PACED-$((3+4))\n`);
+    await waitFor(() => `PACED-7; the window shows ${JSON.stringify(text(win.term).slice(-300))}`, () => /^PACED-7$/m.test(text(win.term)), 90_000);
+    clearInterval(sampler);
+    console.log(`catch-up pacing: ${pictures} pictures; the screen shown was at most ${((worst * LINE) / 1048576).toFixed(2)} MB behind the output that had arrived`);
+    // past the mark: what arrived before the pause took (one ssh2 packet, ≤ 32 KB), and a line
+    expect(worst * LINE).toBeLessThanOrEqual(PICTURE_AHEAD + 64 * 1024);
+    expect(pictures).toBeGreaterThan(20);
   }, 120_000);
 
   it('a query in the output while catching up is answered once, by the host\'s copy (the window never saw it)', async () => {

@@ -4,6 +4,7 @@ import { TERM_SCROLLBACK } from '../../../shared/contract/ssh';
 
 const { Terminal } = headless;
 const { SerializeAddon } = serialize;
+type Term = InstanceType<typeof Terminal>;
 
 /**
  * What a window's xterm is put back to before a picture: the normal screen, a soft reset (DECSTR:
@@ -19,26 +20,127 @@ const RESET = '\x1b[?1049l\x1b[!p\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?
 const EXTRA_MODES = [25, 1005, 1006, 1015] as const;
 
 /**
+ * The parts of xterm's core (6.0) the plain-text path reads: whether the parser is between
+ * sequences, the current attributes, the scroll margins, the character set, and a synchronous
+ * write for the scratch screen. No public API says these; if a release renames one, `coreOf`
+ * returns null and every byte is parsed as before (the tests check the path is taken).
+ */
+interface Core {
+  _inputHandler: { _parser: { currentState: number }; _utf8Decoder: { interim: Uint8Array }; _curAttrData: { fg: number; bg: number } };
+  buffer: { x: number; y: number; scrollTop: number; scrollBottom: number };
+  _charsetService: { charset: unknown; glevel: number; _charsets: unknown[] };
+  writeSync(data: Uint8Array): void;
+}
+function coreOf(term: Term): Core | null {
+  const c = (term as unknown as { _core?: Partial<Core> })._core;
+  const ih = c?._inputHandler;
+  const ok =
+    typeof ih?._parser?.currentState === 'number' &&
+    ih._utf8Decoder?.interim instanceof Uint8Array &&
+    typeof ih._curAttrData?.fg === 'number' &&
+    typeof c?.buffer?.scrollBottom === 'number' &&
+    typeof c.buffer.x === 'number' &&
+    typeof c._charsetService?.glevel === 'number' &&
+    Array.isArray(c._charsetService._charsets) &&
+    typeof c.writeSync === 'function';
+  return ok ? (c as Core) : null;
+}
+
+/**
+ * Where `bytes` leave the cursor, by xterm's rules for plain text (printable ASCII, CR, LF) with
+ * auto-wrap on, insert mode off and no scroll margins: the column (`cols` is a pending wrap: the
+ * next character goes to the next line) and how many times the cursor went down a line. Null when
+ * a byte is anything else. ~1 ns a byte: it never touches a cell.
+ */
+export function plainAdvance(bytes: Uint8Array, x: number, cols: number): { x: number; advances: number } | null {
+  let advances = 0;
+  let i = 0;
+  const n = bytes.length;
+  while (i < n) {
+    const start = i;
+    while (i < n) {
+      const b = bytes[i]!;
+      if (b < 0x20 || b > 0x7e) break;
+      i++;
+    }
+    if (i > start) {
+      if (x >= cols) (advances++, (x = 0));
+      const end = x + (i - start); // each character: wrap first if at a pending wrap, then x++
+      const wraps = Math.floor((end - 1) / cols);
+      advances += wraps;
+      x = end - wraps * cols;
+    }
+    if (i === n) break;
+    const b = bytes[i++];
+    if (b === 13) x = 0;
+    else if (b === 10) {
+      advances++;
+      if (x >= cols) x = cols - 1; // a line feed cancels a pending wrap
+    } else return null;
+  }
+  return { x, advances };
+}
+
+/** One chunk of a plain run: its bytes, the line advances it makes, and the column before it. */
+interface Piece {
+  bytes: Uint8Array;
+  advances: number;
+  x: number;
+}
+
+/**
  * The host's copy of one terminal's screen (docs/ssh.md, "Catch-up"): xterm's own parser and buffer
  * (`@xterm/headless`, the same version as the window's `@xterm/xterm`) fed the session's output in
  * stream order. When a window falls behind a flood, the session stops sending it every byte and
  * sends pictures of this copy instead; `picture()` is what a window writes to show this state
  * exactly: back to defaults, then the screen (and scrollback) with its attributes and modes.
+ *
+ * Plain text (docs/ssh.md, "Plain runs"): output that is only printable ASCII, CR and LF, arriving
+ * while the copy is between sequences with default attributes, is held unparsed as a *run*. Only
+ * its last lines can still be on the screen or in the scrollback, so once a run has advanced more
+ * lines than the buffer holds, its oldest chunks are dropped unparsed; the run is parsed when
+ * anything else arrives or the whole state is needed (scrollback picture, resize). A screen picture
+ * meanwhile comes from a scratch terminal fed the run's last lines.
  */
 export class TermMirror {
-  private readonly term: InstanceType<typeof Terminal>;
+  private readonly term: Term;
   private readonly ser: InstanceType<typeof SerializeAddon>;
+  private readonly core: Core | null;
+  private readonly scrollback: number;
   private readonly extra = new Map<number, boolean>();
   /** One flag per chunk not yet parsed: does this copy answer the queries in it (the window never saw them)? */
   private readonly answers: boolean[] = [];
   private pendingBytes = 0;
+  /** Plain text that came while the parser was busy (no run can begin before it is idle), in order. */
+  private waiting: { chunk: Uint8Array; answer: boolean; parsed?: () => void }[] = [];
+  private waitingBytes = 0;
+  /** Resizes waiting for what was written before them: no run begins until they are done. */
+  private resizing = 0;
+  private disposed = false;
+  /** The plain run not parsed yet; the cursor column after it; the copy's cursor row when it began. */
+  private run: Piece[] = [];
+  private runAdvances = 0;
+  private runX = 0;
+  private runY = 0;
+  /** Its first chunks were dropped: parsing it starts by putting the cursor in their last column. */
+  private runCut = false;
+  /** The copy's modes as the serializer writes them (a run cannot change them). */
+  private runModes: string | null = null;
+  private scratch: { term: Term; ser: InstanceType<typeof SerializeAddon>; core: Core } | null = null;
   /** Bytes parsed since the last picture: nothing new, no picture needed. */
   changed = false;
+  /** Bytes dropped from plain runs without being parsed, and screen pictures taken from the scratch terminal (tests, bench). */
+  skipped = 0;
+  plainPictures = 0;
 
-  constructor(cols: number, rows: number, onAnswer: (data: string) => void) {
-    this.term = new Terminal({ cols, rows, scrollback: TERM_SCROLLBACK, allowProposedApi: true });
+  /** `plain: false` parses every byte (the tests' reference). */
+  constructor(cols: number, rows: number, onAnswer: (data: string) => void, opts: { scrollback?: number; plain?: boolean } = {}) {
+    const scrollback = opts.scrollback ?? TERM_SCROLLBACK;
+    this.term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
+    this.scrollback = scrollback;
     this.ser = new SerializeAddon();
     this.term.loadAddon(this.ser);
+    this.core = opts.plain === false ? null : coreOf(this.term);
     const mode = (on: boolean) => (params: (number | number[])[]) => {
       for (const p of params) if (typeof p === 'number' && (EXTRA_MODES as readonly number[]).includes(p)) this.extra.set(p, on);
       return false; // xterm's own handler runs too
@@ -50,13 +152,74 @@ export class TermMirror {
     this.term.onData((d) => this.answers[0] && onAnswer(d));
   }
 
-  /** Bytes handed to the parser and not parsed yet. */
+  /** Is the plain-text path available (xterm's core is the one it was written for)? */
+  get plainPath(): boolean {
+    return this.core !== null;
+  }
+
+  /** Bytes handed to the parser and not parsed yet, and plain text waiting for it to finish. */
   get pending(): number {
-    return this.pendingBytes;
+    return this.pendingBytes + this.waitingBytes;
   }
 
   /** Feeds output in stream order; `answer` when no window is shown these bytes; `parsed` once parsed. */
   write(chunk: Uint8Array, answer: boolean, parsed?: () => void): void {
+    if (chunk.length) {
+      if (this.run.length || (!this.waiting.length && this.startRun())) {
+        if (this.addToRun(chunk)) return this.tookPlain(parsed);
+      } else if (this.core && !this.resizing && this.pendingBytes > 0 && plainAdvance(chunk, 0, this.term.cols)) {
+        // Plain text while the parser is busy with something else: it may begin a run once the
+        // parser is done (settleWaiting), instead of queuing behind it for good.
+        this.waiting.push({ chunk, answer, parsed });
+        this.waitingBytes += chunk.length;
+        return;
+      }
+    }
+    this.fold();
+    this.parse(chunk, answer, parsed);
+  }
+
+  /** Calls `fn` once everything written so far is parsed, before any later write is. */
+  whenParsed(fn: () => void): void {
+    this.fold();
+    // a run begun between the last parse and this callback is parsed first
+    this.parse(new Uint8Array(0), false, () => (this.run.length || this.waiting.length ? this.whenParsed(fn) : fn()));
+  }
+
+  /** What a window writes to show this state: the screen only (`scrollback: false`) or with its scrollback. */
+  picture(scrollback: boolean): Buffer {
+    if (this.run.length && !scrollback) {
+      const pic = this.plainPicture();
+      if (pic) return pic;
+    }
+    // A run shows once parsed (`changed` then); callers wanting all of it wait with whenParsed.
+    this.fold();
+    this.changed = false;
+    return Buffer.from(RESET + this.ser.serialize(scrollback ? {} : { scrollback: 0 }) + this.extraModes(), 'utf8');
+  }
+
+  /**
+   * Takes effect after what was written before it is parsed: output produced for the old size is
+   * laid out at that size (a run parsed by then, its dropped chunks dropped for that size).
+   */
+  resize(cols: number, rows: number): void {
+    this.fold();
+    this.resizing++;
+    this.parse(new Uint8Array(0), false, () => {
+      this.resizing--;
+      if (!this.disposed) this.term.resize(cols, rows);
+    });
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.run = [];
+    this.waiting = [];
+    this.scratch?.term.dispose();
+    this.term.dispose();
+  }
+
+  private parse(chunk: Uint8Array, answer: boolean, parsed?: () => void): void {
     this.pendingBytes += chunk.length;
     this.answers.push(answer);
     this.term.write(chunk, () => {
@@ -64,27 +227,139 @@ export class TermMirror {
       this.pendingBytes -= chunk.length;
       this.changed = true;
       parsed?.();
+      if (this.pendingBytes === 0 && this.waiting.length && !this.disposed) this.settleWaiting();
     });
   }
 
-  /** Calls `fn` once everything written so far is parsed, before any later write is. */
-  whenParsed(fn: () => void): void {
-    this.write(new Uint8Array(0), false, fn);
+  private tookPlain(parsed?: () => void): void {
+    this.changed = true;
+    if (parsed) queueMicrotask(parsed);
   }
 
-  /** What a window writes to show this state: the screen only (`scrollback: false`) or with its scrollback. */
-  picture(scrollback: boolean): Buffer {
-    this.changed = false;
+  /** The parser is idle: the plain text that waited begins a run if the copy's state allows, else is parsed. */
+  private settleWaiting(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    this.waitingBytes = 0;
+    const run = this.startRun();
+    for (const w of waiting) {
+      if (run && this.addToRun(w.chunk)) this.tookPlain(w.parsed);
+      else this.parse(w.chunk, w.answer, w.parsed);
+    }
+  }
+
+  private extraModes(): string {
     let modes = '';
     for (const [m, on] of this.extra) if (on !== (m === 25)) modes += `\x1b[?${m}${on ? 'h' : 'l'}`;
-    return Buffer.from(RESET + this.ser.serialize(scrollback ? {} : { scrollback: 0 }) + modes, 'utf8');
+    return modes;
   }
 
-  resize(cols: number, rows: number): void {
-    this.term.resize(cols, rows);
+  /**
+   * Takes `chunk` into the run (begun by startRun) if it is plain text. Then drops the run's oldest
+   * chunks while the rest still advances more lines than the buffer holds (rows + scrollback), from
+   * the row the run began on: the dropped chunks' lines would have scrolled out, parsed or not.
+   */
+  private addToRun(chunk: Uint8Array): boolean {
+    const after = plainAdvance(chunk, this.runX, this.term.cols);
+    if (!after) return false;
+    this.run.push({ bytes: chunk, advances: after.advances, x: this.runX });
+    this.runAdvances += after.advances;
+    this.runX = after.x;
+    const { rows } = this.term;
+    const keep = rows + this.scrollback + 1 + (rows - 1 - this.runY);
+    while (this.run.length > 1 && this.runAdvances - this.run[0]!.advances >= keep) {
+      const dropped = this.run.shift()!;
+      this.runAdvances -= dropped.advances;
+      this.skipped += dropped.bytes.length;
+      this.runCut = true;
+    }
+    return true;
   }
 
-  dispose(): void {
-    this.term.dispose();
+  /**
+   * Where the copy's cursor is, if its state can begin a run: it has parsed all it was handed, is
+   * between sequences, on the normal screen with no margins, auto-wrap on, insert off, default
+   * attributes and character set (plain text changes none of these). Null otherwise.
+   */
+  private plainState(): { x: number; y: number } | null {
+    const c = this.core;
+    if (!c || this.resizing || this.pendingBytes > 0) return null;
+    const ih = c._inputHandler;
+    const b = c.buffer;
+    const m = this.term.modes;
+    const ok =
+      ih._parser.currentState === 0 &&
+      ih._utf8Decoder.interim[0] === 0 &&
+      ih._curAttrData.fg === 0 &&
+      ih._curAttrData.bg === 0 &&
+      this.term.buffer.active.type === 'normal' &&
+      b.scrollTop === 0 &&
+      b.scrollBottom === this.term.rows - 1 &&
+      m.wraparoundMode &&
+      !m.insertMode &&
+      c._charsetService.charset === undefined;
+    return ok ? { x: b.x, y: b.y } : null;
+  }
+
+  private startRun(): boolean {
+    const at = this.plainState();
+    if (!at) return false;
+    this.runX = at.x;
+    this.runY = at.y;
+    this.runAdvances = 0;
+    this.runCut = false;
+    this.runModes = null;
+    return true;
+  }
+
+  /**
+   * Hands the parser what waits and the run (from the last dropped chunk's column if any were
+   * dropped); once it has parsed them the copy is exact again.
+   */
+  private fold(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    this.waitingBytes = 0;
+    for (const w of waiting) this.parse(w.chunk, w.answer, w.parsed);
+    if (!this.run.length) return;
+    const parts = this.run.map((p) => p.bytes);
+    if (this.runCut) parts.unshift(Buffer.from('\r' + ' '.repeat(this.run[0]!.x), 'latin1'));
+    this.run = [];
+    this.parse(Buffer.concat(parts), false);
+  }
+
+  /**
+   * The screen after the run, without parsing it: if its last chunks advance at least twice the
+   * screen's height, every line on the screen began inside them, so a scratch terminal of the
+   * screen's size with no scrollback, fed only those chunks from the same column, shows the same
+   * screen and cursor. The copy's modes (unchanged by plain text) follow. Null if the run is shorter.
+   */
+  private plainPicture(): Buffer | null {
+    const { cols, rows } = this.term;
+    let i = this.run.length;
+    let advances = 0;
+    while (i > 0 && advances <= 2 * rows) advances += this.run[--i]!.advances;
+    if (advances <= 2 * rows) return null;
+    let s = this.scratch;
+    if (!s || s.term.cols !== cols || s.term.rows !== rows) {
+      s?.term.dispose();
+      const term = new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true, logLevel: 'off' });
+      const ser = new SerializeAddon();
+      term.loadAddon(ser);
+      const core = coreOf(term);
+      if (!core) return (term.dispose(), null);
+      s = this.scratch = { term, ser, core };
+    }
+    s.term.reset();
+    s.core.writeSync(Buffer.from(' '.repeat(this.run[i]!.x), 'latin1'));
+    for (; i < this.run.length; i++) s.core.writeSync(this.run[i]!.bytes);
+    if (this.runModes === null) {
+      const all = this.ser.serialize({ scrollback: 0 });
+      const content = this.ser.serialize({ scrollback: 0, excludeModes: true });
+      this.runModes = all.startsWith(content) ? all.slice(content.length) : '';
+    }
+    this.changed = false;
+    this.plainPictures++;
+    return Buffer.from(RESET + s.ser.serialize({ scrollback: 0, excludeModes: true }) + this.runModes + this.extraModes(), 'utf8');
   }
 }

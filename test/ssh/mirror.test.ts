@@ -1,0 +1,196 @@
+// The host's copy of the screen (main/services/ssh/mirror.ts) holds plain text unparsed, drops what
+// can no longer be on the screen or in the scrollback, and takes screen pictures from a scratch
+// terminal (docs/ssh.md, "Plain runs"). Checked against the same copy parsing every byte
+// (`plain: false`), over random streams on small terminals (so a few KB fill the scrollback many
+// times), cut into random chunks, inside sequences and UTF-8 characters too.
+import { describe, expect, it } from 'vitest';
+import { plainAdvance, TermMirror } from '../../main/services/ssh/mirror';
+
+/** A small deterministic PRNG (mulberry32): a failure names its seed. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Pieces of output: mostly plain text (long runs, lines, bare CR and LF), now and then anything else a shell prints. */
+function stream(r: () => number, pieces: number): Buffer {
+  const pick = <T,>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
+  const printable = () => String.fromCharCode(0x20 + Math.floor(r() * 95));
+  const other = [
+    '\x1b[31m', '\x1b[0m', '\x1b[1;44m', '\x1b[3A', '\x1b[2;5H', '\x1b[2;4r', '\x1b[r', '\x1b[?1049h', '\x1b[?1049l',
+    '\x1b[4h', '\x1b[4l', '\x1b[?7l', '\x1b[?7h', '\x1b(0', '\x1b(B', '\x1b]0;title aaaa bbbb\x07', '\t', '\b',
+    'é€x', '\x1b[2J', '\x1b[K', '\x1b[?25l', '\x1b[?25h', '\x1b[?1h', '\x1b[?2004h', '\x1b7', '\x1b8', '\x1bM', '\x1b[S',
+  ];
+  let out = '';
+  for (let i = 0; i < pieces; i++) {
+    const k = r();
+    if (k < 0.3) out += 'a'.repeat(1 + Math.floor(r() * 400));
+    else if (k < 0.55) for (let j = Math.floor(r() * 30); j > 0; j--) out += Array.from({ length: Math.floor(r() * 40) }, printable).join('') + '\r\n';
+    else if (k < 0.65) out += pick(['\r', '\n', '\r\n', '\n\n\n', 'x\r']);
+    else if (k < 0.8) out += Array.from({ length: Math.floor(r() * 200) }, printable).join('');
+    else if (k < 0.83) out += pick(['\x1b[H', '\x1b[1;1H\x1b[J']); // back to the top: the lines below are old
+    else if (k < 0.85) out += `\x1b]0;${'t'.repeat(Math.floor(r() * 900))}\x07`; // plain bytes inside a sequence
+    else out += pick(other);
+  }
+  return Buffer.from(out, 'utf8');
+}
+
+type Internals = { term: { _core: { buffer: { x: number; y: number; ybase: number; lines: { length: number } } } } };
+const cursor = (m: TermMirror) => {
+  const b = (m as unknown as Internals).term._core.buffer;
+  return { x: b.x, y: b.y, ybase: b.ybase, lines: b.lines.length };
+};
+const parsed = (m: TermMirror) => new Promise<void>((resolve) => m.whenParsed(resolve));
+
+async function compare(seed: number, totals: { skipped: number; plainPictures: number; checked: number }) {
+  const r = rng(seed);
+  const cols = 5 + Math.floor(r() * 26);
+  const rows = 2 + Math.floor(r() * 7);
+  const scrollback = Math.floor(r() * 40);
+  const fast = new TermMirror(cols, rows, () => {}, { scrollback });
+  const ref = new TermMirror(cols, rows, () => {}, { scrollback, plain: false });
+  expect(fast.plainPath).toBe(true);
+  const bytes = stream(r, 40 + Math.floor(r() * 80));
+  const where = `seed ${seed} (${cols}x${rows}, scrollback ${scrollback})`;
+  for (let at = 0; at < bytes.length; ) {
+    const n = r() < 0.2 ? 1 + Math.floor(r() * 3) : 1 + Math.floor(r() * 300);
+    const chunk = bytes.subarray(at, at + n);
+    at += chunk.length;
+    fast.write(chunk, false);
+    ref.write(chunk, false);
+    if (r() < 0.01) {
+      // A resize, with output still queued in both. The rows only: after a change of columns xterm's
+      // reflow depends on more than the buffer's contents (two terminals with equal contents but
+      // different pasts can reflow differently), so that case has its own test below.
+      const w = 2 + Math.floor(r() * 7);
+      fast.resize(cols, w);
+      ref.resize(cols, w);
+    }
+    if (r() < 0.15) {
+      // Wait for the reference only: a screen picture taken from the scratch terminal must be the
+      // reference's screen now (one taken from the copy itself may lag, as before).
+      await parsed(ref);
+      const before = fast.plainPictures;
+      const pic = fast.picture(false);
+      if (fast.plainPictures > before) {
+        totals.checked++;
+        expect(pic.toString(), `${where}, screen picture after ${at} bytes`).toBe(ref.picture(false).toString());
+      }
+    }
+  }
+  // the cursor's state too, pending wrap included: one more character shows where it goes
+  for (const m of [fast, ref]) m.write(Buffer.from('Z'), false);
+  await Promise.all([parsed(fast), parsed(ref)]);
+  expect(fast.picture(true).toString(), `${where}, screen and scrollback`).toBe(ref.picture(true).toString());
+  expect(cursor(fast), where).toEqual(cursor(ref));
+  totals.skipped += fast.skipped;
+  totals.plainPictures += fast.plainPictures;
+  fast.dispose();
+  ref.dispose();
+}
+
+describe('plain runs in the copy of the screen', () => {
+  it('plainAdvance follows xterm: column (pending wrap at cols) and line advances', () => {
+    expect(plainAdvance(Buffer.from('abc'), 0, 5)).toEqual({ x: 3, advances: 0 });
+    expect(plainAdvance(Buffer.from('abcde'), 0, 5)).toEqual({ x: 5, advances: 0 }); // pending wrap
+    expect(plainAdvance(Buffer.from('abcdef'), 0, 5)).toEqual({ x: 1, advances: 1 });
+    expect(plainAdvance(Buffer.from('\n'), 5, 5)).toEqual({ x: 4, advances: 1 }); // LF cancels the pending wrap
+    expect(plainAdvance(Buffer.from('ab\r\ncd'), 3, 5)).toEqual({ x: 2, advances: 1 }); // 'ab' ends at a pending wrap, CR cancels it
+    expect(plainAdvance(Buffer.from('a'.repeat(20)), 5, 5)).toEqual({ x: 5, advances: 4 });
+    expect(plainAdvance(Buffer.from('a\x1b[0m'), 0, 5)).toBeNull();
+    expect(plainAdvance(Buffer.from('a\té'), 0, 5)).toBeNull();
+  });
+
+  it('ends exactly where parsing every byte ends, and its screen pictures are the screen (300 random streams)', async () => {
+    const totals = { skipped: 0, plainPictures: 0, checked: 0 };
+    for (let seed = 1; seed <= 300; seed++) await compare(seed, totals);
+    // the path was taken: chunks dropped unparsed, screen pictures from the scratch terminal compared
+    expect(totals.skipped).toBeGreaterThan(100_000);
+    expect(totals.checked).toBeGreaterThan(200);
+  });
+
+  it('a screen picture is a state the screen was really in, with old lines below the cursor', async () => {
+    for (const lines of [3, 5, 6, 7, 8, 9, 12, 20]) {
+      const m = new TermMirror(10, 4, () => {}, { scrollback: 5 });
+      const ref = new TermMirror(10, 4, () => {}, { scrollback: 5, plain: false });
+      const fill = Buffer.from('XXXXXXXXXX'.repeat(4) + '\x1b[H'); // a full screen, cursor back at the top
+      for (const t of [m, ref]) t.write(fill, false);
+      await Promise.all([parsed(m), parsed(ref)]);
+      const before = ref.picture(false).toString();
+      const run = Buffer.from('ab\r\n'.repeat(lines));
+      for (const t of [m, ref]) t.write(run, false);
+      await parsed(ref);
+      const pic = m.picture(false).toString();
+      // parsed afresh (may still show the screen before the run) or from the scratch terminal: never anything else
+      expect([before, ref.picture(false).toString()], `${lines} lines`).toContain(pic);
+      if (lines > 8) expect(m.plainPictures, `${lines} lines`).toBe(1); // more than twice the screen: the scratch terminal's
+      m.dispose();
+      ref.dispose();
+    }
+  });
+
+  it('old lines below the cursor: a run just longer than the buffer, one line a chunk, ends as parsed', async () => {
+    for (let lines = 6; lines <= 18; lines++) {
+      const m = new TermMirror(10, 4, () => {}, { scrollback: 5 });
+      const ref = new TermMirror(10, 4, () => {}, { scrollback: 5, plain: false });
+      for (const t of [m, ref]) t.write(Buffer.from('XXXXXXXXXX'.repeat(4) + '\x1b[H'), false);
+      await parsed(m); // idle: the run begins from the copy itself, cursor at the top
+      for (let i = 0; i < lines; i++) for (const t of [m, ref]) t.write(Buffer.from(`l${i}\r\n`), false);
+      await Promise.all([parsed(m), parsed(ref)]);
+      expect(m.picture(true).toString(), `${lines} lines`).toBe(ref.picture(true).toString());
+      m.dispose();
+      ref.dispose();
+    }
+  });
+
+  it('a resize to other columns with a run held: the run is laid out at the old size first', async () => {
+    for (const [cols, to] of [[20, 12], [12, 20], [30, 29]] as const) {
+      const m = new TermMirror(cols, 5, () => {}, { scrollback: 20 });
+      const ref = new TermMirror(cols, 5, () => {}, { scrollback: 20, plain: false });
+      for (const t of [m, ref]) t.write(Buffer.from('$ cat x\r\n'), false);
+      await parsed(m);
+      for (let i = 0; i < 200; i++) for (const t of [m, ref]) t.write(Buffer.from(`line ${i} ${'y'.repeat(i % 37)}\r\n`), false);
+      expect(m.skipped).toBeGreaterThan(0);
+      for (const t of [m, ref]) t.resize(to, 7);
+      for (const t of [m, ref]) t.write(Buffer.from('after\r\n'), false);
+      await Promise.all([parsed(m), parsed(ref)]);
+      expect(m.picture(true).toString(), `${cols} to ${to} columns`).toBe(ref.picture(true).toString());
+      m.dispose();
+      ref.dispose();
+    }
+  });
+
+  it('a flood of plain text is mostly never parsed, and its pictures show its end, though it began while the parser was busy', async () => {
+    const m = new TermMirror(80, 24, () => {});
+    const ref = new TermMirror(80, 24, () => {}, { plain: false });
+    // a coloured prompt and 200 KB of coloured output still being parsed when the flood begins
+    const before = Buffer.from('\x1b[1;32m$\x1b[0m cat big.log\r\n' + '\x1b[33mwarm-up\x1b[0m line\r\n'.repeat(8000));
+    m.write(before, false);
+    ref.write(before, false);
+    let line = 0;
+    for (let i = 0; i < 400; i++) {
+      let s = '';
+      for (let j = 0; j < 100; j++) s += `line ${String(line++).padStart(7, '0')} ${'x'.repeat(60)}\r\n`;
+      const chunk = Buffer.from(s);
+      m.write(chunk, false);
+      ref.write(chunk, false);
+    }
+    await parsed(ref);
+    const screen = m.picture(false);
+    expect(m.plainPictures).toBe(1);
+    expect(screen.toString()).toBe(ref.picture(false).toString());
+    expect(screen.toString()).toContain(`line ${String(line - 1).padStart(7, '0')}`);
+    // 40 000 lines, the buffer holds 10 024: at least 29 000 lines' bytes were never parsed
+    expect(m.skipped).toBeGreaterThan(29_000 * 71);
+    await parsed(m);
+    expect(m.picture(true).toString()).toBe(ref.picture(true).toString());
+    m.dispose();
+    ref.dispose();
+  });
+});
