@@ -9,17 +9,9 @@ import { asciiLabel } from '../../main/services/control-node/shell';
 import { needs } from '../support/system';
 import { baseInput } from './fixtures';
 import { makeSandbox, type Sandbox } from './sandbox';
+import { rng } from '../support/random';
 
 const missing = needs(['dash', 'bash', 'busybox']);
-
-/** A small deterministic PRNG so a failure reproduces. */
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 describe.skipIf(missing)('fuzz: 1,000 hostile VM names, IPs and codes', () => {
   let box: Sandbox;

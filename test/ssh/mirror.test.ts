@@ -5,18 +5,7 @@
 // times), cut into random chunks, inside sequences and UTF-8 characters too.
 import { describe, expect, it } from 'vitest';
 import { plainAdvance, TermMirror } from '../../main/services/ssh/mirror';
-
-/** A small deterministic PRNG (mulberry32): a failure names its seed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../support/random';
 
 /** Pieces of output: mostly plain text (long runs, lines, bare CR and LF), now and then anything else a shell prints. */
 function stream(r: () => number, pieces: number): Buffer {
@@ -161,6 +150,28 @@ describe('plain runs in the copy of the screen', () => {
       for (const t of [m, ref]) t.write(Buffer.from('after\r\n'), false);
       await Promise.all([parsed(m), parsed(ref)]);
       expect(m.picture(true).toString(), `${cols} to ${to} columns`).toBe(ref.picture(true).toString());
+      m.dispose();
+      ref.dispose();
+    }
+  });
+
+  it('a resize with nothing left to parse: the plain text after it is laid out at the new size', async () => {
+    for (const [cols, to] of [[20, 12], [12, 20]] as const) {
+      const m = new TermMirror(cols, 5, () => {}, { scrollback: 20 });
+      const ref = new TermMirror(cols, 5, () => {}, { scrollback: 20, plain: false });
+      for (const t of [m, ref]) t.write(Buffer.from('$ cat x\r\n'), false);
+      await Promise.all([parsed(m), parsed(ref)]); // idle: the resize waits for nothing
+      for (const t of [m, ref]) t.resize(to, 7);
+      const lines = (from: number) => {
+        for (let i = from; i < from + 200; i++) for (const t of [m, ref]) t.write(Buffer.from(`line ${i} ${'y'.repeat(i % 37)}\r\n`), false);
+      };
+      lines(0); // before the resize takes effect: parsed, not a run laid out at the old size
+      await Promise.all([parsed(m), parsed(ref)]);
+      expect(m.picture(true).toString(), `${cols} to ${to} columns`).toBe(ref.picture(true).toString());
+      lines(200); // after it: a run again, at the new size
+      await Promise.all([parsed(m), parsed(ref)]);
+      expect(m.skipped).toBeGreaterThan(0);
+      expect(m.picture(true).toString(), `${cols} to ${to} columns, then a run`).toBe(ref.picture(true).toString());
       m.dispose();
       ref.dispose();
     }
