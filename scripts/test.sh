@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every test suite: types and the build; the system suites (Vitest's system project); the rest
 # (Vitest's node and renderer projects, the keyring suite, end to end in Chromium with Playwright),
-# after them or, with POVDESK_TEST_LANES=1, beside them; then the benchmarks, alone. Prints one
-# closing line "N passed, N failed".
+# after them or, with POVDESK_TEST_LANES=1, beside them. Prints one closing line "N passed, N failed".
+# The benchmarks are not tests: `npm run bench` runs them (CI runs the suite, not the figures).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NODE_OPTIONS="${NODE_OPTIONS:-} --max-old-space-size=4096"
@@ -61,9 +61,6 @@ fi
 if [ -f "$results/failed-steps" ]; then
   while read -r s; do failed_steps+=("$s"); done <"$results/failed-steps"
 fi
-
-step "benchmarks (figures, not pass/fail)"
-node scripts/bench.mjs || failed_steps+=(bench)
 
 step "summary"
 node scripts/summarize.mjs "$results" "${failed_steps[@]+"${failed_steps[@]}"}"
