@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { lazySchema } from '../../shared/lazy-schema';
 import { AppError, describeZodError, methods, toWireError, type JobRecord, type MethodName } from '../../shared/contract';
 import { methodHints } from '../../shared/contract/annotations';
+import { deadline } from '../lib/sleep';
 import { FINISHED } from './core-backend';
 import { APP_VERSION } from '../../shared/version';
 
@@ -135,8 +136,8 @@ export function createPovdeskMcpServer(backend: McpBackend): Server {
 async function waitTool(backend: McpBackend, args: unknown, onJob: (job: JobRecord) => void, cancelled: AbortSignal): Promise<CallToolResult> {
   const parsed = jobsWaitArgs.safeParse(args ?? {});
   if (!parsed.success) throw new AppError('invalid_request', describeZodError(`invalid arguments for ${JOBS_WAIT}`, parsed.error));
-  const stop = AbortSignal.any([cancelled, AbortSignal.timeout((parsed.data.timeoutSeconds ?? DEFAULT_WAIT_S) * 1000)]);
-  const job = await backend.follow(parsed.data.id, onJob, stop);
+  const stop = deadline((parsed.data.timeoutSeconds ?? DEFAULT_WAIT_S) * 1000, cancelled);
+  const job = await backend.follow(parsed.data.id, onJob, stop.signal).finally(stop.clear);
   const finished = FINISHED.has(job.state);
   if (finished && job.state !== 'succeeded') {
     const error = job.error ?? { code: job.state === 'cancelled' ? 'cancelled' : 'internal', message: `job ${job.id} ended ${job.state}` };
