@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test suite: types and the build; the system suites (Vitest's system project); the rest
 # (Vitest's node and renderer projects, the keyring suite, end to end in Chromium with Playwright),
-# after them or, with POVDESK_TEST_LANES=1, beside them. Prints one closing line "N passed, N failed".
+# beside them (POVDESK_TEST_LANES=0: after them). Prints one closing line "N passed, N failed".
 # The benchmarks are not tests: `npm run bench` runs them (CI runs the suite, not the figures).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,10 +27,9 @@ npm run --silent typecheck || failed_steps+=(typecheck)
 step "build"
 npx electron-vite build >"$results/build.log" 2>&1 || { cat "$results/build.log"; echo "build failed" >&2; exit 1; }
 
-# Two lanes (docs/decisions.md, "Two lanes"): with POVDESK_TEST_LANES=1 the system suites (about
-# one core busy, one file at a time) run beside the rest, whose output is kept in a file and shown
-# when lane 1 ends. Off by default: one MCP test stalled 30 s in one of four runs under the lanes'
-# load. Without it the same steps run one after another.
+# Two lanes (docs/decisions.md, "Two lanes"): the system suites (about one core busy, one file at a
+# time) run beside the rest, whose output is kept in a file and shown when lane 1 ends.
+# POVDESK_TEST_LANES=0 runs the same steps one after another.
 lane2() {
   step "vitest: node (unit + in-process) and renderer"
   npx vitest run --project node --project renderer --reporter=default --reporter=json --outputFile.json="$results/vitest.json" || echo vitest >>"$results/failed-steps"
@@ -45,7 +44,7 @@ system() {
   step "vitest: system (QEMU guests, image builds and bakes, the built app)"
   npx vitest run --project system --reporter=default --reporter=json --outputFile.json="$results/vitest-system.json" || failed_steps+=(vitest-system)
 }
-if [ "${POVDESK_TEST_LANES:-}" = 1 ]; then
+if [ "${POVDESK_TEST_LANES:-1}" = 1 ]; then
   lane2 >"$results/lane2.log" 2>&1 &
   lane2_pid=$!
   echo "(lane 2 runs beside the system suites: vitest node + renderer, keyring, Playwright; its output follows)"
