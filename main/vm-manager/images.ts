@@ -12,6 +12,7 @@ import { cpioDir, cpioFile, cpioLink, writeCpio, type CpioEntry } from './cpio';
 import { VmmError } from './errors';
 import { GUEST_QUOTE_SCRIPT, firmwareDigest, imagePolicySchema, loadPolicy, savePolicy, type ImagePolicy } from './attest/index';
 import { findTool } from './finders';
+import { headerReferences, infoReferences, type QemuImgInfo } from '../lib/image-refs';
 
 
 export const TEST_IMAGE = 'povdesk-test';
@@ -77,28 +78,6 @@ function fileHead(file: string, bytes: number): Buffer {
   } finally {
     closeSync(fd);
   }
-}
-
-type QemuImgInfo = {
-  format?: string;
-  'virtual-size'?: number;
-  'backing-filename'?: string;
-  'format-specific'?: { type?: string; data?: { 'data-file'?: string; extents?: { filename?: string }[] } };
-};
-
-/**
- * Any file an image names besides itself (a backing file, a qcow2 data-file, a VMDK extent
- * elsewhere): importing it would copy that host file into the store, so import refuses them all.
- */
-export function externalReferences(src: string, info: QemuImgInfo): string[] {
-  const refs: string[] = [];
-  if (info['backing-filename']) refs.push(`backing file ${info['backing-filename']}`);
-  const data = info['format-specific']?.data;
-  if (data?.['data-file']) refs.push(`data-file ${data['data-file']}`);
-  for (const e of data?.extents ?? []) {
-    if (!e.filename || resolve(dirname(src), e.filename) !== src) refs.push(`extent ${e.filename ?? '(unnamed)'}`);
-  }
-  return refs;
 }
 
 export function writeJsonAtomic(file: string, value: unknown): void {
@@ -331,12 +310,12 @@ export function importImage(stateDir: string, file: string, opts: { name?: strin
   if (!existsSync(src) || !statSync(src).isFile()) throw new VmmError('invalid_request', `${src} is not a file: give the path of a qcow2, raw or vmdk image`);
   const name = opts.name ?? basename(src).replace(/\.[^.]*$/, '').toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
   if (!NAME_RE.test(name)) throw new VmmError('invalid_request', `cannot derive an image name from ${basename(src)}: pass --name <dns-label>`);
-  // A text VMDK descriptor only names other files (its extents): qemu-img would open them. Refuse
-  // before qemu-img looks; a monolithic sparse VMDK ("KDMV") carries its data itself.
+  // Files the image names (main/lib/image-refs.ts): refused before qemu-img opens any, and after.
+  const refuse = (refs: string[]) => {
+    if (refs.length) throw new VmmError('invalid_request', `${src} names external files (${refs.join('; ')}); import a flattened single-file image (qemu-img convert -O qcow2)`);
+  };
+  refuse(headerReferences(src));
   const head = fileHead(src, 1024);
-  if (/^\s*#\s*Disk DescriptorFile/i.test(head.subarray(0, 64).toString('latin1'))) {
-    throw new VmmError('invalid_request', `${src} is a VMDK descriptor: its extents are external files; import a single-file image (qemu-img convert -O qcow2)`);
-  }
   let info: QemuImgInfo;
   try {
     info = JSON.parse(execFileSync(findTool('qemu-img') ?? 'qemu-img', ['info', '--output=json', src], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
@@ -345,8 +324,7 @@ export function importImage(stateDir: string, file: string, opts: { name?: strin
   }
   const format = info.format ?? '';
   if (!FORMATS.has(format)) throw new VmmError('invalid_request', `${src} is ${format || 'of an unknown format'}; import takes qcow2, raw or vmdk`);
-  const refs = externalReferences(src, info);
-  if (refs.length) throw new VmmError('invalid_request', `${src} names an external file (${refs.join('; ')}); import a flattened single-file image (qemu-img convert -O qcow2)`);
+  refuse(infoReferences(src, info));
   const vsize = info['virtual-size'] ?? 0;
   const max = opts.maxVirtualBytes ?? MAX_IMPORT_BYTES;
   if (vsize <= 0) throw new VmmError('invalid_request', `${src} has no virtual size; it is not a disk image`);

@@ -3,9 +3,10 @@
  * Skytap or VMware) → a private qcow2 working copy. Only files inside the allowed directories are
  * read; nothing of the source is changed.
  */
-import { existsSync, openSync, readSync, closeSync, realpathSync, statSync, readFileSync } from 'node:fs';
+import { existsSync, openSync, readSync, closeSync, lstatSync, realpathSync, statSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
+import { headerReferences, infoReferences, type QemuImgInfo } from '../../lib/image-refs';
 import { run } from './tools';
 
 const FORMATS = new Set(['qcow2', 'raw', 'vmdk']);
@@ -68,6 +69,8 @@ export async function diskOf(src: string, work: string, signal?: AbortSignal): P
   if (/\.ovf$/i.test(src)) {
     const disk = join(dirname(src), ovfDisk(readFileSync(src, 'utf8'), basename(src)));
     if (!existsSync(disk)) throw new AppError('invalid_request', `${disk}, named by ${basename(src)}, is missing: keep the .vmdk beside the .ovf`);
+    // the source's check of the allowed directories covered the .ovf, not a link beside it
+    if (!lstatSync(disk).isFile()) throw new AppError('invalid_request', `${disk}, named by ${basename(src)}, is not a plain file (a link?): keep the .vmdk itself beside the .ovf`);
     return disk;
   }
   return src;
@@ -89,8 +92,16 @@ export interface ImageFacts {
   virtualSize: number;
 }
 
+/** Refuses an image that names other files: qemu-img convert would copy them into the template. */
+function refuseReferences(file: string, refs: string[]): void {
+  if (refs.length) {
+    throw new AppError('invalid_request', `${basename(file)} names files outside itself (${refs.join('; ')}): a bake reads only the image file itself; flatten it into one file first (qemu-img convert -O qcow2) and bake that`);
+  }
+}
+
 export async function imageFacts(file: string, signal?: AbortSignal): Promise<ImageFacts> {
-  let info: { format?: string; 'virtual-size'?: number; 'backing-filename'?: string };
+  refuseReferences(file, headerReferences(file)); // before qemu-img opens anything it names
+  let info: QemuImgInfo;
   try {
     info = JSON.parse(await run('qemu-img', ['info', '--output=json', file], { signal, what: `qemu-img info ${basename(file)}` }));
   } catch (e) {
@@ -99,7 +110,7 @@ export async function imageFacts(file: string, signal?: AbortSignal): Promise<Im
   }
   const format = info.format ?? '';
   if (!FORMATS.has(format)) throw new AppError('invalid_request', `${basename(file)} is ${format || 'of an unknown format'}; a bake takes qcow2, raw or vmdk (or an OVA/OVF holding a vmdk)`);
-  if (info['backing-filename']) throw new AppError('invalid_request', `${basename(file)} has a backing file; flatten it first (qemu-img convert)`);
+  refuseReferences(file, infoReferences(file, info));
   // qemu-img calls any file "raw": a disk has a partition table.
   if (format === 'raw' && !hasPartitionTable(file)) throw new AppError('invalid_request', `${basename(file)} is not a disk image: it has no MBR or GPT partition table`);
   return { format, virtualSize: info['virtual-size'] ?? 0 };
