@@ -1,20 +1,34 @@
 #!/usr/bin/env node
 // Which Node ABI each native module (.node file) was built for, read from the file itself: a
 // module built against V8/NAN exports `node_register_module_v<N>` (N = process.versions.modules of
-// the runtime it was built for: 115 for Node 20, 139 for Electron 38); a Node-API module exports
+// the runtime it was built for: 137 for Node 24, 150 for Electron 45); a Node-API module exports
 // `napi_register_module_v1` and loads in any runtime with Node-API. The symbol name is in the
 // file's export/string table on ELF, Mach-O and PE alike, so a byte search finds it.
 //
 //   node scripts/native-abi.mjs [dir-or-file ...] [--expect N]
 //
-// With no path it reports better-sqlite3 and keytar in node_modules. With --expect it exits 1 and
+// With no path it reports the addons better-sqlite3 and keytar load from node_modules. With --expect it exits 1 and
 // says what to do when a module was built for another ABI.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The native modules the app loads, each with its addon file (ssh2's optional cpu-features is not needed). */
-export const NATIVE_MODULES = { 'better-sqlite3': 'build/Release/better_sqlite3.node', keytar: 'build/Release/keytar.node' };
+/**
+ * The native modules the app loads, each with where its addon can be (the first that exists).
+ * Both are Node-API modules: one build loads in Node and in Electron. better-sqlite3 ships
+ * prebuilt addons in its package (a local build in build/Release wins); keytar is built by its
+ * install script (libsecret). ssh2's optional addons are not built (package.json allowScripts).
+ */
+export const NATIVE_MODULES = {
+  'better-sqlite3': ['build/Release/better_sqlite3.node', `prebuilds/${process.platform}-${process.arch}.node`],
+  keytar: ['build/Release/keytar.node'],
+};
+
+/** The addon file of a module under modulesDir (a node_modules directory): the first candidate that exists, else the first. */
+export function addonFile(modulesDir, name) {
+  const files = NATIVE_MODULES[name].map((rel) => join(modulesDir, name, rel));
+  return files.find((f) => existsSync(f)) ?? files[0];
+}
 
 /** @returns {{ kind: 'node', abi: number } | { kind: 'napi', version: number } | null} */
 export function abiOf(file) {
@@ -51,8 +65,8 @@ export function loads(abi, expected) {
  */
 export function nativeProblems(modulesDir, expected) {
   const problems = [];
-  for (const [name, rel] of Object.entries(NATIVE_MODULES)) {
-    const file = join(modulesDir, name, rel);
+  for (const name of Object.keys(NATIVE_MODULES)) {
+    const file = addonFile(modulesDir, name);
     let abi;
     try {
       abi = abiOf(file);
@@ -81,7 +95,7 @@ function main(argv) {
   const paths = i >= 0 ? [...argv.slice(0, i), ...argv.slice(i + 2)] : argv;
   const files = paths.length
     ? paths.flatMap((p) => nodeFiles(p))
-    : Object.entries(NATIVE_MODULES).map(([name, rel]) => join(root, 'node_modules', name, rel));
+    : Object.keys(NATIVE_MODULES).map((name) => addonFile(join(root, 'node_modules'), name));
   let bad = 0;
   for (const f of files) {
     const abi = existsSync(f) ? abiOf(f) : undefined;
@@ -94,8 +108,8 @@ function main(argv) {
   if (files.length === 0) console.log('no .node file found');
   if (bad) {
     console.error(
-      `${bad} native module file(s) will not load in a runtime of ABI ${expected}. For Electron, run \`npm start\` ` +
-        '(it rebuilds them into .electron-native/); for Node, run `npm rebuild better-sqlite3 keytar`.',
+      `${bad} native module file(s) will not load in a runtime of ABI ${expected}. The app's own are Node-API ` +
+        'modules (any runtime): reinstall with `npm ci`; a module built for one ABI must be rebuilt for that runtime.',
     );
     return 1;
   }

@@ -1,14 +1,19 @@
 // `npm start`: install if needed, build, then run Electron where it can run, else browser mode
-// (the real core served on 127.0.0.1, opened in the default browser).
+// (the real core served on 127.0.0.1, opened in the default browser). Everything after the system
+// packages runs on the Node Electron embeds (scripts/node-runtime.mjs), fetched when the machine's
+// Node is another major, so the CLI and the daemon in development run on the app's Node.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { prepareElectronNative } from './electron-native.mjs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { electronBinary, fetchElectron } from './electron-binary.mjs';
+import { ensureNode, installIfNeeded, NODE_MAJOR, runtimeEnv } from './node-runtime.mjs';
 
-const root = join(import.meta.dirname, '..');
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const fail = (msg) => {
+  console.error(`npm start: ${msg}`);
+  process.exit(1);
+};
 
 // System packages exactly as `npm test` installs them (scripts/system-packages.sh): as root or
 // through sudo when we may, else the one command to run. The app starts either way; what is
@@ -26,55 +31,47 @@ if (process.platform === 'linux' && run('sh', ['-c', 'command -v dpkg-query'], {
     }
   }
 }
-// keytar is an optional dependency: when its native build fails (no libsecret headers, no
-// prebuilt binary reachable) npm ci still succeeds and the app keeps secrets in memory.
-if (!existsSync(join(root, 'node_modules'))) {
-  if (run(npm, ['ci', '--no-audit', '--no-fund'], { env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' } }).status !== 0) process.exit(1);
+// Node 24 (Electron's), and npm ci under it when node_modules is missing or was installed from
+// another lockfile or for another Node ABI (as `npm test` does). keytar is an optional dependency:
+// when its native build fails (no libsecret headers, no C++ toolchain) npm ci still succeeds and
+// the app keeps secrets in memory.
+let rt;
+try {
+  rt = ensureNode(root);
+  installIfNeeded(root, rt);
+} catch (e) {
+  fail(e.message);
 }
-if (run(process.execPath, [join(root, 'node_modules/electron-vite/bin/electron-vite.js'), 'build']).status !== 0) process.exit(1);
+const env = runtimeEnv(rt);
+console.log(`Node: ${env.POVDESK_NODE}`);
+const node = (args, opts = {}) => run(rt.execPath, args, { env, ...opts });
+if (node([join(root, 'node_modules/electron-vite/bin/electron-vite.js'), 'build']).status !== 0) process.exit(1);
 
 const hasDisplay = process.platform !== 'linux' || !!(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
 
-function electronPath() {
-  try {
-    const p = createRequire(join(root, 'package.json'))('electron');
-    return typeof p === 'string' && existsSync(p) ? p : null;
-  } catch {
-    return null;
-  }
-}
-
+// Since Electron 42 the package downloads no binary at install: fetch it here once (its
+// install-electron bin), and fall back to browser mode where its download host is unreachable.
+// No native module is rebuilt for Electron: better-sqlite3 and keytar are Node-API modules.
 let electron = null;
 let why = '';
 if (process.env.POVDESK_BROWSER_MODE) why = 'POVDESK_BROWSER_MODE is set';
 else if (!hasDisplay) why = 'no display (DISPLAY/WAYLAND_DISPLAY unset)';
 else {
-  electron = electronPath();
-  if (!electron) {
-    // npm's allowScripts keeps electron's download step off during install; try it once here.
+  let bin = electronBinary(root);
+  if (!('path' in bin)) {
     console.log('Fetching the Electron binary (one time)…');
-    run(process.execPath, [join(root, 'node_modules/electron/install.js')], { timeout: 120_000 });
-    electron = electronPath();
-    if (!electron) why = 'the Electron binary could not be downloaded';
+    bin = fetchElectron(root, (cmd, args, opts) => node(args, opts));
   }
-}
-
-// better-sqlite3 and keytar rebuilt for Electron's ABI in .electron-native/, beside the Node build
-// the CLI and tests use (scripts/electron-native.mjs); if that fails, browser mode runs the Node build.
-let nativeDir = null;
-if (electron) {
-  const native = prepareElectronNative(root, run);
-  if (native.ok) nativeDir = native.modulesDir;
-  else [electron, why] = [null, `the native modules could not be built for Electron: ${native.why}`];
+  if ('path' in bin) electron = bin.path;
+  else why = bin.reason;
 }
 
 if (electron) {
-  const env = { ...process.env, POVDESK_NATIVE_DIR: nativeDir };
   const child = spawn(electron, [join(root, 'out/main/index.js')], { cwd: root, stdio: 'inherit', env });
   child.on('exit', (code) => process.exit(code ?? 0));
 } else {
-  console.log(`Starting browser mode: ${why}.`);
-  const child = spawn(process.execPath, [join(root, 'out/main/cli.js'), 'serve', '--open'], { cwd: root, stdio: 'inherit' });
+  console.log(`Starting browser mode on Node ${NODE_MAJOR} (${rt.execPath}): ${why}.`);
+  const child = spawn(rt.execPath, [join(root, 'out/main/cli.js'), 'serve', '--open'], { cwd: root, stdio: 'inherit', env });
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
   child.on('exit', (code) => process.exit(code ?? 0));
 }

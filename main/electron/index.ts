@@ -79,8 +79,8 @@ app.whenReady().then(async () => {
     cb({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
   });
   session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
-  // better-sqlite3 and keytar as built for this Electron's ABI, or a clear refusal.
-  const native = electronNative(process.env, join(here, '../..'));
+  // better-sqlite3 and keytar (Node-API) checked against this Electron's ABI, or a clear refusal.
+  const native = electronNative(join(here, '../..'));
   if (!native.ok) {
     console.error(native.message);
     dialog.showErrorBox('POV Desk cannot start', native.message);

@@ -28,11 +28,10 @@ describe('cliInstallPlan', () => {
   it('writes an AppImage wrapper that runs the CLI inside the image through $APPDIR', () => {
     // The "mounted image": a runtime (Node standing in for Electron) and a CLI that prints what it got.
     const appDir = join(work, 'mount');
-    mkdirSync(join(appDir, 'resources', 'app', 'out', 'main'), { recursive: true });
+    mkdirSync(join(appDir, 'resources', 'cli'), { recursive: true });
     mkdirSync(join(appDir, 'resources', 'bin'), { recursive: true });
     copyFileSync(join(ROOT, 'resources', 'bin', 'povdesk-cli.cjs'), join(appDir, 'resources', 'bin', 'povdesk-cli.cjs'));
-    writeFileSync(join(appDir, 'resources', 'app', 'out', 'main', 'cli.js'), 'process.stdout.write(JSON.stringify({ args: process.argv.slice(2), asNode: process.env.ELECTRON_RUN_AS_NODE }));\n');
-    writeFileSync(join(appDir, 'resources', 'app', 'package.json'), '{"type":"module"}');
+    writeFileSync(join(appDir, 'resources', 'cli', 'povdesk-cli.mjs'), 'process.stdout.write(JSON.stringify({ args: process.argv.slice(2), asNode: process.env.ELECTRON_RUN_AS_NODE }));\n');
     const appImage = join(work, "POV Desk-0.1.0 it's.AppImage");
     writeFileSync(appImage, `#!/bin/sh\nAPPDIR='${appDir}' exec '${process.execPath}' "$@"\n`);
     chmodSync(appImage, 0o755);

@@ -1,12 +1,10 @@
 import { _electron, test as base, type Browser, type BrowserType, type ElectronApplication, type Page } from '@playwright/test';
-import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WS_PATH, WS_PROTOCOL, WS_TOKEN_PREFIX } from '../../shared/contract/wire';
 import { ROOT, startHostProcess, stopHostProcess, type HostProcess } from './host-process';
-import { prepareElectronNative } from '../../scripts/electron-native.mjs';
+import { electronBinary as binaryIn } from '../../scripts/electron-binary.mjs';
 import { stopManager } from '../support/manager';
 
 /**
@@ -32,15 +30,12 @@ export interface App {
 
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-/** The Electron binary's path, or why there is none (no binary can be downloaded on some machines). */
+/**
+ * The Electron binary's path, or why there is none (no binary can be downloaded on some machines).
+ * Read from the package's path.txt: `require('electron')` would try a download on every call.
+ */
 export function electronBinary(): { path: string } | { reason: string } {
-  try {
-    const p = createRequire(join(ROOT, 'package.json'))('electron') as unknown;
-    if (typeof p === 'string' && existsSync(p)) return { path: p };
-    return { reason: `the electron package resolved to ${String(p)}, which does not exist` };
-  } catch (e) {
-    return { reason: `no Electron binary on this machine (${(e as Error).message.split('\n')[0]})` };
-  }
+  return binaryIn(ROOT);
 }
 
 interface Running {
@@ -72,13 +67,10 @@ async function startBrowserMode(env: NodeJS.ProcessEnv, chromium: BrowserType, r
 }
 
 async function startElectron(env: NodeJS.ProcessEnv, executablePath: string): Promise<Running> {
-  // As `npm start` does: better-sqlite3 and keytar built for Electron's ABI, or the app refuses to start.
-  const native = prepareElectronNative(ROOT, (cmd, args, opts) => spawnSync(cmd, args, { cwd: ROOT, stdio: 'inherit', ...opts }));
-  if (!native.ok) throw new Error(`Electron's native modules: ${native.why}`);
   const app: ElectronApplication = await _electron.launch({
     executablePath,
     args: [join(ROOT, 'out', 'main', 'index.js'), '--no-sandbox', '--disable-gpu'],
-    env: { ...env, POVDESK_NATIVE_DIR: native.modulesDir } as Record<string, string>,
+    env: env as Record<string, string>,
   });
   let out = '';
   app.process().stdout?.on('data', (b) => (out += b));

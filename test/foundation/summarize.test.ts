@@ -71,3 +71,26 @@ it('boots', () => expect(3).toBe(3));`);
   expect(out).not.toMatch(/> boots/);
   expect(out).toMatch(/^3 passed, 4 failed, 1 skipped$/m);
 }, 180_000);
+
+it('counts a step skipped for its reason (no gnome-keyring off Linux) as skipped, not missing, and names the Node of each step', async () => {
+  const skipDir = join(dir, 'skipped');
+  mkdirSync(skipDir);
+  const report = (passed: number) => JSON.stringify({ numPassedTests: passed, numFailedTests: 0, numPendingTests: 0, testResults: [] });
+  writeFileSync(join(skipDir, 'vitest-system.json'), report(2));
+  writeFileSync(join(skipDir, 'vitest.json'), report(5));
+  writeFileSync(join(skipDir, 'nodes'), 'typecheck\tv24.22.3 (/x/node)\nvitest: node\tv24.22.3 (/x/node)\n');
+  const why = 'no dbus-run-session gnome-keyring-daemon on this machine';
+  const summary = () => run(process.execPath, [join(ROOT, 'scripts', 'summarize.mjs'), skipDir]);
+  // without the skip record, the missing reports are failures
+  const missing = await summary();
+  expect(missing.code).toBe(1);
+  expect(missing.out).toMatch(/keyring\.json: no report/);
+  expect(missing.out).toMatch(/^7 passed, 2 failed, 0 skipped$/m);
+  writeFileSync(join(skipDir, 'skipped-steps'), `keyring\t${why}\nplaywright\t${why}\n`);
+  const { code, out } = await summary();
+  expect(code, out).toBe(0);
+  expect(out).toContain(`skipped step: keyring (${why})`);
+  expect(out).toContain(`skipped step: playwright (${why})`);
+  expect(out).toMatch(/which Node ran each step:\n {2}typecheck: v24\.22\.3 \(\/x\/node\)\n {2}vitest: node: v24\.22\.3/);
+  expect(out).toMatch(/^7 passed, 0 failed, 0 skipped$/m);
+});

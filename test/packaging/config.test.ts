@@ -47,15 +47,16 @@ describe('electron-builder.yml', () => {
     expect(png.readUInt32BE(16)).toBeGreaterThanOrEqual(512); // macOS and Windows icons are made from it
   });
 
-  it('ships the app from out/, unpacks native addons, and puts the daemon, launchers and icons outside the asar', () => {
+  it('ships the app from out/, unpacks native addons, and puts the daemon, the CLI, launchers and icons outside the asar', () => {
     const c = raw();
     expect(c.asar).toBe(true);
-    expect(c.files).toEqual(expect.arrayContaining(['package.json', 'out/main/**', 'out/preload/**', 'out/renderer/**', '!out/vm-manager/**', '!node_modules/cpu-features/**']));
+    expect(c.files).toEqual(expect.arrayContaining(['package.json', 'out/main/**', 'out/preload/**', 'out/renderer/**', '!out/vm-manager/**', '!out/cli/**', '!node_modules/cpu-features/**']));
     expect(c.asarUnpack).toContain('**/*.node');
     const extra = Object.fromEntries((c.extraResources as { from: string; to: string }[]).map((e) => [e.to, e.from]));
-    expect(extra).toEqual({ 'vm-manager': 'out/vm-manager', bin: 'resources/bin', icons: 'resources/icons' });
+    expect(extra).toEqual({ 'vm-manager': 'out/vm-manager', cli: 'out/cli', 'cli/node_modules': 'out/cli/node_modules', bin: 'resources/bin', icons: 'resources/icons' });
     expect(c.electronFuses).toEqual({ runAsNode: true });
-    expect(c.npmRebuild).toBe(true);
+    // Node-API modules only: nothing to rebuild for Electron (docs/decisions.md, "Native modules")
+    expect(c.npmRebuild).toBe(false);
   });
 
   it('registers povdesk:// links, installs the CLI on PATH, and publishes to the release feed', () => {

@@ -1,10 +1,12 @@
 /**
  * The packaged app, made by the real electron-builder from the current build (test/packaging/pack.ts):
- * - every module the daemon, the CLI and the main process load at run time is in the package
- *   (their imports resolved against the asar's file list, then for real by running them);
+ * - every module the main process loads at run time is in the asar, and every module the CLI loads
+ *   is in <resources>/cli outside it (imports resolved against the file lists, then for real by
+ *   running them);
  * - native addons are unpacked from the asar; the RunAsNode fuse is on;
  * - the `povdesk` launcher runs the bundled CLI with the app's own runtime under
- *   ELECTRON_RUN_AS_NODE=1, from the install layouts it supports (Node stands in for Electron).
+ *   ELECTRON_RUN_AS_NODE=1, from the install layouts it supports (Node stands in for Electron),
+ *   with app.asar gone: no file inside the asar is needed to run it.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { builtinModules } from 'node:module';
@@ -102,27 +104,38 @@ function packageEntry(pkgDir: string, pkg: { main?: string; exports?: unknown },
 describe('the packaged file list', () => {
   const readAsar = (p: string) => asar.extractFile(join(packed.resources, 'app.asar'), p.slice(1)).toString('utf8');
 
-  it('holds every module the CLI and the main process import, and every package they name with its entry file', () => {
-    for (const entry of ['/out/main/cli.js', '/out/main/index.js']) {
-      const { missing, packages, subpaths } = walk(entry, (p) => files.has(p), readAsar);
-      expect(missing, `${entry}: modules missing from app.asar`).toEqual([]);
-      packages.delete('electron'); // provided by the runtime
-      expect(packages.size).toBeGreaterThan(0);
-      for (const name of packages) {
-        const dir = `/node_modules/${name}`;
-        expect(files.has(`${dir}/package.json`), `${entry} imports ${name}, which is not in app.asar`).toBe(true);
-        const meta = JSON.parse(readAsar(`${dir}/package.json`)) as { main?: string; exports?: unknown };
-        for (const sub of subpaths.get(name) ?? ['.']) {
-          const main = packageEntry(dir, meta, sub);
-          expect(files.has(main) || files.has(`${main.replace(/\.js$/, '')}/index.js`), `${name}'s entry ${main} (for ${sub}) is not in app.asar`).toBe(true);
-        }
+  /** Every module `entry` imports is in the file list, and every package it names with its entry file. */
+  function holdsImports(entry: string, has: (p: string) => boolean, read: (p: string) => string, where: string): void {
+    const { missing, packages, subpaths } = walk(entry, has, read);
+    expect(missing, `${entry}: modules missing from ${where}`).toEqual([]);
+    packages.delete('electron'); // provided by the runtime
+    for (const name of packages) {
+      const dir = `/node_modules/${name}`;
+      expect(has(`${dir}/package.json`), `${entry} imports ${name}, which is not in ${where}`).toBe(true);
+      const meta = JSON.parse(read(`${dir}/package.json`)) as { main?: string; exports?: unknown };
+      for (const sub of subpaths.get(name) ?? ['.']) {
+        const main = packageEntry(dir, meta, sub);
+        expect(has(main) || has(`${main.replace(/\.js$/, '')}/index.js`), `${name}'s entry ${main} (for ${sub}) is not in ${where}`).toBe(true);
       }
     }
+  }
+
+  it('holds every module the main process imports in app.asar, and every package it names with its entry file', () => {
+    holdsImports('/out/main/index.js', (p) => files.has(p), readAsar, 'app.asar');
+    expect(walk('/out/main/index.js', (p) => files.has(p), readAsar).packages.size).toBeGreaterThan(0);
   });
 
-  it('unpacks every native addon from the asar and leaves out ssh2’s optional cpu-features', () => {
+  it('holds every module and package the CLI imports in <resources>/cli, outside the asar, and nothing of the CLI in the asar', () => {
+    const cli = join(packed.resources, 'cli');
+    holdsImports('/povdesk-cli.mjs', (p) => existsSync(join(cli, p)), (p) => readFileSync(join(cli, p), 'utf8'), '<resources>/cli');
+    // the packages it requires at run time (main/services/lazy.ts, keytar; no static import is left) are beside it
+    for (const name of ['better-sqlite3', 'keytar', 'ssh2', 'undici', 'ws']) expect(existsSync(join(cli, 'node_modules', name, 'package.json')), name).toBe(true);
+    expect([...files].some((f) => f.startsWith('/out/cli/'))).toBe(false);
+  });
+
+  it('unpacks every native addon from the asar and leaves out ssh2’s optional cpu-features and other platforms’ addons', () => {
     const natives = [...files].filter((f) => f.endsWith('.node'));
-    expect(natives).toContain('/node_modules/better-sqlite3/build/Release/better_sqlite3.node');
+    expect(natives.filter((f) => f.startsWith('/node_modules/better-sqlite3/'))).toEqual(['/node_modules/better-sqlite3/prebuilds/linux-x64.node']);
     expect(natives.some((f) => f.startsWith('/node_modules/keytar/'))).toBe(true);
     for (const f of natives) {
       expect(asar.statFile(join(packed.resources, 'app.asar'), f.slice(1)).unpacked, `${f} is inside the asar`).toBe(true);
@@ -195,6 +208,21 @@ describe('running the packaged tree (Node standing in for the Electron runtime)'
     }
   });
 
+  it('the launcher runs the CLI with app.asar and its unpacked folder gone (nothing inside the asar is needed)', () => {
+    const bare = join(dirname(app), 'no-asar');
+    cpSync(packed.appDir, bare, { recursive: true, verbatimSymlinks: true });
+    rmSync(join(bare, 'resources', 'app.asar'));
+    rmSync(join(bare, 'resources', 'app.asar.unpacked'), { recursive: true });
+    const help = run(join(bare, 'resources', 'bin', 'povdesk'), ['--help']);
+    expect(help.stderr).toBe('');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('povdesk vm-manager');
+    // a call through the real core: SQLite (better-sqlite3 from <resources>/cli/node_modules) and the keyring probe
+    const settings = run(join(bare, 'resources', 'bin', 'povdesk'), ['call', 'settings.get', '{}']);
+    expect(settings.status, settings.stderr).toBe(0);
+    expect(JSON.parse(settings.stdout)).toHaveProperty('skytap.url');
+  });
+
   it('the bootstrap refuses to run without ELECTRON_RUN_AS_NODE, and says which CLI is missing', () => {
     const bootstrap = join(app, 'resources', 'bin', 'povdesk-cli.cjs');
     const plain = run(process.execPath, [bootstrap, '--version']);
@@ -203,7 +231,7 @@ describe('running the packaged tree (Node standing in for the Electron runtime)'
     cpSync(join(app, 'resources', 'bin'), join(dirname(app), 'lonely-bin'), { recursive: true });
     const lonely = run(process.execPath, [join(dirname(app), 'lonely-bin', 'povdesk-cli.cjs')], { ELECTRON_RUN_AS_NODE: '1' });
     expect(lonely.status).toBe(127);
-    expect(lonely.stderr).toMatch(/the app's CLI is missing \(looked in .*app\.asar/);
+    expect(lonely.stderr).toMatch(/the app's CLI is missing \(looked in .*cli\/povdesk-cli\.mjs/);
     // An AppImage wrapper runs the bootstrap from outside the image; $APPDIR names the mount.
     const viaAppDir = run(process.execPath, [join(dirname(app), 'lonely-bin', 'povdesk-cli.cjs'), '--version'], { ELECTRON_RUN_AS_NODE: '1', APPDIR: app });
     expect(viaAppDir.stdout).toContain(APP_VERSION);
@@ -216,12 +244,14 @@ describe('running the packaged tree (Node standing in for the Electron runtime)'
     expect(refused.status).toBe(9); // the stand-in, like Electron, needs the variable to act as Node
   });
 
-  it('the CLI’s native addon loads from the packaged tree', () => {
-    const script = `const D=require(${JSON.stringify(join(app, 'resources', 'app', 'node_modules', 'better-sqlite3'))});const d=new D(':memory:');process.stdout.write(String(d.prepare('select 41+1 as x').get().x))`;
-    expect(execFileSync(join(app, 'povdesk-desktop'), ['-e', script], { encoding: 'utf8', env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } })).toBe('42');
+  it('the native addon loads from the packaged tree, for the app and for the CLI', () => {
+    for (const mod of [join(app, 'resources', 'app', 'node_modules', 'better-sqlite3'), join(app, 'resources', 'cli', 'node_modules', 'better-sqlite3')]) {
+      const script = `const D=require(${JSON.stringify(mod)});const d=new D(':memory:');process.stdout.write(String(d.prepare('select 41+1 as x').get().x))`;
+      expect(execFileSync(join(app, 'povdesk-desktop'), ['-e', script], { encoding: 'utf8', env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } })).toBe('42');
+    }
   });
 
   it('has no stray build output in the app folder', () => {
-    expect(readdirSync(join(app, 'resources')).sort()).toEqual(['app', 'app-update.yml', 'bin', 'icons', 'vm-manager']);
+    expect(readdirSync(join(app, 'resources')).sort()).toEqual(['app', 'app-update.yml', 'bin', 'cli', 'icons', 'vm-manager']);
   });
 });

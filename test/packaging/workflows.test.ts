@@ -167,7 +167,7 @@ describe('.github/workflows', () => {
     expect(include.find((e) => e.platform === 'win')!.builder).toMatch(/--win nsis/);
     const text = runs(w);
     expect(text).toMatch(/xvfb-run --auto-servernum .* npx playwright test --project=electron/);
-    expect(text).toContain('node scripts/native-abi.mjs dist');
+    expect(text).toContain('node scripts/native-abi.mjs dist --expect 150');
     expect(text).toContain('npx electron-builder ${{ matrix.builder }} --publish never');
     expect(text).toMatch(/SHA256SUMS/);
     const upload = pkgJob.steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))!;

@@ -1,104 +1,102 @@
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { electronNative } from '../../main/electron/native';
 import { openDatabase } from '../../main/services/store/db';
-import { abiOf, nativeProblems, NATIVE_MODULES } from '../../scripts/native-abi.mjs';
+import { abiOf, addonFile, nativeProblems, NATIVE_MODULES } from '../../scripts/native-abi.mjs';
 import { tempHome } from '../foundation/helpers';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
 const MODULES = join(ROOT, 'node_modules');
-const SQLITE = join(MODULES, 'better-sqlite3', NATIVE_MODULES['better-sqlite3']);
-const KEYTAR = join(MODULES, 'keytar', NATIVE_MODULES.keytar);
+const SQLITE = addonFile(MODULES, 'better-sqlite3');
+const KEYTAR = addonFile(MODULES, 'keytar');
+const NODE_ABI = Number(process.versions.modules);
+const OTHER_ABI = NODE_ABI + 13;
 
-/** A node_modules with the real addons, better-sqlite3's rewritten to claim another ABI. */
-function modulesBuiltFor(abi: number): string {
-  const dir = join(tempHome('povdesk-native-'), 'node_modules');
-  for (const [name, rel] of Object.entries(NATIVE_MODULES)) {
-    mkdirSync(join(dir, name, rel, '..'), { recursive: true });
-    copyFileSync(join(MODULES, name, rel), join(dir, name, rel));
+/**
+ * An app folder whose node_modules holds the real addons, better-sqlite3's rewritten to claim a V8
+ * ABI (`node_register_module_v<abi>`) instead of Node-API: what a NAN module built for one runtime
+ * looks like. Same length, so the file stays a valid shared object: only the symbol changes.
+ */
+function appBuiltFor(abi: number): string {
+  const app = tempHome('povdesk-native-');
+  const dir = join(app, 'node_modules');
+  for (const name of Object.keys(NATIVE_MODULES) as (keyof typeof NATIVE_MODULES)[]) {
+    const to = addonFile(dir, name).replace(/prebuilds\/[^/]+$/, join('build', 'Release', `${name.replace('-', '_')}.node`));
+    mkdirSync(dirname(to), { recursive: true });
+    copyFileSync(addonFile(MODULES, name), to);
   }
-  const f = join(dir, 'better-sqlite3', NATIVE_MODULES['better-sqlite3']);
-  // Same length, so the file stays a valid ELF: only the symbol's digits change.
-  writeFileSync(f, Buffer.from(readFileSync(f).toString('latin1').replaceAll('node_register_module_v115', `node_register_module_v${abi}`), 'latin1'));
-  return dir;
+  const f = addonFile(dir, 'better-sqlite3');
+  const symbol = `node_register_module_v${abi}`;
+  writeFileSync(f, Buffer.from(readFileSync(f).toString('latin1').replace('napi_register_module_v1', symbol.padEnd('napi_register_module_v1'.length, '_')), 'latin1'));
+  return app;
 }
 
 // Item 3 of the security review: the ABI each native module was built for, from its own bytes.
 describe('the native module ABI reader', () => {
-  it('reads ABI 115 (Node 20, this runtime) from the better-sqlite3 the tests use', () => {
-    expect(process.versions.modules).toBe('115');
-    expect(abiOf(SQLITE)).toEqual({ kind: 'node', abi: 115 });
+  it('reads both modules the app loads as Node-API modules, which load in Node and Electron alike', () => {
+    expect(abiOf(SQLITE)).toEqual({ kind: 'napi', version: 1 });
+    expect(abiOf(KEYTAR)).toEqual({ kind: 'napi', version: 1 });
   });
 
-  it('reads keytar as a Node-API module, which loads in Node and Electron alike', () => {
-    expect(abiOf(KEYTAR)).toEqual({ kind: 'napi', version: 1 });
+  it('finds better-sqlite3’s prebuilt addon for this platform when nothing was compiled locally', () => {
+    expect(SQLITE).toBe(join(MODULES, 'better-sqlite3', 'prebuilds', `${process.platform}-${process.arch}.node`));
   });
 
   it('finds no ABI in a file that is not an addon', () => {
     expect(abiOf(join(ROOT, 'package.json'))).toBeNull();
   });
 
-  it('reports no problem for the Node build here, and each mismatch for another runtime', () => {
+  it('reports no problem here for Node nor for any other runtime ABI', () => {
     expect(nativeProblems(MODULES, process.versions.modules)).toEqual([]);
-    const problems = nativeProblems(MODULES, 139);
-    expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^better-sqlite3: .*better_sqlite3\.node was built for ABI 115, this runtime needs ABI 139$/);
+    expect(nativeProblems(MODULES, OTHER_ABI)).toEqual([]);
   });
 
-  it('accepts a module rebuilt for the runtime and refuses a missing one', () => {
-    const dir = modulesBuiltFor(139);
-    expect(abiOf(join(dir, 'better-sqlite3', NATIVE_MODULES['better-sqlite3']))).toEqual({ kind: 'node', abi: 139 });
-    expect(nativeProblems(dir, 139)).toEqual([]);
-    expect(nativeProblems(dir, 115)[0]).toMatch(/built for ABI 139, this runtime needs ABI 115/);
-    expect(nativeProblems(join(dir, 'nowhere'), 139)).toHaveLength(2);
+  it('a module built for one V8 ABI loads only there, and a missing one is a problem', () => {
+    const dir = join(appBuiltFor(OTHER_ABI), 'node_modules');
+    expect(abiOf(addonFile(dir, 'better-sqlite3'))).toEqual({ kind: 'node', abi: OTHER_ABI });
+    expect(nativeProblems(dir, OTHER_ABI)).toEqual([]);
+    expect(nativeProblems(dir, NODE_ABI)[0]).toMatch(new RegExp(`built for ABI ${OTHER_ABI}, this runtime needs ABI ${NODE_ABI}`));
+    expect(nativeProblems(join(dir, 'nowhere'), OTHER_ABI)).toHaveLength(2);
   });
 
   it('the script reports each file and exits 1 with what to do on a mismatch', async () => {
-    const ok = await run(process.execPath, [join(ROOT, 'scripts/native-abi.mjs'), '--expect', '115'], { cwd: ROOT });
-    expect(ok.stdout).toContain('better_sqlite3.node: ABI 115');
+    const ok = await run(process.execPath, [join(ROOT, 'scripts/native-abi.mjs'), '--expect', String(OTHER_ABI)], { cwd: ROOT });
+    expect(ok.stdout).toContain(`${process.platform}-${process.arch}.node: Node-API v1`);
     expect(ok.stdout).toContain('keytar.node: Node-API v1');
-    const bad = await run(process.execPath, [join(ROOT, 'scripts/native-abi.mjs'), '--expect', '139'], { cwd: ROOT }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+    const dir = join(appBuiltFor(OTHER_ABI), 'node_modules');
+    const bad = await run(process.execPath, [join(ROOT, 'scripts/native-abi.mjs'), dir, '--expect', String(NODE_ABI)], { cwd: ROOT }).catch((e: { code: number; stdout: string; stderr: string }) => e);
     expect((bad as { code: number }).code).toBe(1);
     expect((bad as { stdout: string }).stdout).toContain('MISMATCH');
-    expect((bad as { stderr: string }).stderr).toMatch(/npm start/);
+    expect((bad as { stderr: string }).stderr).toMatch(/npm ci/);
   });
 });
 
 describe('the Electron app refuses native modules of another ABI', () => {
-  it('starts with the copies built for its ABI, handing createCore their paths', () => {
-    const dir = modulesBuiltFor(139);
-    const check = electronNative({ POVDESK_NATIVE_DIR: dir }, '/nowhere', '139');
-    expect(check).toEqual({
-      ok: true,
-      native: { sqliteBinding: join(dir, 'better-sqlite3', 'build/Release/better_sqlite3.node'), keytarModule: join(dir, 'keytar') },
-    });
+  it('starts with the Node-API modules in node_modules, handing createCore their paths', () => {
+    expect(electronNative(ROOT, String(OTHER_ABI))).toEqual({ ok: true, native: { sqliteBinding: SQLITE, keytarModule: join(MODULES, 'keytar') } });
   });
 
-  it('refuses the Node build (ABI 115) under Electron 38 (ABI 139) with what to do', () => {
-    const check = electronNative({ POVDESK_NATIVE_DIR: MODULES }, '/nowhere', '139');
+  it('refuses a module built for another ABI with what to do', () => {
+    const check = electronNative(appBuiltFor(NODE_ABI), String(OTHER_ABI));
     expect(check.ok).toBe(false);
     const message = (check as { message: string }).message;
-    expect(message).toMatch(/not built for this Electron \(ABI 139\)/);
-    expect(message).toMatch(/better_sqlite3\.node was built for ABI 115/);
-    expect(message).toMatch(/npm start/);
+    expect(message).toMatch(new RegExp(`do not load in this Electron \\(ABI ${OTHER_ABI}\\)`));
+    expect(message).toMatch(new RegExp(`better_sqlite3\\.node was built for ABI ${NODE_ABI}`));
+    expect(message).toMatch(/npm ci/);
   });
 
-  it('refuses when npm start has not built them yet (no .electron-native)', () => {
-    const check = electronNative({}, tempHome('povdesk-app-'), '139');
+  it('refuses when the modules are missing', () => {
+    const check = electronNative(tempHome('povdesk-app-'), String(OTHER_ABI));
     expect(check.ok).toBe(false);
-    expect((check as { message: string }).message).toMatch(/\.electron-native.*cannot be read \(ENOENT\)/s);
-  });
-
-  it('the Node build here passes the same check for Node (the path the CLI and tests take)', () => {
-    expect(electronNative({ POVDESK_NATIVE_DIR: MODULES }, '/nowhere').ok).toBe(true);
+    expect((check as { message: string }).message).toMatch(/cannot be read \(ENOENT\)/);
   });
 
   it('the database opens through the nativeBinding path the check hands over', () => {
-    const check = electronNative({ POVDESK_NATIVE_DIR: MODULES }, '/nowhere');
+    const check = electronNative(ROOT);
     if (!check.ok) throw new Error(check.message);
     const db = openDatabase(join(tempHome(), 'n.db'), undefined, check.native.sqliteBinding);
     expect(db.pragma('user_version', { simple: true })).toBeGreaterThan(0);

@@ -62,7 +62,7 @@ export async function openSecretStore(opts: { timeoutMs?: number; service?: stri
   let keytar: Keytar;
   try {
     const require = createRequire(import.meta.url);
-    // keytarModule: the copy built for Electron's ABI (main/electron/native.ts); Node uses its own.
+    // keytarModule: the copy main/electron/native.ts checked (Node-API: the same for Node and Electron).
     const mod = require(opts.keytarModule ?? 'keytar') as Keytar & { default?: Keytar };
     keytar = mod.default ?? mod;
   } catch (err) {

@@ -9,10 +9,9 @@ export type Db = Database.Database;
 const sqlite = lazyRequire<typeof Database>('better-sqlite3');
 
 /**
- * A better-sqlite3 connection. `nativeBinding` is the addon to load (Electron's copy, see
- * main/electron/native.ts); by default Node's copy in node_modules, named directly: left to itself
- * the package finds it through `bindings`, which walks the stack and tries a dozen paths first
- * (~3 ms of the host's cold start, where the owner lock opens the first connection).
+ * A better-sqlite3 connection. `nativeBinding` is the addon to load (the one main/electron/native.ts
+ * checked); by default the package's prebuilt Node-API addon for this platform, named directly:
+ * left to itself the package probes build/Debug, build/Release and the C library first.
  */
 export function sqliteConnection(file: string, options: Database.Options = {}, nativeBinding?: string): Db {
   return new (sqlite())(file, { ...options, nativeBinding: nativeBinding ?? nodeAddon() });
@@ -21,8 +20,10 @@ export function sqliteConnection(file: string, options: Database.Options = {}, n
 let addon: string | null | undefined;
 function nodeAddon(): string | undefined {
   if (addon === undefined) {
-    const file = join(dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
-    addon = existsSync(file) ? file : null;
+    const dir = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
+    // a local build wins, as in the package's own lookup; else its prebuilt addon for this platform
+    const files = [join(dir, 'build', 'Release', 'better_sqlite3.node'), join(dir, 'prebuilds', `${process.platform}-${process.arch}.node`)];
+    addon = files.find((f) => existsSync(f)) ?? null;
   }
   return addon ?? undefined;
 }
@@ -34,7 +35,7 @@ function nodeAddon(): string | undefined {
  */
 export function openDatabase(file: string, list: readonly Migration[] = migrations, nativeBinding?: string): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  // nativeBinding: the addon built for Electron's ABI (main/electron/native.ts); Node uses its own.
+  // nativeBinding: the addon main/electron/native.ts checked; Node finds its own.
   const db = sqliteConnection(file, {}, nativeBinding);
   try {
     // The wait first: another process may be creating or migrating the same fresh file right now.

@@ -58,7 +58,8 @@ function appRoot(): string {
  */
 export function managerCommand(
   env: NodeJS.ProcessEnv = process.env,
-  resourcesPath: string | undefined = (process as { resourcesPath?: string }).resourcesPath,
+  // the packaged CLI runs under ELECTRON_RUN_AS_NODE outside the asar: its launcher names the folder
+  resourcesPath: string | undefined = (process as { resourcesPath?: string }).resourcesPath ?? env.POVDESK_RESOURCES_DIR,
 ): { argv: string[]; cwd: string } {
   const packaged = resourcesPath ? join(resourcesPath, 'vm-manager', 'vm-manager.mjs') : null;
   // cwd must be a real directory: a spawn cannot start inside app.asar.
