@@ -12,6 +12,8 @@ export interface MethodHints {
   readonly destructive: boolean;
   readonly idempotent: boolean;
   readonly notOverMcp?: string;
+  /** The secret its arguments carry: `povdesk call` warns when they come on the command line. */
+  readonly takesSecret?: string;
 }
 
 const read: MethodHints = { readOnly: true, destructive: false, idempotent: true };
@@ -21,7 +23,9 @@ const write: MethodHints = { readOnly: false, destructive: false, idempotent: fa
 const sets: MethodHints = { readOnly: false, destructive: false, idempotent: true };
 /** Removes or stops something that cannot be brought back as it was. */
 const destroys: MethodHints = { readOnly: false, destructive: true, idempotent: true };
-const takesSecret = (what: string): MethodHints => ({ ...sets, notOverMcp: `takes ${what}; use the app or \`povdesk call\`` });
+/** Where a secret may go in from a shell: not the command line, which every local user can read. */
+export const SECRET_ARGS_ADVICE = 'give `povdesk call <method>` the JSON on standard input (`-`) or in a file (`@path`), never on its command line';
+const takesSecret = (what: string): MethodHints => ({ ...sets, takesSecret: what, notOverMcp: `takes ${what}; use the app, or ${SECRET_ARGS_ADVICE}` });
 /** Answers with a secret (a share link's password): secrets never cross MCP. */
 const returnsSecret = (what: string, base: MethodHints): MethodHints => ({ ...base, notOverMcp: `answers with ${what}; use the app or \`povdesk call\`` });
 const needsStream = (stream: string, instead: string): MethodHints => ({
