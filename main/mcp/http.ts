@@ -19,8 +19,8 @@ export interface OwnerMcp {
 
 /**
  * The owner's MCP endpoint: `povdesk mcp`'s server over streamable HTTP on loopback
- * (http://127.0.0.1:<port>/mcp, stateless, JSON answers), with the owner's token (owner.token) as
- * the bearer token — the same token `povdesk call` presents on the owner's socket.
+ * (http://127.0.0.1:<port>/mcp, stateless, JSON answers), with its own bearer token (mcp.token in
+ * the data directory, 0600): not the socket's owner.token, so a leak of one opens nothing else.
  */
 export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, token: string): Promise<OwnerMcp> {
   const backend: McpBackend = {
@@ -34,7 +34,7 @@ export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, tok
     if (!isMcpPath(req.url)) return refuse(res, 404, 'not_found', 'the MCP endpoint is /mcp');
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     if (!m?.[1] || !sameSecret(m[1], token)) {
-      return refuse(res, 401, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <the token in owner.token of the data directory>"');
+      return refuse(res, 401, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <the token in mcp.token of the data directory>"');
     }
     answerStateless(createPovdeskMcpServer(backend), req, res, (e) => {
       core.base.log.error('MCP request failed', { error: (e as Error)?.message });
