@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Core } from '../core/create';
 import { sameSecret } from '../core/owner-endpoint';
+import { foreignRequest } from '../lib/loopback-guard';
 import { followLocalJob } from './core-backend';
 import type { McpBackend } from './server';
 
@@ -29,7 +30,13 @@ export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, tok
   };
   const refuse = (res: ServerResponse, status: number, code: string, message: string) =>
     res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code, message } }));
+  let own = '';
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const foreign = foreignRequest(req, own);
+    if (foreign) {
+      core.base.log.warn('MCP request refused', { why: foreign });
+      return refuse(res, 403, 'forbidden', foreign);
+    }
     const [{ answerStateless, isMcpPath }, { createPovdeskMcpServer }] = await loadSdk();
     if (!isMcpPath(req.url)) return refuse(res, 404, 'not_found', 'the MCP endpoint is /mcp');
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
@@ -48,7 +55,8 @@ export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, tok
     }),
   );
   await new Promise<void>((resolve, reject) => http.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
-  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  own = `127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const url = `http://${own}/mcp`;
   core.base.log.info('owner MCP endpoint listening', { url });
   return {
     url,

@@ -87,7 +87,9 @@ export const methodHints = {
   'pam.status': read,
   'pam.unwire': destroys,
   'pam.getSettings': read,
-  'pam.saveSettings': sets,
+  // The Jumpoint image and its docker run flags run on every POV's control node beside the Docker
+  // socket: an assistant (or a prompt injected into one) must not choose them.
+  'pam.saveSettings': { ...sets, notOverMcp: 'sets the POV Gateway container image and its docker run flags, which every control node runs; use the app or `povdesk call`' },
   'vm.connection': read,
   'vm.setConnection': takesSecret("a remote vm-manager's bearer token"),
   'vm.host': read,
@@ -104,10 +106,12 @@ export const methodHints = {
   'vm.attestation': read,
   'vm.imageBuildTest': sets,
   'vm.learnGolden': write,
-  'vm.saveGolden': sets,
+  // Golden values decide which boots attestation trusts: a person reviews the learned table first.
+  'vm.saveGolden': { ...sets, notOverMcp: 'saves golden PCR values, which decide what attestation trusts; review the learned values and save them in the app or with `povdesk call`' },
   'vm.login': { ...write, notOverMcp: 'is a person logging in at the identity provider; use the app' },
   'vm.logout': destroys,
-  'vm.exec': write,
+  // A command as root in the guest can delete or change anything there.
+  'vm.exec': { ...write, destructive: true },
   'vm.forward': sets,
   'vm.forwards': read,
   'vm.unforward': destroys,
@@ -121,7 +125,8 @@ export const methodHints = {
   'ssh.sessions.list': read,
   'ssh.answerHostKey': sets,
   'ssh.hostKeyPrompts.list': read,
-  'ssh.typeInto': write,
+  // Keystrokes into a live terminal run whatever they spell.
+  'ssh.typeInto': { ...write, destructive: true },
   'ssh.profiles.list': read,
   'ssh.profiles.save': takesSecret('a private key or password'),
   'ssh.profiles.delete': destroys,
