@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AppError, methods, toWireError, type MethodName } from '../../shared/contract';
-import { hintTags, methodHints } from '../../shared/contract/annotations';
+import { hintTags, methodHints, SECRET_ARGS_ADVICE } from '../../shared/contract/annotations';
 import { APP_VERSION } from '../../shared/version';
 import { createCore, type Core } from '../core/create';
 import { startHost } from '../host/server';
@@ -14,6 +15,10 @@ const USAGE = `povdesk ${APP_VERSION} — POV Desk from the command line
   povdesk call <method> '<json args>' [--wait]   run one contract method, print its JSON result
                                                  (in the running app or serve when one owns the data
                                                  directory; --wait follows its job, progress on stderr)
+  povdesk call <method> - [--wait]               the same, the JSON read from standard input
+  povdesk call <method> @<file> [--wait]         the same, the JSON read from a file: use - or @ for
+                                                 secrets (tokens, passwords, keys), since a command
+                                                 line is readable by every local user
   povdesk serve [--port N] [--open]              run browser mode; prints the URL with its token
                                                  (refused while another process owns the directory)
   povdesk vm-manager <serve|image …>             the local vm-manager (see povdesk vm-manager --help)
@@ -23,6 +28,7 @@ const USAGE = `povdesk ${APP_VERSION} — POV Desk from the command line
 
 POVDESK_HOME sets the data directory. SKYTAP_USERNAME, SKYTAP_API_TOKEN, SKYTAP_URL and
 SKYTAP_PROJECT_ID override stored Skytap settings for this process and are never saved.
+POVDESK_VMM_TOKEN (or --token-file with a 0600 file) gives vm-manager serve its API token.
 Errors print {"error":{"code","message"}} on stderr and exit 1.`;
 
 /** A compact, readable argument shape for --help, derived from the contract's schema. */
@@ -55,6 +61,8 @@ interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
   env: NodeJS.ProcessEnv;
+  /** All of standard input, for `povdesk call <method> -`. */
+  stdin?: () => Promise<string>;
 }
 
 function fail(io: Io, err: unknown): number {
@@ -86,10 +94,12 @@ async function call(args: string[], io: Io): Promise<number> {
   if (!method) return fail(io, new AppError('invalid_request', 'usage: povdesk call <method> \'<json>\' [--wait]'));
   let parsedArgs: unknown = {};
   if (json !== undefined) {
+    let text: string;
     try {
-      parsedArgs = JSON.parse(json);
+      text = await argsText(io, method, json);
+      parsedArgs = JSON.parse(text);
     } catch (e) {
-      return fail(io, new AppError('invalid_request', `the arguments are not JSON: ${(e as Error).message}`));
+      return fail(io, e instanceof AppError ? e : new AppError('invalid_request', `the arguments are not JSON: ${(e as Error).message}`));
     }
   }
   if (positional.length > 2) return fail(io, new AppError('invalid_request', 'too many arguments; pass one JSON object'));
@@ -98,6 +108,30 @@ async function call(args: string[], io: Io): Promise<number> {
   } catch (err) {
     return fail(io, err);
   }
+}
+
+/** The JSON argument: standard input for `-`, a file for `@path`, else the argument itself (warned about when it carries a secret). */
+async function argsText(io: Io, method: string, arg: string): Promise<string> {
+  if (arg === '-') return (io.stdin ?? readStdin)();
+  if (arg.startsWith('@')) {
+    try {
+      return readFileSync(arg.slice(1), 'utf8');
+    } catch (e) {
+      throw new AppError('invalid_request', `cannot read the arguments file ${arg.slice(1)} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): give @<path> of a JSON file`);
+    }
+  }
+  const secret = (methodHints as Record<string, { takesSecret?: string }>)[method]?.takesSecret;
+  if (secret) io.err(`warning: ${method} takes ${secret}, and this command line is readable by every local user (ps, /proc/<pid>/cmdline); ${SECRET_ARGS_ADVICE}\n`);
+  return arg;
+}
+
+function readStdin(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    process.stdin.on('data', (d: Buffer) => parts.push(d));
+    process.stdin.once('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    process.stdin.once('error', reject);
+  });
 }
 
 async function serve(args: string[], io: Io): Promise<number> {

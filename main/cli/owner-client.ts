@@ -5,6 +5,7 @@ import { AppError, jobRecord, wireErrorSchema } from '../../shared/contract';
 import { streamKey } from '../../shared/stream-listeners';
 import { onLines, type OwnerHello } from '../core/owner-endpoint';
 import { ownerFiles, readOwnerToken } from '../core/owner';
+import { endpointProblem } from '../core/private-endpoint';
 
 /** What the owner sends on its endpoint; anything else closes the connection (it is still another process). */
 const ownerMessage = lazySchema(() => z.discriminatedUnion('t', [
@@ -30,8 +31,12 @@ export interface OwnerClient {
 export async function connectOwner(home: string, timeoutMs = 5000): Promise<OwnerClient | null> {
   const token = readOwnerToken(home);
   if (!token) return null;
+  const endpoint = ownerFiles(home).endpoint;
+  // The token goes only to a socket of this user's, in a directory no other user may write.
+  const problem = endpointProblem(endpoint);
+  if (problem) throw new AppError('forbidden', `not sending the owner token to ${endpoint}: ${problem}. Another local user may have put it there; remove it, then start POV Desk again`);
   const sock = await new Promise<Socket | null>((resolve) => {
-    const s = connect(ownerFiles(home).endpoint);
+    const s = connect(endpoint);
     s.once('connect', () => resolve(s));
     s.once('error', () => resolve(null));
   });

@@ -200,7 +200,7 @@ async function buildCore(
   // The app and serve also answer MCP over loopback HTTP (docs/mcp.md); a CLI core does not.
   const mcp =
     base.role === 'app'
-      ? await startOwnerMcp({ base, dispatcher }, owner.token).catch((err) => {
+      ? await startOwnerMcp({ base, dispatcher }, owner.mcpToken).catch((err) => {
           log.error('owner MCP endpoint could not listen', { error: (err as Error).message });
           return null;
         })

@@ -9,6 +9,7 @@ import type { Dispatcher } from './dispatch';
 import { StreamSession } from './stream-session';
 import type { StreamHub } from './streams';
 import type { Logger } from '../services/log/logger';
+import { ensureEndpointDir } from './private-endpoint';
 
 /**
  * The owner's local endpoint: a Unix socket (0600) in the data directory, or a named pipe on
@@ -60,7 +61,9 @@ export async function startOwnerEndpoint(opts: {
 }): Promise<OwnerEndpoint> {
   const { dispatcher, hub, log } = opts;
   const sockets = new Set<Socket>();
-  // Only the lock holder gets here, so a socket file left by a killed owner is ours to replace.
+  // Only in a directory no other user may write (private-endpoint.ts); there, being the lock
+  // holder, a socket file left by a killed owner is ours to replace.
+  ensureEndpointDir(opts.path);
   if (process.platform !== 'win32') rmSync(opts.path, { force: true });
 
   const attach = (sock: Socket) => {

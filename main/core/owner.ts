@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { lazySchema } from '../../shared/lazy-schema';
 import { AppError } from '../../shared/contract';
 import { sqliteConnection } from '../services/store/db';
+import { runtimeDir } from './private-endpoint';
 
 /**
  * One owner per data directory. The owner holds an OS file lock on `<home>/owner.lock` through an
@@ -24,7 +24,7 @@ export interface OwnerInfo {
   startedAt: string;
   /** Browser mode's URL (with its token) when the owner is `povdesk serve`. */
   url?: string;
-  /** The owner's MCP endpoint (streamable HTTP on loopback; bearer = owner.token), when it serves one. */
+  /** The owner's MCP endpoint (streamable HTTP on loopback; bearer = mcp.token), when it serves one. */
   mcpUrl?: string;
 }
 
@@ -43,24 +43,35 @@ export function ownerFiles(home: string) {
     lock: join(home, 'owner.lock'),
     info: join(home, 'owner.json'),
     token: join(home, 'owner.token'),
+    /** The MCP HTTP endpoint's bearer token: its own, so the socket's token opens nothing on TCP. */
+    mcpToken: join(home, 'mcp.token'),
     endpoint: ownerEndpoint(home),
   };
 }
 
 /**
  * `<home>/owner.sock`, or a named pipe on Windows. A Unix socket path is limited to ~104 bytes, so
- * a deep home gets a socket in the temp directory named after a hash of the home instead.
+ * a deep home gets its socket in this user's private runtime directory (private-endpoint.ts),
+ * named after a hash of the home. A pipe's name is global to the machine and any user may create
+ * it first, so it is derived from the owner's token (owner.token, readable by this user only):
+ * nobody else can know it before the owner creates it, and Node creates a server's first instance
+ * with FILE_FLAG_FIRST_PIPE_INSTANCE, so nobody can add an instance once it exists.
  */
 export function ownerEndpoint(home: string): string {
   const hash = createHash('sha256').update(home).digest('hex').slice(0, 16);
-  if (process.platform === 'win32') return `\\\\.\\pipe\\povdesk-${hash}`;
+  if (process.platform === 'win32') {
+    const secret = createHash('sha256').update(`${home}\0${readToken(join(home, 'owner.token')) ?? ''}`).digest('hex').slice(0, 32);
+    return `\\\\.\\pipe\\povdesk-${secret}`;
+  }
   const inHome = join(home, 'owner.sock');
-  return Buffer.byteLength(inHome) <= 100 ? inHome : join(tmpdir(), `povdesk-${hash}.sock`);
+  return Buffer.byteLength(inHome) <= 100 ? inHome : join(runtimeDir(), `povdesk-${hash}.sock`);
 }
 
 export interface OwnerLock {
   readonly home: string;
   readonly token: string;
+  /** The bearer token of the owner's MCP HTTP endpoint (mcp.token). */
+  readonly mcpToken: string;
   /** Rewrites owner.json (e.g. once `serve` knows its URL). */
   describe(extra: Partial<Pick<OwnerInfo, 'url' | 'mcpUrl'>>): void;
   release(): void;
@@ -78,8 +89,12 @@ export function readOwnerInfo(home: string): OwnerInfo | null {
 
 /** The owner's token, for a client; null when there is none. */
 export function readOwnerToken(home: string): string | null {
+  return readToken(ownerFiles(home).token);
+}
+
+function readToken(file: string): string | null {
   try {
-    const t = readFileSync(ownerFiles(home).token, 'utf8').trim();
+    const t = readFileSync(file, 'utf8').trim();
     return /^[A-Za-z0-9_-]{20,100}$/.test(t) ? t : null;
   } catch {
     return null;
@@ -105,13 +120,16 @@ export function tryAcquireOwnerLock(home: string, kind: OwnerKind): OwnerLock | 
     throw err;
   }
   const token = randomBytes(24).toString('base64url');
+  const mcpToken = randomBytes(24).toString('base64url');
   let info: OwnerInfo = { pid: process.pid, kind, startedAt: new Date().toISOString() };
   writePrivate(files.token, token + '\n');
+  writePrivate(files.mcpToken, mcpToken + '\n');
   writePrivate(files.info, JSON.stringify(info) + '\n');
   let held = true;
   return {
     home,
     token,
+    mcpToken,
     describe(extra) {
       info = { ...info, ...extra };
       if (held) writePrivate(files.info, JSON.stringify(info) + '\n');

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Core } from '../core/create';
 import { sameSecret } from '../core/owner-endpoint';
+import { foreignRequest } from '../lib/loopback-guard';
 import { followLocalJob } from './core-backend';
 import type { McpBackend } from './server';
 
@@ -19,8 +20,8 @@ export interface OwnerMcp {
 
 /**
  * The owner's MCP endpoint: `povdesk mcp`'s server over streamable HTTP on loopback
- * (http://127.0.0.1:<port>/mcp, stateless, JSON answers), with the owner's token (owner.token) as
- * the bearer token — the same token `povdesk call` presents on the owner's socket.
+ * (http://127.0.0.1:<port>/mcp, stateless, JSON answers), with its own bearer token (mcp.token in
+ * the data directory, 0600): not the socket's owner.token, so a leak of one opens nothing else.
  */
 export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, token: string): Promise<OwnerMcp> {
   const backend: McpBackend = {
@@ -29,12 +30,18 @@ export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, tok
   };
   const refuse = (res: ServerResponse, status: number, code: string, message: string) =>
     res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code, message } }));
+  let own = '';
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const foreign = foreignRequest(req, own);
+    if (foreign) {
+      core.base.log.warn('MCP request refused', { why: foreign });
+      return refuse(res, 403, 'forbidden', foreign);
+    }
     const [{ answerStateless, isMcpPath }, { createPovdeskMcpServer }] = await loadSdk();
     if (!isMcpPath(req.url)) return refuse(res, 404, 'not_found', 'the MCP endpoint is /mcp');
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     if (!m?.[1] || !sameSecret(m[1], token)) {
-      return refuse(res, 401, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <the token in owner.token of the data directory>"');
+      return refuse(res, 401, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <the token in mcp.token of the data directory>"');
     }
     answerStateless(createPovdeskMcpServer(backend), req, res, (e) => {
       core.base.log.error('MCP request failed', { error: (e as Error)?.message });
@@ -48,7 +55,8 @@ export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, tok
     }),
   );
   await new Promise<void>((resolve, reject) => http.once('error', reject).listen(0, '127.0.0.1', () => resolve()));
-  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  own = `127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const url = `http://${own}/mcp`;
   core.base.log.info('owner MCP endpoint listening', { url });
   return {
     url,

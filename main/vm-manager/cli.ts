@@ -1,12 +1,13 @@
 /**
  * `povdesk vm-manager …`:
- *   serve [--state-dir D] [--port N | --socket P] [--token T] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit]
+ *   serve [--state-dir D] [--port N | --socket P] [--token-file F] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit]
  *   image build-test [--no-golden] [--state-dir D]
  *   image import <file> [--name N] [--state-dir D]
- *   image golden <image> --from-vm <id> [--server URL --token T] [--clear] [--state-dir D]
- * Default state dir: $POVDESK_HOME/vm-manager.
+ *   image golden <image> --from-vm <id> [--server URL [--token-file F]] [--clear] [--state-dir D]
+ * Default state dir: $POVDESK_HOME/vm-manager. The token: POVDESK_VMM_TOKEN or a 0600 --token-file
+ * (`--token T` still works, with a warning: a command line is readable by every local user).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { goldenForSize, recordGolden, recordGoldenForSize, sizeKey, type ImagePolicy } from './attest/index';
 import { GOLDEN_VM_SIZE, isGoldenVmSize } from '../../shared/golden-size';
@@ -23,7 +24,7 @@ interface Parsed {
   flags: Map<string, string | true>;
 }
 
-const VALUE_FLAGS = new Set(['--state-dir', '--port', '--socket', '--token', '--name', '--from-vm', '--server', '--learn-golden']);
+const VALUE_FLAGS = new Set(['--state-dir', '--port', '--socket', '--token', '--token-file', '--name', '--from-vm', '--server', '--learn-golden']);
 const BOOL_FLAGS = new Set(['--stop-vms-on-exit', '--clear', '--no-golden', '--help']);
 
 function parse(argv: string[]): Parsed {
@@ -47,12 +48,35 @@ function parse(argv: string[]): Parsed {
   return { pos, flags };
 }
 
-const USAGE = `usage: povdesk vm-manager serve [--state-dir D] [--port N | --socket P] [--token T] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit]
+const USAGE = `usage: povdesk vm-manager serve [--state-dir D] [--port N | --socket P] [--token-file F] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit]
        povdesk vm-manager image build-test [--no-golden] [--state-dir D]
        povdesk vm-manager image import <file> [--name N] [--state-dir D]
-       povdesk vm-manager image golden <image> --from-vm <id> [--server URL --token T] [--clear] [--state-dir D]`;
+       povdesk vm-manager image golden <image> --from-vm <id> [--server URL [--token-file F]] [--clear] [--state-dir D]
+The API token comes from POVDESK_VMM_TOKEN or --token-file (a file only you may read: chmod 600);
+serve makes a random one without either. Not --token T: a command line is readable by every local user.`;
 
-export async function runVmManagerCli(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + '\n'), err: (s: string) => void = (s) => process.stderr.write(s + '\n')): Promise<number> {
+/** The API token: --token-file (mode 0600), else POVDESK_VMM_TOKEN, else --token with a warning; undefined for none. */
+function tokenOption(flags: Parsed['flags'], env: NodeJS.ProcessEnv, warn: (s: string) => void): string | undefined {
+  const file = flags.get('--token-file');
+  if (typeof file === 'string') {
+    const st = statSync(file, { throwIfNoEntry: false });
+    if (!st?.isFile()) throw new VmmError('invalid_request', `--token-file ${file} is not a file`);
+    if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
+      throw new VmmError('invalid_request', `--token-file ${file} may be read by other users (mode ${(st.mode & 0o777).toString(8)}): chmod 600 ${file}`);
+    }
+    const token = readFileSync(file, 'utf8').trim();
+    if (!token) throw new VmmError('invalid_request', `--token-file ${file} is empty`);
+    return token;
+  }
+  const arg = flags.get('--token');
+  if (typeof arg === 'string') {
+    warn('warning: --token puts the token on the command line, readable by every local user (ps, /proc/<pid>/cmdline); use POVDESK_VMM_TOKEN or --token-file <file> (chmod 600)');
+    return arg;
+  }
+  return env.POVDESK_VMM_TOKEN || undefined;
+}
+
+export async function runVmManagerCli(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + '\n'), err: (s: string) => void = (s) => process.stderr.write(s + '\n'), env: NodeJS.ProcessEnv = process.env): Promise<number> {
   try {
     const { pos, flags } = parse(argv);
     const str = (k: string) => (typeof flags.get(k) === 'string' ? (flags.get(k) as string) : undefined);
@@ -66,7 +90,7 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       const port = str('--port');
       if (port !== undefined && !/^\d+$/.test(port)) throw new VmmError('invalid_request', `--port must be a number, got ${port}`);
       const m = await serve({
-        stateDir, port: port ? Number(port) : 0, socket: str('--socket'), token: str('--token'), learn: str('--learn-golden')?.split(',').filter(Boolean),
+        stateDir, port: port ? Number(port) : 0, socket: str('--socket'), token: tokenOption(flags, env, err), learn: str('--learn-golden')?.split(',').filter(Boolean),
         log: (s) => err(`vm-manager: ${s}`),
       });
       out(JSON.stringify({ url: m.url, token: m.token, stateDir: m.stateDir, pid: process.pid, accelerator: m.host.accelerator.chosen, recovered: m.recovered }));
@@ -103,7 +127,7 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       const server = str('--server');
       if (server) {
         // The attestation answer carries this daemon's stage results under `povdesk` (views.ts).
-        const res = await fetch(new URL(`/api/v1/vms/${encodeURIComponent(vmId)}/attestation`, server), { headers: { Authorization: `Bearer ${str('--token') ?? ''}` } });
+        const res = await fetch(new URL(`/api/v1/vms/${encodeURIComponent(vmId)}/attestation`, server), { headers: { Authorization: `Bearer ${tokenOption(flags, env, err) ?? ''}` } });
         const body = (await res.json().catch(() => null)) as { povdesk?: typeof att; error?: { code: string; message: string } } | null;
         if (!res.ok || !body?.povdesk) throw new VmmError(res.status === 404 ? 'not_found' : 'internal', `${server} answered ${res.status} for VM ${vmId}'s attestation: ${body?.error?.message ?? 'no attestation with stage results (is it a POV Desk vm-manager?)'}`);
         att = body.povdesk;

@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { createApiHandler, hostRefusal } from './api';
+import { createApiHandler } from './api';
 import { createMcpHandler, isMcpPath } from './mcp';
 import { VmmError } from './errors';
 import { findOvmf, hostReport, type HostReport } from './host';
@@ -13,6 +13,7 @@ import { DEFAULT_TIMEOUTS, VmService, type Timeouts } from './vms';
 import { QemuLauncher } from './launcher';
 import { Networks } from './networks';
 import { procCmdline, procStart, readPid, readPidStart, writePid } from '../lib/procs';
+import { foreignRequest } from '../lib/loopback-guard';
 import type { Accel } from './argv';
 
 export interface ServeOptions {
@@ -99,11 +100,12 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   // DNS rebinding: over TCP only the exact address:port we listen on is a valid Host (unix sockets have no Host to check).
   let allowedHost: string | null = null;
   const handler = createApiHandler({ stateDir, token, vms, networks, host: () => hostReport(), allowedHost: () => allowedHost });
-  // /mcp answers through the REST routes in-process (no Host header there), behind the same Host check.
+  // /mcp answers through the REST routes in-process (no Host header there), behind the same Host
+  // check and an Origin check (main/lib/loopback-guard.ts).
   const mcp = createMcpHandler({ token, rest: createApiHandler({ stateDir, token, vms, networks, host: () => hostReport() }) });
   const server: Server = createServer((req, res) => {
     if (!isMcpPath(req.url)) return handler(req, res);
-    const wrongHost = hostRefusal(req, allowedHost);
+    const wrongHost = allowedHost === null ? null : foreignRequest(req, allowedHost);
     if (wrongHost) return void res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 'forbidden', message: wrongHost } }));
     mcp(req, res);
   });

@@ -12,6 +12,8 @@ export interface MethodHints {
   readonly destructive: boolean;
   readonly idempotent: boolean;
   readonly notOverMcp?: string;
+  /** The secret its arguments carry: `povdesk call` warns when they come on the command line. */
+  readonly takesSecret?: string;
 }
 
 const read: MethodHints = { readOnly: true, destructive: false, idempotent: true };
@@ -21,7 +23,9 @@ const write: MethodHints = { readOnly: false, destructive: false, idempotent: fa
 const sets: MethodHints = { readOnly: false, destructive: false, idempotent: true };
 /** Removes or stops something that cannot be brought back as it was. */
 const destroys: MethodHints = { readOnly: false, destructive: true, idempotent: true };
-const takesSecret = (what: string): MethodHints => ({ ...sets, notOverMcp: `takes ${what}; use the app or \`povdesk call\`` });
+/** Where a secret may go in from a shell: not the command line, which every local user can read. */
+export const SECRET_ARGS_ADVICE = 'give `povdesk call <method>` the JSON on standard input (`-`) or in a file (`@path`), never on its command line';
+const takesSecret = (what: string): MethodHints => ({ ...sets, takesSecret: what, notOverMcp: `takes ${what}; use the app, or ${SECRET_ARGS_ADVICE}` });
 /** Answers with a secret (a share link's password): secrets never cross MCP. */
 const returnsSecret = (what: string, base: MethodHints): MethodHints => ({ ...base, notOverMcp: `answers with ${what}; use the app or \`povdesk call\`` });
 const needsStream = (stream: string, instead: string): MethodHints => ({
@@ -83,7 +87,9 @@ export const methodHints = {
   'pam.status': read,
   'pam.unwire': destroys,
   'pam.getSettings': read,
-  'pam.saveSettings': sets,
+  // The Jumpoint image and its docker run flags run on every POV's control node beside the Docker
+  // socket: an assistant (or a prompt injected into one) must not choose them.
+  'pam.saveSettings': { ...sets, notOverMcp: 'sets the POV Gateway container image and its docker run flags, which every control node runs; use the app or `povdesk call`' },
   'vm.connection': read,
   'vm.setConnection': takesSecret("a remote vm-manager's bearer token"),
   'vm.host': read,
@@ -100,10 +106,12 @@ export const methodHints = {
   'vm.attestation': read,
   'vm.imageBuildTest': sets,
   'vm.learnGolden': write,
-  'vm.saveGolden': sets,
+  // Golden values decide which boots attestation trusts: a person reviews the learned table first.
+  'vm.saveGolden': { ...sets, notOverMcp: 'saves golden PCR values, which decide what attestation trusts; review the learned values and save them in the app or with `povdesk call`' },
   'vm.login': { ...write, notOverMcp: 'is a person logging in at the identity provider; use the app' },
   'vm.logout': destroys,
-  'vm.exec': write,
+  // A command as root in the guest can delete or change anything there.
+  'vm.exec': { ...write, destructive: true },
   'vm.forward': sets,
   'vm.forwards': read,
   'vm.unforward': destroys,
@@ -117,7 +125,8 @@ export const methodHints = {
   'ssh.sessions.list': read,
   'ssh.answerHostKey': sets,
   'ssh.hostKeyPrompts.list': read,
-  'ssh.typeInto': write,
+  // Keystrokes into a live terminal run whatever they spell.
+  'ssh.typeInto': { ...write, destructive: true },
   'ssh.profiles.list': read,
   'ssh.profiles.save': takesSecret('a private key or password'),
   'ssh.profiles.delete': destroys,

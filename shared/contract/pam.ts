@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { lazySchema } from '../lazy-schema';
+import { refineCredentialUrl } from '../url-policy';
 import { jobStarted, method, noArgs, lazyMethods } from './define';
 
 /**
@@ -10,6 +11,8 @@ export const PAM_PRODUCTS = ['pra', 'passwordSafe', 'entitle'] as const;
 export type PamProduct = (typeof PAM_PRODUCTS)[number];
 
 const url = lazySchema(() => z.string().trim().regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'an http(s) URL with no query').max(512));
+/** A tenant URL carries the tenant's secrets: https, or http to loopback only (shared/url-policy.ts). */
+const tenantUrl = (what: string) => url.superRefine(refineCredentialUrl(what));
 const secret = lazySchema(() => z.string().min(1).max(8192));
 const accountName = lazySchema(() => z.string().trim().min(1).max(245).regex(/^[^\s'"`;|&$<>\\]+$/, 'an account name without spaces or shell characters'));
 
@@ -17,10 +20,10 @@ const functionalAccount = lazySchema(() => z.strictObject({ accountName, passwor
 
 export const saveTenantsArgs = lazySchema(() => z.strictObject({
   povId: z.string().min(1),
-  pra: z.strictObject({ site: url, clientId: z.string().trim().min(1).max(256), clientSecret: secret.optional() }).optional(),
+  pra: z.strictObject({ site: tenantUrl('the PRA site URL'), clientId: z.string().trim().min(1).max(256), clientSecret: secret.optional() }).optional(),
   passwordSafe: z
     .strictObject({
-      url,
+      url: tenantUrl('the Password Safe URL'),
       /** PS-Auth: an API key with a run-as user (and its password when the key requires one). */
       runAs: z.string().trim().max(256).optional(),
       apiKey: secret.optional(),
@@ -30,7 +33,7 @@ export const saveTenantsArgs = lazySchema(() => z.strictObject({
       clientSecret: secret.optional(),
     })
     .optional(),
-  entitle: z.strictObject({ url: url.optional(), token: secret.optional() }).optional(),
+  entitle: z.strictObject({ url: tenantUrl('the Entitle URL').optional(), token: secret.optional() }).optional(),
   /** The Resource Broker install key generated in the Password Safe portal (no API makes one). */
   brokerInstallKey: secret.optional(),
   functionalAccounts: z.strictObject({ linux: functionalAccount.optional(), windows: functionalAccount.optional() }).optional(),

@@ -39,6 +39,8 @@ describe('the contract annotations table', () => {
     expect(takingSecrets).toContain('settings.saveSkytap');
     for (const name of takingSecrets) {
       expect(methodHints[name as keyof typeof methodHints], name).toHaveProperty('notOverMcp', expect.stringMatching(/takes/));
+      // and `povdesk call` warns when its JSON comes on the command line (issue 33 item 3)
+      expect(methodHints[name as keyof typeof methodHints], name).toHaveProperty('takesSecret');
     }
   });
 

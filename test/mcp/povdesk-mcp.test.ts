@@ -4,12 +4,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { methods } from '../../shared/contract';
 import { methodHints } from '../../shared/contract/annotations';
-import { readOwnerInfo, readOwnerToken, tryAcquireOwnerLock } from '../../main/core/owner';
+import { ownerFiles, readOwnerInfo, tryAcquireOwnerLock } from '../../main/core/owner';
 import { povdeskTools } from '../../main/mcp/server';
 import { startEmulator, SEEDS, type Emulator } from '../skytap-emulator';
 import { BIN, envFor, freshHome as newHome, povdesk, run, type Proc } from '../owner/procs';
@@ -197,7 +197,7 @@ describe('povdesk mcp (stdio)', () => {
     expect(emu.count('POST /configurations')).toBe(1);
   }, 180_000);
 
-  it('povdesk serve answers the same tools over streamable HTTP at owner.json\'s mcpUrl, with owner.token', async () => {
+  it('povdesk serve answers the same tools over streamable HTTP at owner.json\'s mcpUrl, with mcp.token', async () => {
     const home = freshHome();
     const env = envFor(home, emu.url, { SKYTAP_API_TOKEN: TOKEN });
     const serve = povdesk(['serve', '--port', '0'], env);
@@ -211,7 +211,7 @@ describe('povdesk mcp (stdio)', () => {
       expect(res.status).toBe(401);
     }
     const client = new Client({ name: 'test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url!), { requestInit: { headers: { Authorization: `Bearer ${readOwnerToken(home)}` } } }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(url!), { requestInit: { headers: { Authorization: `Bearer ${readFileSync(ownerFiles(home).mcpToken, 'utf8').trim()}` } } }));
     clients.push(client);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(povdeskTools().map((t) => t.name));

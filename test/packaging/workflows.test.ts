@@ -15,7 +15,7 @@ const step = z
     name: z.string().optional(),
     id: z.string().optional(),
     if: z.string().optional(),
-    uses: z.string().regex(/^[\w.-]+\/[\w.-]+(\/[\w./-]+)?@v\d+$/, 'an action pinned to a major version tag').optional(),
+    uses: z.string().regex(/^[\w.-]+\/[\w.-]+(\/[\w./-]+)?@[0-9a-f]{40}$/, 'an action pinned to a commit SHA').optional(),
     run: z.string().min(1).optional(),
     shell: z.enum(['bash', 'pwsh', 'sh']).optional(),
     with: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
@@ -30,6 +30,7 @@ const job = z
     'runs-on': z.string(),
     needs: z.union([z.string(), z.array(z.string())]).optional(),
     if: z.string().optional(),
+    environment: z.string().optional(),
     permissions: z.record(z.string(), z.enum(['read', 'write', 'none'])).optional(),
     strategy: z.object({ 'fail-fast': z.boolean().optional(), matrix: z.object({ include: z.array(z.record(z.string(), z.string())).min(1) }).strict() }).strict().optional(),
     container: z.union([z.string(), z.object({ image: z.string(), options: z.string().optional() }).strict()]).optional(),
@@ -137,8 +138,8 @@ describe('.github/workflows', () => {
     expect(dup.errors.length).toBeGreaterThan(0);
     const base = load('release.yml');
     const pkgJob = base.jobs.package!;
-    expect(() => job.parse({ ...pkgJob, steps: [{ uses: 'actions/checkout@v4', run: 'ls' }] })).toThrow(/exactly one of uses and run/);
-    expect(() => job.parse({ ...pkgJob, steps: [{ uses: 'actions/checkout@main' }] })).toThrow(/pinned to a major version/);
+    expect(() => job.parse({ ...pkgJob, steps: [{ uses: 'actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683', run: 'ls' }] })).toThrow(/exactly one of uses and run/);
+    expect(() => job.parse({ ...pkgJob, steps: [{ uses: 'actions/checkout@v4' }] })).toThrow(/pinned to a commit SHA/);
     const bad = { ...pkgJob, steps: [...pkgJob.steps, { name: 'x', run: 'echo ${{ matrix.nope }} ${{ secret.X }}' }] };
     expect(expressionProblems('package', bad)).toEqual(['package: matrix.nope is not in every include entry', 'package: unknown context secret in " secret.X "']);
     expect(expressionProblems('package', { ...pkgJob, steps: [{ run: 'echo ${{ matrix.os' }] })).toEqual(['package: an unclosed ${{ in "echo ${{ matrix.os"']);

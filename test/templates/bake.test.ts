@@ -136,6 +136,9 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     });
     const after = JSON.parse(readFileSync(join(out, 'template-manifest.json'), 'utf8'));
     expect(after.docker).toBe('present');
+    // the source by its file name only: no host path (a user's name) inside the template (issue 33 item 7)
+    expect(after.source).toBe(`${NAME}.ova`);
+    expect(JSON.stringify(after)).not.toContain(w.home);
     const status = readFileSync(join(out, 'status'), 'utf8');
     const version = /Package: docker\.io\n(?:.+\n)*?Version: (.+)/.exec(status)?.[1];
     expect(version).toBe(before);

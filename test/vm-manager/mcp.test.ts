@@ -73,6 +73,22 @@ describe.skipIf(skip !== null)('vm-manager /mcp (streamable HTTP, SDK client)', 
     }
   });
 
+  it('refuses a web page of another origin (the MCP specification asks servers to validate Origin; issue 33 item 5)', async () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const post = (origin: string) =>
+      fetch(`${m.url}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${TOKEN}`, Origin: origin },
+        body: JSON.stringify(init),
+      });
+    for (const origin of ['http://evil.test', 'http://localhost:6274', 'null']) {
+      const res = await post(origin);
+      expect(res.status, origin).toBe(403);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('forbidden');
+    }
+    expect((await post(m.url)).status).toBe(200);
+  });
+
   it('lists one tool per REST route, with giantswarm names, valid schemas and annotations', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(Object.values(REST_TO_TOOL).sort());

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, listZodIssues } from '../../../shared/contract/errors';
 import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
+import { checkCredentialUrl } from '../../../shared/url-policy';
 
 /**
  * Entitle's public API (spec: entitle-api-v3.openapi.json). Bearer token; lists answer
@@ -26,6 +27,7 @@ export class EntitleClient {
     private readonly opts: HttpOptions & { signal?: AbortSignal } = {},
   ) {
     this.base = (tenant.url || DEFAULT_ENTITLE_URL).replace(/\/+$/, '');
+    checkCredentialUrl('the Entitle URL', this.base, "fix it in the POV's Access panel");
   }
 
   async call(method: 'GET' | 'POST' | 'DELETE', path: string, opts: { query?: Record<string, string | number>; body?: unknown } = {}): Promise<HttpReply> {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, listZodIssues } from '../../../shared/contract/errors';
 import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
+import { checkCredentialUrl } from '../../../shared/url-policy';
 
 /**
  * Password Safe's public API v3 (no official OpenAPI; field names and rules from BeyondTrust's Go
@@ -41,6 +42,7 @@ export class PasswordSafeClient {
     private readonly tenant: PsTenant,
     private readonly opts: HttpOptions & { signal?: AbortSignal } = {},
   ) {
+    checkCredentialUrl('the Password Safe URL', tenant.url, "fix it in the POV's Access panel");
     this.base = `${tenant.url.replace(/\/+$/, '')}/BeyondTrust/api/public/v3`;
   }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, listZodIssues } from '../../../shared/contract/errors';
 import { deleteOutcome, replyError, send, type HttpOptions, type HttpReply } from './http';
+import { checkCredentialUrl } from '../../../shared/url-policy';
 
 /**
  * The PRA Configuration API (spec: pra-configuration-api.openapi.yaml, docs/pam.md). OAuth
@@ -39,6 +40,7 @@ export class PraClient {
     private readonly tenant: PraTenant,
     private readonly opts: HttpOptions & { now?: () => number; signal?: AbortSignal } = {},
   ) {
+    checkCredentialUrl('the PRA site URL', tenant.site, "fix it in the POV's Access panel");
     this.site = tenant.site.replace(/\/+$/, '');
   }
 

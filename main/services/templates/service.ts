@@ -6,7 +6,7 @@
  * <home>/templates/baked/<name>/.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
 import { pidExists } from '../../lib/procs';
 import {
@@ -118,7 +118,9 @@ export class TemplateService {
       stage('source', srcPath ? `reading ${srcPath}` : 'building a minimal Debian bookworm from Debian packages');
       if (srcPath) {
         await workingCopy(await diskOf(srcPath, work, job.signal), disk, job.signal);
-        sourceLabel = srcPath;
+        // the manifest goes into the guest (and the OVA sent to Skytap): the file's name, not the
+        // host path with the user's name in it
+        sourceLabel = basename(srcPath);
         baseSha256 = await sha256File(srcPath);
       } else {
         const base = await debianBase({
