@@ -66,6 +66,8 @@ export class PraDouble extends Double {
   private readonly seq: Record<Kind, number> = { jumpoint: 0, 'jump-group': 0, 'shell-jump': 0, 'remote-rdp': 0 };
   private readonly hits = new Map<string, number[]>();
   rateLimitPerSecond = 20;
+  /** GET /jumpoint/{id}/node: 'list' (a cluster's nodes, as the spec's text says) or 'spec' (one JumpointNode, as its schema says; 404 before a node checked in) */
+  nodeAnswer: 'list' | 'spec' = 'list';
 
   constructor(private readonly now: () => number = Date.now) {
     super();
@@ -136,7 +138,11 @@ export class PraDouble extends Double {
     if (id === null && r.method === 'POST') return this.create(kind, r, denied);
     const obj = id === null ? undefined : map.get(id);
     if (!obj) return { status: 404, body: { message: 'The specified resource was not found.' } };
-    if (m[3] && r.method === 'GET' && kind === 'jumpoint') return { status: 200, body: this.nodes.get(obj.id) ?? [] };
+    if (m[3] && r.method === 'GET' && kind === 'jumpoint') {
+      const nodes = this.nodes.get(obj.id) ?? [];
+      if (this.nodeAnswer === 'list') return { status: 200, body: nodes };
+      return nodes[0] ? { status: 200, body: nodes[0] } : { status: 404, body: { message: 'Not Found' } };
+    }
     if (m[3]) return { status: 404, body: { message: 'Not Found' } };
     if (r.method === 'GET') return { status: 200, body: obj };
     if (r.method === 'DELETE') {
