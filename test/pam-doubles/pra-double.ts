@@ -68,6 +68,8 @@ export class PraDouble extends Double {
   rateLimitPerSecond = 20;
   /** GET /jumpoint/{id}/node: 'list' (a cluster's nodes, as the spec's text says) or 'spec' (one JumpointNode, as its schema says; 404 before a node checked in) */
   nodeAnswer: 'list' | 'spec' = 'list';
+  /** Renames a field in every object it answers ({code_name: 'codeName'}): an assumption broken, for the doctor's tests */
+  renamed: Record<string, string> = {};
 
   constructor(private readonly now: () => number = Date.now) {
     super();
@@ -123,7 +125,13 @@ export class PraDouble extends Double {
     recent.push(this.now());
     this.hits.set(acct, recent);
     const reply = this.route(r, denied);
-    return { ...reply, headers: { ...limit, ...reply.headers } };
+    return { ...reply, body: this.rename(reply.body), headers: { ...limit, ...reply.headers } };
+  }
+
+  private rename(body: unknown): unknown {
+    if (Object.keys(this.renamed).length === 0 || body === null || typeof body !== 'object') return body;
+    if (Array.isArray(body)) return body.map((b) => this.rename(b));
+    return Object.fromEntries(Object.entries(body).map(([k, v]) => [this.renamed[k] ?? k, v]));
   }
 
   private route(r: Req, denied: Reply): Reply {
