@@ -1,9 +1,9 @@
 /**
  * How the app authenticates to a remote (cluster) vm-manager: a static bearer token, or an OIDC
- * login to the cluster's issuer (device code; the tokens kept in the keychain as one value,
- * refreshed before they expire and once after a 401; each id_token verified by main/vm-api/oidc.ts
- * before it is kept). A refresh the issuer refuses means a new
- * login: the call fails `unauthorized` with details.relogin, which the page turns into a prompt.
+ * login to the cluster's issuer (device code; the tokens kept in the keychain as one value, each
+ * id_token verified by main/vm-api/oidc.ts before it is kept, refreshed before they expire and
+ * once after a 401). A refresh the issuer refuses means a new login: the call fails
+ * `unauthorized` with details.relogin, which the page turns into a prompt.
  * Tokens go to the keychain and the logger's redaction list only, never to settings or logs.
  */
 import { readFileSync } from 'node:fs';
