@@ -91,12 +91,16 @@ export interface Prism {
 
 const PRISM = join(process.cwd(), 'node_modules/@stoplight/prism-cli/dist/index.js');
 
-/** Prism `mock` on a document, or `proxy` in front of `upstream`, on a free loopback port. */
-export async function startPrism(mode: 'mock' | 'proxy', doc: Doc, upstream?: string): Promise<Prism> {
+/**
+ * Prism `mock` on a document, or `proxy` in front of `upstream`, on a free loopback port. With
+ * `errors: false` a proxy forwards a request that does not validate (and logs the violation), for
+ * suites that send invalid requests on purpose to see the server refuse them.
+ */
+export async function startPrism(mode: 'mock' | 'proxy', doc: Doc, upstream?: string, o: { errors?: boolean } = {}): Promise<Prism> {
   const file = join(tempDir('povdesk-prism-'), 'openapi.json');
   writeFileSync(file, JSON.stringify(forPrism(doc)));
   const port = await freePort();
-  const args = [PRISM, mode, '-h', '127.0.0.1', '-p', String(port), '--errors', file, ...(upstream ? [upstream] : [])];
+  const args = [PRISM, mode, '-h', '127.0.0.1', '-p', String(port), ...(o.errors === false ? [] : ['--errors']), file, ...(upstream ? [upstream] : [])];
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } });
   let out = '';
   const onData = (d: Buffer) => (out += d.toString());
