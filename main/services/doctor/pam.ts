@@ -35,7 +35,8 @@ export async function pamProbes(t: ResolvedTenants, http: HttpOptions): Promise<
   if (t.entitle) {
     const en = new EntitleClient(t.entitle, http);
     const who = `Entitle ${t.entitle.url ?? 'https://api.entitle.io'}`;
-    let integrations: { application?: { name?: unknown } }[] | null = null;
+    type Integration = { application?: { name?: unknown } };
+    const read: { integrations: Integration[] | null } = { integrations: null };
     out.push(...(await probe('pam.entitle-envelope', who, async () => {
       const r = await en.call('GET', '/integrations', { query: { page: 1, perPage: 100 } });
       const body = r.json as { result?: unknown; pagination?: Record<string, unknown> } | null;
@@ -43,15 +44,16 @@ export async function pamProbes(t: ResolvedTenants, http: HttpOptions): Promise<
       const missing = ['page', 'perPage', 'totalResults', 'totalPages'].filter((k) => typeof pg?.[k] !== 'number');
       if (r.status >= 400) return check('pam.entitle-envelope', who, 'unknown', `GET /integrations answered ${r.status}`);
       if (!Array.isArray(body?.result) || missing.length) return check('pam.entitle-envelope', who, 'contradicted', `GET /integrations answered ${keysOf(body)}${pg ? ` with pagination ${keysOf(pg)}` : ''}`);
-      integrations = body.result as typeof integrations;
+      read.integrations = body.result as Integration[];
       return check('pam.entitle-envelope', who, 'confirmed', `{result, pagination} with ${String(pg!.totalResults)} integration(s)`);
     })));
+    const apps = read.integrations?.map((i) => String(i.application?.name ?? '')) ?? null;
     out.push(
-      integrations === null
+      apps === null
         ? check('pam.entitle-pra', who, 'unknown', 'the integrations were not read')
-        : (integrations as { application?: { name?: unknown } }[]).some((i) => PRA_APPLICATION.test(String(i.application?.name ?? '')))
+        : apps.some((a) => PRA_APPLICATION.test(a))
           ? check('pam.entitle-pra', who, 'confirmed', 'an integration whose application is PRA')
-          : check('pam.entitle-pra', who, 'unknown', `no integration's application names PRA (applications: ${[...new Set((integrations as { application?: { name?: unknown } }[]).map((i) => String(i.application?.name)))].slice(0, 8).join(', ') || 'none'}); add Entitle's PRA integration, or tell us its name`),
+          : check('pam.entitle-pra', who, 'unknown', `no integration's application names PRA (applications: ${[...new Set(apps)].slice(0, 8).join(', ') || 'none'}); add Entitle's PRA integration, or tell us its name`),
     );
   }
   return out;
