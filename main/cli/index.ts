@@ -24,6 +24,8 @@ const USAGE = `povdesk ${APP_VERSION} — POV Desk from the command line
   povdesk vm-manager <serve|image …>             the local vm-manager (see povdesk vm-manager --help)
   povdesk mcp                                    an MCP server on stdio for an assistant: one tool per
                                                  method not marked "not over MCP" (docs/mcp.md)
+  povdesk doctor [--bundle] [--json]             check every account read-only against what POV Desk
+                                                 assumes (and write a support bundle)
   povdesk --help                                 this text and every method with its arguments
 
 POVDESK_HOME sets the data directory. SKYTAP_USERNAME, SKYTAP_API_TOKEN, SKYTAP_URL and

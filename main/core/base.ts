@@ -4,6 +4,7 @@ import type { Ladder } from '../services/notify/ladder';
 import type { NotificationService } from '../services/notify/service';
 import type { PamService } from '../services/pam/service';
 import type { ReadinessService } from '../services/pov/readiness';
+import type { DoctorService } from '../services/doctor/service';
 import type { PovService } from '../services/pov/service';
 import type { AutoDelete } from '../services/share/auto-delete';
 import type { ShareService } from '../services/share/service';
@@ -54,4 +55,5 @@ export interface Services {
   templates: TemplateService;
   localTemplates: LocalTemplates;
   labTemplates: LabTemplateService;
+  doctor: DoctorService;
 }

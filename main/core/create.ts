@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { AppError } from '../../shared/contract/errors';
 import { ControlNodeService, type ControlNodeServiceDeps } from '../services/control-node/service';
+import { controlPlaneFrom } from '../services/control-node/config';
+import { DoctorService } from '../services/doctor/service';
+import { diagnostics } from './diagnostics';
 import { Ladder, nextStep } from '../services/notify/ladder';
 import { NotificationService } from '../services/notify/service';
 import { PamService, type PamServiceDeps } from '../services/pam/service';
@@ -357,7 +360,22 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     }
   });
 
-  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, templates, localTemplates, labTemplates }, supervisor };
+  // povdesk doctor: read-only probes of every account the app holds credentials for
+  const doctor = new DoctorService({
+    skytap,
+    tenants: async () => Promise.all(pov.list(false).filter((p) => pam.tenants.saved(p.id)).map(async (p) => ({ povId: p.id, tenants: await pam.tenants.resolve(p.id) }))),
+    remoteVm: async () => (vm.mode() === 'remote' ? vm.target() : null),
+    controlPlane: async () => {
+      const url = readControlNodeConfig(settings, env).controlPlaneUrl;
+      return url ? { plane: await controlPlaneFrom(settings, secrets, env), url } : null;
+    },
+    diagnostics: () => diagnostics(base, []),
+    scrub: (text) => log.scrub(text),
+    home: base.home,
+    now,
+  });
+
+  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, templates, localTemplates, labTemplates, doctor }, supervisor };
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * One HTTP(S) exchange, for the vm-manager client and the OIDC login: http://, https:// (with an
+ * One HTTP(S) exchange, for the vm-manager client: http://, https:// (with an
  * optional CA bundle for a cluster's own CA) or unix:/path. No redirects are followed; the body is
  * read whole (the API's answers are small).
  */

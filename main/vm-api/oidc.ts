@@ -1,37 +1,32 @@
 /**
- * OIDC for a cluster's vm-manager: the device-code login (RFC 8628) against the cluster's issuer
- * and the refresh_token grant. The bearer sent to vm-manager is the id_token (what the cluster's
- * OAuth guard and muster check), else the access_token. Every answer of the issuer is validated.
+ * OIDC for a cluster's vm-manager, through openid-client (docs/decisions.md): discovery, the
+ * device-code login (RFC 8628: authorization_pending, slow_down) and the refresh_token grant. The
+ * bearer sent to vm-manager is the id_token (what the cluster's OAuth guard and muster check),
+ * else the access_token. An id_token is verified before it is stored or sent: issuer, audience,
+ * expiry and iat by openid-client's claim checks, its signature against the issuer's JWKS
+ * (enableNonRepudiationChecks). openid-client is loaded on first use (cold start).
  */
+import type { Configuration, CustomFetch, DeviceAuthorizationResponse, TokenEndpointResponse } from 'openid-client';
 import { z } from 'zod';
 import { lazySchema } from '../../shared/lazy-schema';
-import { exchange, type HttpOptions } from './http';
+import { isLoopbackHostname } from '../../shared/url-policy';
+import type { HttpOptions } from './http';
 
-export const discoveryDoc = lazySchema(() => z.object({
-  issuer: z.string().url(),
-  token_endpoint: z.string().url(),
-  device_authorization_endpoint: z.string().url(),
-}));
-export type Discovery = z.infer<typeof discoveryDoc>;
+/** A discovered issuer, bound to the app's client id (a public client: no secret). */
+export interface Discovery {
+  issuer: string;
+  clientId: string;
+  config: Configuration;
+}
 
-export const deviceAuthorization = lazySchema(() => z.object({
-  device_code: z.string().min(1),
-  user_code: z.string().min(1),
-  verification_uri: z.string().url(),
-  verification_uri_complete: z.string().url().optional(),
-  expires_in: z.number().int().positive(),
-  interval: z.number().int().positive().optional(),
-}));
-export type DeviceAuthorization = z.infer<typeof deviceAuthorization>;
-
-const tokenAnswer = lazySchema(() => z.object({
-  access_token: z.string().min(1),
-  token_type: z.string(),
-  expires_in: z.number().positive().optional(),
-  refresh_token: z.string().min(1).optional(),
-  id_token: z.string().min(1).optional(),
-}));
-const tokenError = lazySchema(() => z.object({ error: z.string(), error_description: z.string().optional() }));
+export interface DeviceAuthorization {
+  device_code: string;
+  user_code: string;
+  verification_uri: string;
+  verification_uri_complete?: string | undefined;
+  expires_in: number;
+  interval?: number | undefined;
+}
 
 /** What the app keeps in the keychain (one JSON value) after a login. */
 export const storedTokens = lazySchema(() => z
@@ -47,122 +42,114 @@ export class OidcError extends Error {
   }
 }
 
-const form = (fields: Record<string, string>) => Buffer.from(new URLSearchParams(fields).toString());
-const FORM = { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' };
+const client = () => import('openid-client');
 
-function parseJson<S extends z.ZodType>(what: string, schema: S, text: string): z.output<S> {
-  let v: unknown;
+/** fetch with the cluster's own CA (undici's, whose Agent takes one) and the timeout. */
+async function fetcher(http: HttpOptions): Promise<CustomFetch> {
+  const { Agent, fetch } = await import('undici');
+  const dispatcher = http.ca ? new Agent({ connect: { ca: http.ca } }) : undefined;
+  return (url, init) => {
+    const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(http.timeoutMs)]) : AbortSignal.timeout(http.timeoutMs);
+    return fetch(url, { ...(init as object), signal, ...(dispatcher ? { dispatcher } : {}) } as Parameters<typeof fetch>[1]) as unknown as Promise<Response>;
+  };
+}
+
+/** An error from openid-client (or the network) as one sentence; relogin where only a new login helps. */
+async function explain(e: unknown, what: string, issuer: string): Promise<OidcError> {
+  const oc = await client();
+  if (e instanceof OidcError) return e;
+  if (e instanceof oc.ResponseBodyError) {
+    const said = `${e.error}${e.error_description ? ` (${e.error_description})` : ''}`;
+    if (e.error === 'access_denied') return new OidcError('the login was denied at the issuer', true);
+    if (e.error === 'expired_token') return new OidcError('the login code expired before it was approved; start the login again', true);
+    if (e.error === 'invalid_client') return new OidcError(`the issuer refused ${what}: ${said}; check the client id`, false);
+    if (what === 'to refresh the login' && (e.status === 400 || e.status === 401)) return new OidcError(`the issuer refused to refresh the login (${said}); log in again`, true);
+    return new OidcError(`the issuer refused ${what}: ${said}`, what !== 'the device login');
+  }
+  const err = e as Error & { code?: string; cause?: unknown };
+  if (err?.name === 'AbortError' || err?.name === 'TimeoutError') return new OidcError(`${issuer} did not answer ${what} in time`, false);
+  if (err?.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM' && err.cause instanceof Object && typeof (err.cause as Response).status === 'number') {
+    return new OidcError(`the issuer ${issuer} answered ${(err.cause as Response).status} to ${what}; check the issuer URL`, false);
+  }
+  if (err?.code?.startsWith('OAUTH_')) {
+    const verify = ['OAUTH_JWS_SIGNATURE_VERIFICATION_FAILED', 'OAUTH_JWT_CLAIM_COMPARISON_FAILED', 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED', 'OAUTH_KEY_SELECTION_FAILED', 'OAUTH_INVALID_RESPONSE'];
+    const why = err.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' ? `${err.message}; use exactly the issuer URL its discovery document names` : err.message;
+    if (verify.includes(err.code)) return new OidcError(`the id_token from ${issuer} failed verification (${why}); nothing was stored: ask the cluster's administrator to check the issuer's keys`, false);
+    return new OidcError(`the issuer's answer to ${what} was refused (${why})`, false);
+  }
+  const cause = err?.cause as { message?: string; code?: string } | undefined;
+  return new OidcError(`cannot reach the issuer ${issuer} (${cause?.code ?? cause?.message ?? err?.message ?? String(e)}); check the issuer URL and the CA bundle`, false);
+}
+
+export async function discover(issuer: string, clientId: string, http: HttpOptions): Promise<Discovery> {
+  const oc = await client();
+  let url: URL;
   try {
-    v = JSON.parse(text);
+    url = new URL(issuer);
   } catch {
-    throw new OidcError(`the issuer's ${what} is not JSON: ${text.slice(0, 120)}`, false);
+    throw new OidcError(`the issuer ${JSON.stringify(issuer)} is not a URL`, false);
   }
-  const r = schema.safeParse(v);
-  if (!r.success) throw new OidcError(`the issuer's ${what} lacks ${r.error.issues.map((i) => i.path.join('.') || 'fields').join(', ')}`, false);
-  return r.data;
-}
-
-/** POST to an endpoint that is a full URL. */
-function post(url: string, fields: Record<string, string>, http: HttpOptions) {
-  const u = new URL(url);
-  return exchange(u.origin, u.pathname + u.search, { method: 'POST', headers: FORM, body: form(fields) }, http);
-}
-
-export async function discover(issuer: string, http: HttpOptions): Promise<Discovery> {
-  const base = issuer.replace(/\/+$/, '');
-  const u = new URL(base);
-  const a = await exchange(u.origin, `${u.pathname.replace(/\/+$/, '')}/.well-known/openid-configuration`, { method: 'GET', headers: { Accept: 'application/json' } }, http);
-  if (a.status !== 200) throw new OidcError(`the issuer ${base} answered ${a.status} to its discovery document; check the issuer URL`, false);
-  const d = parseJson('discovery document', discoveryDoc, a.text);
-  if (d.issuer.replace(/\/+$/, '') !== base) throw new OidcError(`the discovery document names issuer ${d.issuer}, not ${base}; use exactly the issuer URL`, false);
-  for (const ep of [d.token_endpoint, d.device_authorization_endpoint]) {
-    if (new URL(ep).protocol !== 'https:' && !['127.0.0.1', 'localhost', '[::1]'].includes(new URL(ep).hostname)) {
-      throw new OidcError(`the issuer's endpoint ${ep} is not https`, false);
-    }
-  }
-  return d;
-}
-
-export async function startDeviceLogin(d: Discovery, clientId: string, scope: string, http: HttpOptions): Promise<DeviceAuthorization> {
-  const a = await post(d.device_authorization_endpoint, { client_id: clientId, scope }, http);
-  if (a.status !== 200) {
-    const e = tokenError.safeParse(safeJson(a.text));
-    throw new OidcError(`the issuer refused the device login (${a.status}${e.success ? `: ${e.data.error}${e.data.error_description ? `, ${e.data.error_description}` : ''}` : ''}); check the client id`, false);
-  }
-  return parseJson('device authorization', deviceAuthorization, a.text);
-}
-
-function safeJson(text: string): unknown {
+  const insecure = url.protocol === 'http:' && isLoopbackHostname(url.hostname);
   try {
-    return JSON.parse(text);
-  } catch {
-    return null;
+    const config = await oc.discovery(url, clientId, { token_endpoint_auth_method: 'none' }, oc.None(), {
+      [oc.customFetch]: await fetcher(http),
+      timeout: Math.ceil(http.timeoutMs / 1000),
+      execute: insecure ? [oc.allowInsecureRequests, oc.enableNonRepudiationChecks] : [oc.enableNonRepudiationChecks],
+    });
+    const m = config.serverMetadata();
+    if (!m.device_authorization_endpoint) throw new OidcError(`the issuer ${issuer} offers no device authorization endpoint (RFC 8628); ask for a client with the device flow`, false);
+    if (!m.jwks_uri) throw new OidcError(`the issuer ${issuer} publishes no JWKS, so its id_tokens cannot be verified`, false);
+    return { issuer: m.issuer, clientId, config };
+  } catch (e) {
+    throw await explain(e, 'its discovery document', issuer);
   }
 }
 
-function toStored(t: z.infer<typeof tokenAnswer>, d: Discovery, clientId: string, previousRefresh: string | null, now: number): StoredTokens {
+export async function startDeviceLogin(d: Discovery, scope: string): Promise<DeviceAuthorization> {
+  const oc = await client();
+  try {
+    const a = await oc.initiateDeviceAuthorization(d.config, { scope });
+    return a as DeviceAuthorizationResponse;
+  } catch (e) {
+    throw await explain(e, 'the device login', d.issuer);
+  }
+}
+
+async function toStored(t: TokenEndpointResponse & { claims(): { exp: number } | undefined }, d: Discovery, previousRefresh: string | null, now: number): Promise<StoredTokens> {
+  // openid-client checked the id_token's claims and (non-repudiation) its signature before returning
+  const claims = t.claims();
   const bearer = t.id_token ?? t.access_token;
-  return { bearer, refreshToken: t.refresh_token ?? previousRefresh, expiresAt: jwtExpiry(bearer) ?? (t.expires_in ? now + t.expires_in * 1000 : null), issuer: d.issuer, clientId };
-}
-
-/** The exp claim of a JWT (ms), read without verifying: only to refresh before the server refuses it. */
-export function jwtExpiry(token: string): number | null {
-  const part = token.split('.')[1];
-  if (!part) return null;
-  try {
-    const exp = (JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as { exp?: unknown }).exp;
-    return typeof exp === 'number' ? exp * 1000 : null;
-  } catch {
-    return null;
-  }
+  const expiresAt = claims ? claims.exp * 1000 : t.expires_in ? now + t.expires_in * 1000 : null;
+  return { bearer, refreshToken: t.refresh_token ?? previousRefresh, expiresAt, issuer: d.issuer, clientId: d.clientId };
 }
 
 export interface PollOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   now?: () => number;
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-const defaultSleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
-
-/** Polls the token endpoint until the person approved the code (slow_down adds 5 s, as RFC 8628 says). */
-export async function pollDeviceToken(d: Discovery, clientId: string, auth: DeviceAuthorization, http: HttpOptions, o: PollOptions = {}): Promise<StoredTokens> {
-  const now = o.now ?? Date.now;
-  const sleep = o.sleep ?? defaultSleep;
-  let interval = (auth.interval ?? 5) * 1000;
-  const deadline = now() + auth.expires_in * 1000;
-  for (;;) {
-    await sleep(interval, o.signal);
+/** Polls until the person approved the code, as openid-client does it (slow_down adds 5 s); cancel aborts. */
+export async function pollDeviceToken(d: Discovery, auth: DeviceAuthorization, o: PollOptions = {}): Promise<StoredTokens> {
+  const oc = await client();
+  const expiry = AbortSignal.timeout(auth.expires_in * 1000);
+  const signal = o.signal ? AbortSignal.any([o.signal, expiry]) : expiry;
+  try {
+    const t = await oc.pollDeviceAuthorizationGrant(d.config, auth as DeviceAuthorizationResponse, undefined, { signal });
+    return await toStored(t, d, null, (o.now ?? Date.now)());
+  } catch (e) {
     if (o.signal?.aborted) throw new OidcError('the login was cancelled', true);
-    const a = await post(d.token_endpoint, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: auth.device_code, client_id: clientId }, http);
-    if (a.status === 200) return toStored(parseJson('token answer', tokenAnswer, a.text), d, clientId, null, now());
-    const e = tokenError.safeParse(safeJson(a.text));
-    const code = e.success ? e.data.error : `HTTP ${a.status}`;
-    if (code === 'authorization_pending') {
-      // keep polling
-    } else if (code === 'slow_down') {
-      interval += 5000;
-    } else if (code === 'access_denied') {
-      throw new OidcError('the login was denied at the issuer', true);
-    } else if (code === 'expired_token') {
-      throw new OidcError('the login code expired before it was approved; start the login again', true);
-    } else {
-      throw new OidcError(`the issuer refused the login: ${code}${e.success && e.data.error_description ? ` (${e.data.error_description})` : ''}`, true);
-    }
-    if (now() > deadline) throw new OidcError('the login code expired before it was approved; start the login again', true);
+    if (expiry.aborted) throw new OidcError('the login code expired before it was approved; start the login again', true);
+    throw await explain(e, 'the login', d.issuer);
   }
 }
 
-/** The refresh_token grant; a refused refresh token means a new login (relogin: true). */
-export async function refreshTokens(d: Discovery, t: StoredTokens, http: HttpOptions, now = Date.now()): Promise<StoredTokens> {
+/** The refresh_token grant (rotation: the answer's refresh token replaces ours); a refused one means a new login. */
+export async function refreshTokens(d: Discovery, t: StoredTokens, now = Date.now()): Promise<StoredTokens> {
   if (!t.refreshToken) throw new OidcError('the login has expired and the issuer gave no refresh token; log in again', true);
-  const a = await post(d.token_endpoint, { grant_type: 'refresh_token', refresh_token: t.refreshToken, client_id: t.clientId }, http);
-  if (a.status === 200) return toStored(parseJson('token answer', tokenAnswer, a.text), d, t.clientId, t.refreshToken, now);
-  const e = tokenError.safeParse(safeJson(a.text));
-  if (a.status === 400 || a.status === 401) throw new OidcError(`the issuer refused to refresh the login (${e.success ? e.data.error : a.status}); log in again`, true);
-  throw new OidcError(`the issuer answered ${a.status} to a refresh; try again`, false);
+  const oc = await client();
+  try {
+    return await toStored(await oc.refreshTokenGrant(d.config, t.refreshToken), d, t.refreshToken, now);
+  } catch (e) {
+    throw await explain(e, 'to refresh the login', d.issuer);
+  }
 }

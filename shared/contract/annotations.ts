@@ -36,6 +36,8 @@ const needsStream = (stream: string, instead: string): MethodHints => ({
 export const methodHints = {
   'app.info': read,
   'app.diagnostics': read,
+  'doctor.run': read,
+  'doctor.bundle': write,
   'settings.get': read,
   'settings.saveSkytap': takesSecret('the Skytap API token'),
   'settings.clearSkytapToken': destroys,

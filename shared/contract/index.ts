@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { coreMethods, coreStreams } from './core';
 import { controlNodeMethods } from './control-node';
+import { doctorMethods } from './doctor';
 import { pamMethods } from './pam';
 import { notifyMethods, notifyStreams } from './notify';
 import { povMethods, povStreams } from './pov';
@@ -34,6 +35,7 @@ export const methods = joinLazy(
   shareMethods,
   notifyMethods,
   templatesMethods,
+  doctorMethods,
 ) satisfies Record<string, MethodDef>;
 
 export const streams = {

@@ -41,7 +41,7 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-test('no secret the app holds reaches its files, its output or Copy diagnostics', async ({ app }) => {
+test('no secret the app holds reaches its files (the support bundle among them), its output or Copy diagnostics', async ({ app }) => {
   const { page } = app;
   await app.open('Settings');
   const skytap = page.getByRole('form', { name: 'Skytap credentials' });
@@ -55,7 +55,7 @@ test('no secret the app holds reaches its files, its output or Copy diagnostics'
   expect(emu.requests.some((r) => r.auth?.token === SKYTAP)).toBe(true);
 
   const cn = page.getByRole('form', { name: 'Control node settings' });
-  await cn.getByLabel('Control-plane URL').fill('https://cp.example.test');
+  await cn.getByLabel('Control-plane URL').fill('https://127.0.0.1:9'); // loopback: Check my accounts below reads it
   await cn.getByLabel('Control-plane token').fill(CONTROL_PLANE);
   await cn.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByText('Saved. The next Install control node uses these settings.')).toBeVisible();
@@ -68,6 +68,12 @@ test('no secret the app holds reaches its files, its output or Copy diagnostics'
   await expect(page.locator('details.vm-connection summary')).toContainText('remote http://127.0.0.1:9');
   // A call through the remote manager fails (nothing listens there) and is logged.
   await app.call('vm.list', {}).catch(() => undefined);
+
+  // Settings → Check my accounts → Save support bundle: the file is under the home, scanned below.
+  await app.open('Settings');
+  await page.getByRole('button', { name: 'Save support bundle' }).click();
+  const bundle = (await page.getByTestId('bundle-path').textContent({ timeout: 60_000 }))!;
+  expect(bundle.startsWith(app.home)).toBe(true);
 
   const diagnostics = ((await app.call('app.diagnostics', {})) as { text: string }).text;
   // Browser mode only: Electron has no launch token.
@@ -83,6 +89,7 @@ test('no secret the app holds reaches its files, its output or Copy diagnostics'
   const found: string[] = [];
   const files = filesUnder(app.home);
   expect(files.some((f) => f.endsWith('povdesk.db'))).toBe(true);
+  expect(files).toContain(bundle);
   for (const f of files) {
     const bytes = readFileSync(f);
     for (const [name, value] of Object.entries(held)) if (bytes.includes(Buffer.from(value))) found.push(`${name} in ${f}`);

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openSecretStore } from '../../main/services/secrets/keytar';
 import { OIDC_ACCOUNT } from '../../main/services/vm/remote';
 import { storedTokens } from '../../main/vm-api/oidc';
-import { CLIENT_ID, oidcWorld, type OidcWorld } from '../vm-api/oidc-world';
+import { oidcWorld, type OidcWorld } from '../vm-api/oidc-world';
 
 let w: OidcWorld | undefined;
 afterEach(async () => {
@@ -16,10 +16,8 @@ describe('the vm-manager OIDC login in the real keychain (gnome-keyring over D-B
     const secrets = await openSecretStore();
     expect(secrets.status()).toMatchObject({ backend: 'keytar', available: true });
     w = await oidcWorld(secrets);
-    await w.t.call('vm.setConnection', { mode: 'remote', url: w.double.url, auth: 'oidc', oidcIssuer: w.issuer.url, oidcClientId: CLIENT_ID });
-    const login = await w.t.call('vm.login', {});
-    w.issuer.approve(login.userCode);
-    expect((await w.t.jobs.wait(login.jobId)).error).toBeNull();
+    await w.connect();
+    expect((await w.login()).error).toBeNull();
     const lookup = () => storedTokens.parse(JSON.parse(execFileSync('secret-tool', ['lookup', 'service', 'povdesk', 'account', OIDC_ACCOUNT]).toString()));
     const first = lookup();
     expect(w.issuer.accepts(first.bearer)).toBe(true);
@@ -30,7 +28,7 @@ describe('the vm-manager OIDC login in the real keychain (gnome-keyring over D-B
     expect((await w.t.call('vm.connection', {})).tokenSet).toBe(true);
     expect((await w.t.call('vm.list', {})).vms).toEqual([]);
     // the manager stops accepting it: the refresh replaces the entry
-    w.issuer.expireAccessTokens();
+    await w.issuer.expireAccessTokens();
     expect((await w.t.call('vm.list', {})).vms).toEqual([]);
     const second = lookup();
     expect(second.bearer).not.toBe(first.bearer);

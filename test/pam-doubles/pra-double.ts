@@ -66,6 +66,10 @@ export class PraDouble extends Double {
   private readonly seq: Record<Kind, number> = { jumpoint: 0, 'jump-group': 0, 'shell-jump': 0, 'remote-rdp': 0 };
   private readonly hits = new Map<string, number[]>();
   rateLimitPerSecond = 20;
+  /** GET /jumpoint/{id}/node: 'list' (a cluster's nodes, as the spec's text says) or 'spec' (one JumpointNode, as its schema says; 404 before a node checked in) */
+  nodeAnswer: 'list' | 'spec' = 'list';
+  /** Renames a field in every object it answers ({code_name: 'codeName'}): an assumption broken, for the doctor's tests */
+  renamed: Record<string, string> = {};
 
   constructor(private readonly now: () => number = Date.now) {
     super();
@@ -121,7 +125,13 @@ export class PraDouble extends Double {
     recent.push(this.now());
     this.hits.set(acct, recent);
     const reply = this.route(r, denied);
-    return { ...reply, headers: { ...limit, ...reply.headers } };
+    return { ...reply, body: this.rename(reply.body), headers: { ...limit, ...reply.headers } };
+  }
+
+  private rename(body: unknown): unknown {
+    if (Object.keys(this.renamed).length === 0 || body === null || typeof body !== 'object') return body;
+    if (Array.isArray(body)) return body.map((b) => this.rename(b));
+    return Object.fromEntries(Object.entries(body).map(([k, v]) => [this.renamed[k] ?? k, v]));
   }
 
   private route(r: Req, denied: Reply): Reply {
@@ -136,7 +146,11 @@ export class PraDouble extends Double {
     if (id === null && r.method === 'POST') return this.create(kind, r, denied);
     const obj = id === null ? undefined : map.get(id);
     if (!obj) return { status: 404, body: { message: 'The specified resource was not found.' } };
-    if (m[3] && r.method === 'GET' && kind === 'jumpoint') return { status: 200, body: this.nodes.get(obj.id) ?? [] };
+    if (m[3] && r.method === 'GET' && kind === 'jumpoint') {
+      const nodes = this.nodes.get(obj.id) ?? [];
+      if (this.nodeAnswer === 'list') return { status: 200, body: nodes };
+      return nodes[0] ? { status: 200, body: nodes[0] } : { status: 404, body: { message: 'Not Found' } };
+    }
     if (m[3]) return { status: 404, body: { message: 'Not Found' } };
     if (r.method === 'GET') return { status: 200, body: obj };
     if (r.method === 'DELETE') {

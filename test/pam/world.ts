@@ -37,7 +37,11 @@ export interface PamWorld {
  * and its control node enrolled, tenants saved. `crashAt.step` makes the wiring stop dead at that
  * checkpoint (as a killed process would).
  */
-export async function pamWorld(opts: { tenantsBeforeEnrol?: boolean } = {}): Promise<PamWorld> {
+export async function pamWorld(opts: {
+  tenantsBeforeEnrol?: boolean;
+  /** what the app is given as the PRA site and Entitle URL, in front of the doubles (a validating proxy) */
+  front?: (pra: PraDouble, en: EntitleDouble) => Promise<{ pra: string; entitle: string }>;
+} = {}): Promise<PamWorld> {
   const crashAt = { step: null as string | null };
   const w = await coreWorld({
     env: { POVDESK_SKYTAP_POLL_MS: '20' },
@@ -62,6 +66,7 @@ export async function pamWorld(opts: { tenantsBeforeEnrol?: boolean } = {}): Pro
   ps.apiKeys.set(SECRETS.psKey, { runAs: 'povdesk', password: SECRETS.psRunAsPassword });
   en.addIntegration('Acme PRA', 'BeyondTrust Privileged Remote Access');
   en.addIntegration('Acme GitHub', 'GitHub');
+  const urls = opts.front ? await opts.front(pra, en) : { pra: pra.url, entitle: en.url };
   const base = w.base;
   const log = base.log;
   await w.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
@@ -74,9 +79,9 @@ export async function pamWorld(opts: { tenantsBeforeEnrol?: boolean } = {}): Pro
     await w.call('pam.saveSettings', { gatewayImage: 'registry.example.test/bt/jumpoint:25.2', gatewayArgs: ['--restart=unless-stopped'], connectTimeoutSec: 10 });
     await w.call('pam.saveTenants', {
       povId,
-      pra: { site: pra.url, clientId: 'povdesk-api', clientSecret: SECRETS.praSecret },
+      pra: { site: urls.pra, clientId: 'povdesk-api', clientSecret: SECRETS.praSecret },
       passwordSafe: { url: ps.url, runAs: 'povdesk', apiKey: SECRETS.psKey, runAsPassword: SECRETS.psRunAsPassword },
-      entitle: { url: en.url, token: en.token },
+      entitle: { url: urls.entitle, token: en.token },
       brokerInstallKey: SECRETS.brokerKey,
       functionalAccounts: { linux: { accountName: 'root', password: SECRETS.linuxPw }, windows: { accountName: 'Administrator', password: SECRETS.windowsPw } },
       managedAccounts: { linux: ['svc-demo'], windows: ['povadmin'] },

@@ -39,8 +39,19 @@ export interface EmulatorOptions {
   seed?: (state: EmulatorState) => void;
 }
 
+/**
+ * Switches that break one documented assumption each, for `povdesk doctor`'s tests (docs/skytap.md,
+ * docs/share.md): a catalogue that ignores count/offset and sends no Content-Range; schedules whose
+ * environment field has another name.
+ */
+export interface Breaks {
+  paging: boolean;
+  scheduleShape: boolean;
+}
+
 export interface Emulator {
   url: string;
+  breaks: Breaks;
   port: number;
   state: EmulatorState;
   faults: FaultScript;
@@ -82,6 +93,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     return { publish_sets: portals, publish_set_count: portals.length, suspend_on_idle: sharing.suspendOnIdle.get(env.id) ?? null };
   };
   const requests: RequestRecord[] = [];
+  const breaks: Breaks = { paging: false, scheduleShape: false };
   let baseUrl = '';
 
   const server = createServer((req, res) => {
@@ -184,7 +196,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     const s = v2 ? seg.slice(1) : seg;
 
     const shared = sharing.route(method, s, body, baseUrl);
-    if (shared) return 'page' in shared ? page(shared.page, (x) => x, query, fault) : new HttpReply(shared.status, shared.body);
+    const renamed = (x: unknown) => {
+      if (!breaks.scheduleShape || s[0] !== 'schedules') return x;
+      const { configuration_id: env, ...rest } = x as Record<string, unknown>;
+      return { ...rest, environment_id: env };
+    };
+    if (shared) return 'page' in shared ? page(shared.page, renamed, query, fault) : new HttpReply(shared.status, shared.body);
 
     if (method === 'GET') {
       // /v2/templates[/{id}]
@@ -303,6 +320,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       return error(422, 'count and offset must be non-negative integers');
     }
     if (state.pageLatencyMs > 0) await sleep(state.pageLatencyMs);
+    if (breaks.paging) return new HttpReply(200, all.map(view));
     const size = Math.min(count, 100);
     let items = all.slice(offset, offset + size).map(view);
     const range = items.length ? `items ${offset}-${offset + items.length - 1}/${all.length}` : `items */${all.length}`;
@@ -428,6 +446,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     faults,
     sharing,
     requests,
+    breaks,
     count(match: string): number {
       return requests.filter((r) => matchesRecord(match, r)).length;
     },

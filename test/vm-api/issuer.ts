@@ -1,48 +1,101 @@
 /**
- * A small OIDC provider for the tests, on loopback: the discovery document, the device
- * authorization endpoint, the token endpoint (device_code grant with authorization_pending and
- * slow_down, refresh_token grant with rotation) and a way for the test to approve or deny a code
- * the way a person would in the browser. Tokens are JWT-shaped (exp readable), unsigned: the
- * double of vm-manager asks this issuer whether a token is one it issued and still valid.
+ * The cluster's identity provider for the tests: panva's `oidc-provider` (the OpenID-certified
+ * implementation, not one we wrote) over https with a private CA, configured for the device flow
+ * (RFC 8628) and refresh-token rotation, with one public client. What stands in for the person and
+ * the cluster around it:
+ * - approve/deny a user code, as the person would at the verification page: the provider's own
+ *   DeviceCode and Grant models, written as its interaction would write them;
+ * - a rate-limit policy that answers the first device poll `slow_down` (oidc-provider leaves
+ *   slow_down to the deployment; Koa middleware, as its documentation suggests);
+ * - `accepts(token)`: what vm-manager's OAuth guard checks (the id_token's signature with the
+ *   provider's key, issuer, audience, expiry, and issued after the guard's last revocation);
+ * - `foreignKeys`: the JWKS endpoint publishes another key under the same kid, so every id_token
+ *   it signs is "signed by another key" from the client's point of view.
  */
-import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-
-interface Pending {
-  deviceCode: string;
-  userCode: string;
-  state: 'pending' | 'approved' | 'denied';
-  lastPoll: number;
-}
+import { createPublicKey, generateKeyPairSync, randomBytes, verify, type JsonWebKey } from 'node:crypto';
+import { createServer, type Server } from 'node:https';
+import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
+import { makeTls } from './support';
 
 export interface IssuerOptions {
   clientId: string;
   /** lifetime of id/access tokens, seconds */
   tokenSeconds?: number;
-  /** interval the device authorization asks for, seconds */
+  /** the interval the device authorization asks for, seconds */
   interval?: number;
-  /** answer the first poll with slow_down */
+  /** answer the first device poll with slow_down */
   slowDownOnce?: boolean;
 }
 
+const KID = 'povdesk-test-1';
+const rsaJwk = (): { priv: JsonWebKey; pub: JsonWebKey } => {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return { priv: { ...privateKey.export({ format: 'jwk' }), kid: KID, use: 'sig', alg: 'RS256' }, pub: { ...publicKey.export({ format: 'jwk' }), kid: KID, use: 'sig', alg: 'RS256' } };
+};
+
 export class TestIssuer {
   url = '';
-  private server: Server | null = null;
-  private readonly pending = new Map<string, Pending>();
-  private readonly valid = new Map<string, number>();
-  private readonly refresh = new Set<string>();
-  /** token endpoint calls, in order: "device:<answer>" or "refresh:<answer>" */
+  /** PEM of the private CA that signed the issuer's certificate (the app's CA bundle setting) */
+  ca = '';
+  caFile = '';
+  /** token endpoint calls, in order: "device:<error|tokens>" or "refresh:<error|tokens>" */
   readonly calls: string[] = [];
+  /** when each of `calls` was answered (ms since the epoch) */
+  readonly callTimes: number[] = [];
+  /** when set, /jwks publishes a different key with the same kid */
+  foreignKeys = false;
+  private server: Server | null = null;
+  private provider!: Provider;
+  private readonly key = rsaJwk();
+  private readonly other = rsaJwk();
   private slowDown: boolean;
+  /** the guard refuses id_tokens issued (iat, seconds) at or before this */
+  private cutoff = 0;
+  private readonly refreshTokens = new Set<string>();
 
   constructor(private readonly o: IssuerOptions) {
     this.slowDown = o.slowDownOnce ?? false;
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
+    const tls = makeTls();
+    this.ca = tls.ca;
+    this.caFile = tls.caFile;
+    this.server = createServer({ key: tls.key, cert: tls.cert });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', () => r()));
-    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/dex`;
+    this.url = `https://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+    const seconds = this.o.tokenSeconds ?? 3600;
+    this.provider = new Provider(this.url, {
+      clients: [{ client_id: this.o.clientId, token_endpoint_auth_method: 'none', grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], response_types: [], redirect_uris: [] }],
+      jwks: { keys: [this.key.priv as never] },
+      cookies: { keys: [randomBytes(16).toString('hex')] },
+      features: { deviceFlow: { enabled: true }, devInteractions: { enabled: false }, revocation: { enabled: true } },
+      rotateRefreshToken: true,
+      issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
+      ttl: { AccessToken: seconds, IdToken: seconds, RefreshToken: 86_400, DeviceCode: 300, Grant: 86_400 },
+      findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub, email: sub }) }),
+    });
+    this.provider.use(async (ctx: KoaContextWithOIDC, next) => {
+      if (ctx.path === '/jwks' && this.foreignKeys) {
+        ctx.body = { keys: [this.other.pub] };
+        return;
+      }
+      await next();
+      const route = ctx.oidc?.route;
+      const body = ctx.body as Record<string, unknown> | undefined;
+      if (route === 'device_authorization' && body && ctx.status === 200) body.interval = this.o.interval ?? 1;
+      if (route !== 'token' || !body) return;
+      const grant = ctx.oidc.params?.grant_type === 'refresh_token' ? 'refresh' : 'device';
+      if (grant === 'device' && body.error === 'authorization_pending' && this.slowDown) {
+        this.slowDown = false;
+        ctx.body = { error: 'slow_down', error_description: 'you are polling too quickly and should back off at a reasonable rate' };
+      }
+      const answer = ctx.body as Record<string, unknown>;
+      this.calls.push(`${grant}:${typeof answer.error === 'string' ? answer.error : 'tokens'}`);
+      this.callTimes.push(Date.now());
+      if (typeof answer.refresh_token === 'string') this.refreshTokens.add(answer.refresh_token);
+    });
+    this.server.on('request', this.provider.callback());
     return this;
   }
 
@@ -51,92 +104,53 @@ export class TestIssuer {
     await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
   }
 
-  /** What vm-manager's OAuth guard asks: a token this issuer made that has not expired or been revoked. */
+  /** What vm-manager's OAuth guard checks: an id_token signed by this issuer's key, for this client, unexpired, not revoked. */
   accepts(token: string): boolean {
-    const exp = this.valid.get(token);
-    return exp !== undefined && exp > Date.now();
+    const [h, p, s] = token.split('.');
+    if (!h || !p || !s) return false;
+    const key = createPublicKey({ key: this.key.pub, format: 'jwk' });
+    if (!verify('sha256', Buffer.from(`${h}.${p}`), key, Buffer.from(s, 'base64url'))) return false;
+    const c = JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as { iss: string; aud: string; exp: number; iat: number };
+    return c.iss === this.url && c.aud === this.o.clientId && c.exp * 1000 > Date.now() && c.iat > this.cutoff;
   }
 
-  approve(userCode: string): void {
-    const p = [...this.pending.values()].find((x) => x.userCode === userCode);
-    if (!p) throw new Error(`no pending login with code ${userCode}`);
-    p.state = 'approved';
+  /** The code the person typed, found as the verification page finds it (normalized: the mask's dash dropped, upper case). */
+  private async pending(userCode: string) {
+    const code = await this.provider.DeviceCode.findByUserCode(userCode.toUpperCase().replace(/[^A-Z0-9]/g, ''));
+    if (!code) throw new Error(`no pending login with code ${userCode}`);
+    return code;
   }
 
-  deny(userCode: string): void {
-    const p = [...this.pending.values()].find((x) => x.userCode === userCode);
-    if (p) p.state = 'denied';
+  /** The person approves the code at the verification page: the grant and the code as the provider's interaction writes them. */
+  async approve(userCode: string, accountId = 'se@example.com'): Promise<void> {
+    const code = await this.pending(userCode);
+    const grant = new this.provider.Grant({ accountId, clientId: this.o.clientId });
+    grant.addOIDCScope(code.params?.scope as string ?? 'openid');
+    const grantId = await grant.save();
+    Object.assign(code, { accountId, grantId, scope: code.params?.scope, authTime: Math.floor(Date.now() / 1000) });
+    await code.save();
   }
 
-  /** The server side forgets every access token (as after a key rotation): the next call gets 401. */
-  expireAccessTokens(): void {
-    this.valid.clear();
+  async deny(userCode: string): Promise<void> {
+    const code = await this.pending(userCode);
+    Object.assign(code, { error: 'access_denied', errorDescription: 'the person said no' });
+    await code.save();
   }
 
-  /** Refresh tokens stop working: only a new login helps. */
-  revokeRefreshTokens(): void {
-    this.refresh.clear();
+  /**
+   * The cluster's guard stops accepting every token issued so far (as after a session revocation):
+   * the next call gets 401. Returns at the next second, so a token issued from then on is newer
+   * (iat counts seconds, and an id_token refreshed in the same second is the same token).
+   */
+  async expireAccessTokens(): Promise<void> {
+    const now = Date.now();
+    this.cutoff = Math.floor(now / 1000);
+    await new Promise((r) => setTimeout(r, 1000 - (now % 1000) + 5));
   }
 
-  private issue(): Record<string, unknown> {
-    const seconds = this.o.tokenSeconds ?? 3600;
-    const exp = Math.floor(Date.now() / 1000) + seconds;
-    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-    const idToken = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ iss: this.url, aud: this.o.clientId, sub: 'se@example.com', exp, jti: randomBytes(8).toString('hex') })}.sig`;
-    const access = `at-${randomBytes(16).toString('hex')}`;
-    const refresh = `rt-${randomBytes(16).toString('hex')}`;
-    this.valid.set(idToken, exp * 1000);
-    this.valid.set(access, exp * 1000);
-    this.refresh.add(refresh);
-    return { access_token: access, token_type: 'Bearer', expires_in: seconds, id_token: idToken, refresh_token: refresh };
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const json = (status: number, body: unknown): void => void res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (req.method === 'GET' && path === '/dex/.well-known/openid-configuration') {
-      return json(200, { issuer: this.url, token_endpoint: `${this.url}/token`, device_authorization_endpoint: `${this.url}/device/code`, authorization_endpoint: `${this.url}/auth`, jwks_uri: `${this.url}/keys` });
-    }
-    const parts: Buffer[] = [];
-    for await (const d of req) parts.push(d as Buffer);
-    const form = new URLSearchParams(Buffer.concat(parts).toString('utf8'));
-    if (req.method === 'POST' && path === '/dex/device/code') {
-      if (form.get('client_id') !== this.o.clientId) return json(401, { error: 'invalid_client' });
-      const p: Pending = { deviceCode: randomBytes(16).toString('hex'), userCode: randomBytes(3).toString('hex').toUpperCase(), state: 'pending', lastPoll: 0 };
-      this.pending.set(p.deviceCode, p);
-      return json(200, { device_code: p.deviceCode, user_code: p.userCode, verification_uri: `${this.url}/device`, verification_uri_complete: `${this.url}/device?user_code=${p.userCode}`, expires_in: 300, interval: this.o.interval ?? 1 });
-    }
-    if (req.method === 'POST' && path === '/dex/token') {
-      const grant = form.get('grant_type');
-      if (form.get('client_id') !== this.o.clientId) return json(401, { error: 'invalid_client' });
-      if (grant === 'urn:ietf:params:oauth:grant-type:device_code') {
-        const p = this.pending.get(form.get('device_code') ?? '');
-        const answer = (status: number, body: Record<string, unknown>) => {
-          this.calls.push(`device:${(body.error as string | undefined) ?? 'tokens'}`);
-          json(status, body);
-        };
-        if (!p) return answer(400, { error: 'expired_token' });
-        if (this.slowDown) {
-          this.slowDown = false;
-          return answer(400, { error: 'slow_down' });
-        }
-        if (p.state === 'denied') return answer(400, { error: 'access_denied' });
-        if (p.state === 'pending') return answer(400, { error: 'authorization_pending' });
-        this.pending.delete(p.deviceCode);
-        return answer(200, this.issue());
-      }
-      if (grant === 'refresh_token') {
-        const rt = form.get('refresh_token') ?? '';
-        if (!this.refresh.has(rt)) {
-          this.calls.push('refresh:invalid_grant');
-          return json(400, { error: 'invalid_grant', error_description: 'refresh token is invalid or expired' });
-        }
-        this.refresh.delete(rt); // rotation
-        this.calls.push('refresh:tokens');
-        return json(200, this.issue());
-      }
-      return json(400, { error: 'unsupported_grant_type' });
-    }
-    json(404, { error: 'not_found' });
+  /** Every refresh token the provider issued is destroyed in its store: only a new login helps. */
+  async revokeRefreshTokens(): Promise<void> {
+    for (const value of this.refreshTokens) await (await this.provider.RefreshToken.find(value))?.destroy();
+    this.refreshTokens.clear();
   }
 }

@@ -1,8 +1,8 @@
 /**
- * A cluster with an identity provider, for the login suites: the test issuer, the strict double of
- * vm-manager that accepts only tokens that issuer made, and the real core (its log file under
- * <home>/logs, its Dispatcher) with the given keychain (memory, or the real one under
- * scripts/with-keyring.sh).
+ * A cluster with an identity provider, for the login suites: oidc-provider over https with a
+ * private CA (./issuer), the strict double of vm-manager that accepts only id_tokens that issuer
+ * signed, and the real core (its log file under <home>/logs, its Dispatcher) with the given
+ * keychain (memory, or the real one under scripts/with-keyring.sh).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +24,10 @@ export interface OidcWorld {
   secrets: SecretStore;
   /** every bearer and refresh token the keychain held during the run */
   seenTokens: Set<string>;
+  /** vm.setConnection to the double with the OIDC login (the issuer's CA as the CA bundle) */
+  connect(): Promise<unknown>;
+  /** vm.login, the person approves, the job's end */
+  login(): Promise<{ error: unknown }>;
   /** records the keychain's current tokens into seenTokens */
   snapshot(): Promise<void>;
   /** files under the data directory (database, WAL, logs/, owner files) that contain any seen token */
@@ -43,6 +47,12 @@ export async function oidcWorld(secrets: SecretStore | null, opts: Partial<Issue
     t,
     secrets: store,
     seenTokens,
+    connect: () => t.call('vm.setConnection', { mode: 'remote', url: double.url, auth: 'oidc', oidcIssuer: issuer.url, oidcClientId: CLIENT_ID, caBundle: issuer.caFile }),
+    async login() {
+      const login = await t.call('vm.login', {});
+      await issuer.approve(login.userCode);
+      return t.jobs.wait(login.jobId);
+    },
     async snapshot() {
       // the store itself, not the core's registering view of it: reading here must not teach the log a token
       const raw = await store.get(OIDC_ACCOUNT);

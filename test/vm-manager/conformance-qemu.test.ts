@@ -1,32 +1,43 @@
 /**
  * Conformance with a real guest (QEMU + swtpm + OVMF under TCG, the test image): create → ready →
- * exec → forward → metrics → delete through the daemon's /api/v1, every answer validated against
- * the document's schemas (main/vm-api/schemas.ts). The fake-launcher suite covers the rest.
+ * exec → forward → console → attestation → metrics → delete through the daemon's /api/v1, every
+ * answer validated against the document's schemas (main/vm-api/schemas.ts) and, on the way,
+ * by Stoplight Prism as a validating proxy on giantswarm's own document (test/support/prism.ts;
+ * POVDESK_GIANTSWARM_SPECS, a failure under CI=true when missing, else the calls go direct).
+ * The fake-launcher suite covers the rest.
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attestationSchema, consoleSchema, execResultSchema, forwardSchema, metricsSchema, vmSchema } from '../../main/vm-api/schemas';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
+import { giantswarmDocument, specFolder, startPrism, type Prism } from '../support/prism';
 import { caller, expectDoc, expectError } from './conformance-support';
 import { pidsWith, stateWithImage, vmSkip } from './support';
 
 const skip = vmSkip();
+const spec = specFolder('POVDESK_GIANTSWARM_SPECS', 'openapi.yaml', '../shared/research/giantswarm');
 
 describe.skipIf(skip !== null)('vm-manager /api/v1 with a real guest', () => {
   let m: RunningManager;
   let state: string;
   let call: ReturnType<typeof caller>;
+  /** straight to the daemon: for the requests the document refuses on purpose */
+  let direct: ReturnType<typeof caller>;
+  let prism: Prism | null = null;
   let id = '';
 
   beforeAll(async () => {
     state = stateWithImage('vmm-confq-');
     // learn mode: the freshly built test image has no golden values yet (as in the other boot suites)
     m = await serve({ stateDir: state, token: 'tok', learn: [TEST_IMAGE] });
-    call = caller(m.url, 'tok');
+    direct = caller(m.url, 'tok');
+    prism = spec.missing ? null : await startPrism('proxy', giantswarmDocument(spec.dir), m.url);
+    call = prism ? caller(prism.url, 'tok') : direct;
   }, 120_000);
 
   afterAll(async () => {
+    await prism?.close();
     await m?.close({ stopVms: true });
     if (state) rmSync(state, { recursive: true, force: true });
   });
@@ -57,7 +68,7 @@ describe.skipIf(skip !== null)('vm-manager /api/v1 with a real guest', () => {
     expect(f.address).toMatch(/^127\.0\.0\.1:\d+$/);
     const page = await fetch(`http://${f.address}/index.html`);
     expect(await page.text()).toBe('hello-from-guest\n');
-    expectError(await call('POST', `/vms/${id}/forward`, { port: 70000 }), 'invalid_request');
+    expectError(await direct('POST', `/vms/${id}/forward`, { port: 70000 }), 'invalid_request');
   }, 120_000);
 
   it('metrics, console and attestation answer the document\'s shapes', async () => {
@@ -76,4 +87,11 @@ describe.skipIf(skip !== null)('vm-manager /api/v1 with a real guest', () => {
     expect(pidsWith(dir)).toEqual([]);
     expectError(await call('POST', `/vms/${id}/exec`, { command: ['true'] }), 'not_found');
   }, 120_000);
+
+  it('Prism found every request and answer of the lifecycle valid (under CI=true the document must be there)', async () => {
+    if (process.env.CI === 'true') expect(spec.missing).toBeNull();
+    if (!prism) return;
+    expect((await prism.violations()).join('\n')).toBe('');
+    expect(prism.log()).toMatch(/Forwarding "post" request to .*\/api\/v1\/vms\//);
+  });
 });

@@ -2,6 +2,7 @@ import type { Base, Services } from '../base';
 import type { Handlers } from '../dispatch';
 import { controlNodeHandlers } from './control-node';
 import { coreHandlers } from './core';
+import { doctorHandlers } from './doctor';
 import { pamHandlers } from './pam';
 import { povHandlers } from './pov';
 import { readinessHandlers } from './readiness';
@@ -25,5 +26,6 @@ export function allHandlers(base: Base, services: Services): Handlers {
     ...sshHandlers(services, base.log),
     ...shareHandlers(services),
     ...templatesHandlers(services),
+    ...doctorHandlers(services),
   };
 }

@@ -114,6 +114,11 @@ export class Tenants {
     };
   }
 
+  /** Whether a POV has any tenant saved. */
+  saved(povId: string): boolean {
+    return this.repo.tenants(povId) !== null;
+  }
+
   /** Plain values plus secrets, for one run. A product with its secret missing is null. */
   async resolve(povId: string): Promise<ResolvedTenants> {
     const t = this.repo.tenants(povId);

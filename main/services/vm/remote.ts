@@ -1,8 +1,9 @@
 /**
  * How the app authenticates to a remote (cluster) vm-manager: a static bearer token, or an OIDC
- * login to the cluster's issuer (device code; the tokens kept in the keychain as one value,
- * refreshed before they expire and once after a 401). A refresh the issuer refuses means a new
- * login: the call fails `unauthorized` with details.relogin, which the page turns into a prompt.
+ * login to the cluster's issuer (device code; the tokens kept in the keychain as one value, each
+ * id_token verified by main/vm-api/oidc.ts before it is kept, refreshed before they expire and
+ * once after a 401). A refresh the issuer refuses means a new login: the call fails
+ * `unauthorized` with details.relogin, which the page turns into a prompt.
  * Tokens go to the keychain and the logger's redaction list only, never to settings or logs.
  */
 import { readFileSync } from 'node:fs';
@@ -93,8 +94,8 @@ export async function remoteBearer(d: RemoteDeps): Promise<BearerSource> {
   let discovery: Discovery | null = null;
   const doRefresh = async (t: StoredTokens): Promise<StoredTokens> => {
     try {
-      discovery ??= await discover(issuer, httpOptions(d.settings));
-      const fresh = await refreshTokens(discovery, t, httpOptions(d.settings), now());
+      discovery ??= await discover(issuer, t.clientId, httpOptions(d.settings));
+      const fresh = await refreshTokens(discovery, t, now());
       await saveLogin(d, fresh);
       d.log.info('vm-manager login refreshed', { issuer });
       return fresh;
@@ -191,12 +192,12 @@ export async function startLogin(d: RemoteDeps, jobs: JobRunner, scope: string):
   checkCredentialUrl('the OIDC issuer URL', issuer, 'set an https:// issuer URL on the Local VMs page (Connection)');
   const http = httpOptions(d.settings);
   const wrap = (e: unknown) => (e instanceof OidcError ? new AppError(e.relogin ? 'unauthorized' : 'unavailable', e.message) : e);
-  const disc = await discover(issuer, http).catch((e: unknown) => Promise.reject(wrap(e)));
-  const auth = await startDeviceLogin(disc, clientId, scope, http).catch((e: unknown) => Promise.reject(wrap(e)));
+  const disc = await discover(issuer, clientId, http).catch((e: unknown) => Promise.reject(wrap(e)));
+  const auth = await startDeviceLogin(disc, scope).catch((e: unknown) => Promise.reject(wrap(e)));
   const jobId = jobs.start({ kind: JOB_KIND.vmLogin, title: `Log in to ${new URL(issuer).host}`, subject: 'vm:login' }, async (job) => {
     job.progress('waiting', null, `open ${auth.verification_uri} and enter ${auth.user_code}`);
     try {
-      await saveLogin(d, await pollDeviceToken(disc, clientId, auth, http, { signal: job.signal }));
+      await saveLogin(d, await pollDeviceToken(disc, auth, { signal: job.signal }));
     } catch (e) {
       throw wrap(e);
     }

@@ -2,6 +2,7 @@ import { lazy, type ComponentType } from 'react';
 import JobsPage from './jobs-page';
 import PovsPage from './povs-page';
 import SettingsPage, { settingsSlots } from './settings-page';
+import CheckAccounts from './settings/check-accounts';
 import ControlNodeSettings from './settings/control-node-settings';
 import SkytapTestConnection from './settings/skytap-test-connection';
 import TerminalSettings from './settings/terminal-settings';
@@ -21,6 +22,7 @@ const TerminalsPage = lazy(() => import('./terminals-page'));
 settingsSlots.skytap.push(() => <SkytapTestConnection />);
 settingsSlots.more.push(() => <ControlNodeSettings />);
 settingsSlots.more.push(() => <TerminalSettings />);
+settingsSlots.more.push(() => <CheckAccounts />);
 
 /** The sidebar, in order. */
 export const pages: PageEntry[] = [

@@ -109,6 +109,7 @@ describe('Connection panel with an OIDC login', () => {
     fireEvent.click(screen.getByLabelText(/OIDC login/));
     fireEvent.change(screen.getByPlaceholderText('https://dex.cluster.example'), { target: { value: issuer.url } });
     fireEvent.change(screen.getByPlaceholderText('povdesk'), { target: { value: 'povdesk' } });
+    fireEvent.change(screen.getByPlaceholderText('/etc/ssl/cluster-ca.pem'), { target: { value: issuer.caFile } }); // the issuer's private CA
     fireEvent.click(screen.getByRole('button', { name: 'Use remote' }));
     const prompt = await screen.findByTestId('vm-relogin');
     fireEvent.click(within(prompt).getByRole('button', { name: 'Log in' }));
@@ -121,8 +122,8 @@ describe('Connection panel with an OIDC login', () => {
     expect((await api.call('vm.list', {})).vms).toEqual([]);
 
     // the cluster stops accepting the token and the refresh token is revoked: the call says why, the panel asks to log in
-    issuer.expireAccessTokens();
-    issuer.revokeRefreshTokens();
+    await issuer.expireAccessTokens();
+    await issuer.revokeRefreshTokens();
     await expect(api.call('vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', detail: { relogin: true } });
     await act(async () => reload());
     expect((await screen.findByTestId('vm-relogin')).textContent).toContain(issuer.url);
