@@ -145,6 +145,10 @@ export class VmManagerClient {
   createNetwork(body: CreateNetworkRequest) {
     return this.call('POST /networks', networkSchema, 'POST', '/networks', body);
   }
+  /** POV Desk's own route (a manager without it answers 404): the network's Internet access. */
+  setNetworkInternet(name: string, internet: boolean) {
+    return this.call(`PUT /networks/${name}/povdesk/internet`, networkSchema, 'PUT', `/networks/${seg(name)}/povdesk/internet`, { internet });
+  }
   async deleteNetwork(name: string): Promise<void> {
     await this.send('DELETE', `/networks/${seg(name)}`);
   }

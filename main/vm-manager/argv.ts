@@ -53,6 +53,16 @@ export interface QemuSpec {
    * may open connections out through the host, including to every service on its 127.0.0.1.
    */
   network?: VmNetwork;
+  /**
+   * The VM's network (networks.ts): a second NIC (eth1) on the network's vde_switch, with the MAC
+   * of its lease, so the gateway's DHCP gives it its address. Null: eth0 only.
+   */
+  lan?: { sock: string; mac: string } | null;
+  /**
+   * Internet access (the network's `internet`): a third NIC (eth2) on the VM's own passt, which
+   * NATs it out through the host's sockets and does not map its gateway to the host's loopback.
+   */
+  internet?: { sock: string } | null;
 }
 
 export type VmNetwork = 'restricted' | 'nat';
@@ -150,6 +160,13 @@ export function qemuArgv(spec: QemuSpec): string[] {
     netdev += `,hostfwd=tcp:127.0.0.1:${f.hostPort}-:${f.guestPort}`;
   }
   a.push('-netdev', netdev, '-device', 'virtio-net-pci,netdev=net0');
+  if (spec.lan) {
+    if (!/^52:54(:[0-9a-f]{2}){4}$/.test(spec.lan.mac)) throw new Error(`qemu spec: lan mac ${spec.lan.mac} must be 52:54:xx:xx:xx:xx`);
+    a.push('-netdev', `vde,id=net1,sock=${qemuEscape(spec.lan.sock)}`, '-device', `virtio-net-pci,netdev=net1,mac=${spec.lan.mac}`);
+  }
+  if (spec.internet) {
+    a.push('-netdev', `stream,id=net2,server=off,addr.type=unix,addr.path=${qemuEscape(spec.internet.sock)}`, '-device', 'virtio-net-pci,netdev=net2');
+  }
   if (spec.noReboot) a.push('-no-reboot');
   return a;
 }

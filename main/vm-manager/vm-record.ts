@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { VmmError } from './errors';
 import { writeJsonAtomic } from './images';
 import type { Accel } from './argv';
+import type { Lease } from './networks';
 import type { SshHostKey } from './ssh-host-key';
 
 export type VmState = 'creating' | 'booting' | 'attesting' | 'ready' | 'running' | 'stopping' | 'stopped' | 'failed' | 'deleting';
@@ -47,6 +48,8 @@ export interface VmRecord {
   waitFor: WaitFor;
   /** the network's name (networks.ts): `default` (restricted), `nat`, or one made with POST /networks */
   network: string;
+  /** the VM's MAC and address on its network, fixed at create (null: a record from before networks were real, given one at its next start) */
+  lease: Lease | null;
   accel: Accel;
   state: VmState;
   /** 32 hex characters, made at create (the VM's identity; the document's machineID) */
@@ -138,6 +141,7 @@ export function upgradeRecord(r: VmRecord, dir: string, machineID: () => string)
   // Records from before networks: 'restricted' is the default network, 'nat' keeps its name.
   const net = loose.network as string | undefined;
   if (net === undefined || net === 'restricted') r.network = 'default';
+  if (loose.lease === undefined) r.lease = null;
   if (r.attestation.akPub === undefined) r.attestation.akPub = null;
   if (loose.sshHostKey === undefined) r.sshHostKey = null;
   if (loose.sshKey === undefined) r.sshKey = null;

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { QemuSpec, VmNetwork } from './argv';
+import type { Lease } from './networks';
 import { tailLines } from './console';
 import { VmmError } from './errors';
 import { ensureManagerKey } from './exec';
@@ -28,6 +29,17 @@ export interface VmServiceOptions {
   launcher: Launcher;
   /** a network's policy by name (networks.ts); unknown names are refused before create */
   networkMode?: (name: string) => VmNetwork;
+  /**
+   * Real networks (networks.ts, net-switch.ts): a VM's lease is fixed at create, and its network's
+   * switch is up before its QEMU starts. Without it VMs get eth0 only (tests with a fake launcher).
+   */
+  lan?: {
+    leaseFor(network: string, vmId: string, taken: string[]): Lease;
+    /** the switch's control directory, once it runs */
+    up(network: string): Promise<string>;
+    /** whether the network has Internet access now (each start follows it) */
+    internet?(network: string): boolean;
+  };
   timeouts?: Partial<Timeouts>;
   /** console.log cap while a VM runs (default CONSOLE_MAX_BYTES) */
   consoleMaxBytes?: number;
@@ -123,9 +135,10 @@ export class VmService {
     let id = newId();
     while (this.recs.has(id)) id = newId();
     const dir = join(this.vmsDir, id);
+    const network = input.network ?? 'default';
     const r: VmRecord = {
       id, name: input.name, image: image.name, cpus: input.cpus, memoryMiB: input.memoryMiB, diskGiB: input.diskGiB,
-      requireAttestation: input.requireAttestation, waitFor: input.waitFor, network: input.network ?? 'default', accel: this.launcher.accel,
+      requireAttestation: input.requireAttestation, waitFor: input.waitFor, network, lease: this.leaseOn(network, id), accel: this.launcher.accel,
       state: 'creating', machineID: randomBytes(16).toString('hex'), hostname: input.hostname ?? null, metadata: input.metadata ?? {}, sshAuthorizedKeys: input.sshAuthorizedKeys ?? [],
       createdAt: now(), installedAt: null, startedAt: null, bootedAt: null, readyAt: null, stoppedAt: null, booted: false,
       durations: { installSeconds: null, bootSeconds: null, readySeconds: null },
@@ -152,6 +165,13 @@ export class VmService {
     }
     await this.launch(id);
     return this.get(id);
+  }
+
+  /** A new lease on the network, in the record before it is first saved (so a crash never leaves a VM without one). */
+  private leaseOn(network: string, id: string): Lease | null {
+    if (!this.o.lan) return null;
+    const taken = this.list().filter((v) => v.network === network && v.lease && v.id !== id).map((v) => v.lease!.ip);
+    return this.o.lan.leaseFor(network, id, taken);
   }
 
   async start(id: string): Promise<VmRecord> {
@@ -229,8 +249,12 @@ export class VmService {
         this.recs.update(id, (v) => (v.sshKey = key));
       }
       this.recs.update(id, (v) => (v.paths.serialSocket = join(v.paths.dir, 'serial.sock')));
+      if (this.o.lan && !r.lease) this.recs.update(id, (v) => (v.lease = this.leaseOn(v.network, v.id)));
+      const lan = this.o.lan && r.lease ? { sock: await this.o.lan.up(r.network), mac: r.lease.mac } : null;
       const launched = await this.launcher.start(r, {
         boot: this.bootSource(r),
+        lan,
+        internet: lan !== null && (this.o.lan?.internet?.(r.network) ?? false),
         network: this.o.networkMode?.(r.network) ?? (r.network === 'nat' ? 'nat' : 'restricted'),
         onPid: (kind, pid) => this.recs.update(id, (v) => (v.pids[kind] = pid)),
       });
