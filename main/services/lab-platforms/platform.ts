@@ -40,6 +40,12 @@ export interface LabEnvironment {
    * the lifecycle then polls and never re-submits. Absent means false.
    */
   rateLimited?: boolean;
+  /**
+   * Nothing is left but what the platform removes with the environment (Local: its network, after
+   * its last VM): a destroy still runs its delete; the sweep takes it for deleted outside POV Desk
+   * and removes the rest. Absent means false.
+   */
+  remnant?: boolean;
 }
 
 export interface LabPlatform {
