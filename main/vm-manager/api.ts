@@ -288,6 +288,9 @@ export function createApiHandler(ctx: ApiContext) {
         const f = await ctx.vms.forward(id, b.port);
         return send(res, 200, { id, port: f.port, address: `127.0.0.1:${f.hostPort}` });
       }
+      if (seg.length === 4 && m === 'POST' && op === 'povdesk' && (seg[3] === 'save-clean' || seg[3] === 'reset-clean')) {
+        return send(res, 200, vmView(seg[3] === 'save-clean' ? ctx.vms.saveClean(id) : ctx.vms.resetClean(id)));
+      }
       if (seg.length === 4 && m === 'PUT' && op === 'povdesk' && seg[3] === 'user-data') {
         // Beyond the document: the user-data the metadata service serves from now on (Skytap's PUT of user_data).
         ctx.vms.get(id);

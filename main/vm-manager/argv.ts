@@ -7,7 +7,7 @@ export type Accel = 'kvm' | 'hvf' | 'whpx' | 'tcg';
 
 export type BootSource =
   /** Direct kernel boot of the test image: OVMF loads the kernel and initrd from fw_cfg. */
-  | { kind: 'kernel'; kernel: string; initrd: string; append: string }
+  | { kind: 'kernel'; kernel: string; initrd: string; append: string; dataDisk?: string | null }
   /** An imported image: a per-VM qcow2 overlay on the immutable base. */
   | { kind: 'disk'; overlay: string };
 
@@ -118,6 +118,8 @@ export function qemuArgv(spec: QemuSpec): string[] {
   );
   if (spec.boot.kind === 'kernel') {
     a.push('-kernel', spec.boot.kernel, '-initrd', spec.boot.initrd, '-append', spec.boot.append);
+    // The VM's own disk beside a kernel boot (what "Save clean state" keeps and "Reset" restores).
+    if (spec.boot.dataDisk) a.push('-drive', `if=none,id=disk0,format=qcow2,file=${qemuEscape(spec.boot.dataDisk)}`, '-device', 'virtio-blk-pci,drive=disk0');
   } else {
     a.push(
       '-drive', `if=none,id=disk0,format=qcow2,file=${qemuEscape(spec.boot.overlay)}`,

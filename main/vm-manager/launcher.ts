@@ -98,8 +98,10 @@ export class QemuLauncher implements Launcher {
 
   prepare(r: VmRecord, baseDisk: string | null) {
     copyFileSync(this.o.ovmf.vars, r.paths.ovmfVars);
-    if (r.paths.disk && baseDisk) {
-      execFileSync(findTool('qemu-img') ?? 'qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', baseDisk, r.paths.disk, `${r.diskGiB}G`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.paths.disk) {
+      // an overlay of a disk image, or a blank disk beside a kernel boot
+      const backing = baseDisk ? ['-F', 'qcow2', '-b', baseDisk] : [];
+      execFileSync(findTool('qemu-img') ?? 'qemu-img', ['create', '-q', '-f', 'qcow2', ...backing, r.paths.disk, `${r.diskGiB}G`], { stdio: ['ignore', 'ignore', 'pipe'] });
     }
   }
 

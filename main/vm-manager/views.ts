@@ -69,7 +69,7 @@ export function vmView(r: VmRecord) {
     }),
     povdesk: {
       accel: r.accel, startedAt: r.startedAt, stoppedAt: r.stoppedAt, durations: r.durations, ports: r.ports, forwards: r.forwards, hostForwards: r.hostForwards,
-      pids: r.pids, sshHostKey: r.sshHostKey, serialSocket: r.paths.serialSocket, hasUserData: r.hasUserData,
+      pids: r.pids, sshHostKey: r.sshHostKey, serialSocket: r.paths.serialSocket, hasUserData: r.hasUserData, cleanAt: r.cleanAt,
       attestation: { akFingerprint: r.attestation.akFingerprint, initrd: r.attestation.initrd, ready: r.attestation.ready, ...(r.attestation.learn ? { learn: true } : {}) },
     },
   });

@@ -86,6 +86,8 @@ export interface VmRecord {
   };
   /** the guest's SSH host key, made by the manager and served to the guest only after attestation (ssh-host-key.ts) */
   sshHostKey: SshHostKey | null;
+  /** when "Save clean state" last saved this VM (snapshots.ts), or null */
+  cleanAt: string | null;
   /** the manager's own key for root in the guest (exec); its private half is paths.sshKey */
   sshKey: { publicKey: string } | null;
   pids: { qemu: number | null; swtpm: number | null };
@@ -145,6 +147,7 @@ export function upgradeRecord(r: VmRecord, dir: string, machineID: () => string)
   if (r.attestation.akPub === undefined) r.attestation.akPub = null;
   if (loose.sshHostKey === undefined) r.sshHostKey = null;
   if (loose.sshKey === undefined) r.sshKey = null;
+  if (loose.cleanAt === undefined) r.cleanAt = null;
   if (loose.machineID === undefined) r.machineID = machineID();
   if (loose.booted === undefined) r.booted = r.readyAt !== null;
   if (loose.installedAt === undefined) r.installedAt = r.createdAt;

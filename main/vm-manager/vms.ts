@@ -17,6 +17,7 @@ import { getImage } from './images';
 import { LaunchError, type Launcher } from './launcher';
 import { readPid, removePid } from '../lib/procs';
 import { ensureSshHostKey } from './ssh-host-key';
+import { restoreClean, saveClean } from './snapshots';
 import { DEFAULT_TIMEOUTS, errorWithTail, Supervisor, type Timeouts } from './supervision';
 import { LIVE, now, recordPaths, secondsBetween, upgradeRecord, VmRecords, type CreateInput, type PortForward, type StageResult, type VmRecord, type WaitFor } from './vm-record';
 
@@ -104,6 +105,22 @@ export class VmService {
     return this.recs.update(id, (v) => (v.hasUserData = userData !== null && userData !== ''));
   }
 
+  /** "Save clean state" (snapshots.ts): disk, vTPM state and firmware variables of a stopped VM. */
+  saveClean(id: string): VmRecord {
+    const r = this.get(id);
+    if (r.state !== 'stopped') throw new VmmError('conflict', `VM ${id} is ${r.state}; its clean state is saved while it is stopped`);
+    const at = saveClean(r);
+    return this.recs.update(id, (v) => (v.cleanAt = at));
+  }
+
+  /** "Reset to clean state": puts back what saveClean kept; the VM stays stopped. */
+  resetClean(id: string): VmRecord {
+    const r = this.get(id);
+    if (r.state !== 'stopped' && r.state !== 'failed') throw new VmmError('conflict', `VM ${id} is ${r.state}; it is reset while it is stopped`);
+    restoreClean(r);
+    return this.recs.update(id, (v) => (v.lastError = null));
+  }
+
   // ---- guest events (from the metadata service) ----------------------------------------------
 
   guestContact(id: string) {
@@ -144,12 +161,12 @@ export class VmService {
       durations: { installSeconds: null, bootSeconds: null, readySeconds: null },
       lastError: null, hasUserData: input.userData !== null && input.userData !== '',
       attestation: { required: input.requireAttestation, ...(input.learnGolden ? { learn: true } : {}), userDataReleased: false, nonceIssuedAt: null, akFingerprint: null, akPub: null, initrd: null, ready: null },
-      sshHostKey: null, sshKey: null,
+      sshHostKey: null, sshKey: null, cleanAt: null,
       pids: { qemu: null, swtpm: null },
       ports: { ssh: null },
       forwards: [],
       hostForwards: input.hostForwards ?? [],
-      paths: recordPaths(dir, image.kind === 'disk'),
+      paths: recordPaths(dir, true),
     };
     mkdirSync(r.paths.tpmState, { recursive: true });
     this.recs.hold(r);
@@ -298,7 +315,7 @@ export class VmService {
   private bootSource(r: VmRecord): QemuSpec['boot'] {
     const img = getImage(this.o.stateDir, r.image);
     if (img.kind === 'kernel' && img.kernel && img.initrd) {
-      return { kind: 'kernel', kernel: join(img.dir, img.kernel), initrd: join(img.dir, img.initrd), append: img.cmdline ?? '' };
+      return { kind: 'kernel', kernel: join(img.dir, img.kernel), initrd: join(img.dir, img.initrd), append: img.cmdline ?? '', dataDisk: r.paths.disk };
     }
     if (!r.paths.disk) throw new VmmError('internal', `VM ${r.id} has a disk image but no overlay`);
     return { kind: 'disk', overlay: r.paths.disk };

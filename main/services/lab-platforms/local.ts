@@ -13,6 +13,8 @@ import { povTag, type LabEnvironment, type LabPlatform, type LabVm, type Templat
 export type LocalVmApi = Pick<VmManagerClient, 'list' | 'get' | 'create' | 'start' | 'stop' | 'delete' | 'networks' | 'createNetwork' | 'deleteNetwork'> & {
   setUserData?(id: string, userData: string | null): Promise<void>;
   setNetworkInternet?(name: string, internet: boolean): Promise<unknown>;
+  saveClean?(id: string): Promise<unknown>;
+  resetClean?(id: string): Promise<unknown>;
 };
 
 /**
@@ -267,6 +269,20 @@ export class LocalPlatform implements LabPlatform {
       if (err instanceof AppError && err.code === 'not_found' && (await managerCall('GET /vms', () => api.get(vmId)).then(() => true, () => false))) throw unsupported;
       throw err;
     }
+  }
+
+  async saveClean(envId: string): Promise<void> {
+    await this.eachVm(envId, 'save-clean', (a, id) => a.saveClean?.(id));
+  }
+
+  async resetClean(envId: string): Promise<void> {
+    await this.eachVm(envId, 'reset-clean', (a, id) => a.resetClean?.(id));
+  }
+
+  private async eachVm(envId: string, route: string, fn: (a: LocalVmApi, id: string) => Promise<unknown> | undefined): Promise<void> {
+    const api = await this.o.api();
+    if (!api.saveClean || !api.resetClean) throw new AppError('unsupported', 'this vm-manager cannot save or reset a clean state (it has no POV Desk clean-state routes); use the app\'s own vm-manager');
+    for (const v of await this.vmsOf(envId)) await managerCall(`POST /vms/${v.id}/povdesk/${route}`, () => fn(api, v.id)!);
   }
 
   /** A local environment's name is its id (`povdesk-<tag>`). */

@@ -92,6 +92,11 @@ export interface LabPlatform {
    * (Skytap: the POST's name carries the POV's tag; one listing, as the create always looked).
    */
   findByName(name: string): Promise<LabEnvironment | null>;
+  /** Local only: every (stopped) VM's disk, vTPM state and firmware variables saved / put back. */
+  saveClean?(envId: string): Promise<void>;
+  resetClean?(envId: string): Promise<void>;
+  /** Local only: the environment's Internet access (each VM follows it from its next start). */
+  setInternet?(envId: string, on: boolean): Promise<void>;
 }
 
 /** What the Local platform needs of the templates store. */
