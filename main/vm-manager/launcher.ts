@@ -184,8 +184,10 @@ export class QemuLauncher implements Launcher {
     const log = join(r.paths.dir, 'passt.log');
     const p = startDetached(bin, ['-f', '-q', '-4', '--no-map-gw', '-a', '10.0.2.15', '-n', '24', '-g', '10.0.2.2', '-s', sock], log, { dieWithParent: this.o.dieWithParent });
     writePid(join(r.paths.dir, 'passt.pid'), p.pid);
+    let exited = false;
+    void p.exited.then(() => (exited = true));
     const end = Date.now() + 5000;
-    while (!existsSync(sock) && Date.now() < end && aliveWith(p.pid, sock)) await sleep(20);
+    while (!existsSync(sock) && Date.now() < end && !exited) await sleep(20);
     if (!existsSync(sock)) throw new LaunchError(`passt did not open its socket within 5 s: ${tailLines(log, 3).join(' | ') || 'no output'}`);
     return { sock };
   }

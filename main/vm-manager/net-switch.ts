@@ -17,6 +17,7 @@ import { aliveWith, readPid, removePid, startDetached, terminate, writePid } fro
 import { sleep } from '../lib/sleep';
 import { VmmError } from './errors';
 import { findTool } from './finders';
+import { tailLines } from './console';
 import { NetworkGateway, type GatewayLease } from './net-gateway';
 import type { NetworkEntry } from './networks';
 
@@ -84,9 +85,14 @@ export class LanSwitches {
       execFileSync('mkfifo', ['-m', '600', console]);
       const started = startDetached('/bin/sh', ['-c', 'exec "$0" -s "$1" -m 0600 --dirmode 0700 -n 128 <>"$2"', bin, sock, console], join(dir, 'switch.log'), { dieWithParent: this.o.dieWithParent });
       writePid(this.pidFile(n.name), started.pid);
-      const end = Date.now() + 5000;
-      while (!existsSync(join(sock, 'ctl')) && Date.now() < end && aliveWith(started.pid, sock)) await sleep(20);
-      if (!existsSync(join(sock, 'ctl'))) throw new VmmError('internal', `the switch of network "${n.name}" did not start: see ${join(dir, 'switch.log')}`);
+      // Its exit, not /proc: while sh execs vde_switch its command line can read empty for a moment.
+      let exited = false;
+      void started.exited.then(() => (exited = true));
+      const end = Date.now() + 10_000;
+      while (!existsSync(join(sock, 'ctl')) && Date.now() < end && !exited) await sleep(20);
+      if (!existsSync(join(sock, 'ctl'))) {
+        throw new VmmError('internal', `the switch of network "${n.name}" did not start (${exited ? 'it exited' : 'no socket within 10 s'}): ${tailLines(join(dir, 'switch.log'), 3).join(' | ') || 'no output'}`);
+      }
       this.o.log?.(`network ${n.name}: switch up (pid ${started.pid})`);
     }
     if (!this.gateways.has(n.name)) {
