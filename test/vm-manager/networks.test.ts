@@ -132,7 +132,8 @@ describe.skipIf(skip !== null)('networks: DHCP, DNS, reachability and isolation 
       await until('b1 ready again', async () => (await c.get(vm.b1.id)).state === 'ready', 240_000, 1000);
       expect((await sh('b1', "ip -o -4 addr show eth2 | awk '{print $4}'")).stdout.trim()).toBe('10.0.2.15/24');
       if (outside) expect((await sh('b1', `echo | nc -w 5 ${outside} ${(out.address() as { port: number }).port}`)).stdout).toBe('OUTSIDE-OK\n');
-      const fenced = await sh('b1', `for h in 10.0.2.2 10.77.2.1 169.254.169.2; do echo | nc -w 3 $h ${port}; done; echo done`);
+      // (not passt's gateway 10.0.2.2: with --no-map-gw that is an address beyond this machine, which a test never dials)
+      const fenced = await sh('b1', `for h in 10.77.2.1 169.254.169.2 127.0.0.1; do echo | nc -w 3 $h ${port}; done; echo done`);
       expect(fenced.stdout).not.toContain('SECRET');
       expect(hits).toBe(0);
       // still its own network only
