@@ -182,7 +182,9 @@ export class QemuLauncher implements Launcher {
     const sock = join(r.paths.dir, 'passt.sock');
     rmSync(sock, { force: true });
     const log = join(r.paths.dir, 'passt.log');
-    const p = startDetached(bin, ['-f', '-q', '-4', '--no-map-gw', '-a', '10.0.2.15', '-n', '24', '-g', '10.0.2.2', '-s', sock], log, { dieWithParent: this.o.dieWithParent });
+    // --runas: as the manager's own user (passt started by root would switch to nobody, whose socket QEMU never sees)
+    const runas = typeof process.getuid === 'function' ? ['--runas', String(process.getuid())] : [];
+    const p = startDetached(bin, ['-f', '-q', '-4', ...runas, '--no-map-gw', '-a', '10.0.2.15', '-n', '24', '-g', '10.0.2.2', '-s', sock], log, { dieWithParent: this.o.dieWithParent });
     writePid(join(r.paths.dir, 'passt.pid'), p.pid);
     let exited = false;
     void p.exited.then(() => (exited = true));
