@@ -49,14 +49,22 @@ try {
   // The host path: the receiver's port 5002 on the host's loopback, relayed from the sender's forward.
   const fwd = await c.forward(b!.id, 5002);
   const [fhost, fport] = fwd.address.split(':');
-  relay = createServer((sock) => sock.pipe(connect(Number(fport), fhost!)).pipe(sock));
+  relay = createServer((sock) => {
+    const up = connect(Number(fport), fhost!);
+    sock.on('error', () => up.destroy());
+    up.on('error', () => sock.destroy());
+    sock.pipe(up).pipe(sock);
+  });
   await new Promise<void>((r) => relay!.listen(relayPort, '127.0.0.1', r));
 
   const send = async (to: string, port: number): Promise<number> => {
-    await c.exec(b!.id, ['sh', '-c', `nc -l -p ${port} > /dev/null 2>&1 &`]);
+    // the receiver counts what arrived, so a transfer cut short is an error, not a figure
+    await c.exec(b!.id, ['sh', '-c', `rm -f /tmp/got.${port}; (nc -l -p ${port} | wc -c > /tmp/got.${port}) > /dev/null 2>&1 &`]);
     const out = await c.exec(a!.id, ['sh', '-c', `s=$(cut -d' ' -f1 /proc/uptime); dd if=/dev/zero bs=65536 count=${MIB * 16} 2>/dev/null | nc -w 10 ${to} ${port}; e=$(cut -d' ' -f1 /proc/uptime); echo "$s $e"`]);
     const [st, en] = out.stdout.trim().split(/\s+/).slice(-2).map(Number);
     if (!(en! > st!)) throw new Error(`no timing from the sender: ${out.stdout} ${out.stderr}`);
+    const got = await until(`the receiver's count on ${port}`, async () => Number((await c.exec(b!.id, ['sh', '-c', `cat /tmp/got.${port} 2>/dev/null`])).stdout.trim()) || null, 30_000, 500);
+    if (got !== MIB * 1024 * 1024) throw new Error(`the receiver got ${got} bytes of ${MIB * 1024 * 1024} on port ${port}`);
     return MIB / (en! - st!);
   };
   const lan = await send(b!.ip!, 5001);
