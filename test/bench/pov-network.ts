@@ -24,7 +24,8 @@ if (skip) {
 const MIB = 128; // the sender's uptime counts in 10 ms steps: the fast path must take tenths of seconds
 const s = (ms: number) => (ms / 1000).toFixed(2);
 const state = stateWithImage('bench-povnet-');
-const m = await serve({ stateDir: state, token: 'tok', learn: [TEST_IMAGE] });
+// dieWithParent: a bench that dies leaves no guest running on the shared cores
+const m = await serve({ stateDir: state, token: 'tok', learn: [TEST_IMAGE], dieWithParent: true });
 const c = new TestClient(m.url, 'tok');
 let relay: Server | null = null;
 try {
