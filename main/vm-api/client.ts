@@ -145,6 +145,17 @@ export class VmManagerClient {
   createNetwork(body: CreateNetworkRequest) {
     return this.call('POST /networks', networkSchema, 'POST', '/networks', body);
   }
+  /** POV Desk's own routes (404 elsewhere): save a stopped VM's disk, vTPM and firmware variables, or put them back. */
+  saveClean(id: string) {
+    return this.call(`POST /vms/${id}/povdesk/save-clean`, vmSchema, 'POST', `/vms/${seg(id)}/povdesk/save-clean`);
+  }
+  resetClean(id: string) {
+    return this.call(`POST /vms/${id}/povdesk/reset-clean`, vmSchema, 'POST', `/vms/${seg(id)}/povdesk/reset-clean`);
+  }
+  /** POV Desk's own route (a manager without it answers 404): the network's Internet access. */
+  setNetworkInternet(name: string, internet: boolean) {
+    return this.call(`PUT /networks/${name}/povdesk/internet`, networkSchema, 'PUT', `/networks/${seg(name)}/povdesk/internet`, { internet });
+  }
   async deleteNetwork(name: string): Promise<void> {
     await this.send('DELETE', `/networks/${seg(name)}`);
   }

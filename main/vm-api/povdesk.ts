@@ -47,3 +47,6 @@ export type LocalCreateVmRequest = z.infer<typeof localCreateVmRequestSchema>;
 export const setUserDataSchema = lazySchema(() => z.strictObject({
   user_data: z.string().max(USER_DATA_MAX_CHARS, `user_data: at most ${USER_DATA_MAX_CHARS} characters (Skytap's limit)`).nullable(),
 }));
+
+/** PUT /networks/{name}/povdesk/internet: the network's Internet access (each VM follows it at its next start). */
+export const setInternetSchema = lazySchema(() => z.strictObject({ internet: z.boolean() }));

@@ -12,7 +12,7 @@ import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { lazySchema } from '../../shared/lazy-schema';
 import { listZodIssues } from '../../shared/contract/errors';
-import { localCreateVmRequestSchema, setUserDataSchema } from '../vm-api/povdesk';
+import { localCreateVmRequestSchema, setInternetSchema, setUserDataSchema } from '../vm-api/povdesk';
 import { CONSOLE_LINES, CREATE_VM_DEFAULTS, createNetworkRequestSchema, ERROR_STATUS, execRequestSchema, forwardRequestSchema, type ApiErrorCode } from '../vm-api/schemas';
 import { STATUS, VmmError, type VmmCode } from './errors';
 import { execInGuest } from './exec';
@@ -252,6 +252,11 @@ export function createApiHandler(ctx: ApiContext) {
         return send(res, 201, networkView(ctx.networks.create({ name: b.name, cidr: b.cidr, dnsSearchDomain: b.dns_search_domain }), vms()));
       }
       if (m === 'GET' && seg.length === 2) return send(res, 200, networkView(ctx.networks.get(seg[1] ?? ''), vms()));
+      if (m === 'PUT' && seg.length === 4 && seg[2] === 'povdesk' && seg[3] === 'internet') {
+        // Beyond the document: the POV's "Internet access"; each VM follows it at its next start.
+        const b = parseBody(setInternetSchema, await readJson(req, true));
+        return send(res, 200, networkView(ctx.networks.setInternet(seg[1] ?? '', b.internet), vms()));
+      }
       if (m === 'DELETE' && seg.length === 2) {
         const name = seg[1] ?? '';
         ctx.networks.get(name);
@@ -282,6 +287,9 @@ export function createApiHandler(ctx: ApiContext) {
         ctx.vms.get(id);
         const f = await ctx.vms.forward(id, b.port);
         return send(res, 200, { id, port: f.port, address: `127.0.0.1:${f.hostPort}` });
+      }
+      if (seg.length === 4 && m === 'POST' && op === 'povdesk' && (seg[3] === 'save-clean' || seg[3] === 'reset-clean')) {
+        return send(res, 200, vmView(seg[3] === 'save-clean' ? ctx.vms.saveClean(id) : ctx.vms.resetClean(id)));
       }
       if (seg.length === 4 && m === 'PUT' && op === 'povdesk' && seg[3] === 'user-data') {
         // Beyond the document: the user-data the metadata service serves from now on (Skytap's PUT of user_data).

@@ -7,7 +7,7 @@ export type Accel = 'kvm' | 'hvf' | 'whpx' | 'tcg';
 
 export type BootSource =
   /** Direct kernel boot of the test image: OVMF loads the kernel and initrd from fw_cfg. */
-  | { kind: 'kernel'; kernel: string; initrd: string; append: string }
+  | { kind: 'kernel'; kernel: string; initrd: string; append: string; dataDisk?: string | null }
   /** An imported image: a per-VM qcow2 overlay on the immutable base. */
   | { kind: 'disk'; overlay: string };
 
@@ -53,6 +53,16 @@ export interface QemuSpec {
    * may open connections out through the host, including to every service on its 127.0.0.1.
    */
   network?: VmNetwork;
+  /**
+   * The VM's network (networks.ts): a second NIC (eth1) on the network's vde_switch, with the MAC
+   * of its lease, so the gateway's DHCP gives it its address. Null: eth0 only.
+   */
+  lan?: { sock: string; mac: string } | null;
+  /**
+   * Internet access (the network's `internet`): a third NIC (eth2) on the VM's own passt, which
+   * NATs it out through the host's sockets and does not map its gateway to the host's loopback.
+   */
+  internet?: { sock: string } | null;
 }
 
 export type VmNetwork = 'restricted' | 'nat';
@@ -108,6 +118,8 @@ export function qemuArgv(spec: QemuSpec): string[] {
   );
   if (spec.boot.kind === 'kernel') {
     a.push('-kernel', spec.boot.kernel, '-initrd', spec.boot.initrd, '-append', spec.boot.append);
+    // The VM's own disk beside a kernel boot (what "Save clean state" keeps and "Reset" restores).
+    if (spec.boot.dataDisk) a.push('-drive', `if=none,id=disk0,format=qcow2,file=${qemuEscape(spec.boot.dataDisk)}`, '-device', 'virtio-blk-pci,drive=disk0');
   } else {
     a.push(
       '-drive', `if=none,id=disk0,format=qcow2,file=${qemuEscape(spec.boot.overlay)}`,
@@ -150,6 +162,13 @@ export function qemuArgv(spec: QemuSpec): string[] {
     netdev += `,hostfwd=tcp:127.0.0.1:${f.hostPort}-:${f.guestPort}`;
   }
   a.push('-netdev', netdev, '-device', 'virtio-net-pci,netdev=net0');
+  if (spec.lan) {
+    if (!/^52:54(:[0-9a-f]{2}){4}$/.test(spec.lan.mac)) throw new Error(`qemu spec: lan mac ${spec.lan.mac} must be 52:54:xx:xx:xx:xx`);
+    a.push('-netdev', `vde,id=net1,sock=${qemuEscape(spec.lan.sock)}`, '-device', `virtio-net-pci,netdev=net1,mac=${spec.lan.mac}`);
+  }
+  if (spec.internet) {
+    a.push('-netdev', `stream,id=net2,server=off,addr.type=unix,addr.path=${qemuEscape(spec.internet.sock)}`, '-device', 'virtio-net-pci,netdev=net2');
+  }
   if (spec.noReboot) a.push('-no-reboot');
   return a;
 }

@@ -165,6 +165,8 @@ export async function hostReport(opts: { forceProbe?: boolean } = {}): Promise<H
     if (!existsSync('/usr/sbin/dropbear')) missing.push({ what: 'dropbear (the test image\'s SSH server)', install: 'apt-get install dropbear-bin' });
     if (!guestKernel) missing.push({ what: 'guest kernel /boot/vmlinuz-*-cloud-amd64 (for the test image)', install: 'apt-get install linux-image-cloud-amd64' });
   }
+  // VM networks (net-switch.ts): a vde_switch per network, the gateway port through vde_plug.
+  if (!findTool('vde_switch') || !findTool('vde_plug')) missing.push({ what: 'vde_switch and vde_plug (the VMs\' networks)', install: process.platform === 'darwin' ? 'brew install vde' : 'apt-get install vde2' });
   if (qemu.found && ovmf && !accelerator.chosen) missing.push({ what: `a working accelerator (${accelerator.reason})`, install: installHint('qemu') });
   let kernel = '';
   try {

@@ -18,7 +18,7 @@ import { headerReferences, infoReferences, type QemuImgInfo } from '../lib/image
 export const TEST_IMAGE = 'povdesk-test';
 /** Load order measured on the cloud kernel: a wrong order fails with "Unknown symbol". */
 export const GUEST_MODULES = [
-  'virtio_ring', 'virtio', 'virtio_pci_modern_dev', 'virtio_pci_legacy_dev', 'virtio_pci',
+  'virtio_ring', 'virtio', 'virtio_pci_modern_dev', 'virtio_pci_legacy_dev', 'virtio_pci', 'virtio_blk',
   'failover', 'net_failover', 'virtio_net', 'evdev', 'button',
 ];
 export const TEST_CMDLINE = 'console=ttyS0,115200 rdinit=/init panic=-1 quiet loglevel=4';
@@ -185,7 +185,7 @@ export function buildInitramfs(opts: { kernelVersion: string; initScript?: strin
 }
 
 function findModule(root: string, name: string): string | null {
-  const dirs = ['kernel/drivers/virtio', 'kernel/drivers/net', 'kernel/net/core', 'kernel/drivers/acpi', 'kernel/drivers/input'];
+  const dirs = ['kernel/drivers/virtio', 'kernel/drivers/block', 'kernel/drivers/net', 'kernel/net/core', 'kernel/drivers/acpi', 'kernel/drivers/input'];
   for (const d of dirs) {
     const p = join(root, d, `${name}.ko`);
     if (existsSync(p)) return p;

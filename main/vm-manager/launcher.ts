@@ -11,7 +11,7 @@ import { vmAsset } from './assets';
 import { qemuArgv, type Accel, type QemuSpec, type VmNetwork } from './argv';
 import { tailLines } from './console';
 import { findTool } from './finders';
-import { aliveWith, freeLoopbackPort, pidsMatching, removePid, signal, startDetached, terminate, waitGone, writePid } from '../lib/procs';
+import { aliveWith, freeLoopbackPort, pidsMatching, readPid, removePid, signal, startDetached, terminate, waitGone, writePid } from '../lib/procs';
 import { sleep } from '../lib/sleep';
 import { Qmp, openQmpWhenReady } from './qmp';
 import { provisionVmAk } from './attest/provision';
@@ -38,6 +38,10 @@ export class LaunchError extends Error {}
 export interface StartOptions {
   boot: QemuSpec['boot'];
   network: VmNetwork;
+  /** the network's switch (its control directory) and the VM's MAC on it; null: no second NIC */
+  lan: { sock: string; mac: string } | null;
+  /** Internet access: the VM's own passt on a third NIC (see QemuSpec.internet) */
+  internet?: boolean;
   /** called as soon as a process exists, so a crash of the manager mid-start leaves a pid to clean up */
   onPid: (kind: 'qemu' | 'swtpm', pid: number) => void;
 }
@@ -94,8 +98,10 @@ export class QemuLauncher implements Launcher {
 
   prepare(r: VmRecord, baseDisk: string | null) {
     copyFileSync(this.o.ovmf.vars, r.paths.ovmfVars);
-    if (r.paths.disk && baseDisk) {
-      execFileSync(findTool('qemu-img') ?? 'qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', baseDisk, r.paths.disk, `${r.diskGiB}G`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.paths.disk) {
+      // an overlay of a disk image, or a blank disk beside a kernel boot
+      const backing = baseDisk ? ['-F', 'qcow2', '-b', baseDisk] : [];
+      execFileSync(findTool('qemu-img') ?? 'qemu-img', ['create', '-q', '-f', 'qcow2', ...backing, r.paths.disk, `${r.diskGiB}G`], { stdio: ['ignore', 'ignore', 'pipe'] });
     }
   }
 
@@ -128,6 +134,7 @@ export class QemuLauncher implements Launcher {
     while (!existsSync(r.paths.swtpmSocket) && Date.now() < sockEnd && aliveWith(swtpm.pid, r.paths.tpmState)) await sleep(20);
     if (!existsSync(r.paths.swtpmSocket)) throw new LaunchError(`swtpm did not open its socket within 5 s: ${tailLines(swtpmLog, 5).join(' | ') || 'no output'}`);
 
+    const internet = o.internet ? await this.startPasst(r) : null;
     const serialSocket = r.paths.serialSocket ?? join(r.paths.dir, 'serial.sock');
     rmSync(serialSocket, { force: true });
     // A fresh free port each start: the last one may have been taken meanwhile.
@@ -142,7 +149,7 @@ export class QemuLauncher implements Launcher {
       id: r.id, accel: r.accel, cpus: r.cpus, memoryMib: r.memoryMiB, ovmfCode: this.o.ovmf.code, ovmfVars: r.paths.ovmfVars,
       boot: o.boot, consoleFile: r.paths.console, serialSocket, qmpSocket: r.paths.qmpSocket, swtpmSocket: r.paths.swtpmSocket,
       metadataProxy: metadataForwardArgv(r.paths.dir, [node, METADATA_PROXY, this.o.metadataSocket, r.id]), guestForwards,
-      sshHostPort: sshPort, forwards: r.forwards.map((f) => ({ hostPort: f.hostPort, guestPort: f.port })), network: o.network, qmpEventsSocket: eventsSocket(r),
+      sshHostPort: sshPort, forwards: r.forwards.map((f) => ({ hostPort: f.hostPort, guestPort: f.port })), network: o.network, lan: o.lan, internet, qmpEventsSocket: eventsSocket(r),
     };
     writeFileSync(r.paths.console, ''); // QEMU appends (logappend=on, so capConsole can truncate it)
     rmSync(r.paths.qmpSocket, { force: true });
@@ -163,6 +170,28 @@ export class QemuLauncher implements Launcher {
       throw new LaunchError(`qemu did not come up: ${tailLines(qemuLog, 5).join(' | ') || (e instanceof Error ? e.message : String(e))}`);
     }
     return { pids: { qemu: qemu.pid, swtpm: swtpm.pid }, sshPort, qemuExit: qemu.exited, swtpmExit: swtpm.exited };
+  }
+
+  /**
+   * The VM's passt (Internet access): the guest is 10.0.2.15 behind 10.0.2.2 on its eth2, NATed
+   * through this host's sockets; --no-map-gw keeps the gateway from reaching the host's loopback.
+   */
+  private async startPasst(r: VmRecord): Promise<{ sock: string }> {
+    const bin = findTool('passt');
+    if (!bin) throw new LaunchError('Internet access needs passt: install it with `apt-get install passt` (Linux only)');
+    const sock = join(r.paths.dir, 'passt.sock');
+    rmSync(sock, { force: true });
+    const log = join(r.paths.dir, 'passt.log');
+    // --runas: as the manager's own user (passt started by root would switch to nobody, whose socket QEMU never sees)
+    const runas = typeof process.getuid === 'function' ? ['--runas', String(process.getuid())] : [];
+    const p = startDetached(bin, ['-f', '-q', '-4', ...runas, '--no-map-gw', '-a', '10.0.2.15', '-n', '24', '-g', '10.0.2.2', '-s', sock], log, { dieWithParent: this.o.dieWithParent });
+    writePid(join(r.paths.dir, 'passt.pid'), p.pid);
+    let exited = false;
+    void p.exited.then(() => (exited = true));
+    const end = Date.now() + 5000;
+    while (!existsSync(sock) && Date.now() < end && !exited) await sleep(20);
+    if (!existsSync(sock)) throw new LaunchError(`passt did not open its socket within 5 s: ${tailLines(log, 3).join(' | ') || 'no output'}`);
+    return { sock };
   }
 
   async stop(r: VmRecord, powerdownMs: number): Promise<StopHow> {
@@ -194,6 +223,9 @@ export class QemuLauncher implements Launcher {
     for (const pid of pidsMatching([HOST_FORWARD_PROXY, r.id])) signal(pid, 'SIGKILL');
     removePid(join(r.paths.dir, 'qemu.pid'));
     removePid(join(r.paths.dir, 'swtpm.pid'));
+    const passt = readPid(join(r.paths.dir, 'passt.pid'));
+    if (passt) await terminate(passt, join(r.paths.dir, 'passt.sock'), 2000);
+    removePid(join(r.paths.dir, 'passt.pid'));
   }
 
   async reset(r: VmRecord) {

@@ -1,19 +1,21 @@
 /**
  * Networks (GET/POST /networks, GET/DELETE /networks/{name}), kept in <state>/networks.json.
  *
- * giantswarm's networks are gvisor-tap-vsock switches shared by their VMs. Here every VM runs QEMU's
- * user-mode network (slirp) of its own: the guest is 169.254.169.15 behind a gateway at
- * 169.254.169.2, with the metadata service at 169.254.169.254, whatever network it is on. A network
- * is therefore a name with a policy: `default` (restricted: the guest reaches the metadata service
- * and its forwards only) and `nat` (outbound through the host too) always exist; a network made with
- * POST /networks records its cidr and search domain and is restricted. docs/vm-manager.md says what
- * has no meaning here.
+ * A network is a private Ethernet segment shared by its VMs (giantswarm's are gvisor-tap-vsock
+ * switches): a vde_switch with a gateway port answering ARP, DHCP and DNS (net-switch.ts,
+ * net-gateway.ts), joined by each VM's second NIC (eth1). A VM's address on it is its lease, fixed
+ * in its record at create (leaseFor): the gateway is the cidr's first address, the VMs get the next
+ * free ones. Every VM also keeps its own user-mode NIC (eth0, slirp): the metadata service, the
+ * host's forwards into the guest and its `mode`: `restricted` fences it off the host, `nat` lets it
+ * out through the host. `default` (restricted) and `nat` always exist; a network made with POST
+ * /networks is restricted. `internet`: the POV's "Internet access" (DNS beyond the VMs' names).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GUEST_NET, type VmNetwork } from './argv';
+import type { VmNetwork } from './argv';
 import { VmmError } from './errors';
 import { writeJsonAtomic } from './images';
+import { ipNum, ipText } from './net-packets';
 
 export interface NetworkEntry {
   name: string;
@@ -22,24 +24,45 @@ export interface NetworkEntry {
   dnsSearchDomain: string | null;
   mode: VmNetwork;
   builtin: boolean;
+  /** unknown names are resolved through the host (the POV's "Internet access") */
+  internet: boolean;
   createdAt: string;
 }
 
-/** QEMU's default MAC for the first NIC, the one every guest here has. */
-export const GUEST_MAC = '52:54:00:12:34:56';
+/** A VM's place on its network: the MAC of its eth1 and the address DHCP gives it. */
+export interface Lease {
+  mac: string;
+  ip: string;
+}
 
 const BUILTIN: NetworkEntry[] = [
-  { name: 'default', cidr: GUEST_NET.net, gatewayIP: GUEST_NET.host, dnsSearchDomain: null, mode: 'restricted', builtin: true, createdAt: '1970-01-01T00:00:00.000Z' },
-  { name: 'nat', cidr: GUEST_NET.net, gatewayIP: GUEST_NET.host, dnsSearchDomain: null, mode: 'nat', builtin: true, createdAt: '1970-01-01T00:00:00.000Z' },
+  { name: 'default', cidr: '192.168.127.0/24', gatewayIP: '192.168.127.1', dnsSearchDomain: null, mode: 'restricted', builtin: true, internet: false, createdAt: '1970-01-01T00:00:00.000Z' },
+  { name: 'nat', cidr: '192.168.128.0/24', gatewayIP: '192.168.128.1', dnsSearchDomain: null, mode: 'nat', builtin: true, internet: false, createdAt: '1970-01-01T00:00:00.000Z' },
 ];
+
+/** A VM's MAC on its network: 52:54 (QEMU's prefix) and its 4-byte id, so it is unique among the manager's VMs. */
+export function macFor(vmId: string): string {
+  if (!/^[0-9a-f]{8}$/.test(vmId)) throw new VmmError('internal', `VM id "${vmId}" is not 8 hex digits`);
+  return ['52', '54', ...(vmId.match(/../g) ?? [])].join(':');
+}
+
+/** The lowest address of the cidr after the gateway that no lease in `taken` holds (never the broadcast address). */
+export function leaseFor(n: Pick<NetworkEntry, 'name' | 'cidr' | 'gatewayIP'>, vmId: string, taken: string[]): Lease {
+  const [ip = '', bits = '32'] = n.cidr.split('/');
+  const size = 2 ** (32 - Number(bits));
+  const base = Math.floor(ipNum(ip) / size) * size;
+  const used = new Set([...taken, n.gatewayIP]);
+  for (let a = base + 1; a < base + size - 1; a++) {
+    if (!used.has(ipText(a))) return { mac: macFor(vmId), ip: ipText(a) };
+  }
+  throw new VmmError('conflict', `network "${n.name}" (${n.cidr}) has no free address left: delete a VM on it or use a larger network`);
+}
 
 /** The first address of an IPv4 subnet: the document's gateway. */
 export function firstAddress(cidr: string): string {
   const [ip = '', bits = '32'] = cidr.split('/');
-  const n = ip.split('.').reduce((a, o) => a * 256 + Number(o), 0);
   const size = 2 ** (32 - Number(bits));
-  const first = Math.floor(n / size) * size + 1;
-  return [24, 16, 8, 0].map((s) => Math.floor(first / 2 ** s) % 256).join('.');
+  return ipText(Math.floor(ipNum(ip) / size) * size + 1);
 }
 
 export class Networks {
@@ -48,7 +71,8 @@ export class Networks {
 
   constructor(stateDir: string) {
     this.file = join(stateDir, 'networks.json');
-    this.made = existsSync(this.file) ? (JSON.parse(readFileSync(this.file, 'utf8')) as NetworkEntry[]) : [];
+    // Entries from before real networks have no `internet` (off).
+    this.made = existsSync(this.file) ? (JSON.parse(readFileSync(this.file, 'utf8')) as NetworkEntry[]).map((n) => ({ ...n, internet: n.internet ?? false })) : [];
   }
 
   list(): NetworkEntry[] {
@@ -65,19 +89,29 @@ export class Networks {
     return this.list().some((x) => x.name === name);
   }
 
-  create(o: { name: string; cidr: string; dnsSearchDomain?: string }): NetworkEntry {
+  create(o: { name: string; cidr: string; dnsSearchDomain?: string; internet?: boolean }): NetworkEntry {
     if (this.has(o.name)) throw new VmmError('conflict', `a network named "${o.name}" exists`);
-    const n: NetworkEntry = { name: o.name, cidr: o.cidr, gatewayIP: firstAddress(o.cidr), dnsSearchDomain: o.dnsSearchDomain ?? null, mode: 'restricted', builtin: false, createdAt: new Date().toISOString() };
+    const n: NetworkEntry = { name: o.name, cidr: o.cidr, gatewayIP: firstAddress(o.cidr), dnsSearchDomain: o.dnsSearchDomain ?? null, mode: 'restricted', builtin: false, internet: o.internet ?? false, createdAt: new Date().toISOString() };
     this.made.push(n);
     writeJsonAtomic(this.file, this.made);
     return n;
+  }
+
+  /** Turns the network's Internet access on or off (a built-in network keeps its own). */
+  setInternet(name: string, on: boolean): NetworkEntry {
+    const n = this.get(name);
+    if (n.builtin) throw new VmmError('conflict', `network "${name}" is built in; its Internet access cannot be changed`);
+    const made = this.made.find((x) => x.name === name)!;
+    made.internet = on;
+    writeJsonAtomic(this.file, this.made);
+    return made;
   }
 
   /** `attached`: ids of the VMs (running or stopped) on the network; any makes it a conflict. */
   delete(name: string, attached: string[]): void {
     const n = this.get(name);
     if (attached.length) throw new VmmError('conflict', `network "${name}" has VM${attached.length > 1 ? 's' : ''} ${attached.join(', ')} attached: delete ${attached.length > 1 ? 'them' : 'it'} first`);
-    if (n.builtin) throw new VmmError('conflict', `network "${name}" is built in (every VM here has its own user-mode network; "${name}" is its policy) and cannot be deleted`);
+    if (n.builtin) throw new VmmError('conflict', `network "${name}" is built in and cannot be deleted`);
     this.made = this.made.filter((x) => x.name !== name);
     writeJsonAtomic(this.file, this.made);
   }

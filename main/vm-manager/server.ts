@@ -11,7 +11,9 @@ import { findOvmf, hostReport, type HostReport } from './host';
 import { MetadataService } from './metadata';
 import { DEFAULT_TIMEOUTS, VmService, type Timeouts } from './vms';
 import { QemuLauncher } from './launcher';
-import { Networks } from './networks';
+import { leaseFor, Networks } from './networks';
+import { LanSwitches } from './net-switch';
+import { LIVE } from './vm-record';
 import { procCmdline, procStart, readPid, readPidStart, writePid } from '../lib/procs';
 import { foreignRequest } from '../lib/loopback-guard';
 import type { Accel } from './argv';
@@ -92,11 +94,34 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...o.timeouts };
   const launcher = new QemuLauncher({ accel, ovmf, metadataSocket: join(stateDir, 'metadata.sock'), nodeBinary: o.nodeBinary, startMs: timeouts.startMs, termMs: timeouts.termMs, dieWithParent: o.dieWithParent });
   const networks = new Networks(stateDir);
-  const vms = new VmService({ stateDir, launcher, networkMode: (n) => networks.get(n).mode, timeouts, consoleMaxBytes: o.consoleMaxBytes, log: o.log });
+  let vms: VmService;
+  const switches = new LanSwitches({
+    stateDir, dieWithParent: o.dieWithParent, log: o.log,
+    entry: (name) => (networks.has(name) ? networks.get(name) : null),
+    leases: (name) => vms.list().filter((v) => v.network === name && v.lease).map((v) => ({ mac: v.lease!.mac, ip: v.lease!.ip, names: [...new Set([v.hostname ?? v.name, v.name])] })),
+  });
+  vms = new VmService({
+    stateDir, launcher, networkMode: (n) => networks.get(n).mode, timeouts, consoleMaxBytes: o.consoleMaxBytes, log: o.log,
+    lan: { leaseFor: (n, id, taken) => leaseFor(networks.get(n), id, taken), up: (n) => switches.up(networks.get(n)), internet: (n) => networks.get(n).internet },
+  });
+  // A network's switch runs while a VM of it may use it: creating, live or stopping.
+  const usesSwitch = (state: string) => state === 'creating' || state === 'stopping' || (LIVE as string[]).includes(state);
+  const idle = () => {
+    for (const n of networks.list()) {
+      if (!switches.busy(n.name) && switches.running(n.name) && !vms.list().some((v) => v.network === n.name && usesSwitch(v.state))) void switches.down(n.name).catch(() => {});
+    }
+  };
+  vms.events.on('change', idle);
+  vms.events.on('deleted', idle);
   const metadata = new MetadataService({ socketPath: join(stateDir, 'metadata.sock'), vms, stateDir, learn: o.learn, log: o.log });
   // The metadata socket first: reattached guests may be asking already.
   await metadata.listen();
   const recovered = await vms.recover();
+  // Reattached VMs get their networks' gateways back (their switches kept running).
+  for (const name of new Set(vms.list().filter((v) => (LIVE as string[]).includes(v.state) && v.lease && networks.has(v.network)).map((v) => v.network))) {
+    await switches.up(networks.get(name)).catch((e: unknown) => o.log?.(`network ${name}: ${e instanceof Error ? e.message : String(e)}`));
+  }
+  idle();
   // DNS rebinding: over TCP only the exact address:port we listen on is a valid Host (unix sockets have no Host to check).
   let allowedHost: string | null = null;
   const handler = createApiHandler({ stateDir, token, vms, networks, host: () => hostReport(), allowedHost: () => allowedHost });
@@ -128,6 +153,9 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
       releaseLock(stateDir);
       if (opts.stopVms) await vms.stopAll();
       vms.detach();
+      vms.events.off('change', idle);
+      vms.events.off('deleted', idle);
+      switches.detach();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await metadata.close();

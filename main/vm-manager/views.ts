@@ -8,12 +8,11 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Attestation, Host, Image, Metrics, Network } from '../vm-api/schemas';
-import { GUEST_NET } from './argv';
 import { firmwareChange } from './golden';
 import { learnedSizes } from './attest/index';
 import { findOvmf, type HostReport } from './host';
 import { getImage, listImages } from './images';
-import { GUEST_MAC, type NetworkEntry } from './networks';
+import type { NetworkEntry } from './networks';
 import type { StageResult, VmRecord } from './vm-record';
 
 /** vsock context id of every VM here: 0 is VMADDR_CID_HYPERVISOR, never a guest's, i.e. no vsock. */
@@ -51,8 +50,9 @@ export function vmView(r: VmRecord) {
     requireAttestation: r.requireAttestation,
     state: r.state,
     phase: r.startedAt ? ('boot' as const) : undefined,
-    ip: live ? GUEST_NET.guest : undefined,
-    mac: GUEST_MAC,
+    // The VM's lease on its network (eth1); ip only while it runs, as giantswarm's.
+    ip: live && r.lease ? r.lease.ip : undefined,
+    mac: opt(r.lease?.mac),
     cid: NO_VSOCK_CID,
     machineID: r.machineID,
     booted: r.booted,
@@ -69,7 +69,7 @@ export function vmView(r: VmRecord) {
     }),
     povdesk: {
       accel: r.accel, startedAt: r.startedAt, stoppedAt: r.stoppedAt, durations: r.durations, ports: r.ports, forwards: r.forwards, hostForwards: r.hostForwards,
-      pids: r.pids, sshHostKey: r.sshHostKey, serialSocket: r.paths.serialSocket, hasUserData: r.hasUserData,
+      pids: r.pids, sshHostKey: r.sshHostKey, serialSocket: r.paths.serialSocket, hasUserData: r.hasUserData, cleanAt: r.cleanAt,
       attestation: { akFingerprint: r.attestation.akFingerprint, initrd: r.attestation.initrd, ready: r.attestation.ready, ...(r.attestation.learn ? { learn: true } : {}) },
     },
   });
@@ -132,14 +132,13 @@ export function imageByRef(stateDir: string, ref: string) {
   return getImage(stateDir, ref.endsWith(suffix) ? ref.slice(0, -suffix.length) : ref);
 }
 
-export function networkView(n: NetworkEntry, vms: VmRecord[]): Network & { povdesk: { mode: string; builtin: boolean } } {
-  const on = vms.filter((v) => v.network === n.name && v.state !== 'deleting');
+export function networkView(n: NetworkEntry, vms: VmRecord[]): Network & { povdesk: { mode: string; builtin: boolean; internet: boolean } } {
+  const on = vms.filter((v) => v.network === n.name && v.state !== 'deleting' && v.lease);
   return {
     spec: compact({ name: n.name, cidr: n.cidr, gatewayIP: n.gatewayIP, dnsSearchDomain: opt(n.dnsSearchDomain), enableIMDS: true, enableHostAlias: n.mode === 'nat' }),
     gateway: n.gatewayIP,
-    // Every VM has its own user-mode network: the same guest address and MAC in each.
-    leases: on.map((v) => ({ vmID: v.id, mac: GUEST_MAC, ip: GUEST_NET.guest })),
-    povdesk: { mode: n.mode, builtin: n.builtin },
+    leases: on.map((v) => ({ vmID: v.id, mac: v.lease!.mac, ip: v.lease!.ip })),
+    povdesk: { mode: n.mode, builtin: n.builtin, internet: n.internet },
   };
 }
 

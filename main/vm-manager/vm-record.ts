@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { VmmError } from './errors';
 import { writeJsonAtomic } from './images';
 import type { Accel } from './argv';
+import type { Lease } from './networks';
 import type { SshHostKey } from './ssh-host-key';
 
 export type VmState = 'creating' | 'booting' | 'attesting' | 'ready' | 'running' | 'stopping' | 'stopped' | 'failed' | 'deleting';
@@ -47,6 +48,8 @@ export interface VmRecord {
   waitFor: WaitFor;
   /** the network's name (networks.ts): `default` (restricted), `nat`, or one made with POST /networks */
   network: string;
+  /** the VM's MAC and address on its network, fixed at create (null: a record from before networks were real, given one at its next start) */
+  lease: Lease | null;
   accel: Accel;
   state: VmState;
   /** 32 hex characters, made at create (the VM's identity; the document's machineID) */
@@ -83,6 +86,8 @@ export interface VmRecord {
   };
   /** the guest's SSH host key, made by the manager and served to the guest only after attestation (ssh-host-key.ts) */
   sshHostKey: SshHostKey | null;
+  /** when "Save clean state" last saved this VM (snapshots.ts), or null */
+  cleanAt: string | null;
   /** the manager's own key for root in the guest (exec); its private half is paths.sshKey */
   sshKey: { publicKey: string } | null;
   pids: { qemu: number | null; swtpm: number | null };
@@ -138,9 +143,11 @@ export function upgradeRecord(r: VmRecord, dir: string, machineID: () => string)
   // Records from before networks: 'restricted' is the default network, 'nat' keeps its name.
   const net = loose.network as string | undefined;
   if (net === undefined || net === 'restricted') r.network = 'default';
+  if (loose.lease === undefined) r.lease = null;
   if (r.attestation.akPub === undefined) r.attestation.akPub = null;
   if (loose.sshHostKey === undefined) r.sshHostKey = null;
   if (loose.sshKey === undefined) r.sshKey = null;
+  if (loose.cleanAt === undefined) r.cleanAt = null;
   if (loose.machineID === undefined) r.machineID = machineID();
   if (loose.booted === undefined) r.booted = r.readyAt !== null;
   if (loose.installedAt === undefined) r.installedAt = r.createdAt;

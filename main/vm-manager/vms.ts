@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { QemuSpec, VmNetwork } from './argv';
+import type { Lease } from './networks';
 import { tailLines } from './console';
 import { VmmError } from './errors';
 import { ensureManagerKey } from './exec';
@@ -16,6 +17,7 @@ import { getImage } from './images';
 import { LaunchError, type Launcher } from './launcher';
 import { readPid, removePid } from '../lib/procs';
 import { ensureSshHostKey } from './ssh-host-key';
+import { restoreClean, saveClean } from './snapshots';
 import { DEFAULT_TIMEOUTS, errorWithTail, Supervisor, type Timeouts } from './supervision';
 import { LIVE, now, recordPaths, secondsBetween, upgradeRecord, VmRecords, type CreateInput, type PortForward, type StageResult, type VmRecord, type WaitFor } from './vm-record';
 
@@ -28,6 +30,17 @@ export interface VmServiceOptions {
   launcher: Launcher;
   /** a network's policy by name (networks.ts); unknown names are refused before create */
   networkMode?: (name: string) => VmNetwork;
+  /**
+   * Real networks (networks.ts, net-switch.ts): a VM's lease is fixed at create, and its network's
+   * switch is up before its QEMU starts. Without it VMs get eth0 only (tests with a fake launcher).
+   */
+  lan?: {
+    leaseFor(network: string, vmId: string, taken: string[]): Lease;
+    /** the switch's control directory, once it runs */
+    up(network: string): Promise<string>;
+    /** whether the network has Internet access now (each start follows it) */
+    internet?(network: string): boolean;
+  };
   timeouts?: Partial<Timeouts>;
   /** console.log cap while a VM runs (default CONSOLE_MAX_BYTES) */
   consoleMaxBytes?: number;
@@ -92,6 +105,22 @@ export class VmService {
     return this.recs.update(id, (v) => (v.hasUserData = userData !== null && userData !== ''));
   }
 
+  /** "Save clean state" (snapshots.ts): disk, vTPM state and firmware variables of a stopped VM. */
+  saveClean(id: string): VmRecord {
+    const r = this.get(id);
+    if (r.state !== 'stopped') throw new VmmError('conflict', `VM ${id} is ${r.state}; its clean state is saved while it is stopped`);
+    const at = saveClean(r);
+    return this.recs.update(id, (v) => (v.cleanAt = at));
+  }
+
+  /** "Reset to clean state": puts back what saveClean kept; the VM stays stopped. */
+  resetClean(id: string): VmRecord {
+    const r = this.get(id);
+    if (r.state !== 'stopped' && r.state !== 'failed') throw new VmmError('conflict', `VM ${id} is ${r.state}; it is reset while it is stopped`);
+    restoreClean(r);
+    return this.recs.update(id, (v) => (v.lastError = null));
+  }
+
   // ---- guest events (from the metadata service) ----------------------------------------------
 
   guestContact(id: string) {
@@ -123,20 +152,21 @@ export class VmService {
     let id = newId();
     while (this.recs.has(id)) id = newId();
     const dir = join(this.vmsDir, id);
+    const network = input.network ?? 'default';
     const r: VmRecord = {
       id, name: input.name, image: image.name, cpus: input.cpus, memoryMiB: input.memoryMiB, diskGiB: input.diskGiB,
-      requireAttestation: input.requireAttestation, waitFor: input.waitFor, network: input.network ?? 'default', accel: this.launcher.accel,
+      requireAttestation: input.requireAttestation, waitFor: input.waitFor, network, lease: this.leaseOn(network, id), accel: this.launcher.accel,
       state: 'creating', machineID: randomBytes(16).toString('hex'), hostname: input.hostname ?? null, metadata: input.metadata ?? {}, sshAuthorizedKeys: input.sshAuthorizedKeys ?? [],
       createdAt: now(), installedAt: null, startedAt: null, bootedAt: null, readyAt: null, stoppedAt: null, booted: false,
       durations: { installSeconds: null, bootSeconds: null, readySeconds: null },
       lastError: null, hasUserData: input.userData !== null && input.userData !== '',
       attestation: { required: input.requireAttestation, ...(input.learnGolden ? { learn: true } : {}), userDataReleased: false, nonceIssuedAt: null, akFingerprint: null, akPub: null, initrd: null, ready: null },
-      sshHostKey: null, sshKey: null,
+      sshHostKey: null, sshKey: null, cleanAt: null,
       pids: { qemu: null, swtpm: null },
       ports: { ssh: null },
       forwards: [],
       hostForwards: input.hostForwards ?? [],
-      paths: recordPaths(dir, image.kind === 'disk'),
+      paths: recordPaths(dir, true),
     };
     mkdirSync(r.paths.tpmState, { recursive: true });
     this.recs.hold(r);
@@ -152,6 +182,13 @@ export class VmService {
     }
     await this.launch(id);
     return this.get(id);
+  }
+
+  /** A new lease on the network, in the record before it is first saved (so a crash never leaves a VM without one). */
+  private leaseOn(network: string, id: string): Lease | null {
+    if (!this.o.lan) return null;
+    const taken = this.list().filter((v) => v.network === network && v.lease && v.id !== id).map((v) => v.lease!.ip);
+    return this.o.lan.leaseFor(network, id, taken);
   }
 
   async start(id: string): Promise<VmRecord> {
@@ -229,8 +266,12 @@ export class VmService {
         this.recs.update(id, (v) => (v.sshKey = key));
       }
       this.recs.update(id, (v) => (v.paths.serialSocket = join(v.paths.dir, 'serial.sock')));
+      if (this.o.lan && !r.lease) this.recs.update(id, (v) => (v.lease = this.leaseOn(v.network, v.id)));
+      const lan = this.o.lan && r.lease ? { sock: await this.o.lan.up(r.network), mac: r.lease.mac } : null;
       const launched = await this.launcher.start(r, {
         boot: this.bootSource(r),
+        lan,
+        internet: lan !== null && (this.o.lan?.internet?.(r.network) ?? false),
         network: this.o.networkMode?.(r.network) ?? (r.network === 'nat' ? 'nat' : 'restricted'),
         onPid: (kind, pid) => this.recs.update(id, (v) => (v.pids[kind] = pid)),
       });
@@ -274,7 +315,7 @@ export class VmService {
   private bootSource(r: VmRecord): QemuSpec['boot'] {
     const img = getImage(this.o.stateDir, r.image);
     if (img.kind === 'kernel' && img.kernel && img.initrd) {
-      return { kind: 'kernel', kernel: join(img.dir, img.kernel), initrd: join(img.dir, img.initrd), append: img.cmdline ?? '' };
+      return { kind: 'kernel', kernel: join(img.dir, img.kernel), initrd: join(img.dir, img.initrd), append: img.cmdline ?? '', dataDisk: r.paths.disk };
     }
     if (!r.paths.disk) throw new VmmError('internal', `VM ${r.id} has a disk image but no overlay`);
     return { kind: 'disk', overlay: r.paths.disk };

@@ -10,6 +10,8 @@ export const JOB_KIND = {
   povSuspend: 'pov.suspend',
   povDestroy: 'pov.destroy',
   povRefreshVms: 'pov.refreshVms',
+  povSnapshot: 'pov.snapshot',
+  povReset: 'pov.reset',
   reconcile: 'reconcile.runNow',
   controlNodeInstall: 'pov.installControlNode',
   pamWire: 'pam.wire',
@@ -33,6 +35,8 @@ export const POV_LIFECYCLE_JOB_KINDS: readonly JobKind[] = [
   JOB_KIND.povSuspend,
   JOB_KIND.povDestroy,
   JOB_KIND.povRefreshVms,
+  JOB_KIND.povSnapshot,
+  JOB_KIND.povReset,
   JOB_KIND.reconcile,
 ];
 

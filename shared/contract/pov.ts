@@ -83,6 +83,10 @@ export const povView = lazySchema(() => z.strictObject({
     .optional(),
   /** The customer's IANA time zone (null: not given); times are shown in it beside the SE's. */
   customerTz: z.string().nullable().optional(),
+  /** Local POVs: whether the VMs may reach the outside through this machine (off by default). */
+  internetAccess: z.boolean().optional(),
+  /** Local POVs: when "Save clean state" last saved every VM (null: never). */
+  cleanSnapshotAt: z.string().nullable().optional(),
   /** The readiness badge (pov.list fills it; pov.readiness gives the checklist). */
   readiness: z
     .strictObject({
@@ -235,6 +239,23 @@ export const povMethods = lazyMethods({
       brokerHost: z.string().trim().max(255).regex(/^[^\u0000-\u001f\u007f]*$/, 'must have no control characters').optional(),
     }),
     z.strictObject({ controlNode: controlNodeSummary }),
+  ),
+  'pov.setInternetAccess': () => method(
+    "Turn a local POV's Internet access on or off (off by default): its VMs reach the outside through this machine's NAT, never its loopback; each VM follows it from its next start",
+    z.strictObject({ povId: id, on: z.boolean() }),
+    z.strictObject({ pov: povView }),
+  ),
+  'pov.snapshot': () => method(
+    "Save a local POV's clean state: every VM's disk, vTPM state and firmware variables, saved while stopped (running VMs are stopped and started again)",
+    z.strictObject({ id }),
+    jobStarted,
+    { job: true },
+  ),
+  'pov.reset': () => method(
+    'Reset a local POV to its clean state: stop its VMs, put back what pov.snapshot saved, start them again',
+    z.strictObject({ id }),
+    jobStarted,
+    { job: true },
   ),
   'pov.installControlNode': () => method(
     "Install (or re-install) the agent on a POV's control node; the job's last line says SPIRE or Ed25519",

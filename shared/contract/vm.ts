@@ -86,6 +86,8 @@ export const vmRecord = lazySchema(() => z.strictObject({
   sshPort: z.number().int().min(1).max(65535).nullable(),
   /** The guest's SSH host key (`ssh-ed25519 <base64>`), made by the manager and released to the guest only after attestation. */
   sshHostKey: z.string().nullable(),
+  /** While it runs: the VM's address on its network (its lease; what the other VMs of a POV reach it at). */
+  ip: z.string().nullable().optional(),
 }));
 export type VmRecord = z.infer<typeof vmRecord>;
 

@@ -32,6 +32,9 @@ function recordingApi(): LocalVmApi {
       return vms;
     },
     get: (id) => m.client.get(id),
+    networks: () => m.client.networks(),
+    createNetwork: (body) => m.client.createNetwork(body),
+    deleteNetwork: (name) => m.client.deleteNetwork(name),
     create: (body) => m.client.create(body),
     start: async (id) => (events.push('start'), m.client.start(id)),
     stop: async (id) => (events.push('stop'), m.client.stop(id)),

@@ -140,6 +140,10 @@ describe.skipIf(fakeManagerSkip)('the control-node install on a local POV', () =
       return r.status === 200 && r.text.includes(BEGIN_MARKER) ? r.text : null;
     });
     expect(payload).toContain(`http://${GUEST_HOST_ALIAS}:8080`);
+    // The policy grants each VM of the POV its /32: its lease on the POV's own network, as the manager reports it.
+    const leases = (await m.client.list()).map((v) => [v.name.slice('povdesk-12345678-'.length), v.ip] as const);
+    expect(leases.map(([, ip]) => ip)).toEqual(['10.0.0.2', '10.0.0.3']);
+    for (const [name, ip] of leases) expect(payload).toContain(`  - {vm: "${name}", cidr: ${ip}/32, ports: [`);
     const agentId = /AGENT_ID='([^']+)'/.exec(payload)![1]!;
     cp.enrol(agentId, 'ed25519');
     await until('enrolled', async () => getPov(w!.db, povId)!.control_node_status === 'enrolled' || null);

@@ -61,17 +61,17 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
     const tag = povId.slice(0, 8);
     expect((job.result as { envId: string }).envId).toBe(`povdesk-${tag}`);
     expect(await m.names()).toEqual([`povdesk-${tag}-control`, `povdesk-${tag}-target`]);
-    expect(crash.calls).toEqual([`create povdesk-${tag}-control`, `create povdesk-${tag}-target`]);
+    expect(crash.calls).toEqual([`create network povdesk-${tag}`, `create povdesk-${tag}-control`, `create povdesk-${tag}-target`]);
 
     const got = await t.call('pov.get', { id: povId });
     expect(got.pov).toMatchObject({ platform: 'local', state: 'active', runstate: 'running', envId: `povdesk-${tag}`, templateName: 'Two VMs' });
     expect(got.pov.autoDelete?.at ?? null).toBeNull();
+    // Each VM's address is its lease on the POV's own network (the manager's, as it reports it).
     expect(got.vms.map((v) => [v.name, v.os, v.runstate, v.ip])).toEqual([
-      ['control', 'linux', 'ready', null],
-      ['target', 'windows', 'ready', null],
+      ['control', 'linux', 'ready', '10.0.0.2'],
+      ['target', 'windows', 'ready', '10.0.0.3'],
     ]);
-    // The manager reports each guest's own user-mode address, which no other VM can reach: not an IP for the payload.
-    expect((await m.client.list()).map((v) => v.ip)).toEqual(['169.254.169.15', '169.254.169.15']);
+    expect((await m.client.list()).map((v) => [v.network, v.ip])).toEqual([[`povdesk-${tag}`, '10.0.0.2'], [`povdesk-${tag}`, '10.0.0.3']]);
     expect(getPov(t.db, povId)!.auto_delete_at ?? null).toBeNull();
 
     const { jobId: s } = await t.call('pov.suspend', { id: povId });
@@ -127,8 +127,8 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
     expect(crash.calls).toEqual([]);
   });
 
-  for (const n of [1, 2]) {
-    it(`create fails at mutating call ${n}: the made VMs are kept, say Destroy, survive a restart and a sweep, and Destroy removes them`, async () => {
+  for (const n of [1, 2, 3]) {
+    it(`create fails at mutating call ${n} (the network, then each VM): what was made is kept, say Destroy, survive a restart and a sweep, and Destroy removes them`, async () => {
       crash.arm(n);
       const { povId, job } = await create();
       expect(job.state).toBe('failed');
@@ -136,7 +136,8 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
       expect(row.state).toBe('failed');
       expect(row.env_id).toBe(`povdesk-${povId.slice(0, 8)}`);
       expect(row.error_message).toMatch(/kept on the vm-manager; press Destroy to remove them/);
-      expect(await m.names()).toHaveLength(n - 1);
+      expect(await m.names()).toHaveLength(Math.max(0, n - 2));
+      expect(await m.networks()).toHaveLength(n > 1 ? 1 : 0);
       await noOrphans();
       await restartAndSweep();
       await noOrphans();

@@ -66,7 +66,7 @@ describe.skipIf(fakeManagerSkip)('user_data on a vm-manager without the user-dat
     m = await fakeManager();
     const real = m.client;
     const vm = await real.create({ name: 'povdesk-00000000-a', image: TEST_IMAGE, cpus: 1, memory_mib: 256, disk_gib: 1, wait_for: 'none' });
-    const noRoute: LocalVmApi = { list: () => real.list(), get: (id) => real.get(id), create: (b) => real.create(b), start: (id) => real.start(id), stop: (id) => real.stop(id), delete: (id) => real.delete(id) };
+    const noRoute: LocalVmApi = { list: () => real.list(), get: (id) => real.get(id), networks: () => real.networks(), createNetwork: (b) => real.createNetwork(b), deleteNetwork: (n) => real.deleteNetwork(n), create: (b) => real.create(b), start: (id) => real.start(id), stop: (id) => real.stop(id), delete: (id) => real.delete(id) };
     const why = /this vm-manager takes user_data only at create/;
     await expect(new LocalPlatform({ api: async () => noRoute, templates: templatesOf() }).setUserData('povdesk-00000000', vm.id, 'x')).rejects.toMatchObject({ code: 'unsupported', message: why });
     const answers404: LocalVmApi = {

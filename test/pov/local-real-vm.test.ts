@@ -4,16 +4,18 @@
  * real core (its VmApp reattaches to this manager as its local one, the production wiring),
  * suspend (the vm-manager's stop) and start (a cold boot from disk), destroy. Afterwards no qemu or
  * swtpm process mentions the state dir and the manager has no VM record. One VM, two boots: the
- * only real boots of the platform suites (2 cores are shared).
+ * only real boots of the platform suites (2 cores are shared). Then a two-VM POV on its own network
+ * (issue 34): both /32s in the control node's policy, the other VM's SSH port answering the control node.
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
+import { execInGuest } from '../../main/vm-manager/exec';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { testCore, type TestCore } from '../support/core';
 import { attachLocalManager } from '../vm/helpers';
-import { pidsWith, stateWithImage, vmSkip } from '../vm-manager/support';
+import { pidsWith, stateWithImage, until, vmSkip } from '../vm-manager/support';
 
 const skip = vmSkip();
 
@@ -70,5 +72,33 @@ describe.skipIf(skip !== null)('a local POV on the real vm-manager (TCG)', () =>
     expect(await m!.vms.list()).toEqual([]);
     expect(pidsWith(state)).toEqual([]);
     console.log(`local POV on TCG: create ${created} ms, suspend ${suspended} ms, start ${started} ms, destroy ${Date.now() - t3} ms`);
+  }, 600_000);
+
+  it('a two-VM local POV on its own network: the payload grants both /32s, and from the control node the other VM\'s port 22 answers', async () => {
+    // A control plane nobody listens on: the install after power-on fails fast on the row, the POV stays active.
+    await t.call('controlNode.saveSettings', { controlPlaneUrl: 'http://127.0.0.1:9', token: 'unused', agentImage: 'povdesk/test-agent:1' });
+    const vm = { image: TEST_IMAGE, cpus: 1, memoryMib: 768, diskGib: 1, requireAttestation: false };
+    const { template } = await t.call('templates.createLocal', { name: 'Two on one network', vms: [{ name: 'control', os: 'linux', ...vm }, { name: 'target', os: 'windows', ...vm }] });
+    const job = await t.jobs.wait((await t.call('pov.create', { platform: 'local', templateId: template.id, name: 'Two VMs on TCG' })).jobId);
+    expect(job.state, JSON.stringify(job.error)).toBe('succeeded');
+    const povId = job.subject!;
+    const tag = povId.slice(0, 8);
+    const ready = await until('both VMs ready', () => {
+      const vms = m!.vms.list();
+      return vms.length === 2 && vms.every((v) => v.state === 'ready') && vms;
+    }, 240_000, 1000);
+    const ip = (n: string) => ready.find((v) => v.name === `povdesk-${tag}-${n}`)!.lease!.ip;
+    expect(ready.map((v) => v.network)).toEqual([`povdesk-${tag}`, `povdesk-${tag}`]);
+    await t.jobs.wait((await t.call('pov.refreshVms', { id: povId })).jobId);
+    expect((await t.call('pov.get', { id: povId })).vms.map((v) => [v.name, v.ip]).sort()).toEqual([['control', ip('control')], ['target', ip('target')]]);
+    const preview = await t.call('controlNode.previewBootstrap', { povId });
+    expect(preview.vm).toBe('control');
+    for (const n of ['control', 'target']) expect(preview.policy).toContain(`cidr: ${ip(n)}/32`);
+    const control = ready.find((v) => v.name === `povdesk-${tag}-control`)!;
+    const out = await execInGuest(control, ['sh', '-c', `echo | nc -w 5 ${ip('target')} 22 | head -c 20`]);
+    expect(out.stdout).toMatch(/^SSH-2\.0-dropbear/);
+    const d = await t.jobs.wait((await t.call('pov.destroy', { id: povId })).jobId);
+    expect(d.state, JSON.stringify(d.error)).toBe('succeeded');
+    expect(await m!.vms.list()).toEqual([]);
   }, 600_000);
 });

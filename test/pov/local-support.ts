@@ -14,7 +14,7 @@ import { createApiHandler } from '../../main/vm-manager/api';
 import { hostReport } from '../../main/vm-manager/host';
 import { MetadataService } from '../../main/vm-manager/metadata';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
-import { Networks } from '../../main/vm-manager/networks';
+import { leaseFor, Networks } from '../../main/vm-manager/networks';
 import { VmService } from '../../main/vm-manager/vms';
 import type { LocalVmApi } from '../../main/services/lab-platforms/local';
 import type { LocalTemplate, TemplateSource } from '../../main/services/lab-platforms/platform';
@@ -34,6 +34,8 @@ export interface FakeManager {
   client: VmManagerClient;
   /** Names of every VM the manager has. */
   names(): Promise<string[]>;
+  /** Names of the networks made with POST /networks (not the built-in ones), each with the names of its VMs. */
+  networks(): Promise<{ name: string; vms: string[] }[]>;
   /** What the guest of `vmId` reads at /skytap/vms/self/user_data (the metadata service, as the runner asks it). */
   guestUserData(vmId: string): Promise<{ status: number; text: string }>;
   close(): Promise<void>;
@@ -49,7 +51,12 @@ export async function fakeManager(): Promise<FakeManager> {
   );
   const launcher = new FakeLauncher();
   const networks = new Networks(state);
-  const vms = new VmService({ stateDir: state, launcher, networkMode: (n) => networks.get(n).mode, timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
+  const vms = new VmService({
+    stateDir: state, launcher, networkMode: (n) => networks.get(n).mode,
+    // leases as the daemon makes them (addresses on the POV's network); the fake launcher starts no switch
+    lan: { leaseFor: (n, id, taken) => leaseFor(networks.get(n), id, taken), up: async (n) => `/no-switch/${n}` },
+    timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 },
+  });
   launcher.onStart = attestingGuest(vms);
   const sock = join(state, 'metadata.sock');
   const metadata = new MetadataService({ socketPath: sock, vms, stateDir: state });
@@ -65,6 +72,12 @@ export async function fakeManager(): Promise<FakeManager> {
     launcher,
     client,
     names: async () => (await client.list()).map((v) => v.name).sort(),
+    networks: async () => {
+      const vmList = await client.list();
+      return (await client.networks())
+        .filter((n) => n.spec.name !== 'default' && n.spec.name !== 'nat')
+        .map((n) => ({ name: n.spec.name, vms: vmList.filter((v) => v.network === n.spec.name).map((v) => v.name).sort() }));
+    },
     guestUserData: (vmId) => metadataGet(sock, vmId, '/skytap/vms/self/user_data'),
     async close() {
       vms.detach();
@@ -90,7 +103,8 @@ export const TWO_VMS: LocalTemplate = {
 export const templatesOf = (...ts: LocalTemplate[]): TemplateSource => ({ get: (id) => ts.find((t) => t.id === id) ?? null });
 
 /**
- * A client that throws at its Nth mutating call (create/start/stop/delete/setUserData), counting
+ * A client that throws at its Nth mutating call (create/start/stop/delete/setUserData, a network's
+ * create/delete), counting
  * from 1, as if the process died there; reads pass. `arm(n)` sets N (null: never), `calls` lists
  * the mutating calls made, in order.
  */
@@ -112,6 +126,9 @@ export function crashingClient(real: VmManagerClient): { api: LocalVmApi; arm(n:
     stop: async (id) => (gate(`stop ${id}`), real.stop(id)),
     delete: async (id) => (gate(`delete ${id}`), real.delete(id)),
     setUserData: async (id, data) => (gate(`user-data ${id}`), real.setUserData(id, data)),
+    networks: () => real.networks(),
+    createNetwork: async (body) => (gate(`create network ${body.name}`), real.createNetwork(body)),
+    deleteNetwork: async (name) => (gate(`delete network ${name}`), real.deleteNetwork(name)),
   };
   return {
     api,

@@ -106,6 +106,16 @@ describe('qemuArgv', () => {
     expect(() => qemuArgv({ ...base, network: 'bridge' as never })).toThrow(/network must be restricted or nat/);
   });
 
+  it('joins the VM to its network\'s switch on a second NIC with the lease\'s MAC', () => {
+    const a = qemuArgv({ ...base, lan: { sock: '/state/networks/lab,a/switch', mac: '52:54:ab:12:cd:34' } });
+    expect(opt(a, '-netdev')[1]).toBe('vde,id=net1,sock=/state/networks/lab,,a/switch');
+    expect(opt(a, '-device').slice(-1)).toEqual(['virtio-net-pci,netdev=net1,mac=52:54:ab:12:cd:34']);
+    // eth0 (the user-mode NIC) stays first, so the guest's eth0 is still the metadata service's
+    expect(opt(a, '-device').indexOf('virtio-net-pci,netdev=net0')).toBeLessThan(opt(a, '-device').length - 1);
+    expect(opt(qemuArgv({ ...base, lan: null }), '-netdev')).toHaveLength(1);
+    expect(() => qemuArgv({ ...base, lan: { sock: '/s', mac: '02:00:00:00:00:01' } })).toThrow(/52:54/);
+  });
+
   it('opens a second QMP monitor for events when asked', () => {
     expect(opt(qemuArgv({ ...base, qmpEventsSocket: '/state/vms/ab12cd34/qmp-events.sock' }), '-qmp')).toEqual([
       'unix:/state/vms/ab12cd34/qmp.sock,server=on,wait=off',

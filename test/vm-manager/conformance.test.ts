@@ -18,7 +18,7 @@ import {
 import { createApiHandler } from '../../main/vm-manager/api';
 import { hostReport } from '../../main/vm-manager/host';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
-import { Networks } from '../../main/vm-manager/networks';
+import { leaseFor, Networks } from '../../main/vm-manager/networks';
 import { VmService } from '../../main/vm-manager/vms';
 import { needs } from '../support/system';
 import { caller, expectDoc, expectError } from './conformance-support';
@@ -41,7 +41,11 @@ describe.skipIf(skip)('vm-manager speaks giantswarm\'s /api/v1 (fake launcher)',
     writeFileSync(join(img, 'image.json'), JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
     launcher = new FakeLauncher();
     const networks = new Networks(state);
-    vms = new VmService({ stateDir: state, launcher, networkMode: (n) => networks.get(n).mode, timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
+    vms = new VmService({
+      stateDir: state, launcher, networkMode: (n) => networks.get(n).mode,
+      // leases as the daemon makes them; the fake launcher starts no switch
+      lan: { leaseFor: (n, id, taken) => leaseFor(networks.get(n), id, taken), up: async (n) => `/no-switch/${n}` },
+      timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
     launcher.onStart = attestingGuest(vms);
     server = createServer(createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -146,7 +150,10 @@ describe.skipIf(skip)('vm-manager speaks giantswarm\'s /api/v1 (fake launcher)',
     // 409 while a VM is attached to the network, running or stopped.
     expectError(await call('DELETE', '/networks/lab'), 'conflict', new RegExp(vm.id));
     const net = expectDoc(await call('GET', '/networks/lab'), 200, networkSchema);
-    expect(net.leases.map((l) => l.vmID)).toEqual([vm.id]);
+    // the lease is the record's: the cidr's first address after the gateway, the id in the MAC
+    expect(net.leases).toEqual([{ vmID: vm.id, mac: vm.mac, ip: '10.20.0.2' }]);
+    expect(vm.ip).toBe('10.20.0.2');
+    expect(vm.mac).toBe(`52:54:${vm.id.match(/../g)!.join(':')}`);
     expectDoc(await call('POST', `/vms/${vm.id}/stop`), 200, vmSchema);
     expectError(await call('DELETE', '/networks/lab'), 'conflict');
     expect((await call('DELETE', `/vms/${vm.id}`)).status).toBe(204);

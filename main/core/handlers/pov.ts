@@ -16,6 +16,9 @@ export function povHandlers({ pov }: Pick<Services, 'pov'>): DomainHandlers<
     'pov.refreshVms': async (args) => ({ jobId: pov.refreshVms(args.id) }),
     'pov.setVmOs': async (args) => ({ vm: pov.setVmOs(args.povId, args.vmId, args.os) }),
     'pov.setCustomerTz': async (args) => ({ pov: pov.setCustomerTz(args.povId, args.customerTz) }),
+    'pov.setInternetAccess': async (args) => ({ pov: await pov.setInternetAccess(args.povId, args.on) }),
+    'pov.snapshot': async (args) => ({ jobId: pov.snapshot(args.id) }),
+    'pov.reset': async (args) => ({ jobId: pov.reset(args.id) }),
     'pov.setAutoDelete': async (args) => ({ pov: await pov.setAutoDelete(args.povId, args.at) }),
     'reconcile.runNow': async () => ({ jobId: pov.runReconcile() }),
   };

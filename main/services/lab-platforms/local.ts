@@ -10,9 +10,18 @@ import { povTag, type LabEnvironment, type LabPlatform, type LabVm, type Templat
  * user-data route (`setUserData`, PUT /vms/{id}/povdesk/user-data), which a manager without it
  * (giantswarm's own) answers 404.
  */
-export type LocalVmApi = Pick<VmManagerClient, 'list' | 'get' | 'create' | 'start' | 'stop' | 'delete'> & {
+export type LocalVmApi = Pick<VmManagerClient, 'list' | 'get' | 'create' | 'start' | 'stop' | 'delete' | 'networks' | 'createNetwork' | 'deleteNetwork'> & {
   setUserData?(id: string, userData: string | null): Promise<void>;
+  setNetworkInternet?(name: string, internet: boolean): Promise<unknown>;
+  saveClean?(id: string): Promise<unknown>;
+  resetClean?(id: string): Promise<unknown>;
 };
+
+/**
+ * Every local POV's network: the POV's own switch, so the same addresses in every POV collide with
+ * nothing (as Skytap's automatic networks do); the gateway is its first address.
+ */
+export const LOCAL_POV_CIDR = '10.0.0.0/24';
 
 /** The name prefix of every VM the Local platform makes: `povdesk-<tag>-`. */
 export const LOCAL_ENV_PREFIX = 'povdesk-';
@@ -118,8 +127,8 @@ export class LocalPlatform implements LabPlatform {
       name: v.metadata?.['povdesk-vm'] ?? v.name.slice(envId.length + 1),
       os: os.success ? os.data : ('unknown' as OsValue),
       guestOs: null,
-      // 169.254.x.x is the guest's own user-mode-network address (every VM on the default network
-      // has the same one; no other VM reaches it): not an address for the payload's policy.
+      // The VM's address on the POV's network (its lease). A link-local one (an older manager's
+      // user-mode address, the same in every VM) is no address for the payload's policy.
       ip: v.ip && !v.ip.startsWith('169.254.') ? v.ip : null,
       hostname: v.hostname ?? null,
       runstate: v.state,
@@ -134,12 +143,29 @@ export class LocalPlatform implements LabPlatform {
     return localEnvId(tag);
   }
 
+  /** Whether the environment's network (named as the environment) exists on the manager. */
+  private async hasNetwork(envId: string): Promise<boolean> {
+    const all = await this.call('GET /networks', (a) => a.networks());
+    return all.some((n) => n.spec.name === envId);
+  }
+
   async create(req: { envId: string | null; templateId: string; name: string }, step: (name: string) => void = () => {}): Promise<LabEnvironment> {
     const envId = req.envId;
     if (!envId) throw new AppError('internal', 'a local environment is named before it is created; no environment id was given');
     const t = this.o.templates.get(req.templateId);
     if (!t) throw new AppError('not_found', `No local template ${req.templateId}; pick one from the template list.`);
     const forwards = this.o.hostForwards?.() ?? [];
+    // The network first, named as the environment (committed before anything exists), so a crash
+    // at any step leaves nothing a re-run or a destroy cannot find by name.
+    if (!(await this.hasNetwork(envId))) {
+      step('before-create-network');
+      try {
+        await this.call(`POST /networks (${envId})`, (a) => a.createNetwork({ name: envId, cidr: LOCAL_POV_CIDR }));
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'conflict')) throw err; // made meanwhile: fine
+      }
+      step('after-create-network');
+    }
     const have = new Set((await this.vmsOf(envId)).map((v) => v.name));
     for (const vm of t.vms) {
       const name = localVmName(envId, vm.name);
@@ -154,6 +180,7 @@ export class LocalPlatform implements LabPlatform {
           disk_gib: vm.diskGib,
           require_attestation: vm.requireAttestation,
           metadata: { 'povdesk-env': envId, 'povdesk-vm': vm.name, 'povdesk-os': vm.os },
+          network: envId,
           // The lifecycle polls: a long TCG boot never holds a request open.
           wait_for: 'none',
           // Only when asked for: giantswarm's manager refuses the povdesk object.
@@ -167,10 +194,18 @@ export class LocalPlatform implements LabPlatform {
     return env;
   }
 
+  /** Null once neither a VM nor the network of the environment is left. */
   async get(envId: string): Promise<LabEnvironment | null> {
     const vms = await this.vmsOf(envId);
-    if (vms.length === 0) return null;
+    if (vms.length === 0) return (await this.hasNetwork(envId)) ? { id: envId, name: envId, runstate: 'stopped', vms: [], remnant: true } : null;
     return { id: envId, name: envId, runstate: localRunstate(vms.map((v) => v.state)), vms: vms.map((v) => this.labVm(envId, v)) };
+  }
+
+  /** The POV's "Internet access": its network's, which each VM follows at its next start. */
+  async setInternet(envId: string, on: boolean): Promise<void> {
+    const api = await this.o.api();
+    if (!api.setNetworkInternet) throw new AppError('unsupported', 'this vm-manager cannot switch a network\'s Internet access (it has no POV Desk network route); use the app\'s own vm-manager');
+    await managerCall('PUT network internet', () => api.setNetworkInternet!(envId, on));
   }
 
   async vms(envId: string): Promise<LabVm[]> {
@@ -205,7 +240,18 @@ export class LocalPlatform implements LabPlatform {
       }
       step(`after-delete-vm:${short}`);
     }
-    return vms.length ? 'deleted' : 'already_gone';
+    // The network after its last VM (the manager refuses it while one is attached).
+    const net = await this.hasNetwork(envId);
+    if (net) {
+      step('before-delete-network');
+      try {
+        await this.call(`DELETE /networks/${envId}`, (a) => a.deleteNetwork(envId));
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'not_found')) throw err;
+      }
+      step('after-delete-network');
+    }
+    return vms.length || net ? 'deleted' : 'already_gone';
   }
 
   async setUserData(_envId: string, vmId: string, contents: string | null): Promise<void> {
@@ -223,6 +269,20 @@ export class LocalPlatform implements LabPlatform {
       if (err instanceof AppError && err.code === 'not_found' && (await managerCall('GET /vms', () => api.get(vmId)).then(() => true, () => false))) throw unsupported;
       throw err;
     }
+  }
+
+  async saveClean(envId: string): Promise<void> {
+    await this.eachVm(envId, 'save-clean', (a, id) => a.saveClean?.(id));
+  }
+
+  async resetClean(envId: string): Promise<void> {
+    await this.eachVm(envId, 'reset-clean', (a, id) => a.resetClean?.(id));
+  }
+
+  private async eachVm(envId: string, route: string, fn: (a: LocalVmApi, id: string) => Promise<unknown> | undefined): Promise<void> {
+    const api = await this.o.api();
+    if (!api.saveClean || !api.resetClean) throw new AppError('unsupported', 'this vm-manager cannot save or reset a clean state (it has no POV Desk clean-state routes); use the app\'s own vm-manager');
+    for (const v of await this.vmsOf(envId)) await managerCall(`POST /vms/${v.id}/povdesk/${route}`, () => fn(api, v.id)!);
   }
 
   /** A local environment's name is its id (`povdesk-<tag>`). */

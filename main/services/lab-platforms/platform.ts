@@ -40,6 +40,12 @@ export interface LabEnvironment {
    * the lifecycle then polls and never re-submits. Absent means false.
    */
   rateLimited?: boolean;
+  /**
+   * Nothing is left but what the platform removes with the environment (Local: its network, after
+   * its last VM): a destroy still runs its delete; the sweep takes it for deleted outside POV Desk
+   * and removes the rest. Absent means false.
+   */
+  remnant?: boolean;
 }
 
 export interface LabPlatform {
@@ -86,6 +92,11 @@ export interface LabPlatform {
    * (Skytap: the POST's name carries the POV's tag; one listing, as the create always looked).
    */
   findByName(name: string): Promise<LabEnvironment | null>;
+  /** Local only: every (stopped) VM's disk, vTPM state and firmware variables saved / put back. */
+  saveClean?(envId: string): Promise<void>;
+  resetClean?(envId: string): Promise<void>;
+  /** Local only: the environment's Internet access (each VM follows it from its next start). */
+  setInternet?(envId: string, on: boolean): Promise<void>;
 }
 
 /** What the Local platform needs of the templates store. */

@@ -157,13 +157,18 @@ export async function reconcilePlatform(
     if (ctx.signal.aborted) break;
     try {
       const env = await p.get(row.env_id!);
-      if (env) {
+      if (env && !env.remnant) {
         recordReading(deps.db, row.id, env, nowIso(deps));
         out.confirmed++;
         continue;
       }
       // Never seen (a create that failed before its first VM): the row's Destroy says so, not the sweep.
       if (isBusy(row.id) || row.state === 'provisioning' || row.last_confirmed_at === null) continue;
+      if (env?.remnant) {
+        // Its VMs went outside POV Desk; what the platform made with them (Local: the POV's own network) goes too.
+        await p.delete(row.env_id!);
+        ctx.log(`removed what was left of ${row.env_id} (its network) after its VMs were deleted outside POV Desk`, 'warn');
+      }
       const at = nowIso(deps);
       deps.db.transaction(() => {
         updatePov(

@@ -34,6 +34,9 @@ export interface PovRow {
   suspend_on_idle?: number | null;
   /** Migration 8: the customer's IANA time zone; absent on a database it has not reached yet. */
   customer_tz?: string | null;
+  /** Migration 11 (local POVs): Internet access (0/1) and when "Save clean state" last ran. */
+  internet_access?: number;
+  clean_snapshot_at?: string | null;
   /** Joined from pov_vms: the name of control_node_vm_id (not a column of povs). */
   control_node_vm_name?: string | null;
   created_at: string;
@@ -141,6 +144,7 @@ export function toPovView(r: PovRow, activeJobId: string | null, installJobId: s
         }
       : {}),
     ...(r.customer_tz !== undefined ? { customerTz: r.customer_tz ?? null } : {}),
+    ...(r.internet_access !== undefined ? { internetAccess: r.internet_access === 1, cleanSnapshotAt: r.clean_snapshot_at ?? null } : {}),
     actions: povActionsFor({ state: r.state, runstate: r.runstate, envId: r.env_id, busy, installing: installJobId !== null }),
   };
 }

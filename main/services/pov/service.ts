@@ -6,6 +6,7 @@ import type { JobRunner } from '../jobs/runner';
 import { requireCapability } from '../../../shared/lab-platforms';
 import { PovLocks } from './locks';
 import { runDestroy } from './destroy';
+import { runReset, runSnapshot } from './clean-state';
 import { runCreate, runPower, runRefreshVms } from './lifecycle';
 import type { PlatformId } from '../lab-platforms/platform';
 import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass, reconcilePlatform, unclearCreateCount } from './reconcile';
@@ -181,6 +182,34 @@ export class PovService {
     const r = this.row(id);
     this.gate('refreshVms', r);
     return this.locks.launch(JOB_KIND.povRefreshVms, `Read VMs of POV "${r.name}"`, id, (ctx) => runRefreshVms(this.deps, id, ctx));
+  }
+
+  /** "Save clean state" of a local POV (clean-state.ts), from active with no job running. */
+  snapshot(id: string): string {
+    const r = this.localRow(id, 'Save clean state');
+    return this.locks.launch(JOB_KIND.povSnapshot, `Save clean state of POV "${r.name}"`, id, (ctx) => runSnapshot(this.deps, id, ctx));
+  }
+
+  reset(id: string): string {
+    const r = this.localRow(id, 'Reset to clean state');
+    if (!r.clean_snapshot_at) throw new AppError('conflict', `POV "${r.name}" has no clean state yet: press Save clean state first.`);
+    return this.locks.launch(JOB_KIND.povReset, `Reset POV "${r.name}" to its clean state`, id, (ctx) => runReset(this.deps, id, ctx));
+  }
+
+  /** A local POV's Internet access: its network's, which each VM follows from its next start. */
+  async setInternetAccess(povId: string, on: boolean): Promise<PovView> {
+    const r = this.localRow(povId, 'Internet access', true);
+    if (r.env_id && this.deps.local?.setInternet) await this.deps.local.setInternet(r.env_id, on);
+    updatePov(this.deps.db, povId, { internet_access: on ? 1 : 0 }, this.now());
+    return this.get(povId).pov;
+  }
+
+  private localRow(id: string, what: string, anyState = false): PovRow {
+    const r = this.row(id);
+    if (r.platform !== 'local') throw new AppError('unsupported', `${what} is for POVs on this laptop; a Skytap environment has its own in Skytap.`);
+    if (!anyState && r.state !== 'active') throw new AppError('conflict', `${what} needs an active POV; this one is ${r.state}.`);
+    if (this.activeJob(id) !== null) throw new AppError('conflict', `POV "${r.name}" has a job running; wait for it to finish.`);
+    return r;
   }
 
   /** The customer's time zone (null clears it), stored in its canonical IANA spelling. */

@@ -126,6 +126,7 @@ export function vmView(v: Loose<ApiVm>): VmRecord {
     },
     sshPort: extra(z.object({ ssh: z.number().int().min(1).max(65535) }), ext.ports)?.ssh ?? null,
     sshHostKey: extra(z.object({ publicKey: z.string().regex(/^ssh-ed25519 [A-Za-z0-9+/]+=*$/) }), ext.sshHostKey)?.publicKey ?? null,
+    ip: v.ip ?? null,
   };
 }
 

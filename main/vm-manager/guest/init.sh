@@ -33,6 +33,52 @@ ip addr add 169.254.169.15/24 dev eth0
 ip route add default via 169.254.169.2
 say "network up $(ip -o -4 addr show eth0 | awk '{print $4}')"
 
+# eth1: the VM's network (the manager's switch, shared with the other VMs on it): its address,
+# name server and search domain come by DHCP; no default route (eth0's stays).
+if [ -e /sys/class/net/eth1 ]; then
+  cat > /etc/povdesk/dhcp.sh <<'EOF'
+#!/bin/sh
+case "$1" in
+  bound|renew)
+    ip addr flush dev "$interface"
+    ip addr add "$ip/${mask:-24}" dev "$interface"
+    : > /etc/resolv.conf
+    [ -n "$domain" ] && echo "search $domain" >> /etc/resolv.conf
+    for s in $dns; do echo "nameserver $s" >> /etc/resolv.conf; done
+    ;;
+esac
+EOF
+  chmod +x /etc/povdesk/dhcp.sh
+  ip link set eth1 up
+  if udhcpc -i eth1 -n -q -t 10 -T 1 -s /etc/povdesk/dhcp.sh > /tmp/udhcpc.log 2>&1; then
+    say "lan up $(ip -o -4 addr show eth1 | awk '{print $4}')"
+  else
+    say "lan: no DHCP answer on eth1: $(tail -n 2 /tmp/udhcpc.log | tr '\n' ' ')"
+  fi
+fi
+
+# eth2 (only with the network's Internet access): the VM's own passt, NAT through the host; its
+# address and the default route by DHCP (names still come from the network's gateway on eth1).
+if [ -e /sys/class/net/eth2 ]; then
+  cat > /etc/povdesk/dhcp-out.sh <<'EOF'
+#!/bin/sh
+case "$1" in
+  bound|renew)
+    ip addr flush dev "$interface"
+    ip addr add "$ip/${mask:-24}" dev "$interface"
+    for r in $router; do ip route replace default via "$r" dev "$interface"; break; done
+    ;;
+esac
+EOF
+  chmod +x /etc/povdesk/dhcp-out.sh
+  ip link set eth2 up
+  if udhcpc -i eth2 -n -q -t 10 -T 1 -s /etc/povdesk/dhcp-out.sh > /tmp/udhcpc-out.log 2>&1; then
+    say "internet up $(ip -o -4 addr show eth2 | awk '{print $4}')"
+  else
+    say "internet: no DHCP answer on eth2"
+  fi
+fi
+
 # http METHOD PATH [BODYFILE]: sets STATUS and writes the body to /tmp/resp.body
 http() {
   if [ -n "$3" ]; then

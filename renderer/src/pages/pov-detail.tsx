@@ -4,6 +4,7 @@ import { AccessPanel } from '../components/pam/access-panel';
 import { RateLimitedBadge, RunstateBadge } from '../components/pov/badges';
 import { controlNodeStatusText } from '../components/pov/control-node-cell';
 import { CustomerTzField } from '../components/pov/customer-tz';
+import { LocalPovSwitches } from '../components/pov/local-pov-switches';
 import { LocalPovVms } from '../components/pov/local-pov-vms';
 import { PlatformLabel } from '../components/pov/platform-label';
 import { ReadinessChecklist } from '../components/pov/readiness';
@@ -94,6 +95,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
       )}
       <CustomerTzField key={p.customerTz ?? ''} pov={p} onChanged={() => void loadDetail(p.id)} />
       {p.state !== 'destroyed' && <ReadinessChecklist povId={p.id} customerTz={p.customerTz} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />}
+      {local && p.state !== 'destroyed' && <LocalPovSwitches pov={p} onChanged={() => void loadDetail(p.id)} />}
       {local ? (
         <div className="panel small muted" data-testid="local-platform-notes">
           <p>{LOCAL_NO_AUTO_DELETE}</p>

@@ -65,6 +65,20 @@ describe.skipIf(fakeManagerSkip)('a local POV on the POVs page', () => {
     fireEvent.click(screen.getByRole('tab', { name: 'Attestation' }));
     const att = await screen.findByLabelText('Attestation');
     await waitFor(() => expect(att.textContent).toContain('Attestation required'));
+    // its address on the POV's own network
+    expect(within(vmRow).getByTestId('vm-ip').textContent).toBe(' · 10.0.0.2');
+
+    // the POV's switches: Internet access (off by default), Save clean state, then Reset becomes possible
+    const inet = screen.getByRole('checkbox', { name: 'Internet access' }) as HTMLInputElement;
+    expect(inet.checked).toBe(false);
+    expect((screen.getByRole('button', { name: 'Reset to clean state' }) as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(inet);
+    await waitFor(() => expect((screen.getByRole('checkbox', { name: 'Internet access' }) as HTMLInputElement).checked).toBe(true));
+    fireEvent.click(screen.getByRole('button', { name: 'Save clean state' }));
+    await waitFor(() => expect(screen.getByTestId('clean-snapshot-at').textContent).toMatch(/^clean state of /), { timeout: 20_000 });
+    await waitFor(() => expect((screen.getByRole('button', { name: 'Reset to clean state' }) as HTMLButtonElement).disabled).toBe(false), { timeout: 20_000 });
+    fireEvent.click(screen.getByRole('button', { name: 'Reset to clean state' }));
+    await waitFor(() => expect((screen.getByRole('button', { name: 'Save clean state' }) as HTMLButtonElement).disabled).toBe(false), { timeout: 20_000 });
 
     fireEvent.click(screen.getByRole('button', { name: '← POVs' }));
     await waitFor(() => expect((screen.getByRole('button', { name: `Destroy ${name}` }) as HTMLButtonElement).disabled).toBe(false), { timeout: 10_000 });

@@ -87,7 +87,10 @@ export function VmList({
                   <button className="link" onClick={() => onSelect(vm.id)}>
                     {vm.name}
                   </button>
-                  <div className="muted small">{vm.id}</div>
+                  <div className="muted small">
+                    {vm.id}
+                    {vm.ip && <span data-testid="vm-ip" title="its address on its network"> · {vm.ip}</span>}
+                  </div>
                 </td>
                 <td>
                   <VmStateBadge state={vm.state} />
