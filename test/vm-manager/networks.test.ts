@@ -18,7 +18,7 @@ import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { needs } from '../support/system';
 import { ApiAnswerError, pidsWith, stateWithImage, TestClient, until, vmSkip } from './support';
 
-const skip = vmSkip() ?? needs(['vde_switch', 'vde_plug', 'ssh']);
+const skip = vmSkip() ?? needs(['vde_switch', 'vde_plug', 'passt', 'ssh']);
 
 type NetworkAnswer = { spec: { name: string; cidr: string; gatewayIP: string }; gateway: string; leases: { vmID: string; mac: string; ip: string }[] };
 
