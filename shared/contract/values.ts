@@ -1,6 +1,6 @@
 /**
  * The contract's plain values that the renderer uses (no zod here). A contract file imports zod,
- * and one value import of it puts all of zod (~60 KiB gzip) into the renderer's bundle, so the
+ * and one value import of it puts zod (~30 KiB gzip) into the renderer's bundle, so the
  * renderer imports these from this file; each contract file re-exports its own, for main/ and the
  * tests. test/bench/foundation.ts names any module that brings zod back into the first paint.
  */
