@@ -314,6 +314,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     db,
     secrets,
     hub,
+    log,
     // A local attested VM's SSH port: its key is the one the vm-manager made and released to it after attestation.
     pretrusted: (host, port) => vm.pretrustedSshKey(host, port),
     opensshKnownHosts: opensshKnownHostsFiles(env),

@@ -3,12 +3,14 @@ import { lazySchema } from '../lazy-schema';
 import { controlNodeSummary } from './control-node';
 import { jobStarted, method, stream, lazyMethods } from './define';
 import { povReadiness, readinessLevel } from './readiness';
+import { OS_VALUES } from './values';
+
+export { OS_VALUES };
 
 export const POV_STATES = ['provisioning', 'active', 'failed', 'destroying', 'destroyed'] as const;
 export const povState = lazySchema(() => z.enum(POV_STATES));
 export type PovState = z.infer<typeof povState>;
 
-export const OS_VALUES = ['linux', 'windows', 'unknown'] as const;
 export const osValue = lazySchema(() => z.enum(OS_VALUES));
 export type OsValue = z.infer<typeof osValue>;
 

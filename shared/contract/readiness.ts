@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { lazySchema } from '../lazy-schema';
+import { READINESS, READINESS_WORDS } from './values';
+
+export { READINESS, READINESS_WORDS };
 
 /**
  * Demo readiness: "is this POV ready for the customer?" answered by the core from what it
  * already knows (docs/readiness.md). The renderer, the CLI and agents ask the same method.
  */
-export const READINESS = ['ready', 'attention', 'not_ready'] as const;
 export const readinessLevel = lazySchema(() => z.enum(READINESS));
 export type ReadinessLevel = z.infer<typeof readinessLevel>;
 
@@ -37,6 +39,3 @@ export const povReadiness = lazySchema(() => z.strictObject({
   items: z.array(readinessItem),
 }));
 export type PovReadiness = z.infer<typeof povReadiness>;
-
-/** The badge words, the same in the list, the POV page and the CLI. */
-export const READINESS_WORDS: Record<ReadinessLevel, string> = { ready: 'ready', attention: 'attention', not_ready: 'not ready' };

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { lazySchema } from '../lazy-schema';
 import { jobStarted, method, noArgs, ok, stream, lazyMethods } from './define';
+import { KEEPALIVE_DEFAULT_SEC, KEEPALIVE_MAX_SEC, TERM_SCROLLBACK } from './values';
+
+export { KEEPALIVE_DEFAULT_SEC, KEEPALIVE_MAX_SEC, TERM_SCROLLBACK };
 
 const hostName = lazySchema(() => z
   .string()
@@ -17,16 +20,6 @@ const username = lazySchema(() => z
 const sessionId = lazySchema(() => z.string().min(1).max(100));
 const profileId = lazySchema(() => z.string().min(1).max(100));
 const size = { cols: z.number().int().min(2).max(1000), rows: z.number().int().min(1).max(500) };
-
-/**
- * Lines a terminal keeps above its screen: the window's xterm and the host's copy of it (the
- * catch-up mirror, main/services/ssh/mirror.ts) keep the same, so a picture restores all of it.
- */
-export const TERM_SCROLLBACK = 10_000;
-
-/** SSH keepalive: seconds between keepalives (0 sends none), the default and the most a profile may ask. */
-export const KEEPALIVE_DEFAULT_SEC = 15;
-export const KEEPALIVE_MAX_SEC = 3600;
 
 /** How one hop authenticates. Inline secrets are held in memory for the session only. */
 export const sshAuth = lazySchema(() => z.discriminatedUnion('kind', [

@@ -3,6 +3,9 @@ import { lazySchema } from '../lazy-schema';
 import { runnerScriptView } from './control-node';
 import { osValue } from './pov';
 import { jobStarted, method, noArgs, lazyMethods } from './define';
+import { BAKE_STAGES, LOCAL_TEMPLATE_MAX_VMS } from './values';
+
+export { BAKE_STAGES, LOCAL_TEMPLATE_MAX_VMS };
 
 /**
  * Offline template baking: a source image (or a minimal Debian built from Debian's packages) gets
@@ -26,7 +29,6 @@ export const bakeSource = lazySchema(() => z.union(
 ));
 export type BakeSource = z.infer<typeof bakeSource>;
 
-export const BAKE_STAGES = ['source', 'inspect', 'packages', 'bake', 'register', 'proof'] as const;
 export type BakeStage = (typeof BAKE_STAGES)[number];
 
 export const bakeArgs = lazySchema(() => z.strictObject({
@@ -87,9 +89,9 @@ export const exportResult = lazySchema(() => z
 /**
  * Local templates: a named set of images in the connected vm-manager, each with a VM name, OS and
  * size; `pov.create {platform:'local'}` makes one VM per entry. Stored as JSON files by
- * main/services/lab-platforms/local-templates.ts; the bundled test template comes first.
+ * main/services/lab-platforms/local-templates.ts; the bundled test template comes first. At most LOCAL_TEMPLATE_MAX_VMS VMs (values.ts).
  */
-export const LOCAL_TEMPLATE_MAX_VMS = 8;
+
 /** Ids are safe file names and fit pov.create's templateId (letters, digits, - and _, at most 40). */
 export const localTemplateId = lazySchema(() => z
   .string()

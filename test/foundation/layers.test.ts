@@ -31,6 +31,35 @@ function outside(files: string[], allowed: string[]): string[] {
 }
 
 /**
+ * The first import circle among `files`, as "a -> b -> a", or null. Type-only imports count (as
+ * madge counts them): a reader still goes round the circle to understand either file.
+ */
+function circle(files: string[]): string | null {
+  const byPath = new Map(files.map((f) => [f.replace(/\.tsx?$/, ''), f]));
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (f: string): string | null => {
+    if (state.get(f) === 'done') return null;
+    if (state.get(f) === 'open') return [...path.slice(path.indexOf(f)), f].join(' -> ');
+    state.set(f, 'open');
+    path.push(f);
+    for (const t of targets(f)) {
+      const next = byPath.get(t) ?? byPath.get(`${t}/index`);
+      const found = next ? visit(next) : null;
+      if (found) return found;
+    }
+    path.pop();
+    state.set(f, 'done');
+    return null;
+  };
+  for (const f of files) {
+    const found = visit(f);
+    if (found) return found;
+  }
+  return null;
+}
+
+/**
  * Imports of the vm-manager daemon by app code that stay: the daemon ships inside the app and these
  * are its documented ways in. Each is one "file -> target".
  */
@@ -70,6 +99,10 @@ describe('layers', () => {
   it('renderer/ imports nothing from main/ or preload/ and no Node built-ins (it reaches the core through renderer/src/api.ts)', () => {
     expect(sources('renderer').filter((f) => imports(f).some((i) => i.startsWith('node:')))).toEqual([]);
     expect(outside(sources('renderer'), ['renderer', 'shared'])).toEqual([]);
+  });
+
+  it('renderer/ and shared/ import in no circle (a module two files need is a third file both import)', () => {
+    expect(circle([...sources('shared'), ...sources('renderer')])).toBeNull();
   });
 
   it('services never import main/core or a transport: they import services, shared/, main/vm-api/ and main/lib/', () => {

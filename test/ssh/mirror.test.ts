@@ -3,9 +3,13 @@
 // terminal (docs/ssh.md, "Plain runs"). Checked against the same copy parsing every byte
 // (`plain: false`), over random streams on small terminals (so a few KB fill the scrollback many
 // times), cut into random chunks, inside sequences and UTF-8 characters too.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { plainAdvance, TermMirror } from '../../main/services/ssh/mirror';
 import { rng } from '../support/random';
+import { FileTailBackend } from '../../main/services/ssh/console-backends';
+import { makeEnv, waitState } from './harness';
 
 /** Pieces of output: mostly plain text (long runs, lines, bare CR and LF), now and then anything else a shell prints. */
 function stream(r: () => number, pieces: number): Buffer {
@@ -15,6 +19,8 @@ function stream(r: () => number, pieces: number): Buffer {
     '\x1b[31m', '\x1b[0m', '\x1b[1;44m', '\x1b[3A', '\x1b[2;5H', '\x1b[2;4r', '\x1b[r', '\x1b[?1049h', '\x1b[?1049l',
     '\x1b[4h', '\x1b[4l', '\x1b[?7l', '\x1b[?7h', '\x1b(0', '\x1b(B', '\x1b]0;title aaaa bbbb\x07', '\t', '\b',
     'é€x', '\x1b[2J', '\x1b[K', '\x1b[?25l', '\x1b[?25h', '\x1b[?1h', '\x1b[?2004h', '\x1b7', '\x1b8', '\x1bM', '\x1b[S',
+    // margins set, put back and ignored in every spelling xterm reads; the soft and the full reset
+    '\x1b[0;99r', '\x1b[2r', '\x1b[1;2r', '\x1b[3;2r', '\x1b[;0r', '\x1b[!p', '\x1bc', '\x1b[1:2;3r',
   ];
   let out = '';
   for (let i = 0; i < pieces; i++) {
@@ -30,12 +36,42 @@ function stream(r: () => number, pieces: number): Buffer {
   return Buffer.from(out, 'utf8');
 }
 
-type Internals = { term: { _core: { buffer: { x: number; y: number; ybase: number; lines: { length: number } } } } };
+type Internals = {
+  term: {
+    rows: number;
+    _core: {
+      buffer: { x: number; y: number; ybase: number; lines: { length: number } };
+      buffers: { normal: { scrollTop: number; scrollBottom: number } };
+      _inputHandler: { _utf8Decoder: { interim: Uint8Array } };
+    };
+  };
+};
 const cursor = (m: TermMirror) => {
   const b = (m as unknown as Internals).term._core.buffer;
   return { x: b.x, y: b.y, ybase: b.ybase, lines: b.lines.length };
 };
+/** What the mirror follows through hooks and bytes, as xterm's core has it (the tests may read the core). */
+const actual = (m: TermMirror) => {
+  const { term } = m as unknown as Internals;
+  const normal = term._core.buffers.normal;
+  return { margins: normal.scrollTop !== 0 || normal.scrollBottom !== term.rows - 1, utf8Whole: term._core._inputHandler._utf8Decoder.interim[0] === 0 };
+};
 const parsed = (m: TermMirror) => new Promise<void>((resolve) => m.whenParsed(resolve));
+
+/** Runs `fn` as if a release had renamed the core's writeSync (taken off its prototype meanwhile). */
+async function withoutWriteSync(fn: () => Promise<void>): Promise<void> {
+  const probe = new TermMirror(10, 4, () => {});
+  let proto = Object.getPrototypeOf((probe as unknown as { term: { _core: object } }).term._core) as Record<string, unknown>;
+  while (!Object.prototype.hasOwnProperty.call(proto, 'writeSync')) proto = Object.getPrototypeOf(proto) as Record<string, unknown>;
+  probe.dispose();
+  const writeSync = proto['writeSync'];
+  delete proto['writeSync'];
+  try {
+    await fn();
+  } finally {
+    proto['writeSync'] = writeSync;
+  }
+}
 
 async function compare(seed: number, totals: { skipped: number; plainPictures: number; checked: number }) {
   const r = rng(seed);
@@ -203,5 +239,80 @@ describe('plain runs in the copy of the screen', () => {
     expect(m.picture(true).toString()).toBe(ref.picture(true).toString());
     m.dispose();
     ref.dispose();
+  });
+
+  const MARGINS = ['\x1b[2;4r', '\x1b[r', '\x1b[0;99r', '\x1b[2r', '\x1b[1;2r', '\x1b[3;2r', '\x1b[;0r', '\x1b[1:2;3r', '\x1b[!p', '\x1bc', '\x1b[?1049h', '\x1b[?1049l'];
+  it("what the copy follows through parser hooks and bytes is what xterm's core holds (margins, half a UTF-8 character)", async () => {
+    let halves = 0;
+    let margins = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const r = rng(seed);
+      const cols = 5 + Math.floor(r() * 26);
+      const m = new TermMirror(cols, 2 + Math.floor(r() * 7), () => {}, { scrollback: 10, plain: false });
+      // what a shell prints, with characters of 2, 3 and 4 bytes, and every way to set or put back margins
+      let text = '';
+      for (let i = 0; i < 40; i++) text += r() < 0.4 ? MARGINS[Math.floor(r() * MARGINS.length)] : stream(r, 2).toString('utf8').replaceAll('x', 'é€😀');
+      const bytes = Buffer.from(text, 'utf8');
+      for (let at = 0; at < bytes.length; ) {
+        // now and then a chunk that ends inside a UTF-8 character (just after its first byte)
+        const lead = bytes.subarray(at, at + 120).findIndex((b) => b >= 0xc0);
+        const chunk = bytes.subarray(at, at + 1 + (lead >= 0 && r() < 0.5 ? lead : Math.floor(r() * 120)));
+        at += chunk.length;
+        m.write(chunk, false);
+        if (r() < 0.05) m.resize(cols, 2 + Math.floor(r() * 7));
+        if (r() < 0.6) continue;
+        await parsed(m);
+        const core = actual(m);
+        // margins exactly; a half character never missed (a whole one after a byte >= 0x80 may read as half: no run then)
+        expect(m.tracked.margins, `seed ${seed} after ${at} bytes`).toBe(core.margins);
+        if (m.tracked.utf8Whole) expect(core.utf8Whole, `seed ${seed} after ${at} bytes`).toBe(true);
+        if (!core.utf8Whole) halves++;
+        if (core.margins) margins++;
+      }
+      m.dispose();
+    }
+    expect(halves).toBeGreaterThan(150);
+    expect(margins).toBeGreaterThan(80);
+  });
+
+  it('without the core it was written for, every byte is parsed (still exact) and the log hears it once', async () => {
+    const lines: { message: string; fields?: Record<string, unknown> }[] = [];
+    const log = { warn: (message: string, fields?: Record<string, unknown>) => lines.push({ message, ...(fields ? { fields } : {}) }) };
+    await withoutWriteSync(async () => {
+      const m = new TermMirror(10, 4, () => {}, { scrollback: 5, log });
+      const again = new TermMirror(10, 4, () => {}, { scrollback: 5, log });
+      const ref = new TermMirror(10, 4, () => {}, { scrollback: 5, plain: false, log });
+      expect([m.plainPath, again.plainPath]).toEqual([false, false]);
+      expect(m.plainPathOff).toContain('_core.writeSync');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]!.message).toContain('plain text is parsed byte by byte');
+      expect(lines[0]!.fields).toEqual({ why: "xterm's core has no _core.writeSync" });
+      for (let i = 0; i < 200; i++) for (const t of [m, ref]) t.write(Buffer.from(`line ${i}\r\n`), false);
+      await Promise.all([parsed(m), parsed(ref)]);
+      expect(m.skipped).toBe(0);
+      expect(m.picture(true).toString()).toBe(ref.picture(true).toString());
+      for (const t of [m, again, ref]) t.dispose();
+    });
+    const fine = new TermMirror(10, 4, () => {}, { scrollback: 5, log });
+    expect(fine.plainPath).toBe(true);
+    expect(lines).toHaveLength(1);
+    fine.dispose();
+  });
+
+  it("the app's terminal sessions pass the app's log to their copy: two sessions, one line", async () => {
+    const lines: string[] = [];
+    const env = makeEnv({ log: { warn: (message: string) => lines.push(message) } });
+    try {
+      await withoutWriteSync(async () => {
+        writeFileSync(join(env.dir, 'serial.log'), 'boot\r\n');
+        for (const title of ['vm1', 'vm2']) {
+          const id = env.manager.attach(new FileTailBackend(join(env.dir, 'serial.log'), title), { cols: 80, rows: 24 }, { autoReconnect: false });
+          await waitState(env, id, 'open');
+        }
+      });
+      expect(lines).toEqual([expect.stringContaining('terminal copy: plain text is parsed byte by byte')]);
+    } finally {
+      env.dispose();
+    }
   });
 });

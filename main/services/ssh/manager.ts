@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../shared/contract/errors';
 import type { HostKeyPrompt, SshAuth, SshStatus, SshTarget } from '../../../shared/contract/ssh';
 import type { Hub } from '../hub';
+import type { Logger } from '../log/logger';
 import type { SecretStore } from '../secrets/store';
 import type { Db } from '../store/db';
 import type { TerminalBackend } from './backend';
@@ -42,6 +43,8 @@ export interface ManagerDeps {
   promptTimeoutMs?: number;
   /** Overrides for tests: backoff, attempts, batching. */
   session?: Partial<SessionOptions>;
+  /** The app's log: a terminal's copy of the screen says there once if its fast path is off. */
+  log?: Pick<Logger, 'warn'>;
 }
 
 interface Pending {
@@ -109,7 +112,8 @@ export class SessionManager {
 
   /** Adds any backend (e.g. a local VM's serial console) as a session. */
   attach(backend: TerminalBackend, size: { cols: number; rows: number }, opts: Partial<SessionOptions> = {}, id: string = randomUUID()): string {
-    const s = new TerminalSession(id, backend, this.deps.hub, { autoReconnect: true, ...this.deps.session, ...opts }, size);
+    const log = this.deps.log ? { log: this.deps.log } : {};
+    const s = new TerminalSession(id, backend, this.deps.hub, { autoReconnect: true, ...log, ...this.deps.session, ...opts }, size);
     this.sessions.set(id, s);
     void s.start();
     return id;

@@ -1,6 +1,8 @@
 import headless from '@xterm/headless';
 import serialize from '@xterm/addon-serialize';
 import { TERM_SCROLLBACK } from '../../../shared/contract/ssh';
+import type { Logger } from '../log/logger';
+import { coreOf, plainPathProblem, type Core } from './xterm-core';
 
 const { Terminal } = headless;
 const { SerializeAddon } = serialize;
@@ -19,31 +21,22 @@ const RESET = '\x1b[?1049l\x1b[!p\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?
  */
 const EXTRA_MODES = [25, 1005, 1006, 1015] as const;
 
+/** Loggers already told the path is off: once per logger (one per process in the app). */
+const told = new WeakSet<object>();
+
 /**
- * The parts of xterm's core (6.0) the plain-text path reads: whether the parser is between
- * sequences, the current attributes, the scroll margins, the character set, and a synchronous
- * write for the scratch screen. No public API says these; if a release renames one, `coreOf`
- * returns null and every byte is parsed as before (the tests check the path is taken).
+ * Whether the scroll margins are other than the whole screen after DECSTBM with `params` on a screen
+ * of `rows` (`before`: whether they were), by xterm's setScrollRegion: top (default 1) and bottom
+ * (default, 0 or past the screen: the last row), the sequence ignored unless bottom > top. It reads
+ * the parameters without their sub-parameters (the arrays in the public hook's list).
  */
-interface Core {
-  _inputHandler: { _parser: { currentState: number }; _utf8Decoder: { interim: Uint8Array }; _curAttrData: { fg: number; bg: number } };
-  buffer: { x: number; y: number; scrollTop: number; scrollBottom: number };
-  _charsetService: { charset: unknown; glevel: number; _charsets: unknown[] };
-  writeSync(data: Uint8Array): void;
-}
-function coreOf(term: Term): Core | null {
-  const c = (term as unknown as { _core?: Partial<Core> })._core;
-  const ih = c?._inputHandler;
-  const ok =
-    typeof ih?._parser?.currentState === 'number' &&
-    ih._utf8Decoder?.interim instanceof Uint8Array &&
-    typeof ih._curAttrData?.fg === 'number' &&
-    typeof c?.buffer?.scrollBottom === 'number' &&
-    typeof c.buffer.x === 'number' &&
-    typeof c._charsetService?.glevel === 'number' &&
-    Array.isArray(c._charsetService._charsets) &&
-    typeof c.writeSync === 'function';
-  return ok ? (c as Core) : null;
+function marginsAfter(params: (number | number[])[], rows: number, before: boolean): boolean {
+  const p = params.filter((x): x is number => typeof x === 'number');
+  const top = p[0] || 1;
+  let bottom = p.length < 2 ? 0 : p[1]!;
+  if (bottom === 0 || bottom > rows) bottom = rows;
+  if (bottom <= top) return before;
+  return !(top === 1 && bottom === rows);
 }
 
 /**
@@ -100,7 +93,8 @@ interface Piece {
  * its last lines can still be on the screen or in the scrollback, so once a run has advanced more
  * lines than the buffer holds, its oldest chunks are dropped unparsed; the run is parsed when
  * anything else arrives or the whole state is needed (scrollback picture, resize). A screen picture
- * meanwhile comes from a scratch terminal fed the run's last lines.
+ * meanwhile comes from a scratch terminal fed the run's last lines. Whether a run may begin is read
+ * through xterm's public API where it says it, else from its core (xterm-core.ts says which parts and why).
  */
 export class TermMirror {
   private readonly term: Term;
@@ -127,27 +121,64 @@ export class TermMirror {
   /** The copy's modes as the serializer writes them (a run cannot change them). */
   private runModes: string | null = null;
   private scratch: { term: Term; ser: InstanceType<typeof SerializeAddon>; core: Core } | null = null;
+  /**
+   * The normal screen's scroll margins may be other than the whole screen: followed through the
+   * parser hooks, since DECSTBM is the one sequence that sets them (RIS, DECSTR on the normal screen,
+   * a resize and a DECSTBM of the whole screen put them back).
+   */
+  private margins = false;
+  /** The last byte handed to the parser was ASCII, so xterm's UTF-8 decoder holds no half character. */
+  private utf8Whole = true;
+  /** Why the plain-text path is off (null while it is on): `plain: false`, or what plainPathProblem found. */
+  readonly plainPathOff: string | null;
   /** Bytes parsed since the last picture: nothing new, no picture needed. */
   changed = false;
   /** Bytes dropped from plain runs without being parsed, and screen pictures taken from the scratch terminal (tests, bench). */
   skipped = 0;
   plainPictures = 0;
 
-  /** `plain: false` parses every byte (the tests' reference). */
-  constructor(cols: number, rows: number, onAnswer: (data: string) => void, opts: { scrollback?: number; plain?: boolean } = {}) {
+  /**
+   * `plain: false` parses every byte (the tests' reference). `log` hears once (per logger) that the
+   * plain-text path is off because this xterm is not the one it was written for.
+   */
+  constructor(
+    cols: number,
+    rows: number,
+    onAnswer: (data: string) => void,
+    opts: { scrollback?: number; plain?: boolean; log?: Pick<Logger, 'warn'> } = {},
+  ) {
     const scrollback = opts.scrollback ?? TERM_SCROLLBACK;
     this.term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
     this.scrollback = scrollback;
     this.ser = new SerializeAddon();
     this.term.loadAddon(this.ser);
-    this.core = opts.plain === false ? null : coreOf(this.term);
+    let off = opts.plain === false ? 'turned off (plain: false)' : plainPathProblem();
+    const found = off ? null : coreOf(this.term);
+    if (found && 'missing' in found) off = `xterm's core has no ${found.missing}`;
+    this.core = found && 'core' in found ? found.core : null;
+    this.plainPathOff = off;
+    if (this.plainPathOff && opts.plain !== false && opts.log && !told.has(opts.log)) {
+      told.add(opts.log);
+      opts.log.warn('terminal copy: plain text is parsed byte by byte, catch-up of large floods is slower (docs/ssh.md, "Plain runs")', {
+        why: this.plainPathOff,
+      });
+    }
     const mode = (on: boolean) => (params: (number | number[])[]) => {
       for (const p of params) if (typeof p === 'number' && (EXTRA_MODES as readonly number[]).includes(p)) this.extra.set(p, on);
       return false; // xterm's own handler runs too
     };
     this.term.parser.registerCsiHandler({ prefix: '?', final: 'h' }, mode(true));
     this.term.parser.registerCsiHandler({ prefix: '?', final: 'l' }, mode(false));
-    this.term.parser.registerEscHandler({ final: 'c' }, () => (this.extra.clear(), false));
+    this.term.parser.registerEscHandler({ final: 'c' }, () => (this.extra.clear(), (this.margins = false), false));
+    // The normal screen's scroll margins (xterm's setScrollRegion and softReset, InputHandler.ts).
+    this.term.parser.registerCsiHandler({ final: 'r' }, (params) => {
+      if (this.term.buffer.active.type === 'normal') this.margins = marginsAfter(params, this.term.rows, this.margins);
+      return false;
+    });
+    this.term.parser.registerCsiHandler({ intermediates: '!', final: 'p' }, () => {
+      if (this.term.buffer.active.type === 'normal') this.margins = false;
+      return false;
+    });
     // Query answers (cursor position, device attributes): only for bytes the window did not parse.
     this.term.onData((d) => this.answers[0] && onAnswer(d));
   }
@@ -155,6 +186,11 @@ export class TermMirror {
   /** Is the plain-text path available (xterm's core is the one it was written for)? */
   get plainPath(): boolean {
     return this.core !== null;
+  }
+
+  /** What plainState reads from the public API and the hooks, for the tests to check against the core. */
+  get tracked(): { margins: boolean; utf8Whole: boolean } {
+    return { margins: this.margins, utf8Whole: this.utf8Whole };
   }
 
   /** Bytes handed to the parser and not parsed yet, and plain text waiting for it to finish. */
@@ -207,7 +243,11 @@ export class TermMirror {
     this.resizing++;
     this.parse(new Uint8Array(0), false, () => {
       this.resizing--;
-      if (!this.disposed) this.term.resize(cols, rows);
+      if (this.disposed) return;
+      const was = { cols: this.term.cols, rows: this.term.rows };
+      this.term.resize(cols, rows);
+      // a resize puts both screens' margins back (xterm's Buffer.resize); the same size does nothing
+      if (this.term.cols !== was.cols || this.term.rows !== was.rows) this.margins = false;
     });
   }
 
@@ -220,6 +260,7 @@ export class TermMirror {
   }
 
   private parse(chunk: Uint8Array, answer: boolean, parsed?: () => void): void {
+    if (chunk.length) this.utf8Whole = chunk[chunk.length - 1]! < 0x80;
     this.pendingBytes += chunk.length;
     this.answers.push(answer);
     this.term.write(chunk, () => {
@@ -285,20 +326,20 @@ export class TermMirror {
     const c = this.core;
     if (!c || this.resizing || this.pendingBytes > 0) return null;
     const ih = c._inputHandler;
-    const b = c.buffer;
+    const b = this.term.buffer.active;
     const m = this.term.modes;
     const ok =
       ih._parser.currentState === 0 &&
-      ih._utf8Decoder.interim[0] === 0 &&
+      this.utf8Whole &&
       ih._curAttrData.fg === 0 &&
       ih._curAttrData.bg === 0 &&
-      this.term.buffer.active.type === 'normal' &&
-      b.scrollTop === 0 &&
-      b.scrollBottom === this.term.rows - 1 &&
+      b.type === 'normal' &&
+      !this.margins &&
       m.wraparoundMode &&
       !m.insertMode &&
       c._charsetService.charset === undefined;
-    return ok ? { x: b.x, y: b.y } : null;
+    // cursorX is xterm's own column: `cols` while a wrap is pending, as plainAdvance counts it
+    return ok ? { x: b.cursorX, y: b.cursorY } : null;
   }
 
   private startRun(): boolean {
@@ -346,9 +387,9 @@ export class TermMirror {
       const term = new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true, logLevel: 'off' });
       const ser = new SerializeAddon();
       term.loadAddon(ser);
-      const core = coreOf(term);
-      if (!core) return (term.dispose(), null);
-      s = this.scratch = { term, ser, core };
+      const found = coreOf(term);
+      if (!('core' in found)) return (term.dispose(), null);
+      s = this.scratch = { term, ser, core: found.core };
     }
     s.term.reset();
     s.core.writeSync(Buffer.from(' '.repeat(this.run[i]!.x), 'latin1'));

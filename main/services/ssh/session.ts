@@ -1,5 +1,6 @@
 import type { SshStatus } from '../../../shared/contract/ssh';
 import type { Hub } from '../hub';
+import type { Logger } from '../log/logger';
 import { BackendError, type TerminalBackend } from './backend';
 import type { TermMirror } from './mirror';
 
@@ -18,6 +19,8 @@ export interface SessionOptions {
    * the source pauses until the window catches up, as it always does while a picture goes out.
    */
   catchUp?: boolean;
+  /** Hears once if the copy of the screen cannot take its plain-text path with this xterm (mirror.ts). */
+  log?: Pick<Logger, 'warn'>;
 }
 
 export const DATA = 'ssh.data';
@@ -154,11 +157,12 @@ export class TerminalSession {
     // of what was printed before.
     try {
       const { TermMirror } = await import('./mirror');
-      this.mirror = new TermMirror(this.cols, this.rows, (answer) => {
+      const onAnswer = (answer: string) => {
         if (!this.live || !this.backend.interactive) return;
         this.answered++;
         this.backend.write(answer);
-      });
+      };
+      this.mirror = new TermMirror(this.cols, this.rows, onAnswer, this.opts.log ? { log: this.opts.log } : {});
     } catch (e) {
       this.mirrorMissing = (e as Error).message;
     }

@@ -1,11 +1,5 @@
 import { lazy, type ComponentType } from 'react';
-import JobsPage from './jobs-page';
 import PovsPage from './povs-page';
-import SettingsPage, { settingsSlots } from './settings-page';
-import CheckAccounts from './settings/check-accounts';
-import ControlNodeSettings from './settings/control-node-settings';
-import SkytapTestConnection from './settings/skytap-test-connection';
-import TerminalSettings from './settings/terminal-settings';
 
 export interface PageEntry {
   id: string;
@@ -13,16 +7,14 @@ export interface PageEntry {
   component: ComponentType;
 }
 
-// The pages that carry xterm (Templates through the bake's live console) load on first visit,
-// keeping it out of the start-up bundle.
+// The first paint is the POVs page; every other page loads on its first visit (xterm with the
+// Local VMs, Templates and Terminals pages), keeping the start-up bundle to what the POVs page
+// needs. test/bench/foundation.ts names any module that makes it grow.
 const LocalVmsPage = lazy(() => import('./local-vms-page'));
 const TemplatesPage = lazy(() => import('./templates-page'));
 const TerminalsPage = lazy(() => import('./terminals-page'));
-
-settingsSlots.skytap.push(() => <SkytapTestConnection />);
-settingsSlots.more.push(() => <ControlNodeSettings />);
-settingsSlots.more.push(() => <TerminalSettings />);
-settingsSlots.more.push(() => <CheckAccounts />);
+const JobsPage = lazy(() => import('./jobs-page'));
+const SettingsPage = lazy(() => import('./settings'));
 
 /** The sidebar, in order. */
 export const pages: PageEntry[] = [

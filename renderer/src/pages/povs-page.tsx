@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from 'react';
+import { lazy, useEffect, useMemo, useState } from 'react';
 import type { JobRecord } from '../../../shared/contract';
 import { POV_LIFECYCLE_JOB_KINDS } from '../../../shared/contract/job-kinds';
 import { EmptyState } from '../components/empty-state';
@@ -6,14 +6,14 @@ import { CreatePovDialog } from '../components/pov/create-pov-dialog';
 import type { ControlNodeAction } from '../components/pov/control-node-cell';
 import { NameVmDialog } from '../components/pov/name-vm-dialog';
 import { OPEN_POV_EVENT, takePendingPov } from '../components/share/open-pov';
-import { PovList, type PovAction } from '../components/pov/pov-list';
+import type { PovAction } from '../components/pov/actions';
+import { PovList } from '../components/pov/pov-list';
 import { arrange, DEFAULT_ARRANGEMENT, type Arrangement } from '../components/pov/arrange';
 import { ListControls } from '../components/pov/list-controls';
 import { useJobs } from '../state/jobs';
 import { usePovs } from '../state/pov';
 import type { PovView } from '../../../shared/contract/pov';
 import { NAVIGATE_EVENT, povFromHash } from '../nav';
-import PovDetail from './pov-detail';
 import { ErrorAlert } from '../components/error-alert';
 import { RehearseOffer } from '../components/pov/rehearse';
 import { noSkytapAccount } from '../state/lab';
@@ -21,6 +21,10 @@ import { useSettings } from '../state/settings';
 import { useVms } from '../state/vms';
 import '../components/pov/pov.css';
 import '../components/pov/lab.css';
+
+// A POV's page (its tabs: VMs with their consoles, access, share) loads when one is opened: the
+// first paint carries only the list (xterm stays out of it; test/bench/foundation.ts guards it).
+const PovDetail = lazy(() => import('./pov-detail'));
 
 /**
  * POVs: every lab environment this app manages (Skytap, or the vm-manager: this laptop's or a

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
-import { KEEPALIVE_DEFAULT_SEC, KEEPALIVE_MAX_SEC, type SshProfile, type SshStatus } from '../../../shared/contract/ssh';
+import type { SshProfile, SshStatus } from '../../../shared/contract/ssh';
+import { KEEPALIVE_DEFAULT_SEC, KEEPALIVE_MAX_SEC } from '../../../shared/contract/values';
 import { api, errorText } from '../api';
 import { HostKeyDialog } from '../components/terminal/host-key-dialog';
 import { TerminalView } from '../components/terminal/terminal-view';

@@ -3,7 +3,8 @@ import { FitAddon } from '@xterm/addon-fit';
 import { SearchAddon } from '@xterm/addon-search';
 import { create } from 'zustand';
 import type { Args } from '../../../shared/contract';
-import { TERM_SCROLLBACK, type HostKeyPrompt, type SshData, type SshStatus } from '../../../shared/contract/ssh';
+import type { HostKeyPrompt, SshData, SshStatus } from '../../../shared/contract/ssh';
+import { TERM_SCROLLBACK } from '../../../shared/contract/values';
 import { api } from '../api';
 import { termOutput } from './term-output';
 import {

@@ -1,5 +1,5 @@
 import type { ReadinessLevel } from '../../../../shared/contract/readiness';
-import { READINESS_WORDS } from '../../../../shared/contract/readiness';
+import { READINESS_WORDS } from '../../../../shared/contract/values';
 import type { Arrangement, SortKey } from './arrange';
 
 const SORT_WORDS: Record<SortKey, string> = { created: 'Created', name: 'Name', state: 'State', readiness: 'Readiness', autoDelete: 'Auto-delete time' };

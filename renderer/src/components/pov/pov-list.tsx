@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { JobRecord } from '../../../../shared/contract';
 import type { PovView } from '../../../../shared/contract/pov';
 import type { VmConnection } from '../../../../shared/contract/vm';
+import type { PovAction } from './actions';
 import { ProgressBar } from '../progress-bar';
 import { RateLimitedBadge, RunstateBadge } from './badges';
 import { PlatformLabel } from './platform-label';
@@ -16,8 +17,6 @@ export const ROW_HEIGHT = 64;
 export const EXPANDED_EXTRA = 150;
 /** Used only when the host has no layout engine (a 0-height measurement); a real window measures. */
 const FALLBACK_VIEWPORT = 640;
-
-export type PovAction = 'pov.start' | 'pov.suspend' | 'pov.destroy';
 
 export interface PovListProps {
   povs: PovView[];

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { PovView } from '../../../../shared/contract/pov';
-import { READINESS_WORDS, type PovReadiness, type ReadinessLevel } from '../../../../shared/contract/readiness';
+import type { PovReadiness, ReadinessLevel } from '../../../../shared/contract/readiness';
+import { READINESS_WORDS } from '../../../../shared/contract/values';
 import { api, errorText } from '../../api';
 import { bothZones, withZones } from './time';
 

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { JobRecord } from '../../../../shared/contract';
 import type { PovView } from '../../../../shared/contract/pov';
 import { LOCAL_SUSPEND_NOTE } from '../../state/lab';
-import type { PovAction } from './pov-list';
+import type { PovAction } from './actions';
 import { bothZones, withZones } from './time';
 import { controlNodeStatusText } from './control-node-cell';
 

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
-import { BAKE_STAGES, type BakeArgs, type BakedImage } from '../../../../shared/contract/templates';
+import type { BakeArgs, BakedImage } from '../../../../shared/contract/templates';
+import { BAKE_STAGES } from '../../../../shared/contract/values';
 import { api, errorText } from '../../api';
 import { useJobs } from '../../state/jobs';
 import { ProgressBar } from '../progress-bar';

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
-import { OS_VALUES, type OsValue } from '../../../../shared/contract/pov';
-import { LOCAL_TEMPLATE_MAX_VMS, type CreateLocalTemplateArgs, type LabTemplateView } from '../../../../shared/contract/templates';
+import type { OsValue } from '../../../../shared/contract/pov';
+import type { CreateLocalTemplateArgs, LabTemplateView } from '../../../../shared/contract/templates';
+import { LOCAL_TEMPLATE_MAX_VMS, OS_VALUES } from '../../../../shared/contract/values';
 import type { VmImage } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
 import { ErrorAlert } from '../error-alert';

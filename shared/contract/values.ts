@@ -1,0 +1,29 @@
+/**
+ * The contract's plain values that the renderer uses (no zod here). A contract file imports zod,
+ * and one value import of it puts zod (~30 KiB gzip) into the renderer's bundle, so the
+ * renderer imports these from this file; each contract file re-exports its own, for main/ and the
+ * tests. test/bench/foundation.ts names any module that brings zod back into the first paint.
+ */
+
+/** Demo readiness levels (readiness.ts) and the badge words, the same in the list and the POV page. */
+export const READINESS = ['ready', 'attention', 'not_ready'] as const;
+export const READINESS_WORDS: Record<(typeof READINESS)[number], string> = { ready: 'ready', attention: 'attention', not_ready: 'not ready' };
+
+/**
+ * Lines a terminal keeps above its screen: the window's xterm and the host's copy of it (the
+ * catch-up mirror, main/services/ssh/mirror.ts) keep the same, so a picture restores all of it.
+ */
+export const TERM_SCROLLBACK = 10_000;
+
+/** SSH keepalive: seconds between keepalives (0 sends none), the default and the most a profile may ask. */
+export const KEEPALIVE_DEFAULT_SEC = 15;
+export const KEEPALIVE_MAX_SEC = 3600;
+
+/** A VM's operating system, as a POV or a local template names it (pov.ts). */
+export const OS_VALUES = ['linux', 'windows', 'unknown'] as const;
+
+/** The stages of a bake, in order (templates.ts). */
+export const BAKE_STAGES = ['source', 'inspect', 'packages', 'bake', 'register', 'proof'] as const;
+
+/** The most VMs a local template may hold (templates.ts). */
+export const LOCAL_TEMPLATE_MAX_VMS = 8;
