@@ -9,6 +9,8 @@ const [dir, ...failedSteps] = process.argv.slice(2);
 const lines = (name) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t')) : []);
 /** Steps skipped with their reason (no gnome-keyring/D-Bus off Linux): their reports are not missing. */
 const skippedSteps = new Map(lines('skipped-steps'));
+/** The slowest test files (Vitest) and tests (Playwright): where the suite's minutes go. */
+const durations = [];
 let passed = 0;
 let failed = 0;
 let skipped = 0;
@@ -29,6 +31,7 @@ for (const name of ['vitest-system.json', 'vitest.json', 'keyring.json']) {
   skipped += r.numPendingTests + (r.numTodoTests ?? 0);
   for (const file of r.testResults ?? []) {
     const where = relative(process.cwd(), file.name ?? '');
+    if (file.endTime > file.startTime) durations.push([file.endTime - file.startTime, where]);
     const failedTests = (file.assertionResults ?? []).filter((a) => a.status === 'failed');
     for (const a of failedTests) failures.push(`${where} > ${a.fullName}\n${head(a.failureMessages?.join('\n'))}`);
     // a worker that died (a signal, a crash) leaves its file "passed" with its tests "pending" and
@@ -52,6 +55,8 @@ if (existsSync(pw)) {
   const report = JSON.parse(readFileSync(pw, 'utf8'));
   const walk = (suite) => {
     for (const spec of suite.specs ?? []) {
+      const ms = spec.tests.reduce((sum, t) => sum + t.results.reduce((a, res) => a + (res.duration ?? 0), 0), 0);
+      if (ms > 0) durations.push([ms, `${spec.file} > ${spec.title.slice(0, 80)}`]);
       if (spec.ok) continue;
       const errors = spec.tests.flatMap((t) => t.results.flatMap((res) => res.errors ?? [res.error]).filter(Boolean));
       failures.push(`${spec.file} > ${spec.title}\n${head(errors.map((e) => e.message).join('\n'))}`);
@@ -67,7 +72,19 @@ if (existsSync(pw)) {
   console.log('playwright.json: no report (the run did not finish)');
   failed++;
 }
-if (lines('nodes').length) console.log(`which Node ran each step:\n${lines('nodes').map(([step, node]) => `  ${step}: ${node}`).join('\n')}`);
+// Each step's minutes: until the next step of its lane, or the lane's end (scripts/test.sh).
+const steps = lines('nodes');
+const laneEnds = lines('lane-ends');
+const minutes = ([, , lane, start]) => {
+  const ends = [
+    ...steps.filter((s) => s[2] === lane && +s[3] > +start).map((s) => +s[3]),
+    ...laneEnds.filter(([l, t]) => l === lane && +t >= +start).map(([, t]) => +t),
+  ];
+  return ends.length && start ? ` (${((Math.min(...ends) - +start) / 60).toFixed(1)} min${lane === '2' ? ', lane 2' : ''})` : '';
+};
+if (steps.length) console.log(`which Node ran each step, and its minutes:\n${steps.map((s) => `  ${s[0]}: ${s[1]}${minutes(s)}`).join('\n')}`);
+durations.sort((a, b) => b[0] - a[0]);
+if (durations.length) console.log(`the slowest test files and end-to-end tests:\n${durations.slice(0, 12).map(([ms, where]) => `  ${(ms / 1000).toFixed(0).padStart(5)} s  ${where}`).join('\n')}`);
 for (const [step, why] of skippedSteps) console.log(`skipped step: ${step} (${why})`);
 if (failures.length) console.log(`failed tests:\n${failures.map((f) => `  ${f}`).join('\n')}`);
 if (failedSteps.length) console.log(`failed steps: ${failedSteps.join(', ')}`);

@@ -10,11 +10,13 @@ results="$(mktemp -d)"
 trap 'rm -rf "$results"' EXIT # the reports, read by the summary at the end
 failed_steps=()
 
-# Each step's title, and which Node runs it (node on PATH: what `npx` and npm's scripts start).
+# Each step's title, which Node runs it (node on PATH: what `npx` and npm's scripts start), its
+# lane and when it started; lane_done marks a lane's end. The summary prints each step's minutes.
 step() {
   echo; echo "=== $1"
-  printf '%s\t%s\n' "$1" "$(node -p 'process.version + " (" + process.execPath + ")"' 2>&1)" >>"$results/nodes"
+  printf '%s\t%s\t%s\t%s\n' "$1" "$(node -p 'process.version + " (" + process.execPath + ")"' 2>&1)" "${lane:-1}" "$(date +%s)" >>"$results/nodes"
 }
+lane_done() { printf '%s\t%s\n' "${lane:-1}" "$(date +%s)" >>"$results/lane-ends"; }
 
 # System packages: installed when we may (root or sudo), else reported.
 if ! scripts/system-packages.sh --check 2>/dev/null; then
@@ -23,7 +25,7 @@ fi
 # The Node Electron embeds (fetched from the npm registry when the machine's is another major) first
 # on PATH for every step below, and npm ci under it when node_modules is missing or was installed
 # from another lockfile or for another Node ABI (scripts/node-runtime.mjs).
-step "Node $(node -p 'process.versions.node') here; the suites run on Electron's Node"
+step "the machine's own Node (the suites run on Electron's, below)"
 runtime_env="$(node scripts/node-runtime.mjs --shell)" || exit 1
 eval "$runtime_env"
 echo "Node for every step: $POVDESK_NODE"
@@ -38,6 +40,7 @@ npx electron-vite build >"$results/build.log" 2>&1 || { cat "$results/build.log"
 # time) run beside the rest, whose output is kept in a file and shown when lane 1 ends.
 # POVDESK_TEST_LANES=0 runs the same steps one after another.
 lane2() {
+  local lane=2
   step "vitest: node (unit + in-process) and renderer"
   npx vitest run --project node --project renderer --reporter=default --reporter=json --outputFile.json="$results/vitest.json" || echo vitest >>"$results/failed-steps"
 
@@ -48,6 +51,7 @@ lane2() {
       step "$s: skipped ($no_keyring)"
       printf '%s\t%s\n' "$s" "$no_keyring" >>"$results/skipped-steps"
     done
+    lane_done
     return
   fi
   step "vitest: keyring (real gnome-keyring on a private D-Bus)"
@@ -55,6 +59,7 @@ lane2() {
 
   step "playwright: browser mode in Chromium, and the Electron smoke"
   PLAYWRIGHT_JSON_OUTPUT_NAME="$results/playwright.json" scripts/with-keyring.sh node_modules/.bin/playwright test --reporter=list,json || echo playwright >>"$results/failed-steps"
+  lane_done
 }
 # Prints why the keyring steps cannot run here (and succeeds), or fails when they can.
 keyring_missing() {
@@ -66,6 +71,7 @@ keyring_missing() {
 system() {
   step "vitest: system (QEMU guests, image builds and bakes, the built app)"
   npx vitest run --project system --reporter=default --reporter=json --outputFile.json="$results/vitest-system.json" || failed_steps+=(vitest-system)
+  lane_done
 }
 if [ "${POVDESK_TEST_LANES:-1}" = 1 ]; then
   lane2 >"$results/lane2.log" 2>&1 &
