@@ -14,6 +14,7 @@
  *
  * Imported by the app (its vm client) and by the daemon; only zod, no node:*.
  */
+import { VM_STATES } from '../../shared/vm-states';
 import { z } from 'zod';
 import { lazySchema } from '../../shared/lazy-schema';
 
@@ -197,7 +198,7 @@ export const pathsSchema = lazySchema(() => z.object({
   report: z.string().optional(),
 }));
 
-export const VM_STATES = ['creating', 'installing', 'booting', 'attesting', 'ready', 'running', 'stopping', 'stopped', 'failed', 'deleting'] as const;
+export { VM_STATES };
 export type ApiVmState = (typeof VM_STATES)[number];
 
 /** #/components/schemas/VM */

@@ -10,9 +10,9 @@ import type { Accel } from './argv';
 import type { Lease } from './networks';
 import type { SshHostKey } from './ssh-host-key';
 
-export type VmState = 'creating' | 'booting' | 'attesting' | 'ready' | 'running' | 'stopping' | 'stopped' | 'failed' | 'deleting';
-/** 'installed' is reached when the first boot starts: the disk is an overlay of the image, nothing is installed. */
-export type WaitFor = 'none' | 'installed' | 'attested' | 'ready';
+/** The wire's states (shared/vm-states.ts) and wait_for values: one vocabulary for daemon and client. */
+import type { ApiVmState as VmState, WaitFor } from '../vm-api/schemas';
+export type { VmState, WaitFor };
 export const LIVE: VmState[] = ['booting', 'attesting', 'ready', 'running'];
 
 export interface StageResult {

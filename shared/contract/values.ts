@@ -21,6 +21,7 @@ export const KEEPALIVE_MAX_SEC = 3600;
 
 /** A VM's operating system, as a POV or a local template names it (pov.ts). */
 export const OS_VALUES = ['linux', 'windows', 'unknown'] as const;
+export type GuestOs = (typeof OS_VALUES)[number];
 
 /** The stages of a bake, in order (templates.ts). */
 export const BAKE_STAGES = ['source', 'inspect', 'packages', 'bake', 'register', 'proof'] as const;

@@ -8,7 +8,8 @@
  *  4. a VM called `broker` when several Linux VMs remain
  *  5. otherwise refuse, naming the candidates
  */
-export type GuestOs = 'linux' | 'windows' | 'unknown';
+import type { GuestOs } from '../../../shared/contract/values';
+export type { GuestOs };
 
 export interface ResolveVm {
   id: string;

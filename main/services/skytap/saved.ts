@@ -1,18 +1,19 @@
 import { AppError } from '../../../shared/contract/errors';
 import { BUDGETS, SkytapClient, type RetryBudget } from './client';
 import { skytapConfigFrom } from './config';
+import type { SkytapCredentials } from '../settings/settings';
 
 export const NO_TOKEN_MESSAGE =
   'Save your Skytap username and API token in Settings first (Settings → Skytap; the token is the API security token on your Skytap Account page).';
 
 /** Where the saved Skytap settings come from (SettingsService). */
-export interface SkytapCredentials {
-  skytap(): Promise<{ url: string; username: string; token: string | null; projectId: string }>;
+export interface SkytapCredentialSource {
+  skytap(): Promise<SkytapCredentials>;
 }
 
 /** Skytap clients built from the SAVED settings, read at each use (a save applies at once). */
 export class SavedSkytap {
-  constructor(private readonly settings: SkytapCredentials) {}
+  constructor(private readonly settings: SkytapCredentialSource) {}
 
   /** The saved settings as a client config; no username/token → unauthorized with the remedy. */
   async config() {

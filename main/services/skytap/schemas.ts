@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { lazySchema } from '../../../shared/lazy-schema';
+import type { GuestOs } from '../../../shared/contract/values';
 
 /**
  * The shapes Skytap answers with (see docs/skytap.md and /work/shared/research/skytap-api.md).
@@ -84,7 +85,7 @@ export const errorBody = lazySchema(() => z.looseObject({
   error: z.unknown().optional(),
 }));
 
-export type GuestOs = 'linux' | 'windows' | 'unknown';
+export type { GuestOs };
 
 /**
  * Linux families as they appear in VMware guest identifiers (lower-cased prefixes). Anything
