@@ -167,7 +167,7 @@ async function ctrlC(page: Page, file: string, trial: number): Promise<{ after: 
   // before sending the key, it missed what scrolled during two CDP round trips (~1-4 MB here).
   // Kept as the terminal changes (the last line shown before the key), rows looked up afresh. Catch-up's
   // first pictures began with a full reset (RIS), which empties xterm's DOM rows: a key found them
-  // empty, and single trials claimed 13-92 MB (docs/ssh.md, eighth pass).
+  // empty, and single trials claimed 13-92 MB (measured while the plain-run path was built).
   await page.evaluate(`void (window.__atCtrlC = new Promise((resolve) => {
     const box = document.querySelector('.term-box');
     const last = () => Math.max(-1, ...[...(box.querySelector('.xterm-rows')?.textContent ?? '').matchAll(/L(\\d{9})/g)].map((m) => Number(m[1])));
