@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Core } from '../core/create';
+import type { Base } from '../core/base';
+import type { Dispatcher } from '../core/dispatch';
 import { sameSecret } from '../core/owner-endpoint';
 import { foreignRequest } from '../lib/loopback-guard';
 import { followLocalJob } from './core-backend';
@@ -23,7 +24,7 @@ export interface OwnerMcp {
  * (http://127.0.0.1:<port>/mcp, stateless, JSON answers), with its own bearer token (mcp.token in
  * the data directory, 0600): not the socket's owner.token, so a leak of one opens nothing else.
  */
-export async function startOwnerMcp(core: Pick<Core, 'base' | 'dispatcher'>, token: string): Promise<OwnerMcp> {
+export async function startOwnerMcp(core: { base: Base; dispatcher: Dispatcher }, token: string): Promise<OwnerMcp> {
   const backend: McpBackend = {
     call: (method, args) => core.dispatcher.call(method, args, { transport: 'cli' }),
     follow: (jobId, onJob, stop) => followLocalJob(core, jobId, onJob, stop),
