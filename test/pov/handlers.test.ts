@@ -97,7 +97,7 @@ describe('pov and skytap handlers', () => {
   });
 
   it('refuses a poll interval outside 10..60000 ms', async () => {
-    const { pollMsFrom } = await import('../../main/core/create');
+    const { pollMsFrom } = await import('../../main/core/config');
     expect(pollMsFrom({})).toBeUndefined();
     expect(pollMsFrom({ POVDESK_SKYTAP_POLL_MS: '250' })).toBe(250);
     expect(() => pollMsFrom({ POVDESK_SKYTAP_POLL_MS: '5' })).toThrow(/10 to 60000/);
