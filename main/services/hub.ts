@@ -1,4 +1,4 @@
-import type { StreamName } from '../../shared/contract';
+import type { StreamData, StreamName } from '../../shared/contract';
 
 /**
  * What a service needs to publish stream events (job snapshots, console output, terminal bytes)
@@ -7,7 +7,7 @@ import type { StreamName } from '../../shared/contract';
  */
 export interface Hub {
   /** Delivers one event to the subscribers of (stream, key) and of (stream, '*'); bytes default to its JSON length. */
-  publish(stream: StreamName, key: string, data: unknown, bytes?: number): void;
+  publish<S extends StreamName>(stream: S, key: string, data: StreamData<S>, bytes?: number): void;
   /** Subscribers of (stream, key), counting those of (stream, '*'). */
   subscriberCount(stream: StreamName, key: string): number;
   /** Largest number of unacknowledged bytes any subscriber of (stream, key) holds. */

@@ -158,7 +158,8 @@ export type HostKeyPrompt = z.infer<typeof hostKeyPrompt>;
 
 export const sshData = lazySchema(() => z.strictObject({
   /** Terminal output bytes: a binary WebSocket frame in browser mode, a Uint8Array over IPC. */
-  data: z.instanceof(Uint8Array),
+  // any Uint8Array, a Node Buffer's pooled one included (z.instanceof types it as Uint8Array<ArrayBuffer>)
+  data: z.custom<Uint8Array>((v) => v instanceof Uint8Array, { error: 'expected bytes (a Uint8Array)' }),
   /** Acknowledge this many bytes once rendered. */
   bytes: z.number().int().min(0),
 }));

@@ -1,11 +1,10 @@
 import type { JobRecord } from '../../../shared/contract';
 import { JOB_KIND } from '../../../shared/contract/job-kinds';
 import type { PovView } from '../../../shared/contract/pov';
+import type { Hub } from '../hub';
 
 /** Where `pov.updated` events go (the app's stream hub). */
-export interface PovUpdatesHub {
-  publish(stream: 'pov.updated', key: string, data: PovView): void;
-}
+export type PovUpdatesHub = Pick<Hub, 'publish'>;
 
 /**
  * Publishes `pov.updated` for each POV whose view (row, running job, install job) differs from the

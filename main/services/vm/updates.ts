@@ -1,11 +1,8 @@
 import type { VmImage, VmRecord } from '../../../shared/contract/vm';
+import type { Hub } from '../hub';
 
 /** Where `vm.updated` events go, and whether anyone follows them (the app's stream hub). */
-export interface VmUpdatesHub {
-  publish(stream: 'vm.updated', key: string, data: { id: string; vm: VmRecord | null }): void;
-  publish(stream: 'vm.imagesUpdated', key: 'all', data: { images: VmImage[] }): void;
-  subscriberCount(stream: 'vm.updated', key: string): number;
-}
+export type VmUpdatesHub = Pick<Hub, 'publish' | 'subscriberCount'>;
 
 /**
  * Publishes `vm.updated` for each VM whose record differs from the one last published (and
