@@ -95,6 +95,8 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
   await expect(list.locator('[data-item="environment"]')).toContainText('ok');
   await expect(list.locator('[data-item="share"]')).toContainText('Create a share link');
   await page.getByRole('region', { name: 'Share' }).getByRole('button', { name: 'Create share link' }).click();
+  // the link is made by a job: check again once it is there, not while it is being made
+  await expect(page.getByRole('region', { name: 'Share' }).getByTestId('share-link')).toContainText('/desktops');
   await list.getByRole('button', { name: 'Check again' }).click();
   await expect(list.locator('[data-item="share"]')).toContainText(/^ok/);
   await page.screenshot({ path: info.outputPath('pov-page-1280.png'), fullPage: true });
