@@ -215,7 +215,8 @@ export class VmManagerSupervisor {
     const err = openSync(this.logFile, 'a', 0o600);
     const [bin, ...pre] = cmd.argv;
     // No --token on the command line (ps would show it): the manager makes one and prints it to `out`.
-    const args = [...pre, 'serve', '--state-dir', this.stateDir, '--port', '0'];
+    // It exits once no VM runs and the POV Desk process owning the home (owner.json) is gone.
+    const args = [...pre, 'serve', '--state-dir', this.stateDir, '--port', '0', '--exit-unowned', join(this.o.home, 'owner.json')];
     const child = spawn(bin!, args, {
       cwd: cmd.cwd,
       detached: true,
