@@ -28,7 +28,9 @@ export function retirement(jobs: Pick<JobRunner, 'busy' | 'onChange'>, endpoint:
   };
   const watchers: (() => void)[] = [];
   // A finished job leaves the runner's table right after its last change is announced: look next turn.
-  const changed = () => setImmediate(() => watchers.forEach((fn) => fn()));
+  const changed = () => {
+    if (watchers.length) setImmediate(() => watchers.forEach((fn) => fn()));
+  };
   jobs.onChange(changed);
   endpoint?.onClientGone(changed);
   return {

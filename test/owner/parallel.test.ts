@@ -1,9 +1,13 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tryAcquireOwnerLock } from '../../main/core/owner';
 import { JOB_KIND } from '../../shared/contract/job-kinds';
 import { startEmulator, SEEDS, type Emulator } from '../skytap-emulator';
-import { envFor, freshHome, povdesk, run, type Proc } from './procs';
+import { BIN, envFor, freshHome, povdesk, run, until, type Proc } from './procs';
 
 /**
  * A workshop script (issue 33, item 9): `povdesk call pov.create … --wait` sixteen times in
@@ -48,6 +52,47 @@ describe('parallel povdesk calls with no app running', () => {
     const logs = readdirSync(join(home, 'logs')).map((f) => readFileSync(join(home, 'logs', f), 'utf8')).join('\n');
     expect(logs).not.toMatch(/marked interrupted/);
   }, 300_000);
+});
+
+describe('povdesk mcp as the owner', () => {
+  it("a povdesk call's job started in it runs to its end after the MCP process's own job ended", async () => {
+    const home = freshHome();
+    const env = envFor(home, emu.url);
+    const templateId = [...emu.state.templates.keys()][0]!;
+    // The MCP process's create, then the call's, are each held by Skytap until the test lets them go.
+    let releaseMcp = () => {};
+    let releaseCall = () => {};
+    emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (releaseMcp = r)) });
+    emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (releaseCall = r)) });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: env as Record<string, string>, stderr: 'pipe' }));
+    try {
+      const body = (r: unknown) => (r as CallToolResult).structuredContent as { jobId: string; job: { state: string } };
+      const own = body(await client.callTool({ name: 'pov_create', arguments: { templateId, name: 'By MCP' } }));
+      await until(() => emu.count('POST /configurations') === 1, 60_000, "the MCP process's POST");
+      const call = povdesk(['call', 'pov.create', JSON.stringify({ templateId, name: 'By call' }), '--wait'], env);
+      procs.push(call);
+      await until(() => emu.count('POST /configurations') === 2, 60_000, "the call's POST, from the MCP process's core");
+      releaseMcp();
+      const waited = body(await client.callTool({ name: 'jobs_wait', arguments: { id: own.jobId, timeoutSeconds: 120 } }));
+      expect(waited.job.state).toBe('succeeded');
+      // The MCP process's own work is done: before, it let go of the directory here and cut the call's job off.
+      await new Promise((r) => setTimeout(r, 1500));
+      releaseCall();
+      const code = await call.exited;
+      expect(code, call.err()).toBe(0);
+      expect(parseJob(call.out())?.state).toBe('succeeded');
+      expect(call.err()).toMatch(/run by POV Desk \(pid \d+\)/);
+      // Idle again, the MCP process gives the lock back.
+      await until(() => {
+        const lock = tryAcquireOwnerLock(home, 'test');
+        lock?.release();
+        return lock !== null;
+      }, 30_000, 'the MCP process to give the lock back');
+    } finally {
+      await client.close().catch(() => {});
+    }
+  }, 180_000);
 });
 
 function parseJob(out: string): { id: string; state: string; title: string } | null {
