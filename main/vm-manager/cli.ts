@@ -122,7 +122,7 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
     }
     if (cmd === 'image' && sub === 'import') {
       if (!arg) throw new VmmError('invalid_request', 'image import needs a file: image import <file>');
-      out(JSON.stringify(importImage(stateDir, arg, { name: str('--name') })));
+      out(JSON.stringify(await importImage(stateDir, arg, { name: str('--name') })));
       return 0;
     }
     if (cmd === 'image' && sub === 'golden') {
