@@ -14,6 +14,7 @@ import { VmmError } from './errors';
 import { GUEST_QUOTE_SCRIPT, firmwareDigest, imagePolicySchema, loadPolicy, savePolicy, type ImagePolicy } from './attest/index';
 import { findTool } from './finders';
 import { headerReferences, infoReferences, type QemuImgInfo } from '../lib/image-refs';
+import { dyingWithParent } from '../lib/procs';
 
 
 export const TEST_IMAGE = 'povdesk-test';
@@ -365,7 +366,7 @@ export async function importImage(stateDir: string, file: string, opts: { name?:
   const tmp = `${dir}.importing-${process.pid}-${randomBytes(4).toString('hex')}`;
   mkdirSync(tmp, { recursive: true });
   try {
-    await execFileAsync(findTool('qemu-img') ?? 'qemu-img', ['convert', '-f', format, '-O', 'qcow2', src, join(tmp, 'base.qcow2')], { maxBuffer: 16 * 1024 * 1024 });
+    await execFileAsync(...dyingWithParent(findTool('qemu-img') ?? 'qemu-img', ['convert', '-f', format, '-O', 'qcow2', src, join(tmp, 'base.qcow2')]), { maxBuffer: 16 * 1024 * 1024 });
     const meta: ImageInfo = {
       name, kind: 'disk', createdAt: new Date().toISOString(), disk: 'base.qcow2', sourceFormat: format,
       virtualSizeBytes: vsize, sizeBytes: statSync(join(tmp, 'base.qcow2')).size, sha256: await sha256FileAsync(join(tmp, 'base.qcow2')),

@@ -412,7 +412,8 @@ export class VmService {
       const spid = readPid(join(dir, 'swtpm.pid')) ?? r.pids.swtpm;
       const qAlive = this.launcher.alive(r, 'qemu', qpid);
       const sAlive = this.launcher.alive(r, 'swtpm', spid);
-      if (r.state === 'deleting') {
+      // A learn boot's VM belongs to the learn boot, which ended with the manager that ran it.
+      if (r.state === 'deleting' || r.attestation.learn === true) {
         r.pids = { qemu: qpid, swtpm: spid };
         await this.launcher.stop(r, 0);
         this.recs.forget(r.id);

@@ -16,7 +16,7 @@ import { AppError } from '../../../shared/contract/errors';
 import type { Logger } from '../log/logger';
 import { VmApiError, VmManagerClient } from '../../vm-api/client';
 import { sleep } from '../../lib/sleep';
-import { pidExists as alive, procCmdline } from '../../lib/procs';
+import { dyingWithParent, pidExists as alive, procCmdline } from '../../lib/procs';
 
 export const endpointSchema = lazySchema(() => z
   .object({
@@ -297,7 +297,8 @@ export class VmManagerSupervisor {
     const cmd = this.o.command ? { argv: this.o.command, cwd: process.cwd() } : managerCommand(this.o.env);
     const [bin, ...pre] = cmd.argv;
     return new Promise((resolve, reject) => {
-      const child = spawn(bin!, [...pre, ...args, '--state-dir', this.stateDir], {
+      // It dies with this process: a build whose job is gone with the app would only run on unseen.
+      const child = spawn(...dyingWithParent(bin!, [...pre, ...args, '--state-dir', this.stateDir]), {
         cwd: cmd.cwd,
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, ...this.o.env, ELECTRON_RUN_AS_NODE: '1', POVDESK_HOME: this.o.home },
