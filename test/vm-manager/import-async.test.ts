@@ -26,7 +26,7 @@ describe.skipIf(skip !== null)('image import while a VM attests (real QEMU/TCG, 
     mkdirSync(join(state, 'import'));
     rawDisk(join(state, 'import', 'big.raw'), 16 * 1024 ** 3, DATA_MIB);
     // The daemon in its own process, as the app runs it: the test's probes keep their own clock.
-    const m = await serveProcess(['--state-dir', state, '--token', 'tok', '--learn-golden', TEST_IMAGE]);
+    const m = await serveProcess(['--state-dir', state, '--learn-golden', TEST_IMAGE], 'tok');
     daemon = m.child;
     client = new TestClient(m.url, 'tok');
   });

@@ -80,9 +80,14 @@ export function rawDisk(file: string, bytes: number, dataMib = 0): void {
   }
 }
 
-/** `vm-manager serve <args>` as its own process, as the app runs it; resolves once it printed its endpoint. */
-export async function serveProcess(args: string[]): Promise<{ child: ChildProcess; url: string; err: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `vm-manager serve <args>` as its own process, as the app runs it, with its API token in
+ * POVDESK_VMM_TOKEN (not on its command line); resolves once it printed its endpoint.
+ */
+export async function serveProcess(args: string[], token: string): Promise<{ child: ChildProcess; url: string; err: () => string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', ...args], {
+    cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, POVDESK_VMM_TOKEN: token },
+  });
   let err = '';
   child.stderr!.on('data', (d) => (err += String(d)));
   const line = await new Promise<string>((resolve, reject) => {
