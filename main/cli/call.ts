@@ -89,8 +89,20 @@ export async function callMethod(io: CallIo, method: string, args: unknown, wait
     }
     return finish(io, await core.base.jobs.wait(jobId), wait);
   } finally {
+    await retire(io, core);
     await core.close();
   }
+}
+
+/**
+ * Other `povdesk call`s may have found this process as the owner and started jobs here (a script
+ * running calls in parallel): it stays until each of them has its outcome, then lets go of the lock.
+ */
+async function retire(io: CallIo, core: Core): Promise<void> {
+  if (core.retirement.tryRetire()) return;
+  const others = core.base.jobs.busy().length;
+  io.err(`note: this process owns the data directory; it stays until ${others ? `the ${others} job(s) other calls started here end and ` : ''}every other call it serves has its answer\n`);
+  await core.retirement.retired();
 }
 
 async function viaOwner(io: CallIo, client: OwnerClient, method: string, args: unknown, wait: boolean): Promise<number> {

@@ -24,18 +24,23 @@ export function cliMcpBackend(env: NodeJS.ProcessEnv): McpBackend & { inFlight()
     gate = next.catch(() => {});
     return next;
   };
+  const closeLocal = async () => {
+    const core = local;
+    local = null;
+    await core?.close();
+  };
   const release = () =>
     inTurn(async () => {
-      if (!local || busy > 0 || running.size > 0) return;
-      const core = local;
-      local = null;
-      await core.close();
+      // Last, and only when nothing of ours runs: other calls' jobs and clients in this core (retire.ts).
+      if (!local || busy > 0 || running.size > 0 || !local.retirement.tryRetire()) return;
+      await closeLocal();
     });
   const adopt = (core: Core) => {
     local = core;
     core.base.jobs.onChange((j) => {
-      if (FINISHED.has(j.state) && running.delete(j.id)) void release();
+      if (FINISHED.has(j.state)) running.delete(j.id);
     });
+    core.retirement.onMaybeIdle(() => void release());
     return core;
   };
   const reach = () =>
@@ -79,9 +84,11 @@ export function cliMcpBackend(env: NodeJS.ProcessEnv): McpBackend & { inFlight()
       ),
     inFlight: () => busy,
     async close() {
+      // Jobs other `povdesk call`s started in our core run to their end first; ours end with the close.
+      await local?.retirement.retired(new Set(running));
       running.clear();
       busy = 0;
-      await release();
+      await inTurn(closeLocal);
     },
   };
 }

@@ -40,6 +40,7 @@ import { bakeDirs, opensshConfigFile, opensshKnownHostsFiles, pollMsFrom, sshAge
 import { allHandlers } from './handlers';
 import { startOwnerMcp } from '../mcp/http';
 import { startOwnerEndpoint } from './owner-endpoint';
+import { retirement, type Retirement } from './retire';
 import { ownerBusyError, ownerFiles, tryAcquireOwnerLock, type OwnerKind, type OwnerLock } from './owner';
 import { defaultHome, pathsFor } from './paths';
 import { StreamHub } from './streams';
@@ -53,6 +54,8 @@ export interface Core {
   dispatcher: Dispatcher;
   /** The data directory's owner lock this core holds (see owner.ts). */
   owner: OwnerLock;
+  /** When a one-shot process's core may close without cutting off other callers' jobs (retire.ts). */
+  retirement: Retirement;
   close(): Promise<void>;
 }
 
@@ -170,6 +173,7 @@ async function buildCore(
     services,
     dispatcher,
     owner,
+    retirement: retirement(jobs, endpoint),
     async close() {
       if (closed) return;
       closed = true;

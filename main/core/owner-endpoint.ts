@@ -26,6 +26,15 @@ export type OwnerHello = { t: 'hello'; conn: string; pid: number };
 
 export interface OwnerEndpoint {
   path: string;
+  /** Connections open now (a `povdesk call` following its job holds one until the job's outcome). */
+  clients(): number;
+  /** Called whenever a client goes. */
+  onClientGone(fn: () => void): void;
+  /**
+   * From now on new clients are cut off before any call (they retry and reach the next owner);
+   * the owner calls it, when no client is connected and no job runs, just before it closes.
+   */
+  refuseNew(): void;
   close(): Promise<void>;
 }
 
@@ -61,12 +70,15 @@ export async function startOwnerEndpoint(opts: {
 }): Promise<OwnerEndpoint> {
   const { dispatcher, hub, log } = opts;
   const sockets = new Set<Socket>();
+  const gone: (() => void)[] = [];
+  let refusing = false;
   // Only in a directory no other user may write (private-endpoint.ts); there, being the lock
   // holder, a socket file left by a killed owner is ours to replace.
   ensureEndpointDir(opts.path);
   if (process.platform !== 'win32') rmSync(opts.path, { force: true });
 
   const attach = (sock: Socket) => {
+    if (refusing) return sock.destroy();
     sockets.add(sock);
     let authed = false;
     const send = (m: ServerMessage | OwnerHello) => {
@@ -110,6 +122,7 @@ export async function startOwnerEndpoint(opts: {
     sock.on('close', () => {
       sockets.delete(sock);
       session.close();
+      for (const fn of gone) fn();
     });
   };
 
@@ -122,6 +135,9 @@ export async function startOwnerEndpoint(opts: {
   log.info('owner endpoint listening', { path: opts.path });
   return {
     path: opts.path,
+    clients: () => sockets.size,
+    onClientGone: (fn) => void gone.push(fn),
+    refuseNew: () => void (refusing = true),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

@@ -15,16 +15,24 @@ export interface Started {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/**
+ * A program and its arguments as spawn takes them, so that it dies with this process (Linux):
+ * util-linux's setpriv sets PR_SET_PDEATHSIG and execs the program in place (same pid, its own
+ * argv), and the kernel kills it when this process dies, SIGKILL included. Where setpriv is
+ * missing (not Linux, no util-linux), the program itself, which then outlives a killed parent.
+ */
+export function dyingWithParent(cmd: string, args: string[]): [file: string, argv: string[]] {
+  const setpriv = setprivPath();
+  return setpriv ? [setpriv, ['--pdeathsig', 'KILL', '--', cmd, ...args]] : [cmd, args];
+}
+
 /** Starts a program in its own process group with stdout/stderr appended to logFile. */
 export function startDetached(cmd: string, args: string[], logFile: string, o: { dieWithParent?: boolean } = {}): Started {
   const fd = openSync(logFile, 'a');
   try {
-    // dieWithParent (Linux): util-linux's setpriv sets PR_SET_PDEATHSIG and execs the program in
-    // place (same pid, its own argv), so the kernel kills it when this process dies, even by SIGKILL.
-    const setpriv = o.dieWithParent ? setprivPath() : null;
-    const [file, argv] = setpriv ? [setpriv, ['--pdeathsig', 'KILL', '--', cmd, ...args]] : [cmd, args];
+    const [file, argv] = o.dieWithParent ? dyingWithParent(cmd, args) : [cmd, args];
     const child = spawn(file, argv, { detached: true, windowsHide: true, stdio: ['ignore', fd, fd] });
-    if (setpriv && child.pid !== undefined) awaitSecondExec(child.pid, cmd);
+    if (file !== cmd && child.pid !== undefined) awaitSecondExec(child.pid, cmd);
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal }));
       child.once('error', () => resolve({ code: 127, signal: null }));
@@ -38,7 +46,7 @@ export function startDetached(cmd: string, args: string[], logFile: string, o: {
 }
 
 let setprivFound: string | null | undefined;
-/** util-linux's setpriv (Linux only); null where it is missing, and then nothing dies with its parent. */
+/** util-linux's setpriv (Linux only); null where it is missing. */
 function setprivPath(): string | null {
   if (setprivFound === undefined) {
     setprivFound = process.platform === 'linux' ? ['/usr/bin/setpriv', '/bin/setpriv', '/usr/sbin/setpriv'].find((p) => existsSync(p)) ?? null : null;

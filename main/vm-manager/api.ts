@@ -232,7 +232,7 @@ export function createApiHandler(ctx: ApiContext) {
         const b = parseBody(importSchema, await readJson(req, true));
         const abs = resolve(ctx.stateDir, b.path);
         if (!insideDir(ctx.stateDir, abs)) return fail(res, 'invalid_request', `${abs} is outside the state dir ${resolve(ctx.stateDir)}: copy the file under it first (the API imports only from there)`);
-        return send(res, 201, importImage(ctx.stateDir, abs, { name: b.name }));
+        return send(res, 201, await importImage(ctx.stateDir, abs, { name: b.name }));
       }
       if (m === 'POST' && seg.length === 3 && seg[2] === 'learn-golden') {
         const b = parseBody(learnGoldenSchema, await readJson(req, false));

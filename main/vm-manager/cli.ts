@@ -1,6 +1,6 @@
 /**
  * `povdesk vm-manager …`:
- *   serve [--state-dir D] [--port N | --socket P] [--token-file F] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit]
+ *   serve [--state-dir D] [--port N | --socket P] [--token-file F] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit] [--exit-unowned F]
  *   image build-test [--no-golden] [--state-dir D]
  *   image import <file> [--name N] [--state-dir D]
  *   image golden <image> --from-vm <id> [--server URL [--token-file F]] [--clear] [--state-dir D]
@@ -17,6 +17,7 @@ import { firmwareChange, learnOffline } from './golden';
 import { findOvmf } from './host';
 import { buildTestImage, getImage, importImage, readPolicy, writePolicy } from './images';
 import { defaultStateDir, serve } from './server';
+import { exitWhenUnowned, UNOWNED_GRACE_MS } from './unowned';
 import type { VmRecord } from './vms';
 
 interface Parsed {
@@ -24,7 +25,7 @@ interface Parsed {
   flags: Map<string, string | true>;
 }
 
-const VALUE_FLAGS = new Set(['--state-dir', '--port', '--socket', '--token', '--token-file', '--name', '--from-vm', '--server', '--learn-golden']);
+const VALUE_FLAGS = new Set(['--state-dir', '--port', '--socket', '--token', '--token-file', '--name', '--from-vm', '--server', '--learn-golden', '--exit-unowned']);
 const BOOL_FLAGS = new Set(['--stop-vms-on-exit', '--clear', '--no-golden', '--help']);
 
 function parse(argv: string[]): Parsed {
@@ -49,6 +50,7 @@ function parse(argv: string[]): Parsed {
 }
 
 const USAGE = `usage: povdesk vm-manager serve [--state-dir D] [--port N | --socket P] [--token-file F] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit]
+                                      [--exit-unowned <home>/owner.json]   (exit once no VM runs and that owner is gone)
        povdesk vm-manager image build-test [--no-golden] [--state-dir D]
        povdesk vm-manager image import <file> [--name N] [--state-dir D]
        povdesk vm-manager image golden <image> --from-vm <id> [--server URL [--token-file F]] [--clear] [--state-dir D]
@@ -97,6 +99,11 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       await new Promise<void>((r) => {
         process.once('SIGINT', r);
         process.once('SIGTERM', r);
+        const ownerFile = str('--exit-unowned');
+        if (ownerFile) {
+          const graceMs = Number(process.env.POVDESK_VMM_UNOWNED_GRACE_MS) || UNOWNED_GRACE_MS;
+          exitWhenUnowned({ ownerFile, vms: () => m.vms.list(), requests: m.requests, graceMs, exit: (why) => (err(`vm-manager: exiting: ${why}`), r()) });
+        }
       });
       await m.close({ stopVms: flags.has('--stop-vms-on-exit') });
       return 0;
@@ -115,7 +122,7 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
     }
     if (cmd === 'image' && sub === 'import') {
       if (!arg) throw new VmmError('invalid_request', 'image import needs a file: image import <file>');
-      out(JSON.stringify(importImage(stateDir, arg, { name: str('--name') })));
+      out(JSON.stringify(await importImage(stateDir, arg, { name: str('--name') })));
       return 0;
     }
     if (cmd === 'image' && sub === 'golden') {

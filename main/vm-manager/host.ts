@@ -7,6 +7,7 @@ import { execFile, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, hostname, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { dyingWithParent } from '../lib/procs';
 import { sleep } from '../lib/sleep';
 import type { Accel } from './argv';
 import { acceleratorCandidates, findFirmware, findTool, firmwareCandidates, installHint, platformNote } from './finders';
@@ -67,15 +68,18 @@ export async function probeAccel(accel: Accel, qemu: string, ovmf: { code: strin
   const vars = join(dir, 'vars.fd');
   copyFileSync(ovmf.vars, vars);
   const qmpPath = join(dir, 'qmp.sock');
-  // Wrapped in `timeout`: if this process dies mid-probe, the throwaway VM dies within 20 s
-  // instead of running on as an orphan (SIGTERM to `timeout` is passed on to QEMU).
-  const wrap = which('timeout');
-  const child = spawn(wrap ?? qemu, [
-    ...(wrap ? ['-s', 'KILL', '20', qemu] : []),
+  const args = [
     '-machine', 'q35', '-accel', accel, '-m', '64', '-nodefaults', '-display', 'none', '-serial', 'none', '-no-reboot',
     '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${ovmf.code}`, '-drive', `if=pflash,format=raw,unit=1,file=${vars}`,
     '-qmp', `unix:${qmpPath},server=on,wait=off`,
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  ];
+  // The throwaway VM dies with this process (setpriv, Linux). Elsewhere it is wrapped in `timeout`:
+  // if this process dies mid-probe, it dies within 20 s instead of running on as an orphan
+  // (SIGTERM to `timeout` is passed on to QEMU).
+  let [file, argv] = dyingWithParent(qemu, args);
+  const wrap = file === qemu ? which('timeout') : null;
+  if (wrap) [file, argv] = [wrap, ['-s', 'KILL', '20', qemu, ...args]];
+  const child = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += String(d)));
   let exited: number | null | undefined;

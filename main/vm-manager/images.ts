@@ -2,10 +2,11 @@
  * The image store under <state>/images/<name>/: image.json (what it is and how it boots),
  * policy.json (golden PCR values), and the boot files (vmlinuz + initrd.img, or base.qcow2).
  */
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { closeSync, existsSync, lstatSync, openSync, readSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, createReadStream, existsSync, lstatSync, openSync, readSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
+import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { vmAsset } from './assets';
 import { cpioDir, cpioFile, cpioLink, writeCpio, type CpioEntry } from './cpio';
@@ -13,6 +14,7 @@ import { VmmError } from './errors';
 import { GUEST_QUOTE_SCRIPT, firmwareDigest, imagePolicySchema, loadPolicy, savePolicy, type ImagePolicy } from './attest/index';
 import { findTool } from './finders';
 import { headerReferences, infoReferences, type QemuImgInfo } from '../lib/image-refs';
+import { dyingWithParent } from '../lib/procs';
 
 
 export const TEST_IMAGE = 'povdesk-test';
@@ -68,6 +70,22 @@ function sha256File(file: string): string {
   }
   return h.digest('hex');
 }
+
+/**
+ * The same, streamed: the daemon keeps answering (attestation, the metadata service, QMP) while a
+ * disk image of many GiB is read.
+ */
+function sha256FileAsync(file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    createReadStream(file, { highWaterMark: 1024 * 1024 })
+      .on('data', (d) => h.update(d))
+      .on('end', () => resolve(h.digest('hex')))
+      .on('error', reject);
+  });
+}
+
+const execFileAsync = promisify(execFile);
 
 /** The first `bytes` of a file (fewer when it is shorter), without reading the rest. */
 function fileHead(file: string, bytes: number): Buffer {
@@ -304,8 +322,15 @@ export function deleteImage(stateDir: string, name: string): void {
 const FORMATS = new Set(['qcow2', 'raw', 'vmdk']);
 const MAX_IMPORT_BYTES = 512 * 1024 ** 3;
 
-/** Imports a user's qcow2/raw/vmdk: checked with qemu-img info, converted to a qcow2 base. */
-export function importImage(stateDir: string, file: string, opts: { name?: string; maxVirtualBytes?: number } = {}): ImageInfo {
+/** Names being imported now: a second import of the same name is refused while the first runs. */
+const importing = new Set<string>();
+
+/**
+ * Imports a user's qcow2/raw/vmdk: checked with qemu-img info, converted to a qcow2 base. qemu-img
+ * runs as a child and the hash is streamed, so the daemon answers its VMs all along (an import of a
+ * large disk used to stop attestation, the metadata service and QMP for its whole length).
+ */
+export async function importImage(stateDir: string, file: string, opts: { name?: string; maxVirtualBytes?: number } = {}): Promise<ImageInfo> {
   const src = resolve(file);
   if (!existsSync(src) || !statSync(src).isFile()) throw new VmmError('invalid_request', `${src} is not a file: give the path of a qcow2, raw or vmdk image`);
   const name = opts.name ?? basename(src).replace(/\.[^.]*$/, '').toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
@@ -318,7 +343,7 @@ export function importImage(stateDir: string, file: string, opts: { name?: strin
   const head = fileHead(src, 1024);
   let info: QemuImgInfo;
   try {
-    info = JSON.parse(execFileSync(findTool('qemu-img') ?? 'qemu-img', ['info', '--output=json', src], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+    info = JSON.parse((await execFileAsync(findTool('qemu-img') ?? 'qemu-img', ['info', '--output=json', src], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 })).stdout);
   } catch (e) {
     throw new VmmError('invalid_request', `qemu-img cannot read ${src}: ${String((e as { stderr?: string }).stderr ?? e).trim()}`);
   }
@@ -336,15 +361,15 @@ export function importImage(stateDir: string, file: string, opts: { name?: strin
     if (!mbr && !gpt) throw new VmmError('invalid_request', `${src} is not a disk image: a raw image needs an MBR or GPT partition table`);
   }
   const dir = join(imagesDir(stateDir), name);
-  if (existsSync(dir)) throw new VmmError('conflict', `image "${name}" exists; delete it first or pass another --name`);
-  const tmp = `${dir}.importing-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
+  if (existsSync(dir) || importing.has(name)) throw new VmmError('conflict', `image "${name}" exists${importing.has(name) ? ' (being imported)' : ''}; delete it first or pass another --name`);
+  importing.add(name);
+  const tmp = `${dir}.importing-${process.pid}-${randomBytes(4).toString('hex')}`;
   mkdirSync(tmp, { recursive: true });
   try {
-    execFileSync(findTool('qemu-img') ?? 'qemu-img', ['convert', '-f', format, '-O', 'qcow2', src, join(tmp, 'base.qcow2')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    await execFileAsync(...dyingWithParent(findTool('qemu-img') ?? 'qemu-img', ['convert', '-f', format, '-O', 'qcow2', src, join(tmp, 'base.qcow2')]), { maxBuffer: 16 * 1024 * 1024 });
     const meta: ImageInfo = {
       name, kind: 'disk', createdAt: new Date().toISOString(), disk: 'base.qcow2', sourceFormat: format,
-      virtualSizeBytes: vsize, sizeBytes: statSync(join(tmp, 'base.qcow2')).size, sha256: sha256File(join(tmp, 'base.qcow2')),
+      virtualSizeBytes: vsize, sizeBytes: statSync(join(tmp, 'base.qcow2')).size, sha256: await sha256FileAsync(join(tmp, 'base.qcow2')),
     };
     const policy: Policy = imagePolicySchema.parse({
       image_id: name, image_version: meta.sha256.slice(0, 12), pcrs: DISK_STAGE_PCRS, golden: { sha256: {} }, record_only: RECORD_ONLY,
@@ -356,7 +381,9 @@ export function importImage(stateDir: string, file: string, opts: { name?: strin
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
     if (e instanceof VmmError) throw e;
-    throw new VmmError('internal', `qemu-img convert of ${src} failed: ${String((e as { stderr?: Buffer }).stderr ?? e).trim()}`);
+    throw new VmmError('internal', `qemu-img convert of ${src} failed: ${String((e as { stderr?: string }).stderr || e).trim()}`);
+  } finally {
+    importing.delete(name);
   }
 }
 

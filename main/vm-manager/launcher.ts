@@ -119,12 +119,14 @@ export class QemuLauncher implements Launcher {
   }
 
   async start(r: VmRecord, o: StartOptions): Promise<Launched> {
+    // A learn boot's VM is the learn boot's alone (golden.ts learnWith deletes it at its end): it dies with this manager.
+    const dieWithParent = this.o.dieWithParent || r.attestation.learn === true;
     // swtpm first: QEMU connects to its socket at start.
     rmSync(r.paths.swtpmSocket, { force: true });
     const swtpmLog = join(r.paths.dir, 'swtpm.log');
     let swtpm;
     try {
-      swtpm = startDetached(findTool('swtpm') ?? 'swtpm', ['socket', '--tpm2', '--tpmstate', `dir=${r.paths.tpmState}`, '--ctrl', `type=unixio,path=${r.paths.swtpmSocket}`, '--log', 'level=1'], swtpmLog, { dieWithParent: this.o.dieWithParent });
+      swtpm = startDetached(findTool('swtpm') ?? 'swtpm', ['socket', '--tpm2', '--tpmstate', `dir=${r.paths.tpmState}`, '--ctrl', `type=unixio,path=${r.paths.swtpmSocket}`, '--log', 'level=1'], swtpmLog, { dieWithParent });
     } catch (e) {
       throw new LaunchError(`swtpm did not start: ${e instanceof Error ? e.message : String(e)}`);
     }
@@ -157,7 +159,7 @@ export class QemuLauncher implements Launcher {
     const qemuLog = join(r.paths.dir, 'qemu.log');
     let qemu;
     try {
-      qemu = startDetached(findTool('qemu-system-x86_64') ?? 'qemu-system-x86_64', qemuArgv(spec), qemuLog, { dieWithParent: this.o.dieWithParent });
+      qemu = startDetached(findTool('qemu-system-x86_64') ?? 'qemu-system-x86_64', qemuArgv(spec), qemuLog, { dieWithParent });
     } catch (e) {
       throw new LaunchError(`qemu did not start: ${e instanceof Error ? e.message : String(e)}`);
     }

@@ -47,6 +47,8 @@ export interface RunningManager {
   metadata: MetadataService;
   host: HostReport;
   recovered: { reattached: string[]; cleaned: string[] };
+  /** HTTP requests being answered now. */
+  requests(): number;
   /** Closes the servers; VMs keep running unless stopVms. */
   close(opts?: { stopVms?: boolean }): Promise<void>;
 }
@@ -128,7 +130,10 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   // /mcp answers through the REST routes in-process (no Host header there), behind the same Host
   // check and an Origin check (main/lib/loopback-guard.ts).
   const mcp = createMcpHandler({ token, rest: createApiHandler({ stateDir, token, vms, networks, host: () => hostReport() }) });
+  let requests = 0;
   const server: Server = createServer((req, res) => {
+    requests++;
+    res.once('close', () => requests--);
     if (!isMcpPath(req.url)) return handler(req, res);
     const wrongHost = allowedHost === null ? null : foreignRequest(req, allowedHost);
     if (wrongHost) return void res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 'forbidden', message: wrongHost } }));
@@ -148,7 +153,7 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
     allowedHost = `${a.address}:${a.port}`;
   }
   return {
-    url, socket: o.socket ?? null, token, stateDir, vms, metadata, host, recovered,
+    url, socket: o.socket ?? null, token, stateDir, vms, metadata, host, recovered, requests: () => requests,
     async close(opts = {}) {
       releaseLock(stateDir);
       if (opts.stopVms) await vms.stopAll();

@@ -40,6 +40,19 @@ describe.skipIf(skip !== null)('OVA/OVF/VMDK export', () => {
     expect(readFileSync(join(out, 'tiny-disk1.vmdk')).readUInt32LE(4)).toBe(3);
   });
 
+  it('an OVF: three files, each with the sha256 of its bytes on disk (the VMDK hashed once, for the manifest)', async () => {
+    const disk = join(dir, 'o.qcow2');
+    execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', disk, '64M']);
+    const out = join(dir, 'ovf');
+    execFileSync('mkdir', [out]);
+    const files = await writeExport({ name: 'tiny', disk, capacityBytes: 64 * 1024 ** 2, format: 'ovf', dir: out });
+    expect(files.map((f) => f.path)).toEqual(['tiny.ovf', 'tiny.mf', 'tiny-disk1.vmdk'].map((f) => join(out, f)));
+    for (const f of files) expect(f.sha256, f.path).toBe(createHash('sha256').update(readFileSync(f.path)).digest('hex'));
+    const mf = readFileSync(join(out, 'tiny.mf'), 'utf8');
+    expect(mf).toContain(`SHA256(tiny-disk1.vmdk)= ${files[2]!.sha256}`);
+    expect(mf).toContain(`SHA256(tiny.ovf)= ${files[0]!.sha256}`);
+  });
+
   it('a 5 TB disk: refused with Skytap\'s limit, nothing written', async () => {
     const disk = join(dir, 'huge.qcow2');
     execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', disk, '5T']);

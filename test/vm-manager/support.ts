@@ -1,7 +1,9 @@
 /** Shared pieces of the vm-manager suites: one built test image reused via a cache dir, state dirs, process checks. */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { connect } from 'node:net';
+import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +62,40 @@ export function stateWithImage(prefix = 'vmm-'): string {
 }
 
 export { pidsWith } from '../support/manager';
+
+/**
+ * A raw disk of `bytes` (sparse) with an MBR boot signature, and `dataMib` MiB of non-zero data
+ * spread over it (for imports that must read and write something).
+ */
+export function rawDisk(file: string, bytes: number, dataMib = 0): void {
+  const fd = openSync(file, 'w');
+  try {
+    writeSync(fd, Buffer.from([0x55, 0xaa]), 0, 2, 510);
+    const chunk = Buffer.alloc(1024 * 1024, 0xa5);
+    const stride = Math.floor(bytes / chunk.length / (dataMib + 1));
+    for (let i = 0; i < dataMib; i++) writeSync(fd, chunk, 0, chunk.length, (1 + i * stride) * chunk.length);
+    writeSync(fd, Buffer.from([0]), 0, 1, bytes - 1);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * `vm-manager serve <args>` as its own process, as the app runs it, with its API token in
+ * POVDESK_VMM_TOKEN (not on its command line); resolves once it printed its endpoint.
+ */
+export async function serveProcess(args: string[], token: string): Promise<{ child: ChildProcess; url: string; err: () => string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', ...args], {
+    cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, POVDESK_VMM_TOKEN: token },
+  });
+  let err = '';
+  child.stderr!.on('data', (d) => (err += String(d)));
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`the manager exited with ${code}: ${err}`)));
+  });
+  return { child, url: (JSON.parse(line) as { url: string }).url, err: () => err };
+}
 
 export async function until<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 60_000, step = 200): Promise<T> {
   const end = Date.now() + ms;

@@ -94,6 +94,11 @@ export class JobRunner {
     return (this.opts.now?.() ?? new Date()).toISOString();
   }
 
+  /** The ids of this runner's jobs queued or running now. */
+  busy(): string[] {
+    return [...this.running.keys()];
+  }
+
   /** Rows a previous process left queued or running: that process is gone, so they were interrupted. */
   markInterrupted(): number {
     const res = this.db

@@ -38,6 +38,20 @@ echo povdesk-template > "$R/etc/hostname"
 chroot "$R" systemctl enable systemd-networkd
 `;
 
+/**
+ * GRUB for BIOS and UEFI, run in the mounted guest. Device names in guestfish's own commands are
+ * translated to the appliance kernel's, but not inside `sh`: there /dev/sda is whichever disk the
+ * kernel named first, and it probes the disks asynchronously, so now and then that is libguestfs's
+ * own appliance disk (ext2, no partition table; the bake then failed with "File system `ext2'
+ * doesn't support embedding … cross-disk install"). The BIOS install goes to the disk that holds
+ * /boot, as grub-probe sees it.
+ */
+export const BOOTLOADER_LINES = [
+  'sh "disk=$(grub-probe --target=disk /boot) && grub-install --target=i386-pc $disk"',
+  'sh "grub-install --target=x86_64-efi --efi-directory=/boot/efi --removable --no-nvram --no-uefi-secure-boot"',
+  'sh "update-grub"',
+];
+
 /** 1 MiB BIOS boot, 128 MiB ESP, the rest ext4 (sectors of 512 bytes). */
 export function layoutScript(disk: string, tar: string, gib: number): string {
   return `disk-create ${fishWord(disk)} qcow2 ${gib * 1024 ** 3} preallocation:off
@@ -55,9 +69,7 @@ mount /dev/sda3 /
 tar-in ${fishWord(tar)} / xattrs:true acls:true
 mkdir-p /boot/efi
 mount /dev/sda2 /boot/efi
-sh "grub-install --target=i386-pc /dev/sda"
-sh "grub-install --target=x86_64-efi --efi-directory=/boot/efi --removable --no-nvram --no-uefi-secure-boot"
-sh "update-grub"
+${BOOTLOADER_LINES.join('\n')}
 `;
 }
 

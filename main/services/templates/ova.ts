@@ -148,7 +148,9 @@ export async function writeExport(o: {
   writeFileSync(join(o.dir, mf), manifestLines([{ file: ovf, sha256: ovfSha }, { file: vmdk, sha256: vmdkSha }]));
   const files = [ovf, mf, vmdk];
   if (o.format === 'ovf') {
-    return Promise.all(files.map(async (f) => ({ path: join(o.dir, f), bytes: statSync(join(o.dir, f)).size, sha256: await sha256File(join(o.dir, f)) })));
+    // The VMDK (GiBs) and the descriptor were hashed above for the manifest: only the manifest is new.
+    const known = new Map([[vmdk, vmdkSha], [ovf, ovfSha]]);
+    return Promise.all(files.map(async (f) => ({ path: join(o.dir, f), bytes: statSync(join(o.dir, f)).size, sha256: known.get(f) ?? (await sha256File(join(o.dir, f))) })));
   }
   const ova = `${o.name}.ova`;
   await run('tar', ['--format=ustar', '--owner=0', '--group=0', '--numeric-owner', '-cf', ova, ...files], { cwd: o.dir, signal: o.signal, what: 'tar (OVA)' });

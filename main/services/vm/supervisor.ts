@@ -16,7 +16,7 @@ import { AppError } from '../../../shared/contract/errors';
 import type { Logger } from '../log/logger';
 import { VmApiError, VmManagerClient } from '../../vm-api/client';
 import { sleep } from '../../lib/sleep';
-import { pidExists as alive, procCmdline } from '../../lib/procs';
+import { dyingWithParent, pidExists as alive, procCmdline } from '../../lib/procs';
 
 export const endpointSchema = lazySchema(() => z
   .object({
@@ -215,7 +215,8 @@ export class VmManagerSupervisor {
     const err = openSync(this.logFile, 'a', 0o600);
     const [bin, ...pre] = cmd.argv;
     // No --token on the command line (ps would show it): the manager makes one and prints it to `out`.
-    const args = [...pre, 'serve', '--state-dir', this.stateDir, '--port', '0'];
+    // It exits once no VM runs and the POV Desk process owning the home (owner.json) is gone.
+    const args = [...pre, 'serve', '--state-dir', this.stateDir, '--port', '0', '--exit-unowned', join(this.o.home, 'owner.json')];
     const child = spawn(bin!, args, {
       cwd: cmd.cwd,
       detached: true,
@@ -296,7 +297,8 @@ export class VmManagerSupervisor {
     const cmd = this.o.command ? { argv: this.o.command, cwd: process.cwd() } : managerCommand(this.o.env);
     const [bin, ...pre] = cmd.argv;
     return new Promise((resolve, reject) => {
-      const child = spawn(bin!, [...pre, ...args, '--state-dir', this.stateDir], {
+      // It dies with this process: a build whose job is gone with the app would only run on unseen.
+      const child = spawn(...dyingWithParent(bin!, [...pre, ...args, '--state-dir', this.stateDir]), {
         cwd: cmd.cwd,
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, ...this.o.env, ELECTRON_RUN_AS_NODE: '1', POVDESK_HOME: this.o.home },

@@ -11,6 +11,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { dyingWithParent } from '../../lib/procs';
 import { sleep } from '../../lib/sleep';
 import { parsePublic } from './tpm';
 
@@ -97,12 +98,13 @@ function listening(port: number): Promise<boolean> {
  */
 export async function withSwtpm<T>(stateDir: string, fn: (tcti: string) => Promise<T>): Promise<T> {
   const port = await loopbackPortPair();
-  const child = spawn('swtpm', [
+  // It dies with the manager: killed mid-provisioning, nothing else would ever stop it.
+  const child = spawn(...dyingWithParent('swtpm', [
     'socket', '--tpm2', '--tpmstate', `dir=${stateDir}`,
     '--server', `type=tcp,port=${port},bindaddr=127.0.0.1`,
     '--ctrl', `type=tcp,port=${port + 1},bindaddr=127.0.0.1`,
     '--flags', 'startup-clear,not-need-init',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  ]), { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
