@@ -9,16 +9,19 @@
 #   2. extend the stage's phase words into PCR 11 (once per boot) and, at the ready stage, the
 #      sha256 of $ATTEST_USER_DATA_FILE into PCR 13 (once per boot);
 #   3. GET /attest/nonce (64 hex chars), tpm2_quote the sha256 bank with the nonce as qualifying data;
-#   4. POST /attest/quote with a JSON body; print the server's answer; exit 0 only on HTTP 200.
+#   4. POST /attest/quote with a JSON body (the quote and the firmware's event log); print the
+#      server's answer; exit 0 only on HTTP 200.
 #
 # Environment:
-#   TPM2TOOLS_TCTI     TPM to use (default device:/dev/tpmrm0; tests use swtpm:host=127.0.0.1,port=P)
+#   TPM2TOOLS_TCTI     TPM to use (default device:/dev/tpmrm0; tests use swtpm:path=<unix socket>)
 #   ATTEST_PCRS        comma list overriding the stage's PCRs (default initrd 0-7,11; ready 0-7,11,13)
 #   ATTEST_AK_HANDLE   persistent handle of the AK (default 0x81010002)
 #   ATTEST_HTTP_TIMEOUT  seconds one HTTP exchange may take (default 30)
 #   ATTEST_STATE_DIR   per-boot scratch and phase markers (default /run/attest; must be per boot)
 #   ATTEST_USER_DATA_FILE  user-data the guest applied; its sha256 is extended into PCR 13 at the
 #                      ready stage (an empty file or none leaves PCR 13 zero)
+#   ATTEST_EVENT_LOG   the firmware's TCG event log, sent with the quote so the verifier can replay
+#                      it (default /sys/kernel/security/tpm0/binary_bios_measurements; none: not sent)
 #
 # Exit codes: 0 verified, 1 rejected by the verifier (HTTP 403), 2 usage, 3 TPM failure,
 # 4 metadata service unreachable or answered something unexpected.
@@ -50,6 +53,7 @@ case "$HTTP_TIMEOUT" in
   '' | *[!0-9]*) die 2 "ATTEST_HTTP_TIMEOUT must be whole seconds, got '$HTTP_TIMEOUT'" ;;
 esac
 STATE=${ATTEST_STATE_DIR:-/run/attest}
+EVENT_LOG=${ATTEST_EVENT_LOG:-/sys/kernel/security/tpm0/binary_bios_measurements}
 : "${TPM2TOOLS_TCTI:=device:/dev/tpmrm0}"
 export TPM2TOOLS_TCTI
 
@@ -141,6 +145,11 @@ b64() { base64 -w 0 "$1"; }
   printf '"ak_pub":"%s",' "$(b64 "$W/ak.pub")"
   printf '"quote":"%s",' "$(b64 "$W/quote.msg")"
   printf '"signature":"%s",' "$(b64 "$W/quote.sig")"
+  # The log after the quote: every event in it happened before the PCRs were read. securityfs
+  # files report no size, so it is copied first.
+  if [ -r "$EVENT_LOG" ] && cat "$EVENT_LOG" >"$W/events.bin" 2>/dev/null && [ -s "$W/events.bin" ]; then
+    printf '"event_log":"%s",' "$(b64 "$W/events.bin")"
+  fi
   printf '"pcrs":"%s"}' "$(b64 "$W/quote.pcrs")"
 } >"$W/quote.json"
 

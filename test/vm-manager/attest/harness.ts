@@ -157,7 +157,7 @@ export interface MetadataStub {
   /** Every quote body received, in order, with the verdict returned. */
   received: { body: unknown; verdict: QuoteVerdict }[];
   /** The VM the stub answers for, the pinned AK and the policy the stub verifies with. */
-  state: { vmId: string; pinnedAk: string | null; policy: ImagePolicy; learn: boolean; userData?: string | null };
+  state: { vmId: string; pinnedAk: string | null; policy: ImagePolicy; learn: boolean; userData?: string | null; expectations?: VerifyRequest['expectations'] };
   close(): Promise<void>;
 }
 
@@ -179,7 +179,7 @@ export async function startMetadataStub(state: MetadataStub['state']): Promise<M
       let size = 0;
       req.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > 64 * 1024) req.destroy();
+        if (size > 2 * 1024 * 1024) req.destroy();
         else chunks.push(c);
       });
       req.on('end', () => {
@@ -191,6 +191,7 @@ export async function startMetadataStub(state: MetadataStub['state']): Promise<M
         }
         const vreq: VerifyRequest = { vmId: state.vmId, body, nonces, policy: state.policy, pinnedAk: state.pinnedAk, learn: state.learn };
         if (state.userData !== undefined) vreq.userData = state.userData;
+        if (state.expectations !== undefined) vreq.expectations = state.expectations;
         const verdict = verifyQuote(vreq);
         received.push({ body, verdict });
         if (verdict.ok && verdict.stage === 'initrd' && state.pinnedAk === null) state.pinnedAk = verdict.akFingerprint;
@@ -246,6 +247,7 @@ export interface WireBody {
   quote: string;
   signature: string;
   pcrs: string;
+  event_log?: string;
 }
 
 /** Writes a body's parts as files for tpm2_checkquote; returns its argv (without the program). */
