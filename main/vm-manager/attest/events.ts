@@ -70,11 +70,11 @@ export function grubPath(s: string): { part: string | null; path: string } {
 /** The reference digest of a file GRUB read: keyed "<partition number>:<path>", or by path alone when the event names no partition. */
 function grubFile(files: Map<string, string>, raw: string): string[] {
   const { part, path } = grubPath(raw);
-  if (part !== null) {
-    const d = files.get(`${part}:${path}`);
-    return d ? [d] : [];
-  }
-  return [...files].filter(([k]) => k.slice(k.indexOf(':') + 1) === path).map(([, d]) => d);
+  const exact = [...files].filter(([k]) => (part === null ? k.slice(k.indexOf(':') + 1) === path : k === `${part}:${path}`));
+  if (exact.length) return exact.map(([, d]) => d);
+  // FAT names are case-insensitive, and GRUB's FAT driver lowers short names
+  const lower = (part === null ? path : `${part}:${path}`).toLowerCase();
+  return [...files].filter(([k]) => (part === null ? k.slice(k.indexOf(':') + 1) : k).toLowerCase() === lower).map(([, d]) => d);
 }
 
 const text = (b: Buffer) => b.toString('latin1').replace(/\0+$/, '');

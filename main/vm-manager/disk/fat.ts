@@ -93,8 +93,10 @@ export class FatFs {
         long = [];
         continue;
       }
-      const base = e.toString('latin1', 0, 8).trimEnd();
-      const ext = e.toString('latin1', 8, 11).trimEnd();
+      // byte 12: Windows NT's case flags for a short name (0x08 base, 0x10 extension in lower case)
+      const lower = (t: string, bit: number) => (e[12]! & bit ? t.toLowerCase() : t);
+      const base = lower(e.toString('latin1', 0, 8).trimEnd(), 0x08);
+      const ext = lower(e.toString('latin1', 8, 11).trimEnd(), 0x10);
       const name = long.length ? long.join('') : ext ? `${base}.${ext}` : base;
       long = [];
       if (name === '.' || name === '..') continue;

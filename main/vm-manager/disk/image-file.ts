@@ -68,6 +68,8 @@ function qcow2(fd: number, h: Buffer, path: string): DiskReader {
   const l2Entries = cluster / 8;
   const l1 = pread(fd, l1Offset, l1Size * 8);
   const l2Cache = new Map<number, Buffer>();
+  /** the last compressed clusters read, inflated (small reads of one file hit the same cluster) */
+  const inflated = new Map<number, Buffer>();
   const l2 = (offset: number) => {
     let t = l2Cache.get(offset);
     if (!t) {
@@ -84,13 +86,18 @@ function qcow2(fd: number, h: Buffer, path: string): DiskReader {
     if (l2Offset === 0) return Buffer.alloc(cluster);
     const entry = l2(l2Offset).readBigUInt64BE((index % l2Entries) * 8);
     if (entry & (1n << 62n)) {
+      const hit = inflated.get(index);
+      if (hit) return hit;
       // compressed: raw deflate of the cluster (qcow2's default compression)
       const x = 62 - (clusterBits - 8);
       const hostOffset = Number(entry & ((1n << BigInt(x)) - 1n));
       const sectors = Number((entry >> BigInt(x)) & ((1n << BigInt(62 - x)) - 1n)) + 1;
       const data = pread(fd, hostOffset, sectors * 512 - (hostOffset % 512));
       const out = inflateRawSync(data, { finishFlush: 2 /* Z_SYNC_FLUSH */ });
-      return out.length >= cluster ? out.subarray(0, cluster) : Buffer.concat([out, Buffer.alloc(cluster - out.length)]);
+      const c = out.length >= cluster ? out.subarray(0, cluster) : Buffer.concat([out, Buffer.alloc(cluster - out.length)]);
+      if (inflated.size > 64) inflated.delete(inflated.keys().next().value!);
+      inflated.set(index, c);
+      return c;
     }
     if (version === 3 && entry & 1n) return Buffer.alloc(cluster); // reads as zeros
     const host = Number(entry & OFFSET_MASK);
