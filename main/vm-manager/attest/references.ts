@@ -169,18 +169,22 @@ export function expectationsFor(refs: References, imageDir: string, vm: { memory
   if (boot.kind === 'kernel') {
     tags.set(LINUX_TAG_INITRD, { sha256: boot.initrd.sha256, what: `the initrd ${boot.initrd.file}` });
     tags.set(LINUX_TAG_LOAD_OPTIONS, { sha256: boot.load_options_sha256, what: `the command line "${boot.cmdline}"` });
-    const key = `${boot.kernel.sha256}:${boot.initrd.size}:${vm.memoryMiB}`;
+    // cached per kernel file as it is now (a changed file is read again) and memory size
+    const file = join(imageDir, boot.kernel.file);
+    const st = statSync(file);
+    const key = `${file}:${st.size}:${st.mtimeMs}:${st.ino}:${boot.kernel.sha256}:${boot.initrd.size}:${vm.memoryMiB}`;
     let digest = asLoaded.get(key);
     if (!digest) {
       // The as-loaded digest needs the reference kernel's bytes: a kernel file changed since the
       // references were made cannot give them, and every kernel then fails to match.
-      const kernel = readWhole(join(imageDir, boot.kernel.file), boot.kernel.size);
+      const kernel = readWhole(file, boot.kernel.size);
       const now = kernel ? createHash('sha256').update(kernel).digest('hex') : null;
       if (now !== boot.kernel.sha256) {
         const unresolved = `the kernel ${boot.kernel.file} the references were made from (sha256 ${boot.kernel.sha256}); the file is now ${now ? `sha256 ${now}` : `not ${boot.kernel.size} bytes`}`;
         return { firmware: refs.firmware, apps, requiredApps: [], tags, grub: null, unresolved };
       }
       digest = authenticodeSha256(kernelAsLoaded(kernel!, boot.initrd.size, vm.memoryMiB));
+      if (asLoaded.size >= 256) asLoaded.clear();
       asLoaded.set(key, digest);
     }
     apps.set(digest, `the kernel ${boot.kernel.file} as QEMU loads it at ${vm.memoryMiB} MiB`);
