@@ -417,6 +417,17 @@ export class VmApp {
     });
   }
 
+  /** The image's reference measurements made again from its files by the manager (no boot). */
+  async remakeReferences(imageName: string): Promise<VmImage> {
+    return this.call('POST references', async (c) => {
+      await c.remakeReferences(imageName);
+      const all = await c.images();
+      const image = all.find((i) => imageRef(i, all) === imageName);
+      if (!image) throw new AppError('not_found', `image ${imageName} is gone after its references were made again`);
+      return imageView(image, all);
+    });
+  }
+
   async saveGolden(args: Pick<VmLearnedGolden, 'image' | 'golden' | 'firmware'> & { cpus?: number; memoryMib?: number }): Promise<VmImage> {
     return this.call('PUT golden', async (c) => {
       await c.saveGolden(args.image, args.golden, args.firmware, { cpus: args.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMib: args.memoryMib ?? GOLDEN_VM_SIZE.memoryMiB });
