@@ -5,8 +5,8 @@
  * every request. Beyond the document, this daemon keeps its image store routes (import, delete,
  * golden values) and a `povdesk` object on records for what only it knows.
  */
-import { timingSafeEqual } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
@@ -16,8 +16,8 @@ import { localCreateVmRequestSchema, setInternetSchema, setUserDataSchema } from
 import { CONSOLE_LINES, CREATE_VM_DEFAULTS, createNetworkRequestSchema, ERROR_STATUS, execRequestSchema, forwardRequestSchema, type ApiErrorCode } from '../vm-api/schemas';
 import { STATUS, VmmError, type VmmCode } from './errors';
 import { execInGuest } from './exec';
-import { deleteImage, getImage, imagesDir, importImage, insideDir, listImages, remakeReferences, TEST_IMAGE } from './images';
-import { goldenForSize } from './attest/index';
+import { deleteImage, DISK_STAGE_PCRS, getImage, imagesDir, importImage, insideDir, listImages, remakeReferences, TEST_IMAGE } from './images';
+import { GUEST_QUOTE_SCRIPT, goldenForSize } from './attest/index';
 import { learnWith, saveGolden } from './golden';
 import { GOLDEN_VM_SIZE } from '../../shared/golden-size';
 import type { HostReport } from './host';
@@ -225,6 +225,12 @@ export function createApiHandler(ctx: ApiContext) {
     const seg = p.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
 
     if (m === 'GET' && p === '/openapi.yaml') return send(res, 200, openApiDocument(), 'application/yaml');
+    if (m === 'GET' && p === '/povdesk/attest-agent') {
+      // Beyond the document: the guest half of attestation, for an image builder (templates.bake)
+      // to put in a disk image, with the PCRs a disk image's quotes must cover.
+      const script = readFileSync(GUEST_QUOTE_SCRIPT, 'utf8');
+      return send(res, 200, { script, sha256: createHash('sha256').update(script).digest('hex'), pcrs: DISK_STAGE_PCRS });
+    }
     if (m === 'GET' && p === '/host') return send(res, 200, hostView(await ctx.host()));
     if (seg[0] === 'images') {
       if (m === 'GET' && seg.length === 1) return send(res, 200, listImages(ctx.stateDir).map(imageView));

@@ -56,7 +56,7 @@ tar-in ${fishWord(tar)} / xattrs:true acls:true
 mkdir-p /boot/efi
 mount /dev/sda2 /boot/efi
 sh "grub-install --target=i386-pc /dev/sda"
-sh "grub-install --target=x86_64-efi --efi-directory=/boot/efi --removable --no-nvram --no-uefi-secure-boot"
+sh "grub-install --target=x86_64-efi --efi-directory=/boot/efi --removable --no-nvram --no-uefi-secure-boot --modules=tpm"
 sh "update-grub"
 `;
 }

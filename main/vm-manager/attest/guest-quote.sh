@@ -4,7 +4,8 @@
 # Usage: guest-quote.sh <initrd|ready> <metadata-host> <port>
 #
 # Runs under busybox sh with busybox applets and tpm2-tools only (busybox wget segfaults in the
-# static guest, so HTTP goes through nc). Steps:
+# static guest, so HTTP goes through nc; a guest without nc, like a baked Debian template, uses
+# curl). Steps:
 #   1. read the AK the manager provisioned at $ATTEST_AK_HANDLE (the guest never makes one);
 #   2. extend the stage's phase words into PCR 11 (once per boot) and, at the ready stage, the
 #      sha256 of $ATTEST_USER_DATA_FILE into PCR 13 (once per boot);
@@ -106,7 +107,7 @@ if [ "$STAGE" = ready ]; then
   fi
 fi
 
-# 3. HTTP over nc. http <method> <path> [body-file] → status in $W/status, body in $W/body.
+# 3. HTTP over nc (or curl). http <method> <path> [body-file] → status in $W/status, body in $W/body.
 http() {
   if [ -n "${3:-}" ]; then
     len=$(wc -c <"$3" | tr -d ' ')
@@ -115,11 +116,18 @@ http() {
   else
     printf '%s %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$1" "$2" "$HOST" >"$W/request"
   fi
-  # nc -w bounds only the connect; timeout bounds a metadata service that accepts and never answers.
-  if ! timeout "$HTTP_TIMEOUT" nc -w 10 "$HOST" "$PORT" <"$W/request" >"$W/response" 2>"$W/nc.err"; then
-    [ -s "$W/response" ] ||
-      die 4 "no answer from the metadata service at $HOST:$PORT within ${HTTP_TIMEOUT} s: $(cat "$W/nc.err")"
+  if command -v nc >/dev/null 2>&1; then
+    # nc -w bounds only the connect; timeout bounds a metadata service that accepts and never answers.
+    timeout "$HTTP_TIMEOUT" nc -w 10 "$HOST" "$PORT" <"$W/request" >"$W/response" 2>"$W/nc.err"
+  else
+    # A guest without nc (a Debian template): curl, with its headers, for the same parsing below.
+    if [ -n "${3:-}" ]; then set -- "$1" "$2" "$3" -H 'Content-Type: application/json' -H 'Expect:' --data-binary "@$3"; fi
+    http_method=$1 http_path=$2
+    shift 2; [ $# -gt 0 ] && shift
+    curl -sS -i --max-time "$HTTP_TIMEOUT" --connect-timeout 10 -X "$http_method" "$@" "http://$HOST:$PORT$http_path" >"$W/response" 2>"$W/nc.err"
   fi
+  [ -s "$W/response" ] ||
+    die 4 "no answer from the metadata service at $HOST:$PORT within ${HTTP_TIMEOUT} s: $(cat "$W/nc.err")"
   head -n 1 "$W/response" | cut -d' ' -f2 >"$W/status"
   # The body starts after the first empty line (headers end with CRLF CRLF).
   tr -d '\r' <"$W/response" | sed '1,/^$/d' >"$W/body"

@@ -11,7 +11,7 @@
  * the same logs and quotes.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,7 +76,7 @@ describe.skipIf(skip !== null)('the event log, replayed and checked against refe
    * A fresh swtpm measured `measured` (default: the log's own events); the guest sends `sent`
    * (default: the log; null: no log). Returns the script's exit, the verdict and the files.
    */
-  async function attest(log: RawLog, o: { measured?: RawEvent[]; sent?: Buffer | null } = {}) {
+  async function attest(log: RawLog, o: { measured?: RawEvent[]; sent?: Buffer | null; bin?: string } = {}) {
     const name = `c${n++}`;
     const tpm = await startSwtpm(root, name);
     try {
@@ -86,7 +86,7 @@ describe.skipIf(skip !== null)('the event log, replayed and checked against refe
       if (sent) writeFileSync(file, sent);
       stub.state.pinnedAk = tpm.ak.fingerprint;
       const r = await runGuestQuote(['initrd', '127.0.0.1', String(stub.port)], {
-        bin, tcti: tpm.tcti, stateDir: join(root, `g-${name}`), extra: { ATTEST_PCRS: PCRS, ATTEST_EVENT_LOG: sent ? file : join(root, 'none') },
+        bin: o.bin ?? bin, tcti: tpm.tcti, stateDir: join(root, `g-${name}`), extra: { ATTEST_PCRS: PCRS, ATTEST_EVENT_LOG: sent ? file : join(root, 'none') },
       });
       const got = stub.received.at(-1)!;
       const body = got.body as WireBody;
@@ -112,6 +112,17 @@ describe.skipIf(skip !== null)('the event log, replayed and checked against refe
       expect(ours[p], `our replay PCR ${p}`).toBe(a.quoted[p]);
     }
     expect(await checkquote(a.dir, a.body)).toBe(true);
+  });
+
+  it('a guest with curl and no nc (a baked Debian template) sends the same quote and log, and verifies', async () => {
+    const curlBin = join(root, 'curl-bin');
+    mkdirSync(curlBin);
+    for (const f of readdirSync(bin)) if (f !== 'nc') symlinkSync(readlinkSync(join(bin, f)), join(curlBin, f));
+    symlinkSync('/usr/bin/curl', join(curlBin, 'curl'));
+    const a = await attest(LOG, { bin: curlBin });
+    expect(a.code, a.stderr).toBe(0);
+    expect(a.verdict).toMatchObject({ ok: true, events: { count: 26, mismatch: null } });
+    expect(a.body.event_log).toBe(readFileSync(fixture('ovmf-kernel-2x2048.eventlog')).toString('base64'));
   });
 
   const oneByte: [string, number, number, RegExp][] = [
