@@ -18,8 +18,9 @@ export function makeReferences(
 ): ReferencesOrWhy {
   if (!ovmf) return { unpredictable: 'this host has no UEFI firmware (OVMF) to predict: install it with `apt-get install ovmf`' };
   try {
-    const firmware = firmwareReferences(ovmf);
+    // the image's own boot first: a disk that cannot be predicted is said so without reading the firmware
     const boot = image.kind === 'kernel' ? kernelBootReferences(dir, image) : grubReferences(join(dir, image.disk));
+    const firmware = firmwareReferences(ovmf);
     return { references: { made_at: new Date().toISOString(), firmware, boot } };
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
