@@ -370,7 +370,7 @@ export class VmApp {
       throw new AppError('unsupported', 'the test image is built by the local vm-manager; switch the connection to local, or build it on the remote host with `povdesk vm-manager image build-test`');
     }
     return this.o.jobs.start({ kind: 'vm.imageBuildTest', title: 'Build the test image', subject: 'vm:image:povdesk-test' }, async (job) => {
-      job.progress('building', null, 'kernel, busybox and tpm2-tools into an initramfs, then one boot to learn its golden PCR values (about a minute under TCG)');
+      job.progress('building', null, 'kernel, busybox and tpm2-tools into an initramfs, then its reference measurements from the files (seconds; no boot)');
       const started = Date.now();
       const out = await this.o.supervisor.runCli(['image', 'build-test'], job.signal);
       const line = out.split('\n').find((l) => l.trim().startsWith('{'));
