@@ -169,8 +169,9 @@ export function checkEvents(log: EventLog, x: Expectations): EventCheck {
           continue;
         }
         if (e.pcr === 8 && s.startsWith(GRUB_CMD)) {
-          // A command of a grub.cfg whose bytes were compared (PCR 9, before it): the script running.
-          if (!grubCfgVerified) return fail(e, 'GRUB commands only after a grub.cfg that matches the references', s.slice(0, 120), 'a GRUB command with no verified grub.cfg before it');
+          // A command of GRUB's own embedded configuration (in the boot loader compared in PCR 4) or
+          // of a grub.cfg whose bytes were compared (PCR 9): the script running.
+          if (!grubCfgVerified && appsSeen.size === 0) return fail(e, 'GRUB commands only from a boot loader and a grub.cfg that match the references', s.slice(0, 120), 'a GRUB command with no verified boot loader before it');
           if (digest !== sha256(s.slice(GRUB_CMD.length))) return fail(e, sha256(s.slice(GRUB_CMD.length)), digest, 'a GRUB command whose digest is not that of its text');
           out.checked--;
           out.allowed++;
