@@ -202,8 +202,8 @@ export class MetadataService {
         }
       }
       const sized = goldenForSize(policy, { cpus: vm.cpus, memoryMiB: vm.memoryMiB });
-      const verdict = verifyQuote({ expectations,
-        vmId, body, nonces: this.nonces, pinnedAk: vm.attestation.akFingerprint,
+      const verdict = verifyQuote({
+        vmId, body, nonces: this.nonces, pinnedAk: vm.attestation.akFingerprint, expectations,
         // A learn boot measures afresh (stale values of an older firmware must not fail it); serve
         // --learn-golden <image> only fills the PCRs that have none.
         policy: { ...policy, golden: { sha256: vm.attestation.learn ? {} : sized.sha256 } },
