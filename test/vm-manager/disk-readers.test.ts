@@ -11,7 +11,7 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticodeSha256 } from '../../main/vm-manager/attest/pe';
-import { grubReferences, Unpredictable } from '../../main/vm-manager/attest/grub';
+import { defaultCmdline, grubReferences, Unpredictable } from '../../main/vm-manager/attest/grub';
 import { Ext4Fs } from '../../main/vm-manager/disk/ext4';
 import { FatFs } from '../../main/vm-manager/disk/fat';
 import { openDisk } from '../../main/vm-manager/disk/image-file';
@@ -33,8 +33,8 @@ menuentry 'Debian GNU/Linux' --class debian {
 \tinsmod ext2
 \tsearch --no-floppy --fs-uuid --set=root 1234
 \techo\t'Loading Linux ...'
-\tlinux\t/boot/vmlinuz-6.1.0-9-amd64 root=UUID=1234 ro  console=tty0 console=ttyS0,115200
-\tinitrd\t/boot/initrd.img-6.1.0-9-amd64
+\t\${povdesk_linux}\t/boot/vmlinuz-6.1.0-9-amd64 root=UUID=1234 ro  console=tty0 console=ttyS0,115200
+\t\${povdesk_initrd}\t/boot/initrd.img-6.1.0-9-amd64
 }
 menuentry 'Debian GNU/Linux, recovery' {
 \tlinux\t/boot/vmlinuz-6.1.0-9-amd64 root=UUID=1234 ro single
@@ -143,6 +143,13 @@ describe.skipIf(skip !== null || !kernelFile)('reading a disk image\'s boot file
     expect(r.files['2:/boot/grub/i386-pc/boot.img']).toBeUndefined(); // another platform's modules
     expect(r.files['2:/etc/hostname']).toBeUndefined(); // only what GRUB reads: /boot and the ESP
     expect(Object.keys(r.files)).toHaveLength(2 + 304);
+  });
+
+  it('the default entry\'s command line as GRUB logs it: linux, linuxefi or a variable naming one; an expanded line is refused', () => {
+    expect(defaultCmdline("menuentry 'a' {\n\tlinux\t/boot/v root=/dev/sda1  ro 'quiet'\n}\nmenuentry 'b' {\n\tlinux /boot/w\n}\n")).toBe('/boot/v root=/dev/sda1 ro quiet');
+    expect(defaultCmdline("menuentry 'a' {\n  linuxefi /boot/v ro\n}\n")).toBe('/boot/v ro');
+    expect(() => defaultCmdline("menuentry 'a' {\n\tlinux\t/boot/v root=$root ro\n}\n")).toThrow(/expands variables/);
+    expect(() => defaultCmdline('set default=0\n')).toThrow(/no menuentry/);
   });
 
   it('grubReferences refuses what it cannot predict, saying why', () => {

@@ -60,7 +60,8 @@ export function defaultCmdline(cfg: string): string {
   const start = lines.findIndex((l) => /^\s*menuentry\s/.test(l));
   if (start < 0) throw new Unpredictable('grub.cfg has no menuentry');
   for (let i = start + 1; i < lines.length && !/^\s*}/.test(lines[i]!); i++) {
-    const m = /^\s*linux(?:efi)?\s+(.*)$/.exec(lines[i]!);
+    // `linux`, `linuxefi`, or a variable naming one of them (the bake's Debian base: linuxefi on UEFI)
+    const m = /^\s*(?:linux(?:efi)?|\$\{?\w*linux\w*\}?)\s+(.*)$/.exec(lines[i]!);
     if (!m) continue;
     const words = grubWords(m[1]!.trim());
     if (!words || words.length === 0) throw new Unpredictable(`the default entry's kernel line expands variables or quotes spaces: "${m[1]!.trim()}"`);
