@@ -130,6 +130,13 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
     expect(JSON.parse(out.find((l) => l.startsWith('{'))!)).toMatchObject({ golden: null, references: { boot: { kind: 'kernel' } } });
     expect(pidsWith(state)).toEqual([]); // no learn boot ran
     console.log(`[figure] image build-test with references: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    // made again from the same files: the same measurements, a new date
+    const again: string[] = [];
+    expect(await runVmManagerCli(['image', 'references', TEST_IMAGE, '--state-dir', state], (s) => again.push(s), (s) => again.push(s))).toBe(0);
+    const { made_at: _a, ...before } = policy.references!;
+    const { made_at: _b, ...after } = readPolicy(join(state, 'images', TEST_IMAGE))!.references!;
+    expect(after).toEqual(before);
+    expect(JSON.parse(again.find((l) => l.startsWith('{'))!)).toMatchObject({ image: TEST_IMAGE, unpredictable: null, references: { boot: { kind: 'kernel' } } });
   }, 120_000);
 
   it('an attested VM right after build-test: forged AK refused, real guest verified, fenced, bounded, re-gated on reset', async () => {
