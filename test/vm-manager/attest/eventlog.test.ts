@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EV, parseEventLog, replay } from '../../../main/vm-manager/attest/eventlog';
 import { newPolicy, type ImagePolicy } from '../../../main/vm-manager/attest/policy';
-import { LINUX_TAG_INITRD, LINUX_TAG_LOAD_OPTIONS, type Expectations, type References } from '../../../main/vm-manager/attest/references';
+import { expectationsFor, LINUX_TAG_INITRD, LINUX_TAG_LOAD_OPTIONS, type Expectations, type References } from '../../../main/vm-manager/attest/references';
 import type { QuoteVerdict } from '../../../main/vm-manager/attest/verify';
 import { needs } from '../../support/system';
 import { eventlogReplay, extendInto, rawEvent, readRaw, sha256Of, withSha256, writeRaw, type RawEvent, type RawLog } from './eventlog-tools';
@@ -76,7 +76,7 @@ describe.skipIf(skip !== null)('the event log, replayed and checked against refe
    * A fresh swtpm measured `measured` (default: the log's own events); the guest sends `sent`
    * (default: the log; null: no log). Returns the script's exit, the verdict and the files.
    */
-  async function attest(log: RawLog, o: { measured?: RawEvent[]; sent?: Buffer | null; bin?: string } = {}) {
+  async function attest(log: RawLog, o: { measured?: RawEvent[]; sent?: Buffer | null; bin?: string; expectations?: Expectations; pcrs?: string } = {}) {
     const name = `c${n++}`;
     const tpm = await startSwtpm(root, name);
     try {
@@ -85,8 +85,9 @@ describe.skipIf(skip !== null)('the event log, replayed and checked against refe
       const sent = o.sent === undefined ? writeRaw(log) : o.sent;
       if (sent) writeFileSync(file, sent);
       stub.state.pinnedAk = tpm.ak.fingerprint;
+      stub.state.expectations = o.expectations ?? expectations;
       const r = await runGuestQuote(['initrd', '127.0.0.1', String(stub.port)], {
-        bin: o.bin ?? bin, tcti: tpm.tcti, stateDir: join(root, `g-${name}`), extra: { ATTEST_PCRS: PCRS, ATTEST_EVENT_LOG: sent ? file : join(root, 'none') },
+        bin: o.bin ?? bin, tcti: tpm.tcti, stateDir: join(root, `g-${name}`), extra: { ATTEST_PCRS: o.pcrs ?? PCRS, ATTEST_EVENT_LOG: sent ? file : join(root, 'none') },
       });
       const got = stub.received.at(-1)!;
       const body = got.body as WireBody;
@@ -210,5 +211,46 @@ describe.skipIf(skip !== null)('the event log, replayed and checked against refe
     const beyond = await attest({ ...LOG, events: [...LOG.events, pcr14] });
     expect(beyond.verdict).toMatchObject({ ok: false, failed: 'event_log' });
     expect(beyond.verdict.message).toBe(`event ${LOG.events.length + 1} of the log extends PCR 14, which the quote does not cover: the log cannot be checked against this quote`);
+  });
+
+  // A boot of the bake's Debian base through GRUB (its tpm module: files into PCR 9, commands and the
+  // kernel command line into PCR 8), recorded with the references its import made (fixtures/).
+  const GRUB = readRaw(readFileSync(fixture('ovmf-grub-debian.eventlog')));
+  const grubRefs = (JSON.parse(readFileSync(fixture('ovmf-grub-debian.references.json'), 'utf8')) as { references: References }).references;
+  const grubX = () => expectationsFor(grubRefs, '/nonexistent', { memoryMiB: 1024 });
+  const ipl = (text: string) => GRUB.events.findIndex((e) => e.type === EV.IPL && e.data.toString('latin1').startsWith(text));
+
+  it('a GRUB boot: the replay equals the quote (ours and tpm2_eventlog\'s) for PCRs 0-9; GRUB\'s files, commands and command line pass', async () => {
+    const a = await attest(GRUB, { expectations: grubX(), pcrs: '0,1,2,3,4,5,6,7,8,9,11' });
+    expect(a.code, a.stderr).toBe(0);
+    expect(a.verdict.events).toMatchObject({ count: GRUB.events.length + 1, mismatch: null });
+    expect(a.verdict.events!.checked).toBeGreaterThan(40); // separators, volumes, variables, apps, GRUB's files and command line
+    const theirs = await eventlogReplay(a.file);
+    for (const p of ['0', '4', '5', '8', '9']) expect(theirs[p], `PCR ${p}`).toBe(a.quoted[p]);
+    expect(await checkquote(a.dir, a.body)).toBe(true);
+  });
+
+  const grubChanges: [string, number, RegExp, RegExp][] = [
+    ['grub.cfg', ipl('(hd0,gpt3)/boot/grub/grub.cfg'), /^[0-9a-f]{64}$/, /the file \(hd0,gpt3\)\/boot\/grub\/grub\.cfg read by GRUB/],
+    ['the kernel file', ipl('/boot/vmlinuz-'), /^[0-9a-f]{64}$/, /the file \/boot\/vmlinuz-.* read by GRUB/],
+    ['the kernel command line', ipl('kernel_cmdline: '), /^\/boot\/vmlinuz-\S+ root=UUID=\S+ ro console=tty0 console=ttyS0,115200$/, /the kernel command line GRUB passed/],
+  ];
+  for (const [what, i, expected, said] of grubChanges) {
+    it(`GRUB: ${what} changed after the references were made is named (PCR ${GRUB.events[i]?.pcr})`, async () => {
+      expect(i).toBeGreaterThan(0);
+      const changed = replaced(GRUB, i, changedDigest(GRUB.events[i]!));
+      const a = await attest(changed, { expectations: grubX(), pcrs: '0,1,2,3,4,5,6,7,8,9,11' });
+      expect(a.code).toBe(1);
+      expect(a.verdict).toMatchObject({ ok: false, failed: 'event' });
+      expect(a.verdict.events?.mismatch).toMatchObject({ event: i + 1, type: 'EV_IPL', pcr: GRUB.events[i]!.pcr });
+      expect(a.verdict.events!.mismatch!.expected).toMatch(expected);
+      expect(a.verdict.events!.mismatch!.what).toMatch(said);
+    });
+  }
+
+  it('GRUB: a log that reaches PCR 8 while the quote leaves 8 out is refused (disk images quote 0-9)', async () => {
+    const a = await attest(GRUB, { expectations: grubX(), pcrs: '0,1,2,3,4,5,6,7,9,11' });
+    expect(a.verdict).toMatchObject({ ok: false, failed: 'event_log' });
+    expect(a.verdict.message).toMatch(/extends PCR 8, which the quote does not cover/);
   });
 });
