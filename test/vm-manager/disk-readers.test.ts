@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticodeSha256 } from '../../main/vm-manager/attest/pe';
@@ -165,6 +165,15 @@ describe.skipIf(skip !== null || !kernelFile)('reading a disk image\'s boot file
     expect(why(makeDisk('no-tpm', { table: 'gpt', fat: '32', ext: 'ext4', efi: kernel }))).toMatch(/has no tpm module built in.*grub-install --modules=tpm/);
     expect(why(makeDisk('shim', { table: 'gpt', fat: '32', ext: 'ext4', efi: Buffer.concat([grubEfi, Buffer.from('MokManager', 'utf16le')]) }))).toMatch(/boots through shim/);
     expect(why(makeDisk('no-app', { table: 'gpt', fat: '32', ext: 'ext4', efi: null }))).toMatch(/no \/EFI\/BOOT\/BOOTX64\.EFI/);
+    // Debian's GRUB (it has linuxefi) with plain `linux`: its legacy loader hands the kernel no event log
+    writeFileSync(join(tree, 'boot/grub/grub.cfg'), GRUB_CFG.replace('\t${povdesk_linux}\t', '\tlinux\t'));
+    writeFileSync(join(tree, 'boot/grub/x86_64-efi/linuxefi.mod'), 'linuxefi');
+    try {
+      expect(why(makeDisk('legacy-linux', { table: 'gpt', fat: '32', ext: 'ext4', efi: grubEfi }))).toMatch(/starts Linux with `linux`.*no TPM event log.*use `linuxefi` on UEFI/);
+    } finally {
+      writeFileSync(join(tree, 'boot/grub/grub.cfg'), GRUB_CFG);
+      rmSync(join(tree, 'boot/grub/x86_64-efi/linuxefi.mod'));
+    }
     const blank = join(root, 'blank.raw');
     sh('truncate', ['-s', '8M', blank]);
     expect(why(blank)).toBe('the disk has no partition table');

@@ -56,16 +56,21 @@ export function grubWords(line: string): string[] | null {
  * line then does not match: refused, not guessed.
  */
 export function defaultCmdline(cfg: string): string {
+  return defaultEntry(cfg).cmdline;
+}
+
+/** The default entry's kernel command (`linux`, `linuxefi`, or a variable) and its command line. */
+export function defaultEntry(cfg: string): { command: string; cmdline: string } {
   const lines = cfg.split('\n');
   const start = lines.findIndex((l) => /^\s*menuentry\s/.test(l));
   if (start < 0) throw new Unpredictable('grub.cfg has no menuentry');
   for (let i = start + 1; i < lines.length && !/^\s*}/.test(lines[i]!); i++) {
     // `linux`, `linuxefi`, or a variable naming one of them (the bake's Debian base: linuxefi on UEFI)
-    const m = /^\s*(?:linux(?:efi)?|\$\{?\w*linux\w*\}?)\s+(.*)$/.exec(lines[i]!);
+    const m = /^\s*(linux(?:efi)?|\$\{?\w*linux\w*\}?)\s+(.*)$/.exec(lines[i]!);
     if (!m) continue;
-    const words = grubWords(m[1]!.trim());
-    if (!words || words.length === 0) throw new Unpredictable(`the default entry's kernel line expands variables or quotes spaces: "${m[1]!.trim()}"`);
-    return words.join(' ');
+    const words = grubWords(m[2]!.trim());
+    if (!words || words.length === 0) throw new Unpredictable(`the default entry's kernel line expands variables or quotes spaces: "${m[2]!.trim()}"`);
+    return { command: m[1]!, cmdline: words.join(' ') };
   }
   throw new Unpredictable('the first menuentry of grub.cfg has no linux line');
 }
@@ -153,7 +158,14 @@ export function grubReferences(diskFile: string): GrubBoot {
       cfg ??= fs.readFile(root === '/' ? '/grub/grub.cfg' : '/boot/grub/grub.cfg')?.toString('utf8') ?? null;
     }
     if (cfg === null) throw new Unpredictable('no ext2/3/4 partition holds /boot/grub/grub.cfg (another file system, or no GRUB)');
-    return { kind: 'grub', efi_apps: efiApps, files, cmdlines: [defaultCmdline(cfg)] };
+    const entry = defaultEntry(cfg);
+    // Debian's and Ubuntu's GRUB (the ones with linuxefi) start Linux with their legacy loader when
+    // Secure Boot is off: the kernel then gets no TPM event log, and the guest has none to send.
+    const efiModules = Object.keys(files).filter((k) => /\/x86_64-efi\/linuxefi\.mod$/.test(k));
+    if (entry.command === 'linux' && efiModules.length) {
+      throw new Unpredictable('its GRUB starts Linux with `linux`, which on UEFI without Secure Boot is GRUB\'s legacy loader: the kernel gets no TPM event log to send with a quote; use `linuxefi` on UEFI (the bake\'s Debian base does)');
+    }
+    return { kind: 'grub', efi_apps: efiApps, files, cmdlines: [entry.cmdline] };
   } catch (e) {
     if (e instanceof DiskError) throw new Unpredictable(`the disk cannot be read: ${e.message}`);
     throw e;
