@@ -46,6 +46,14 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     m = await serve({ stateDir: state, token: 'tok' });
     client = new VmManagerClient(m.url, 'tok');
   });
+  /** The test image under another name (image.json names it), its references as they were made. */
+  function copyImage(name: string): string {
+    const dir = join(state, 'images', name);
+    cpSync(join(state, 'images', TEST_IMAGE), dir, { recursive: true });
+    const info = JSON.parse(readFileSync(join(dir, 'image.json'), 'utf8')) as object;
+    writeFileSync(join(dir, 'image.json'), JSON.stringify({ ...info, name }));
+    return dir;
+  }
   afterAll(async () => {
     await m?.close({ stopVms: true });
     for (const id of m?.vms.list().map((v) => v.id) ?? []) await m?.vms.delete(id).catch(() => {});
@@ -190,7 +198,7 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     it(`${t.what} changed by one byte after the references were made: the quote verifies, the event check names the event, user-data stays withheld`, async () => {
       const name = `povdesk-${t.what.split(' ')[1]!.replace(/\W/g, '')}`;
       const dir = join(state, 'images', name);
-      cpSync(join(state, 'images', TEST_IMAGE), dir, { recursive: true });
+      copyImage(name);
       t.change(dir);
       const vm = await client.create({ name: `tamper-${name.slice(8)}`, image: name, user_data: 'withheld', require_attestation: true, wait_for: 'none' });
       const rec = await until('the initrd verdict', async () => {
@@ -218,8 +226,7 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
   it('golden values stay the fallback for an image without references, and are refused for one with them', async () => {
     await expect(client.call('POST', `/images/${TEST_IMAGE}/learn-golden`, {})).rejects.toMatchObject({ status: 409, message: expect.stringMatching(/has reference measurements made from its files/) });
     // an image made before reference measurements: no `references` in its policy
-    const dir = join(state, 'images', 'povdesk-legacy');
-    cpSync(join(state, 'images', TEST_IMAGE), dir, { recursive: true });
+    const dir = copyImage('povdesk-legacy');
     const { references: _refs, ...legacy } = readPolicy(dir)!;
     writePolicy(dir, { ...legacy, unpredictable: 'made before reference measurements existed' });
     const learned = await client.call<{ golden: Record<string, string>; firmware: { path: string; sha256: string } | null }>('POST', '/images/povdesk-legacy/learn-golden', {});

@@ -85,6 +85,8 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     // an image made before reference measurements existed: the same files, a policy without them
     const images = join(home, 'vm-manager', 'images');
     cpSync(join(images, 'povdesk-test'), join(images, 'povdesk-legacy'), { recursive: true });
+    const infoFile = join(images, 'povdesk-legacy', 'image.json');
+    writeFileSync(infoFile, JSON.stringify({ ...(JSON.parse(readFileSync(infoFile, 'utf8')) as object), name: 'povdesk-legacy' }));
     const policyFile = join(images, 'povdesk-legacy', 'policy.json');
     const { references: _refs, ...legacy } = JSON.parse(readFileSync(policyFile, 'utf8')) as Record<string, unknown>;
     writeFileSync(policyFile, JSON.stringify({ ...legacy, unpredictable: 'made before reference measurements existed' }));
