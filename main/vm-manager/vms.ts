@@ -1,11 +1,11 @@
 /**
  * The VM service: create / start / stop / reboot / delete, forwards, and reattach or cleanup of live
- * processes when the manager restarts. Records live in vm-record.ts, processes behind the Launcher
- * (launcher.ts), supervision and the boot timeout in supervision.ts, what the guest reports in
- * guest.ts.
+ * processes when the manager restarts (recovery.ts). Records live in vm-record.ts, processes behind
+ * the Launcher (launcher.ts), supervision and the boot timeout in supervision.ts, what the guest
+ * reports in guest.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { QemuSpec, VmNetwork } from './argv';
 import type { Lease } from './networks';
@@ -15,11 +15,11 @@ import { ensureManagerKey } from './exec';
 import { GuestBook, waitFor } from './guest';
 import { getImage } from './images';
 import { LaunchError, type Launcher } from './launcher';
-import { readPid, removePid } from '../lib/procs';
+import { recoverVms } from './recovery';
 import { ensureSshHostKey } from './ssh-host-key';
 import { restoreClean, saveClean } from './snapshots';
-import { DEFAULT_TIMEOUTS, errorWithTail, Supervisor, type Timeouts } from './supervision';
-import { LIVE, now, recordPaths, secondsBetween, upgradeRecord, VmRecords, type CreateInput, type PortForward, type StageResult, type VmRecord, type WaitFor } from './vm-record';
+import { DEFAULT_TIMEOUTS, Supervisor, type Timeouts } from './supervision';
+import { LIVE, now, recordPaths, secondsBetween, VmRecords, type CreateInput, type PortForward, type StageResult, type VmRecord, type WaitFor } from './vm-record';
 
 export { METADATA_PROXY } from './launcher';
 export { DEFAULT_TIMEOUTS, type Timeouts } from './supervision';
@@ -391,74 +391,9 @@ export class VmService {
 
   // ---- restart: reattach or clean up ---------------------------------------------------------
 
-  /** Loads every record; reattaches to live VMs and cleans up after dead ones. Call once at start. */
-  async recover(): Promise<{ reattached: string[]; cleaned: string[] }> {
-    const reattached: string[] = [];
-    const cleaned: string[] = [];
-    for (const name of readdirSync(this.vmsDir)) {
-      const dir = join(this.vmsDir, name);
-      if (name.startsWith('.deleted-')) {
-        rmSync(dir, { recursive: true, force: true });
-        continue;
-      }
-      let r: VmRecord;
-      try {
-        r = upgradeRecord(JSON.parse(readFileSync(join(dir, 'vm.json'), 'utf8')) as VmRecord, dir, () => randomBytes(16).toString('hex'));
-      } catch {
-        continue;
-      }
-      this.recs.hold(r);
-      const qpid = readPid(join(dir, 'qemu.pid')) ?? r.pids.qemu;
-      const spid = readPid(join(dir, 'swtpm.pid')) ?? r.pids.swtpm;
-      const qAlive = this.launcher.alive(r, 'qemu', qpid);
-      const sAlive = this.launcher.alive(r, 'swtpm', spid);
-      if (r.state === 'deleting') {
-        r.pids = { qemu: qpid, swtpm: spid };
-        await this.launcher.stop(r, 0);
-        this.recs.forget(r.id);
-        rmSync(dir, { recursive: true, force: true });
-        cleaned.push(r.id);
-        continue;
-      }
-      if (LIVE.includes(r.state) && qAlive && sAlive) {
-        r.pids = { qemu: qpid, swtpm: spid };
-        this.recs.save(r);
-        this.sup.runtime(r.id).generation++;
-        this.sup.supervise(r.id, null, null);
-        await this.sup.watchResets(r.id, () => this.guestReset(r.id));
-        if (r.state === 'booting' || r.state === 'attesting') {
-          const elapsed = r.startedAt ? Date.now() - Date.parse(r.startedAt) : 0;
-          this.sup.armBootTimer(r.id, this.timeouts.bootMs - elapsed);
-        }
-        reattached.push(r.id);
-        continue;
-      }
-      // Anything half-alive is stopped; the record says what happened.
-      const wasLive = LIVE.includes(r.state) || r.state === 'creating';
-      r.pids = { qemu: qAlive ? qpid : null, swtpm: sAlive ? spid : null };
-      if (qAlive || sAlive) await this.launcher.stop(r, 0);
-      removePid(join(dir, 'qemu.pid'));
-      removePid(join(dir, 'swtpm.pid'));
-      if (wasLive || r.state === 'stopping') {
-        const why = r.state === 'stopping'
-          ? null
-          : qAlive && !sAlive
-            ? 'swtpm was gone when vm-manager restarted, so QEMU was stopped'
-            : r.state === 'creating'
-              ? 'vm-manager stopped while the VM was being created'
-              : 'qemu exited while vm-manager was not running (exit status unknown)';
-        r.state = why ? 'failed' : 'stopped';
-        r.lastError = why ? errorWithTail(r, why) : r.lastError;
-        r.stoppedAt = now();
-        r.pids = { qemu: null, swtpm: null };
-        r.ports = { ssh: null };
-        this.recs.save(r);
-        cleaned.push(r.id);
-      } else {
-        r.pids = { qemu: null, swtpm: null };
-      }
-    }
-    return { reattached, cleaned };
+  /** Loads every record; reattaches to live VMs and cleans up after dead ones (recovery.ts). Call once at start. */
+  recover(): Promise<{ reattached: string[]; cleaned: string[] }> {
+    return recoverVms({ vmsDir: this.vmsDir, recs: this.recs, launcher: this.launcher, sup: this.sup, timeouts: this.timeouts, onGuestReset: (id) => this.guestReset(id) });
   }
 
   /** Stops supervision timers (the VMs keep running: they are detached). */
