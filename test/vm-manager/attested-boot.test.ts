@@ -1,11 +1,11 @@
 /**
  * Real boots of the test image under TCG with OVMF + swtpm, attesting against the reference
  * measurements `image build-test` made from its files (no learn boot anywhere but the fallback's):
- * VMs of 1 CPU / 256 MiB, 2 CPUs / 2048 MiB and 2 CPUs / 4096 MiB each verify both quotes, the
- * log the guest sent replays to its quote for tpm2_eventlog too and tpm2_checkquote accepts the
- * quote; the pinned AK survives a stop/start in a fresh manager and a reboot re-gates. A kernel,
- * an initrd or a command line changed by one byte after the references were made: the quote
- * verifies, the event check names the event, and the user-data stays withheld. A VM that never
+ * VMs of 1 CPU / 256 MiB and 2 CPUs / 4096 MiB verify both quotes (2 CPUs / 2048 MiB, the
+ * default size, is trust.test.ts's VM); the log the guest sent replays to its quote for
+ * tpm2_eventlog too and tpm2_checkquote accepts the quote; the pinned AK survives a stop/start in
+ * a fresh manager and a reboot re-gates. A kernel changed by one byte after the references were
+ * made: the quote verifies, the event check names the event, and the user-data stays withheld. A VM that never
  * quotes never gets its user-data. Golden values remain the fallback for an image without
  * references, and are refused for one with them.
  */
@@ -72,7 +72,7 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     expect(image.povdesk.policy.references.boot).toMatchObject({ kind: 'kernel', cmdline: TEST_CMDLINE });
   });
 
-  for (const size of [{ cpus: 1, memory_mib: 256 }, { cpus: 2, memory_mib: 4096 }]) {
+  for (const size of [{ cpus: 2, memory_mib: 4096 }]) {
     it(`a VM of ${size.cpus} CPU(s) / ${size.memory_mib} MiB is ready with both quotes verified against the references`, async () => {
       const vm = await client.create({ name: `size-${size.cpus}-${size.memory_mib}`, user_data: 'sized', require_attestation: true, wait_for: 'ready', ...size });
       expect(vm.state).toBe('ready');
@@ -87,10 +87,11 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     }, 240_000);
   }
 
-  it('2 CPUs / 2048 MiB: verified; tpm2_eventlog and tpm2_checkquote agree with what the guest sent; the pinned AK survives stop/start in a fresh manager; a reboot re-gates', async () => {
-    const vm = await client.create({ name: 'main', user_data: 'hello-user-data', require_attestation: true, wait_for: 'ready' });
+  it('1 CPU / 256 MiB: verified; tpm2_eventlog and tpm2_checkquote agree with what the guest sent; the pinned AK survives stop/start in a fresh manager; a reboot re-gates', async () => {
+    const vm = await client.create({ name: 'main', user_data: 'hello-user-data', require_attestation: true, wait_for: 'ready', cpus: 1, memory_mib: 256 });
     expect(vm.state).toBe('ready');
-    expect(vm.attestation.ready?.verified).toBe(true);
+    expect(vm.attestation).toMatchObject({ userDataReleased: true, initrd: { verified: true }, ready: { verified: true } });
+    for (const stage of ['initrd', 'ready'] as const) expect(vm.povdesk.attestation[stage]!.events, vm.povdesk.attestation[stage]!.message).toMatchObject({ mismatch: null });
     const ak = vm.povdesk.attestation.akFingerprint;
     expect(ak).toMatch(/^[0-9a-f]{64}$/);
     expect(await firstLine(vm.povdesk.ports.ssh!)).toMatch(/^SSH-2\.0-dropbear/);
@@ -162,7 +163,9 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     await client.delete(vm.id);
   }, 180_000);
 
-  // One byte changed in the image's files after its references were made (the references stay).
+  // One byte of the kernel changed after its references were made (the references stay). The
+  // same for an initrd or a command line is eventlog.test.ts's, on a recorded boot's log in a real
+  // swtpm: the path from the verdict to the withheld user-data is this one.
   const tampered: { what: string; change: (dir: string) => void; type: string; pcr: number; expected: RegExp }[] = [
     {
       what: 'a kernel', type: 'EV_EFI_BOOT_SERVICES_APPLICATION', pcr: 4, expected: /^the kernel vmlinuz the references were made from \(sha256 [0-9a-f]{64}\); the file is now sha256 [0-9a-f]{64}$/,
@@ -175,24 +178,6 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
         writeFileSync(join(dir, 'vmlinuz'), k);
       },
     },
-    {
-      what: 'an initrd', type: 'EV_EVENT_TAG', pcr: 9, expected: /^[0-9a-f]{64}$/,
-      change: (dir) => {
-        // the gzip header's MTIME: the same size, the same contents unpacked, other bytes measured
-        const i = readFileSync(join(dir, 'initrd.img'));
-        i[4] = i[4]! ^ 1;
-        writeFileSync(join(dir, 'initrd.img'), i);
-      },
-    },
-    {
-      what: 'a command line', type: 'EV_EVENT_TAG', pcr: 9, expected: /^[0-9a-f]{64}$/,
-      change: (dir) => {
-        const f = join(dir, 'image.json');
-        const info = JSON.parse(readFileSync(f, 'utf8')) as { cmdline: string };
-        expect(info.cmdline).toContain('loglevel=4');
-        writeFileSync(f, JSON.stringify({ ...info, cmdline: info.cmdline.replace('loglevel=4', 'loglevel=5') }));
-      },
-    },
   ];
   for (const t of tampered) {
     it(`${t.what} changed by one byte after the references were made: the quote verifies, the event check names the event, user-data stays withheld`, async () => {
@@ -200,7 +185,7 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
       const dir = join(state, 'images', name);
       copyImage(name);
       t.change(dir);
-      const vm = await client.create({ name: `tamper-${name.slice(8)}`, image: name, user_data: 'withheld', require_attestation: true, wait_for: 'none' });
+      const vm = await client.create({ name: `tamper-${name.slice(8)}`, image: name, user_data: 'withheld', require_attestation: true, wait_for: 'none', cpus: 1, memory_mib: 256 });
       const rec = await until('the initrd verdict', async () => {
         const r = await client.get(vm.id);
         return r.attestation.initrd ? r : null;
