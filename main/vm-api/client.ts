@@ -232,6 +232,14 @@ export class VmManagerClient {
   learnGolden(image: string, size: { cpus: number; memoryMib: number }): Promise<unknown> {
     return this.send('POST', `/images/${seg(image)}/learn-golden`, { cpus: size.cpus, memory_mib: size.memoryMib }, false, Math.max(this.opts.timeoutMs, LEARN_BOOT_MS));
   }
+  /** LOCAL. The guest half of attestation (guest-quote.sh) and the PCRs a disk image's quotes cover, for an image builder. */
+  attestAgent(): Promise<{ script: string; sha256: string; pcrs: { initrd: number[]; ready: number[] } }> {
+    return this.send('GET', '/povdesk/attest-agent') as Promise<{ script: string; sha256: string; pcrs: { initrd: number[]; ready: number[] } }>;
+  }
+  /** LOCAL. The image's reference measurements made again from its files (no boot), e.g. after a firmware update. */
+  remakeReferences(image: string): Promise<unknown> {
+    return this.send('POST', `/images/${seg(image)}/references`, {});
+  }
   /** LOCAL. The values hold for VMs of `size`. */
   saveGolden(image: string, golden: Record<string, string>, firmware: { path: string; sha256: string } | null, size: { cpus: number; memoryMib: number }): Promise<unknown> {
     return this.send('PUT', `/images/${seg(image)}/golden`, { golden, firmware, cpus: size.cpus, memory_mib: size.memoryMib });

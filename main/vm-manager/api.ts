@@ -5,8 +5,8 @@
  * every request. Beyond the document, this daemon keeps its image store routes (import, delete,
  * golden values) and a `povdesk` object on records for what only it knows.
  */
-import { timingSafeEqual } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
@@ -16,8 +16,8 @@ import { localCreateVmRequestSchema, setInternetSchema, setUserDataSchema } from
 import { CONSOLE_LINES, CREATE_VM_DEFAULTS, createNetworkRequestSchema, ERROR_STATUS, execRequestSchema, forwardRequestSchema, type ApiErrorCode } from '../vm-api/schemas';
 import { STATUS, VmmError, type VmmCode } from './errors';
 import { execInGuest } from './exec';
-import { deleteImage, getImage, imagesDir, importImage, insideDir, listImages, TEST_IMAGE } from './images';
-import { goldenForSize } from './attest/index';
+import { deleteImage, DISK_STAGE_PCRS, getImage, imagesDir, importImage, insideDir, listImages, remakeReferences, TEST_IMAGE } from './images';
+import { GUEST_QUOTE_SCRIPT, goldenForSize } from './attest/index';
 import { learnWith, saveGolden } from './golden';
 import { GOLDEN_VM_SIZE } from '../../shared/golden-size';
 import type { HostReport } from './host';
@@ -49,6 +49,7 @@ const saveGoldenSchema = lazySchema(() => z.strictObject({
   ...goldenSizeFields(),
 }));
 const goldenSize = (b: { cpus?: number; memory_mib?: number }) => ({ cpus: b.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMiB: b.memory_mib ?? GOLDEN_VM_SIZE.memoryMiB });
+const noFields = lazySchema(() => z.strictObject({}));
 const importSchema = lazySchema(() => z.strictObject({ path: z.string().min(1).max(4096), name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'name must be a DNS label').optional() }));
 
 /** Parses a body; an unknown field is named together with the fields the route takes. */
@@ -120,11 +121,13 @@ export function attestationView(stateDir: string, r: VmRecord) {
   let golden: Record<string, string> = {};
   let compared: number[] = [];
   let recordOnly: number[] = [];
+  let references = false;
   try {
     const p = getImage(stateDir, r.image).policy;
     if (p) {
-      golden = goldenForSize(p, { cpus: r.cpus, memoryMiB: r.memoryMiB }).sha256;
-      recordOnly = p.record_only ?? [];
+      references = !!p.references;
+      golden = references ? {} : goldenForSize(p, { cpus: r.cpus, memoryMiB: r.memoryMiB }).sha256;
+      recordOnly = references ? [] : (p.record_only ?? []);
       compared = [...new Set([...p.pcrs.initrd, ...p.pcrs.ready])].filter((n) => n !== 11 && n !== 13 && !recordOnly.includes(n));
     }
   } catch {
@@ -132,16 +135,22 @@ export function attestationView(stateDir: string, r: VmRecord) {
   }
   const latest = r.attestation.ready ?? r.attestation.initrd;
   const pcrs = latest?.pcrs ?? {};
+  // With references a PCR is compared with the replay of the event log (a mismatch holds the replayed value).
+  const replayed = (pcr: string) => latest?.mismatches.find((m) => m.pcr === pcr)?.expected ?? (latest?.events ? pcrs[pcr] ?? null : null);
   const table = Object.keys(pcrs)
     .sort((a, b) => Number(a) - Number(b))
-    .map((pcr) => ({
-      pcr,
-      value: pcrs[pcr] ?? '',
-      golden: golden[pcr] ?? null,
-      compared: compared.includes(Number(pcr)),
-      match: golden[pcr] === undefined ? null : golden[pcr] === pcrs[pcr],
-    }));
-  return { id: r.id, image: r.image, cpus: r.cpus, memoryMiB: r.memoryMiB, state: r.state, stage: r.attestation.ready ? 'ready' : r.attestation.initrd ? 'initrd' : null, ...r.attestation, table };
+    .map((pcr) => {
+      const expected = references ? (compared.includes(Number(pcr)) ? replayed(pcr) : null) : (golden[pcr] ?? null);
+      return {
+        pcr,
+        value: pcrs[pcr] ?? '',
+        golden: references ? null : expected,
+        ...(references ? { replayed: expected } : {}),
+        compared: compared.includes(Number(pcr)),
+        match: expected === null ? null : expected === pcrs[pcr],
+      };
+    });
+  return { id: r.id, image: r.image, cpus: r.cpus, memoryMiB: r.memoryMiB, state: r.state, stage: r.attestation.ready ? 'ready' : r.attestation.initrd ? 'initrd' : null, references, ...r.attestation, table };
 }
 
 /**
@@ -216,6 +225,12 @@ export function createApiHandler(ctx: ApiContext) {
     const seg = p.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
 
     if (m === 'GET' && p === '/openapi.yaml') return send(res, 200, openApiDocument(), 'application/yaml');
+    if (m === 'GET' && p === '/povdesk/attest-agent') {
+      // Beyond the document: the guest half of attestation, for an image builder (templates.bake)
+      // to put in a disk image, with the PCRs a disk image's quotes must cover.
+      const script = readFileSync(GUEST_QUOTE_SCRIPT, 'utf8');
+      return send(res, 200, { script, sha256: createHash('sha256').update(script).digest('hex'), pcrs: DISK_STAGE_PCRS });
+    }
     if (m === 'GET' && p === '/host') return send(res, 200, hostView(await ctx.host()));
     if (seg[0] === 'images') {
       if (m === 'GET' && seg.length === 1) return send(res, 200, listImages(ctx.stateDir).map(imageView));
@@ -237,6 +252,13 @@ export function createApiHandler(ctx: ApiContext) {
       if (m === 'POST' && seg.length === 3 && seg[2] === 'learn-golden') {
         const b = parseBody(learnGoldenSchema, await readJson(req, false));
         return send(res, 200, await learnWith(ctx.vms, ctx.stateDir, imageByRef(ctx.stateDir, seg[1] ?? '').name, goldenSize(b)));
+      }
+      if (m === 'POST' && seg.length === 3 && seg[2] === 'references') {
+        // The reference measurements made again from the image's files (no boot), e.g. after a firmware update.
+        parseBody(noFields, await readJson(req, false));
+        const name = imageByRef(ctx.stateDir, seg[1] ?? '').name;
+        const saved = remakeReferences(ctx.stateDir, name);
+        return send(res, 200, localImageView({ ...getImage(ctx.stateDir, name), policy: saved }));
       }
       if (m === 'PUT' && seg.length === 3 && seg[2] === 'golden') {
         const b = parseBody(saveGoldenSchema, await readJson(req, true));

@@ -3,6 +3,7 @@
  *   serve [--state-dir D] [--port N | --socket P] [--token-file F] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit] [--exit-unowned F]
  *   image build-test [--no-golden] [--state-dir D]
  *   image import <file> [--name N] [--state-dir D]
+ *   image references <image> [--state-dir D]
  *   image golden <image> --from-vm <id> [--server URL [--token-file F]] [--clear] [--state-dir D]
  * Default state dir: $POVDESK_HOME/vm-manager. The token: POVDESK_VMM_TOKEN or a 0600 --token-file
  * (`--token T` still works, with a warning: a command line is readable by every local user).
@@ -15,7 +16,8 @@ import { attestationView } from './api';
 import { VmmError } from './errors';
 import { firmwareChange, learnOffline } from './golden';
 import { findOvmf } from './host';
-import { buildTestImage, getImage, importImage, readPolicy, writePolicy } from './images';
+import { buildTestImage, getImage, importImage, readPolicy, remakeReferences, writePolicy } from './images';
+import { referencesSummary } from './image-references';
 import { defaultStateDir, serve } from './server';
 import { exitWhenUnowned, UNOWNED_GRACE_MS } from './unowned';
 import type { VmRecord } from './vms';
@@ -53,6 +55,7 @@ const USAGE = `usage: povdesk vm-manager serve [--state-dir D] [--port N | --soc
                                       [--exit-unowned <home>/owner.json]   (exit once no VM runs and that owner is gone)
        povdesk vm-manager image build-test [--no-golden] [--state-dir D]
        povdesk vm-manager image import <file> [--name N] [--state-dir D]
+       povdesk vm-manager image references <image> [--state-dir D]
        povdesk vm-manager image golden <image> --from-vm <id> [--server URL [--token-file F]] [--clear] [--state-dir D]
 The API token comes from POVDESK_VMM_TOKEN or --token-file (a file only you may read: chmod 600);
 serve makes a random one without either. Not --token T: a command line is readable by every local user.`;
@@ -125,6 +128,12 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       out(JSON.stringify(await importImage(stateDir, arg, { name: str('--name') })));
       return 0;
     }
+    if (cmd === 'image' && sub === 'references') {
+      if (!arg) throw new VmmError('invalid_request', 'image references needs an image name: image references <image>');
+      const policy = remakeReferences(stateDir, arg);
+      out(JSON.stringify({ image: arg, references: policy.references ? referencesSummary(policy.references) : null, unpredictable: policy.unpredictable ?? null }));
+      return policy.references ? 0 : 1;
+    }
     if (cmd === 'image' && sub === 'golden') {
       if (!arg) throw new VmmError('invalid_request', 'image golden needs an image name: image golden <image> --from-vm <id>');
       const vmId = str('--from-vm');
@@ -164,15 +173,19 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
   }
 }
 
-/** `image build-test`: the test image, then one learn boot for its golden values (unless kept or --no-golden). */
+/**
+ * `image build-test`: the test image with its reference measurements, computed from its files (no
+ * boot). Only when they cannot be made (the policy's `unpredictable` says why) does one learn boot
+ * record golden values instead, unless kept from an identical build or --no-golden.
+ */
 async function buildTest(stateDir: string, flags: Parsed['flags'], signal: AbortSignal, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   const t = Date.now();
   const info = buildTestImage(stateDir, { ovmfCode: findOvmf()?.code ?? null });
-  // The builder made the kernel command line and initrd itself: one learn boot records the
-  // golden values for this host's firmware, so an attested VM of it verifies with no manual step.
   const built = readPolicy(join(stateDir, 'images', info.name));
-  const kept = Object.keys(built?.golden.sha256 ?? {}).length > 0 && firmwareChange(built, findOvmf()?.code ?? null) === null;
-  const golden = flags.has('--no-golden') || kept ? null : await learnOffline(stateDir, info.name, (s) => err(`vm-manager: ${s}`), signal);
-  out(JSON.stringify({ ...info, seconds: (Date.now() - t) / 1000, golden: golden?.golden ?? null, goldenKept: kept }));
+  const references = built?.references ? referencesSummary(built.references) : null;
+  if (!references) err(`vm-manager: no reference measurements for ${info.name}: ${built?.unpredictable ?? 'unknown'}; golden values are the fallback`);
+  const kept = !references && Object.keys(built?.golden.sha256 ?? {}).length > 0 && firmwareChange(built, findOvmf()?.code ?? null) === null;
+  const golden = references || flags.has('--no-golden') || kept ? null : await learnOffline(stateDir, info.name, (s) => err(`vm-manager: ${s}`), signal);
+  out(JSON.stringify({ ...info, seconds: (Date.now() - t) / 1000, references, golden: golden?.golden ?? null, goldenKept: kept }));
   return 0;
 }

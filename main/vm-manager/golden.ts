@@ -1,8 +1,9 @@
 /**
- * Learning an image's golden PCR values (docs/attestation.md, "Learning golden values"): one boot
- * of a throwaway VM in learn mode for that VM only, its verified ready-stage PCRs proposed as the
+ * Learning an image's golden PCR values (docs/attestation.md, "Learn mode"), the fallback for an
+ * image without reference measurements (its policy's `unpredictable` says why): one boot of a
+ * throwaway VM in learn mode for that VM only, its verified ready-stage PCRs proposed as the
  * image's golden values for this host's firmware, the VM deleted. Saving is a separate, confirmed
- * step (saveGolden), except for `image build-test`, which records them as part of the build.
+ * step (saveGolden), except for `image build-test`, which records them when it must.
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,16 @@ export interface LearnedGolden {
 
 /** Firmware check for an image: null when it matches (or nothing is recorded), else what changed. */
 export function firmwareChange(policy: ImagePolicy | null, ovmfCode: string | null): string | null {
+  const refs = policy?.references?.firmware.code;
+  if (refs && ovmfCode) {
+    let now: string;
+    try {
+      now = firmwareDigest(ovmfCode);
+    } catch {
+      return `the firmware ${ovmfCode} cannot be read`;
+    }
+    return now === refs.sha256 ? null : `the host's firmware changed since the reference measurements were made (${refs.path} ${refs.sha256.slice(0, 12)}… → ${ovmfCode} ${now.slice(0, 12)}…): every attested VM of this image will fail; make them again from the files (no boot)`;
+  }
   const rec = policy?.golden_firmware;
   if (!rec || !ovmfCode || !hasGolden(policy!)) return null;
   let now: string;
@@ -50,6 +61,9 @@ export async function learnWith(vms: VmService, stateDir: string, imageName: str
   const image = getImage(stateDir, imageName);
   const policy = readPolicy(image.dir);
   if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json; rebuild or re-import it`);
+  if (policy.references) {
+    throw new VmmError('conflict', `image ${image.name} has reference measurements made from its files: its VMs attest at any size with no learn boot (golden values are only the fallback for an image whose boot cannot be predicted)`);
+  }
   const started = Date.now();
   const vm = await vms.create({
     name: `learn-${image.name}`.slice(0, 50) + `-${Date.now().toString(36)}`, image: image.name,

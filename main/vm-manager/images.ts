@@ -1,6 +1,7 @@
 /**
  * The image store under <state>/images/<name>/: image.json (what it is and how it boots),
- * policy.json (golden PCR values), and the boot files (vmlinuz + initrd.img, or base.qcow2).
+ * policy.json (reference measurements, or golden PCR values), and the boot files (vmlinuz +
+ * initrd.img, or base.qcow2).
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -15,6 +16,7 @@ import { GUEST_QUOTE_SCRIPT, firmwareDigest, imagePolicySchema, loadPolicy, save
 import { findTool } from './finders';
 import { headerReferences, infoReferences, type QemuImgInfo } from '../lib/image-refs';
 import { dyingWithParent } from '../lib/procs';
+import { makeReferences } from './image-references';
 
 
 export const TEST_IMAGE = 'povdesk-test';
@@ -31,8 +33,8 @@ export const TEST_CMDLINE = 'console=ttyS0,115200 rdinit=/init panic=-1 quiet lo
  */
 export const STAGE_PCRS = { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 9, 11], ready: [0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 13] };
 export const RECORD_ONLY = [1, 5];
-/** For imported disks (no direct kernel boot): the usual set. */
-export const DISK_STAGE_PCRS = { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 11], ready: [0, 1, 2, 3, 4, 5, 6, 7, 11, 13] };
+/** For imported disks: the usual set plus GRUB's PCRs 8 (commands, kernel command line) and 9 (files it read). */
+export const DISK_STAGE_PCRS = { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11], ready: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13] };
 
 export interface ImageInfo {
   name: string;
@@ -230,6 +232,10 @@ export function buildTestImage(stateDir: string, opts: { ovmfCode: string | null
   const cmdline = opts.cmdline ?? TEST_CMDLINE;
   const kernelSha = sha256File(join(tmp, 'vmlinuz'));
   const initrdSha = createHash('sha256').update(initrd).digest('hex');
+  // What the boot will measure, from the files just written (no boot). Only an image whose boot
+  // cannot be predicted (e.g. no xz to unpack the firmware) falls back to golden values, which are
+  // kept from an identical earlier build (same kernel, initrd, cmdline; firmware recorded).
+  const refs = makeReferences(tmp, { kind: 'kernel', kernel: 'vmlinuz', initrd: 'initrd.img', cmdline });
   const old = readImageMeta(dir);
   let oldPolicy: Policy | null = null;
   try {
@@ -237,8 +243,7 @@ export function buildTestImage(stateDir: string, opts: { ovmfCode: string | null
   } catch {
     oldPolicy = null; // an invalid old policy is replaced
   }
-  // Golden values hold only for the same kernel, initrd, cmdline and firmware: keep them when all match.
-  const same = old && old.kernelSha256 === kernelSha && old.sha256 === initrdSha && old.cmdline === cmdline;
+  const same = !('references' in refs) && old && old.kernelSha256 === kernelSha && old.sha256 === initrdSha && old.cmdline === cmdline;
   const policy: Policy = imagePolicySchema.parse({
     image_id: name,
     image_version: `${version}-${initrdSha.slice(0, 12)}`,
@@ -246,8 +251,9 @@ export function buildTestImage(stateDir: string, opts: { ovmfCode: string | null
     golden: same && oldPolicy ? oldPolicy.golden : { sha256: {} },
     ...(same && oldPolicy?.golden_sizes ? { golden_sizes: oldPolicy.golden_sizes } : {}),
     record_only: RECORD_ONLY,
-    // Kept golden values keep the firmware they were learned with, so a changed OVMF shows.
-    golden_firmware: same && oldPolicy?.golden_firmware ? oldPolicy.golden_firmware : firmwareFingerprint(opts.ovmfCode),
+    ...('references' in refs
+      ? { references: refs.references }
+      : { unpredictable: refs.unpredictable, golden_firmware: same && oldPolicy?.golden_firmware ? oldPolicy.golden_firmware : firmwareFingerprint(opts.ovmfCode) }),
   });
   const info: ImageInfo = {
     name, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline,
@@ -269,6 +275,23 @@ export function readPolicy(imageDir: string): Policy | null {
 
 export function writePolicy(imageDir: string, policy: Policy): void {
   savePolicy(join(imageDir, 'policy.json'), policy);
+}
+
+/**
+ * Makes an image's reference measurements again from its files (no boot), e.g. after the host's
+ * firmware changed; the policy keeps everything else. Returns the saved policy.
+ */
+export function remakeReferences(stateDir: string, name: string): Policy {
+  const img = getImage(stateDir, name);
+  const policy = readPolicy(img.dir);
+  if (!policy) throw new VmmError('not_found', `image ${name} has no policy.json; rebuild or re-import it`);
+  const refs = img.kind === 'kernel'
+    ? makeReferences(img.dir, { kind: 'kernel', kernel: img.kernel ?? 'vmlinuz', initrd: img.initrd ?? 'initrd.img', cmdline: img.cmdline ?? '' })
+    : makeReferences(img.dir, { kind: 'disk', disk: img.disk ?? 'base.qcow2' });
+  const { references: _old, unpredictable: _why, ...rest } = policy;
+  const next = imagePolicySchema.parse({ ...rest, ...refs });
+  writePolicy(img.dir, next);
+  return next;
 }
 
 function readImageMeta(dir: string): ImageInfo | null {
@@ -371,8 +394,9 @@ export async function importImage(stateDir: string, file: string, opts: { name?:
       name, kind: 'disk', createdAt: new Date().toISOString(), disk: 'base.qcow2', sourceFormat: format,
       virtualSizeBytes: vsize, sizeBytes: statSync(join(tmp, 'base.qcow2')).size, sha256: await sha256FileAsync(join(tmp, 'base.qcow2')),
     };
+    const refs = makeReferences(tmp, { kind: 'disk', disk: 'base.qcow2' });
     const policy: Policy = imagePolicySchema.parse({
-      image_id: name, image_version: meta.sha256.slice(0, 12), pcrs: DISK_STAGE_PCRS, golden: { sha256: {} }, record_only: RECORD_ONLY,
+      image_id: name, image_version: meta.sha256.slice(0, 12), pcrs: DISK_STAGE_PCRS, golden: { sha256: {} }, record_only: RECORD_ONLY, ...refs,
     });
     savePolicy(join(tmp, 'policy.json'), policy);
     writeJsonAtomic(join(tmp, 'image.json'), meta);

@@ -8,13 +8,14 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { chmodSync, rmSync } from 'node:fs';
 import { goldenSizeWarning } from '../../shared/golden-size';
-import { goldenForSize, learnedSizes, NonceStore, verifyQuote } from './attest/index';
+import { expectationsFor, goldenForSize, learnedSizes, NonceStore, verifyQuote, type Expectations } from './attest/index';
 import { getImage, readPolicy } from './images';
 import { NONCE_BURST, NONCE_REFILL_MS, RateLimiter } from './guest-limits';
 import { sshHostKeyForGuest } from './ssh-host-key';
 import type { VmService } from './vms';
 
-const MAX_BODY = 256 * 1024;
+/** A quote body carries the firmware's event log (at most 1 MiB, base64): room for it and the rest. */
+const MAX_BODY = 2 * 1024 * 1024;
 
 export interface MetadataOptions {
   socketPath: string;
@@ -179,8 +180,10 @@ export class MetadataService {
         return send(400, { stage: null, verified: false, user_data_released: false, message: `the quote body is not JSON: ${e instanceof Error ? e.message : String(e)}` });
       }
       let policy;
+      let imageDir: string;
       try {
-        policy = readPolicy(getImage(this.o.stateDir, vm.image).dir);
+        imageDir = getImage(this.o.stateDir, vm.image).dir;
+        policy = readPolicy(imageDir);
       } catch (e) {
         return send(503, { verified: false, user_data_released: false, message: `cannot verify: ${e instanceof Error ? e.message : String(e)}` }, { 'Retry-After': '5' });
       }
@@ -188,10 +191,19 @@ export class MetadataService {
       // Never trust on first use: the only key is the one the manager made in this VM's swtpm.
       if (!vm.attestation.akFingerprint) return send(503, { verified: false, user_data_released: false, message: `VM ${vmId} has no attestation key provisioned by the manager; stop and start it` }, { 'Retry-After': '5' });
       const stageGuess = (body as { stage?: unknown } | null)?.stage === 'ready' ? 'ready' : 'initrd';
-      // The values learned at this VM's size, else the default size's (shared/golden-size.ts).
+      // With reference measurements: what this VM's boot must measure (its memory size moves the
+      // kernel as loaded). Without: the golden values of this VM's size, else the default size's.
+      let expectations: Expectations | string | undefined;
+      if (policy.references) {
+        try {
+          expectations = expectationsFor(policy.references, imageDir, { memoryMiB: vm.memoryMiB });
+        } catch (e) {
+          expectations = e instanceof Error ? e.message : String(e);
+        }
+      }
       const sized = goldenForSize(policy, { cpus: vm.cpus, memoryMiB: vm.memoryMiB });
       const verdict = verifyQuote({
-        vmId, body, nonces: this.nonces, pinnedAk: vm.attestation.akFingerprint,
+        vmId, body, nonces: this.nonces, pinnedAk: vm.attestation.akFingerprint, expectations,
         // A learn boot measures afresh (stale values of an older firmware must not fail it); serve
         // --learn-golden <image> only fills the PCRs that have none.
         policy: { ...policy, golden: { sha256: vm.attestation.learn ? {} : sized.sha256 } },
@@ -205,7 +217,7 @@ export class MetadataService {
       if (sizeWarning) verdict.message += `; ${sizeWarning}`;
       this.o.vms.recordQuote(vmId, {
         verified: verdict.ok, message: verdict.message, at: new Date().toISOString(), failed: verdict.failed,
-        pcrs: verdict.pcrs, mismatches: verdict.mismatches, learned: verdict.learned,
+        pcrs: verdict.pcrs, mismatches: verdict.mismatches, learned: verdict.learned, events: verdict.events,
       }, verdict.stage);
       const after = this.o.vms.get(vmId);
       this.o.log?.(`metadata: vm ${vmId} ${verdict.stage} quote ${verdict.ok ? 'verified' : 'rejected'}: ${verdict.message}`);

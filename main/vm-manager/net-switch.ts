@@ -129,8 +129,11 @@ export class LanSwitches {
   }
 
   /** Unplugs every gateway port (the manager closes; switches with VMs on them keep running). */
-  detach() {
+  async detach(): Promise<void> {
     for (const g of this.gateways.values()) g.stop();
     this.gateways.clear();
+    // A switch being taken down (its last VM stopped) finishes first: otherwise its directory is
+    // removed after the next manager on this state dir has started a new switch in it.
+    await Promise.allSettled([...this.stopping.values()]);
   }
 }

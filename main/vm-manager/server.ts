@@ -160,7 +160,7 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
       vms.detach();
       vms.events.off('change', idle);
       vms.events.off('deleted', idle);
-      switches.detach();
+      await switches.detach();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await metadata.close();

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { Attestation, Host, Image, Metrics, Network } from '../vm-api/schemas';
 import { firmwareChange } from './golden';
 import { learnedSizes } from './attest/index';
+import { referencesSummary } from './image-references';
 import { findOvmf, type HostReport } from './host';
 import { getImage, listImages } from './images';
 import type { NetworkEntry } from './networks';
@@ -95,7 +96,7 @@ export function hostView(h: HostReport): Host & { povdesk: HostReport } {
 
 type StoredImage = ReturnType<typeof listImages>[number];
 
-/** The daemon's own image view (name, kind, sizes, golden values), kept under `povdesk`. */
+/** The daemon's own image view (name, kind, sizes, reference measurements or golden values), kept under `povdesk`. */
 export function localImageView(i: StoredImage) {
   const { dir, policy, ...rest } = i;
   return {
@@ -104,6 +105,8 @@ export function localImageView(i: StoredImage) {
     policy: policy
       ? {
         pcrs: policy.pcrs, recordOnly: policy.record_only ?? [], golden: policy.golden.sha256, goldenCount: Object.keys(policy.golden.sha256).length,
+        // what the boot will measure, made from the files (any VM size); else why not (golden values are the fallback)
+        references: policy.references ? referencesSummary(policy.references) : null, unpredictable: policy.unpredictable ?? null,
         // sizes other than the default one that a learn boot ran at (shared/golden-size.ts)
         goldenSizes: learnedSizes(policy),
         firmware: policy.golden_firmware ?? null, firmwareChanged: firmwareChange(policy, findOvmf()?.code ?? null),

@@ -9,6 +9,7 @@ import { writeJsonAtomic } from './images';
 import type { Accel } from './argv';
 import type { Lease } from './networks';
 import type { SshHostKey } from './ssh-host-key';
+import type { QuoteVerdict } from './attest/verify';
 
 /** The wire's states (shared/vm-states.ts) and wait_for values: one vocabulary for daemon and client. */
 import type { ApiVmState as VmState, WaitFor } from '../vm-api/schemas';
@@ -23,6 +24,8 @@ export interface StageResult {
   pcrs: Record<string, string>;
   mismatches: { pcr: string; expected: string; got: string }[];
   learned: Record<string, string>;
+  /** the event-log check against the image's references (absent: golden values, or a record from before) */
+  events?: QuoteVerdict['events'];
 }
 
 /** A guest TCP port exposed on the host's 127.0.0.1 (POST /vms/{id}/forward); lives until the VM is deleted. */

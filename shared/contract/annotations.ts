@@ -113,6 +113,7 @@ export const methodHints = {
   'vm.learnGolden': write,
   // Golden values decide which boots attestation trusts: a person reviews the learned table first.
   'vm.saveGolden': { ...sets, notOverMcp: 'saves golden PCR values, which decide what attestation trusts; review the learned values and save them in the app or with `povdesk call`' },
+  'vm.remakeReferences': sets,
   'vm.login': { ...write, notOverMcp: 'is a person logging in at the identity provider; use the app' },
   'vm.logout': destroys,
   // A command as root in the guest can delete or change anything there.

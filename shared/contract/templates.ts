@@ -69,6 +69,17 @@ export const proofResult = lazySchema(() => z.strictObject({
   runnerSha256: z.string().nullable(),
   message: z.string(),
   consoleTail: z.string(),
+  /**
+   * The proof VM's attestation: required when the image has reference measurements (its user-data,
+   * so the probe, came only after the guest's quote and event log verified against them); the
+   * initrd quote's verdict and the events checked. Absent in proofs from before.
+   */
+  attestation: z.strictObject({
+    required: z.boolean(),
+    verified: z.boolean().nullable(),
+    message: z.string(),
+    events: z.strictObject({ count: z.number().int(), checked: z.number().int(), allowed: z.number().int() }).nullable(),
+  }).optional(),
 }));
 export type ProofResult = z.infer<typeof proofResult>;
 

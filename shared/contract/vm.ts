@@ -55,6 +55,10 @@ export const vmImage = lazySchema(() => z.strictObject({
   firmwareChanged: z.string().nullable(),
   /** sizes other than GOLDEN_VM_SIZE that a learn boot ran at (their PCRs differ: shared/golden-size.ts) */
   goldenSizes: z.array(z.strictObject({ cpus: z.number(), memoryMib: z.number() })),
+  /** the reference measurements made from the image's files (VMs of any size attest against them), in one line; null: none */
+  references: z.string().nullable(),
+  /** why the image has no references (its boot cannot be predicted): golden values are its fallback */
+  unpredictable: z.string().nullable(),
 }));
 export type VmImage = z.infer<typeof vmImage>;
 
@@ -94,12 +98,21 @@ export type VmRecord = z.infer<typeof vmRecord>;
 export const pcrRow = lazySchema(() => z.strictObject({
   index: z.number().int(),
   value: z.string(),
+  /** what the PCR must be: the image's golden value, or the replay of the event log (images with references) */
   golden: z.string().nullable(),
   /** null: not compared (computed by the verifier, record-only, or no golden value yet) */
   match: z.boolean().nullable(),
   note: z.string().nullable(),
 }));
 export type PcrRow = z.infer<typeof pcrRow>;
+
+/** The event-log check of a quote (images with reference measurements): counts and the first event that did not pass. */
+export const eventCheck = lazySchema(() => z.strictObject({
+  count: z.number().int(),
+  checked: z.number().int(),
+  allowed: z.number().int(),
+  mismatch: z.strictObject({ event: z.number().int(), type: z.string(), pcr: z.number().int(), expected: z.string(), seen: z.string(), what: z.string() }).nullable(),
+}));
 
 export const attestationStage = lazySchema(() => z.strictObject({
   stage: z.enum(['initrd', 'ready']),
@@ -108,6 +121,8 @@ export const attestationStage = lazySchema(() => z.strictObject({
   at: z.string().nullable(),
   failed: z.string().nullable(),
   pcrs: z.array(pcrRow),
+  /** null: the stage was checked against golden values, or by a manager that does not say */
+  events: eventCheck.nullable(),
 }));
 
 export const vmAttestation = lazySchema(() => z.strictObject({
@@ -244,7 +259,7 @@ export const vmMethods = lazyMethods({
     z.strictObject({ id: vmId, lines: z.number().int().min(1).max(10_000).optional() }),
     z.strictObject({ id: z.string(), text: z.string() }),
   ),
-  'vm.attestation': () => method('Attestation of a VM: stages, verdicts, PCR table against golden values', byId, vmAttestation),
+  'vm.attestation': () => method('Attestation of a VM: stages, verdicts, the event-log check against the image\'s reference measurements (or golden values), the PCR table', byId, vmAttestation),
   'vm.learnGolden': () => method(
     'Learn an image\'s golden PCR values: one boot in learn mode for that image only, at the size given (cpus, memoryMib; default 2 CPUs, 2048 MiB: the values hold for VMs of that size only), then shut down; the job result (VmLearnedGolden) is saved only by vm.saveGolden',
     z.strictObject({ image: z.string().min(1).max(200), cpus: learnCpus().optional(), memoryMib: learnMemoryMib().optional() }),
@@ -254,6 +269,11 @@ export const vmMethods = lazyMethods({
   'vm.saveGolden': () => method(
     'Save confirmed golden PCR values (from a vm.learnGolden result) into the image\'s policy, for the size they were learned at (cpus and memoryMib; default 2 CPUs, 2048 MiB)',
     vmLearnedGolden.pick({ image: true, golden: true, firmware: true }).extend({ cpus: learnCpus().optional(), memoryMib: learnMemoryMib().optional() }).strict(),
+    z.strictObject({ image: vmImage }),
+  ),
+  'vm.remakeReferences': () => method(
+    'Make an image\'s reference measurements again from its files (no boot): after the host\'s firmware changed, say',
+    z.strictObject({ image: z.string().min(1).max(200) }),
     z.strictObject({ image: vmImage }),
   ),
   'vm.login': () => method(

@@ -106,7 +106,19 @@ function readyUptime(consoleFile: string): number {
 }
 const guestReady: number[] = [];
 
-const m = await serve({ stateDir: state, token: 'bench', learn: [TEST_IMAGE] });
+/**
+ * The guest's time in attestation, from its agent lines' uptimes: "tpm present" to "quote initrd
+ * verified" (nonce, quote, log, verification) and "ssh server up" to "quote ready verified".
+ */
+function attestSeconds(consoleFile: string): number {
+  const text = readFileSync(consoleFile, 'utf8');
+  const t = (what: string) => Number(new RegExp(`povdesk-agent: ${what}.*\\(t=([\\d.]+)\\)`).exec(text)?.[1] ?? NaN);
+  return t('quote initrd verified') - t('tpm present') + (t('quote ready verified') - t('ssh server up'));
+}
+const attestShare: number[] = [];
+
+// no learn mode: the test image attests against its reference measurements (its event log checked)
+const m = await serve({ stateDir: state, token: 'bench' });
 const client = new VmManagerClient(m.url, 'bench');
 async function managed(n: number, attested: boolean): Promise<{ secs: number; id: string }> {
   const t0 = performance.now();
@@ -115,6 +127,8 @@ async function managed(n: number, attested: boolean): Promise<{ secs: number; id
   (attested ? guestAtt : guestUnatt).push(readyUptime(vm.paths.console!));
   if (vm.state !== 'ready') throw new Error(`VM ${vm.id} is ${vm.state}`);
   if (attested && !vm.attestation.initrd?.verified) throw new Error(`VM ${vm.id} initrd quote not verified`);
+  if (attested && vm.povdesk.attestation.initrd?.events?.mismatch !== null) throw new Error(`VM ${vm.id} was not checked against its references: ${vm.povdesk.attestation.initrd?.message}`);
+  if (attested) attestShare.push(attestSeconds(vm.paths.console!));
   return { secs, id: vm.id };
 }
 
@@ -193,6 +207,7 @@ try {
   const outside = (wall: number[], guest: number[]) => median(wall.map((w, i) => w - (guest[i] ?? NaN)));
   console.log(`bench vm-manager time-outside-guest (wall minus guest uptime at READY: processes, firmware, host overhead): bare ${outside(bare, guestReady).toFixed(2)} s, managed ${outside(unatt, guestUnatt).toFixed(2)} s, attested ${outside(att, guestAtt).toFixed(2)} s`);
   console.log(`bench vm-manager attestation-added: ${(median(att) - median(unatt)).toFixed(2)} s (attested ${median(att).toFixed(2)} s vs unattested ${median(unatt).toFixed(2)} s) target 0.5`);
+  console.log(`bench vm-manager attestation-share: the attested guest spent ${median(attestShare).toFixed(2)} s quoting (both stages: nonce, tpm2_quote, the event log, verification; runs ${attestShare.map((x) => x.toFixed(2)).join('/')} s) of ${median(att).toFixed(2)} s create-to-ready (${((100 * median(attestShare)) / median(att)).toFixed(1)} %)`);
   console.log(tailLine);
 } finally {
   await m.close({ stopVms: true });

@@ -44,9 +44,16 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     const log = w.jobs.log(id).map((l) => l.message);
     if (job.state !== 'succeeded') console.log(log.slice(-60).join('\n'));
     expect(job.state, job.error?.message).toBe('succeeded');
-    const r = job.result as { manifest: { stages: Record<string, number>; docker: string; packages: Record<string, string>; runner: { sha256: string } }; proof: { passed: boolean; dockerEnabled: string; runnerSha256: string; message: string } };
+    const r = job.result as { manifest: { stages: Record<string, number>; docker: string; packages: Record<string, string>; runner: { sha256: string } }; proof: { passed: boolean; dockerEnabled: string; runnerSha256: string; message: string; attestation?: { required: boolean; verified: boolean | null; message: string; events: { count: number; checked: number } | null } } };
     console.log(`bake debian: ${Math.round((Date.now() - t0) / 1000)} s, stages ${JSON.stringify(r.manifest.stages)}; ${log.find((l) => l.startsWith('source: Debian base'))}`);
     expect(r.proof.passed).toBe(true);
+    // The import made the disk's reference measurements (its GRUB, read from the disk): the proof VM
+    // required attestation, so its runner got the probe only after the quote and event log verified.
+    expect(r.proof.attestation, JSON.stringify(r.proof.attestation)).toMatchObject({ required: true, verified: true });
+    expect(r.proof.attestation!.message).toMatch(/^initrd quote verified; event log replayed/);
+    expect(r.proof.attestation!.events!.checked).toBeGreaterThan(20);
+    console.log(`bake debian: proof attestation ${r.proof.attestation!.message}`);
+    expect(Object.keys(r.manifest.packages)).toContain('tpm2-tools');
     expect(r.proof.dockerEnabled).toBe('enabled');
     // the runner the guest ran is byte-identical to what the app prints
     expect(r.proof.runnerSha256).toBe(runnerScript().sha256);
@@ -122,11 +129,15 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     const log = w.jobs.log(id).map((l) => l.message);
     if (job.state !== 'succeeded') console.log(log.slice(-60).join('\n'));
     expect(job.state, job.error?.message).toBe('succeeded');
-    const r = job.result as { manifest: { docker: string; packages: Record<string, string>; stages: Record<string, number> }; proof: { passed: boolean; dockerEnabled: string } };
+    const r = job.result as { manifest: { docker: string; packages: Record<string, string>; stages: Record<string, number> }; proof: { passed: boolean; dockerEnabled: string; attestation?: { required: boolean; verified: boolean | null; message: string; events: { checked: number } | null } } };
     expect(r.manifest.docker).toBe('present');
-    expect(r.manifest.packages).toEqual({}); // nothing fetched or installed: docker.io, open-vm-tools and curl were there
+    expect(r.manifest.packages).toEqual({}); // nothing fetched or installed: docker.io, open-vm-tools, curl and tpm2-tools were there
     expect(log.find((l) => l.startsWith('inspect: ') && l.includes('runtime'))).toContain('runtime docker.io');
     expect(r.proof.passed).toBe(true);
+    // the converted-back disk's references are made at its import too: attested again
+    expect(r.proof.attestation, JSON.stringify(r.proof.attestation)).toMatchObject({ required: true, verified: true });
+    expect(r.proof.attestation!.message).toMatch(/^initrd quote verified; event log replayed/);
+    expect(r.proof.attestation!.events!.checked).toBeGreaterThan(20);
     expect(r.proof.dockerEnabled).toBe('enabled');
     // the version in the image after the bake is the one before (the files in one appliance boot)
     const out = join(w.home, 'again-files');

@@ -70,6 +70,9 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
     expect(json[0].policy.pcrs.initrd).toContain(9); // policy.json as the image build wrote it
     expect(json[0].povdesk.policy.pcrs.initrd).toContain(9);
     expect(json[0].povdesk.policy.recordOnly).toEqual([1, 5]);
+    // the reference measurements build-test made from the files (Image.policy is policy.json)
+    expect(json[0].policy.references.boot).toMatchObject({ kind: 'kernel', loader: 'qemu-x86-linux-q35' });
+    expect(json[0].povdesk.policy).toMatchObject({ references: { boot: { kind: 'kernel' } }, unpredictable: null });
   });
 
   const bad: [string, unknown, RegExp][] = [
@@ -124,7 +127,8 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
     const put = (body: object) => call('PUT', '/images/povdesk-test/golden', body);
     try {
       const was = JSON.parse(before);
-      const a = await put({ golden: { 4: 'a'.repeat(64) }, firmware: was.golden_firmware ?? null, cpus: 2, memory_mib: 1024 });
+      // (golden values are the fallback of an image without references: this policy has both, which is fine for the store)
+      const a = await put({ golden: { 4: 'a'.repeat(64) }, firmware: fw('d'), cpus: 2, memory_mib: 1024 });
       expect(a.status).toBe(200);
       expect(a.json.policy.goldenSizes).toEqual([{ cpus: 2, memoryMiB: 1024 }]);
       let p = JSON.parse(readFileSync(file, 'utf8'));
@@ -165,6 +169,11 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
     const again = await call('POST', '/images', { path: 'import/disk.qcow2', name: 'mydisk' });
     expect(again.status).toBe(409);
     expect(existsSync(join(state, 'images', 'mydisk', 'base.qcow2'))).toBe(true);
+    // an empty disk: nothing to predict, and the policy says why (golden values are its fallback)
+    const mine = (await call('GET', '/images/mydisk')).json;
+    expect(mine.policy).toMatchObject({ unpredictable: 'the disk has no partition table', pcrs: { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11] } });
+    expect(mine.policy.references).toBeUndefined();
+    expect(mine.povdesk.policy).toMatchObject({ references: null, unpredictable: 'the disk has no partition table' });
     expect(readdirSync(join(state, 'images')).filter((n) => n.includes('importing'))).toEqual([]);
   });
 

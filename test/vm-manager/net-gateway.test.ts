@@ -145,3 +145,25 @@ describe.skipIf(skip !== null)('a network\'s gateway port on a real switch', () 
     }
   });
 });
+
+describe.skipIf(skip !== null)('a manager closed while its network\'s switch goes down', () => {
+  it('the next manager on the state dir starts its own switch, and the old down does not remove it', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'vmm-sw-'));
+    const entry: NetworkEntry = { name: 'lan', cidr: '10.9.7.0/24', gatewayIP: '10.9.7.1', dnsSearchDomain: 'pov.test', mode: 'restricted', builtin: false, internet: false, createdAt: '' };
+    const opts = { stateDir: state, leases: () => [], entry: () => entry };
+    try {
+      const old = new LanSwitches(opts);
+      await old.up(entry);
+      void old.down('lan'); // its last VM stopped: the switch goes down in the background
+      await old.detach(); // the manager closes
+      const next = new LanSwitches(opts);
+      await next.up(entry);
+      await new Promise((r) => setTimeout(r, 2500)); // longer than a down waits for its switch to end
+      expect(next.running('lan')).toBe(true);
+      await next.down('lan');
+      expect(pidsWith(state)).toEqual([]);
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
+  });
+});

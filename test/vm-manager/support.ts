@@ -1,7 +1,7 @@
 /** Shared pieces of the vm-manager suites: one built test image reused via a cache dir, state dirs, process checks. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
@@ -35,6 +35,10 @@ function inputsHash(): string {
   h.update(readFileSync(join(repo, 'main', 'vm-manager', 'images.ts')));
   h.update(readFileSync(join(repo, 'main', 'vm-manager', 'cpio.ts')));
   if (existsSync(GUEST_QUOTE_SCRIPT)) h.update(readFileSync(GUEST_QUOTE_SCRIPT));
+  // the reference measurements in its policy.json: the code that makes them and the firmware they describe
+  for (const f of ['image-references.ts', 'attest/references.ts', 'attest/firmware.ts']) h.update(readFileSync(join(repo, 'main', 'vm-manager', f)));
+  const fw = findOvmf();
+  if (fw) for (const f of [fw.code, fw.vars]) h.update(`${f} ${statSync(f).size} ${statSync(f).mtimeMs}`);
   h.update(findKernel().kernel);
   return h.digest('hex');
 }

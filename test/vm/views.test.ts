@@ -91,7 +91,7 @@ describe('views', () => {
         },
       },
     };
-    const view = vmAttestation.parse(attestationView('deadbeef', raw, { recordOnly: [1], golden: { '0': H('a'), '4': H('e') }, firmwareChanged: null, goldenSizes: [] }));
+    const view = vmAttestation.parse(attestationView('deadbeef', raw, { recordOnly: [1], golden: { '0': H('a'), '4': H('e') }, firmwareChanged: null, goldenSizes: [], references: null, unpredictable: null }));
     const rows = Object.fromEntries(view.stages[0]!.pcrs.map((p) => [p.index, p]));
     expect(rows[0]).toMatchObject({ match: true, golden: H('a') });
     expect(rows[4]).toMatchObject({ match: false, golden: H('e'), value: H('b') });

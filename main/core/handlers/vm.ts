@@ -24,6 +24,7 @@ export function vmHandlers({ vm: app }: Pick<Services, 'vm'>): DomainHandlers<ty
     'vm.imageBuildTest': async () => ({ jobId: app.buildTestImage() }),
     'vm.learnGolden': async (args) => ({ jobId: app.learnGolden(args.image, { cpus: args.cpus, memoryMib: args.memoryMib }) }),
     'vm.saveGolden': async (args) => ({ image: await app.saveGolden(args) }),
+    'vm.remakeReferences': async (args) => ({ image: await app.remakeReferences(args.image) }),
     'vm.login': () => app.login(),
     'vm.logout': async () => (await app.logout(), { ok: true as const }),
     'vm.exec': (args) => app.exec(args.id, args.command),

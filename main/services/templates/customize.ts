@@ -1,14 +1,16 @@
 /**
  * The bake itself, inside libguestfs's appliance with no guest network: the fetched .debs are
  * copied in and installed with dpkg, the runner and its unit (generated from the same marker
- * constants as the payload) are written and enabled, Docker is enabled at boot, cloud-init is
- * disabled, the build manifest goes to /etc/povdesk/, and the machine-id is emptied so every VM
- * made from the template gets its own.
+ * constants as the payload) are written and enabled, the attestation agent and its unit
+ * (attest-agent.ts) too, Docker is enabled at boot, cloud-init is disabled, the build manifest
+ * goes to /etc/povdesk/, and the machine-id is emptied so every VM made from the template gets
+ * its own.
  */
 import { copyFileSync, linkSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUNNER_PATH, UNIT_NAME } from '../control-node/runner';
 import { PRELOAD_DIR, PRELOAD_SCRIPT, PRELOAD_UNIT, preloadScript, preloadUnit } from './preload';
+import { ATTEST_SCRIPT, ATTEST_UNIT } from './attest-agent';
 import { AppError } from '../../../shared/contract/errors';
 import type { GuestSession } from './fish';
 import { fishWord } from './tools';
@@ -18,7 +20,7 @@ const STAGING = '/var/cache/povdesk-bake';
 const EXIT_MARK = 'povdesk-install-exit=';
 
 /** Runs inside the guest (chroot in libguestfs's appliance). No network; dpkg only. */
-export function guestInstallScript(o: { enableDocker: boolean; preload?: boolean }): string {
+export function guestInstallScript(o: { enableDocker: boolean; preload?: boolean; attest?: boolean }): string {
   return `#!/bin/sh
 set -eu
 export DEBIAN_FRONTEND=noninteractive
@@ -28,6 +30,7 @@ if ls "$D"/debs/*.deb >/dev/null 2>&1; then
   dpkg --force-unsafe-io -i "$D"/debs/*.deb
 fi
 systemctl enable ${UNIT_NAME}
+${o.attest ? `systemctl enable ${ATTEST_UNIT}` : '# no attestation agent'}
 ${o.enableDocker ? `for u in containerd.service docker.socket docker.service; do
   if [ -e "/lib/systemd/system/$u" ] || [ -e "/usr/lib/systemd/system/$u" ] || [ -e "/etc/systemd/system/$u" ]; then
     systemctl enable "$u"
@@ -52,6 +55,8 @@ export interface CustomizeInput {
   enableDocker: boolean;
   /** docker-archive tars to load at first boot, before the runner (preload.ts) */
   preloadImages?: string[];
+  /** the attestation agent (attest-agent.ts): guest-quote.sh and its unit */
+  attest?: { script: string; unit: string };
   log?: (l: string) => void;
 }
 
@@ -78,7 +83,11 @@ export async function customize(session: GuestSession, o: CustomizeInput): Promi
     }
     return staged;
   });
-  writeFileSync(join(files, 'install.sh'), guestInstallScript({ enableDocker: o.enableDocker, preload: preload.length > 0 }));
+  writeFileSync(join(files, 'install.sh'), guestInstallScript({ enableDocker: o.enableDocker, preload: preload.length > 0, attest: !!o.attest }));
+  if (o.attest) {
+    writeFileSync(join(files, 'attest-script'), o.attest.script);
+    writeFileSync(join(files, 'attest-unit'), o.attest.unit);
+  }
   writeFileSync(join(files, 'preload-script'), preloadScript());
   writeFileSync(join(files, 'preload-unit'), preloadUnit());
   writeFileSync(join(files, 'manifest.json'), JSON.stringify(o.manifest, null, 2) + '\n');
@@ -91,6 +100,9 @@ export async function customize(session: GuestSession, o: CustomizeInput): Promi
     `upload ${w(join(files, 'install.sh'))} ${STAGING}/install.sh`,
     ...put(join(files, 'runner'), RUNNER_PATH, '0755'),
     ...put(join(files, 'unit'), `/etc/systemd/system/${UNIT_NAME}`, '0644'),
+    ...(o.attest
+      ? ['mkdir-p /usr/local/lib/povdesk', ...put(join(files, 'attest-script'), ATTEST_SCRIPT, '0755'), ...put(join(files, 'attest-unit'), `/etc/systemd/system/${ATTEST_UNIT}`, '0644')]
+      : []),
     ...(preload.length
       ? [
         `mkdir-p ${PRELOAD_DIR}`,

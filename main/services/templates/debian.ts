@@ -36,6 +36,12 @@ printf '%s\\n' 'GRUB_TIMEOUT=1' 'GRUB_TERMINAL="console serial"' \\
 printf '%s\\n' 'LABEL=povroot / ext4 errors=remount-ro 0 1' 'LABEL=ESP /boot/efi vfat umask=0077 0 2' > "$R/etc/fstab"
 echo povdesk-template > "$R/etc/hostname"
 chroot "$R" systemctl enable systemd-networkd
+# UEFI boots Linux through its EFI stub (GRUB's linuxefi): the stub hands the firmware's TPM event
+# log to the kernel, and the guest sends it with its quotes (docs/attestation.md). BIOS keeps linux.
+printf '%s\\n' '#!/bin/sh' 'cat <<"EOF"' 'if [ "\${grub_platform}" = efi ]; then set povdesk_linux=linuxefi; set povdesk_initrd=initrdefi; else set povdesk_linux=linux; set povdesk_initrd=initrd; fi' 'export povdesk_linux povdesk_initrd' 'EOF' > "$R/etc/grub.d/05_povdesk_linuxefi"
+chmod 755 "$R/etc/grub.d/05_povdesk_linuxefi"
+sed -i 's/^\\tlinux\\t/\\t\\\\\${povdesk_linux}\\t/; s/^\\tinitrd\\t/\\t\\\\\${povdesk_initrd}\\t/' "$R/etc/grub.d/10_linux"
+grep -q 'povdesk_linux' "$R/etc/grub.d/10_linux"
 `;
 
 /**
@@ -48,7 +54,7 @@ chroot "$R" systemctl enable systemd-networkd
  */
 export const BOOTLOADER_LINES = [
   'sh "disk=$(grub-probe --target=disk /boot) && grub-install --target=i386-pc $disk"',
-  'sh "grub-install --target=x86_64-efi --efi-directory=/boot/efi --removable --no-nvram --no-uefi-secure-boot"',
+  'sh "grub-install --target=x86_64-efi --efi-directory=/boot/efi --removable --no-nvram --no-uefi-secure-boot --modules=tpm"',
   'sh "update-grub"',
 ];
 

@@ -3,7 +3,10 @@
  * any imported disk (OVMF + swtpm, the disk as a qcow2 overlay, QEMU user networking with the
  * metadata service at 169.254.169.254). A probe payload between both markers goes into the VM's
  * user_data; the guest's own runner must fetch and run it. The probe prints one line on the serial
- * console (the nonce proves it is this boot's) and reports ready to the metadata service.
+ * console (the nonce proves it is this boot's) and reports ready to the metadata service. When the
+ * image has reference measurements the VM requires attestation: its user-data, so the probe, is
+ * released only after the guest's quote and event log verified against them, and the proof
+ * records that verdict.
  */
 import { randomBytes } from 'node:crypto';
 import type { ProofResult } from '../../../shared/contract/templates';
@@ -72,6 +75,8 @@ export interface ProofInput {
   expectDocker: boolean;
   /** images the bake preloaded: each must be in the guest's Docker when the runner runs the probe */
   expectImages?: string[];
+  /** true: the VM requires attestation; else why the image boots without (no reference measurements) */
+  attest?: true | string;
   timeoutMs?: number;
   signal?: AbortSignal;
   onVm?: (id: string) => void;
@@ -85,22 +90,32 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
   const vm = await o.client.create({
     name: `proof-${nonce.slice(0, 8)}`, image: o.image, cpus: 1, memory_mib: 1024, disk_gib: o.diskGib,
     user_data: probePayload(nonce, o.expectImages ?? [], o.expectDocker),
-    // A baked template has no golden values and does not quote: the runner is what is proven here.
-    require_attestation: false, wait_for: 'none',
+    require_attestation: o.attest === true, wait_for: 'none',
   });
   o.onVm?.(vm.id);
   o.log?.(`proof VM ${vm.id} booting ${o.image}`);
   let tail = '';
   let last: string | null = null;
+  let attestation: NonNullable<ProofResult['attestation']> = o.attest === true
+    ? { required: true, verified: null, message: 'no quote yet', events: null }
+    : { required: false, verified: null, message: `not attested: ${o.attest ?? 'not asked for'}`, events: null };
   const result = (passed: boolean, message: string, m?: RegExpExecArray | null): ProofResult => ({
     passed, at: new Date().toISOString(), seconds: Math.round((Date.now() - started) / 100) / 10,
-    dockerEnabled: m?.[2] ?? null, runnerSha256: m?.[4] ?? null, message, consoleTail: tail,
+    dockerEnabled: m?.[2] ?? null, runnerSha256: m?.[4] ?? null, message, consoleTail: tail, attestation,
   });
   try {
     const deadline = started + (o.timeoutMs ?? 420_000);
     while (Date.now() < deadline) {
       await sleep(2000, o.signal).catch(() => undefined);
       if (o.signal?.aborted) throw new AppError('cancelled', 'proof boot cancelled');
+      const rec = await o.client.get(vm.id).catch(() => null);
+      const quote = rec?.attestation.initrd;
+      if (o.attest === true && quote) {
+        const events = rec?.povdesk?.attestation?.initrd?.events as { count: number; checked: number; allowed: number } | null | undefined;
+        attestation = { required: true, verified: quote.verified, message: quote.message ?? '', events: events ? { count: events.count, checked: events.checked, allowed: events.allowed } : null };
+        // a quote the verifier refused does not verify on a retry: the image does not boot what it was made with
+        if (!quote.verified) return result(false, `the proof boot's attestation failed, so the runner never got the probe: ${quote.message}`);
+      }
       const c = await o.client.console(vm.id, 400).catch(() => null);
       if (c) {
         tail = c.console.split('\n').slice(-60).join('\n');
@@ -115,6 +130,8 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
           if (m[4] !== o.expectRunnerSha256) problems.push(`the runner's sha256 is ${m[4] || 'unknown'}, the app's is ${o.expectRunnerSha256}`);
           if (m[3] !== 'enabled') problems.push(`${UNIT_NAME} is "${m[3]}", not enabled`);
           if (o.expectImages?.length && m[5] !== 'ok') problems.push(`the preloaded images are not all in Docker when the runner runs (${m[5]}): see povdesk-preload-images.service on the console`);
+          // the probe is user-data: with attestation required it ran only after the quote verified
+          if (o.attest === true && attestation.verified !== true) problems.push(`the probe ran but the VM's attestation is not recorded as verified (${attestation.message})`);
           if (o.expectDocker && m[2] !== 'enabled') problems.push(`systemctl is-enabled docker says "${m[2]}": Docker would not start on a POV`);
           else if (o.expectDocker && m[6] !== 'ok') problems.push('Docker is enabled but could not run a container (an image made from the guest\'s /bin/sh): see Docker\'s error on the console');
           const secs = Math.round((Date.now() - started) / 1000);
@@ -123,7 +140,6 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
             : result(true, `the runner fetched the probe from the metadata service and ran it after ${secs} s; docker.service ${m[2]}${o.expectDocker ? ' and a container ran' : ''}${o.expectImages?.length ? `; preloaded ${o.expectImages.join(', ')} in Docker` : ''}`, m);
         }
       }
-      const rec = await o.client.get(vm.id).catch(() => null);
       if (rec && (rec.state === 'failed' || rec.state === 'stopped')) {
         return result(false, `the proof VM ${rec.state}${rec.lastError ? `: ${rec.lastError}` : ''} before the runner ran the probe`);
       }

@@ -15,6 +15,7 @@ import {
 import type { JobContext, JobRunner } from '../jobs/runner';
 import type { VmManagerClient } from '../../vm-api/client';
 import { RUNNER_PATH, UNIT_NAME, runnerScript } from '../control-node/runner';
+import { attestUnit } from './attest-agent';
 import { customize } from './customize';
 import { debianBase } from './debian';
 import type { GuestSession } from './fish';
@@ -157,11 +158,13 @@ export class TemplateService {
       job.log(`packages: ${debs.length} .deb (${Math.round(debs.reduce((n, p) => n + p.bytes, 0) / 1024 ** 2)} MiB)`);
       done('packages');
 
-      stage('bake', 'installing the runner, Docker and open-vm-tools (in the appliance inspection booted)');
+      stage('bake', 'installing the runner, the attestation agent, Docker and open-vm-tools (in the appliance inspection booted)');
       const runner = runnerScript();
+      const agent = await client.attestAgent();
       const manifest = this.manifest(args, sourceLabel, baseSha256, guest, debs, runner.sha256, times);
       await customize(session, {
         work, debsDir: debs.length ? join(work, 'debs') : null, runner, manifest, enableDocker: args.docker !== 'skip', preloadImages: preload.map((p) => p.path),
+        attest: { script: agent.script, unit: attestUnit(agent.pcrs.initrd) },
         log: (l) => job.log(l),
       });
       session = null; // closed: the disk is unmounted and synced
@@ -173,11 +176,16 @@ export class TemplateService {
       const img = await client.importImage(incoming, args.name);
       registered = true;
       rmSync(incoming, { force: true });
+      // The import made its reference measurements from the disk (its GRUB, kernel, initrd): then
+      // the proof boot runs attested. A disk they could not be made for says why, and boots without.
+      const policy = (await client.image(args.name)).povdesk?.policy as { references?: unknown; unpredictable?: string | null } | null | undefined;
+      const attest = policy?.references ? true : `the image has no reference measurements: ${policy?.unpredictable ?? 'its manager does not make them'}`;
+      job.log(attest === true ? 'register: reference measurements made from the disk; the proof boot runs attested' : `register: ${attest}; the proof boot runs without attestation`);
       done('register');
 
       stage('proof', 'booting the baked image; waiting for its runner to run the probe');
       const proof = await proofBoot({
-        client, image: args.name, diskGib: Math.max(1, Math.ceil((img.virtualSizeBytes ?? 0) / 1024 ** 3)),
+        client, image: args.name, diskGib: Math.max(1, Math.ceil((img.virtualSizeBytes ?? 0) / 1024 ** 3)), attest,
         expectRunnerSha256: runner.sha256, expectDocker: args.docker !== 'skip', expectImages: preload.flatMap((p) => p.refs), timeoutMs: this.d.proofTimeoutMs, signal: job.signal,
         onVm: (id) => job.progress('proof', STAGE_WEIGHT.proof[0], `proof VM ${id}`), log: (l) => job.log(l),
       });
@@ -226,6 +234,8 @@ export class TemplateService {
     }
     if (!guest.installed.has('open-vm-tools')) want.add('open-vm-tools');
     if (!guest.installed.has('curl')) want.add('curl');
+    // the attestation agent's TPM tools (attest-agent.ts); the guest's quote, log and nonce go over curl
+    if (!guest.installed.has('tpm2-tools')) want.add('tpm2-tools');
     for (const p of want) if (guest.installed.has(p)) want.delete(p);
     return [...want].sort();
   }

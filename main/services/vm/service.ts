@@ -370,7 +370,7 @@ export class VmApp {
       throw new AppError('unsupported', 'the test image is built by the local vm-manager; switch the connection to local, or build it on the remote host with `povdesk vm-manager image build-test`');
     }
     return this.o.jobs.start({ kind: 'vm.imageBuildTest', title: 'Build the test image', subject: 'vm:image:povdesk-test' }, async (job) => {
-      job.progress('building', null, 'kernel, busybox and tpm2-tools into an initramfs, then one boot to learn its golden PCR values (about a minute under TCG)');
+      job.progress('building', null, 'kernel, busybox and tpm2-tools into an initramfs, then its reference measurements from the files (seconds; no boot)');
       const started = Date.now();
       const out = await this.o.supervisor.runCli(['image', 'build-test'], job.signal);
       const line = out.split('\n').find((l) => l.trim().startsWith('{'));
@@ -414,6 +414,17 @@ export class VmApp {
       const learned = await Promise.race([call, cancelled]);
       job.log(`learned ${Object.keys(learned.golden).length} golden values of ${image} at ${sized} in ${learned.seconds} s`);
       return learned;
+    });
+  }
+
+  /** The image's reference measurements made again from its files by the manager (no boot). */
+  async remakeReferences(imageName: string): Promise<VmImage> {
+    return this.call('POST references', async (c) => {
+      await c.remakeReferences(imageName);
+      const all = await c.images();
+      const image = all.find((i) => imageRef(i, all) === imageName);
+      if (!image) throw new AppError('not_found', `image ${imageName} is gone after its references were made again`);
+      return imageView(image, all);
     });
   }
 

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, describeZodError } from '../../../shared/contract/errors';
-import { vmLearnedGolden, type PcrRow, type VmAttestation, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
+import { eventCheck, vmLearnedGolden, type PcrRow, type VmAttestation, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
 import type { Loose } from '../../vm-api/client';
 import type { ApiVm, Attestation, Host, Image } from '../../vm-api/schemas';
 
@@ -143,8 +143,23 @@ const policyExtras = lazySchema(() => z.object({
   goldenCount: z.number().optional(),
   firmwareChanged: nstr,
   goldenSizes: z.array(z.object({ cpus: z.number(), memoryMiB: z.number() })).optional().default([]),
+  references: z.object({
+    madeAt: str,
+    firmware: z.object({ code: str }).passthrough(),
+    boot: z.object({ kind: str, kernel: str.optional(), initrd: str.optional(), cmdline: str.optional(), efiApps: z.array(str).optional(), files: z.number().optional() }).passthrough(),
+  }).passthrough().nullable().optional().default(null),
+  unpredictable: nstr,
 }));
 export type ImagePolicy = z.output<typeof policyExtras>;
+
+/** The daemon's references summary (image-references.ts referencesSummary) in one line. */
+function referencesLine(r: NonNullable<ImagePolicy['references']>): string {
+  const b = r.boot;
+  const what = b.kind === 'kernel'
+    ? `kernel ${b.kernel?.slice(0, 12)}…, initrd ${b.initrd?.slice(0, 12)}…, command line "${b.cmdline ?? ''}"`
+    : `GRUB: ${(b.efiApps ?? []).join(', ')}, ${b.files ?? 0} files under /boot, command line "${b.cmdline ?? ''}"`;
+  return `made ${r.madeAt.slice(0, 16).replace('T', ' ')} from the files: ${what}; firmware ${r.firmware.code}`;
+}
 
 /** The name an image is created with: the daemon's name, else the bare id (its newest version), else "<id>_<version>". */
 export function imageRef(i: Loose<Image>, all: Loose<Image>[]): string {
@@ -160,8 +175,8 @@ export function imagePolicy(i: Loose<Image>): ImagePolicy | null {
   if ('policy' in own) return own.policy === null ? null : extra(policyExtras, own.policy);
   if (i.policy === undefined) return null;
   const built = extra(z.object({ golden: z.object({ sha256: z.record(z.string(), z.string()) }), record_only: z.array(z.number()).optional() }), i.policy);
-  if (built) return { golden: built.golden.sha256, recordOnly: built.record_only ?? [], firmwareChanged: null, goldenSizes: [] };
-  return extra(policyExtras, i.policy) ?? { recordOnly: [], golden: {}, firmwareChanged: null, goldenSizes: [] };
+  if (built) return { golden: built.golden.sha256, recordOnly: built.record_only ?? [], firmwareChanged: null, goldenSizes: [], references: null, unpredictable: null };
+  return extra(policyExtras, i.policy) ?? { recordOnly: [], golden: {}, firmwareChanged: null, goldenSizes: [], references: null, unpredictable: null };
 }
 
 export function imageView(i: Loose<Image>, all: Loose<Image>[] = [i]): VmImage {
@@ -176,6 +191,8 @@ export function imageView(i: Loose<Image>, all: Loose<Image>[] = [i]): VmImage {
     goldenPcrs: policy ? (policy.goldenCount ?? Object.keys(policy.golden).length) : 0,
     firmwareChanged: policy?.firmwareChanged ?? null,
     goldenSizes: (policy?.goldenSizes ?? []).map((s) => ({ cpus: s.cpus, memoryMib: s.memoryMiB })),
+    references: policy?.references ? referencesLine(policy.references) : null,
+    unpredictable: policy?.unpredictable ?? null,
   };
 }
 
@@ -192,25 +209,30 @@ const quoteExtras = lazySchema(() => z.object({
   failed: nstr,
   pcrs: z.record(z.string(), z.string()).optional().default({}),
   mismatches: z.array(z.object({ pcr: z.union([z.string(), z.number()]), expected: str, got: str })).optional().default([]),
+  events: eventCheck.nullable().optional().default(null),
 }));
 
 /**
- * The PCR table per stage: the quoted value, the image's golden value and whether they match.
- * PCRs 11 and 13 are computed by the verifier (never golden); record-only PCRs are shown, not
- * compared; a PCR without a golden value (learn mode) has match null. The document's Quote has no
- * PCR values: a cluster's manager gives verdicts only, and the table is then empty.
+ * The PCR table per stage: the quoted value, what it must be and whether they match. For an image
+ * with reference measurements that is the replay of the guest's event log (each event checked
+ * against the references: the stage's `events`); else the image's golden value. PCRs 11 and 13
+ * are computed by the verifier (never golden); record-only PCRs are shown, not compared; a PCR
+ * without a golden value (learn mode) has match null. The document's Quote has no PCR values: a
+ * cluster's manager gives verdicts only, and the table is then empty.
  */
 export function attestationView(id: string, raw: Loose<Attestation>, policy: ImagePolicy | null): VmAttestation {
   const a = extrasOf(raw);
   const golden: Record<string, string> = { ...(policy?.golden ?? {}) };
-  const table = extra(z.array(z.object({ pcr: z.union([z.string(), z.number()]), golden: nstr })), a.table) ?? [];
+  const table = extra(z.array(z.object({ pcr: z.union([z.string(), z.number()]), golden: nstr, replayed: nstr })), a.table) ?? [];
   for (const row of table) if (row.golden && golden[String(row.pcr)] === undefined) golden[String(row.pcr)] = row.golden;
+  const replayed = new Map(table.filter((r) => r.replayed).map((r) => [String(r.pcr), r.replayed!]));
+  const references = a.references === true;
   const recordOnly = new Set((policy?.recordOnly ?? []).map(String));
   const stages: VmAttestation['stages'] = [];
   for (const stage of ['initrd', 'ready'] as const) {
     const q = raw[stage];
     if (!q) continue;
-    const s = extra(quoteExtras, a[stage]) ?? { failed: null, pcrs: {}, mismatches: [] };
+    const s = extra(quoteExtras, a[stage]) ?? { failed: null, pcrs: {}, mismatches: [], events: null };
     const mismatched = new Map(s.mismatches.map((m) => [String(m.pcr), m]));
     const pcrs: PcrRow[] = Object.keys(s.pcrs)
       .sort((x, y) => Number(x) - Number(y))
@@ -220,12 +242,15 @@ export function attestationView(id: string, raw: Loose<Attestation>, policy: Ima
         let note: string | null = null;
         let match: boolean | null = null;
         if (k === '11' || k === '13') note = 'computed by the verifier (boot phase / user-data), not a golden value';
-        else if (recordOnly.has(k)) note = 'record only: differs per VM size, never compared';
+        else if (references) {
+          const r = mismatched.get(k)?.expected ?? (s.events ? value : replayed.get(k) ?? null);
+          return { index: Number(k), value, golden: r, match: r === null ? null : !mismatched.has(k), note: r === null ? 'not replayed yet' : 'replayed from the event log' };
+        } else if (recordOnly.has(k)) note = 'record only: differs per VM size, never compared';
         else if (g === null) note = 'no golden value yet (learn mode)';
         else match = mismatched.has(k) ? false : g.toLowerCase() === value.toLowerCase();
         return { index: Number(k), value, golden: g, match, note };
       });
-    stages.push({ stage, verified: q.verified, message: q.message ?? '', at: q.at, failed: s.failed, pcrs });
+    stages.push({ stage, verified: q.verified, message: q.message ?? '', at: q.at, failed: s.failed, pcrs, events: s.events });
   }
   return {
     id,

@@ -4,21 +4,25 @@
 # Usage: guest-quote.sh <initrd|ready> <metadata-host> <port>
 #
 # Runs under busybox sh with busybox applets and tpm2-tools only (busybox wget segfaults in the
-# static guest, so HTTP goes through nc). Steps:
+# static guest, so HTTP goes through nc; a guest without nc, like a baked Debian template, uses
+# curl). Steps:
 #   1. read the AK the manager provisioned at $ATTEST_AK_HANDLE (the guest never makes one);
 #   2. extend the stage's phase words into PCR 11 (once per boot) and, at the ready stage, the
 #      sha256 of $ATTEST_USER_DATA_FILE into PCR 13 (once per boot);
 #   3. GET /attest/nonce (64 hex chars), tpm2_quote the sha256 bank with the nonce as qualifying data;
-#   4. POST /attest/quote with a JSON body; print the server's answer; exit 0 only on HTTP 200.
+#   4. POST /attest/quote with a JSON body (the quote and the firmware's event log); print the
+#      server's answer; exit 0 only on HTTP 200.
 #
 # Environment:
-#   TPM2TOOLS_TCTI     TPM to use (default device:/dev/tpmrm0; tests use swtpm:host=127.0.0.1,port=P)
+#   TPM2TOOLS_TCTI     TPM to use (default device:/dev/tpmrm0; tests use swtpm:path=<unix socket>)
 #   ATTEST_PCRS        comma list overriding the stage's PCRs (default initrd 0-7,11; ready 0-7,11,13)
 #   ATTEST_AK_HANDLE   persistent handle of the AK (default 0x81010002)
 #   ATTEST_HTTP_TIMEOUT  seconds one HTTP exchange may take (default 30)
 #   ATTEST_STATE_DIR   per-boot scratch and phase markers (default /run/attest; must be per boot)
 #   ATTEST_USER_DATA_FILE  user-data the guest applied; its sha256 is extended into PCR 13 at the
 #                      ready stage (an empty file or none leaves PCR 13 zero)
+#   ATTEST_EVENT_LOG   the firmware's TCG event log, sent with the quote so the verifier can replay
+#                      it (default /sys/kernel/security/tpm0/binary_bios_measurements; none: not sent)
 #
 # Exit codes: 0 verified, 1 rejected by the verifier (HTTP 403), 2 usage, 3 TPM failure,
 # 4 metadata service unreachable or answered something unexpected.
@@ -50,6 +54,7 @@ case "$HTTP_TIMEOUT" in
   '' | *[!0-9]*) die 2 "ATTEST_HTTP_TIMEOUT must be whole seconds, got '$HTTP_TIMEOUT'" ;;
 esac
 STATE=${ATTEST_STATE_DIR:-/run/attest}
+EVENT_LOG=${ATTEST_EVENT_LOG:-/sys/kernel/security/tpm0/binary_bios_measurements}
 : "${TPM2TOOLS_TCTI:=device:/dev/tpmrm0}"
 export TPM2TOOLS_TCTI
 
@@ -102,7 +107,7 @@ if [ "$STAGE" = ready ]; then
   fi
 fi
 
-# 3. HTTP over nc. http <method> <path> [body-file] → status in $W/status, body in $W/body.
+# 3. HTTP over nc (or curl). http <method> <path> [body-file] → status in $W/status, body in $W/body.
 http() {
   if [ -n "${3:-}" ]; then
     len=$(wc -c <"$3" | tr -d ' ')
@@ -111,11 +116,18 @@ http() {
   else
     printf '%s %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$1" "$2" "$HOST" >"$W/request"
   fi
-  # nc -w bounds only the connect; timeout bounds a metadata service that accepts and never answers.
-  if ! timeout "$HTTP_TIMEOUT" nc -w 10 "$HOST" "$PORT" <"$W/request" >"$W/response" 2>"$W/nc.err"; then
-    [ -s "$W/response" ] ||
-      die 4 "no answer from the metadata service at $HOST:$PORT within ${HTTP_TIMEOUT} s: $(cat "$W/nc.err")"
+  if command -v nc >/dev/null 2>&1; then
+    # nc -w bounds only the connect; timeout bounds a metadata service that accepts and never answers.
+    timeout "$HTTP_TIMEOUT" nc -w 10 "$HOST" "$PORT" <"$W/request" >"$W/response" 2>"$W/nc.err"
+  else
+    # A guest without nc (a Debian template): curl, with its headers, for the same parsing below.
+    if [ -n "${3:-}" ]; then set -- "$1" "$2" "$3" -H 'Content-Type: application/json' -H 'Expect:' --data-binary "@$3"; fi
+    http_method=$1 http_path=$2
+    shift 2; [ $# -gt 0 ] && shift
+    curl -sS -i --max-time "$HTTP_TIMEOUT" --connect-timeout 10 -X "$http_method" "$@" "http://$HOST:$PORT$http_path" >"$W/response" 2>"$W/nc.err"
   fi
+  [ -s "$W/response" ] ||
+    die 4 "no answer from the metadata service at $HOST:$PORT within ${HTTP_TIMEOUT} s: $(cat "$W/nc.err")"
   head -n 1 "$W/response" | cut -d' ' -f2 >"$W/status"
   # The body starts after the first empty line (headers end with CRLF CRLF).
   tr -d '\r' <"$W/response" | sed '1,/^$/d' >"$W/body"
@@ -141,6 +153,11 @@ b64() { base64 -w 0 "$1"; }
   printf '"ak_pub":"%s",' "$(b64 "$W/ak.pub")"
   printf '"quote":"%s",' "$(b64 "$W/quote.msg")"
   printf '"signature":"%s",' "$(b64 "$W/quote.sig")"
+  # The log after the quote: every event in it happened before the PCRs were read. securityfs
+  # files report no size, so it is copied first.
+  if [ -r "$EVENT_LOG" ] && cat "$EVENT_LOG" >"$W/events.bin" 2>/dev/null && [ -s "$W/events.bin" ]; then
+    printf '"event_log":"%s",' "$(b64 "$W/events.bin")"
+  fi
   printf '"pcrs":"%s"}' "$(b64 "$W/quote.pcrs")"
 } >"$W/quote.json"
 

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, describeZodError } from '../../../shared/contract/errors';
 import { isGoldenVmSize } from '../../../shared/golden-size';
+import { referencesSchema } from './references';
 
 export type Stage = 'initrd' | 'ready';
 
@@ -23,7 +24,9 @@ const isDefaultSize = (s: VmSize) => isGoldenVmSize(s.cpus, s.memoryMiB);
 
 /**
  * An image's attestation policy (policy.json beside the image). `pcrs` lists what each stage
- * quotes; `golden.sha256` the expected values; PCRs 11 and 13 are never golden (they are computed:
+ * quotes; `references` what the boot will measure (the verifier replays the guest's event log and
+ * checks each event against them); without references (`unpredictable` says why), `golden.sha256`
+ * holds the expected values learned by a boot; PCRs 11 and 13 are never golden (they are computed:
  * see expectedPcr11 / expectedPcr13); `record_only` PCRs are quoted and reported but never compared
  * (e.g. one that differs per VM). The PCRs move with the VM's size (shared/golden-size.ts), so
  * `golden` holds the values of the default size (GOLDEN_VM_SIZE) and `golden_sizes` those learned
@@ -48,6 +51,10 @@ export const imagePolicySchema = lazySchema(() => z
       .object({ path: z.string().min(1), sha256: hex32 })
       .strict()
       .optional(),
+    /** what the boot will measure, computed from the files when the image was made (references.ts) */
+    references: referencesSchema.optional(),
+    /** why the image has no references (its boot cannot be predicted): golden values are its fallback */
+    unpredictable: z.string().min(1).max(2000).optional(),
   })
   .strict()
   .superRefine((p, ctx) => {

@@ -6,8 +6,8 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -67,42 +67,30 @@ export async function provisionAk(tcti: string): Promise<ProvisionedAk> {
   }
 }
 
-function portFree(port: number): Promise<boolean> {
+function answers(path: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** Two consecutive free loopback ports: the swtpm TCTI talks to port (commands) and port+1 (control). */
-export async function loopbackPortPair(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const p = 20000 + 2 * Math.floor(Math.random() * 20000);
-    if ((await portFree(p)) && (await portFree(p + 1))) return p;
-  }
-  throw new Error('no two consecutive free loopback ports for swtpm');
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = connect(port, '127.0.0.1');
+    const c = connect(path);
     c.once('connect', () => (c.destroy(), resolve(true)));
     c.once('error', () => (c.destroy(), resolve(false)));
   });
 }
 
 /**
- * Runs `fn` against a swtpm on `stateDir` reached over loopback TCP (the only transport tpm2-tss
- * 3.2's swtpm TCTI has), then stops it; the state it wrote stays for the VM's own swtpm.
+ * Runs `fn` against a swtpm on `stateDir`, then stops it; the state it wrote stays for the VM's own
+ * swtpm. The swtpm listens on a unix socket (and its control socket beside it) in a fresh 0700
+ * directory: no other local user can reach the TPM while the AK is made, and nothing but the swtpm
+ * we started can be listening there (a loopback TCP port could be taken, or answered, by anyone).
  */
 export async function withSwtpm<T>(stateDir: string, fn: (tcti: string) => Promise<T>): Promise<T> {
-  const port = await loopbackPortPair();
+  const dir = mkdtempSync(join(tmpdir(), 'povdesk-swtpm-'));
+  chmodSync(dir, 0o700);
+  const sock = join(dir, 'tpm.sock');
+  const ctrl = `${sock}.ctrl`; // where tpm2-tss's swtpm TCTI looks for the control channel of path=<sock>
   // It dies with the manager: killed mid-provisioning, nothing else would ever stop it.
   const child = spawn(...dyingWithParent('swtpm', [
     'socket', '--tpm2', '--tpmstate', `dir=${stateDir}`,
-    '--server', `type=tcp,port=${port},bindaddr=127.0.0.1`,
-    '--ctrl', `type=tcp,port=${port + 1},bindaddr=127.0.0.1`,
+    '--server', `type=unixio,path=${sock}`,
+    '--ctrl', `type=unixio,path=${ctrl}`,
     '--flags', 'startup-clear,not-need-init',
   ]), { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
@@ -110,15 +98,16 @@ export async function withSwtpm<T>(stateDir: string, fn: (tcti: string) => Promi
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   try {
     const end = Date.now() + 5000;
-    while (!(await listening(port)) || !(await listening(port + 1))) {
+    while (!(await answers(sock)) || !(await answers(ctrl))) {
       if (child.exitCode !== null) throw new Error(`swtpm exited (${child.exitCode}) before provisioning: ${err.trim()}`);
-      if (Date.now() > end) throw new Error(`swtpm did not listen on 127.0.0.1:${port} within 5 s: ${err.trim()}`);
+      if (Date.now() > end) throw new Error(`swtpm did not listen on ${sock} within 5 s: ${err.trim()}`);
       await sleep(20);
     }
-    return await fn(`swtpm:host=127.0.0.1,port=${port}`);
+    return await fn(`swtpm:path=${sock}`);
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { lazySchema } from '../../../shared/lazy-schema';
 import { describeZodError } from '../../../shared/contract/errors';
 import type { NonceStore } from './nonce';
+import { checkEvents, type EventMismatch } from './events';
+import { EV, EventLogError, MAX_EVENT_LOG_BYTES, parseEventLog, replay } from './eventlog';
+import type { Expectations } from './references';
 import { expectedPcr11, expectedPcr13, goldenPcrs, type ImagePolicy, type Stage } from './policy';
 import {
   OBJ,
@@ -35,6 +38,8 @@ export const quoteBodySchema = lazySchema(() => z
     quote: b64(1024).min(1),
     signature: b64(1024).min(1),
     pcrs: b64(24 * 32),
+    /** the firmware's TCG event log (binary_bios_measurements), base64; required when the image has references */
+    event_log: b64(MAX_EVENT_LOG_BYTES).optional(),
   })
   .strict());
 export type QuoteBody = z.infer<typeof quoteBodySchema>;
@@ -49,6 +54,8 @@ export type FailedCheck =
   | 'pcr_digest'
   | 'ak_pin'
   | 'phase'
+  | 'event_log'
+  | 'event'
   | 'golden';
 
 export interface QuoteVerdict {
@@ -63,6 +70,8 @@ export interface QuoteVerdict {
   mismatches: { pcr: string; expected: string; got: string }[];
   /** Learn mode: PCRs accepted without a golden value (record them with recordGolden). */
   learned: Record<string, string>;
+  /** The event-log check (images with references): events compared, allowed by type, and the first that did not pass. */
+  events: { count: number; checked: number; allowed: number; mismatch: EventMismatch | null } | null;
 }
 
 export interface VerifyRequest {
@@ -80,6 +89,11 @@ export interface VerifyRequest {
    * undefined skips the PCR 13 check (PCR 13 is still reported).
    */
   userData?: string | Buffer | null;
+  /**
+   * What this VM's boot must measure (references.expectationsFor), when the policy has references;
+   * a string says why they could not be made (the quote is then refused, naming it).
+   */
+  expectations?: Expectations | string;
 }
 
 const REQUIRED_ATTRS: [keyof typeof OBJ, boolean][] = [
@@ -145,7 +159,9 @@ function signatureProblem(pub: PublicArea, sig: Signature, attest: Buffer): stri
  * body shape; TPMS_ATTEST magic and type; nonce (issued to this VM, unexpired, unused — consumed
  * here, and equal to the quote's qualifying data); AK attributes; signature; PCR values reproduce
  * pcrDigest and cover the stage's PCRs; AK pinning; PCR 11 phase path (and PCR 13 user-data when
- * given); golden values (learn mode accepts missing ones). Never throws for bad input.
+ * given); then, for an image with reference measurements, the event log (replayed to the quoted
+ * PCRs, each event checked), else golden values (learn mode accepts missing ones). Never throws for
+ * bad input.
  */
 export function verifyQuote(req: VerifyRequest): QuoteVerdict {
   const rawStage = (req.body as { stage?: unknown } | null)?.stage;
@@ -158,6 +174,7 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
     pcrs: {},
     mismatches: [],
     learned: {},
+    events: null,
   };
   const fail = (failed: FailedCheck, message: string): QuoteVerdict => {
     verdict.failed = failed;
@@ -264,31 +281,84 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
     }
   }
 
-  // 8. golden values.
-  const golden = req.policy.golden.sha256;
-  const unknown: string[] = [];
-  for (const p of goldenPcrs(req.policy, stage)) {
-    const k = String(p);
-    const want = golden[k];
-    if (want === undefined) {
-      if (req.learn) verdict.learned[k] = pcrs[k]!;
-      else unknown.push(k);
-    } else if (want !== pcrs[k]) {
-      verdict.mismatches.push({ pcr: k, expected: want, got: pcrs[k]! });
+  // 8. the event log against the image's references, when it has them; else golden values.
+  if (req.policy.references) {
+    const problem = eventLogProblem(verdict, body, req.expectations);
+    if (problem) return fail(problem[0], problem[1]);
+  } else {
+    const golden = req.policy.golden.sha256;
+    const unknown: string[] = [];
+    for (const p of goldenPcrs(req.policy, stage)) {
+      const k = String(p);
+      const want = golden[k];
+      if (want === undefined) {
+        if (req.learn) verdict.learned[k] = pcrs[k]!;
+        else unknown.push(k);
+      } else if (want !== pcrs[k]) {
+        verdict.mismatches.push({ pcr: k, expected: want, got: pcrs[k]! });
+      }
     }
-  }
-  if (verdict.mismatches.length) {
-    const m = verdict.mismatches.map((x) => `pcr ${x.pcr} expected ${x.expected}, got ${x.got}`).join('; ');
-    return fail('golden', `golden mismatch: ${m}`);
-  }
-  if (unknown.length) {
-    return fail('golden', `no golden value for pcr ${unknown.join(', ')} in image ${req.policy.image_id} ${req.policy.image_version}; run in learn mode and record them with "image golden --from-vm"`);
+    if (verdict.mismatches.length) {
+      const m = verdict.mismatches.map((x) => `pcr ${x.pcr} expected ${x.expected}, got ${x.got}`).join('; ');
+      return fail('golden', `golden mismatch: ${m}`);
+    }
+    if (unknown.length) {
+      const why = req.policy.unpredictable ? ` (it has no reference measurements: ${req.policy.unpredictable})` : '';
+      return fail('golden', `no golden value for pcr ${unknown.join(', ')} in image ${req.policy.image_id} ${req.policy.image_version}${why}; learn golden values for it (a learn boot)`);
+    }
   }
 
   verdict.ok = true;
   const learnedNote = Object.keys(verdict.learned).length ? `; learned pcr ${Object.keys(verdict.learned).join(', ')}` : '';
-  verdict.message = `${stage} quote verified${learnedNote}`;
+  const eventsNote = verdict.events ? `; event log replayed (${verdict.events.count} events: ${verdict.events.checked} checked against the references, ${verdict.events.allowed} allowed by type)` : '';
+  verdict.message = `${stage} quote verified${eventsNote}${learnedNote}`;
   return verdict;
+}
+
+const ZERO = '00'.repeat(32);
+/** PCRs the verifier computes itself (phase, user-data): the firmware's log must not touch them. */
+const COMPUTED = new Set([11, 13]);
+
+/**
+ * Replays the event log, requires the replay to equal every quoted PCR but the computed ones (and
+ * the log to touch no PCR the quote leaves out), then checks each event against the expectations.
+ * Returns the failed check and its message, or null; fills verdict.events and verdict.mismatches.
+ */
+function eventLogProblem(verdict: QuoteVerdict, body: QuoteBody, expectations: Expectations | string | undefined): [FailedCheck, string] | null {
+  if (typeof expectations !== 'object') return ['event', `cannot check the event log: ${expectations ?? 'no reference measurements were resolved for this VM'}`];
+  if (!body.event_log) {
+    return ['event_log', 'the quote came without the firmware event log (event_log): this image is checked event by event against its reference measurements; update the guest\'s guest-quote.sh'];
+  }
+  let log;
+  try {
+    log = parseEventLog(Buffer.from(body.event_log, 'base64'));
+  } catch (e) {
+    if (e instanceof EventLogError) return ['event_log', `the event log is malformed: ${e.message}`];
+    throw e;
+  }
+  const replayed = replay(log);
+  const quoted = new Set(Object.keys(verdict.pcrs).map(Number));
+  for (const e of log.events) {
+    if (e.type === EV.NO_ACTION || (quoted.has(e.pcr) && !COMPUTED.has(e.pcr))) continue;
+    return ['event_log', `event ${e.index} of the log extends PCR ${e.pcr}, which ${COMPUTED.has(e.pcr) ? 'only the verifier computes' : 'the quote does not cover'}: the log cannot be checked against this quote`];
+  }
+  for (const p of [...quoted].sort((a, b) => a - b)) {
+    if (COMPUTED.has(p)) continue;
+    const want = replayed[String(p)] ?? ZERO;
+    const got = verdict.pcrs[String(p)]!;
+    if (want !== got) verdict.mismatches.push({ pcr: String(p), expected: want, got });
+  }
+  if (verdict.mismatches.length) {
+    const m = verdict.mismatches.map((x) => `pcr ${x.pcr} replays to ${x.expected}, the quote says ${x.got}`).join('; ');
+    return ['event_log', `the event log does not replay to the quoted PCRs (${m}): it was truncated, reordered, extended or forged`];
+  }
+  const check = checkEvents(log, expectations);
+  verdict.events = { count: log.events.length, checked: check.checked, allowed: check.allowed, mismatch: check.mismatch };
+  if (check.mismatch) {
+    const m = check.mismatch;
+    return ['event', `event ${m.event} (${m.type}, PCR ${m.pcr}) does not match the image's reference measurements: ${m.what}; expected ${m.expected}, seen ${m.seen}`];
+  }
+  return null;
 }
 
 export { TpmParseError };

@@ -83,7 +83,7 @@ export type RehearsalStep = 'template' | 'image' | 'create';
 /**
  * "Rehearse on this laptop": one local POV from the bundled test template. The template's images
  * must be in the vm-manager; the test image is built here first when the local manager lacks it
- * (vm.imageBuildTest, seconds plus one boot to learn its golden values). A remote manager without
+ * (vm.imageBuildTest: seconds, with its reference measurements, no boot). A remote manager without
  * it is refused with what to do. Returns the pov.create job's id.
  */
 export async function rehearse(opts: { connection: VmConnection | null; name: string; onStep(step: RehearsalStep, message: string): void }): Promise<string> {

@@ -83,7 +83,7 @@ describe('SSH host-key dialog traps focus', () => {
 
 // ---- the golden-values dialog ---------------------------------------------------------------
 
-const image: VmImage = { name: 'povdesk-test', kind: 'initramfs', createdAt: null, sizeBytes: null, goldenPcrs: 7, hasPolicy: true, firmwareChanged: null, goldenSizes: [] };
+const image: VmImage = { name: 'povdesk-test', kind: 'initramfs', createdAt: null, sizeBytes: null, goldenPcrs: 7, hasPolicy: true, firmwareChanged: null, goldenSizes: [], references: null, unpredictable: null };
 const learned: VmLearnedGolden = {
   image: 'povdesk-test',
   cpus: 2,

@@ -1,5 +1,5 @@
 /**
- * Real parts for the attestation tests and bench: a swtpm on loopback, a PATH holding only busybox
+ * Real parts for the attestation tests and bench: a swtpm on a unix socket, a PATH holding only busybox
  * applets and tpm2-tools, a node:http metadata stub backed by a NonceStore, and tpm2_checkquote.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { NonceStore } from '../../../main/vm-manager/attest/nonce';
-import { loopbackPortPair, provisionAk, type ProvisionedAk } from '../../../main/vm-manager/attest/provision';
+import { provisionAk, type ProvisionedAk } from '../../../main/vm-manager/attest/provision';
 import { verifyQuote, type QuoteVerdict, type VerifyRequest } from '../../../main/vm-manager/attest/verify';
 import type { ImagePolicy } from '../../../main/vm-manager/attest/policy';
 
@@ -36,19 +36,19 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `povdesk-${prefix}-`));
 }
 
-function waitForPort(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
+function waitForSocket(path: string, child: ChildProcess, stderr: () => string): Promise<void> {
   const deadline = Date.now() + 5000;
   return new Promise((resolve, reject) => {
     const attempt = () => {
       if (child.exitCode !== null) return reject(new Error(`swtpm exited with ${child.exitCode}: ${stderr()}`));
-      const sock = connect(port, '127.0.0.1');
+      const sock = connect(path);
       sock.once('connect', () => {
         sock.destroy();
         resolve();
       });
       sock.once('error', () => {
         sock.destroy();
-        if (Date.now() > deadline) reject(new Error(`swtpm did not listen on ${port} within 5 s: ${stderr()}`));
+        if (Date.now() > deadline) reject(new Error(`swtpm did not listen on ${path} within 5 s: ${stderr()}`));
         else setTimeout(attempt, 50);
       });
     };
@@ -65,26 +65,28 @@ export interface Swtpm {
 }
 
 /**
- * Starts a fresh swtpm (TPM 2.0, state in its own dir) on loopback with the AK provisioned as the
+ * Starts a fresh swtpm (TPM 2.0, state and socket in its own dir) with the AK provisioned as the
  * vm-manager provisions a VM's (guest-quote.sh only uses it); stop() kills it by pid.
  */
 export async function startSwtpm(root: string, name: string, opts: { provision?: boolean } = {}): Promise<Swtpm> {
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
-  const port = await loopbackPortPair();
+  // A unix socket (and its control socket beside it, where tpm2-tss's swtpm TCTI looks) in the
+  // test's own dir, as the manager's provisioning does (attest/provision.ts).
+  const sock = join(dir, 'tpm.sock');
   const child = spawn(
     'swtpm',
     ['socket', '--tpm2', '--tpmstate', `dir=${dir}`,
-      '--server', `type=tcp,port=${port},bindaddr=127.0.0.1`,
-      '--ctrl', `type=tcp,port=${port + 1},bindaddr=127.0.0.1`,
+      '--server', `type=unixio,path=${sock}`,
+      '--ctrl', `type=unixio,path=${sock}.ctrl`,
       '--flags', 'startup-clear,not-need-init'],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await waitForPort(port, child, () => err);
-  await waitForPort(port + 1, child, () => err);
-  const tcti = `swtpm:host=127.0.0.1,port=${port}`;
+  await waitForSocket(sock, child, () => err);
+  await waitForSocket(`${sock}.ctrl`, child, () => err);
+  const tcti = `swtpm:path=${sock}`;
   return {
     tcti,
     dir,
@@ -155,7 +157,7 @@ export interface MetadataStub {
   /** Every quote body received, in order, with the verdict returned. */
   received: { body: unknown; verdict: QuoteVerdict }[];
   /** The VM the stub answers for, the pinned AK and the policy the stub verifies with. */
-  state: { vmId: string; pinnedAk: string | null; policy: ImagePolicy; learn: boolean; userData?: string | null };
+  state: { vmId: string; pinnedAk: string | null; policy: ImagePolicy; learn: boolean; userData?: string | null; expectations?: VerifyRequest['expectations'] };
   close(): Promise<void>;
 }
 
@@ -177,7 +179,7 @@ export async function startMetadataStub(state: MetadataStub['state']): Promise<M
       let size = 0;
       req.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > 64 * 1024) req.destroy();
+        if (size > 2 * 1024 * 1024) req.destroy();
         else chunks.push(c);
       });
       req.on('end', () => {
@@ -189,6 +191,7 @@ export async function startMetadataStub(state: MetadataStub['state']): Promise<M
         }
         const vreq: VerifyRequest = { vmId: state.vmId, body, nonces, policy: state.policy, pinnedAk: state.pinnedAk, learn: state.learn };
         if (state.userData !== undefined) vreq.userData = state.userData;
+        if (state.expectations !== undefined) vreq.expectations = state.expectations;
         const verdict = verifyQuote(vreq);
         received.push({ body, verdict });
         if (verdict.ok && verdict.stage === 'initrd' && state.pinnedAk === null) state.pinnedAk = verdict.akFingerprint;
@@ -244,6 +247,7 @@ export interface WireBody {
   quote: string;
   signature: string;
   pcrs: string;
+  event_log?: string;
 }
 
 /** Writes a body's parts as files for tpm2_checkquote; returns its argv (without the program). */

@@ -161,6 +161,13 @@ export function BakedList({ images, error }: { images: BakedImage[]; error: stri
               Runner <code>{b.manifest.runner.path}</code> sha256 <code>{b.manifest.runner.sha256}</code>
             </p>
             {b.proof && <p>{b.proof.message}</p>}
+            {b.proof?.attestation && (
+              <p aria-label={`Proof attestation of ${b.name}`}>
+                {b.proof.attestation.required
+                  ? `Proof boot attested: ${b.proof.attestation.verified ? 'verified' : 'not verified'} — ${b.proof.attestation.message}`
+                  : `Proof boot ${b.proof.attestation.message}`}
+              </p>
+            )}
             <pre className="baked-manifest" aria-label={`Build manifest of ${b.name}`}>
               {JSON.stringify(b.manifest, null, 2)}
             </pre>

@@ -150,7 +150,8 @@ export function NewLocalTemplate({ editing, onCreated, onCancel }: { editing?: L
 
 /** Why an attested VM of this image and size would wait in attesting, as the Create VM form says it. */
 function AttestWarning({ image, cpus, memoryMib }: { image: VmImage | null; cpus: number; memoryMib: number }) {
-  if (!image) return null;
+  // Reference measurements made from the image's files hold at any size.
+  if (!image || image.references) return null;
   if (image.goldenPcrs === 0 && image.goldenSizes.length === 0) {
     return <p className="warn small" role="status">Image {image.name} has no golden PCR values yet: learn them on the Local VMs page, or leave this VM unattested.</p>;
   }

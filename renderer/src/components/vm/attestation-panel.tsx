@@ -4,7 +4,11 @@ import { api, errorText } from '../../api';
 
 const short = (h: string | null) => (h ? `${h.slice(0, 12)}…${h.slice(-4)}` : '–');
 
-/** Stage verdicts and the PCR table (value, golden, match) of one VM. */
+/**
+ * Stage verdicts, the event-log check (images with reference measurements: how many events were
+ * compared and allowed, and the event that did not pass, with its type, PCR, what was expected and
+ * what was seen) and the PCR table (value, expected: the log's replay or the golden value, match).
+ */
 export function AttestationPanel({ id, version }: { id: string; version: string }) {
   const [att, setAtt] = useState<VmAttestation | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -34,12 +38,36 @@ export function AttestationPanel({ id, version }: { id: string; version: string 
             Stage {s.stage}: <span className={`badge ${s.verified ? 'ok' : 'error'}`}>{s.verified ? 'verified' : 'not verified'}</span>
           </h4>
           <p className={s.verified ? 'muted small' : 'error small'}>{s.message}</p>
+          {s.events && (
+            <p className="small" aria-label={`Event log, stage ${s.stage}`}>
+              Event log: {s.events.count} events, {s.events.checked} checked against the image&apos;s reference measurements, {s.events.allowed} allowed by type
+              {s.events.mismatch === null && <span className="ok"> · all match</span>}
+            </p>
+          )}
+          {s.events?.mismatch && (
+            <dl className="vm-event-mismatch error small" aria-label={`Mismatched event, stage ${s.stage}`}>
+              <dt>Event</dt>
+              <dd>
+                #{s.events.mismatch.event} {s.events.mismatch.type}, PCR {s.events.mismatch.pcr}
+              </dd>
+              <dt>What</dt>
+              <dd>{s.events.mismatch.what}</dd>
+              <dt>Expected</dt>
+              <dd>
+                <code>{s.events.mismatch.expected}</code>
+              </dd>
+              <dt>Seen</dt>
+              <dd>
+                <code>{s.events.mismatch.seen}</code>
+              </dd>
+            </dl>
+          )}
           <table className="table vm-pcrs">
             <thead>
               <tr>
                 <th>PCR</th>
                 <th>Value</th>
-                <th>Golden</th>
+                <th>Expected</th>
                 <th>Match</th>
               </tr>
             </thead>

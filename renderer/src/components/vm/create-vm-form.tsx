@@ -24,9 +24,10 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
   useEffect(() => {
     if (!images.some((i) => i.name === image) && images[0]) setImage(images[0].name);
   }, [images, image]);
-  useEffect(() => setAttest((chosen?.goldenPcrs ?? 0) > 0), [chosen?.name, chosen?.goldenPcrs]);
+  useEffect(() => setAttest(chosen?.references != null || (chosen?.goldenPcrs ?? 0) > 0), [chosen?.name, chosen?.goldenPcrs, chosen?.references]);
 
-  const sizeWarning = goldenSizeWarning(cpus, memoryMib, chosen?.goldenSizes ?? []);
+  // Reference measurements hold at any size; golden values only at the sizes a learn boot ran at.
+  const sizeWarning = chosen?.references ? null : goldenSizeWarning(cpus, memoryMib, chosen?.goldenSizes ?? []);
   const nameProblem = name && !LABEL.test(name) ? 'lower-case letters, digits and -, not starting or ending with -' : null;
   const submit = async (e: React.FormEvent) => {
     e.preventDefault();
@@ -90,7 +91,7 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
         <input type="checkbox" checked={attest} onChange={(e) => setAttest(e.target.checked)} /> Require attestation (user-data only after the
         initrd quote verifies)
       </label>
-      {attest && chosen && chosen.goldenPcrs === 0 && (
+      {attest && chosen && !chosen.references && chosen.goldenPcrs === 0 && (
         <p className="warn small">
           Image {chosen.name} has no golden PCR values yet, so its quotes cannot verify and the VM will not reach ready. Use &quot;Learn
           golden values&quot; on the image above, or create without attestation.

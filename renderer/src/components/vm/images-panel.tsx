@@ -9,10 +9,13 @@ import { JOB_KIND } from '../../../../shared/contract/job-kinds';
 import { GOLDEN_VM_SIZE, vmSizeLabel } from '../../../../shared/golden-size';
 
 /**
- * The images and their golden PCR values. "Learn golden values" runs one boot of the image in
- * learn mode (a job) at the size chosen above the list (the PCRs move with the VM's size, so the
- * values hold for VMs of that size only); its result is shown as a PCR table and saved only when
- * the user confirms.
+ * The images and what their VMs attest against. An image made here (the test image, an import, a
+ * bake) has reference measurements computed from its files: its VMs attest at any size, and after
+ * a firmware change "Make references again" recomputes them (no boot). An image whose boot cannot
+ * be predicted says why and falls back to golden values: "Learn golden values" runs one boot of it
+ * in learn mode (a job) at the size chosen above the list (the PCRs move with the VM's size, so
+ * the values hold for VMs of that size only); its result is shown as a PCR table and saved only
+ * when the user confirms.
  */
 export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmImage[]; jobs: JobRecord[]; onStarted: (jobId: string) => void; onSaved: () => void }) {
   const [error, setError] = useState<string | null>(null);
@@ -27,6 +30,12 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
     setError(null);
     api.call('vm.learnGolden', { image, cpus, memoryMib })
       .then(({ jobId }) => onStarted(jobId))
+      .catch((e) => setError(errorText(e)));
+  };
+  const remake = (image: string) => {
+    setError(null);
+    api.call('vm.remakeReferences', { image })
+      .then(() => onSaved())
       .catch((e) => setError(errorText(e)));
   };
   const save = () => {
@@ -56,6 +65,22 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
         {images.map((i) => {
           const running = learnJobs.some((j) => isActive(j) && j.subject === `vm:image:${i.name}`);
           const others = i.goldenSizes.map((s) => vmSizeLabel(s.cpus, s.memoryMib)).join('; ');
+          if (i.references) {
+            return (
+              <li key={i.name} className="row">
+                <strong>{i.name}</strong>
+                <span className="muted small" title={i.references}>
+                  reference measurements (attested VMs of any size): {i.references}
+                </span>
+                {i.firmwareChanged && <span className="warn small">{i.firmwareChanged}</span>}
+                {i.firmwareChanged && (
+                  <button onClick={() => remake(i.name)} title="Computes them again from the image's files and this host's firmware (no boot)">
+                    Make references again
+                  </button>
+                )}
+              </li>
+            );
+          }
           return (
             <li key={i.name} className="row">
               <strong>{i.name}</strong>
@@ -63,6 +88,7 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
                 {i.goldenPcrs > 0 ? `${i.goldenPcrs} golden PCR values at ${vmSizeLabel(GOLDEN_VM_SIZE.cpus, GOLDEN_VM_SIZE.memoryMiB)}` : 'no golden values at the default size'}
                 {others ? `; also learned at ${others}` : i.goldenPcrs > 0 ? '' : ': attested VMs of it cannot verify yet'}
               </span>
+              {i.unpredictable && <span className="muted small">no reference measurements: {i.unpredictable}</span>}
               {i.firmwareChanged && <span className="warn small">{i.firmwareChanged}</span>}
               <button data-learn={i.name} onClick={() => learn(i.name)} disabled={running || !i.hasPolicy} title="Boots the image once in learn mode, then shows the values to confirm">
                 {i.firmwareChanged ? 'Re-learn golden values' : 'Learn golden values'}
