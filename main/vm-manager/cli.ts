@@ -14,7 +14,8 @@ import { goldenForSize, recordGolden, recordGoldenForSize, sizeKey, type ImagePo
 import { GOLDEN_VM_SIZE, isGoldenVmSize } from '../../shared/golden-size';
 import { attestationView } from './api';
 import { VmmError } from './errors';
-import { firmwareChange, learnOffline } from './golden';
+import { firmwareChange } from './golden';
+import { learnOffline } from './learn-offline';
 import { findOvmf } from './host';
 import { buildTestImage, getImage, importImage, readPolicy, remakeReferences, writePolicy } from './images';
 import { referencesSummary } from './image-references';

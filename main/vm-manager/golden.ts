@@ -5,13 +5,10 @@
  * image's golden values for this host's firmware, the VM deleted. Saving is a separate, confirmed
  * step (saveGolden), except for `image build-test`, which records them when it must.
  */
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { firmwareDigest, hasGolden, recordGolden, recordGoldenForSize, type ImagePolicy, type VmSize } from './attest/index';
 import { VmmError } from './errors';
 import { findOvmf } from './host';
-import { getImage, imagesDir, readPolicy, writePolicy } from './images';
+import { getImage, readPolicy, writePolicy } from './images';
 import type { VmService } from './vms';
 import { CREATE_VM_DEFAULTS } from '../vm-api/schemas';
 import { GOLDEN_VM_SIZE } from '../../shared/golden-size';
@@ -108,40 +105,4 @@ export function saveGolden(stateDir: string, imageName: string, golden: Record<s
   if (firmware) next = { ...next, golden_firmware: firmware };
   writePolicy(image.dir, next);
   return next;
-}
-
-/**
- * For `image build-test`: one learn boot on a private copy of the image (its own state dir and
- * metadata socket, so a manager serving `stateDir` is not disturbed), then the values are saved.
- */
-export async function learnOffline(stateDir: string, imageName: string, log?: (s: string) => void, signal?: AbortSignal): Promise<LearnedGolden> {
-  const stopped = () => new VmmError('unavailable', `the learn boot of ${imageName} was stopped (${String(signal?.reason ?? 'aborted')}); its VM is gone and no golden values were saved`);
-  if (signal?.aborted) throw stopped();
-  const { serve } = await import('./server');
-  const tmp = mkdtempSync(join(tmpdir(), 'povdesk-learn-'));
-  try {
-    cpSync(getImage(stateDir, imageName).dir, join(imagesDir(tmp), imageName), { recursive: true });
-    const m = await serve({ stateDir: tmp, socket: join(tmp, 'api.sock'), log, dieWithParent: true });
-    try {
-      // Stopped mid-boot (the job cancelled, the app quitting): the finally below takes the VM and
-      // its swtpm down. Without this the process died on the signal and left them running.
-      const learning = learnWith(m.vms, tmp, imageName);
-      learning.catch(() => {});
-      const learned = await new Promise<LearnedGolden>((resolve, reject) => {
-        const onAbort = () => reject(stopped());
-        if (signal?.aborted) onAbort();
-        signal?.addEventListener('abort', onAbort, { once: true });
-        learning.then(resolve, reject).finally(() => signal?.removeEventListener('abort', onAbort));
-      });
-      saveGolden(stateDir, imageName, learned.golden, learned.firmware, GOLDEN_VM_SIZE);
-      return learned;
-    } finally {
-      // Every VM of this private manager is the learn boot's: deleted in any state (a delete also
-      // removes its folder, which stopVms would leave for the throwaway state dir's removal).
-      for (const vm of m.vms.list()) await m.vms.delete(vm.id).catch(() => {});
-      await m.close({ stopVms: true });
-    }
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
 }

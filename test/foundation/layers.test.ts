@@ -101,8 +101,8 @@ describe('layers', () => {
     expect(outside(sources('renderer'), ['renderer', 'shared'])).toEqual([]);
   });
 
-  it('renderer/ and shared/ import in no circle (a module two files need is a third file both import)', () => {
-    expect(circle([...sources('shared'), ...sources('renderer')])).toBeNull();
+  it('no source file imports in a circle: main/, preload/, renderer/, shared/ (a module two files need is a third file both import)', () => {
+    expect(circle([...sources('shared'), ...sources('renderer'), ...sources('main'), ...sources('preload')])).toBeNull();
   });
 
   it('services never import main/core or a transport: they import services, shared/, main/vm-api/ and main/lib/', () => {

@@ -8,7 +8,7 @@ import { pidsWith, repo, stateWithImage, until, vmSkip } from './support';
 const skip = vmSkip();
 
 /**
- * A learn boot's private manager (`image build-test`, golden.ts learnOffline) passes dieWithParent,
+ * A learn boot's private manager (`image build-test`, learn-offline.ts) passes dieWithParent,
  * so a killed build (or test) leaves no QEMU or swtpm running; a serving manager's VMs outlive it on
  * purpose (it reattaches). Real QEMU under TCG, killed with SIGKILL, which no handler can catch.
  */
