@@ -52,6 +52,28 @@ const goldenSize = (b: { cpus?: number; memory_mib?: number }) => ({ cpus: b.cpu
 const noFields = lazySchema(() => z.strictObject({}));
 const importSchema = lazySchema(() => z.strictObject({ path: z.string().min(1).max(4096), name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'name must be a DNS label').optional() }));
 
+/** One route: method, path under /api/v1 with `{param}` segments, operationId, handler. */
+type Route = [method: string, path: string, operationId: string, handle: (a: RouteArgs) => unknown];
+interface RouteArgs {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  params: Record<string, string>;
+}
+
+/** The path's parameters when its segments match the template's, else null. */
+function matchPath(template: string, seg: string[]): Record<string, string> | null {
+  const t = template.split('/').filter(Boolean);
+  if (t.length !== seg.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < t.length; i++) {
+    const name = /^\{(\w+)\}$/.exec(t[i]!)?.[1];
+    if (name) params[name] = seg[i]!;
+    else if (t[i] !== seg[i]) return null;
+  }
+  return params;
+}
+
 /** Parses a body; an unknown field is named together with the fields the route takes. */
 function parseBody<S extends z.ZodObject>(schema: S, body: unknown): z.output<S> {
   const fields = Object.keys(schema.shape).join(', ');
@@ -212,6 +234,123 @@ export function createApiHandler(ctx: ApiContext) {
     return ctx.vms.waitFor(rec.id, waitFor, ctx.vms.timeouts.bootMs + ctx.vms.timeouts.startMs);
   };
 
+  /** Resolves an image reference given in the path to the image's name. */
+  const imageName = (ref: string) => imageByRef(ctx.stateDir, ref).name;
+
+  /**
+   * The routes under /api/v1, in the document's order: giantswarm's by their operationId, then
+   * this daemon's own (no operationId in the document; named here in the same style). A path's
+   * `{x}` matches one segment, decoded; `{id}` must look like a VM id.
+   */
+  const routes: Route[] = [
+    ['GET', '/host', 'getHost', async (a) => send(a.res, 200, hostView(await ctx.host()))],
+    ['GET', '/images', 'listImages', (a) => send(a.res, 200, listImages(ctx.stateDir).map(imageView))],
+    ['GET', '/images/{ref}', 'getImage', (a) => send(a.res, 200, imageView(imageByRef(ctx.stateDir, a.params.ref!)))],
+    ['GET', '/networks', 'listNetworks', (a) => send(a.res, 200, ctx.networks.list().map((n) => networkView(n, vms())))],
+    ['POST', '/networks', 'createNetwork', async (a) => {
+      const b = parseBody(createNetworkRequestSchema, await readJson(a.req, true));
+      return send(a.res, 201, networkView(ctx.networks.create({ name: b.name, cidr: b.cidr, dnsSearchDomain: b.dns_search_domain }), vms()));
+    }],
+    ['GET', '/networks/{name}', 'getNetwork', (a) => send(a.res, 200, networkView(ctx.networks.get(a.params.name!), vms()))],
+    ['DELETE', '/networks/{name}', 'deleteNetwork', (a) => {
+      const name = a.params.name!;
+      ctx.networks.get(name);
+      ctx.networks.delete(name, vms().filter((v) => v.network === name).map((v) => v.id));
+      return send(a.res, 204);
+    }],
+    ['GET', '/vms', 'listVMs', (a) => send(a.res, 200, vms().map(vmView))],
+    ['POST', '/vms', 'createVM', async (a) => send(a.res, 201, vmView(await createVm(await readJson(a.req, true))))],
+    ['GET', '/vms/{id}', 'getVM', (a) => send(a.res, 200, vmView(ctx.vms.get(a.params.id!)))],
+    ['DELETE', '/vms/{id}', 'deleteVM', async (a) => {
+      await ctx.vms.delete(a.params.id!);
+      return send(a.res, 204);
+    }],
+    ['POST', '/vms/{id}/start', 'startVM', async (a) => send(a.res, 200, vmView(await ctx.vms.start(a.params.id!)))],
+    ['POST', '/vms/{id}/stop', 'stopVM', async (a) => send(a.res, 200, vmView(await ctx.vms.stop(a.params.id!)))],
+    ['POST', '/vms/{id}/reboot', 'rebootVM', async (a) => send(a.res, 200, vmView(await ctx.vms.reboot(a.params.id!)))],
+    ['POST', '/vms/{id}/exec', 'execVM', async (a) => {
+      const b = parseBody(execRequestSchema, await readJson(a.req, true));
+      return send(a.res, 200, await execInGuest(ctx.vms.get(a.params.id!), b.command));
+    }],
+    ['POST', '/vms/{id}/forward', 'forwardPort', async (a) => {
+      const id = a.params.id!;
+      const b = parseBody(forwardRequestSchema, await readJson(a.req, true));
+      ctx.vms.get(id);
+      const f = await ctx.vms.forward(id, b.port);
+      return send(a.res, 200, { id, port: f.port, address: `127.0.0.1:${f.hostPort}` });
+    }],
+    ['GET', '/vms/{id}/console', 'getVMConsole', (a) => {
+      const raw = a.url.searchParams.get('lines') ?? String(CONSOLE_LINES.default);
+      const n = Number(raw);
+      if (!/^\d+$/.test(raw) || n < 1 || n > CONSOLE_LINES.max) return fail(a.res, 'invalid_request', `lines must be a whole number from 1 to ${CONSOLE_LINES.max}, got "${raw}"`);
+      const lines = ctx.vms.consoleTail(a.params.id!, n);
+      return send(a.res, 200, { id: a.params.id, lines: lines.length, console: lines.join('\n') });
+    }],
+    ['GET', '/vms/{id}/attestation', 'getVMAttestation', (a) => {
+      const r = ctx.vms.get(a.params.id!);
+      return send(a.res, 200, { ...attestationDoc(r), povdesk: attestationView(ctx.stateDir, r) });
+    }],
+    ['GET', '/vms/{id}/metrics', 'getVMMetrics', (a) => send(a.res, 200, metricsView(ctx.vms.get(a.params.id!), vms()))],
+    ['GET', '/vms/{id}/report', 'getVMReport', (a) => {
+      ctx.vms.get(a.params.id!);
+      return fail(a.res, 'not_found', `VM ${a.params.id} has no systemd-report upload: the guest here reports READY to the metadata service, not a systemd-report`);
+    }],
+    ['GET', '/openapi.yaml', 'getOpenAPI', (a) => send(a.res, 200, openApiDocument(), 'application/yaml')],
+
+    // Beyond the document: the guest half of attestation, for an image builder (templates.bake) to
+    // put in a disk image, with the PCRs a disk image's quotes must cover.
+    ['GET', '/povdesk/attest-agent', 'povdeskAttestAgent', (a) => {
+      const script = readFileSync(GUEST_QUOTE_SCRIPT, 'utf8');
+      return send(a.res, 200, { script, sha256: createHash('sha256').update(script).digest('hex'), pcrs: DISK_STAGE_PCRS });
+    }],
+    // Beyond the document: the local image store.
+    ['POST', '/images', 'povdeskImportImage', async (a) => {
+      const b = parseBody(importSchema, await readJson(a.req, true));
+      const abs = resolve(ctx.stateDir, b.path);
+      if (!insideDir(ctx.stateDir, abs)) return fail(a.res, 'invalid_request', `${abs} is outside the state dir ${resolve(ctx.stateDir)}: copy the file under it first (the API imports only from there)`);
+      return send(a.res, 201, await importImage(ctx.stateDir, abs, { name: b.name }));
+    }],
+    ['DELETE', '/images/{ref}', 'povdeskDeleteImage', (a) => {
+      const name = imageName(a.params.ref!);
+      const users = vms().filter((v) => v.image === name).map((v) => v.id);
+      if (users.length) return fail(a.res, 'conflict', `image "${name}" is used by VM ${users.join(', ')}: delete the VM${users.length > 1 ? 's' : ''} first`);
+      deleteImage(ctx.stateDir, name);
+      return send(a.res, 204);
+    }],
+    ['POST', '/images/{ref}/learn-golden', 'povdeskLearnGolden', async (a) => {
+      const b = parseBody(learnGoldenSchema, await readJson(a.req, false));
+      return send(a.res, 200, await learnWith(ctx.vms, ctx.stateDir, imageName(a.params.ref!), goldenSize(b)));
+    }],
+    // The reference measurements made again from the image's files (no boot), e.g. after a firmware update.
+    ['POST', '/images/{ref}/references', 'povdeskRemakeReferences', async (a) => {
+      parseBody(noFields, await readJson(a.req, false));
+      const name = imageName(a.params.ref!);
+      const saved = remakeReferences(ctx.stateDir, name);
+      return send(a.res, 200, localImageView({ ...getImage(ctx.stateDir, name), policy: saved }));
+    }],
+    ['PUT', '/images/{ref}/golden', 'povdeskSaveGolden', async (a) => {
+      const b = parseBody(saveGoldenSchema, await readJson(a.req, true));
+      const name = imageName(a.params.ref!);
+      const saved = saveGolden(ctx.stateDir, name, b.golden, b.firmware ?? null, goldenSize(b));
+      return send(a.res, 200, localImageView({ ...getImage(ctx.stateDir, name), policy: saved }));
+    }],
+    // The POV's "Internet access"; each VM follows it at its next start.
+    ['PUT', '/networks/{name}/povdesk/internet', 'povdeskSetInternet', async (a) => {
+      const b = parseBody(setInternetSchema, await readJson(a.req, true));
+      return send(a.res, 200, networkView(ctx.networks.setInternet(a.params.name!, b.internet), vms()));
+    }],
+    ['POST', '/vms/{id}/povdesk/save-clean', 'povdeskSaveClean', (a) => send(a.res, 200, vmView(ctx.vms.saveClean(a.params.id!)))],
+    ['POST', '/vms/{id}/povdesk/reset-clean', 'povdeskResetClean', (a) => send(a.res, 200, vmView(ctx.vms.resetClean(a.params.id!)))],
+    // The user-data the metadata service serves from now on (Skytap's PUT of user_data).
+    ['PUT', '/vms/{id}/povdesk/user-data', 'povdeskSetUserData', async (a) => {
+      const id = a.params.id!;
+      ctx.vms.get(id);
+      const b = parseBody(setUserDataSchema, await readJson(a.req, true));
+      ctx.vms.setUserData(id, b.user_data);
+      return send(a.res, 204);
+    }],
+  ];
+
   const route = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://local');
     const path = url.pathname;
@@ -221,121 +360,13 @@ export function createApiHandler(ctx: ApiContext) {
     if (path === '/healthz') return send(res, 200, { ok: true });
     if (!path.startsWith('/api/v1/') && path !== '/api/v1') return fail(res, 'not_found', `no route ${m} ${path}; the API lives under /api/v1`);
     if (!tokenOk(req.headers.authorization, ctx.token)) return fail(res, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <token>" (printed by `povdesk vm-manager serve`)');
-    const p = path.slice('/api/v1'.length).replace(/\/+$/, '') || '/';
-    const seg = p.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
-
-    if (m === 'GET' && p === '/openapi.yaml') return send(res, 200, openApiDocument(), 'application/yaml');
-    if (m === 'GET' && p === '/povdesk/attest-agent') {
-      // Beyond the document: the guest half of attestation, for an image builder (templates.bake)
-      // to put in a disk image, with the PCRs a disk image's quotes must cover.
-      const script = readFileSync(GUEST_QUOTE_SCRIPT, 'utf8');
-      return send(res, 200, { script, sha256: createHash('sha256').update(script).digest('hex'), pcrs: DISK_STAGE_PCRS });
-    }
-    if (m === 'GET' && p === '/host') return send(res, 200, hostView(await ctx.host()));
-    if (seg[0] === 'images') {
-      if (m === 'GET' && seg.length === 1) return send(res, 200, listImages(ctx.stateDir).map(imageView));
-      if (m === 'GET' && seg.length === 2) return send(res, 200, imageView(imageByRef(ctx.stateDir, seg[1] ?? '')));
-      // Beyond the document: the local image store.
-      if (m === 'DELETE' && seg.length === 2) {
-        const name = imageByRef(ctx.stateDir, seg[1] ?? '').name;
-        const users = vms().filter((v) => v.image === name).map((v) => v.id);
-        if (users.length) return fail(res, 'conflict', `image "${name}" is used by VM ${users.join(', ')}: delete the VM${users.length > 1 ? 's' : ''} first`);
-        deleteImage(ctx.stateDir, name);
-        return send(res, 204);
-      }
-      if (m === 'POST' && seg.length === 1) {
-        const b = parseBody(importSchema, await readJson(req, true));
-        const abs = resolve(ctx.stateDir, b.path);
-        if (!insideDir(ctx.stateDir, abs)) return fail(res, 'invalid_request', `${abs} is outside the state dir ${resolve(ctx.stateDir)}: copy the file under it first (the API imports only from there)`);
-        return send(res, 201, await importImage(ctx.stateDir, abs, { name: b.name }));
-      }
-      if (m === 'POST' && seg.length === 3 && seg[2] === 'learn-golden') {
-        const b = parseBody(learnGoldenSchema, await readJson(req, false));
-        return send(res, 200, await learnWith(ctx.vms, ctx.stateDir, imageByRef(ctx.stateDir, seg[1] ?? '').name, goldenSize(b)));
-      }
-      if (m === 'POST' && seg.length === 3 && seg[2] === 'references') {
-        // The reference measurements made again from the image's files (no boot), e.g. after a firmware update.
-        parseBody(noFields, await readJson(req, false));
-        const name = imageByRef(ctx.stateDir, seg[1] ?? '').name;
-        const saved = remakeReferences(ctx.stateDir, name);
-        return send(res, 200, localImageView({ ...getImage(ctx.stateDir, name), policy: saved }));
-      }
-      if (m === 'PUT' && seg.length === 3 && seg[2] === 'golden') {
-        const b = parseBody(saveGoldenSchema, await readJson(req, true));
-        const name = imageByRef(ctx.stateDir, seg[1] ?? '').name;
-        const saved = saveGolden(ctx.stateDir, name, b.golden, b.firmware ?? null, goldenSize(b));
-        return send(res, 200, localImageView({ ...getImage(ctx.stateDir, name), policy: saved }));
-      }
-    }
-    if (seg[0] === 'networks') {
-      if (m === 'GET' && seg.length === 1) return send(res, 200, ctx.networks.list().map((n) => networkView(n, vms())));
-      if (m === 'POST' && seg.length === 1) {
-        const b = parseBody(createNetworkRequestSchema, await readJson(req, true));
-        return send(res, 201, networkView(ctx.networks.create({ name: b.name, cidr: b.cidr, dnsSearchDomain: b.dns_search_domain }), vms()));
-      }
-      if (m === 'GET' && seg.length === 2) return send(res, 200, networkView(ctx.networks.get(seg[1] ?? ''), vms()));
-      if (m === 'PUT' && seg.length === 4 && seg[2] === 'povdesk' && seg[3] === 'internet') {
-        // Beyond the document: the POV's "Internet access"; each VM follows it at its next start.
-        const b = parseBody(setInternetSchema, await readJson(req, true));
-        return send(res, 200, networkView(ctx.networks.setInternet(seg[1] ?? '', b.internet), vms()));
-      }
-      if (m === 'DELETE' && seg.length === 2) {
-        const name = seg[1] ?? '';
-        ctx.networks.get(name);
-        ctx.networks.delete(name, vms().filter((v) => v.network === name).map((v) => v.id));
-        return send(res, 204);
-      }
-    }
-    if (m === 'GET' && p === '/vms') return send(res, 200, vms().map(vmView));
-    if (m === 'POST' && p === '/vms') return send(res, 201, vmView(await createVm(await readJson(req, true))));
-    if (seg[0] === 'vms' && seg[1]) {
-      const id = seg[1];
-      const op = seg[2];
-      if (!/^[0-9a-f]{8}$/.test(id)) return fail(res, 'not_found', `no VM with id "${id}" (ids are 8 hex characters)`);
-      if (seg.length === 2 && m === 'GET') return send(res, 200, vmView(ctx.vms.get(id)));
-      if (seg.length === 2 && m === 'DELETE') {
-        await ctx.vms.delete(id);
-        return send(res, 204);
-      }
-      if (seg.length === 3 && m === 'POST' && op === 'start') return send(res, 200, vmView(await ctx.vms.start(id)));
-      if (seg.length === 3 && m === 'POST' && op === 'stop') return send(res, 200, vmView(await ctx.vms.stop(id)));
-      if (seg.length === 3 && m === 'POST' && op === 'reboot') return send(res, 200, vmView(await ctx.vms.reboot(id)));
-      if (seg.length === 3 && m === 'POST' && op === 'exec') {
-        const b = parseBody(execRequestSchema, await readJson(req, true));
-        return send(res, 200, await execInGuest(ctx.vms.get(id), b.command));
-      }
-      if (seg.length === 3 && m === 'POST' && op === 'forward') {
-        const b = parseBody(forwardRequestSchema, await readJson(req, true));
-        ctx.vms.get(id);
-        const f = await ctx.vms.forward(id, b.port);
-        return send(res, 200, { id, port: f.port, address: `127.0.0.1:${f.hostPort}` });
-      }
-      if (seg.length === 4 && m === 'POST' && op === 'povdesk' && (seg[3] === 'save-clean' || seg[3] === 'reset-clean')) {
-        return send(res, 200, vmView(seg[3] === 'save-clean' ? ctx.vms.saveClean(id) : ctx.vms.resetClean(id)));
-      }
-      if (seg.length === 4 && m === 'PUT' && op === 'povdesk' && seg[3] === 'user-data') {
-        // Beyond the document: the user-data the metadata service serves from now on (Skytap's PUT of user_data).
-        ctx.vms.get(id);
-        const b = parseBody(setUserDataSchema, await readJson(req, true));
-        ctx.vms.setUserData(id, b.user_data);
-        return send(res, 204);
-      }
-      if (seg.length === 3 && m === 'GET' && op === 'console') {
-        const raw = url.searchParams.get('lines') ?? String(CONSOLE_LINES.default);
-        const n = Number(raw);
-        if (!/^\d+$/.test(raw) || n < 1 || n > CONSOLE_LINES.max) return fail(res, 'invalid_request', `lines must be a whole number from 1 to ${CONSOLE_LINES.max}, got "${raw}"`);
-        const lines = ctx.vms.consoleTail(id, n);
-        return send(res, 200, { id, lines: lines.length, console: lines.join('\n') });
-      }
-      if (seg.length === 3 && m === 'GET' && op === 'attestation') {
-        const r = ctx.vms.get(id);
-        return send(res, 200, { ...attestationDoc(r), povdesk: attestationView(ctx.stateDir, r) });
-      }
-      if (seg.length === 3 && m === 'GET' && op === 'metrics') return send(res, 200, metricsView(ctx.vms.get(id), vms()));
-      if (seg.length === 3 && m === 'GET' && op === 'report') {
-        ctx.vms.get(id);
-        return fail(res, 'not_found', `VM ${id} has no systemd-report upload: the guest here reports READY to the metadata service, not a systemd-report`);
-      }
+    const seg = path.slice('/api/v1'.length).split('/').filter(Boolean).map((x) => decodeURIComponent(x));
+    for (const [method, template, , handle] of routes) {
+      if (method !== m) continue;
+      const params = matchPath(template, seg);
+      if (!params) continue;
+      if (params.id !== undefined && !/^[0-9a-f]{8}$/.test(params.id)) return fail(res, 'not_found', `no VM with id "${params.id}" (ids are 8 hex characters)`);
+      return handle({ req, res, url, params });
     }
     return fail(res, 'not_found', `no route ${m} ${path}`);
   };
