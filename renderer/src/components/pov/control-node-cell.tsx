@@ -1,7 +1,7 @@
 import type { JobRecord } from '../../../../shared/contract';
 import type { PovView } from '../../../../shared/contract/pov';
 
-export type ControlNodeAction = 'name' | 'install';
+export type ControlNodeAction = 'name' | 'install' | 'rebuild';
 
 const STATUS_TONE: Record<string, string> = { enrolled: 'ok', not_set_up: 'warn', installing: 'warn', waiting: 'warn', failed: 'bad', none: 'muted', revoked: 'muted' };
 /** Statuses that read better in words than as the stored value. */
@@ -12,13 +12,23 @@ export function controlNodeStatusText(status: string | null, none = 'not install
   return status === null ? none : (STATUS_TEXT[status] ?? status);
 }
 
+/** The confirm before Rebuild control node: what a re-run of the bootstrap does to the enrolled node. */
+export function rebuildQuestion(pov: PovView): string {
+  const vm = pov.controlNode.vm ?? 'the control node';
+  return (
+    `Rebuild the control node on ${vm} for "${pov.name}"? The bootstrap runs again: the current agent is revoked, ` +
+    "the agent's state volume is removed and a new agent enrols with a new enrolment code (the code lives 15 minutes)."
+  );
+}
+
 /** Busy statuses: an install is under way, so there is nothing to press. */
 const IN_PROGRESS = new Set(['installing', 'waiting']);
 
 /**
  * The Control node column: the VM (or `none` with the reason beside it), the status with a SPIRE /
- * Ed25519 label once enrolled, the install job's step while it runs, and the two actions: name VM
- * (sets the name and re-resolves) and Install control node (beside the reason).
+ * Ed25519 label once enrolled, the install job's step while it runs, and the actions: name VM
+ * (sets the name and re-resolves), Install control node (beside the reason) and, once enrolled,
+ * Rebuild control node (the same install again, after a confirm the page asks for).
  */
 export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: JobRecord | undefined; onAction?: (a: ControlNodeAction, p: PovView) => void }) {
   const cn = pov.controlNode;
@@ -29,6 +39,8 @@ export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: Jo
   const inProgress = Boolean(cn.jobId) && IN_PROGRESS.has(cn.status ?? '');
   const installable = pov.state === 'active' && !running && !inProgress && !cn.jobId && cn.status !== 'enrolled';
   const canInstall = installable && pov.runstate === 'running' && !pov.activeJobId;
+  const rebuildable = pov.state === 'active' && !running && !inProgress && !cn.jobId && cn.status === 'enrolled';
+  const canRebuild = rebuildable && pov.runstate === 'running' && !pov.activeJobId;
   const mode = cn.mode === 'spire' ? 'SPIRE' : cn.mode === 'ed25519' ? 'Ed25519' : null;
   return (
     <span role="cell" className="pov-cn" data-testid="control-node">
@@ -70,6 +82,16 @@ export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: Jo
             title={canInstall ? 'Install the agent on this VM' : 'Needs the environment running and no other operation under way'}
           >
             Install control node
+          </button>
+        )}
+        {rebuildable && (
+          <button
+            onClick={() => onAction?.('rebuild', pov)}
+            disabled={!canRebuild}
+            aria-label={`Rebuild control node for ${pov.name}`}
+            title={canRebuild ? 'Re-run the bootstrap on this VM: new agent code, its state volume removed, a new enrolment' : 'Needs the environment running and no other operation under way'}
+          >
+            Rebuild control node
           </button>
         )}
       </span>
