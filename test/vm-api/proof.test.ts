@@ -1,20 +1,13 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VmManagerClient } from '../../main/vm-api/client';
 import { CORE_TOOLS, parseDuration, PROOF_VM_PREFIX, runProof } from '../../main/vm-api/proof';
-import { createApiHandler } from '../../main/vm-manager/api';
 import { runVmManagerCli } from '../../main/vm-manager/cli';
-import { hostReport } from '../../main/vm-manager/host';
-import { TEST_IMAGE } from '../../main/vm-manager/images';
-import { createMcpHandler, isMcpPath } from '../../main/vm-manager/mcp';
-import { Networks } from '../../main/vm-manager/networks';
-import { VmService } from '../../main/vm-manager/vms';
 import { needs } from '../support/system';
 import { tempDir } from '../support/temp-dirs';
-import { attestingGuest, FakeLauncher } from '../vm-manager/fake-launcher';
+import { attestingGuest, startFakeDaemon, type FakeDaemon } from '../vm-manager/fake-launcher';
+import { TEST_IMAGE } from '../../main/vm-manager/images';
 
 /**
  * `povdesk vm-manager test` (the proof) against the real daemon's REST and MCP handlers with the
@@ -27,33 +20,14 @@ const skip = needs(['qemu-system-x86_64', 'swtpm']);
 const TOKEN = 'proof-token-0123456789abcdef';
 
 describe.skipIf(skip)('the proof against the daemon handlers (fake launcher)', () => {
-  let state: string;
-  let server: Server;
-  let vms: VmService;
-  let launcher: FakeLauncher;
+  let d: FakeDaemon;
   let url = '';
 
   beforeAll(async () => {
-    state = tempDir('vmm-proof-');
-    const img = join(state, 'images', TEST_IMAGE);
-    mkdirSync(img, { recursive: true });
-    writeFileSync(join(img, 'image.json'), JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
-    launcher = new FakeLauncher();
-    const networks = new Networks(state);
-    vms = new VmService({ stateDir: state, launcher, networkMode: (n) => networks.get(n).mode, timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
-    launcher.onStart = attestingGuest(vms);
-    const rest = createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() });
-    const mcp = createMcpHandler({ token: TOKEN, rest: createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }) });
-    server = createServer((req, res) => (isMcpPath(req.url) ? mcp(req, res) : rest(req, res)));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    d = await startFakeDaemon(tempDir('vmm-proof-'), TOKEN);
+    url = d.url;
   }, 60_000);
-
-  afterAll(async () => {
-    vms?.detach();
-    server?.closeAllConnections();
-    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-  });
+  afterAll(() => d?.close());
 
   it('removes its own leftovers first, passes every check, prints the durations and leaves no VM', async () => {
     const client = new VmManagerClient(url, TOKEN);
@@ -76,7 +50,7 @@ describe.skipIf(skip)('the proof against the daemon handlers (fake launcher)', (
   }, 60_000);
 
   it('a failed boot fails the proof with the VM\'s lastError and console tail, and the VM is still deleted', async () => {
-    launcher.failNextStart = 'qemu';
+    d.launcher.failNextStart = 'qemu';
     const lines: string[] = [];
     const r = await runProof({ url, token: TOKEN, out: (l) => lines.push(l), pollMs: 50 });
     expect(r.ok).toBe(false);
@@ -87,7 +61,7 @@ describe.skipIf(skip)('the proof against the daemon handlers (fake launcher)', (
   }, 60_000);
 
   it('a VM that never reaches ready within --vm-timeout fails naming its state; the VM is deleted', async () => {
-    launcher.onStart = () => {}; // the guest never talks
+    d.launcher.onStart = () => {}; // the guest never talks
     try {
       const lines: string[] = [];
       const r = await runProof({ url, token: TOKEN, out: (l) => lines.push(l), pollMs: 50, vmTimeoutMs: 1000 });
@@ -97,7 +71,7 @@ describe.skipIf(skip)('the proof against the daemon handlers (fake launcher)', (
       expect(ready.detail).toContain('--- console (last lines) ---');
       expect((await new VmManagerClient(url, TOKEN).list()).filter((v) => v.name.startsWith(PROOF_VM_PREFIX))).toEqual([]);
     } finally {
-      launcher.onStart = attestingGuest(vms);
+      d.launcher.onStart = attestingGuest(d.vms);
     }
   }, 60_000);
 

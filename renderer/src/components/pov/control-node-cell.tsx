@@ -21,6 +21,15 @@ export function rebuildQuestion(pov: PovView): string {
   );
 }
 
+const INSTALL_ACTIONS = {
+  install: { action: 'install', label: 'Install control node', title: 'Install the agent on this VM' },
+  rebuild: {
+    action: 'rebuild',
+    label: 'Rebuild control node',
+    title: 'Re-run the bootstrap on this VM: a new enrolment code, the agent\'s state volume removed, a new enrolment',
+  },
+} as const;
+
 /** Busy statuses: an install is under way, so there is nothing to press. */
 const IN_PROGRESS = new Set(['installing', 'waiting']);
 
@@ -37,10 +46,10 @@ export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: Jo
   const vm = refused ? 'none' : (cn.vm ?? (cn.vmId ? `VM ${cn.vmId}` : '—'));
   // in progress only while this process runs the install job (a status left by a stopped app is not)
   const inProgress = Boolean(cn.jobId) && IN_PROGRESS.has(cn.status ?? '');
-  const installable = pov.state === 'active' && !running && !inProgress && !cn.jobId && cn.status !== 'enrolled';
-  const canInstall = installable && pov.runstate === 'running' && !pov.activeJobId;
-  const rebuildable = pov.state === 'active' && !running && !inProgress && !cn.jobId && cn.status === 'enrolled';
-  const canRebuild = rebuildable && pov.runstate === 'running' && !pov.activeJobId;
+  // Install until the agent is enrolled, then Rebuild (the same install, after the page's confirm).
+  const offered = pov.state === 'active' && !running && !inProgress && !cn.jobId;
+  const install = offered ? INSTALL_ACTIONS[cn.status === 'enrolled' ? 'rebuild' : 'install'] : null;
+  const canInstall = install !== null && pov.runstate === 'running' && !pov.activeJobId;
   const mode = cn.mode === 'spire' ? 'SPIRE' : cn.mode === 'ed25519' ? 'Ed25519' : null;
   return (
     <span role="cell" className="pov-cn" data-testid="control-node">
@@ -74,24 +83,14 @@ export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: Jo
             name VM
           </button>
         )}
-        {installable && (
+        {install && (
           <button
-            onClick={() => onAction?.('install', pov)}
+            onClick={() => onAction?.(install.action, pov)}
             disabled={!canInstall}
-            aria-label={`Install control node for ${pov.name}`}
-            title={canInstall ? 'Install the agent on this VM' : 'Needs the environment running and no other operation under way'}
+            aria-label={`${install.label} for ${pov.name}`}
+            title={canInstall ? install.title : 'Needs the environment running and no other operation under way'}
           >
-            Install control node
-          </button>
-        )}
-        {rebuildable && (
-          <button
-            onClick={() => onAction?.('rebuild', pov)}
-            disabled={!canRebuild}
-            aria-label={`Rebuild control node for ${pov.name}`}
-            title={canRebuild ? 'Re-run the bootstrap on this VM: new agent code, its state volume removed, a new enrolment' : 'Needs the environment running and no other operation under way'}
-          >
-            Rebuild control node
+            {install.label}
           </button>
         )}
       </span>
