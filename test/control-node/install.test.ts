@@ -224,17 +224,20 @@ describe('installControlNode: ordering against the control-plane double and a re
     expect(lines.at(-1)!.message).toMatch(/enrolled: Ed25519$/);
   });
 
-  it('SPIRE planned but the agent enrolled on Ed25519: a warning names the cause, the last line and the row say Ed25519', async () => {
+  /** An install with SPIRE offered and verified, the guest's agent enrolling as `mode`. */
+  async function spireInstall(mode: 'spire' | 'ed25519') {
     cp.spireInfo = { trustDomain: 'povdesk.test', serverAddress: 'spire.povdesk.test:8091', trustBundle: BUNDLE };
     const povs = new Povs(pov());
     const ud = new UserData(cp);
-    ud.onSet = () => setTimeout(() => cp.enrol([...cp.agents.keys()][0]!, 'ed25519'), 5);
+    ud.onSet = () => setTimeout(() => cp.enrol([...cp.agents.keys()][0]!, mode), 5);
     const { job, lines } = jobLog();
-    const r = await installControlNode(
-      deps(povs, ud, { config: { ...config, spireEnabled: true }, checkSpire: async () => ({ offered: true, answered: true, message: 'verified' }) }),
-      'pov-1',
-      job,
-    );
+    const config2 = { ...config, spireEnabled: true };
+    const r = await installControlNode(deps(povs, ud, { config: config2, checkSpire: async () => ({ offered: true, answered: true, message: 'verified' }) }), 'pov-1', job);
+    return { r, lines, povs, ud };
+  }
+
+  it('SPIRE planned but the agent enrolled on Ed25519: a warning names the cause, the last line and the row say Ed25519', async () => {
+    const { r, lines, povs, ud } = await spireInstall('ed25519');
     expect(ud.events[0]!.contents).toContain('JOIN_TOKEN=');
     expect(r.attestation).toBe('ed25519');
     const warn = lines.filter((l) => l.level === 'warn' && /expected SPIRE/.test(l.message));
@@ -247,16 +250,7 @@ describe('installControlNode: ordering against the control-plane double and a re
   });
 
   it('SPIRE planned and got: no fallback warning', async () => {
-    cp.spireInfo = { trustDomain: 'povdesk.test', serverAddress: 'spire.povdesk.test:8091', trustBundle: BUNDLE };
-    const povs = new Povs(pov());
-    const ud = new UserData(cp);
-    ud.onSet = () => setTimeout(() => cp.enrol([...cp.agents.keys()][0]!, 'spire'), 5);
-    const { job, lines } = jobLog();
-    await installControlNode(
-      deps(povs, ud, { config: { ...config, spireEnabled: true }, checkSpire: async () => ({ offered: true, answered: true, message: 'verified' }) }),
-      'pov-1',
-      job,
-    );
+    const { lines } = await spireInstall('spire');
     expect(lines.filter((l) => l.level === 'warn')).toEqual([expect.objectContaining({ message: expect.stringMatching(/App01/) })]);
   });
 
