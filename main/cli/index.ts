@@ -21,7 +21,8 @@ const USAGE = `povdesk ${APP_VERSION} — POV Desk from the command line
                                                  line is readable by every local user
   povdesk serve [--port N] [--open]              run browser mode; prints the URL with its token
                                                  (refused while another process owns the directory)
-  povdesk vm-manager <serve|image …>             the local vm-manager (see povdesk vm-manager --help)
+  povdesk vm-manager <serve|image …|test>        the local vm-manager; "test" proves this laptop runs
+                                                 VMs (see povdesk vm-manager --help)
   povdesk mcp                                    an MCP server on stdio for an assistant: one tool per
                                                  method not marked "not over MCP" (docs/mcp.md)
   povdesk doctor [--bundle] [--json]             check every account read-only against what POV Desk

@@ -5,6 +5,7 @@
  *   image import <file> [--name N] [--state-dir D]
  *   image references <image> [--state-dir D]
  *   image golden <image> --from-vm <id> [--server URL [--token-file F]] [--clear] [--state-dir D]
+ *   test [--state-dir D | --server URL [--token-file F]] [--skip-vm] [--vm-timeout 6m] [--image NAME]
  * Default state dir: $POVDESK_HOME/vm-manager. The token: POVDESK_VMM_TOKEN or a 0600 --token-file
  * (`--token T` still works, with a warning: a command line is readable by every local user).
  */
@@ -19,6 +20,7 @@ import { learnOffline } from './learn-offline';
 import { findOvmf } from './host';
 import { buildTestImage, getImage, importImage, readPolicy, remakeReferences, writePolicy } from './images';
 import { referencesSummary } from './image-references';
+import { runProofCli } from './proof-cli';
 import { defaultStateDir, serve } from './server';
 import { exitWhenUnowned, UNOWNED_GRACE_MS } from './unowned';
 import type { VmRecord } from './vms';
@@ -28,8 +30,8 @@ interface Parsed {
   flags: Map<string, string | true>;
 }
 
-const VALUE_FLAGS = new Set(['--state-dir', '--port', '--socket', '--token', '--token-file', '--name', '--from-vm', '--server', '--learn-golden', '--exit-unowned']);
-const BOOL_FLAGS = new Set(['--stop-vms-on-exit', '--clear', '--no-golden', '--help']);
+const VALUE_FLAGS = new Set(['--state-dir', '--port', '--socket', '--token', '--token-file', '--name', '--from-vm', '--server', '--learn-golden', '--exit-unowned', '--vm-timeout', '--image']);
+const BOOL_FLAGS = new Set(['--stop-vms-on-exit', '--clear', '--no-golden', '--help', '--skip-vm']);
 
 function parse(argv: string[]): Parsed {
   const pos: string[] = [];
@@ -58,6 +60,9 @@ const USAGE = `usage: povdesk vm-manager serve [--state-dir D] [--port N | --soc
        povdesk vm-manager image import <file> [--name N] [--state-dir D]
        povdesk vm-manager image references <image> [--state-dir D]
        povdesk vm-manager image golden <image> --from-vm <id> [--server URL [--token-file F]] [--clear] [--state-dir D]
+       povdesk vm-manager test [--state-dir D | --server URL [--token-file F]] [--skip-vm] [--vm-timeout 6m] [--image NAME]
+         proves this laptop: its own leftovers removed, the token boundary, host readiness, the MCP
+         tools, then one VM booted to ready (install and boot durations), attested, deleted
 The API token comes from POVDESK_VMM_TOKEN or --token-file (a file only you may read: chmod 600);
 serve makes a random one without either. Not --token T: a command line is readable by every local user.`;
 
@@ -90,8 +95,22 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       out(USAGE);
       return pos.length === 0 && !flags.has('--help') ? 2 : 0;
     }
-    const stateDir = resolve(str('--state-dir') ?? defaultStateDir());
     const [cmd, sub, arg] = pos;
+    if (cmd === 'test') {
+      const server = str('--server');
+      const token = server ? tokenOption(flags, env, err) : undefined;
+      return await runProofCli({
+        stateDir: () => resolve(str('--state-dir') ?? defaultStateDir(env)),
+        ...(server ? { server } : {}),
+        ...(token ? { token } : {}),
+        skipVm: flags.has('--skip-vm'),
+        ...(str('--vm-timeout') ? { vmTimeout: str('--vm-timeout')! } : {}),
+        ...(str('--image') ? { image: str('--image')! } : {}),
+        out,
+        err,
+      });
+    }
+    const stateDir = resolve(str('--state-dir') ?? defaultStateDir());
     if (cmd === 'serve') {
       const port = str('--port');
       if (port !== undefined && !/^\d+$/.test(port)) throw new VmmError('invalid_request', `--port must be a number, got ${port}`);

@@ -120,12 +120,17 @@ function text(body: unknown, isError = false): CallToolResult {
   };
 }
 
+/** The server's own instructions: the call order a model reads before its first call (vm-manager-lab.md). */
+export const MCP_INSTRUCTIONS =
+  'Call get_host first, then list_images and list_networks, then create_vm (naming one of those networks). ' +
+  "Records and errors have the REST API's JSON shapes.";
+
 function mcpServer(rest: RestHandler, token: string): Server {
   const server = new Server(
     { name: 'vm-manager', title: 'POV Desk vm-manager', version: '1' },
     {
       capabilities: { tools: {} },
-      instructions: 'Call get_host first, then list_images, then create_vm. Records and errors have the REST API\'s JSON shapes.',
+      instructions: MCP_INSTRUCTIONS,
     },
   );
   const tools = ROUTES.map(toTool);

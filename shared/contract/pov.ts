@@ -115,6 +115,13 @@ export const povVmView = lazySchema(() => z.strictObject({
   hostname: z.string().nullable(),
   runstate: z.string().nullable(),
   goneAt: z.string().nullable(),
+  /** The network the platform reports for the VM (Skytap: from its interfaces); null when none is reported. */
+  network: z.strictObject({ name: z.string().nullable(), type: z.enum(['automatic', 'manual']).nullable() }).nullable(),
+  /**
+   * Published services: a guest port Skytap NATs to a public host:port. Shown, never used for
+   * wiring (a published address changes per environment and per power cycle).
+   */
+  published: z.array(z.strictObject({ internalPort: z.number().int(), externalHost: z.string(), externalPort: z.number().int() })),
 }));
 export type PovVmView = z.infer<typeof povVmView>;
 

@@ -224,6 +224,101 @@ describe('installControlNode: ordering against the control-plane double and a re
     expect(lines.at(-1)!.message).toMatch(/enrolled: Ed25519$/);
   });
 
+  /** An install with SPIRE offered and verified, the guest's agent enrolling as `mode`. */
+  async function spireInstall(mode: 'spire' | 'ed25519') {
+    cp.spireInfo = { trustDomain: 'povdesk.test', serverAddress: 'spire.povdesk.test:8091', trustBundle: BUNDLE };
+    const povs = new Povs(pov());
+    const ud = new UserData(cp);
+    ud.onSet = () => setTimeout(() => cp.enrol([...cp.agents.keys()][0]!, mode), 5);
+    const { job, lines } = jobLog();
+    const config2 = { ...config, spireEnabled: true };
+    const r = await installControlNode(deps(povs, ud, { config: config2, checkSpire: async () => ({ offered: true, answered: true, message: 'verified' }) }), 'pov-1', job);
+    return { r, lines, povs, ud };
+  }
+
+  it('SPIRE planned but the agent enrolled on Ed25519: a warning names the cause, the last line and the row say Ed25519', async () => {
+    const { r, lines, povs, ud } = await spireInstall('ed25519');
+    expect(ud.events[0]!.contents).toContain('JOIN_TOKEN=');
+    expect(r.attestation).toBe('ed25519');
+    const warn = lines.filter((l) => l.level === 'warn' && /expected SPIRE/.test(l.message));
+    expect(warn.map((l) => l.message)).toEqual([
+      'expected SPIRE but the agent fell back to Ed25519: BtPocLin01 could not reach the SPIRE server address for agents over plain TCP',
+    ]);
+    expect(lines.at(-1)!.message).toBe('control node BtPocLin01 enrolled: Ed25519');
+    expect(povs.row.mode).toBe('ed25519');
+    expect(agents.get(r.agentId)!.attestation).toBe('ed25519');
+  });
+
+  it('SPIRE planned and got: no fallback warning', async () => {
+    const { lines } = await spireInstall('spire');
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([expect.objectContaining({ message: expect.stringMatching(/App01/) })]);
+  });
+
+  /** A POV of `n` VMs: the control node and n-1 Windows VMs with addresses (the policy grows with each). */
+  const sized = (n: number) =>
+    pov({
+      vms: Array.from({ length: n }, (_, i) => ({
+        id: `v${i}`,
+        name: i === 0 ? 'BtPocLin01' : `win-${String(i).padStart(3, '0')}-${(i * 2654435761) % 1e6}`,
+        os: (i === 0 ? 'linux' : 'windows') as 'linux' | 'windows',
+        ip: `10.0.${i >> 8}.${(i & 255) || 1}`,
+      })),
+    });
+
+  for (const [tier, words] of [
+    [1, /^the bootstrap is (\d+) of 16384 characters, sent as written \(tier 1\)$/],
+    [2, /^the bootstrap is (\d+) characters; sent with comment lines removed \(tier 2\): (\d+) of 16384$/],
+    [3, /^the bootstrap is (\d+) characters; sent gzip \+ base64 compressed \(tier 3\): (\d+) of 16384$/],
+  ] as const) {
+    it(`the tier log line says tier ${tier} with the sizes that were sent`, async () => {
+      // The smallest POV (in steps of 5 VMs) whose bootstrap lands on this tier.
+      let n = 1;
+      for (;;) {
+        const povs = new Povs(sized(n));
+        const ud = new UserData(cp);
+        ud.onSet = () => setTimeout(() => cp.enrol([...cp.agents.keys()].at(-1)!, 'ed25519'), 5);
+        const { job, lines } = jobLog();
+        const r = await installControlNode(deps(povs, ud), 'pov-1', job);
+        if (r.tier < tier) {
+          n += n < 20 ? 5 : 25;
+          continue;
+        }
+        expect(r.tier).toBe(tier);
+        const line = lines.find((l) => /^the bootstrap is/.test(l.message))!;
+        const m = words.exec(line.message);
+        expect(m, line.message).not.toBeNull();
+        const sent = ud.events[0]!.contents!;
+        expect(Number(m!.at(-1))).toBe(sent.length);
+        expect(r.chars).toBe(sent.length);
+        if (tier > 1) expect(Number(m![1])).toBeGreaterThan(16384);
+        expect(agents.get(r.agentId)).toMatchObject({ tier, chars: sent.length });
+        break;
+      }
+    });
+  }
+
+  it('a control node on a manual network is refused with the reason before anything is minted or injected', async () => {
+    const base = pov();
+    const povs = new Povs({ ...base, vms: base.vms.map((v) => (v.id === 'v2' ? { ...v, networkType: 'manual' as const } : v)) });
+    const ud = new UserData(cp);
+    const { job } = jobLog();
+    await expect(installControlNode(deps(povs, ud), 'pov-1', job)).rejects.toMatchObject({ code: 'conflict' });
+    expect(povs.row).toMatchObject({ vmId: 'v2', status: 'failed' });
+    expect(povs.row.reason).toMatch(/^BtPocLin01 is on a manual network: Skytap's metadata service answers only on VMs attached to an automatic network/);
+    expect(cp.agents.size).toBe(0);
+    expect(ud.events).toEqual([]);
+  });
+
+  it('an automatic network, or none reported, is not refused', async () => {
+    for (const networkType of ['automatic', null] as const) {
+      const base = pov();
+      const povs = new Povs({ ...base, vms: base.vms.map((v) => ({ ...v, networkType })) });
+      const ud = new UserData(cp);
+      ud.onSet = () => setTimeout(() => cp.enrol([...cp.agents.keys()].at(-1)!, 'ed25519'), 5);
+      await expect(installControlNode(deps(povs, ud), 'pov-1', jobLog().job)).resolves.toMatchObject({ vm: 'BtPocLin01' });
+    }
+  });
+
   it('no enrolment within 15 minutes: user_data cleared, agent revoked, reason on the row, job fails', async () => {
     const povs = new Povs(pov());
     const ud = new UserData(cp);

@@ -6,6 +6,7 @@ import { EntitleDouble } from '../pam-doubles/entitle-double';
 import { PasswordSafeDouble } from '../pam-doubles/password-safe-double';
 import { PraDouble } from '../pam-doubles/pra-double';
 import { coreWorld, type CoreWorld } from '../pov/helpers';
+import type { VmSeed } from '../skytap-emulator/state';
 
 export const SECRETS = {
   praSecret: 'pra-client-secret-5c1f0e6a9b',
@@ -41,6 +42,8 @@ export async function pamWorld(opts: {
   tenantsBeforeEnrol?: boolean;
   /** what the app is given as the PRA site and Entitle URL, in front of the doubles (a validating proxy) */
   front?: (pra: PraDouble, en: EntitleDouble) => Promise<{ pra: string; entitle: string }>;
+  /** The Windows VM beside the control node (default: win-broker, Windows Server 2019, the default network). */
+  windowsVm?: VmSeed;
 } = {}): Promise<PamWorld> {
   const crashAt = { step: null as string | null };
   const w = await coreWorld({
@@ -70,7 +73,7 @@ export async function pamWorld(opts: {
   const base = w.base;
   const log = base.log;
   await w.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
-  const tpl = w.emu.state.addTemplate({ name: 'PAM two VMs', vms: [{ name: 'control-node', guestOS: 'ubuntu-64' }, { name: 'win-broker', guestOS: 'windows2019srv-64' }] });
+  const tpl = w.emu.state.addTemplate({ name: 'PAM two VMs', vms: [{ name: 'control-node', guestOS: 'ubuntu-64' }, opts.windowsVm ?? { name: 'win-broker', guestOS: 'windows2019srv-64' }] });
   const created = await w.call('pov.create', { templateId: tpl.id, name: 'Acme PAM' });
   const provision = await w.jobs.wait(created.jobId);
   if (provision.state !== 'succeeded') throw new Error(`provision ${provision.state}: ${JSON.stringify(provision.error)}`);

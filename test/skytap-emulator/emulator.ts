@@ -235,6 +235,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
         if (!vm) return error(404, `VM ${s[3] ?? ''} not found`);
         if (s.length === 4) return new HttpReply(200, state.vmJson(env, vm, baseUrl));
         if (s.length === 5 && s[4] === 'user_data') return new HttpReply(200, { contents: vm.userData });
+        if (s.length === 7 && s[4] === 'interfaces' && s[6] === 'services') {
+          if (s[5] !== state.nicId(env, vm)) return error(404, `Interface ${s[5]} not found`);
+          return new HttpReply(200, vm.services.map((x) => state.serviceJson(x)));
+        }
       }
       return error(404, `No route GET ${path}`);
     }
@@ -258,6 +262,30 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       if (fault?.kind === 'stayBusy') env.stuckBusy = true;
       if (fault?.hideMs) hiddenUntil.set(env.id, Date.now() + fault.hideMs);
       return new HttpReply(200, state.envJson(env, baseUrl));
+    }
+
+    // Published services: POST …/vms/{vid}/interfaces/{nic}/services {internal_port}, DELETE …/services/{id}
+    if ((method === 'POST' || method === 'DELETE') && s[0] === 'configurations' && s[2] === 'vms' && s[4] === 'interfaces' && s[6] === 'services') {
+      const env = state.settle(s[1]!);
+      if (!env) return error(404, `Environment ${s[1]} not found`);
+      const vm = env.vms.find((v) => v.id === s[3]);
+      if (!vm) return error(404, `VM ${s[3]} not found`);
+      if (s[5] !== state.nicId(env, vm)) return error(404, `Interface ${s[5]} not found`);
+      if (state.isBusy(env)) return error(423, 'The environment is busy. Try again later.', { 'retry-after': String(state.busyRetryAfterSec) });
+      if (method === 'POST' && s.length === 7) {
+        const port = asObject(body)?.internal_port;
+        if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return error(422, 'Internal port must be an integer from 1 to 65535');
+        if (vm.services.some((x) => x.internalPort === port)) return error(422, `Port ${port} is already published`);
+        const svc = state.newService(port, env.region);
+        vm.services.push(svc);
+        return new HttpReply(200, state.serviceJson(svc));
+      }
+      if (method === 'DELETE' && s.length === 8) {
+        const i = vm.services.findIndex((x) => x.id === s[7]);
+        if (i < 0) return error(404, `Service ${s[7]} not found`);
+        vm.services.splice(i, 1);
+        return new HttpReply(200, undefined);
+      }
     }
 
     if ((method === 'PUT' || method === 'DELETE') && s[0] === 'configurations' && s.length >= 2) {

@@ -15,6 +15,23 @@ export interface VmSeed {
   ip?: string | null;
   hostname?: string | null;
   networkType?: 'automatic' | 'manual';
+  /** The network's name (default "Default Network" or "Manual Network" by type). */
+  networkName?: string;
+  /** Guest ports published in the template: each environment made from it gets its own external port. */
+  publishedPorts?: number[];
+}
+
+/**
+ * A published service as Skytap reports it in an interface's `services[]` (and at
+ * `…/interfaces/{nic}/services`): the guest's `internal_port` NATed to `external_ip:external_port`,
+ * the id being the internal port as a string (skytap/skytap-sdk-go's examples). Skytap picks the
+ * external port, and `external_ip` is a host name of the region's service endpoint.
+ */
+export interface EmuService {
+  id: string;
+  internalPort: number;
+  externalIp: string;
+  externalPort: number;
 }
 
 export interface TemplateSeed {
@@ -44,6 +61,8 @@ export interface EmuVm {
   ip: string | null;
   hostname: string | null;
   networkType: 'automatic' | 'manual';
+  networkName: string;
+  services: EmuService[];
   userData: string;
 }
 
@@ -98,6 +117,7 @@ export class EmulatorState {
   private nextTemplate = 500;
   private nextEnv = 1000;
   private nextVm = 9000;
+  private nextExternalPort = 17000;
 
   constructor(opts: { credentials?: Credentials; timing?: Partial<Timing>; now?: () => number } = {}) {
     this.credentials = opts.credentials ?? { username: 'demo', token: 'demo-token' };
@@ -147,8 +167,25 @@ export class EmulatorState {
       ip: s.ip === undefined ? `10.0.${envIndex % 250}.${10 + i}` : s.ip,
       hostname: s.hostname === undefined ? s.name.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 32) : s.hostname,
       networkType: s.networkType ?? 'automatic',
+      networkName: s.networkName ?? ((s.networkType ?? 'automatic') === 'automatic' ? 'Default Network' : 'Manual Network'),
+      services: (s.publishedPorts ?? []).map((port) => this.newService(port)),
       userData: '',
     }));
+  }
+
+  /** A published service for a guest port: Skytap assigns the external port (never reused here). */
+  newService(internalPort: number, region = 'US-West'): EmuService {
+    const host = `services-${region.toLowerCase().replace(/[^a-z]/g, '')}.skytap.com`;
+    return { id: String(internalPort), internalPort, externalIp: host, externalPort: this.nextExternalPort++ };
+  }
+
+  serviceJson(svc: EmuService): Record<string, unknown> {
+    return { id: svc.id, internal_port: svc.internalPort, external_ip: svc.externalIp, external_port: svc.externalPort };
+  }
+
+  /** The id of a VM's one interface (the emulator gives every VM one NIC). */
+  nicId(env: EmuEnv, vm: EmuVm): string {
+    return `nic-${env.id}-${vm.id}-0`;
   }
 
   /** Adds an environment directly (seeding; the bench's 2,000). Not busy unless asked. */
@@ -255,15 +292,16 @@ export class EmulatorState {
       hardware: { cpus: 2, cpus_per_socket: 1, ram: 4096, guestOS: vm.guestOS, architecture: 'x86', svms: 2 },
       interfaces: [
         {
-          id: `nic-${env.id}-${vm.id}-0`,
+          id: this.nicId(env, vm),
           ip: vm.ip,
           hostname: vm.hostname,
           mac: `00:50:56:${hex(Number(vm.id) >> 16)}:${hex(Number(vm.id) >> 8)}:${hex(Number(vm.id))}`,
           nic_type: 'vmxnet3',
           network_type: vm.networkType,
-          network_name: vm.networkType === 'automatic' ? 'Default Network' : 'Manual Network',
+          network_id: `net-${env.id}-${vm.networkName.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`,
+          network_name: vm.networkName,
           status: runstate === 'running' ? 'Running' : 'Powered off',
-          services: [],
+          services: vm.services.map((svc) => this.serviceJson(svc)),
         },
       ],
       configuration_url: `${baseUrl}/v2/configurations/${env.id}`,

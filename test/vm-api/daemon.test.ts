@@ -5,30 +5,25 @@
  * answers pass the checks a cluster's manager must pass, and the app reads the daemon's extras.
  * The handlers suite (test/vm/handlers.test.ts) does the same with QEMU.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VmApp } from '../../main/services/vm/service';
 import { VmManagerClient } from '../../main/vm-api/client';
-import { createApiHandler } from '../../main/vm-manager/api';
-import { hostReport } from '../../main/vm-manager/host';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
-import { Networks } from '../../main/vm-manager/networks';
-import { VmService } from '../../main/vm-manager/vms';
+import type { VmService } from '../../main/vm-manager/vms';
 import { needs } from '../support/system';
 import { testCore, type TestCore } from '../support/core';
 import { attachLocalManager } from '../vm/helpers';
-import { attestingGuest, FakeLauncher } from '../vm-manager/fake-launcher';
+import { startFakeDaemon, type FakeDaemon } from '../vm-manager/fake-launcher';
 
 const skip = needs(['qemu-system-x86_64', 'swtpm', 'dropbearkey', 'ssh-keygen']);
 const TOKEN = 'daemon-token-0123456789abcdef';
 
 describe.skipIf(skip)('the app\'s vm service against the real daemon handler (fake launcher)', () => {
   let state: string;
-  let server: Server;
+  let d: FakeDaemon;
   let vms: VmService;
   let t: TestCore;
   let app: VmApp;
@@ -36,16 +31,8 @@ describe.skipIf(skip)('the app\'s vm service against the real daemon handler (fa
 
   beforeAll(async () => {
     state = mkdtempSync(join(tmpdir(), 'vmm-app-'));
-    const img = join(state, 'images', TEST_IMAGE);
-    mkdirSync(img, { recursive: true });
-    writeFileSync(join(img, 'image.json'), JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
-    const launcher = new FakeLauncher();
-    const networks = new Networks(state);
-    vms = new VmService({ stateDir: state, launcher, networkMode: (n) => networks.get(n).mode, timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
-    launcher.onStart = attestingGuest(vms);
-    server = createServer(createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    d = await startFakeDaemon(state, TOKEN);
+    ({ url, vms } = d);
     // The real core, whose supervisor reattaches to this daemon as its local manager.
     t = await testCore();
     attachLocalManager(t.home, { url, token: TOKEN, stateDir: state });
@@ -53,9 +40,8 @@ describe.skipIf(skip)('the app\'s vm service against the real daemon handler (fa
   }, 60_000);
 
   afterAll(async () => {
-    vms?.detach();
+    await d?.close();
     await t?.close();
-    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     if (state) rmSync(state, { recursive: true, force: true });
   });
 

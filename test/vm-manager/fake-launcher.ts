@@ -4,7 +4,16 @@
  * and `onStart` lets a test play the guest (first contact, a verified quote, READY) through the
  * service's real bookkeeping. Everything else (records, supervision, timeouts, the API) is real.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createApiHandler } from '../../main/vm-manager/api';
+import { hostReport } from '../../main/vm-manager/host';
+import { TEST_IMAGE } from '../../main/vm-manager/images';
+import { createMcpHandler, isMcpPath } from '../../main/vm-manager/mcp';
+import { Networks } from '../../main/vm-manager/networks';
+import { VmService } from '../../main/vm-manager/vms';
 import { LaunchError, type Launched, type Launcher, type ProcessExit, type StartOptions, type StopHow } from '../../main/vm-manager/launcher';
 import { freeLoopbackPort } from '../../main/lib/procs';
 import type { VmRecord } from '../../main/vm-manager/vm-record';
@@ -109,5 +118,42 @@ export function attestingGuest(vms: { guestContact(id: string): void; nonceIssue
     const at = new Date().toISOString();
     vms.recordQuote(r.id, { verified: true, message: 'fake quote verified', at, failed: null, pcrs: {}, mismatches: [], learned: {} } as never, 'initrd');
     vms.guestReady(r.id);
+  };
+}
+
+export interface FakeDaemon {
+  url: string;
+  vms: VmService;
+  launcher: FakeLauncher;
+  close(): Promise<void>;
+}
+
+/**
+ * The daemon's real REST handler (and its /mcp, as serve() mounts it) over a state dir holding a
+ * test-image record, on 127.0.0.1, with this launcher and an attesting guest: what a suite that
+ * needs the API but no boot listens to.
+ */
+export async function startFakeDaemon(state: string, token: string): Promise<FakeDaemon> {
+  const img = join(state, 'images', TEST_IMAGE);
+  mkdirSync(img, { recursive: true });
+  writeFileSync(join(img, 'image.json'), JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
+  const launcher = new FakeLauncher();
+  const networks = new Networks(state);
+  const vms = new VmService({ stateDir: state, launcher, networkMode: (n) => networks.get(n).mode, timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
+  launcher.onStart = attestingGuest(vms);
+  const handler = () => createApiHandler({ stateDir: state, token, vms, networks, host: () => hostReport() });
+  const rest = handler();
+  const mcp = createMcpHandler({ token, rest: handler() });
+  const server: Server = createServer((req, res) => (isMcpPath(req.url) ? mcp(req, res) : rest(req, res)));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    vms,
+    launcher,
+    async close() {
+      vms.detach();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
   };
 }

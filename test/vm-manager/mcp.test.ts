@@ -89,6 +89,15 @@ describe.skipIf(skip !== null)('vm-manager /mcp (streamable HTTP, SDK client)', 
     expect((await post(m.url)).status).toBe(200);
   });
 
+  it('its instructions name the call order: get_host, then list_images and list_networks, then create_vm', () => {
+    const text = client.getInstructions() ?? '';
+    const at = (tool: string) => text.indexOf(tool);
+    for (const tool of ['get_host', 'list_images', 'list_networks', 'create_vm']) expect(at(tool), tool).toBeGreaterThanOrEqual(0);
+    expect(at('get_host')).toBeLessThan(at('list_images'));
+    expect(at('list_images')).toBeLessThan(at('list_networks'));
+    expect(at('list_networks')).toBeLessThan(at('create_vm'));
+  });
+
   it('lists one tool per REST route, with giantswarm names, valid schemas and annotations', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(Object.values(REST_TO_TOOL).sort());

@@ -22,7 +22,15 @@ export interface ControlNodePov {
   controlNodeName: string | null;
   /** The VM that is already the enrolled control node, if any. */
   enrolledVmId: string | null;
-  vms: { id: string; name: string; os: GuestOs; ip: string | null; roles?: string[] }[];
+  vms: {
+    id: string;
+    name: string;
+    os: GuestOs;
+    ip: string | null;
+    roles?: string[];
+    /** What the platform reports of the VM's network (null or absent: not reported). */
+    networkType?: 'automatic' | 'manual' | null;
+  }[];
   entitleHostName?: string | null;
   brokerHostName?: string | null;
 }
@@ -95,6 +103,20 @@ export function resolveFor(pov: ControlNodePov): Resolution {
   });
 }
 
+/**
+ * The seed's reason for refusing a control node on a manual network, or null. Skytap's metadata
+ * service answers only on automatic networks: on a manual one the guest never sees user_data,
+ * which looks exactly like a missing runner after a 15-minute wait. Not reported is not refused.
+ */
+export function manualNetworkRefusal(vm: { name: string; networkType?: 'automatic' | 'manual' | null }): string | null {
+  if (vm.networkType !== 'manual') return null;
+  return (
+    `${vm.name} is on a manual network: Skytap's metadata service answers only on VMs attached to an automatic network, ` +
+    'so the guest would get no user_data at all, which looks exactly like a missing runner. ' +
+    'Attach it to an automatic network in Skytap (or the template), then press Refresh VMs and Install control node'
+  );
+}
+
 export function refusalText(r: Extract<Resolution, { refusal: unknown }>): string {
   const c = r.refusal.candidates;
   return c.length ? `${r.refusal.reason} (candidates: ${c.join(', ')})` : r.refusal.reason;
@@ -131,6 +153,11 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
     return fail('conflict', refusalText(resolution), 'none');
   }
   const vm = resolution.vm;
+  const manual = manualNetworkRefusal(pov.vms.find((v) => v.id === vm.id) ?? vm);
+  if (manual) {
+    deps.povs.setControlNode(povId, { vmId: vm.id });
+    return fail('conflict', manual);
+  }
   job.log(`control node: ${vm.name} (${resolution.step === 'typed' ? 'the name you gave' : resolution.step === 'enrolled' ? 'already the control node' : resolution.step === 'only-linux' ? 'the only Linux VM' : 'the VM called broker'})`);
   deps.povs.setControlNode(povId, { vmId: vm.id, status: 'installing', reason: null, mode: null });
 

@@ -20,7 +20,7 @@ export function dbPovLookup(db: Db, now: () => Date = () => new Date()): PovLook
         enrolledVmId: r.control_node_status === 'enrolled' ? r.control_node_vm_id : null,
         vms: listVms(db, id)
           .filter((v) => v.gone_at === null)
-          .map((v) => ({ id: v.vm_id, name: v.name, os: v.os_override ?? v.os_platform, ip: v.ip })),
+          .map((v) => ({ id: v.vm_id, name: v.name, os: v.os_override ?? v.os_platform, ip: v.ip, networkType: v.network_type ?? null })),
         // Migration 5's columns (undefined before it runs): excluded from step 3 of resolution.
         entitleHostName: r.entitle_host ?? null,
         brokerHostName: r.broker_host ?? null,

@@ -10,7 +10,7 @@ import { AgentStore } from './agents';
 import { CONTROL_PLANE_TOKEN_ACCOUNT, controlPlaneFrom, installSettingsGap, readConfig, saveConfig, type ControlNodeConfig, type KeyValue, type Secrets } from './config';
 import type { ControlPlane } from './control-plane';
 import { fitUserData } from './fit';
-import { installControlNode, refusalText, resolveFor, teardownControlNode, type InstallDeps, type InstallJob, type PovLookup, type SkytapUserData } from './install';
+import { installControlNode, manualNetworkRefusal, refusalText, resolveFor, teardownControlNode, type InstallDeps, type InstallJob, type PovLookup, type SkytapUserData } from './install';
 import { USER_DATA_LIMIT } from './markers';
 import { buildBootstrap } from './payload';
 import { controlNodeRow, dbPovLookup, hasRoleHostColumns, povName, setRoleHosts } from './pov-adapter';
@@ -129,6 +129,7 @@ export class ControlNodeService {
       this.povs.setControlNode(povId, { vmId: null, status: 'none', reason });
       throw new AppError('conflict', reason);
     }
+    this.refuseManualNetwork(povId, pov.vms.find((v) => v.id === r.vm.id) ?? r.vm);
     const gap = this.settingsGap();
     if (gap) {
       // Not a failure of the provision nor a job bound to fail: the row says what to enter.
@@ -161,9 +162,19 @@ export class ControlNodeService {
     if (pov.runstate !== 'running') {
       throw new AppError('conflict', `the environment is ${pov.runstate ?? 'not confirmed running'}; start it first (the payload goes in only after power-on)`);
     }
+    const resolution = resolveFor(pov);
+    if (!('refusal' in resolution)) this.refuseManualNetwork(id, pov.vms.find((v) => v.id === resolution.vm.id) ?? resolution.vm);
     const gap = this.settingsGap();
     if (gap) throw new AppError('unavailable', gap);
     return this.startInstall(id);
+  }
+
+  /** Before anything is minted or injected: a control node on a manual network is refused with the reason on its row. */
+  private refuseManualNetwork(povId: string, vm: { id: string; name: string; networkType?: 'automatic' | 'manual' | null }): void {
+    const reason = manualNetworkRefusal(vm);
+    if (!reason) return;
+    this.povs.setControlNode(povId, { vmId: vm.id, status: 'failed', reason });
+    throw new AppError('conflict', reason);
   }
 
   runnerScript() {

@@ -27,6 +27,20 @@ export interface LabVm {
   ip: string | null;
   hostname: string | null;
   runstate: string | null;
+  /**
+   * The network the VM is reached on, from its interfaces (Skytap: an automatic one when it has
+   * any, since that is where the metadata service answers); absent or null when not reported.
+   */
+  network?: { id: string | null; name: string | null; type: 'automatic' | 'manual' | null } | null;
+  /** Published services (Skytap's NAT of a guest port to a public host:port); display only. */
+  published?: PublishedPort[];
+}
+
+/** One published service: what the VMs tab shows; the wiring keeps using private addresses. */
+export interface PublishedPort {
+  internalPort: number;
+  externalHost: string;
+  externalPort: number;
 }
 
 export interface LabEnvironment {

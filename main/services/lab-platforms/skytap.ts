@@ -5,10 +5,23 @@ import type { LabEnvironment, LabPlatform, LabVm } from './platform';
 /** What the Skytap platform calls: the lifecycle's subset of SkytapClient (with per-VM user_data). */
 export type SkytapPlatformApi = SkytapApi;
 
-/** One Skytap VM as the lab platforms describe VMs (the first interface with an IP gives ip/hostname). */
+/** A network type as Skytap words it; anything else is not reported. */
+function networkType(t: string | null | undefined): 'automatic' | 'manual' | null {
+  return t === 'automatic' || t === 'manual' ? t : null;
+}
+
+/**
+ * One Skytap VM as the lab platforms describe VMs: the first interface with an IP gives
+ * ip/hostname; the network is an automatic one when any interface has one (the metadata service
+ * answers there), else that interface's; published services come from every interface.
+ */
 export function labVmFromSkytap(vm: Vm): LabVm {
-  const nic = (vm.interfaces ?? []).find((i) => i.ip) ?? (vm.interfaces ?? [])[0];
+  const nics = vm.interfaces ?? [];
+  const nic = nics.find((i) => i.ip) ?? nics[0];
+  const net = nics.find((i) => i.network_type === 'automatic') ?? nic;
   return {
+    network: net ? { id: net.network_id ?? null, name: net.network_name ?? null, type: networkType(net.network_type) } : null,
+    published: nics.flatMap((i) => i.services ?? []).map((x) => ({ internalPort: x.internal_port, externalHost: x.external_ip, externalPort: x.external_port })),
     id: vm.id,
     name: vm.name,
     os: inferOs(vm),

@@ -90,9 +90,19 @@ export class PamService {
       name: r.name,
       agentId: agent?.agent_id ?? null,
       brokerHost: r.broker_host ?? null,
+      controlNodeVmId: r.control_node_vm_id,
       vms: listVms(this.d.db, povId)
         .filter((v) => v.gone_at === null)
-        .map((v) => ({ vmId: v.vm_id, name: v.name, os: v.os_override ?? v.os_platform, ip: v.ip })),
+        .map((v) => ({
+          vmId: v.vm_id,
+          name: v.name,
+          os: v.os_override ?? v.os_platform,
+          ip: v.ip,
+          guestOs: v.guest_os,
+          networkType: v.network_type ?? null,
+          networkId: v.network_id ?? null,
+          networkName: v.network_name ?? null,
+        })),
     };
   }
 

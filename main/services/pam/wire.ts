@@ -1,5 +1,6 @@
 import { AppError, toWireError } from '../../../shared/contract/errors';
 import type { AgentTasks } from './agent-tasks';
+import { checkBrokerHost, type BrokerHostFacts } from './broker-check';
 import type { EntitleClient } from './entitle';
 import type { PasswordSafeClient } from './password-safe';
 import type { PraClient } from './pra';
@@ -17,6 +18,11 @@ export interface PamVm {
   name: string;
   os: 'linux' | 'windows' | 'unknown';
   ip: string | null;
+  /** What the platform reports (absent in tests that do not care): the broker host's check reads them. */
+  guestOs?: string | null;
+  networkType?: 'automatic' | 'manual' | null;
+  networkId?: string | null;
+  networkName?: string | null;
 }
 
 export interface PamPov {
@@ -26,6 +32,8 @@ export interface PamPov {
   agentId: string | null;
   /** The VM named as the Resource Broker host (pov.setRoleHosts), if any. */
   brokerHost: string | null;
+  /** The control node's VM (the broker host must share its network); null when none is resolved. */
+  controlNodeVmId?: string | null;
   vms: PamVm[];
 }
 
@@ -257,6 +265,10 @@ export function brokerVm(pov: PamPov): PamVm | { refusal: string } {
   return { refusal: win.length ? `several Windows VMs (candidates: ${win.map((v) => v.name).join(', ')}); name the Resource Broker host` : 'the POV has no Windows VM for the Resource Broker' };
 }
 
+function hostFacts(v: PamVm): BrokerHostFacts {
+  return { name: v.name, guestOs: v.guestOs ?? null, networkType: v.networkType ?? null, networkId: v.networkId ?? null, networkName: v.networkName ?? null };
+}
+
 async function wireBroker(d: WireDeps, job: PamJob, mark: Mark, step: Step) {
   if (!d.brokerInstallKey) {
     mark('broker', '', { state: 'skipped', error: 'no Resource Broker install key is saved (generate one in the Password Safe portal)' });
@@ -271,6 +283,13 @@ async function wireBroker(d: WireDeps, job: PamJob, mark: Mark, step: Step) {
     mark('broker', '', { state: 'failed', error: `${vm.name} has no IP address yet; press Refresh VMs` });
     return;
   }
+  const cn = d.pov.controlNodeVmId ? (d.pov.vms.find((v) => v.vmId === d.pov.controlNodeVmId) ?? null) : null;
+  const check = checkBrokerHost(hostFacts(vm), cn ? hostFacts(cn) : null);
+  if (check.refusal) {
+    mark('broker', '', { state: 'failed', error: check.refusal });
+    return;
+  }
+  for (const u of check.unknowns) job.log(`Resource Broker host: ${u}`, 'warn');
   if (d.repo.artifact(d.pov.id, 'broker')?.state === 'done') return; // verified earlier: nothing to redo
   await step('broker', '', 'Resource Broker', async () => {
     if (!d.agent || !d.pov.agentId) {

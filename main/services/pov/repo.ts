@@ -1,6 +1,7 @@
 import type { Db } from '../store/db';
 import type { OsValue, PovState, PovView, PovVmView } from '../../../shared/contract/pov';
 import { povActionsFor } from '../../../shared/contract/pov';
+import type { PublishedPort } from '../lab-platforms/platform';
 
 /** One row of `povs` as stored. */
 export interface PovRow {
@@ -53,6 +54,11 @@ export interface PovVmRow {
   ip: string | null;
   hostname: string | null;
   runstate: string | null;
+  /** Migration 12's columns. */
+  network_type?: 'automatic' | 'manual' | null;
+  network_id?: string | null;
+  network_name?: string | null;
+  published_json?: string;
   gone_at: string | null;
   first_seen_at: string;
   updated_at: string;
@@ -161,5 +167,17 @@ export function toVmView(v: PovVmRow): PovVmView {
     hostname: v.hostname,
     runstate: v.runstate,
     goneAt: v.gone_at,
+    network: v.network_type || v.network_name ? { name: v.network_name ?? null, type: v.network_type ?? null } : null,
+    published: publishedOf(v),
   };
+}
+
+/** The published services stored with a VM row ([] when none, or when the column does not parse). */
+export function publishedOf(v: Pick<PovVmRow, 'published_json'>): PublishedPort[] {
+  try {
+    const parsed: unknown = JSON.parse(v.published_json ?? '[]');
+    return Array.isArray(parsed) ? (parsed as PublishedPort[]) : [];
+  } catch {
+    return [];
+  }
 }

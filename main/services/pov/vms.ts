@@ -22,11 +22,13 @@ export function applyLabVms(db: Db, povId: string, vms: readonly LabVm[], at: st
     (db.prepare('SELECT vm_id FROM pov_vms WHERE pov_id = ?').all(povId) as { vm_id: string }[]).map((r) => r.vm_id),
   );
   const upsert = db.prepare(
-    `INSERT INTO pov_vms (pov_id, vm_id, name, os_platform, guest_os, ip, hostname, runstate, gone_at, first_seen_at, updated_at)
-     VALUES (@pov_id, @vm_id, @name, @os_platform, @guest_os, @ip, @hostname, @runstate, NULL, @at, @at)
+    `INSERT INTO pov_vms (pov_id, vm_id, name, os_platform, guest_os, ip, hostname, runstate, network_type, network_id, network_name, published_json, gone_at, first_seen_at, updated_at)
+     VALUES (@pov_id, @vm_id, @name, @os_platform, @guest_os, @ip, @hostname, @runstate, @network_type, @network_id, @network_name, @published_json, NULL, @at, @at)
      ON CONFLICT (pov_id, vm_id) DO UPDATE SET
        name = excluded.name, os_platform = excluded.os_platform, guest_os = excluded.guest_os,
        ip = excluded.ip, hostname = excluded.hostname, runstate = excluded.runstate,
+       network_type = excluded.network_type, network_id = excluded.network_id, network_name = excluded.network_name,
+       published_json = excluded.published_json,
        gone_at = NULL, updated_at = excluded.updated_at`,
   );
   const markGone = db.prepare('UPDATE pov_vms SET gone_at = ?, updated_at = ? WHERE pov_id = ? AND vm_id = ? AND gone_at IS NULL');
@@ -46,6 +48,10 @@ export function applyLabVms(db: Db, povId: string, vms: readonly LabVm[], at: st
         ip: vm.ip,
         hostname: vm.hostname,
         runstate: vm.runstate,
+        network_type: vm.network?.type ?? null,
+        network_id: vm.network?.id ?? null,
+        network_name: vm.network?.name ?? null,
+        published_json: JSON.stringify(vm.published ?? []),
         at,
       });
     }

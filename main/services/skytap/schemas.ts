@@ -19,13 +19,33 @@ export type EnvRunstate = (typeof ENV_RUNSTATES)[number];
 export const VM_RUNSTATES = ['running', 'suspended', 'stopped', 'halted', 'reset', 'busy'] as const;
 export type VmRunstate = (typeof VM_RUNSTATES)[number];
 
+/**
+ * A published service (`services[]` of an interface): the guest's internal_port NATed to
+ * external_ip:external_port (external_ip is often a host name, e.g. services-uswest.skytap.com).
+ */
+export const publishedServiceSchema = lazySchema(() => z.looseObject({
+  internal_port: z.number().int().min(1).max(65535),
+  external_ip: z.string().min(1).max(253).regex(/^[A-Za-z0-9.:-]+$/),
+  external_port: z.number().int().min(1).max(65535),
+}));
+export type PublishedService = z.infer<typeof publishedServiceSchema>;
+
 export const interfaceSchema = lazySchema(() => z.looseObject({
   id: z.string().nullish(),
   ip: optText,
   hostname: optText,
   network_type: optText,
+  network_id: z.union([z.string(), z.number()]).nullish().transform((v) => (v === null || v === undefined || v === '' ? null : String(v))),
   network_name: optText,
   mac: optText,
+  /** Display only: an entry that does not parse is left out rather than failing the VM read. */
+  services: z
+    .array(z.unknown())
+    .nullish()
+    .transform((v) => (v ?? []).flatMap((x) => {
+      const r = publishedServiceSchema.safeParse(x);
+      return r.success ? [r.data] : [];
+    })),
 }));
 export type VmInterface = z.infer<typeof interfaceSchema>;
 

@@ -3,7 +3,7 @@ import type { JobRecord } from '../../../shared/contract';
 import { POV_LIFECYCLE_JOB_KINDS } from '../../../shared/contract/job-kinds';
 import { EmptyState } from '../components/empty-state';
 import { CreatePovDialog } from '../components/pov/create-pov-dialog';
-import type { ControlNodeAction } from '../components/pov/control-node-cell';
+import { rebuildQuestion, type ControlNodeAction } from '../components/pov/control-node-cell';
 import { NameVmDialog } from '../components/pov/name-vm-dialog';
 import { OPEN_POV_EVENT, takePendingPov } from '../components/share/open-pov';
 import type { PovAction } from '../components/pov/actions';
@@ -105,7 +105,7 @@ export default function PovsPage() {
 
   function onControlNode(action: ControlNodeAction, pov: PovView) {
     if (action === 'name') setNaming(pov);
-    else void installControlNode(pov.id);
+    else if (action === 'install' || window.confirm(rebuildQuestion(pov))) void installControlNode(pov.id);
   }
 
   if (open) return <PovDetail key={`${open}-${focus ?? ''}`} povId={open} {...(focus ? { focus } : {})} onBack={() => { setOpen(null); setFocus(undefined); window.history.replaceState(null, '', '#/povs'); void load(); }} />;
@@ -141,3 +141,4 @@ export default function PovsPage() {
     </section>
   );
 }
+

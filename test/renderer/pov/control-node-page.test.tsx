@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Core } from '../../../main/core/create';
 import { ControlPlaneDouble } from '../../support/control-plane-double';
 import { BEGIN_MARKER, END_MARKER } from '../../../main/services/control-node/markers';
+import { STATE_VOLUME } from '../../../main/services/control-node/payload';
 import { api } from '../../../renderer/src/api';
 import PovsPage from '../../../renderer/src/pages/povs-page';
 import ControlNodeSettings from '../../../renderer/src/pages/settings/control-node-settings';
@@ -88,6 +89,25 @@ describe('Control node column on the POVs page', () => {
     await waitFor(() => expect(within(cn()).getByTestId('cn-mode').textContent).toBe('Ed25519'), { timeout: 15_000 });
     expect(within(cn()).getByTestId('cn-status').textContent).toBe('enrolled');
     expect(within(cn()).queryByRole('button', { name: /Install control node/ })).toBeNull();
+
+    // Rebuild control node: asked first (no changes nothing), then the bootstrap runs again on the
+    // enrolled node: the old agent revoked, the state volume removed by the payload, a new agent enrolled.
+    const [first] = [...cp.agents.values()];
+    const confirm = vi.spyOn(window, 'confirm').mockReturnValueOnce(false).mockReturnValueOnce(true);
+    const rebuild = () => within(cn()).getByRole('button', { name: 'Rebuild control node for Hooli' });
+    fireEvent.click(rebuild());
+    expect(confirm.mock.calls[0]![0]).toMatch(/^Rebuild the control node on control-node for "Hooli"\?.*current agent is revoked.*state volume is removed/);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(cp.agents.size).toBe(1);
+    const putsBefore = emu.requests.filter((r) => r.method === 'PUT' && r.path.includes('/user_data')).length;
+    fireEvent.click(rebuild());
+    await waitFor(() => expect([...cp.agents.values()].filter((a) => a.state === 'enrolled').map((a) => a.agentId)).toEqual([expect.not.stringMatching(first!.agentId)]), { timeout: 15_000 });
+    expect(cp.agents.get(first!.agentId)!.state).toBe('revoked');
+    await waitFor(() => expect(within(cn()).getByTestId('cn-status').textContent).toBe('enrolled'));
+    const puts = emu.requests.filter((r) => r.method === 'PUT' && r.path.includes('/user_data')).slice(putsBefore);
+    expect((puts[0]!.body as { contents: string }).contents).toContain(`docker volume rm -f ${STATE_VOLUME}`);
+    expect(rebuild()).toBeTruthy();
+    confirm.mockRestore();
   }, 40_000);
 
   it('name VM with a name no VM has is refused with the candidates, and the Resource Broker host field resolves instead', async () => {

@@ -4,8 +4,11 @@ import { errorText } from '../../api';
 import { ErrorAlert } from '../error-alert';
 
 /**
- * The VMs of one POV: name, OS, IP, runstate. OS is what Skytap's hardware.guestOS says unless
- * the user chose one; the choice is stored apart and survives every refresh.
+ * The VMs of one POV: name, OS, IP and network, published services, runstate. OS is what Skytap's
+ * hardware.guestOS says unless the user chose one; the choice is stored apart and survives every
+ * refresh. Published services are Skytap's NAT of a guest port to a public host:port, read from
+ * the VM's interfaces: shown for the SE, never used by the wiring (they change per environment and
+ * per power cycle; the POV reaches its VMs on their private addresses).
  */
 export function VmsTab({ vms, onSetOs }: { vms: PovVmView[]; onSetOs(vmId: string, os: OsValue | null): Promise<void> }) {
   const [error, setError] = useState<string | null>(null);
@@ -19,6 +22,7 @@ export function VmsTab({ vms, onSetOs }: { vms: PovVmView[]; onSetOs(vmId: strin
             <th>Name</th>
             <th>OS</th>
             <th>IP</th>
+            <th title="Skytap's NAT of a guest port to a public host:port; the wiring uses private addresses">Published services</th>
             <th>Runstate</th>
           </tr>
         </thead>
@@ -48,7 +52,32 @@ export function VmsTab({ vms, onSetOs }: { vms: PovVmView[]; onSetOs(vmId: strin
                   {vm.guestOs || 'no guestOS reported'}
                 </div>
               </td>
-              <td className="mono">{vm.ip ?? '—'}</td>
+              <td>
+                <span className="mono">{vm.ip ?? '—'}</span>
+                {vm.network && (
+                  <div className="small muted" data-testid="vm-network">
+                    {vm.network.name ?? 'network'}
+                    {vm.network.type === 'manual' ? (
+                      <span className="badge warn" title="No metadata service on a manual network: a control node here gets no bootstrap">
+                        {' '}manual
+                      </span>
+                    ) : vm.network.type ? ` (${vm.network.type})` : ''}
+                  </div>
+                )}
+              </td>
+              <td data-testid="vm-published">
+                {vm.published.length === 0 ? (
+                  <span className="muted">none</span>
+                ) : (
+                  <ul style={{ listStyle: 'none', margin: 0, padding: 0 }}>
+                    {vm.published.map((p) => (
+                      <li key={`${p.internalPort}-${p.externalPort}`} className="mono small">
+                        {p.internalPort} → {p.externalHost}:{p.externalPort}
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </td>
               <td>{vm.runstate ?? '—'}</td>
             </tr>
           ))}
