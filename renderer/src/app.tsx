@@ -1,7 +1,7 @@
 import { Suspense, useEffect, useState } from 'react';
 import { JobsDrawer } from './components/jobs-drawer';
 import { Notifications } from './components/share/notifications';
-import { NAVIGATE_EVENT } from './nav';
+import { NAVIGATE_EVENT, navigate } from './nav';
 import { pages } from './pages';
 import { useSettings } from './state/settings';
 
@@ -35,10 +35,7 @@ export function App() {
               <button
                 className={p.id === current ? 'active' : ''}
                 aria-current={p.id === current ? 'page' : undefined}
-                onClick={() => {
-                  setCurrent(p.id);
-                  window.history.replaceState(null, '', `#/${p.id}`);
-                }}
+                onClick={() => navigate(p.id)}
               >
                 {p.label}
               </button>

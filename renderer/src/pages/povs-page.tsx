@@ -56,11 +56,12 @@ export default function PovsPage() {
   useEffect(() => follow(), [follow]);
   // rows change by `pov.updated` events (jobs, the sweep, other windows), read once here
   useEffect(() => followPovs(), [followPovs]);
-  // A povdesk:// link while this page is already open (main/electron/desktop.ts navigates).
+  // A povdesk:// link while this page is already open (main/electron/desktop.ts navigates), or the
+  // sidebar's "POVs" (`#/povs`: back to the list).
   useEffect(() => {
     const go = () => {
-      const id = povFromHash();
-      if (id) setOpen(id);
+      setOpen(povFromHash());
+      setFocus(undefined);
     };
     window.addEventListener(NAVIGATE_EVENT, go);
     return () => window.removeEventListener(NAVIGATE_EVENT, go);
