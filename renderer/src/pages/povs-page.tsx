@@ -123,7 +123,8 @@ export default function PovsPage() {
       </header>
       <ErrorAlert error={error} />
       <ErrorAlert error={actionError} />
-      {noSkytapAccount(settings) && <RehearseOffer connection={connection} onStarted={() => void load()} />}
+      {/* the first-launch card with no Skytap account, one button beside a saved one (same element: a running rehearsal keeps its state) */}
+      {settings && (noSkytapAccount(settings) || connection) && <RehearseOffer compact={!noSkytapAccount(settings)} connection={connection} onStarted={() => void load()} />}
       {povs && povs.length === 0 && (
         <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template or a local template.</EmptyState>
       )}
