@@ -35,6 +35,14 @@ export default function SettingsPage() {
     if (view) seed(skytapFields(view));
   }, [view, seed]);
 
+  /** The core's answer to a save or a removal: the form shows what is now stored. */
+  const took = (next: SettingsView, text: string) => {
+    seed(skytapFields(next), { saved: true });
+    set(next);
+    setToken('');
+    setStatus({ kind: 'ok', text });
+  };
+
   const save = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
@@ -46,10 +54,7 @@ export default function SettingsPage() {
         projectId: draft.projectId.trim(),
         ...(token ? { apiToken: token } : {}),
       });
-      seed(skytapFields(next), { saved: true });
-      set(next);
-      setToken('');
-      setStatus({ kind: 'ok', text: 'Saved.' });
+      took(next, 'Saved.');
     } catch (err) {
       setStatus({ kind: 'error', text: errorText(err) });
     } finally {
@@ -58,17 +63,12 @@ export default function SettingsPage() {
   };
 
   // username, token, URL and project: the app is as on first launch (the POVs page offers a rehearsal)
-  const removeAccount = async () => {
+  const removeAccount = () => {
     if (!window.confirm('Remove the Skytap account (username, API token, URL and project) from this app? POVs already made stay listed.')) return;
-    try {
-      const next = await api.call('settings.removeSkytap', {});
-      seed(skytapFields(next), { saved: true });
-      set(next);
-      setToken('');
-      setStatus({ kind: 'ok', text: 'Skytap account removed.' });
-    } catch (err) {
-      setStatus({ kind: 'error', text: errorText(err) });
-    }
+    api.call('settings.removeSkytap', {}).then(
+      (next) => took(next, 'Skytap account removed.'),
+      (err) => setStatus({ kind: 'error', text: errorText(err) }),
+    );
   };
 
   const copyDiagnostics = async () => {
@@ -129,7 +129,7 @@ export default function SettingsPage() {
               </button>
             )}
             {view && (view.skytap.username !== '' || view.skytap.tokenSet) && (
-              <button type="button" className="danger" onClick={() => void removeAccount()}>
+              <button type="button" className="danger" onClick={removeAccount}>
                 Remove Skytap account
               </button>
             )}
