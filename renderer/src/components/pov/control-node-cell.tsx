@@ -69,7 +69,7 @@ export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: Jo
             aria-label={`Install control node for ${pov.name}`}
             title={canInstall ? 'Install the agent on this VM' : 'Needs the environment running and no other operation under way'}
           >
-            Install control node
+            Install<span className="wide-only"> control node</span>
           </button>
         )}
       </span>
