@@ -32,6 +32,10 @@ async function faults(page: Page): Promise<string[]> {
     const visible = (el: Element): Box | null => {
       const s = getComputedStyle(el);
       if (s.visibility === 'hidden' || s.opacity === '0' || el.closest('[aria-hidden="true"], .xterm-helpers')) return null;
+      // inside a closed <details> (Chromium keeps a stale box for it) or otherwise not drawn
+      if (!el.checkVisibility({ opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true })) return null;
+      const closedDetails = el.closest('details:not([open])');
+      if (closedDetails && el.tagName !== 'SUMMARY' && !el.closest('summary')) return null;
       const r = el.getBoundingClientRect();
       let box = { el, l: r.left, t: r.top, r: r.right, b: r.bottom };
       for (let a = el.parentElement; a; a = a.parentElement) {
