@@ -1,9 +1,12 @@
 import { Suspense, useEffect, useState } from 'react';
 import { JobsDrawer } from './components/jobs-drawer';
 import { Notifications } from './components/share/notifications';
-import { NAVIGATE_EVENT } from './nav';
+import { NAVIGATE_EVENT, navigate } from './nav';
 import { pages } from './pages';
 import { useSettings } from './state/settings';
+
+/** The keyring banner, once dismissed, stays away for this window's session (Settings still says it). */
+const KEYRING_DISMISSED = 'povdesk.keyringBannerDismissed';
 
 function initialPage(): string {
   const m = /^#\/?([a-z-]+)/.exec(window.location.hash);
@@ -12,6 +15,7 @@ function initialPage(): string {
 
 export function App() {
   const [current, setCurrent] = useState(initialPage);
+  const [keyringDismissed, setKeyringDismissed] = useState(() => sessionStorage.getItem(KEYRING_DISMISSED) === '1');
   const view = useSettings((s) => s.view);
   const load = useSettings((s) => s.load);
   useEffect(() => void load(), [load]);
@@ -29,16 +33,14 @@ export function App() {
     <div className="app">
       <nav className="sidebar" aria-label="Sections">
         <h1>POV Desk</h1>
+        <Notifications />
         <ul>
           {pages.map((p) => (
             <li key={p.id}>
               <button
                 className={p.id === current ? 'active' : ''}
                 aria-current={p.id === current ? 'page' : undefined}
-                onClick={() => {
-                  setCurrent(p.id);
-                  window.history.replaceState(null, '', `#/${p.id}`);
-                }}
+                onClick={() => navigate(p.id)}
               >
                 {p.label}
               </button>
@@ -47,9 +49,20 @@ export function App() {
         </ul>
       </nav>
       <main className="content">
-        {view && !view.keyring.available && (
-          <div className="banner warn" role="alert" data-testid="keyring-warning">
-            No OS keyring: your Skytap token is kept in memory for this run only. {view.keyring.remedy}
+        {view && !view.keyring.available && !keyringDismissed && (
+          <div className="banner warn banner-line" role="alert" data-testid="keyring-warning">
+            <span className="ellipsis" title={`No OS keyring: secrets are kept in memory for this run only. ${view.keyring.remedy ?? ''}`}>
+              No OS keyring: secrets are kept in memory for this run only. {view.keyring.remedy}
+            </span>
+            <button
+              className="link"
+              onClick={() => {
+                sessionStorage.setItem(KEYRING_DISMISSED, '1');
+                setKeyringDismissed(true);
+              }}
+            >
+              Dismiss
+            </button>
           </div>
         )}
         <Suspense fallback={<p className="muted" role="status">Loading…</p>}>
@@ -57,7 +70,6 @@ export function App() {
         </Suspense>
       </main>
       <JobsDrawer />
-      <Notifications />
     </div>
   );
 }

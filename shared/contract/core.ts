@@ -106,6 +106,11 @@ export const coreMethods = lazyMethods({
     settingsView,
   ),
   'settings.clearSkytapToken': () => method('Remove the Skytap API token from the keychain', noArgs, settingsView),
+  'settings.removeSkytap': () => method(
+    'Remove the Skytap account: the username, URL and project id from the settings and the token from the keychain (values from environment variables stay for this process)',
+    noArgs,
+    settingsView,
+  ),
   'jobs.list': () => method(
     'Job history, newest first; routine sweeps only when includeRoutine is true',
     z.strictObject({

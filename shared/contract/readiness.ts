@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { lazySchema } from '../lazy-schema';
-import { READINESS, READINESS_WORDS } from './values';
+import { READINESS, READINESS_ITEM_STATES, READINESS_WORDS } from './values';
 
-export { READINESS, READINESS_WORDS };
+export { READINESS, READINESS_ITEM_STATES, READINESS_WORDS };
 
 /**
  * Demo readiness: "is this POV ready for the customer?" answered by the core from what it
@@ -17,8 +17,11 @@ export type ReadinessItemKey = (typeof READINESS_ITEMS)[number];
 export const readinessItem = lazySchema(() => z.strictObject({
   key: z.enum(READINESS_ITEMS),
   label: z.string(),
-  /** ok (counts as ready) | attention | not_ready. */
-  state: z.enum(['ok', 'attention', 'not_ready']),
+  /**
+   * ok (counts as ready) | not_configured (an optional outside service the SE has not set up:
+   * neutral, never lowers the badge; the action says how to add it) | attention | not_ready.
+   */
+  state: z.enum(READINESS_ITEM_STATES),
   /** What was found, in words (never only a colour). */
   detail: z.string(),
   /** When the fact this item rests on was last established (null when nothing was read yet). */
@@ -33,7 +36,10 @@ export type ReadinessItem = z.infer<typeof readinessItem>;
 export const povReadiness = lazySchema(() => z.strictObject({
   povId: z.string(),
   overall: readinessLevel,
-  /** One line: the first not-ready (else attention) item's detail, or "ready for the customer". */
+  /**
+   * One line: the first not-ready (else attention) item's detail, or "Ready for the customer."
+   * ("Ready to rehearse." on a local POV), naming what is not configured after it.
+   */
   summary: z.string(),
   checkedAt: z.string(),
   items: z.array(readinessItem),

@@ -32,6 +32,16 @@ export const skytapMethods = lazyMethods({
     noArgs,
     testConnectionResult,
   ),
+  'skytap.testForm': () => method(
+    'Test connection with the values given (the Settings form, saved or not), each field left out or blank taken from the saved settings; the saved token is only sent to the saved URL',
+    z.strictObject({
+      username: z.string().trim().max(200).optional(),
+      apiToken: z.string().max(500).optional(),
+      url: z.string().trim().max(300).optional(),
+      projectId: z.string().trim().max(40).optional(),
+    }),
+    testConnectionResult,
+  ),
   'skytap.listTemplates': () => method(
     'Every template the saved account (or project) can see, walked to the end (the default retry budget)',
     noArgs,

@@ -8,6 +8,16 @@
 /** Demo readiness levels (readiness.ts) and the badge words, the same in the list and the POV page. */
 export const READINESS = ['ready', 'attention', 'not_ready'] as const;
 export const READINESS_WORDS: Record<(typeof READINESS)[number], string> = { ready: 'ready', attention: 'attention', not_ready: 'not ready' };
+/** A checklist item's states: not_configured is an optional service not set up (neutral). */
+export const READINESS_ITEM_STATES = ['ok', 'not_configured', 'attention', 'not_ready'] as const;
+
+/**
+ * The badge's words for a POV: a ready POV on this laptop's (or a remote) vm-manager is a
+ * rehearsal, so it reads "ready to rehearse"; on Skytap it is "ready" (for the customer).
+ */
+export function readinessWords(level: (typeof READINESS)[number], platform: string): string {
+  return level === 'ready' && platform === 'local' ? 'ready to rehearse' : READINESS_WORDS[level];
+}
 
 /**
  * Lines a terminal keeps above its screen: the window's xterm and the host's copy of it (the

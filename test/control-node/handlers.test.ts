@@ -128,7 +128,7 @@ describe('control-node handlers through the contract', () => {
     expect((await row()).controlNode).toMatchObject({ vm: 'BtPocLin01', status: 'not_set_up', reason: gap });
     expect(w.jobs.log(created.jobId).map((l) => l.message)).toContain(`control node BtPocLin01: not installed, ${gap}`);
     const item = (await w.call('pov.readiness', { id: povId })).items.find((i) => i.key === 'controlNode');
-    expect(item).toMatchObject({ state: 'not_ready', detail: `Not installed on BtPocLin01: ${gap}.`, action: { method: 'controlNode.saveSettings' } });
+    expect(item).toMatchObject({ state: 'not_configured', detail: `Not set up: ${gap}. The POV works without it; it is what enrols BtPocLin01 with the control plane.`, action: { method: 'controlNode.saveSettings' } });
 
     // Install control node is refused before any job, and the row stays as it was.
     const before = await row();

@@ -41,7 +41,7 @@ test('a POV walks from not ready to ready: control node enrolled, wired, shared'
   await expect(row.getByTestId('readiness')).toHaveText('not ready');
   const povId = ((await app.call('pov.list', {})) as { povs: { id: string }[] }).povs[0]!.id;
   const states = async () => Object.fromEntries(((await app.call('pov.readiness', { id: povId })) as Readiness).items.map((i) => [i.key, i.state]));
-  expect(await states()).toMatchObject({ environment: 'ok', controlNode: 'not_ready', gateway: 'not_ready', share: 'not_ready', autoDelete: 'ok' });
+  expect(await states()).toMatchObject({ environment: 'ok', controlNode: 'not_configured', gateway: 'not_configured', share: 'not_ready', autoDelete: 'ok' });
 
   // the control node enrols through the control-plane double
   await app.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/povdesk/agent:1' });

@@ -17,7 +17,7 @@ describe('pov.readiness through the core', () => {
     const id = await createPov(w, new Date(Date.now() + 3 * DAY));
     const r = await w.call('pov.readiness', { id });
     const state = Object.fromEntries(r.items.map((i) => [i.key, i.state]));
-    expect(state).toEqual({ environment: 'ok', controlNode: 'not_ready', gateway: 'not_ready', share: 'not_ready', autoDelete: 'ok', jobs: 'ok' });
+    expect(state).toEqual({ environment: 'ok', controlNode: 'not_ready', gateway: 'not_configured', share: 'not_ready', autoDelete: 'ok', jobs: 'ok' });
     expect(r.overall).toBe('not_ready');
     expect(r.items.find((i) => i.key === 'share')!.action).toEqual({ label: 'Create a share link', method: 'share.create' });
 

@@ -6,6 +6,7 @@ import { povReadiness } from '../../shared/contract/readiness';
 import type { ShareView } from '../../shared/contract/share';
 import { assessReadiness, ReadinessService, type ReadinessFacts } from '../../main/services/pov/readiness';
 import { JOB_KIND } from '../../shared/contract/job-kinds';
+import { readinessWords } from '../../shared/contract/values';
 
 /** A controllable clock: every test says what time it is. */
 const T0 = Date.parse('2026-12-01T08:00:00Z');
@@ -85,15 +86,20 @@ describe('demo readiness', () => {
     expect(item(f, 'controlNode').action?.method).toBe('pov.installControlNode');
     f.pov.controlNode.status = 'installing';
     expect(assessReadiness(f, now).overall).toBe('attention');
+    // Settings → Control node incomplete: not configured, neutral, with how to add it
+    f.pov.controlNode = { ...f.pov.controlNode, status: 'not_set_up', reason: 'Settings → Control node has no control-plane URL' };
+    expect(item(f, 'controlNode')).toMatchObject({ state: 'not_configured', action: { method: 'controlNode.saveSettings' } });
+    expect(assessReadiness(f, now).overall).toBe('ready');
     f.pov.controlNode = { ...f.pov.controlNode, status: 'none', reason: 'no control node: 2 Linux VMs and none is named' };
     expect(item(f, 'controlNode')).toMatchObject({ state: 'not_ready', detail: 'no control node: 2 Linux VMs and none is named' });
   });
 
-  it('gateway: no tenant, gateway disconnected or one VM unwired is not ready', () => {
+  it('gateway: no tenant is not configured (neutral); gateway disconnected or one VM unwired is not ready', () => {
     const none = readyFacts();
     none.pam = null;
-    expect(assessReadiness(none, now).overall).toBe('not_ready');
-    expect(item(none, 'gateway').action?.method).toBe('pam.saveTenants');
+    expect(item(none, 'gateway').state).toBe('not_configured');
+    expect(assessReadiness(none, now)).toMatchObject({ overall: 'ready', summary: 'Ready for the customer (not configured: BeyondTrust).' });
+    expect(item(none, 'gateway').action).toEqual({ label: 'To add it: save the tenants in Access (BeyondTrust) on this page', method: 'pam.saveTenants' });
 
     const off = readyFacts();
     off.pam!.gateway.connected = false;
@@ -174,7 +180,14 @@ describe('demo readiness', () => {
     f.shares = [];
     const r = assessReadiness(f, now);
     expect(r.items.map((i) => i.key)).toEqual(['environment', 'controlNode', 'gateway', 'jobs']);
-    expect(r.overall).toBe('ready');
+    expect(r).toMatchObject({ overall: 'ready', summary: 'Ready to rehearse.' });
+    // a rehearsal with neither outside service set up is still ready to rehearse, saying what is not configured
+    const bare = structuredClone(f);
+    bare.pam = null;
+    bare.pov.controlNode = { ...bare.pov.controlNode, status: 'not_set_up', reason: 'Settings → Control node is incomplete' };
+    expect(assessReadiness(bare, now)).toMatchObject({ overall: 'ready', summary: 'Ready to rehearse (not configured: control node, BeyondTrust).' });
+    expect(readinessWords('ready', 'local')).toBe('ready to rehearse');
+    expect(readinessWords('ready', 'skytap')).toBe('ready');
     f.pov.lastConfirmedAt = at(-3 * H);
     expect(item(f, 'environment').detail).toBe('Running, but last confirmed 3 h ago: it may have stopped since.');
     // The same facts on Skytap: no link and no auto-delete are findings there.

@@ -10,6 +10,7 @@ type CoreMethods =
   | 'settings.get'
   | 'settings.saveSkytap'
   | 'settings.clearSkytapToken'
+  | 'settings.removeSkytap'
   | 'jobs.list'
   | 'jobs.get'
   | 'jobs.cancel';
@@ -34,6 +35,11 @@ export function coreHandlers(base: Base, extraDiagnostics: DiagnosticsSection[] 
     },
     'settings.clearSkytapToken': async () => {
       await base.settings.clearSkytapToken();
+      return base.settings.view(base.paths);
+    },
+    'settings.removeSkytap': async () => {
+      await base.settings.removeSkytap();
+      base.log.info('skytap account removed');
       return base.settings.view(base.paths);
     },
     'jobs.list': (args) => ({ jobs: base.jobs.list(args) }),

@@ -74,11 +74,12 @@ function controlNode(p: PovView): Draft {
     case 'none':
       return { state: 'not_ready', detail: c.reason ?? 'No VM can be the control node.', asOf, action: act('Name the control node VM', 'pov.setControlNodeName') };
     case 'not_set_up':
+      // An optional outside service the SE has not set up: neutral, with how to add it.
       return {
-        state: 'not_ready',
-        detail: `Not installed on ${name}: ${c.reason ?? 'Settings → Control node is incomplete'}.`,
+        state: 'not_configured',
+        detail: `Not set up: ${c.reason ?? 'Settings → Control node is incomplete'}. The POV works without it; it is what enrols ${name} with the control plane.`,
         asOf,
-        action: act('Complete Settings → Control node, then press Install control node', 'controlNode.saveSettings'),
+        action: act('To add one: complete Settings → Control node, then press Install control node', 'controlNode.saveSettings'),
       };
     default: {
       const what = c.status === null ? 'No agent is installed' : `The install ${c.status}${c.reason ? `: ${c.reason}` : ''}`;
@@ -91,7 +92,12 @@ const wired = (s: string) => s === 'done' || s === 'skipped';
 
 function gateway(pam: PamStatus | null): Draft {
   if (!pam || (!pam.tenants.pra && !pam.tenants.passwordSafe && !pam.tenants.entitle)) {
-    return { state: 'not_ready', detail: 'No BeyondTrust tenant is saved for this POV, so nothing is wired.', asOf: null, action: act('Save the BeyondTrust tenants (BeyondTrust tab)', 'pam.saveTenants') };
+    return {
+      state: 'not_configured',
+      detail: 'No BeyondTrust tenant is saved for this POV: access through BeyondTrust is not set up (optional).',
+      asOf: null,
+      action: act('To add it: save the tenants in Access (BeyondTrust) on this page', 'pam.saveTenants'),
+    };
   }
   const asOf = pam.lastRun?.at ?? null;
   if (pam.jobId) return { state: 'attention', detail: 'A wiring job is running.', asOf, action: act('Wait for the wiring job (see Jobs)') };
@@ -166,7 +172,17 @@ function jobs(list: JobRecord[]): Draft {
   return { state: 'ok', detail: last.size ? 'Every kind of job last succeeded.' : 'No job has run for this POV yet.', asOf: null, action: null };
 }
 
-const RANK: Record<ReadinessItem['state'], number> = { ok: 0, attention: 1, not_ready: 2 };
+/** not_configured ranks with ok: an optional service nobody set up never lowers the badge. */
+const RANK: Record<ReadinessItem['state'], number> = { ok: 0, not_configured: 0, attention: 1, not_ready: 2 };
+
+/** The short names the summary lists after "not configured:". */
+const SHORT: Partial<Record<ReadinessItemKey, string>> = { controlNode: 'control node', gateway: 'BeyondTrust' };
+
+function readySummary(platform: string, items: ReadinessItem[]): string {
+  const head = platform === 'local' ? 'Ready to rehearse' : 'Ready for the customer';
+  const missing = items.filter((i) => i.state === 'not_configured').map((i) => SHORT[i.key] ?? i.label);
+  return missing.length ? `${head} (not configured: ${missing.join(', ')}).` : `${head}.`;
+}
 
 /**
  * Items that rest on a platform feature: a POV on a platform without it (a local POV has no share
@@ -197,8 +213,8 @@ export function assessReadiness(f: ReadinessFacts, now: Date): PovReadiness {
     return { key, label: LABELS[key], ...d, ageSeconds: at === null ? null : Math.max(0, Math.round((t - at) / 1000)) };
   });
   const worst = items.reduce((w, i) => (RANK[i.state] > RANK[w.state] ? i : w), items[0]!);
-  const overall: ReadinessLevel = worst.state === 'ok' ? 'ready' : worst.state;
-  return { povId: f.pov.id, overall, summary: overall === 'ready' ? 'Ready for the customer.' : worst.detail, checkedAt: now.toISOString(), items };
+  const overall: ReadinessLevel = worst.state === 'attention' || worst.state === 'not_ready' ? worst.state : 'ready';
+  return { povId: f.pov.id, overall, summary: overall === 'ready' ? readySummary(f.pov.platform, items) : worst.detail, checkedAt: now.toISOString(), items };
 }
 
 export interface ReadinessDeps {

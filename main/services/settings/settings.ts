@@ -86,6 +86,15 @@ export class SettingsService {
     await this.secrets.delete(TOKEN_ACCOUNT);
   }
 
+  /**
+   * Forgets the Skytap account: the token first (if the keychain refuses, nothing else changes),
+   * then the username, URL and project id. Environment overrides still apply to this process.
+   */
+  async removeSkytap(): Promise<void> {
+    await this.secrets.delete(TOKEN_ACCOUNT);
+    this.db.prepare("DELETE FROM settings WHERE key IN ('skytap.username', 'skytap.url', 'skytap.projectId')").run();
+  }
+
   async view(paths: SettingsView['paths']): Promise<SettingsView> {
     const creds = await this.skytap();
     const fromEnv = Object.values(SKYTAP_ENV).filter((name) => !!this.env[name]);

@@ -6,6 +6,24 @@ import { ProgressBar } from '../components/progress-bar';
 import { useJobs } from '../state/jobs';
 import { ErrorAlert } from '../components/error-alert';
 
+/**
+ * The Progress column of a job that is not running: a finished job's last step is history, not
+ * progress ("succeeded" beside "building" read as still building), so it says how it ended.
+ */
+export function progressText(j: Pick<JobRecord, 'state' | 'progress'>): string {
+  const step = j.progress.step;
+  switch (j.state) {
+    case 'queued':
+      return 'waiting to start';
+    case 'succeeded':
+      return 'done';
+    case 'running':
+      return step;
+    default:
+      return step ? `stopped at: ${step}` : '—';
+  }
+}
+
 export default function JobsPage() {
   const [includeRoutine, setIncludeRoutine] = useState(false);
   const [jobs, setJobs] = useState<JobRecord[] | null>(null);
@@ -57,7 +75,7 @@ export default function JobsPage() {
                   <span className={`badge state-${j.state}`}>{j.state}</span>
                   {j.error && <div className="error small">{j.error.message}</div>}
                 </td>
-                <td>{j.state === 'running' ? <ProgressBar fraction={j.progress.fraction} label={j.progress.step} /> : j.progress.step}</td>
+                <td>{j.state === 'running' ? <ProgressBar fraction={j.progress.fraction} label={j.progress.step} /> : progressText(j)}</td>
                 <td>{new Date(j.createdAt).toLocaleString()}</td>
                 <td>
                   <button

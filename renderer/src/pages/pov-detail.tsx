@@ -7,7 +7,9 @@ import { CustomerTzField } from '../components/pov/customer-tz';
 import { LocalPovSwitches } from '../components/pov/local-pov-switches';
 import { LocalPovVms } from '../components/pov/local-pov-vms';
 import { PlatformLabel } from '../components/pov/platform-label';
-import { ReadinessChecklist } from '../components/pov/readiness';
+import { ReadinessChecklist, type FixHandlers } from '../components/pov/readiness';
+import { NameVmDialog } from '../components/pov/name-vm-dialog';
+import { navigate, reveal } from '../nav';
 import { bothZones, confirmedText } from '../components/pov/time';
 import { VmsTab } from '../components/pov/vms-tab';
 import { AutoDeleteBox } from '../components/share/auto-delete-box';
@@ -34,6 +36,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
   const actionError = usePovs((s) => s.actionError);
   const [error, setError] = useState<string | null>(null);
   const [tab, setTab] = useState<'vms' | 'details'>('vms');
+  const [naming, setNaming] = useState(false);
   const connection = useVms((s) => s.connection);
 
   useEffect(() => {
@@ -64,6 +67,23 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
   if (!d) return <p className="muted">Loading…</p>;
   const p = d.pov;
   const local = p.platform === 'local';
+  // Each checklist Fix opens the place it names on this page (or Settings, Jobs), or does the action.
+  const fixes: FixHandlers = {
+    'pov.start': () => void act('pov.start', p.id),
+    'pov.destroy': () => {
+      if (window.confirm(`Destroy POV "${p.name}"? This cannot be undone.`)) void act('pov.destroy', p.id);
+    },
+    'reconcile.runNow': () => void usePovs.getState().reconcile(),
+    'pov.installControlNode': () => void usePovs.getState().installControlNode(p.id),
+    'pov.setControlNodeName': () => setNaming(true),
+    'controlNode.saveSettings': () => navigate('settings', 'control-node'),
+    'pam.saveTenants': () => reveal('pov-access'),
+    'pam.wire': () => reveal('pov-access'),
+    'share.create': () => reveal('pov-share'),
+    'share.extend': () => reveal('pov-share'),
+    'pov.setAutoDelete': () => reveal('pov-auto-delete'),
+    jobs: () => navigate('jobs'),
+  };
   return (
     <section className="page" aria-label={`POV ${p.name}`}>
       <button className="link" onClick={onBack}>
@@ -88,13 +108,16 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           {p.errorMessage}
         </p>
       )}
-      {p.controlNode.reason && (
+      {p.state !== 'destroyed' && (
+        <ReadinessChecklist povId={p.id} platform={p.platform} customerTz={p.customerTz} fixes={fixes} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />
+      )}
+      {/* not set up is the checklist's neutral "not configured" row; a failure or refusal stays a banner */}
+      {p.controlNode.reason && p.controlNode.status !== 'not_set_up' && (
         <p className="banner warn">
           Control node: {controlNodeStatusText(p.controlNode.status)} — {p.controlNode.reason}
         </p>
       )}
       <CustomerTzField key={p.customerTz ?? ''} pov={p} onChanged={() => void loadDetail(p.id)} />
-      {p.state !== 'destroyed' && <ReadinessChecklist povId={p.id} customerTz={p.customerTz} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />}
       {local && p.state !== 'destroyed' && <LocalPovSwitches pov={p} onChanged={() => void loadDetail(p.id)} />}
       {local ? (
         <div className="panel small muted" data-testid="local-platform-notes">
@@ -103,8 +126,14 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
         </div>
       ) : (
         <div className="share-grid">
-          <AutoDeleteBox pov={p} focusExtend={focus === 'extend'} onChanged={() => void loadDetail(p.id)} />
-          {p.envId && p.state !== 'destroyed' && <SharePanel pov={p} vms={d.vms} />}
+          <div id="pov-auto-delete">
+            <AutoDeleteBox pov={p} focusExtend={focus === 'extend'} onChanged={() => void loadDetail(p.id)} />
+          </div>
+          {p.envId && p.state !== 'destroyed' && (
+            <div id="pov-share">
+              <SharePanel pov={p} vms={d.vms} />
+            </div>
+          )}
         </div>
       )}
       <div className="tabs" role="tablist">
@@ -147,7 +176,10 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
           <dd>{bothZones(p.createdAt, p.customerTz)}</dd>
         </dl>
       )}
-      <AccessPanel povId={p.id} />
+      <div id="pov-access">
+        <AccessPanel povId={p.id} />
+      </div>
+      {naming && <NameVmDialog pov={p} onClose={() => setNaming(false)} />}
     </section>
   );
 }

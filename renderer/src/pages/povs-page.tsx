@@ -56,11 +56,12 @@ export default function PovsPage() {
   useEffect(() => follow(), [follow]);
   // rows change by `pov.updated` events (jobs, the sweep, other windows), read once here
   useEffect(() => followPovs(), [followPovs]);
-  // A povdesk:// link while this page is already open (main/electron/desktop.ts navigates).
+  // A povdesk:// link while this page is already open (main/electron/desktop.ts navigates), or the
+  // sidebar's "POVs" (`#/povs`: back to the list).
   useEffect(() => {
     const go = () => {
-      const id = povFromHash();
-      if (id) setOpen(id);
+      setOpen(povFromHash());
+      setFocus(undefined);
     };
     window.addEventListener(NAVIGATE_EVENT, go);
     return () => window.removeEventListener(NAVIGATE_EVENT, go);
@@ -122,7 +123,8 @@ export default function PovsPage() {
       </header>
       <ErrorAlert error={error} />
       <ErrorAlert error={actionError} />
-      {noSkytapAccount(settings) && <RehearseOffer connection={connection} onStarted={() => void load()} />}
+      {/* the first-launch card with no Skytap account, one button beside a saved one (same element: a running rehearsal keeps its state) */}
+      {settings && (noSkytapAccount(settings) || connection) && <RehearseOffer compact={!noSkytapAccount(settings)} connection={connection} onStarted={() => void load()} />}
       {povs && povs.length === 0 && (
         <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template or a local template.</EmptyState>
       )}

@@ -5,8 +5,16 @@ import { useSettings } from '../state/settings';
 import { ErrorAlert } from '../components/error-alert';
 import { useDraft } from '../components/use-draft';
 
-/** Extra panels other domains add to Settings (e.g. Test connection under Skytap). */
-export const settingsSlots: { skytap: (() => ReactNode)[]; more: (() => ReactNode)[] } = { skytap: [], more: [] };
+/** What the Skytap form holds right now (saved or not): Test connection tests these. */
+export interface SkytapForm {
+  username: string;
+  apiToken: string;
+  url: string;
+  projectId: string;
+}
+
+/** Extra panels other domains add to Settings (e.g. Test connection under Skytap, given the form). */
+export const settingsSlots: { skytap: ((form: SkytapForm) => ReactNode)[]; more: (() => ReactNode)[] } = { skytap: [], more: [] };
 
 /** The Skytap form's fields as the core holds them (the token is write-only and never comes back). */
 const skytapFields = (v: SettingsView) => ({ username: v.skytap.username, url: v.skytap.url, projectId: v.skytap.projectId });
@@ -27,6 +35,14 @@ export default function SettingsPage() {
     if (view) seed(skytapFields(view));
   }, [view, seed]);
 
+  /** The core's answer to a save or a removal: the form shows what is now stored. */
+  const took = (next: SettingsView, text: string) => {
+    seed(skytapFields(next), { saved: true });
+    set(next);
+    setToken('');
+    setStatus({ kind: 'ok', text });
+  };
+
   const save = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
@@ -38,15 +54,21 @@ export default function SettingsPage() {
         projectId: draft.projectId.trim(),
         ...(token ? { apiToken: token } : {}),
       });
-      seed(skytapFields(next), { saved: true });
-      set(next);
-      setToken('');
-      setStatus({ kind: 'ok', text: 'Saved.' });
+      took(next, 'Saved.');
     } catch (err) {
       setStatus({ kind: 'error', text: errorText(err) });
     } finally {
       setBusy(false);
     }
+  };
+
+  // username, token, URL and project: the app is as on first launch (the POVs page offers a rehearsal)
+  const removeAccount = () => {
+    if (!window.confirm('Remove the Skytap account (username, API token, URL and project) from this app? POVs already made stay listed.')) return;
+    api.call('settings.removeSkytap', {}).then(
+      (next) => took(next, 'Skytap account removed.'),
+      (err) => setStatus({ kind: 'error', text: errorText(err) }),
+    );
   };
 
   const copyDiagnostics = async () => {
@@ -106,6 +128,11 @@ export default function SettingsPage() {
                 Remove token
               </button>
             )}
+            {view && (view.skytap.username !== '' || view.skytap.tokenSet) && (
+              <button type="button" className="danger" onClick={removeAccount}>
+                Remove Skytap account
+              </button>
+            )}
           </div>
           {view && view.skytap.fromEnv.length > 0 && (
             <p className="warn">Overridden in this process by {view.skytap.fromEnv.join(', ')} (never saved).</p>
@@ -117,7 +144,7 @@ export default function SettingsPage() {
           )}
         </form>
         {settingsSlots.skytap.map((Slot, i) => (
-          <div key={i}>{Slot()}</div>
+          <div key={i}>{Slot({ ...draft, apiToken: token })}</div>
         ))}
       </div>
       <div className="panel">

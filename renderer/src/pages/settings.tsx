@@ -6,7 +6,7 @@ import TerminalSettings from './settings/terminal-settings';
 
 // The Settings page with the panels other domains add to it: one module, so pages/index.tsx loads
 // page and panels together on the first visit, not at start-up.
-settingsSlots.skytap.push(() => <SkytapTestConnection />);
+settingsSlots.skytap.push((form) => <SkytapTestConnection form={form} />);
 settingsSlots.more.push(() => <ControlNodeSettings />);
 settingsSlots.more.push(() => <TerminalSettings />);
 settingsSlots.more.push(() => <CheckAccounts />);

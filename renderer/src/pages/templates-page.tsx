@@ -124,6 +124,11 @@ export default function TemplatesPage() {
               {runner.path} <span className="muted">({runner.lines.length} lines, plain ASCII)</span>
             </h3>
             <table className="templates-lines" data-testid="runner-lines" aria-label="Template runner script, one row per line">
+              <colgroup>
+                <col className="templates-col-n" />
+                <col />
+                <col className="templates-col-sum" />
+              </colgroup>
               <thead>
                 <tr>
                   <th scope="col">Line</th>

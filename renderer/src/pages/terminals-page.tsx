@@ -9,6 +9,7 @@ import { termFor, useTerminals } from '../state/terminals';
 import { jumpText, parseJump } from '../components/terminal/jump';
 import { OpensshPicker } from '../components/terminal/openssh-picker';
 import { ErrorAlert } from '../components/error-alert';
+import { useVms } from '../state/vms';
 import './terminals.css';
 
 function statusText(s: SshStatus | null): string {
@@ -23,6 +24,12 @@ function statusText(s: SshStatus | null): string {
 
 const initialSize = () => ({ cols: 100, rows: 30 });
 
+/** A session that closed (refused or failed) before it was ever open: why, for the form that opened it. */
+export function connectFailure(s: SshStatus | null): string | null {
+  if (!s || s.state !== 'closed' || (s.closedBy !== 'failed' && s.closedBy !== 'refused')) return null;
+  return `Could not connect: ${statusText(s)}`;
+}
+
 function QuickConnect() {
   const open = useTerminals((s) => s.open);
   const [host, setHost] = useState('');
@@ -34,6 +41,9 @@ function QuickConnect() {
   const [jump, setJump] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // the session this form opened: if it fails before ever opening, its reason shows by Connect too
+  const [opened, setOpened] = useState<string | null>(null);
+  const failure = useTerminals((s) => connectFailure(s.tabs.find((t) => t.sessionId === opened)?.status ?? null));
   const draft = useTerminals((s) => s.draft);
   useEffect(() => {
     if (!draft) return;
@@ -58,8 +68,10 @@ function QuickConnect() {
           ? { kind: 'agent' as const }
           : { kind: 'privateKey' as const, privateKey: secret, ...(passphrase ? { passphrase } : {}) };
     setBusy(true);
+    setOpened(null);
     open({ target: { host: host.trim(), port: Number(port), username: user.trim(), auth, jump: hops }, ...initialSize() }, `${user}@${host}`)
-      .then(() => {
+      .then((id) => {
+        setOpened(id);
         setSecret('');
         setPassphrase('');
       })
@@ -116,8 +128,8 @@ function QuickConnect() {
         <button className="primary" type="submit" disabled={busy}>
           Connect
         </button>
+        <ErrorAlert error={error ?? failure} />
       </div>
-      <ErrorAlert error={error} />
     </form>
   );
 }
@@ -282,7 +294,7 @@ export function Profiles() {
         <label title="Seconds between SSH keepalives; 0 sends none. A customer's firewall that drops idle connections needs one shorter than its timeout.">
           Keepalive (s) <input value={form.keepalive} onChange={set('keepalive')} size={5} inputMode="numeric" />
         </label>
-        <label>
+        <label className="check">
           <input type="checkbox" checked={form.autoReconnect} onChange={(e) => setForm((f) => ({ ...f, autoReconnect: e.target.checked }))} /> Reconnect
           when the connection drops
         </label>
@@ -357,6 +369,13 @@ export default function TerminalsPage() {
   const [typing, setTyping] = useState<false | 'script' | 'runner'>(false);
   useEffect(() => follow(), [follow]);
   const current = tabs.find((t) => t.sessionId === active) ?? null;
+  // a local VM's console whose VM is gone: nothing to reconnect to
+  const vms = useVms((s) => s.vms);
+  const closed = current?.status?.state === 'closed';
+  useEffect(() => {
+    if (closed && current?.vmId) void useVms.getState().refresh();
+  }, [closed, current?.vmId]);
+  const vmGone = !!current?.vmId && vms !== null && !vms.some((v) => v.id === current.vmId);
   return (
     <section className="page terminals-page">
       <header className="page-head">
@@ -381,9 +400,10 @@ export default function TerminalsPage() {
         <div className="term-panel">
           <div className="term-status" data-testid="term-status">
             <span className={`badge state-${current.status?.state ?? 'connecting'}`}>{statusText(current.status)}</span>
-            {(current.status?.state === 'closed' || current.status?.state === 'reconnecting') && current.status.closedBy !== 'user' && (
+            {(current.status?.state === 'closed' || current.status?.state === 'reconnecting') && current.status.closedBy !== 'user' && !vmGone && (
               <button onClick={() => reconnect(current.sessionId).catch((e) => setTypeError(errorText(e)))}>Reconnect</button>
             )}
+            {closed && vmGone && <span className="muted">the VM was destroyed: close this tab</span>}
             {(current.readOnly || current.status?.interactive === false) && (
               <span className="muted" title="A live tail of the VM's console log; open the interactive console to type">
                 read-only

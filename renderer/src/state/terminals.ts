@@ -152,6 +152,8 @@ export interface Tab {
   status: SshStatus | null;
   /** A read-only console (log tail): no typing, no "Type script". */
   readOnly?: boolean;
+  /** A local VM's console: the VM it shows (a destroyed VM's tab offers no Reconnect). */
+  vmId?: string;
 }
 
 /** Values for the quick-connect form, left by another page (Local VMs → SSH…). */
@@ -187,11 +189,11 @@ let followers = 0;
 let stopPrompts: (() => void) | null = null;
 
 /** The xterm exists before the first byte arrives; the new tab becomes the active one. */
-function addTab(sessionId: string, title: string, isReadOnly = false): string {
+function addTab(sessionId: string, title: string, isReadOnly = false, vmId?: string): string {
   if (isReadOnly) readOnly.add(sessionId);
   if (!entries.has(sessionId)) entries.set(sessionId, makeEntry(sessionId));
   useTerminals.setState((s) => ({
-    tabs: s.tabs.some((t) => t.sessionId === sessionId) ? s.tabs : [...s.tabs, { sessionId, title, status: null, readOnly: isReadOnly }],
+    tabs: s.tabs.some((t) => t.sessionId === sessionId) ? s.tabs : [...s.tabs, { sessionId, title, status: null, readOnly: isReadOnly, ...(vmId ? { vmId } : {}) }],
     active: sessionId,
   }));
   // A console opens at once: its status may have been published before this window subscribed.
@@ -222,7 +224,7 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
     set({ error: null });
     // The tab's xterm is fitted to the page later; this size is only the first guess.
     const { sessionId } = await api.call('ssh.openVmConsole', { vmId, interactive, cols: 100, rows: 30 });
-    return addTab(sessionId, title, !interactive);
+    return addTab(sessionId, title, !interactive, vmId);
   },
   async close(id) {
     try {

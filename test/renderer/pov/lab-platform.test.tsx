@@ -81,15 +81,26 @@ describe('Create POV: the lab platform', () => {
     expect(screen.getByRole('button', { name: 'Rehearse on the remote vm-manager' })).toBeTruthy();
   });
 
-  it('a saved Skytap account hides the rehearsal offer and starts the dialog on Skytap', async () => {
+  it('a saved Skytap account shrinks the rehearsal offer to one button and starts the dialog on Skytap; removing the account brings the offer back', async () => {
     await core.base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: 'http://127.0.0.1:9' });
-    render(<PovsPage />);
+    const { unmount } = render(<PovsPage />);
     await screen.findByText('No POVs yet');
     await waitFor(() => expect(useSettings.getState().view).not.toBeNull());
-    expect(screen.queryByRole('region', { name: 'Rehearse' })).toBeNull();
+    // a way to rehearse stays visible: one button, not the first-launch card
+    const offer = await screen.findByRole('region', { name: 'Rehearse' });
+    expect(within(offer).getByRole('button', { name: 'Rehearse on this laptop' })).toBeTruthy();
+    expect(offer.textContent).not.toContain('No Skytap account yet?');
     const dialog = await openDialog();
     expect((within(dialog).getByRole('radio', { name: /Skytap/ }) as HTMLInputElement).checked).toBe(true);
     expect(within(dialog).getByLabelText('Auto-delete')).toBeTruthy();
+    unmount();
+
+    // Remove Skytap account: as on first launch, the card and a dialog starting on This laptop
+    await call('settings.removeSkytap', {});
+    render(<PovsPage />);
+    expect(await screen.findByText('No Skytap account yet? Rehearse on this laptop.')).toBeTruthy();
+    const again = await openDialog();
+    await waitFor(() => expect((within(again).getByRole('radio', { name: /This laptop/ }) as HTMLInputElement).checked).toBe(true));
   });
 });
 

@@ -85,22 +85,37 @@ describe('POVs page', () => {
 });
 
 describe('Test connection', () => {
-  it('without saved credentials says to save them first', async () => {
-    render(<SkytapTestConnection />);
+  const form = (over: Partial<{ username: string; apiToken: string; url: string; projectId: string }> = {}) => ({ username: '', apiToken: '', url: '', projectId: '', ...over });
+
+  it('with an empty form and nothing saved says what to fill in, once', async () => {
+    render(<SkytapTestConnection form={form()} />);
     fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
-    expect((await screen.findByRole('alert')).textContent).toMatch(/Save your Skytap username and API token in Settings first/);
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toMatch(/Enter the Skytap username and API token above to test/);
+    expect(alert.textContent).toMatch(/invalid request/);
+    expect(document.body.textContent!.match(/API security token/g)).toHaveLength(1);
   });
 
-  it('shows ok with the count, and a wrong token as unauthorized with its remedy', async () => {
+  it('tests a filled-in form that was never saved', async () => {
+    render(<SkytapTestConnection form={form({ username: 'demo', apiToken: 'demo-token', url: emu.url })} />);
+    fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
+    const ok = await screen.findByRole('status');
+    expect(ok.getAttribute('data-outcome')).toBe('ok');
+    expect(ok.getAttribute('data-run')).toBe('1');
+    expect((await core.base.settings.view(core.base.paths)).skytap.tokenSet).toBe(false);
+  });
+
+  it('shows ok with the count, and a wrong token typed in the form as unauthorized with its remedy', async () => {
     await saveSettings();
-    render(<SkytapTestConnection />);
+    const { rerender } = render(<SkytapTestConnection form={form({ username: 'demo', url: emu.url })} />);
     fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
     const ok = await screen.findByRole('status');
     expect(ok.getAttribute('data-outcome')).toBe('ok');
     expect(ok.textContent).toMatch(/3 templates visible/);
-    await core.base.settings.saveSkytap({ username: 'demo', apiToken: 'the-password', url: emu.url });
+    rerender(<SkytapTestConnection form={form({ username: 'demo', url: emu.url, apiToken: 'the-password' })} />);
     fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
     await waitFor(() => expect(screen.getByRole('status').getAttribute('data-outcome')).toBe('unauthorized'));
+    expect(screen.getByRole('status').getAttribute('data-run')).toBe('2');
     expect(screen.getByRole('status').textContent).toMatch(/API security token/);
   });
 });

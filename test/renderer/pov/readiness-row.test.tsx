@@ -83,7 +83,9 @@ describe('POV page: readiness checklist', () => {
       subscribe: () => () => {},
       ack: () => {},
     });
-    render(<ReadinessChecklist povId="p0" />);
+    const opened: string[] = [];
+    const fixes = { 'share.create': () => opened.push('share'), 'pam.saveTenants': () => opened.push('access'), 'pov.start': () => opened.push('start') };
+    render(<ReadinessChecklist povId="p0" platform="skytap" fixes={fixes} />);
     await waitFor(() => expect(screen.getByTestId('readiness-checklist')).toBeTruthy());
     expect(calls).toEqual([['pov.readiness', { id: 'p0' }]]);
     expect(screen.getByTestId('readiness-overall').textContent).toBe('not ready');
@@ -93,6 +95,27 @@ describe('POV page: readiness checklist', () => {
     expect(env.textContent).toContain('as of 4 min ago');
     const share = screen.getByTestId('readiness-checklist').querySelector('[data-item="share"]')!;
     expect(share.textContent).toContain('Create a share link');
+    // every Fix is a link that opens the place it names (the handler the page gives for its method)
+    fireEvent.click(within(share as HTMLElement).getByRole('button', { name: 'Create a share link' }));
+    fireEvent.click(within(env as HTMLElement).getByRole('button', { name: 'Start the environment' }));
+    // no BeyondTrust tenant: neutral "not configured", with how to add it (no "Fix:")
+    const gateway = screen.getByTestId('readiness-checklist').querySelector('[data-item="gateway"]')! as HTMLElement;
+    expect(gateway.querySelector('.badge')!.textContent).toBe('not configured');
+    expect(gateway.querySelector('.badge')!.classList.contains('bad')).toBe(false);
+    expect(gateway.textContent).not.toContain('Fix:');
+    fireEvent.click(within(gateway).getByRole('button', { name: /Access \(BeyondTrust\)/ }));
+    expect(opened).toEqual(['share', 'start', 'access']);
+  });
+
+  it('a healthy local POV reads "ready to rehearse", naming what is not configured', async () => {
+    const [a] = fakeRows(1);
+    const local = { ...a!, platform: 'local', state: 'active' as const, runstate: 'running' as const, envId: 'e', lastConfirmedAt: new Date(NOW - 60_000).toISOString(), controlNode: { ...a!.controlNode, status: 'not_set_up' as const, reason: 'Settings → Control node is incomplete' } };
+    const result = povReadiness.parse(assessReadiness({ pov: local, pam: null, shares: [], jobs: [] }, new Date(NOW)));
+    setTransport({ transport: 'ws', call: async () => result, subscribe: () => () => {}, ack: () => {} });
+    render(<ReadinessChecklist povId="p0" platform="local" />);
+    await waitFor(() => expect(screen.getByTestId('readiness-overall').textContent).toBe('ready to rehearse'));
+    expect(screen.getByTestId('readiness-checklist').textContent).toContain('Ready to rehearse (not configured: control node, BeyondTrust).');
+    expect(screen.getByTestId('readiness-checklist').querySelectorAll('.badge.bad')).toHaveLength(0);
   });
 });
 

@@ -82,16 +82,18 @@ export function TenantsForm({ povId, view, onSaved }: { povId: string; view: Vie
   };
 
   const field = (label: string, k: keyof typeof f, opts: { secret?: string; placeholder?: string } = {}) => (
-    <label className="small">
-      {label}
-      {opts.secret !== undefined && <span className="muted"> ({opts.secret})</span>}
+    <label className="small tenant-field">
+      <span>
+        {label}
+        {opts.secret !== undefined && <span className="muted"> ({opts.secret})</span>}
+      </span>
       <input type={opts.secret !== undefined ? 'password' : 'text'} value={f[k]} onChange={set(k)} placeholder={opts.placeholder} aria-label={label} autoComplete="off" />
     </label>
   );
   const setText = (isSet: boolean | undefined) => (isSet ? 'set; blank keeps it' : 'not set');
 
   return (
-    <form className="panel" aria-label="Tenants" onSubmit={(e) => (e.preventDefault(), void save())}>
+    <form className="panel tenants-form" aria-label="Tenants" onSubmit={(e) => (e.preventDefault(), void save())}>
       <h3>Tenants</h3>
       <fieldset>
         <legend>PRA</legend>
@@ -127,22 +129,28 @@ export function TenantsForm({ povId, view, onSaved }: { povId: string; view: Vie
         <button type="submit">Save tenants</button> {saved && <span className="ok small">Saved.</span>}
       </p>
       <ErrorAlert error={error} />
+      <div className="row tenant-tests">
+        {PRODUCTS.map(([p, name]) => (
+          <button key={p} type="button" onClick={() => void test(p)}>
+            Test {name}
+          </button>
+        ))}
+      </div>
       <div className="small">
         {PRODUCTS.map(([p, name]) => {
           const r = tests[p];
+          if (!r) return null;
           return (
             <p key={p}>
-              <button type="button" onClick={() => void test(p)}>
-                Test {name}
-              </button>{' '}
+              <strong>{name}: </strong>
               {typeof r === 'string' ? (
                 <span className="muted">{r}</span>
-              ) : r ? (
+              ) : (
                 <span className={r.good ? 'ok' : 'error'} aria-label={`${name} test result`}>
                   {r.outcome}: {r.message}
                   {r.remedy ? ` ${r.remedy}` : ''}
                 </span>
-              ) : null}
+              )}
             </p>
           );
         })}

@@ -22,9 +22,10 @@ export function rebuildQuestion(pov: PovView): string {
 }
 
 const INSTALL_ACTIONS = {
-  install: { action: 'install', label: 'Install control node', title: 'Install the agent on this VM' },
+  install: { action: 'install', verb: 'Install', label: 'Install control node', title: 'Install the agent on this VM' },
   rebuild: {
     action: 'rebuild',
+    verb: 'Rebuild',
     label: 'Rebuild control node',
     title: 'Re-run the bootstrap on this VM: a new enrolment code, the agent\'s state volume removed, a new enrolment',
   },
@@ -90,7 +91,7 @@ export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: Jo
             aria-label={`${install.label} for ${pov.name}`}
             title={canInstall ? install.title : 'Needs the environment running and no other operation under way'}
           >
-            {install.label}
+            {install.verb}<span className="wide-only"> control node</span>
           </button>
         )}
       </span>

@@ -140,7 +140,7 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                 </span>
                 <span role="cell" className="pov-ready">
                   <span className="pov-ready-line">
-                    <ReadinessBadge readiness={p.readiness} customerTz={p.customerTz} />
+                    <ReadinessBadge readiness={p.readiness} platform={p.platform} customerTz={p.customerTz} />
                     {p.autoDelete?.lastWarning && (
                       <span className={`badge ${p.autoDelete.lastWarning === '1h' ? 'bad' : 'warn'} pov-warning`} title={`Auto-delete at ${p.autoDelete.at ? bothZones(p.autoDelete.at, p.customerTz) : '?'}`}>
                         deleted in &lt; {p.autoDelete.lastWarning}

@@ -1,20 +1,48 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { PovView } from '../../../../shared/contract/pov';
-import type { PovReadiness, ReadinessLevel } from '../../../../shared/contract/readiness';
-import { READINESS_WORDS } from '../../../../shared/contract/values';
+import type { PovReadiness, ReadinessItem, ReadinessLevel } from '../../../../shared/contract/readiness';
+import { readinessWords } from '../../../../shared/contract/values';
 import { api, errorText } from '../../api';
 import { bothZones, withZones } from './time';
 
 const TONE: Record<ReadinessLevel, string> = { ready: 'ok', attention: 'warn', not_ready: 'bad' };
-const ITEM_WORDS = { ok: 'ok', attention: 'attention', not_ready: 'not ready' } as const;
-const ITEM_TONE = { ok: 'ok', attention: 'warn', not_ready: 'bad' } as const;
+const ITEM_WORDS: Record<ReadinessItem['state'], string> = { ok: 'ok', not_configured: 'not configured', attention: 'attention', not_ready: 'not ready' };
+/** not configured is neutral: an optional service nobody set up is not a fault. */
+const ITEM_TONE: Record<ReadinessItem['state'], string> = { ok: 'ok', not_configured: 'muted', attention: 'warn', not_ready: 'bad' };
 
 /** The readiness badge: always words (colour is never the only signal), the reason on hover. */
-export function ReadinessBadge({ readiness, customerTz }: { readiness: PovView['readiness']; customerTz?: string | null | undefined }) {
+export function ReadinessBadge({ readiness, platform, customerTz }: { readiness: PovView['readiness']; platform: string; customerTz?: string | null | undefined }) {
   if (!readiness) return <span className="badge muted">unknown</span>;
   return (
     <span className={`badge ${TONE[readiness.overall]}`} data-testid="readiness" title={withZones(readiness.summary, customerTz)}>
-      {READINESS_WORDS[readiness.overall]}
+      {readinessWords(readiness.overall, platform)}
+    </span>
+  );
+}
+
+/**
+ * What each Fix does, by the contract method the core names: a function opens the place the label
+ * names (a panel on this page, Settings → Control node, Jobs) or does the action there. An action
+ * with no entry is shown as words only.
+ */
+export type FixHandlers = Partial<Record<string, () => void>>;
+
+function FixLine({ item, fixes }: { item: ReadinessItem; fixes: FixHandlers }) {
+  const a = item.action;
+  if (!a) return null;
+  // "see Jobs" / "in Jobs": the Jobs page is the place those name
+  const run = a.method ? fixes[a.method] : /\bJobs\b/.test(a.label) ? fixes['jobs'] : undefined;
+  const lead = item.state === 'not_configured' ? null : <strong>Fix: </strong>;
+  return (
+    <span className="small readiness-fix">
+      {lead}
+      {run ? (
+        <button type="button" className="link" onClick={run}>
+          {a.label}
+        </button>
+      ) : (
+        a.label
+      )}
     </span>
   );
 }
@@ -44,8 +72,20 @@ export function TimesLine({ pov, now }: { pov: PovView; now: number }) {
   );
 }
 
-/** The POV page's checklist: each item's state in words, its age, what was found and the one fix. */
-export function ReadinessChecklist({ povId, refreshKey, customerTz }: { povId: string; refreshKey?: unknown; customerTz?: string | null | undefined }) {
+/** The POV page's checklist: each item's state in words, its age, what was found and the one fix (a link to its place). */
+export function ReadinessChecklist({
+  povId,
+  platform,
+  refreshKey,
+  customerTz,
+  fixes = {},
+}: {
+  povId: string;
+  platform: string;
+  refreshKey?: unknown;
+  customerTz?: string | null | undefined;
+  fixes?: FixHandlers;
+}) {
   const [r, setR] = useState<PovReadiness | null>(null);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(() => {
@@ -66,7 +106,7 @@ export function ReadinessChecklist({ povId, refreshKey, customerTz }: { povId: s
       <header className="readiness-head">
         <h3>Demo readiness</h3>
         <span className={`badge ${TONE[r.overall]}`} data-testid="readiness-overall">
-          {READINESS_WORDS[r.overall]}
+          {readinessWords(r.overall, platform)}
         </span>
         <span className="small">{withZones(r.summary, customerTz)}</span>
         <button onClick={load}>Check again</button>
@@ -80,13 +120,7 @@ export function ReadinessChecklist({ povId, refreshKey, customerTz }: { povId: s
             <span className="small muted" title={i.asOf ?? ''}>
               {i.asOf ? `as of ${distanceText(Date.parse(i.asOf) - checked)}` : ''}
             </span>
-            <span className="small">
-              {i.action ? (
-                <>
-                  <strong>Fix:</strong> {i.action.label}
-                </>
-              ) : null}
-            </span>
+            <FixLine item={i} fixes={fixes} />
           </li>
         ))}
       </ul>

@@ -12,9 +12,10 @@ function rehearsalName(now: Date): string {
 /**
  * The embedded default: with no Skytap account saved, one click makes a local POV from the bundled
  * test template (the test image, built first when the vm-manager lacks it), so the app's main job
- * runs on a fresh machine with nothing configured.
+ * runs on a fresh machine with nothing configured. With an account saved it stays, as one button
+ * (`compact`), wherever a vm-manager is connected.
  */
-export function RehearseOffer({ connection, onStarted }: { connection: VmConnection | null; onStarted(jobId: string): void }) {
+export function RehearseOffer({ connection, onStarted, compact = false }: { connection: VmConnection | null; onStarted(jobId: string): void; compact?: boolean }) {
   const [step, setStep] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const remote = connection?.mode === 'remote';
@@ -32,6 +33,23 @@ export function RehearseOffer({ connection, onStarted }: { connection: VmConnect
     }
   }
 
+  const label = remote ? 'Rehearse on the remote vm-manager' : 'Rehearse on this laptop';
+  // with a Skytap account saved, the offer shrinks to one line: a rehearsal stays one click away
+  if (compact) {
+    return (
+      <div className="row rehearse-compact" role="region" aria-label="Rehearse">
+        <button disabled={step !== null} onClick={() => void go()} title={`A POV from the bundled test template on ${where}`}>
+          {label}
+        </button>
+        {step && (
+          <span className="small muted" role="status">
+            {step}
+          </span>
+        )}
+        <ErrorAlert error={error} />
+      </div>
+    );
+  }
   return (
     <div className="panel rehearse" role="region" aria-label="Rehearse">
       <h3>No Skytap account yet? Rehearse on {where}.</h3>
@@ -41,7 +59,7 @@ export function RehearseOffer({ connection, onStarted }: { connection: VmConnect
         create POVs on Skytap.
       </p>
       <button className="primary" disabled={step !== null} onClick={() => void go()}>
-        {remote ? 'Rehearse on the remote vm-manager' : 'Rehearse on this laptop'}
+        {label}
       </button>
       {step && (
         <p className="small muted" role="status">

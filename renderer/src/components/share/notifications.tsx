@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { NotificationView } from '../../../../shared/contract/notify';
 import { api } from '../../api';
 import { useNotify } from '../../state/notify';
@@ -21,8 +21,21 @@ function webNotify(n: NotificationView): void {
   };
 }
 
+/** The bell, drawn by the app (no emoji: a machine without an emoji font shows an empty box). */
+function BellIcon() {
+  return (
+    <svg className="icon" width="16" height="16" viewBox="0 0 16 16" aria-hidden="true" focusable="false">
+      <path
+        d="M8 1.5a1 1 0 0 1 1 1v.6a4.5 4.5 0 0 1 3.5 4.4v2.8l1.2 1.6a.6.6 0 0 1-.5 1H2.8a.6.6 0 0 1-.5-1l1.2-1.6V7.5A4.5 4.5 0 0 1 7 3.1v-.6a1 1 0 0 1 1-1Z M6.3 13.9h3.4a1.7 1.7 0 0 1-3.4 0Z"
+        fill="currentColor"
+      />
+    </svg>
+  );
+}
+
 /**
- * The bell (unread count), the in-app list, do-not-disturb, and toasts. In Electron the main
+ * The bell (unread count, in the sidebar), the in-app list (below dialogs; Escape closes it and
+ * gives focus back to the bell), do-not-disturb, and toasts. In Electron the main
  * process shows the OS notification (main/electron/notifications.ts); here only the toast.
  */
 export function Notifications() {
@@ -43,6 +56,18 @@ export function Notifications() {
     [],
   );
 
+  const bell = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      setOpen(false);
+      bell.current?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [open]);
+
   const act = (n: NotificationView) => {
     if (n.povId) openPov(n.povId);
     dismiss(n.id);
@@ -50,8 +75,9 @@ export function Notifications() {
   };
   return (
     <>
-      <button className="notify-bell" aria-label={`Notifications (${unread} unread)`} aria-expanded={open} onClick={() => setOpen(!open)}>
-        🔔 {unread > 0 ? unread : ''}
+      <button ref={bell} className="notify-bell" aria-label={`Notifications (${unread} unread)`} aria-expanded={open} onClick={() => setOpen(!open)}>
+        <BellIcon /> <span>Notifications</span>
+        {unread > 0 && <span className="badge notify-count">{unread}</span>}
       </button>
       {open && (
         <section className="notify-panel" aria-label="Notifications">

@@ -128,34 +128,38 @@ export function VmList({
                       <button onClick={() => setConfirm(null)}>Keep</button>
                     </div>
                   ) : (
-                    <div className="row">
-                      <button disabled={!can.start || off} onClick={() => act(vm, 'start')}>
-                        Start
-                      </button>
-                      <button disabled={!can.stop || off} onClick={() => act(vm, 'stop')}>
-                        Stop
-                      </button>
-                      <button disabled={!can.reboot || off} onClick={() => act(vm, 'reboot')}>
-                        Reboot
-                      </button>
-                      <button className="danger" disabled={!can.delete || off} onClick={() => setConfirm(vm.id)}>
-                        Delete
-                      </button>
-                      {onConsole && LIVE_VM_STATES.includes(vm.state) && (
-                        <>
-                          <button onClick={() => onConsole(vm, false)} title="A live, read-only tail of the serial console on the Terminals page">
-                            Open console
-                          </button>
-                          <button onClick={() => onConsole(vm, true)} title="Type into the VM's serial line on the Terminals page">
-                            Interactive console
-                          </button>
-                        </>
-                      )}
-                      {onSsh && vm.sshPort !== null && LIVE_VM_STATES.includes(vm.state) && (
-                        <button onClick={() => onSsh(vm)} title={`SSH into the guest through 127.0.0.1:${vm.sshPort}, forwarded to its port 22`}>
-                          SSH…
+                    <div className="vm-actions">
+                      <div className="vm-actions-line">
+                        <button disabled={!can.start || off} onClick={() => act(vm, 'start')}>
+                          Start
                         </button>
-                      )}
+                        <button disabled={!can.stop || off} onClick={() => act(vm, 'stop')}>
+                          Stop
+                        </button>
+                        <button disabled={!can.reboot || off} onClick={() => act(vm, 'reboot')}>
+                          Reboot
+                        </button>
+                        <button className="danger" disabled={!can.delete || off} onClick={() => setConfirm(vm.id)}>
+                          Delete
+                        </button>
+                      </div>
+                      <div className="vm-actions-line">
+                        {onConsole && LIVE_VM_STATES.includes(vm.state) && (
+                          <>
+                            <button onClick={() => onConsole(vm, false)} title="A live, read-only tail of the serial console on the Terminals page">
+                              Open console
+                            </button>
+                            <button onClick={() => onConsole(vm, true)} title="Type into the VM's serial line on the Terminals page">
+                              Interactive console
+                            </button>
+                          </>
+                        )}
+                        {onSsh && vm.sshPort !== null && LIVE_VM_STATES.includes(vm.state) && (
+                          <button onClick={() => onSsh(vm)} title={`SSH into the guest through 127.0.0.1:${vm.sshPort}, forwarded to its port 22`}>
+                            SSH…
+                          </button>
+                        )}
+                      </div>
                     </div>
                   )}
                 </td>

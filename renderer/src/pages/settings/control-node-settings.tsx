@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { controlNodeSettingsView } from '../../../../shared/contract/control-node';
 import { api, errorText } from '../../api';
 import { useDraft } from '../../components/use-draft';
+import { reveal, sectionFromHash } from '../../nav';
 
 type View = z.infer<typeof controlNodeSettingsView>;
 
@@ -29,6 +30,10 @@ export default function ControlNodeSettings() {
     );
   };
 
+  // opened by a readiness Fix link (`#/settings/control-node`): show this panel
+  useEffect(() => {
+    if (sectionFromHash('settings') === 'control-node') reveal('control-node');
+  }, []);
   useEffect(() => {
     api.call('controlNode.getSettings', {}).then(
       (v) => show(v),
@@ -61,7 +66,7 @@ export default function ControlNodeSettings() {
   }
 
   return (
-    <div className="panel">
+    <div className="panel" id="control-node" aria-label="Control node">
       <h3>Control node</h3>
       <p className="muted">
         Each POV's control node runs the agent, which dials out to the control plane. POV Desk mints its single-use enrolment code there (and,

@@ -1,6 +1,7 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { TestConnectionResult } from '../../../../shared/contract/skytap';
-import { api, errorText } from '../../api';
+import { api, errorText, type ApiError } from '../../api';
+import type { SkytapForm } from '../settings-page';
 import '../../components/pov/pov.css';
 
 const TITLES: Record<TestConnectionResult['outcome'], string> = {
@@ -12,43 +13,55 @@ const TITLES: Record<TestConnectionResult['outcome'], string> = {
 };
 
 /**
- * Settings → Skytap → Test connection. It tests the SAVED values (one page of templates, one
- * retry), so it says "save first"; the outcome comes with its remedy. An empty catalogue is red.
+ * Settings → Skytap → Test connection: tests what is in the form, saved or not (one page of
+ * templates, one retry; a blank field is the saved value, a blank token the saved one at the saved
+ * URL only). The outcome comes with its remedy, once. An empty catalogue is red. Each run is
+ * numbered (`data-run`), so a reader can wait for this run's answer rather than the last one's.
  */
-export default function SkytapTestConnection() {
+export default function SkytapTestConnection({ form }: { form: SkytapForm }) {
   const [running, setRunning] = useState(false);
   const [result, setResult] = useState<TestConnectionResult | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<{ text: string; code: string | null } | null>(null);
+  const [run, setRun] = useState(0);
+  const latest = useRef(0);
 
-  async function run() {
+  async function test() {
+    const mine = ++latest.current;
+    setRun(mine);
     setRunning(true);
     setError(null);
     setResult(null);
     try {
-      setResult(await api.call('skytap.testConnection', {}));
+      const r = await api.call('skytap.testForm', {
+        username: form.username.trim(),
+        url: form.url.trim(),
+        projectId: form.projectId.trim(),
+        ...(form.apiToken ? { apiToken: form.apiToken } : {}),
+      });
+      if (mine === latest.current) setResult(r);
     } catch (e) {
-      setError(errorText(e));
+      if (mine === latest.current) setError({ text: errorText(e), code: (e as ApiError).code ?? null });
     } finally {
-      setRunning(false);
+      if (mine === latest.current) setRunning(false);
     }
   }
 
   return (
     <div className="skytap-test">
       <div className="row">
-        <button onClick={() => void run()} disabled={running}>
+        <button onClick={() => void test()} disabled={running}>
           {running ? 'Testing…' : 'Test connection'}
         </button>
-        <span className="small muted">Tests the saved settings, not the form: save first.</span>
+        <span className="small muted">Tests the form as it is now; Save keeps it.</span>
       </div>
       {error && (
-        <div className="conn-result bad" role="alert" data-outcome="error">
-          <strong>Could not test</strong>
-          <p>{error}</p>
+        <div className="conn-result bad" role="alert" data-outcome="error" data-run={run}>
+          <strong>Could not test{error.code ? ` (${error.code.replace('_', ' ')})` : ''}</strong>
+          <p>{error.text}</p>
         </div>
       )}
       {result && (
-        <div className={`conn-result ${result.good ? 'good' : 'bad'}`} role="status" data-outcome={result.outcome}>
+        <div className={`conn-result ${result.good ? 'good' : 'bad'}`} role="status" data-outcome={result.outcome} data-run={run}>
           <strong>
             {TITLES[result.outcome]}
             {result.reason ? ` (${result.reason.replace('_', ' ')})` : ''}
