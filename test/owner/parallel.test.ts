@@ -3,11 +3,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tryAcquireOwnerLock } from '../../main/core/owner';
 import { JOB_KIND } from '../../shared/contract/job-kinds';
-import { startEmulator, SEEDS, type Emulator } from '../skytap-emulator';
-import { BIN, envFor, freshHome, povdesk, run, until, type Proc } from './procs';
+import { BIN, envFor, freshHome, povdesk, run, until, emulatorPerTest } from './procs';
 
 /**
  * A workshop script (issue 33, item 9): `povdesk call pov.create … --wait` sixteen times in
@@ -16,26 +15,18 @@ import { BIN, envFor, freshHome, povdesk, run, until, type Proc } from './procs'
  * ("POV Desk (pid N) stopped while job … ran"). Real `povdesk` processes, the Skytap emulator.
  */
 const CALLERS = 16;
-let emu: Emulator;
-const procs: Proc[] = [];
-beforeEach(async () => {
-  emu = await startEmulator({ seed: SEEDS.demo, timing: { createBusyMs: 200, runstateBusyMs: 200, deleteMs: 200 } });
-});
-afterEach(async () => {
-  for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-  await emu.close();
-});
+const w = emulatorPerTest();
 
 describe('parallel povdesk calls with no app running', () => {
   it(`${CALLERS} parallel pov.create --wait: ${CALLERS} successes, ${CALLERS} POSTs, each caller its own job, none interrupted`, async () => {
     const home = freshHome();
-    const env = envFor(home, emu.url);
-    const templateId = [...emu.state.templates.keys()][0]!;
+    const env = envFor(home, w.emu.url);
+    const templateId = [...w.emu.state.templates.keys()][0]!;
     // Staggered by the first owner's own create: the owner's job ends while the others' still run.
     const callers = Array.from({ length: CALLERS }, (_, i) =>
       povdesk(['call', 'pov.create', JSON.stringify({ templateId, name: `Workshop ${i}` }), '--wait'], env),
     );
-    procs.push(...callers);
+    w.procs.push(...callers);
     const codes = await Promise.all(callers.map((c) => c.exited));
     const outcomes = callers.map((c, i) => ({ i, code: codes[i], err: c.err(), job: parseJob(c.out()) }));
     const failed = outcomes.filter((o) => o.code !== 0 || o.job?.state !== 'succeeded');
@@ -45,8 +36,8 @@ describe('parallel povdesk calls with no app running', () => {
     const povs = JSON.parse((await run(['call', 'pov.list', '{}'], env)).out).povs as { id: string; name: string; state: string }[];
     expect(povs.map((p) => p.name).sort()).toEqual(Array.from({ length: CALLERS }, (_, i) => `Workshop ${i}`).sort());
     for (const o of outcomes) expect(o.job!.title, `caller ${o.i}'s job`).toContain(`"Workshop ${o.i}"`);
-    expect(emu.count('POST /configurations'), 'POSTs that reached Skytap').toBe(CALLERS);
-    expect(emu.state.environmentIds()).toHaveLength(CALLERS);
+    expect(w.emu.count('POST /configurations'), 'POSTs that reached Skytap').toBe(CALLERS);
+    expect(w.emu.state.environmentIds()).toHaveLength(CALLERS);
     const jobs = JSON.parse((await run(['call', 'jobs.list', '{}'], env)).out).jobs as { kind: string; state: string }[];
     expect(jobs.filter((j) => j.kind === JOB_KIND.povCreate).map((j) => j.state)).toEqual(Array(CALLERS).fill('succeeded'));
     const logs = readdirSync(join(home, 'logs')).map((f) => readFileSync(join(home, 'logs', f), 'utf8')).join('\n');
@@ -57,22 +48,22 @@ describe('parallel povdesk calls with no app running', () => {
 describe('povdesk mcp as the owner', () => {
   it("a povdesk call's job started in it runs to its end after the MCP process's own job ended", async () => {
     const home = freshHome();
-    const env = envFor(home, emu.url);
-    const templateId = [...emu.state.templates.keys()][0]!;
+    const env = envFor(home, w.emu.url);
+    const templateId = [...w.emu.state.templates.keys()][0]!;
     // The MCP process's create, then the call's, are each held by Skytap until the test lets them go.
     let releaseMcp = () => {};
     let releaseCall = () => {};
-    emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (releaseMcp = r)) });
-    emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (releaseCall = r)) });
+    w.emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (releaseMcp = r)) });
+    w.emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (releaseCall = r)) });
     const client = new Client({ name: 'test', version: '1' });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: env as Record<string, string>, stderr: 'pipe' }));
     try {
       const body = (r: unknown) => (r as CallToolResult).structuredContent as { jobId: string; job: { state: string } };
       const own = body(await client.callTool({ name: 'pov_create', arguments: { templateId, name: 'By MCP' } }));
-      await until(() => emu.count('POST /configurations') === 1, 60_000, "the MCP process's POST");
+      await until(() => w.emu.count('POST /configurations') === 1, 60_000, "the MCP process's POST");
       const call = povdesk(['call', 'pov.create', JSON.stringify({ templateId, name: 'By call' }), '--wait'], env);
-      procs.push(call);
-      await until(() => emu.count('POST /configurations') === 2, 60_000, "the call's POST, from the MCP process's core");
+      w.procs.push(call);
+      await until(() => w.emu.count('POST /configurations') === 2, 60_000, "the call's POST, from the MCP process's core");
       releaseMcp();
       const waited = body(await client.callTool({ name: 'jobs_wait', arguments: { id: own.jobId, timeoutSeconds: 120 } }));
       expect(waited.job.state).toBe('succeeded');

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
+import { startEmulator, SEEDS, type Emulator } from '../skytap-emulator';
 import { tempDir } from '../support/temp-dirs';
 
 /** Real `povdesk` processes (the TypeScript sources through tsx, as bin/povdesk.mjs runs them). */
@@ -83,4 +85,20 @@ export async function until<T>(fn: () => T | null | undefined | false | Promise<
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * A fresh Skytap emulator (demo seed, fast timings) before each test of the file, and after it the
+ * emulator closed and every `povdesk` process the test pushed to `procs` killed.
+ */
+export function emulatorPerTest(): { emu: Emulator; procs: Proc[] } {
+  const w = { emu: undefined as unknown as Emulator, procs: [] as Proc[] };
+  beforeEach(async () => {
+    w.emu = await startEmulator({ seed: SEEDS.demo, timing: { createBusyMs: 200, runstateBusyMs: 200, deleteMs: 200 } });
+  });
+  afterEach(async () => {
+    for (const p of w.procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await w.emu.close();
+  });
+  return w;
 }
