@@ -12,11 +12,20 @@ const SYSTEM = [
   'test/templates/**', 'test/vm-manager/**', 'test/lab/**', 'test/mcp/**', 'test/vm/**', 'test/vm-console/**',
   'test/packaging/boot-check.test.ts', 'test/pov/local-real-vm.test.ts', 'test/owner/fresh-home.test.ts',
 ];
+/**
+ * The system suites that run in lane 2 after the node and renderer projects (scripts/test.sh), so
+ * that both lanes keep a core busy to the end: guests of the test image only, which needs no cache
+ * lane 1 builds (the Debian base, the control-node image).
+ */
+const SYSTEM_LANE2 = [
+  'test/vm-manager/attested-boot.test.ts', 'test/vm-manager/trust.test.ts', 'test/vm-manager/networks.test.ts', 'test/vm/handlers.test.ts',
+];
 const NOT_NODE = ['test/keyring/**', 'test/renderer/**', 'test/e2e/**', 'test/bench/**', 'node_modules/**'];
 
 /**
  * Projects:
  * - system: the suites above (real QEMU + swtpm, mmdebstrap, libguestfs, the built daemon), one file at a time.
+ * - system-lane2: the SYSTEM_LANE2 share of them, run in lane 2 (the same settings).
  * - node: main/, shared/ and everything else that talks to real system parts (SQLite files,
  *   sh/dash/busybox, sshd on loopback, the Skytap emulator). Files: test/**\/*.test.ts.
  * - renderer: React components under happy-dom. Files: test/renderer/**\/*.test.tsx.
@@ -30,8 +39,19 @@ export default defineConfig({
           name: 'system',
           environment: 'node',
           include: SYSTEM.map((g) => (g.endsWith('**') ? `${g}/*.test.ts` : g)),
-          exclude: NOT_NODE,
+          exclude: [...NOT_NODE, ...SYSTEM_LANE2],
           // a TCG boot takes 15-25 s alone and longer beside the other lane: 30 s was too tight
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          pool: 'forks',
+          maxWorkers: 1,
+        },
+      },
+      {
+        test: {
+          name: 'system-lane2',
+          environment: 'node',
+          include: SYSTEM_LANE2,
           testTimeout: 120_000,
           hookTimeout: 120_000,
           pool: 'forks',

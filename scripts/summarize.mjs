@@ -17,7 +17,7 @@ let skipped = 0;
 const failures = [];
 /** The first lines of an error, without colour codes: enough to know what broke. */
 const head = (text) => String(text ?? '').replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((l) => l.trim() && !/^\s*at /.test(l)).slice(0, 6).map((l) => `    ${l.slice(0, 300)}`).join('\n');
-for (const name of ['vitest-system.json', 'vitest.json', 'keyring.json']) {
+for (const name of ['vitest-system.json', 'vitest-system2.json', 'vitest.json', 'keyring.json']) {
   const f = join(dir, name);
   if (!existsSync(f) && skippedSteps.has(name.replace(/\.json$/, ''))) continue;
   if (!existsSync(f)) {

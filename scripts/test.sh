@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test suite: types and the build; the system suites (Vitest's system project); the rest
-# (Vitest's node and renderer projects, the keyring suite, end to end in Chromium with Playwright),
-# beside them (POVDESK_TEST_LANES=0: after them). Prints one closing line "N passed, N failed".
+# (Vitest's node and renderer projects, the system-lane2 share of the guests, the keyring suite,
+# end to end in Chromium with Playwright), beside them (POVDESK_TEST_LANES=0: after them). Prints one closing line "N passed, N failed".
 # The benchmarks are not tests: `npm run bench` runs them (CI runs the suite, not the figures).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +43,11 @@ lane2() {
   local lane=2
   step "vitest: node (unit + in-process) and renderer"
   npx vitest run --project node --project renderer --reporter=default --reporter=json --outputFile.json="$results/vitest.json" || echo vitest >>"$results/failed-steps"
+
+  # Lane 2's share of the system suites (vitest.config.ts, SYSTEM_LANE2): guests of the test image,
+  # so that lane 1 does not run on alone once the rest is done.
+  step "vitest: system, lane 2's share (QEMU guests of the test image)"
+  npx vitest run --project system-lane2 --reporter=default --reporter=json --outputFile.json="$results/vitest-system2.json" || echo vitest-system-lane2 >>"$results/failed-steps"
 
   # Both need gnome-keyring on a private D-Bus (scripts/with-keyring.sh): where those are absent
   # (macOS, Windows) they are skipped with the reason; under CI=true that is a failure.

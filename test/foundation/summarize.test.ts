@@ -54,6 +54,8 @@ it('boots', () => expect(3).toBe(3));`);
   writeFileSync(join(dir, 'vitest.config.mjs'), 'export default { test: { include: ["v3/*.test.mjs"] } };');
   const system = await run(bin('vitest'), ['run', '--config', 'vitest.config.mjs', '--reporter=json', `--outputFile=${join(reports, 'vitest-system.json')}`]);
   expect(system.code, system.out).toBe(0);
+  // lane 2's share of the system project: a report with nothing in it
+  writeFileSync(join(reports, 'vitest-system2.json'), JSON.stringify({ numPassedTests: 0, numFailedTests: 0, numPendingTests: 0, testResults: [] }));
   const pw = await run(bin('playwright'), ['test', '--config', 'playwright.config.mjs', '--reporter=json'], {
     PLAYWRIGHT_JSON_OUTPUT_NAME: join(reports, 'playwright.json'),
   });
@@ -80,6 +82,7 @@ it('counts a step skipped for its reason (no gnome-keyring off Linux) as skipped
   const report = (passed: number) => JSON.stringify({ numPassedTests: passed, numFailedTests: 0, numPendingTests: 0, testResults: [] });
   writeFileSync(join(skipDir, 'vitest-system.json'), report(2));
   writeFileSync(join(skipDir, 'vitest.json'), report(5));
+  writeFileSync(join(skipDir, 'vitest-system2.json'), report(0));
   // each step's lane and start (epoch seconds), and when each lane ended: the summary gives minutes
   writeFileSync(join(skipDir, 'nodes'), 'typecheck\tv24.22.3 (/x/node)\t1\t1000\nvitest: node\tv24.22.3 (/x/node)\t2\t1060\nsummary\tv24.22.3 (/x/node)\t1\t1400\n');
   writeFileSync(join(skipDir, 'lane-ends'), '1\t1120\n2\t1300\n');
