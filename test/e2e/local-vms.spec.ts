@@ -35,7 +35,9 @@ test.describe('Local VMs', () => {
       await row.getByRole('button', { name: 'e2e-one' }).click();
       await expect(page.locator('.vm-console .xterm-rows')).toContainText('povdesk-agent', { timeout: 20_000 });
       await page.getByRole('tab', { name: 'Attestation' }).click();
-      await expect(page.getByLabel('Attestation', { exact: true })).toContainText('Attestation not required');
+      // the test image carries reference measurements made from its files, so the form requires attestation by default
+      await expect(page.getByLabel('Attestation', { exact: true })).toContainText('Attestation required; user-data released');
+      await expect(page.getByLabel('Attestation', { exact: true })).toContainText('Stage initrd: verified');
 
       await app.restart();
       page = app.page; // Electron relaunches with a new window
