@@ -19,6 +19,8 @@ const SYSTEM = [
  */
 const SYSTEM_LANE2 = [
   'test/vm-manager/attested-boot.test.ts', 'test/vm-manager/trust.test.ts', 'test/vm-manager/networks.test.ts', 'test/vm/handlers.test.ts',
+  'test/vm-manager/kill-stages.test.ts', 'test/vm-manager/crash.test.ts', 'test/pov/local-real-vm.test.ts',
+  'test/vm-manager/attest/measured-boot.test.ts', 'test/vm-console/console.test.ts', 'test/mcp/local-pov.test.ts',
 ];
 const NOT_NODE = ['test/keyring/**', 'test/renderer/**', 'test/e2e/**', 'test/bench/**', 'node_modules/**'];
 
