@@ -9,7 +9,7 @@
  * quotes never gets its user-data. Golden values remain the fallback for an image without
  * references, and are refused for one with them.
  */
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { TestClient as VmManagerClient } from './support';
 import { findOvmf } from '../../main/vm-manager/host';
 import { buildTestImage, readPolicy, TEST_CMDLINE, TEST_IMAGE, writePolicy } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
-import { pidsWith, repo, stateWithImage, until, vmSkip } from './support';
+import { copyTestImage, pidsWith, repo, stateWithImage, until, vmSkip } from './support';
 import { firstLine } from '../support/net';
 import { checkquote, type WireBody } from './attest/harness';
 import { eventlogReplay } from './attest/eventlog-tools';
@@ -47,13 +47,7 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     client = new VmManagerClient(m.url, 'tok');
   });
   /** The test image under another name (image.json names it), its references as they were made. */
-  function copyImage(name: string): string {
-    const dir = join(state, 'images', name);
-    cpSync(join(state, 'images', TEST_IMAGE), dir, { recursive: true });
-    const info = JSON.parse(readFileSync(join(dir, 'image.json'), 'utf8')) as object;
-    writeFileSync(join(dir, 'image.json'), JSON.stringify({ ...info, name }));
-    return dir;
-  }
+  const copyImage = (name: string) => copyTestImage(state, name);
   afterAll(async () => {
     await m?.close({ stopVms: true });
     for (const id of m?.vms.list().map((v) => v.id) ?? []) await m?.vms.delete(id).catch(() => {});

@@ -12,12 +12,12 @@
  * Real QEMU under TCG, swtpm, tpm2-tools.
  */
 import type { ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listProcs, type ProcInfo } from '../../main/lib/procs';
-import { readPolicy, TEST_IMAGE, writePolicy } from '../../main/vm-manager/images';
-import { pidsWith, serveProcess, stateWithImage, TestClient, until, vmSkip } from './support';
+import { readPolicy, writePolicy } from '../../main/vm-manager/images';
+import { copyTestImage, pidsWith, serveProcess, stateWithImage, TestClient, until, vmSkip } from './support';
 
 const skip = vmSkip();
 const LEGACY = 'povdesk-legacy';
@@ -87,10 +87,7 @@ describe.skipIf(skip !== null)('SIGKILL at each stage of a learn boot leaves no 
   /** A state dir whose image `legacy` is the test image without reference measurements: golden values are its fallback. */
   function stateWithLegacyImage(): string {
     const state = stateWithImage('vmm-killlearn-');
-    const dir = join(state, 'images', LEGACY);
-    cpSync(join(state, 'images', TEST_IMAGE), dir, { recursive: true });
-    const info = JSON.parse(readFileSync(join(dir, 'image.json'), 'utf8')) as object;
-    writeFileSync(join(dir, 'image.json'), JSON.stringify({ ...info, name: LEGACY }));
+    const dir = copyTestImage(state, LEGACY);
     const { references: _refs, ...legacy } = readPolicy(dir)!;
     writePolicy(dir, { ...legacy, unpredictable: 'a test copy without references' });
     return state;

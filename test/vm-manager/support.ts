@@ -67,6 +67,15 @@ export function cachedImageDir(): string {
   return dir;
 }
 
+/** A copy of the state dir's test image under another name (its image.json renamed with it); answers its folder. */
+export function copyTestImage(state: string, name: string): string {
+  const dir = join(state, 'images', name);
+  cpSync(join(state, 'images', TEST_IMAGE), dir, { recursive: true });
+  const info = JSON.parse(readFileSync(join(dir, 'image.json'), 'utf8')) as object;
+  writeFileSync(join(dir, 'image.json'), JSON.stringify({ ...info, name }));
+  return dir;
+}
+
 /** A fresh state dir with the cached test image copied in. */
 export function stateWithImage(prefix = 'vmm-'): string {
   const src = cachedImageDir();
