@@ -1,5 +1,5 @@
 /**
- * Learning an image's golden PCR values (docs/attestation.md, "Learn mode"), the fallback for an
+ * Learning an image's golden PCR values (docs/attestation-golden.md, "Learn mode"), the fallback for an
  * image without reference measurements (its policy's `unpredictable` says why): one boot of a
  * throwaway VM in learn mode for that VM only, its verified ready-stage PCRs proposed as the
  * image's golden values for this host's firmware, the VM deleted. Saving is a separate, confirmed

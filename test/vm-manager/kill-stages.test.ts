@@ -1,6 +1,6 @@
 /**
  * A killed learn boot leaves nothing running (issue 33, item 12). A learn boot is the fallback for
- * an image without reference measurements (docs/attestation.md): `image build-test` boots nothing
+ * an image without reference measurements (docs/attestation-golden.md): `image build-test` boots nothing
  * where OVMF is found (its references come from the files), so the boot here is a serving
  * manager's (`POST /images/{name}/learn-golden`, the app's "Learn golden values") on a copy of the
  * test image whose policy has no references. SIGKILL, which no handler sees, at each stage: AK

@@ -37,7 +37,7 @@ printf '%s\\n' 'LABEL=povroot / ext4 errors=remount-ro 0 1' 'LABEL=ESP /boot/efi
 echo povdesk-template > "$R/etc/hostname"
 chroot "$R" systemctl enable systemd-networkd
 # UEFI boots Linux through its EFI stub (GRUB's linuxefi): the stub hands the firmware's TPM event
-# log to the kernel, and the guest sends it with its quotes (docs/attestation.md). BIOS keeps linux.
+# log to the kernel, and the guest sends it with its quotes (docs/attestation-references.md). BIOS keeps linux.
 printf '%s\\n' '#!/bin/sh' 'cat <<"EOF"' 'if [ "\${grub_platform}" = efi ]; then set povdesk_linux=linuxefi; set povdesk_initrd=initrdefi; else set povdesk_linux=linux; set povdesk_initrd=initrd; fi' 'export povdesk_linux povdesk_initrd' 'EOF' > "$R/etc/grub.d/05_povdesk_linuxefi"
 chmod 755 "$R/etc/grub.d/05_povdesk_linuxefi"
 sed -i 's/^\\tlinux\\t/\\t\\\\\${povdesk_linux}\\t/; s/^\\tinitrd\\t/\\t\\\\\${povdesk_initrd}\\t/' "$R/etc/grub.d/10_linux"

@@ -1,7 +1,7 @@
 /**
  * The event check: every event of a replayed log against one VM's expectations (references.ts).
  * Code and configuration events are compared with the references; the event types that only
- * describe the machine are allowed by type (ALLOWED, each with why it is safe: docs/attestation.md
+ * describe the machine are allowed by type (ALLOWED, each with why it is safe: docs/attestation-verifier.md
  * lists the same table); anything else fails closed. The first event that does not pass is named
  * with its type, PCR, what was expected and what was seen.
  */

@@ -1,7 +1,7 @@
 /**
  * What the host's firmware parts will measure, read from their files (no boot): the OVMF code
  * file's firmware volumes (PCR 0), the vars template's Secure Boot variables (PCR 7) and the EFI
- * driver of the NIC's option ROM that QEMU hands the guest (PCR 2). docs/attestation.md has the
+ * driver of the NIC's option ROM that QEMU hands the guest (PCR 2). docs/attestation-verifier.md has the
  * event table these feed.
  */
 import { execFileSync } from 'node:child_process';

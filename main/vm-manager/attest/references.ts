@@ -1,7 +1,7 @@
 /**
  * Reference measurements: what an image's boot will measure, computed from the files when the
  * image is made (no learn boot), stored in policy.json as `references`, and turned into one VM's
- * expectations (`expectationsFor`) for the event-log check (events.ts). docs/attestation.md,
+ * expectations (`expectationsFor`) for the event-log check (events.ts). docs/attestation-references.md,
  * "Reference measurements", says what each field holds and why.
  */
 import { createHash } from 'node:crypto';
@@ -18,7 +18,7 @@ const fileRef = lazySchema(() => z.object({ path: z.string().min(1), sha256: hex
 /** The host firmware parts an image's references were made with. */
 export const firmwareReferencesSchema = lazySchema(() => z.object({
   code: fileRef,
-  /** the volumes OVMF measures into PCR 0, in order; `pei`: digest not compared (docs/attestation.md) */
+  /** the volumes OVMF measures into PCR 0, in order; `pei`: digest not compared (docs/attestation-references.md) */
   volumes: z.array(z.object({ length: z.number().int().positive(), sha256: hex32, pei: z.boolean() }).strict()).min(1).max(16),
   vars: fileRef,
   /** the Secure Boot variables OVMF measures into PCR 7: name → data (hex, "" when absent) */

@@ -2,7 +2,7 @@
  * Which PCRs carry the kernel command line and the initrd with this firmware: boots the Debian
  * cloud kernel under QEMU (TCG) + OVMF + swtpm three times — as is, with another command line, with
  * an initrd of the same size but other contents — and reads the sha256 PCRs in the guest from
- * /sys/class/tpm/tpm0/pcr-sha256. docs/attestation.md's PCR table rests on this.
+ * /sys/class/tpm/tpm0/pcr-sha256. docs/attestation-references.md's PCR table rests on this.
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
