@@ -101,7 +101,7 @@ function copyRuntimePackages(names: string[], to: string): void {
  * stay lazy) with the packages it `require`s at run time copied beside it in out/cli/node_modules
  * (better-sqlite3 and keytar are Node-API addons). electron-builder ships the folder outside the
  * asar, where the app's runtime runs it under ELECTRON_RUN_AS_NODE: importing ES modules from inside
- * app.asar is not something to rely on (docs/decisions.md, "The packaged CLI").
+ * app.asar is not something to rely on (docs/decisions/packaging.md, "The povdesk command ships inside the app").
  */
 function bundleCli(): Plugin {
   return {

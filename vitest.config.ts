@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
  * one file at a time, because two of them side by side on a 2-core machine starve each other into
  * timeouts. Each keeps about one core busy (a TCG guest with one vCPU, mmdebstrap, the libguestfs
  * appliance), so scripts/test.sh can run the other suites beside them (POVDESK_TEST_LANES=1;
- * docs/decisions.md, "Two lanes").
+ * docs/decisions/tests.md, "Two lanes").
  * A new file that boots a guest belongs here.
  */
 const SYSTEM = [

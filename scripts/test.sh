@@ -36,7 +36,7 @@ npm run --silent typecheck || failed_steps+=(typecheck)
 step "build"
 npx electron-vite build >"$results/build.log" 2>&1 || { cat "$results/build.log"; echo "build failed" >&2; exit 1; }
 
-# Two lanes (docs/decisions.md, "Two lanes"): the system suites (about one core busy, one file at a
+# Two lanes (docs/decisions/tests.md, "Two lanes"): the system suites (about one core busy, one file at a
 # time) run beside the rest, whose output is kept in a file and shown when lane 1 ends.
 # POVDESK_TEST_LANES=0 runs the same steps one after another.
 lane2() {

@@ -4,7 +4,7 @@ import { z } from 'zod';
  * A named schema built the first time anything touches it. Every module that declares schemas is
  * evaluated when a process starts (the host, the CLI, the vm-manager), and building ~2,000 zod
  * objects was the largest part of the host's cold start that the first answer did not need
- * (docs/decisions.md, "Named schemas are lazy"). The value is a Proxy that builds the schema on
+ * (docs/decisions/foundation.md, "Named schemas are lazy"). The value is a Proxy that builds the schema on
  * its first property read and forwards to it from then on, so `parse`, `.optional()`, `.shape`,
  * `instanceof` and `z.infer<typeof x>` behave as on the schema itself; its description (from
  * `.describe()`) is registered for the proxy too, so JSON Schema generated from either keeps it.

@@ -8,7 +8,7 @@ export type NativeCheck =
 /**
  * The app's native modules (better-sqlite3, keytar) checked against this runtime's ABI before
  * anything loads them. Both are Node-API modules, so the one build in node_modules serves Node
- * (CLI, browser mode, tests) and Electron alike (docs/decisions.md, "Native modules"); the check
+ * (CLI, browser mode, tests) and Electron alike (docs/decisions/packaging.md, "Native modules"); the check
  * stays so that a module built for one ABI is a refusal to start with what to do, not a crash
  * later. No `electron` import: tested in Node.
  */

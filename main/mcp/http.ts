@@ -9,7 +9,7 @@ import type { McpBackend } from './server';
 
 /**
  * The MCP SDK (its schemas, ajv) is loaded by the first request, not at start-up: nothing before
- * the host's first answer needs it (docs/decisions.md, "Cold start").
+ * the host's first answer needs it (docs/decisions/foundation.md, "Cold start").
  */
 let sdk: Promise<[typeof import('../vm-manager/mcp'), typeof import('./server')]> | null = null;
 const loadSdk = () => (sdk ??= Promise.all([import('../vm-manager/mcp'), import('./server')]));

@@ -4,7 +4,7 @@ const require = createRequire(import.meta.url);
 
 /**
  * A CommonJS dependency loaded with `require` on first use instead of by a static `import`, for the
- * host's cold start (docs/decisions.md, "Cold start"): the first answer needs no HTTP client and no SSH
+ * host's cold start (docs/decisions/foundation.md, "Cold start"): the first answer needs no HTTP client and no SSH
  * stack (undici and ssh2 loaded at start-up cost ~55 ms of ~250), and a CommonJS package imported
  * from ESM is first scanned by Node's cjs-module-lexer for its named exports, which `require` skips
  * (better-sqlite3, ws). Types still come from `import type`.

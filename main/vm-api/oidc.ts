@@ -1,5 +1,5 @@
 /**
- * OIDC for a cluster's vm-manager, through openid-client (docs/decisions.md): discovery, the
+ * OIDC for a cluster's vm-manager, through openid-client (docs/decisions/security.md): discovery, the
  * device-code login (RFC 8628: authorization_pending, slow_down) and the refresh_token grant. The
  * bearer sent to vm-manager is the id_token (what the cluster's OAuth guard and muster check),
  * else the access_token. An id_token is verified before it is stored or sent: issuer, audience,

@@ -1,5 +1,5 @@
 /**
- * Bounds on what one guest can make the host spend (docs/vm-manager.md, "Guest bounds"), and the
+ * Bounds on what one guest can make the host spend (docs/vm-manager-guests.md, "Guest bounds"), and the
  * QMP event watch that notices a reset the guest made itself (its user-data is then withheld again
  * until a new initrd quote verifies).
  */

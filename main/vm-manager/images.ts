@@ -28,7 +28,7 @@ export const GUEST_MODULES = [
 export const TEST_CMDLINE = 'console=ttyS0,115200 rdinit=/init panic=-1 quiet loglevel=4';
 /**
  * PCRs quoted per stage. PCR 9 is added to the usual 0-7: with OVMF direct kernel boot the kernel's
- * EFI stub measures the initrd and the command line into PCR 9 (docs/vm-manager.md has the proof).
+ * EFI stub measures the initrd and the command line into PCR 9 (docs/vm-manager-guests.md has the proof).
  * PCRs 1 and 5 (SMBIOS/CPU/memory, boot attempts) differ with a VM's size: quoted, never compared.
  */
 export const STAGE_PCRS = { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 9, 11], ready: [0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 13] };
@@ -176,7 +176,7 @@ export function buildInitramfs(opts: { kernelVersion: string; initScript?: strin
     for (const lib of libsOf(bin)) addHostFile(files, lib);
   }
   for (const lib of dlopened) addHostFile(files, lib);
-  // The test image's SSH server, on the port vm-manager forwards (docs/vm-manager.md, SSH port).
+  // The test image's SSH server, on the port vm-manager forwards (docs/vm-manager-guests.md, SSH port).
   const dropbear = '/usr/sbin/dropbear';
   if (!existsSync(dropbear)) throw new VmmError('unavailable', 'dropbear is missing: install it with `apt-get install dropbear-bin`');
   addHostFile(files, dropbear);

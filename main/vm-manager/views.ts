@@ -4,7 +4,7 @@
  * has no meaning on a laptop its value says so (cid 0: no vsock), and optional fields without a
  * value are absent, never null. What only this daemon knows (ports, the guest's SSH host key, the
  * PCR table, the accelerator, ...) travels beside the documented fields under `povdesk`, which a
- * client speaking only the document ignores. docs/vm-manager.md lists every such field.
+ * client speaking only the document ignores. docs/vm-manager-api.md lists every such field.
  */
 import { readFileSync } from 'node:fs';
 import type { Attestation, Host, Image, Metrics, Network } from '../vm-api/schemas';
@@ -172,7 +172,7 @@ export function metricsView(r: VmRecord, vms: VmRecord[]): Metrics {
       memory_rss_bytes: use?.rss,
       disk_bytes: r.diskGiB * 1024 ** 3,
       boot_to_ready_seconds: opt(r.durations.readySeconds),
-      // No per-network counters: each VM's user-mode network lives inside its QEMU (docs/vm-manager.md).
+      // No per-network counters: each VM's user-mode network lives inside its QEMU (docs/vm-manager-api.md).
       network: { name: r.network, bytes_sent: 0, bytes_received: 0, leases: vms.filter((v) => v.network === r.network && v.state !== 'deleting').length },
     }),
     guest: null,

@@ -5,7 +5,7 @@ import { lazyMethods, method, noArgs } from './define';
 /**
  * `povdesk doctor` and Settings → Check my accounts: read-only first-contact probes, each tied to
  * one named assumption in the docs (docs/skytap.md, share.md, pam.md, lab-platforms.md,
- * vm-manager.md, control-plane.md), each answered confirmed, contradicted (with what was seen) or
+ * vm-manager-api.md, control-plane.md), each answered confirmed, contradicted (with what was seen) or
  * could not tell. Nothing is created, changed or deleted on any tenant.
  */
 export const DOCTOR_RESULTS = ['confirmed', 'contradicted', 'unknown'] as const;

@@ -7,8 +7,7 @@ import { missingHostTools, stopManager } from './local-vm-helpers';
  * its files, no boot), then a VM that requires attestation boots to ready with both quotes
  * verified, its event log checked against them.
  * Screenshots are artifacts in test-results/, not golden images. The golden-values dialog's focus
- * trap is checked in test/renderer/dialogs: through the app, "Learn golden values" gives up after
- * the vm-manager client's 60 s idle timeout when the learn boot takes longer (docs/open-work.md).
+ * trap is checked in test/renderer/dialogs.
  */
 test.describe('Attested local VM', () => {
   test.skip(missingHostTools.length > 0 && process.env.CI !== 'true', `missing ${missingHostTools.join(', ')}`);

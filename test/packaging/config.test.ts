@@ -55,7 +55,7 @@ describe('electron-builder.yml', () => {
     const extra = Object.fromEntries((c.extraResources as { from: string; to: string }[]).map((e) => [e.to, e.from]));
     expect(extra).toEqual({ 'vm-manager': 'out/vm-manager', cli: 'out/cli', 'cli/node_modules': 'out/cli/node_modules', bin: 'resources/bin', icons: 'resources/icons' });
     expect(c.electronFuses).toEqual({ runAsNode: true });
-    // Node-API modules only: nothing to rebuild for Electron (docs/decisions.md, "Native modules")
+    // Node-API modules only: nothing to rebuild for Electron (docs/decisions/packaging.md, "Native modules")
     expect(c.npmRebuild).toBe(false);
   });
 

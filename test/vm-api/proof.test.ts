@@ -14,7 +14,7 @@ import { TEST_IMAGE } from '../../main/vm-manager/images';
  * fake launcher in place of QEMU (the guest's first contact, quote and READY played through the
  * VM service's real bookkeeping), so every check runs, passes and fails here without a boot; and
  * once through the CLI against a daemon it starts itself on this host, with --skip-vm. The real
- * boot is `povdesk vm-manager test` by hand (docs/vm-manager.md, "The proof").
+ * boot is `povdesk vm-manager test` by hand (docs/vm-manager-proof.md, "The proof").
  */
 const skip = needs(['qemu-system-x86_64', 'swtpm']);
 const TOKEN = 'proof-token-0123456789abcdef';

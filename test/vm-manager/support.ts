@@ -46,7 +46,7 @@ function inputsHash(): string {
 /** The cached test image (built once per input change; golden values learned later are kept with it). */
 export function cachedImageDir(): string {
   // One folder per inputs hash, made aside and renamed into place: the two lanes of `npm test`
-  // (docs/decisions.md, "Two lanes") may both want it at once, and neither may see half an image
+  // (docs/decisions/tests.md, "Two lanes") may both want it at once, and neither may see half an image
   // or have it removed under it.
   const want = inputsHash();
   const ready = join(CACHE, want.slice(0, 16));

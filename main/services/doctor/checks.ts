@@ -22,7 +22,7 @@ export const ASSUMPTIONS = {
   'pam.entitle-envelope': { area: 'pam', doc: 'docs/pam.md, Entitle API', text: 'Entitle lists answer {result: [...], pagination: {page, perPage, totalResults, totalPages}}.' },
   'pam.entitle-pra': { area: 'pam', doc: 'docs/pam.md, Assumptions 7', text: "Entitle's PRA integration is recognised by its application name (Privileged Remote Access)." },
   'vm.remote-host': { area: 'vm-manager', doc: 'docs/lab-platforms.md, A remote vm-manager', text: "A remote vm-manager answers GET /api/v1/host in giantswarm's document's shape." },
-  'vm.remote-document': { area: 'vm-manager', doc: 'docs/vm-manager.md, REST API', text: "The remote vm-manager's GET /api/v1/openapi.yaml has every operation the client calls, at the same paths." },
+  'vm.remote-document': { area: 'vm-manager', doc: 'docs/vm-manager-api.md, Routes', text: "The remote vm-manager's GET /api/v1/openapi.yaml has every operation the client calls, at the same paths." },
   'control-plane.spire': { area: 'control-plane', doc: 'docs/control-plane.md, GET /v1/spire', text: 'The control plane answers GET /v1/spire with the saved bearer token: {enabled: false} or its SPIRE settings.' },
 } as const satisfies Record<string, { area: DoctorCheck['area']; doc: string; text: string }>;
 

@@ -13,7 +13,7 @@ import { controlPlaneProbes, vmProbes } from './platform';
 import { skytapProbes } from './skytap';
 
 /**
- * `povdesk doctor` / Settings → Check my accounts (docs/decisions.md, issue 36): every account the
+ * `povdesk doctor` / Settings → Check my accounts (docs/decisions/tests.md, "Third parties in the tests"): every account the
  * app has credentials for is read once, read-only, and each named assumption (./checks.ts) comes
  * back confirmed, contradicted or could not tell. The support bundle is that report plus the
  * diagnostics (versions, settings without secrets, log tails), scrubbed of every known secret.
