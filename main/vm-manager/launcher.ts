@@ -192,7 +192,14 @@ export class QemuLauncher implements Launcher {
     void p.exited.then(() => (exited = true));
     const end = Date.now() + 5000;
     while (!existsSync(sock) && Date.now() < end && !exited) await sleep(20);
-    if (!existsSync(sock)) throw new LaunchError(`passt did not open its socket within 5 s: ${tailLines(log, 3).join(' | ') || 'no output'}`);
+    if (!existsSync(sock)) {
+      const said = tailLines(log, 3).join(' | ');
+      // passt NATs through the interface of the host's default route: with none (offline, or a sandbox) it exits at once.
+      if (/no external routable interface/i.test(said)) {
+        throw new LaunchError(`Internet access is on for network ${r.network}, but this machine has no route out (no default route), so passt cannot give the VM one: connect the machine to a network, or turn Internet access off for this POV and start the VM again (passt: ${said})`);
+      }
+      throw new LaunchError(`passt did not open its socket within 5 s: ${said || 'no output'}`);
+    }
     return { sock };
   }
 
