@@ -53,6 +53,7 @@ export default function TerminalsPage() {
               <button onClick={() => reconnect(current.sessionId).catch((e) => setTypeError(errorText(e)))}>Reconnect</button>
             )}
             {closed && vmGone && <span className="muted">the VM was destroyed: close this tab</span>}
+            {current.signedIn && current.status?.state === 'open' && <span className="muted">{current.signedIn}</span>}
             {(current.readOnly || current.status?.interactive === false) && (
               <span className="muted" title="A live tail of the VM's console log; open the interactive console to type">
                 read-only

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { errorText } from '../../api';
 import { useTerminals } from '../../state/terminals';
 import { ErrorAlert } from '../error-alert';
@@ -21,14 +21,6 @@ export function QuickConnect() {
   // the session this form opened: if it fails before ever opening, its reason shows by Connect too
   const [opened, setOpened] = useState<string | null>(null);
   const failure = useTerminals((s) => connectFailure(s.tabs.find((t) => t.sessionId === opened)?.status ?? null));
-  const draft = useTerminals((s) => s.draft);
-  useEffect(() => {
-    if (!draft) return;
-    setHost(draft.host);
-    setPort(String(draft.port));
-    setUser(draft.user);
-    useTerminals.getState().setDraft(null);
-  }, [draft]);
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
     setError(null);
