@@ -281,7 +281,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     agentSocket: () => sshAgentSocket(env),
   });
   base.onClose(() => ssh.closeAll());
-  const terminals = new Terminals({ sessions: ssh, jobs, consoleSource: (id) => vm.consoleSource(id) });
+  const terminals = new Terminals({ sessions: ssh, jobs, consoleSource: (id) => vm.consoleSource(id), sshSignIn: (id) => vm.sshSignIn(id) });
 
   const templates = new TemplateService({
     home: base.home,

@@ -125,6 +125,7 @@ export const methodHints = {
   'vm.unforward': destroys,
   'ssh.open': takesSecret('an ad-hoc target with a password or private key'),
   'ssh.openVmConsole': write,
+  'ssh.openVmSsh': write,
   'ssh.input': write,
   'ssh.resize': sets,
   'ssh.close': destroys,

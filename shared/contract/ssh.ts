@@ -17,6 +17,7 @@ const username = lazySchema(() => z
   .min(1)
   .max(64)
   .refine((s) => !/[\s\u0000-\u001f]/.test(s), 'must not contain spaces or control characters'));
+const vmIdArg = lazySchema(() => z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a VM id: letters, digits, - and _'));
 const sessionId = lazySchema(() => z.string().min(1).max(100));
 const profileId = lazySchema(() => z.string().min(1).max(100));
 const size = { cols: z.number().int().min(2).max(1000), rows: z.number().int().min(1).max(500) };
@@ -184,11 +185,16 @@ export const sshMethods = lazyMethods({
   'ssh.openVmConsole': () => method(
     "Open a local VM's serial console as a terminal session: interactive through QEMU's serial socket, or (default) a read-only live tail of its console log. Use the sessionId like an SSH session's",
     z.strictObject({
-      vmId: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a VM id: letters, digits, - and _'),
+      vmId: vmIdArg,
       interactive: z.boolean().optional(),
       ...size,
     }),
     z.strictObject({ sessionId }),
+  ),
+  'ssh.openVmSsh': () => method(
+    "Open an SSH session as root into a local VM through its forwarded port, signed in with the key the local vm-manager holds for that VM (the key stays in the app's main process); the host key is the attested VM's, else asked on first use",
+    z.strictObject({ vmId: vmIdArg, ...size }),
+    z.strictObject({ sessionId, title: z.string() }),
   ),
   'ssh.input': () => method(
     'Send keystrokes (utf8) to a session',

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { expect, test } from './fixtures';
 import { missingHostTools, stopManager } from './local-vm-helpers';
-import { firstLine } from '../support/net';
 
 const missing = missingHostTools;
 
@@ -44,13 +43,16 @@ test.describe('Local VMs', () => {
       await app.open('Local VMs');
       await expect(page.locator('tr[data-vm="e2e-one"]').getByTestId('vm-state')).toHaveText('ready', { timeout: 30_000 });
 
-      // SSH…: the quick-connect form opens on the VM's forwarded port, and that port reaches the guest's sshd.
-      await page.locator('tr[data-vm="e2e-one"]').getByRole('button', { name: 'SSH…' }).click();
-      const quick = page.getByRole('form', { name: 'Quick connect' });
-      await expect(quick.getByLabel('Host', { exact: true })).toHaveValue('127.0.0.1');
-      await expect(quick.getByLabel('User', { exact: true })).toHaveValue('root');
-      const port = Number(await quick.getByLabel('Port', { exact: true }).inputValue());
-      expect(await firstLine(port)).toMatch(/^SSH-2\.0-dropbear/);
+      // SSH: a terminal signed in as root with the vm-manager's key, the attested guest's host key pre-trusted (no question).
+      await page.locator('tr[data-vm="e2e-one"]').getByRole('button', { name: 'SSH', exact: true }).click();
+      await expect(page.getByRole('tab', { name: 'root@e2e-one' })).toBeVisible({ timeout: 20_000 });
+      await expect(page.getByTestId('term-status')).toContainText('open', { timeout: 60_000 });
+      await expect(page.getByTestId('term-status')).toContainText("signed in with the vm-manager's key for e2e-one");
+      await expect(page.locator('.hostkey-dialog')).toHaveCount(0);
+      await page.locator('.term-box .xterm').click();
+      await page.keyboard.type('echo vm-$((6*7)) uid-$(id -u)\n');
+      await expect(page.locator('.term-box .xterm-rows')).toContainText('vm-42 uid-0', { timeout: 20_000 });
+      await page.getByRole('button', { name: 'Close root@e2e-one' }).click();
       await app.open('Local VMs');
 
       const again = page.locator('tr[data-vm="e2e-one"]');

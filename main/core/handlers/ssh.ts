@@ -22,6 +22,11 @@ export function sshHandlers({ ssh: m, terminals }: Pick<Services, 'ssh' | 'termi
       log.info('vm console opened', { sessionId, vmId: a.vmId, interactive: a.interactive ?? false });
       return { sessionId };
     },
+    'ssh.openVmSsh': async (a) => {
+      const opened = await terminals.openVmSsh(a);
+      log.info("ssh session opened with the vm-manager's key", { sessionId: opened.sessionId, vmId: a.vmId });
+      return opened;
+    },
     'ssh.input': async (a) => (m.input(a.sessionId, a.data), ok),
     'ssh.resize': async (a) => (m.resize(a.sessionId, a.cols, a.rows), ok),
     'ssh.close': async (a) => (m.close(a.sessionId), ok),

@@ -1,18 +1,42 @@
 import { existsSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
+import { KEEPALIVE_DEFAULT_SEC } from '../../../shared/contract/values';
 import type { JobRunner } from '../jobs/runner';
 import { FileTailBackend, UnixSocketBackend } from './console-backends';
 import type { SessionManager } from './manager';
+import { readManagerKey } from './vm-key';
 
 /** Where a local VM's console is (VmApp.consoleSource). */
 export type ConsoleSource = (vmId: string) => Promise<{ id: string; name: string; console: string; serialSocket: string | null }>;
+/** Where root's SSH session into a local VM goes and the manager's key file it signs in with (VmApp.sshSignIn). */
+export type SshSignInSource = (vmId: string) => Promise<{ id: string; name: string; port: number; keyFile: string; publicKey: string }>;
 
 /** Terminal work beyond one SSH session: a local VM's console as a terminal, and typing a script as a job. */
 export class Terminals {
   /** vm id → the session holding its serial socket (QEMU's server socket takes one client at a time). */
   private readonly serialHolders = new Map<string, string>();
 
-  constructor(private readonly d: { sessions: SessionManager; jobs: JobRunner; consoleSource: ConsoleSource }) {}
+  constructor(private readonly d: { sessions: SessionManager; jobs: JobRunner; consoleSource: ConsoleSource; sshSignIn: SshSignInSource }) {}
+
+  /**
+   * An SSH session as root into a local VM through its forwarded port, signed in with the key the
+   * vm-manager holds for it (read into memory for this session only); the host key is checked as
+   * for any 127.0.0.1 connection: an attested VM's manager-made key, else asked on first use.
+   */
+  async openVmSsh(a: { vmId: string; cols: number; rows: number }): Promise<{ sessionId: string; title: string }> {
+    const vm = await this.d.sshSignIn(a.vmId);
+    const privateKey = readManagerKey(vm.keyFile, vm.publicKey, `VM ${vm.name} (${vm.id})`);
+    const title = `root@${vm.name}`;
+    const sessionId = await this.d.sessions.open({
+      target: {
+        host: '127.0.0.1', port: vm.port, username: 'root', auth: { kind: 'privateKey', privateKey }, jump: [],
+        keepaliveSec: KEEPALIVE_DEFAULT_SEC, autoReconnect: true, title,
+      },
+      cols: a.cols,
+      rows: a.rows,
+    });
+    return { sessionId, title };
+  }
 
   /**
    * A local VM's console as a terminal session: the serial socket (interactive) or a live tail of

@@ -34,6 +34,7 @@ import { ForwardRelays } from './forwards';
 import { caBundle, connectionView, KEYS, OIDC_ACCOUNT, relogin, remoteBearer, REMOTE_TOKEN_ACCOUNT, saveConnection, startLogin, type ConnectionArgs } from './remote';
 import type { VmManagerSupervisor } from './supervisor';
 import { VmUpdates } from './updates';
+import { pretrustedHostKey, vmSshSignIn, type VmSshSignIn } from './local-ssh';
 import { attestationView, hostView, imagePolicy, imageRef, imageView, learnedView, parseAnswer, serialSocket, vmView } from './views';
 import { LIVE_VM_STATES } from '../../../shared/vm-states';
 import { GOLDEN_VM_SIZE, vmSizeLabel } from '../../../shared/golden-size';
@@ -387,17 +388,20 @@ export class VmApp {
     });
   }
 
-  /**
-   * The host key an SSH connection to 127.0.0.1:port must present when port is the SSH forward of a
-   * local VM whose initrd quote verified: the key the manager made and released only to that guest.
-   */
+  /** The host key 127.0.0.1:port must present when it is the SSH forward of an attested local VM (./local-ssh). */
   async pretrustedSshKey(host: string, port: number): Promise<{ key: Buffer; what: string } | null> {
     if (this.mode() !== 'local' || !['127.0.0.1', 'localhost'].includes(host.toLowerCase())) return null;
     // No local manager has run: no local VM to pre-trust (and an SSH session must not start one).
     if (!existsSync(this.o.supervisor.endpointFile)) return null;
-    const vm = (await this.list()).find((v) => v.sshPort === port);
-    if (!vm?.sshHostKey || !vm.attestation.required || vm.attestation.initrdVerified !== true) return null;
-    return { key: Buffer.from(vm.sshHostKey.split(' ')[1] ?? '', 'base64'), what: `local VM ${vm.name} (attested)` };
+    return pretrustedHostKey(await this.list(), port);
+  }
+
+  /** Where a root SSH session into local VM id goes and the manager's key it signs in with (./local-ssh). */
+  async sshSignIn(id: string): Promise<VmSshSignIn> {
+    if (this.mode() === 'remote') {
+      throw new AppError('unsupported', "signing in with the vm-manager's key needs the local vm-manager (the key is a file on its machine and the VM's SSH port is on its loopback)");
+    }
+    return vmSshSignIn(await this.raw(id), this.o.supervisor.stateDir);
   }
 
   /** The learn job: one learn boot on the manager; the result is the proposal the page shows to confirm. */

@@ -70,6 +70,10 @@ export default function LocalVmsPage() {
     setError(null);
     openVmConsole(vm, interactive, setError);
   };
+  const openSsh = (vm: { id: string; name: string; sshPort: number | null }) => {
+    setError(null);
+    openVmSsh(vm, setError);
+  };
   const cancel = (id: string) => api.call('jobs.cancel', { id }).catch((e) => setError(errorText(e)));
   const buildImage = () =>
     api.call('vm.imageBuildTest', {})
@@ -133,7 +137,7 @@ export default function LocalVmsPage() {
 
       <ErrorAlert error={listError} />
       {vms && vms.length === 0 && <EmptyState title="No VMs">Create one above; it is listed here with its state while it boots.</EmptyState>}
-      {vms && vms.length > 0 && <VmList vms={vms} selected={selected} onSelect={setSelected} onChanged={() => void refresh()} onConsole={openConsole} onSsh={openVmSsh} />}
+      {vms && vms.length > 0 && <VmList vms={vms} selected={selected} onSelect={setSelected} onChanged={() => void refresh()} onConsole={openConsole} onSsh={openSsh} />}
 
       {sel && <VmDetailPanel vm={sel} remote={connection?.mode === 'remote'} onClose={() => setSelected(null)} />}
     </section>

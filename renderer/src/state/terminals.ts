@@ -154,19 +154,12 @@ export interface Tab {
   readOnly?: boolean;
   /** A local VM's console: the VM it shows (a destroyed VM's tab offers no Reconnect). */
   vmId?: string;
-}
-
-/** Values for the quick-connect form, left by another page (Local VMs → SSH…). */
-export interface ConnectDraft {
-  host: string;
-  port: number;
-  user: string;
+  /** How the session signs in, said beside its state once open (a local VM: the vm-manager's key). */
+  signedIn?: string;
 }
 
 interface TerminalsState {
   tabs: Tab[];
-  draft: ConnectDraft | null;
-  setDraft(d: ConnectDraft | null): void;
   active: string | null;
   prompts: HostKeyPrompt[];
   error: string | null;
@@ -176,6 +169,8 @@ interface TerminalsState {
   open(args: Args<'ssh.open'>, title: string): Promise<string>;
   /** Opens a local VM's serial console (interactive) or its read-only log tail as a tab. */
   openVmConsole(vmId: string, interactive: boolean, title: string): Promise<string>;
+  /** Opens an SSH session as root into a local VM, signed in with the vm-manager's key for it. */
+  openVmSsh(vm: { id: string; name: string }): Promise<string>;
   close(id: string): Promise<void>;
   reconnect(id: string): Promise<void>;
   select(id: string): void;
@@ -189,11 +184,11 @@ let followers = 0;
 let stopPrompts: (() => void) | null = null;
 
 /** The xterm exists before the first byte arrives; the new tab becomes the active one. */
-function addTab(sessionId: string, title: string, isReadOnly = false, vmId?: string): string {
+function addTab(sessionId: string, title: string, isReadOnly = false, extra: Pick<Tab, 'vmId' | 'signedIn'> = {}): string {
   if (isReadOnly) readOnly.add(sessionId);
   if (!entries.has(sessionId)) entries.set(sessionId, makeEntry(sessionId));
   useTerminals.setState((s) => ({
-    tabs: s.tabs.some((t) => t.sessionId === sessionId) ? s.tabs : [...s.tabs, { sessionId, title, status: null, readOnly: isReadOnly, ...(vmId ? { vmId } : {}) }],
+    tabs: s.tabs.some((t) => t.sessionId === sessionId) ? s.tabs : [...s.tabs, { sessionId, title, status: null, readOnly: isReadOnly, ...extra }],
     active: sessionId,
   }));
   // A console opens at once: its status may have been published before this window subscribed.
@@ -209,8 +204,6 @@ function addTab(sessionId: string, title: string, isReadOnly = false, vmId?: str
 
 export const useTerminals = create<TerminalsState>((set, get) => ({
   tabs: [],
-  draft: null,
-  setDraft: (draft) => set({ draft }),
   active: null,
   prompts: [],
   error: null,
@@ -224,7 +217,12 @@ export const useTerminals = create<TerminalsState>((set, get) => ({
     set({ error: null });
     // The tab's xterm is fitted to the page later; this size is only the first guess.
     const { sessionId } = await api.call('ssh.openVmConsole', { vmId, interactive, cols: 100, rows: 30 });
-    return addTab(sessionId, title, !interactive, vmId);
+    return addTab(sessionId, title, !interactive, { vmId });
+  },
+  async openVmSsh(vm) {
+    set({ error: null });
+    const { sessionId, title } = await api.call('ssh.openVmSsh', { vmId: vm.id, cols: 100, rows: 30 });
+    return addTab(sessionId, title, false, { vmId: vm.id, signedIn: `signed in with the vm-manager's key for ${vm.name}` });
   },
   async close(id) {
     try {

@@ -2,7 +2,8 @@ import { cleanup, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SshStatus } from '../../../shared/contract/ssh';
 import { setTransport } from '../../../renderer/src/api';
-import TerminalsPage, { connectFailure } from '../../../renderer/src/pages/terminals-page';
+import TerminalsPage from '../../../renderer/src/pages/terminals-page';
+import { connectFailure } from '../../../renderer/src/components/terminal/session-status';
 import { useTerminals } from '../../../renderer/src/state/terminals';
 import { useVms } from '../../../renderer/src/state/vms';
 

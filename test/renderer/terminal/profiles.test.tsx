@@ -7,7 +7,7 @@ import type { Core } from '../../../main/core/create';
 import { secretAccount } from '../../../main/services/ssh/profiles';
 import type { SshProfile } from '../../../shared/contract/ssh';
 import { setTransport } from '../../../renderer/src/api';
-import { Profiles } from '../../../renderer/src/pages/terminals-page';
+import { Profiles } from '../../../renderer/src/components/terminal/profiles';
 import { testCore } from '../../foundation/helpers';
 import { coreTransport } from '../core-transport';
 

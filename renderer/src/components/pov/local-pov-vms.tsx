@@ -46,7 +46,10 @@ export function LocalPovVms({ envId, povVms }: { envId: string | null; povVms: P
             setError(null);
             openVmConsole(vm, interactive, setError);
           }}
-          onSsh={openVmSsh}
+          onSsh={(vm) => {
+            setError(null);
+            openVmSsh(vm, setError);
+          }}
         />
       )}
       {sel && <VmDetailPanel vm={sel} remote={connection?.mode === 'remote'} onClose={() => setSelected(null)} />}

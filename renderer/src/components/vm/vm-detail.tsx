@@ -49,9 +49,12 @@ export function openVmConsole(vm: { id: string; name: string }, interactive: boo
     .catch((e) => onError(`console of ${vm.name}: ${errorText(e)}`));
 }
 
-/** Opens the Terminals page's quick connect on the VM's forwarded SSH port. */
-export function openVmSsh(vm: { sshPort: number | null }): void {
+/** Opens a terminal tab signed in as root through the VM's forwarded SSH port with the vm-manager's key. */
+export function openVmSsh(vm: { id: string; name: string; sshPort: number | null }, onError: (message: string) => void): void {
   if (vm.sshPort === null) return;
-  useTerminals.getState().setDraft({ host: '127.0.0.1', port: vm.sshPort, user: 'root' });
-  navigate('terminals');
+  useTerminals
+    .getState()
+    .openVmSsh(vm)
+    .then(() => navigate('terminals'))
+    .catch((e) => onError(`SSH into ${vm.name}: ${errorText(e)}`));
 }

@@ -40,7 +40,7 @@ export function VmList({
   onChanged: () => void;
   /** Opens the VM's console as a tab on the Terminals page (read-only tail, or interactive). */
   onConsole?: (vm: VmRecord, interactive: boolean) => void;
-  /** Opens the Terminals page's quick connect on the VM's forwarded SSH port. */
+  /** Opens a terminal tab signed in as root through the VM's forwarded SSH port with the vm-manager's key. */
   onSsh?: (vm: VmRecord) => void;
 }) {
   const [confirm, setConfirm] = useState<string | null>(null);
@@ -155,8 +155,8 @@ export function VmList({
                           </>
                         )}
                         {onSsh && vm.sshPort !== null && LIVE_VM_STATES.includes(vm.state) && (
-                          <button onClick={() => onSsh(vm)} title={`SSH into the guest through 127.0.0.1:${vm.sshPort}, forwarded to its port 22`}>
-                            SSH…
+                          <button onClick={() => onSsh(vm)} title={`A terminal signed in as root through 127.0.0.1:${vm.sshPort} (the guest's port 22) with the vm-manager's key for ${vm.name}`}>
+                            SSH
                           </button>
                         )}
                       </div>
