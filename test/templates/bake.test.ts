@@ -155,7 +155,7 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     expect(r.proof.attestation!.events!.checked).toBeGreaterThan(20);
     expect(r.proof.dockerEnabled).toBe('enabled');
     // the version in the image after the bake is the one before (read from the image's disk by the
-    // manager's own ext4 reader: no appliance boot, ~30 s under TCG, for three files)
+    // manager's own ext4 reader: no libguestfs appliance launch, ~20 s under TCG, for three files)
     const [manifest, status, machineId] = guestFiles(join(w.state, 'images', 'ctl-again', 'base.qcow2'), ['/etc/povdesk/template-manifest.json', '/var/lib/dpkg/status', '/etc/machine-id']);
     const after = JSON.parse(manifest!);
     expect(after.docker).toBe('present');
