@@ -43,6 +43,8 @@ describe.skipIf(skip !== null)('templates.bake: bad input and cancel leave nothi
   let w: BakeWorld;
   let base = '';
   let baked = '';
+  let win = '';
+  let full = '';
 
   beforeAll(async () => {
     w = await bakeWorld();
@@ -50,6 +52,8 @@ describe.skipIf(skip !== null)('templates.bake: bad input and cancel leave nothi
     const tmp = mkdtempSync(join(w.home, 'base-'));
     const b = await debianBase({ codename: 'bookworm', cacheDir: join(CACHE, 'debian'), workDir: tmp, log: () => {} });
     base = join(w.sources, 'debian.qcow2');
+    win = join(w.sources, 'win.qcow2');
+    full = join(w.sources, 'full.qcow2');
     copyFileSync(b.disk, base);
     rmSync(tmp, { recursive: true, force: true });
     // An already baked Debian (the lab's cached control-node image, baked here when its inputs
@@ -62,6 +66,15 @@ describe.skipIf(skip !== null)('templates.bake: bad input and cancel leave nothi
     } catch {
       await copyFile(cn.disk, baked);
     }
+    // The Windows disk and the full one, made in one appliance launch (~20 s each under TCG): a
+    // 128 MiB NTFS disk with \Windows\System32 and no registry, and a copy of the base whose / is
+    // filled up to 8 MiB.
+    copyFileSync(base, full);
+    await guestfish([
+      `disk-create ${win} qcow2 134217728`, `add ${win} format:qcow2`, `add ${full} format:qcow2`, 'run',
+      'part-disk /dev/sda mbr', 'mkfs ntfs /dev/sda1', 'mount /dev/sda1 /', 'mkdir-p /Windows/System32/config', 'write /Windows/System32/config/notes.txt "fake"',
+      'umount-all', 'mount /dev/sdb3 /', 'sh "fallocate -l $(( $(stat -f -c %a /) * $(stat -f -c %S /) - 8388608 )) /filler"',
+    ].join('\n') + '\n');
   }, 900_000);
   afterAll(async () => {
     await w?.close();
@@ -85,15 +98,10 @@ describe.skipIf(skip !== null)('templates.bake: bad input and cancel leave nothi
   });
 
   it('a Windows image (NTFS with \\Windows\\System32, no registry): refused as Windows', async () => {
-    const win = join(w.sources, 'win.qcow2');
-    await guestfish(`disk-create ${win} qcow2 134217728\nadd ${win} format:qcow2\nrun\npart-disk /dev/sda mbr\nmkfs ntfs /dev/sda1\nmount /dev/sda1 /\nmkdir-p /Windows/System32/config\nwrite /Windows/System32/config/notes.txt "fake"\n`);
     await expectRefused(w, { source: win, name: 'win' }, 'unsupported', /holds Windows .*needs a Linux guest with systemd/);
   }, 300_000);
 
   it('an image with no free space: refused naming the space it needs and sizeGib', async () => {
-    const full = join(w.sources, 'full.qcow2');
-    copyFileSync(base, full);
-    await guestfish(`add ${full} format:qcow2\nrun\nmount /dev/sda3 /\nsh "fallocate -l $(( $(stat -f -c %a /) * $(stat -f -c %S /) - 8388608 )) /filler"\n`);
     await expectRefused(w, { source: full, name: 'full' }, 'invalid_request', /MiB free on \/ and the bake needs about \d+ MiB: pass sizeGib/);
     rmSync(full);
   }, 600_000);

@@ -23,7 +23,7 @@ import { openGuest, type GuestFacts } from './inspect';
 import { writeExport } from './ova';
 import { fetchPackages, type FetchedPackage } from './packages';
 import { checkPreloadImages } from './preload';
-import { proofBoot } from './proof';
+import { proofBoot, type ProofInput } from './proof';
 import { growDisk } from './grow';
 import { allowedSource, diskOf, workingCopy } from './source';
 import { cancelled, sha256File } from './tools';
@@ -42,6 +42,8 @@ export interface TemplateDeps {
   cacheDir?: string;
   /** proof boot time limit */
   proofTimeoutMs?: number;
+  /** the proof (default proofBoot: a boot of the image); bake.test proves its re-bake by comparing it with an image a boot proved */
+  proof?: (o: ProofInput) => Promise<ProofResult>;
   log?: { info(msg: string, meta?: object): void };
 }
 
@@ -184,7 +186,7 @@ export class TemplateService {
       done('register');
 
       stage('proof', 'booting the baked image; waiting for its runner to run the probe');
-      const proof = await proofBoot({
+      const proof = await (this.d.proof ?? proofBoot)({
         client, image: args.name, diskGib: Math.max(1, Math.ceil((img.virtualSizeBytes ?? 0) / 1024 ** 3)), attest,
         expectRunnerSha256: runner.sha256, expectDocker: args.docker !== 'skip', expectImages: preload.flatMap((p) => p.refs), timeoutMs: this.d.proofTimeoutMs, signal: job.signal,
         onVm: (id) => job.progress('proof', STAGE_WEIGHT.proof[0], `proof VM ${id}`), log: (l) => job.log(l),
