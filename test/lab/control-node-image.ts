@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { runnerScript } from '../../main/services/control-node/runner';
 import { preloadScript, preloadUnit } from '../../main/services/templates/preload';
 import type { VmManagerClient } from '../../main/vm-api/client';
-import type { BakeArgs } from '../../shared/contract/templates';
+import type { BakeArgs } from '../../shared/contract/bake';
 import { bakeWorld, CACHE, type BakeWorld } from '../templates/support';
 import { AGENT_REF, agentImageTar } from './agent-image';
 
@@ -44,7 +44,7 @@ export interface ControlNodeImage {
   importSeconds: number;
 }
 
-/** The recipe as `templates.bake` arguments in the bake world `w` (the agent's tar written into its sources). */
+/** The recipe as `bake.start` arguments in the bake world `w` (the agent's tar written into its sources). */
 export function controlNodeBakeArgs(w: BakeWorld): BakeArgs {
   const tar = join(w.sources, 'povdesk-test-agent.tar');
   writeFileSync(tar, agentImageTar());

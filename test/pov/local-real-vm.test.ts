@@ -78,7 +78,7 @@ describe.skipIf(skip !== null)('a local POV on the real vm-manager (TCG)', () =>
     // A control plane nobody listens on: the install after power-on fails fast on the row, the POV stays active.
     await t.call('controlNode.saveSettings', { controlPlaneUrl: 'http://127.0.0.1:9', token: 'unused', agentImage: 'povdesk/test-agent:1' });
     const vm = { image: TEST_IMAGE, cpus: 1, memoryMib: 768, diskGib: 1, requireAttestation: false };
-    const { template } = await t.call('templates.createLocal', { name: 'Two on one network', vms: [{ name: 'control', os: 'linux', ...vm }, { name: 'target', os: 'windows', ...vm }] });
+    const { template } = await t.call('labTemplates.create', { name: 'Two on one network', vms: [{ name: 'control', os: 'linux', ...vm }, { name: 'target', os: 'windows', ...vm }] });
     const job = await t.jobs.wait((await t.call('pov.create', { platform: 'local', templateId: template.id, name: 'Two VMs on TCG' })).jobId);
     expect(job.state, JSON.stringify(job.error)).toBe('succeeded');
     const povId = job.subject!;

@@ -121,7 +121,7 @@ describe.skipIf(skip !== null)('images that name host files: refused by the bake
     }
   });
 
-  it('templates.bake\'s source refuses each, before making a working copy', async () => {
+  it('bake.start\'s source refuses each, before making a working copy', async () => {
     for (const [what, file] of Object.entries(bad)) {
       const out = join(root, `bake-${++n}.qcow2`);
       const attempt = (async () => workingCopy(await diskOf(file, work()), out))();

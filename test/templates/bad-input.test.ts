@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, rmSync, sym
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BAKE_STAGES, type BakeArgs, type BakeStage } from '../../shared/contract/templates';
+import { BAKE_STAGES, type BakeArgs, type BakeStage } from '../../shared/contract/bake';
 import { debianBase } from '../../main/services/templates/debian';
 import { guestfsEnv } from '../../main/services/templates/tools';
 import { controlNodeDisk } from '../lab/control-node-image';
@@ -39,7 +39,7 @@ async function expectRefused(w: BakeWorld, args: BakeArgs, code: string, message
   return job;
 }
 
-describe.skipIf(skip !== null)('templates.bake: bad input and cancel leave nothing', () => {
+describe.skipIf(skip !== null)('bake.start: bad input and cancel leave nothing', () => {
   let w: BakeWorld;
   let base = '';
   let baked = '';

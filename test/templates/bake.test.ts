@@ -26,7 +26,7 @@ import { bakeSkip, bakeWorld, leftovers, tarMembers, type BakeWorld } from './su
 const skip = bakeSkip();
 const sha = (f: string) => createHash('sha256').update(readFileSync(f)).digest('hex');
 
-describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEMU/TCG boots)', () => {
+describe.skipIf(skip !== null)('bake.start (real mmdebstrap, libguestfs, QEMU/TCG boots)', () => {
   let w: BakeWorld;
   let ova = '';
 

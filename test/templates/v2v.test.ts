@@ -4,7 +4,7 @@
  * template and converts its disk; the converted disk boots in the vm-manager, where the guest's
  * runner answers the proof probe (the bake's own check: the runner's sha256, Docker enabled and a
  * container run, the preloaded agent image in Docker). The export is `writeExport`, the function
- * `templates.export` runs on a baked image's disk; the disk is the cached control-node image
+ * `bake.export` runs on a baked image's disk; the disk is the cached control-node image
  * (test/lab/control-node-image.ts).
  *
  * `npm test` always has virt-v2v read the OVA (`--print-source`: the OVF's name, memory, vCPUs,
@@ -41,7 +41,7 @@ function cacheKey(): string {
   return h.digest('hex').slice(0, 16);
 }
 
-/** The cached control-node disk exported as `templates.export` writes it: the OVA and the disk's size. */
+/** The cached control-node disk exported as `bake.export` writes it: the OVA and the disk's size. */
 async function exported(log: (l: string) => void): Promise<{ ova: string; work: string; capacityBytes: number }> {
   const { disk } = await controlNodeDisk(log);
   const capacityBytes = (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', disk]).toString()) as { 'virtual-size': number })['virtual-size'];
