@@ -11,7 +11,7 @@ import type { ShareService } from '../services/share/service';
 import type { SavedSkytap } from '../services/skytap/saved';
 import type { SessionManager } from '../services/ssh/manager';
 import type { Terminals } from '../services/ssh/terminals';
-import type { TemplateService } from '../services/templates/service';
+import type { BakeService } from '../services/bake/service';
 import type { LocalTemplates } from '../services/lab-platforms/local-templates';
 import type { LabTemplateService } from '../services/lab-platforms/templates';
 import type { VmApp } from '../services/vm/service';
@@ -52,7 +52,7 @@ export interface Services {
   vm: VmApp;
   ssh: SessionManager;
   terminals: Terminals;
-  templates: TemplateService;
+  bake: BakeService;
   localTemplates: LocalTemplates;
   labTemplates: LabTemplateService;
   doctor: DoctorService;

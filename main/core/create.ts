@@ -18,7 +18,7 @@ import { SavedSkytap } from '../services/skytap/saved';
 import { shareApi } from '../services/skytap/share-api';
 import { SessionManager } from '../services/ssh/manager';
 import { Terminals } from '../services/ssh/terminals';
-import { TemplateService } from '../services/templates/service';
+import { BakeService } from '../services/bake/service';
 import { LocalTemplates } from '../services/lab-platforms/local-templates';
 import { LabTemplateService } from '../services/lab-platforms/templates';
 import { VmApp } from '../services/vm/service';
@@ -283,7 +283,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   base.onClose(() => ssh.closeAll());
   const terminals = new Terminals({ sessions: ssh, jobs, consoleSource: (id) => vm.consoleSource(id) });
 
-  const templates = new TemplateService({
+  const bake = new BakeService({
     home: base.home,
     jobs,
     allowedDirs: bakeDirs(base),
@@ -335,7 +335,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     now,
   });
 
-  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, templates, localTemplates, labTemplates, doctor }, supervisor };
+  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, bake, localTemplates, labTemplates, doctor }, supervisor };
 }
 
 /**

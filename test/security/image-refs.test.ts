@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { diskOf, workingCopy } from '../../main/services/templates/source';
+import { diskOf, workingCopy } from '../../main/services/bake/source';
 import { importImage, listImages } from '../../main/vm-manager/images';
 import { headerReferences, infoReferences } from '../../main/lib/image-refs';
 import { needs } from '../support/system';

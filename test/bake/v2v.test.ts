@@ -21,9 +21,9 @@ import { copyFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerScript } from '../../main/services/control-node/runner';
-import { writeExport } from '../../main/services/templates/ova';
-import { proofBoot } from '../../main/services/templates/proof';
-import { runGuestfs } from '../../main/services/templates/tools';
+import { writeExport } from '../../main/services/bake/ova';
+import { proofBoot } from '../../main/services/bake/proof';
+import { runGuestfs } from '../../main/services/bake/tools';
 import { AGENT_REF } from '../lab/agent-image';
 import { controlNodeDisk, controlNodeImageKey } from '../lab/control-node-image';
 import { needs } from '../support/system';
@@ -36,7 +36,7 @@ const SLOW = process.env.POVDESK_TEST_SLOW === '1';
 function cacheKey(): string {
   const h = createHash('sha256');
   h.update(controlNodeImageKey());
-  h.update(readFileSync(join(process.cwd(), 'main/services/templates/ova.ts')));
+  h.update(readFileSync(join(process.cwd(), 'main/services/bake/ova.ts')));
   h.update(execFileSync('virt-v2v', ['--version']).toString());
   return h.digest('hex').slice(0, 16);
 }

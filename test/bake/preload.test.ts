@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BakeArgs } from '../../shared/contract/bake';
-import { checkPreloadImages, preloadScript, preloadUnit } from '../../main/services/templates/preload';
-import { guestInstallScript } from '../../main/services/templates/customize';
-import { probePayload } from '../../main/services/templates/proof';
+import { checkPreloadImages, preloadScript, preloadUnit } from '../../main/services/bake/preload';
+import { guestInstallScript } from '../../main/services/bake/customize';
+import { probePayload } from '../../main/services/bake/proof';
 import { AGENT_REF, agentImageTar } from '../lab/agent-image';
 import { tarBytes } from '../lab/tar';
 import { needs } from '../support/system';
@@ -104,7 +104,7 @@ describe.skipIf(bakeSkip() !== null)('bake.start with bad preloadImages: a clear
       [{ source: { debian: 'bookworm' }, name: 'pre-skip', docker: 'skip', preloadImages: [join(w.sources, 'agent.tar')] }, /needs Docker in the guest/],
     ];
     for (const [args, message] of cases) {
-      const job = await w.jobs.wait(w.svc.bake(args));
+      const job = await w.jobs.wait(w.svc.start(args));
       expect(job.state).toBe('failed');
       expect(job.error?.code).toBe('invalid_request');
       expect(job.error?.message).toMatch(message);

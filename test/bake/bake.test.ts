@@ -18,7 +18,7 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerScript } from '../../main/services/control-node/runner';
-import { guestfsEnv } from '../../main/services/templates/tools';
+import { guestfsEnv } from '../../main/services/bake/tools';
 import { AGENT_REF } from '../lab/agent-image';
 import { CONTROL_NODE_IMAGE as NAME, controlNodeBakeArgs, keepControlNodeDisk } from '../lab/control-node-image';
 import { bakeSkip, bakeWorld, leftovers, tarMembers, type BakeWorld } from './support';
@@ -39,7 +39,7 @@ describe.skipIf(skip !== null)('bake.start (real mmdebstrap, libguestfs, QEMU/TC
 
   it('bakes a minimal Debian: runner + docker.io + open-vm-tools + a preloaded image, proof boot green, docker enabled, nothing left over', async () => {
     const t0 = Date.now();
-    const id = w.svc.bake(controlNodeBakeArgs(w));
+    const id = w.svc.start(controlNodeBakeArgs(w));
     const job = await w.jobs.wait(id);
     const log = w.jobs.log(id).map((l) => l.message);
     if (job.state !== 'succeeded') console.log(log.slice(-60).join('\n'));
@@ -124,7 +124,7 @@ describe.skipIf(skip !== null)('bake.start (real mmdebstrap, libguestfs, QEMU/TC
     const src = join(w.sources, `${NAME}.ova`);
     await copyFile(ova, src); // not cp under execFileSync: the in-process vm-manager must keep its event loop
     const before = (w.svc.list()[0]?.manifest.packages ?? {})['docker.io'];
-    const id = w.svc.bake({ source: src, name: 'ctl-again' });
+    const id = w.svc.start({ source: src, name: 'ctl-again' });
     const job = await w.jobs.wait(id);
     const log = w.jobs.log(id).map((l) => l.message);
     if (job.state !== 'succeeded') console.log(log.slice(-60).join('\n'));

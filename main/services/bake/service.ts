@@ -31,7 +31,7 @@ import { cancelled, sha256File } from './tools';
 /** Room the install needs beyond the packages' own size (dpkg's unpack, logs, Docker's first state). */
 const HEADROOM = 256 * 1024 ** 2;
 
-export interface TemplateDeps {
+export interface BakeDeps {
   home: string;
   jobs: JobRunner;
   /** the local vm-manager: a client and its state dir (imports are read from under it) */
@@ -49,8 +49,8 @@ const STAGE_WEIGHT: Record<BakeStage, [number, number]> = {
   source: [0, 0.3], inspect: [0.3, 0.4], packages: [0.4, 0.45], bake: [0.45, 0.7], register: [0.7, 0.75], proof: [0.75, 1],
 };
 
-export class TemplateService {
-  constructor(private readonly d: TemplateDeps) {}
+export class BakeService {
+  constructor(private readonly d: BakeDeps) {}
 
   private get root() {
     return join(this.d.home, 'templates');
@@ -81,7 +81,7 @@ export class TemplateService {
     return out;
   }
 
-  bake(args: BakeArgs): string {
+  start(args: BakeArgs): string {
     const title = `Bake template ${args.name}`;
     return this.d.jobs.start({ kind: 'bake.start', title, subject: `template:${args.name}` }, (job) => this.bakeWork(job, args));
   }
