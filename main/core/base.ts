@@ -12,8 +12,8 @@ import type { SavedSkytap } from '../services/skytap/saved';
 import type { SessionManager } from '../services/ssh/manager';
 import type { Terminals } from '../services/ssh/terminals';
 import type { BakeService } from '../services/bake/service';
-import type { LocalTemplates } from '../services/lab-platforms/local-templates';
-import type { LabTemplateService } from '../services/lab-platforms/templates';
+import type { LocalLabTemplates } from '../services/lab-platforms/local-lab-templates';
+import type { LabTemplateService } from '../services/lab-platforms/lab-templates';
 import type { VmApp } from '../services/vm/service';
 import type { JobRunner } from '../services/jobs/runner';
 import type { SecretStore } from '../services/secrets/store';
@@ -53,7 +53,7 @@ export interface Services {
   ssh: SessionManager;
   terminals: Terminals;
   bake: BakeService;
-  localTemplates: LocalTemplates;
+  localLabTemplates: LocalLabTemplates;
   labTemplates: LabTemplateService;
   doctor: DoctorService;
 }

@@ -19,8 +19,8 @@ import { shareApi } from '../services/skytap/share-api';
 import { SessionManager } from '../services/ssh/manager';
 import { Terminals } from '../services/ssh/terminals';
 import { BakeService } from '../services/bake/service';
-import { LocalTemplates } from '../services/lab-platforms/local-templates';
-import { LabTemplateService } from '../services/lab-platforms/templates';
+import { LocalLabTemplates } from '../services/lab-platforms/local-lab-templates';
+import { LabTemplateService } from '../services/lab-platforms/lab-templates';
 import { VmApp } from '../services/vm/service';
 import { VmManagerSupervisor } from '../services/vm/supervisor';
 import { VmManagerClient } from '../vm-api/client';
@@ -202,7 +202,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   const { db, jobs, log, settings, secrets, env, hub } = base;
   const now = tuning.now ?? (() => new Date());
   const skytap = new SavedSkytap(settings);
-  const localTemplates = new LocalTemplates({ dir: join(base.home, 'lab-templates'), log });
+  const localLabTemplates = new LocalLabTemplates({ dir: join(base.home, 'lab-templates'), log });
 
   const notify = new NotificationService({ db, settings, now, publish: (n) => hub.publish('notify.event', n.id, n) });
   const shareSkytap = async () => shareApi(await skytap.client());
@@ -215,7 +215,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   // The Local lab platform drives whichever vm-manager the Local VMs page is connected to (vm, below).
   const local = new LocalPlatform({
     api: tuning.lab?.api ?? (async () => (await vm.target()).client),
-    templates: tuning.lab?.templates ?? localTemplates,
+    templates: tuning.lab?.templates ?? localLabTemplates,
     hostForwards: () => hostForwardsFor(readControlNodeConfig(settings, env)),
   });
   const locks = new PovLocks(jobs);
@@ -298,7 +298,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     },
   });
 
-  const labTemplates = new LabTemplateService({ local: localTemplates, skytapTemplates: async () => (await skytap.client()).listTemplates(), vmImages: () => vm.images() });
+  const labTemplates = new LabTemplateService({ local: localLabTemplates, skytapTemplates: async () => (await skytap.client()).listTemplates(), vmImages: () => vm.images() });
 
   jobs.onChange((job) => {
     // Once a POV's control node enrols, wire it (when its tenants are saved): the Gateway
@@ -335,7 +335,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     now,
   });
 
-  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, bake, localTemplates, labTemplates, doctor }, supervisor };
+  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, bake, localLabTemplates, labTemplates, doctor }, supervisor };
 }
 
 /**

@@ -10,7 +10,7 @@ export { LOCAL_TEMPLATE_MAX_VMS };
 /**
  * Local templates: a named set of images in the connected vm-manager, each with a VM name, OS and
  * size; `pov.create {platform:'local'}` makes one VM per entry. Stored as JSON files by
- * main/services/lab-platforms/local-templates.ts; the bundled test template comes first. At most LOCAL_TEMPLATE_MAX_VMS VMs (values.ts).
+ * main/services/lab-platforms/local-lab-templates.ts; the bundled test template comes first. At most LOCAL_TEMPLATE_MAX_VMS VMs (values.ts).
  */
 
 /** Ids are safe file names and fit pov.create's templateId (letters, digits, - and _, at most 40). */

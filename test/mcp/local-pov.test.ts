@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stopManager } from '../support/manager';
 import { listProcs } from '../../main/lib/procs';
-import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
+import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-lab-templates';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { BIN, envFor, freshHome } from '../owner/procs';
 import { pidsWith, vmSkip } from '../vm-manager/support';

@@ -9,7 +9,7 @@
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
+import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-lab-templates';
 import { execInGuest } from '../../main/vm-manager/exec';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';

@@ -70,7 +70,7 @@ export function waitForJob(jobId: string): Promise<JobRecord> {
   });
 }
 
-/** The bundled test template (main/services/lab-platforms/local-templates.ts TEST_TEMPLATE_ID). */
+/** The bundled test template (main/services/lab-platforms/local-lab-templates.ts TEST_TEMPLATE_ID). */
 export const REHEARSAL_TEMPLATE_ID = 'povdesk-test';
 
 /** No Skytap account saved (nor given by environment variables): the POVs page offers a rehearsal. */

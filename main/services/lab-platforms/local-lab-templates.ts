@@ -68,7 +68,7 @@ export interface LocalTemplatesOptions {
   now?: () => Date;
 }
 
-export class LocalTemplates {
+export class LocalLabTemplates {
   private readonly dir: string;
   private readonly log: NonNullable<LocalTemplatesOptions['log']>;
   private readonly now: () => Date;

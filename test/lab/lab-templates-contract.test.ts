@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
+import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-lab-templates';
 import { createApiHandler } from '../../main/vm-manager/api';
 import { hostReport } from '../../main/vm-manager/host';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
@@ -87,7 +87,7 @@ describe.skipIf(skip)('templates.* through the core', () => {
     expect(files()).toEqual([`${template.id}.json`]);
     expect((await w.call('labTemplates.list', { platform: 'local' })).templates.map((t) => t.id)).toEqual([TEST_TEMPLATE_ID, template.id]);
     // the store the platform reads sees the sizes
-    expect(w.services.localTemplates.get(template.id)?.vms[1]).toMatchObject({ cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true });
+    expect(w.services.localLabTemplates.get(template.id)?.vms[1]).toMatchObject({ cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true });
 
     expect(await w.call('labTemplates.delete', { id: template.id })).toEqual({});
     expect(files()).toEqual([]);

@@ -1,15 +1,15 @@
 import { AppError } from '../../../shared/contract/errors';
 import type { CreateLocalTemplateArgs, LabTemplateView } from '../../../shared/contract/lab-templates';
 import { inferOs, type Template } from '../skytap/schemas';
-import { parseLocalTemplateArgs, type LocalTemplate, type LocalTemplates } from './local-templates';
+import { parseLocalTemplateArgs, type LocalTemplate, type LocalLabTemplates } from './local-lab-templates';
 
 /**
  * labTemplates.list / create / update / delete: a lab platform's templates in one shape. Skytap's
- * come from its catalogue (what skytap.listTemplates reads); local ones from the LocalTemplates
+ * come from its catalogue (what skytap.listTemplates reads); local ones from the LocalLabTemplates
  * store, whose images must exist in the vm-manager the app is connected to when one is saved.
  */
 export interface LabTemplateServiceOptions {
-  local: LocalTemplates;
+  local: LocalLabTemplates;
   /** Skytap's catalogue, every page (the saved account or project) */
   skytapTemplates: () => Promise<Template[]>;
   /** The connected vm-manager's images (local or remote) */
