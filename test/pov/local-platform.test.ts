@@ -96,7 +96,7 @@ describe('SkytapPlatform: the same interface over the Skytap client (emulator)',
     const envId = getPov(w.db, povId)!.env_id!;
     const p = new SkytapPlatform(clientFor(w.emu.url));
     expect(p.envIdFor()).toBeNull();
-    expect(await p.findByTag(povId.slice(0, 8))).toEqual([{ id: envId, name: getPov(w.db, povId)!.skytap_name }]);
+    expect(await p.findByTag(povId.slice(0, 8))).toEqual([{ id: envId, name: getPov(w.db, povId)!.env_name }]);
     expect(await p.findByTag('00000000')).toEqual([]);
     const env = (await p.get(envId))!;
     expect(env.runstate).toBe('running');
