@@ -14,7 +14,7 @@ import type { Terminals } from '../services/ssh/terminals';
 import type { BakeService } from '../services/bake/service';
 import type { LocalLabTemplates } from '../services/lab-platforms/local-lab-templates';
 import type { LabTemplateService } from '../services/lab-platforms/lab-templates';
-import type { VmApp } from '../services/vm/service';
+import type { ConnectedVmManager } from '../services/vm/service';
 import type { JobRunner } from '../services/jobs/runner';
 import type { SecretStore } from '../services/secrets/store';
 import type { SettingsService } from '../services/settings/settings';
@@ -49,7 +49,7 @@ export interface Services {
   controlNode: ControlNodeService;
   pov: PovService;
   readiness: ReadinessService;
-  vm: VmApp;
+  vm: ConnectedVmManager;
   ssh: SessionManager;
   terminals: Terminals;
   bake: BakeService;

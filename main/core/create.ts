@@ -21,8 +21,8 @@ import { Terminals } from '../services/ssh/terminals';
 import { BakeService } from '../services/bake/service';
 import { LocalLabTemplates } from '../services/lab-platforms/local-lab-templates';
 import { LabTemplateService } from '../services/lab-platforms/lab-templates';
-import { VmApp } from '../services/vm/service';
-import { VmManagerSupervisor } from '../services/vm/supervisor';
+import { ConnectedVmManager } from '../services/vm/service';
+import { LocalManagerSupervisor } from '../services/vm/supervisor';
 import { VmManagerClient } from '../vm-api/client';
 import { hostForwardsFor, LocalPlatform, type LocalVmApi } from '../services/lab-platforms/local';
 import type { TemplateSource } from '../services/lab-platforms/platform';
@@ -198,7 +198,7 @@ async function buildCore(
  * share links with auto-delete, PAM, the control node (sharing the POV job locks), the POVs
  * (with those as their hooks), readiness over all of them, the local VMs, terminals, templates.
  */
-function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { services: Services; supervisor: VmManagerSupervisor } {
+function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { services: Services; supervisor: LocalManagerSupervisor } {
   const { db, jobs, log, settings, secrets, env, hub } = base;
   const now = tuning.now ?? (() => new Date());
   const skytap = new SavedSkytap(settings);
@@ -264,8 +264,8 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   });
 
   // One supervisor of the local vm-manager for the VMs and the bakes.
-  const supervisor = new VmManagerSupervisor({ home: base.home, log, env });
-  const vm = new VmApp({ settings, secrets, jobs, hub, log, supervisor });
+  const supervisor = new LocalManagerSupervisor({ home: base.home, log, env });
+  const vm = new ConnectedVmManager({ settings, secrets, jobs, hub, log, supervisor });
   // The manager and its VMs outlive the app on purpose; only the console followers stop.
   base.onClose(() => vm.close());
 
@@ -344,7 +344,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
  * start, so a step missed while the app was closed fires then), and a local vm-manager the app
  * used before is reattached.
  */
-function startBackground(base: Base, s: Services, supervisor: VmManagerSupervisor): void {
+function startBackground(base: Base, s: Services, supervisor: LocalManagerSupervisor): void {
   const { log } = base;
   const resumed = s.pov.resumeInterrupted();
   if (resumed.length) log.warn('resumed POV lifecycle jobs left half-way by an earlier process', { count: resumed.length });

@@ -1,7 +1,7 @@
 /**
  * One local POV on the real vm-manager (in-process daemon, real QEMU + swtpm + OVMF under TCG, the
  * cached test image): pov.create {platform: 'local'} from the bundled test template through the
- * real core (its VmApp reattaches to this manager as its local one, the production wiring),
+ * real core (its ConnectedVmManager reattaches to this manager as its local one, the production wiring),
  * suspend (the vm-manager's stop) and start (a cold boot from disk), destroy. Afterwards no qemu or
  * swtpm process mentions the state dir and the manager has no VM record. One VM, two boots: the
  * only real boots of the platform suites (2 cores are shared). Then a two-VM POV on its own network

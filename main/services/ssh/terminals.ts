@@ -4,7 +4,7 @@ import type { JobRunner } from '../jobs/runner';
 import { FileTailBackend, UnixSocketBackend } from './console-backends';
 import type { SessionManager } from './manager';
 
-/** Where a local VM's console is (VmApp.consoleSource). */
+/** Where a local VM's console is (ConnectedVmManager.consoleSource). */
 export type ConsoleSource = (vmId: string) => Promise<{ id: string; name: string; console: string; serialSocket: string | null }>;
 
 /** Terminal work beyond one SSH session: a local VM's console as a terminal, and typing a script as a job. */
