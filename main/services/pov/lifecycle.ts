@@ -67,7 +67,7 @@ async function createAssigned(deps: LifecycleDeps, p: LabPlatform, povId: string
     adopted = true;
     ctx.log(`adopting environment ${found.id} created by an interrupted attempt`, 'warn');
   } else {
-    ctx.progress('create environment', 0.1, `POST /configurations from template ${row.template_id}`);
+    ctx.progress('create environment', 0.1, w.createRequest(row.template_id));
     updatePov(deps.db, povId, { create_sent_at: nowIso(deps) }, nowIso(deps));
     try {
       env = await p.create({ envId: null, templateId: row.template_id, name: row.env_name });
