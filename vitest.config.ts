@@ -9,7 +9,7 @@ import { defineConfig } from 'vitest/config';
  * A new file that boots a guest belongs here.
  */
 const SYSTEM = [
-  'test/templates/**', 'test/vm-manager/**', 'test/lab/**', 'test/mcp/**', 'test/vm/**', 'test/vm-console/**',
+  'test/bake/**', 'test/vm-manager/**', 'test/lab/**', 'test/mcp/**', 'test/vm/**', 'test/vm-console/**',
   'test/packaging/boot-check.test.ts', 'test/pov/local-real-vm.test.ts', 'test/owner/fresh-home.test.ts',
 ];
 /**

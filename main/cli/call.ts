@@ -1,4 +1,5 @@
 import { AppError, jobRecord, methods, type JobRecord } from '../../shared/contract';
+import { deprecationNote, renamedMethod } from '../../shared/contract/deprecated-names';
 import { createCore, type Core } from '../core/create';
 import { isOwnerBusy } from '../core/owner';
 import { defaultHome } from '../core/paths';
@@ -67,6 +68,9 @@ export async function reachCore(env: NodeJS.ProcessEnv, logName = 'cli'): Promis
  * for as long as it runs.
  */
 export async function callMethod(io: CallIo, method: string, args: unknown, wait: boolean): Promise<number> {
+  const renamed = renamedMethod(method);
+  if (renamed) io.err(`note: ${deprecationNote(method, renamed)}\n`);
+  method = renamed ?? method;
   const reached = await reachCore(io.env);
   if ('client' in reached) {
     const { client } = reached;

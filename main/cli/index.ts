@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AppError, methods, toWireError, type MethodName } from '../../shared/contract';
 import { hintTags, methodHints, SECRET_ARGS_ADVICE } from '../../shared/contract/annotations';
+import { DEPRECATED_METHOD_NAMES, deprecationNote } from '../../shared/contract/deprecated-names';
 import { APP_VERSION } from '../../shared/version';
 import { createCore, type Core } from '../core/create';
 import { startHost } from '../host/server';
@@ -57,7 +58,8 @@ export function helpText(): string {
     const def = methods[name];
     return `  ${name.padEnd(28)} ${describeArgs(def.args)}${'job' in def && def.job ? '  → job' : ''}\n      ${def.summary}\n      ${hintTags(methodHints[name])}`;
   });
-  return `${USAGE}\n\nMethods:\n${lines.join('\n')}\n`;
+  const old = Object.entries(DEPRECATED_METHOD_NAMES).map(([name, now]) => `  ${name.padEnd(28)} ${deprecationNote(name, now)}`);
+  return `${USAGE}\n\nMethods:\n${lines.join('\n')}\n\nOld names (povdesk call and the MCP server take them until the next release):\n${old.join('\n')}\n`;
 }
 
 interface Io {

@@ -18,11 +18,11 @@ import { SavedSkytap } from '../services/skytap/saved';
 import { shareApi } from '../services/skytap/share-api';
 import { SessionManager } from '../services/ssh/manager';
 import { Terminals } from '../services/ssh/terminals';
-import { TemplateService } from '../services/templates/service';
-import { LocalTemplates } from '../services/lab-platforms/local-templates';
-import { LabTemplateService } from '../services/lab-platforms/templates';
-import { VmApp } from '../services/vm/service';
-import { VmManagerSupervisor } from '../services/vm/supervisor';
+import { BakeService } from '../services/bake/service';
+import { LocalLabTemplates } from '../services/lab-platforms/local-lab-templates';
+import { LabTemplateService } from '../services/lab-platforms/lab-templates';
+import { ConnectedVmManager } from '../services/vm/service';
+import { LocalManagerSupervisor } from '../services/vm/supervisor';
 import { VmManagerClient } from '../vm-api/client';
 import { hostForwardsFor, LocalPlatform, type LocalVmApi } from '../services/lab-platforms/local';
 import type { TemplateSource } from '../services/lab-platforms/platform';
@@ -198,11 +198,11 @@ async function buildCore(
  * share links with auto-delete, PAM, the control node (sharing the POV job locks), the POVs
  * (with those as their hooks), readiness over all of them, the local VMs, terminals, templates.
  */
-function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { services: Services; supervisor: VmManagerSupervisor } {
+function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { services: Services; supervisor: LocalManagerSupervisor } {
   const { db, jobs, log, settings, secrets, env, hub } = base;
   const now = tuning.now ?? (() => new Date());
   const skytap = new SavedSkytap(settings);
-  const localTemplates = new LocalTemplates({ dir: join(base.home, 'lab-templates'), log });
+  const localLabTemplates = new LocalLabTemplates({ dir: join(base.home, 'lab-templates'), log });
 
   const notify = new NotificationService({ db, settings, now, publish: (n) => hub.publish('notify.event', n.id, n) });
   const shareSkytap = async () => shareApi(await skytap.client());
@@ -215,7 +215,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   // The Local lab platform drives whichever vm-manager the Local VMs page is connected to (vm, below).
   const local = new LocalPlatform({
     api: tuning.lab?.api ?? (async () => (await vm.target()).client),
-    templates: tuning.lab?.templates ?? localTemplates,
+    templates: tuning.lab?.templates ?? localLabTemplates,
     hostForwards: () => hostForwardsFor(readControlNodeConfig(settings, env)),
   });
   const locks = new PovLocks(jobs);
@@ -264,8 +264,8 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   });
 
   // One supervisor of the local vm-manager for the VMs and the bakes.
-  const supervisor = new VmManagerSupervisor({ home: base.home, log, env });
-  const vm = new VmApp({ settings, secrets, jobs, hub, log, supervisor });
+  const supervisor = new LocalManagerSupervisor({ home: base.home, log, env });
+  const vm = new ConnectedVmManager({ settings, secrets, jobs, hub, log, supervisor });
   // The manager and its VMs outlive the app on purpose; only the console followers stop.
   base.onClose(() => vm.close());
 
@@ -283,7 +283,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   base.onClose(() => ssh.closeAll());
   const terminals = new Terminals({ sessions: ssh, jobs, consoleSource: (id) => vm.consoleSource(id), sshSignIn: (id) => vm.sshSignIn(id) });
 
-  const templates = new TemplateService({
+  const bake = new BakeService({
     home: base.home,
     jobs,
     allowedDirs: bakeDirs(base),
@@ -298,7 +298,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     },
   });
 
-  const labTemplates = new LabTemplateService({ local: localTemplates, skytapTemplates: async () => (await skytap.client()).listTemplates(), vmImages: () => vm.images() });
+  const labTemplates = new LabTemplateService({ local: localLabTemplates, skytapTemplates: async () => (await skytap.client()).listTemplates(), vmImages: () => vm.images() });
 
   jobs.onChange((job) => {
     // Once a POV's control node enrols, wire it (when its tenants are saved): the Gateway
@@ -335,7 +335,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     now,
   });
 
-  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, templates, localTemplates, labTemplates, doctor }, supervisor };
+  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, bake, localLabTemplates, labTemplates, doctor }, supervisor };
 }
 
 /**
@@ -344,7 +344,7 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
  * start, so a step missed while the app was closed fires then), and a local vm-manager the app
  * used before is reattached.
  */
-function startBackground(base: Base, s: Services, supervisor: VmManagerSupervisor): void {
+function startBackground(base: Base, s: Services, supervisor: LocalManagerSupervisor): void {
   const { log } = base;
   const resumed = s.pov.resumeInterrupted();
   if (resumed.length) log.warn('resumed POV lifecycle jobs left half-way by an earlier process', { count: resumed.length });

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { APP_VERSION } from '../../shared/version';
-import type { VmApp } from '../services/vm/service';
+import type { ConnectedVmManager } from '../services/vm/service';
 import type { Base } from './base';
 
 /** Extra sections for "Copy diagnostics" (the vm-manager adds its host report). */
@@ -43,7 +43,7 @@ export async function diagnostics(base: Base, extra: DiagnosticsSection[]): Prom
 }
 
 /** "Copy diagnostics" section: the vm-manager's host report (or why there is none). */
-export function vmDiagnostics(vm: VmApp): DiagnosticsSection {
+export function vmDiagnostics(vm: ConnectedVmManager): DiagnosticsSection {
   return async () => {
     try {
       const h = await vm.host();

@@ -3,7 +3,7 @@
  * sparse VMDK that defers to an embedded descriptor or names a parent, a qcow2 backing file or
  * external data-file. Whatever such a file names, `qemu-img convert` reads and copies into its
  * output, so a crafted image would carry a host file (an SSH key, another user's disk) into a
- * baked template or the vm-manager's image store. The bake's source (main/services/templates/
+ * baked template or the vm-manager's image store. The bake's source (main/services/bake/
  * source.ts) and the vm-manager's image import (main/vm-manager/images.ts) both refuse any.
  *
  * Two passes, each returning what it found ([] when nothing):

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { lazySchema } from '../../shared/lazy-schema';
 import { AppError, describeZodError, methods, toWireError, type JobRecord, type MethodName } from '../../shared/contract';
 import { methodHints } from '../../shared/contract/annotations';
+import { DEPRECATED_METHOD_NAMES, deprecationNote } from '../../shared/contract/deprecated-names';
 import { deadline } from '../lib/sleep';
 import { FINISHED } from './core-backend';
 import { APP_VERSION } from '../../shared/version';
@@ -64,6 +65,11 @@ export function povdeskTools(): Tool[] {
       annotations: { readOnlyHint: hints.readOnly, destructiveHint: hints.destructive, idempotentHint: hints.idempotent, openWorldHint: false },
     });
   }
+  // The previous release's names, listed after the current ones as deprecated copies of them.
+  for (const [old, now] of Object.entries(DEPRECATED_METHOD_NAMES)) {
+    const tool = tools.find((t) => t.name === toolName(now));
+    if (tool) tools.push({ ...tool, name: toolName(old), title: old, description: `${deprecationNote(toolName(old), toolName(now))}. ${tool.description}` });
+  }
   tools.push({
     name: JOBS_WAIT,
     title: 'jobs.wait',
@@ -99,7 +105,10 @@ export function createPovdeskMcpServer(backend: McpBackend): Server {
     },
   );
   const tools = povdeskTools();
-  const byTool = new Map((Object.keys(methods) as MethodName[]).map((m) => [toolName(m), m]));
+  const byTool = new Map<string, MethodName>([
+    ...(Object.keys(methods) as MethodName[]).map((m) => [toolName(m), m] as const),
+    ...Object.entries(DEPRECATED_METHOD_NAMES).map(([old, now]) => [toolName(old), now] as const),
+  ]);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const { name, arguments: args } = req.params;

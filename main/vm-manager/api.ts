@@ -297,7 +297,7 @@ export function createApiHandler(ctx: ApiContext) {
     }],
     ['GET', '/openapi.yaml', 'getOpenAPI', (a) => send(a.res, 200, openApiDocument(), 'application/yaml')],
 
-    // Beyond the document: the guest half of attestation, for an image builder (templates.bake) to
+    // Beyond the document: the guest half of attestation, for an image builder (bake.start) to
     // put in a disk image, with the PCRs a disk image's quotes must cover.
     ['GET', '/povdesk/attest-agent', 'povdeskAttestAgent', (a) => {
       const script = readFileSync(GUEST_QUOTE_SCRIPT, 'utf8');

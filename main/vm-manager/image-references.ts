@@ -1,6 +1,6 @@
 /**
  * An image's reference measurements, made when the image is made (`image build-test`, import, and
- * so `templates.bake`, which imports): the host firmware's parts and the image's own boot files,
+ * so `bake.start`, which imports): the host firmware's parts and the image's own boot files,
  * read from the files with no boot. An image whose boot cannot be predicted gets `unpredictable`
  * (why) instead, and golden values learned by a boot are its fallback (docs/attestation-references.md).
  */

@@ -1,7 +1,7 @@
 /**
  * A manager the app's supervisor started exits once it serves nothing and the POV Desk process
  * that owns the data directory is gone (`serve --exit-unowned <owner.json>`). One-shot CLI calls
- * (`povdesk call templates.bake … --wait`, `vm.host`) used to leave one `vm-manager serve` each,
+ * (`povdesk call bake.start … --wait`, `vm.host`) used to leave one `vm-manager serve` each,
  * idle, for good. The app (or `povdesk serve`) owning the directory keeps its manager; running VMs
  * keep theirs (they are reattached by the next manager anyway, but while they run it supervises
  * them). A grace lets a following call reuse the manager instead of starting another.

@@ -9,7 +9,8 @@ import { reconcileMethods } from './reconcile';
 import { shareMethods } from './share';
 import { skytapMethods } from './skytap';
 import { sshMethods, sshStreams } from './ssh';
-import { templatesMethods } from './templates';
+import { bakeMethods } from './bake';
+import { labTemplatesMethods } from './lab-templates';
 import { vmMethods, vmStreams } from './vm';
 import { joinLazy, type MethodDef, type StreamDef } from './define';
 
@@ -34,7 +35,8 @@ export const methods = joinLazy(
   sshMethods,
   shareMethods,
   notifyMethods,
-  templatesMethods,
+  bakeMethods,
+  labTemplatesMethods,
   doctorMethods,
 ) satisfies Record<string, MethodDef>;
 

@@ -20,8 +20,8 @@ export const JOB_KIND = {
   vmImageBuildTest: 'vm.imageBuildTest',
   vmLearnGolden: 'vm.learnGolden',
   vmLogin: 'vm.login',
-  templatesBake: 'templates.bake',
-  templatesExport: 'templates.export',
+  bakeStart: 'bake.start',
+  bakeExport: 'bake.export',
   sshTypeInto: 'ssh.typeInto',
 } as const;
 

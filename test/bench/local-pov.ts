@@ -32,7 +32,7 @@ const w = await localPovWorld({ log: (l) => console.log(`bench local-pov: ${l}`)
 let failed = false;
 try {
   const { t, m, cp, seen } = w;
-  const { template } = await t.call('templates.createLocal', {
+  const { template } = await t.call('labTemplates.create', {
     name: 'Bench control node',
     vms: [{ name: 'control-node', image: CONTROL_NODE_IMAGE, os: 'linux', cpus: 2, memoryMib: 2048, diskGib: 8, requireAttestation: false }],
   });

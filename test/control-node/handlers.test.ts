@@ -6,7 +6,7 @@ import { runnerScript } from '../../main/services/control-node/runner';
 import { coreWorld, type CoreWorld } from '../pov/helpers';
 import { guest } from './harness';
 import { povMethods } from '../../shared/contract/pov';
-import { templatesMethods } from '../../shared/contract/templates';
+import { bakeMethods } from '../../shared/contract/bake';
 
 /**
  * The methods through the real core's Dispatcher (args and results through the contract schemas), with
@@ -24,10 +24,10 @@ afterEach(async () => {
 });
 
 describe('control-node handlers through the contract', () => {
-  it('templates.runnerScript returns the runner, its sha256, unit and per-line sums', async () => {
+  it('bake.runnerScript returns the runner, its sha256, unit and per-line sums', async () => {
     w = await coreWorld({ noSkytap: true });
     cp = await new ControlPlaneDouble().start();
-    const r = await w.call('templates.runnerScript', {});
+    const r = await w.call('bake.runnerScript', {});
     expect(r.sha256).toBe(runnerScript().sha256);
     expect(r.path).toBe('/usr/local/sbin/dashboard-bootstrap-runner');
     expect(r.lines.length).toBe(r.script.trimEnd().split('\n').length);
@@ -161,6 +161,6 @@ describe('control-node handlers through the contract', () => {
     expect(povMethods['pov.setControlNodeName'].args.safeParse({ id: 'a', name: 'b', x: 1 }).success).toBe(false);
     expect(povMethods['pov.installControlNode'].args.safeParse({ id: '' }).success).toBe(false);
     expect(controlNodeMethods['controlNode.previewBootstrap'].args.safeParse({ povId: 'p', extra: true }).success).toBe(false);
-    expect(templatesMethods['templates.runnerScript'].args.safeParse({ a: 1 }).success).toBe(false);
+    expect(bakeMethods['bake.runnerScript'].args.safeParse({ a: 1 }).success).toBe(false);
   });
 });

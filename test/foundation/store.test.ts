@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { migrate, openDatabase, schemaVersion } from '../../main/services/store/db';
 import { migrations } from '../../main/services/store/migrations';
+import { getPov } from '../../main/services/pov/repo';
 import type { Migration } from '../../main/services/store/migration';
 import { tempHome } from './helpers';
 
@@ -73,4 +74,22 @@ describe('store', () => {
     expect(missing).toEqual([]);
     db.close();
   }, 60_000);
+});
+
+describe('migration 14: povs.skytap_name → env_name', () => {
+  it('an old-schema database file opens with each POV\'s environment name under env_name', () => {
+    const file = join(tempHome(), 'old.db');
+    const old = openDatabase(file, migrations.filter((m) => m.version < 14));
+    old
+      .prepare("INSERT INTO povs (id, name, template_id, template_name, skytap_name, state, created_at, updated_at) VALUES ('p1', 'Old', 't', '', 'Old [povdesk p1]', 'active', 'x', 'x')")
+      .run();
+    old.close();
+
+    const db = openDatabase(file);
+    const columns = (db.prepare('PRAGMA table_info(povs)').all() as { name: string }[]).map((c) => c.name);
+    expect(columns).toContain('env_name');
+    expect(columns).not.toContain('skytap_name');
+    expect(getPov(db, 'p1')).toMatchObject({ name: 'Old', env_name: 'Old [povdesk p1]' });
+    db.close();
+  });
 });

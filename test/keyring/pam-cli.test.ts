@@ -39,7 +39,7 @@ describe('pam from the CLI with the real keychain', () => {
     const povId = '6f1c2a9e-1111-4222-8333-944455556666';
     const code = (await (await fetch(`${cp.url}/v1/enrolment-codes`, { method: 'POST', headers: { authorization: `Bearer ${cp.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ povId }) })).json()) as { agentId: string };
     cp.enrol(code.agentId, 'ed25519');
-    db.prepare(`INSERT INTO povs (id, name, template_id, template_name, skytap_name, env_id, state, runstate, control_node_vm_id, control_node_status, created_at, updated_at)
+    db.prepare(`INSERT INTO povs (id, name, template_id, template_name, env_name, env_id, state, runstate, control_node_vm_id, control_node_status, created_at, updated_at)
       VALUES (?, 'CLI POV', '1', 't', 'CLI POV [povdesk 6f1c2a9e]', '900', 'active', 'running', 'v1', 'enrolled', ?, ?)`).run(povId, at, at);
     const vm = db.prepare('INSERT INTO pov_vms (pov_id, vm_id, name, os_platform, ip, first_seen_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
     vm.run(povId, 'v1', 'cn', 'linux', '10.0.0.1', at, at);

@@ -23,7 +23,7 @@ describe('the vm-manager OIDC login in the real keychain (gnome-keyring over D-B
     expect(w.issuer.accepts(first.bearer)).toBe(true);
     await w.snapshot();
     expect((await w.t.call('vm.list', {})).vms).toEqual([]);
-    // the next core on the same data directory (an app restart: a new VmApp) reads the login from the keychain
+    // the next core on the same data directory (an app restart: a new ConnectedVmManager) reads the login from the keychain
     await w.t.restart();
     expect((await w.t.call('vm.connection', {})).tokenSet).toBe(true);
     expect((await w.t.call('vm.list', {})).vms).toEqual([]);

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLATFORMS, type Feature } from '../../shared/lab-platforms';
-import { LocalTemplates, TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
+import { LocalLabTemplates, TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-lab-templates';
 import { generatePassword } from '../../main/services/share/password';
 import { shareApi } from '../../main/services/skytap/share-api';
 import { VmManagerClient } from '../../main/vm-api/client';
@@ -66,7 +66,7 @@ describe.skipIf(fakeManagerSkip)('the local platform does what the registry says
 
   it('templates: the bundled template\'s images are in the vm-manager\'s image list', async () => {
     const images = (await vmm.images()).map((i) => i.id);
-    const t = new LocalTemplates({ dir: join(m.state, 'lab-templates') }).get(TEST_TEMPLATE_ID)!;
+    const t = new LocalLabTemplates({ dir: join(m.state, 'lab-templates') }).get(TEST_TEMPLATE_ID)!;
     for (const vm of t.vms) expect(images).toContain(vm.image);
   });
 

@@ -22,7 +22,7 @@ import { VmManagerClient } from '../../main/vm-api/client';
 import { GUEST_HOST_ALIAS } from '../../main/vm-api/povdesk';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { ControlPlaneDouble } from '../support/control-plane-double';
-import { bakeSkip } from '../templates/support';
+import { bakeSkip } from '../bake/support';
 import { pidsWith, until, vmSkip } from '../vm-manager/support';
 import { CONTROL_NODE_IMAGE, ensureControlNodeImage, type ControlNodeImage } from './control-node-image';
 

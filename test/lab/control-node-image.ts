@@ -1,11 +1,11 @@
 /**
- * The lab's control-node image: Debian bookworm baked by the TemplateService (runner, docker.io,
+ * The lab's control-node image: Debian bookworm baked by the BakeService (runner, docker.io,
  * open-vm-tools) with the test agent preloaded (test/lab/agent-image.ts), proven by the bake's own
  * proof boot (the runner ran the probe and `docker image inspect povdesk/test-agent:1` found it).
  * The baked qcow2 is cached outside the checkout, beside the templates suites' caches, keyed by
  * the sha256 of its inputs: the runner script, the agent image tar, the preload unit and script,
  * and the recipe below. A warm call only imports it into the given manager as
- * `povdesk-control-node`. test/templates/bake.test.ts bakes this same recipe as its fresh Debian
+ * `povdesk-control-node`. test/bake/bake.test.ts bakes this same recipe as its fresh Debian
  * bake and keeps the result here (keepControlNodeDisk), so a cold cache (every CI run) pays for
  * one Debian bake, not two. Whichever file asks first bakes; in a fresh clone that is bake.test.ts,
  * since Vitest without recorded timings runs larger files first and it is the largest of them.
@@ -15,10 +15,10 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:f
 import { copyFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { runnerScript } from '../../main/services/control-node/runner';
-import { preloadScript, preloadUnit } from '../../main/services/templates/preload';
+import { preloadScript, preloadUnit } from '../../main/services/bake/preload';
 import type { VmManagerClient } from '../../main/vm-api/client';
-import type { BakeArgs } from '../../shared/contract/templates';
-import { bakeWorld, CACHE, type BakeWorld } from '../templates/support';
+import type { BakeArgs } from '../../shared/contract/bake';
+import { bakeWorld, CACHE, type BakeWorld } from '../bake/support';
 import { AGENT_REF, agentImageTar } from './agent-image';
 
 export const CONTROL_NODE_IMAGE = 'povdesk-control-node';
@@ -44,7 +44,7 @@ export interface ControlNodeImage {
   importSeconds: number;
 }
 
-/** The recipe as `templates.bake` arguments in the bake world `w` (the agent's tar written into its sources). */
+/** The recipe as `bake.start` arguments in the bake world `w` (the agent's tar written into its sources). */
 export function controlNodeBakeArgs(w: BakeWorld): BakeArgs {
   const tar = join(w.sources, 'povdesk-test-agent.tar');
   writeFileSync(tar, agentImageTar());
@@ -77,7 +77,7 @@ export async function controlNodeDisk(log: (l: string) => void = () => {}): Prom
     const t0 = Date.now();
     const w = await bakeWorld();
     try {
-      const id = w.svc.bake(controlNodeBakeArgs(w));
+      const id = w.svc.start(controlNodeBakeArgs(w));
       const job = await w.jobs.wait(id);
       if (job.state !== 'succeeded') {
         const tail = w.jobs.log(id).map((l) => l.message).slice(-40).join('\n');

@@ -1,7 +1,7 @@
 /**
  * A full local POV, real parts only: the app's core (its Local platform, POV lifecycle and
  * control-node install), the real vm-manager (QEMU + swtpm + OVMF under TCG here), a two-VM local
- * template made through templates.createLocal (the baked Debian control node with the test agent
+ * template made through labTemplates.create (the baked Debian control node with the test agent
  * preloaded, and the test image), the control-plane double on 127.0.0.1 reached from the guest
  * through the GUEST_HOST_ALIAS forward. Nothing in the chain is told the answer: the control node
  * is resolved by the five-step rule, the payload is set after power-on, the runner baked in the
@@ -35,7 +35,7 @@ describe.skipIf(skip !== null)('a full local POV (TCG): control node resolved, p
 
   it('create → control node enrolled → user_data cleared → destroy leaves nothing', async () => {
     const { t, m, cp, seen } = w;
-    const { template } = await t.call('templates.createLocal', {
+    const { template } = await t.call('labTemplates.create', {
       name: 'Control node and test VM',
       vms: [
         // Two Linux VMs: step 3 (the only Linux VM) does not apply, step 4 (a VM called broker) picks this one.

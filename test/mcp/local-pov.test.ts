@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stopManager } from '../support/manager';
 import { listProcs } from '../../main/lib/procs';
-import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
+import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-lab-templates';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { BIN, envFor, freshHome } from '../owner/procs';
 import { pidsWith, vmSkip } from '../vm-manager/support';
@@ -34,7 +34,7 @@ describe.skipIf(skip !== null)('povdesk mcp runs a local POV end to end', () => 
     rmSync(home, { recursive: true, force: true });
   });
 
-  it('templates_list finds povdesk-test; pov_create → jobs_wait → active and running; console and attestation; suspend/start; pov_destroy → nothing left', async () => {
+  it('labTemplates_list finds povdesk-test; pov_create → jobs_wait → active and running; console and attestation; suspend/start; pov_destroy → nothing left', async () => {
     const times: Record<string, number> = {};
     const timed = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
       const t = Date.now();
@@ -76,10 +76,10 @@ describe.skipIf(skip !== null)('povdesk mcp runs a local POV end to end', () => 
 
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    for (const n of ['templates_list', 'pov_create', 'jobs_wait', 'pov_get', 'pov_destroy', 'vm_list', 'vm_console', 'vm_attestation', 'vm_imageBuildTest']) expect(names).toContain(n);
+    for (const n of ['labTemplates_list', 'pov_create', 'jobs_wait', 'pov_get', 'pov_destroy', 'vm_list', 'vm_console', 'vm_attestation', 'vm_imageBuildTest']) expect(names).toContain(n);
 
     // The local platform's templates: the bundled test template first, with its one attested VM.
-    const listed = await tool('templates_list', { platform: 'local' });
+    const listed = await tool('labTemplates_list', { platform: 'local' });
     expect(listed.platform).toBe('local');
     expect(listed.templates[0]).toMatchObject({ id: TEST_TEMPLATE_ID });
     expect(listed.templates[0].vms).toEqual([{ name: 'test-vm', os: 'linux', image: TEST_IMAGE, cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true }]);

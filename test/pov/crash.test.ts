@@ -97,6 +97,6 @@ function invariantsAfterCrash(w: World, povId: string, step: string) {
   } else {
     const live = w.emu.state.environmentIds();
     expect(live.length).toBeLessThanOrEqual(1);
-    for (const id of live) expect(w.emu.state.environments.get(id)!.name).toBe(row.skytap_name);
+    for (const id of live) expect(w.emu.state.environments.get(id)!.name).toBe(row.env_name);
   }
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import core from '../../main/services/store/migrations/001-core';
 import povMigration from '../../main/services/store/migrations/002-pov';
 import vmNetworks from '../../main/services/store/migrations/012-vm-networks';
+import povEnvName from '../../main/services/store/migrations/014-pov-env-name';
 import { openDatabase, type Db } from '../../main/services/store/db';
 import { JobRunner } from '../../main/services/jobs/runner';
 import { SkytapClient, type RetryBudget } from '../../main/services/skytap/client';
@@ -18,8 +19,8 @@ import { SEEDS } from '../skytap-emulator/seed';
 import type { StreamHub, Subscriber } from '../../main/core/streams';
 import type { PovView } from '../../shared/contract/pov';
 
-/** The POV tables and the VM columns a VM read writes (migration 12). */
-export const MIGRATIONS = [core, povMigration, vmNetworks];
+/** The POV tables, the VM columns a VM read writes (migration 12) and the env_name column (14). */
+export const MIGRATIONS = [core, povMigration, vmNetworks, povEnvName];
 /** Fast but real: the emulator's busy phases last tens of milliseconds. */
 export const FAST_TIMING = { createBusyMs: 60, runstateBusyMs: 60, deleteMs: 60, rateLimitedMs: 200 };
 export const TEST_BUDGET: RetryBudget = { maxRetries: 5, fallbackWaitMs: 20, maxTotalWaitMs: 3000 };

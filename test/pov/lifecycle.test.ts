@@ -3,7 +3,7 @@ import { getPov, listVms } from '../../main/services/pov/repo';
 import { runDestroy } from '../../main/services/pov/destroy';
 import { runCreate } from '../../main/services/pov/lifecycle';
 import { insertPov } from '../../main/services/pov/repo';
-import { skytapNameFor } from '../../main/services/pov/service';
+import { envNameFor } from '../../main/services/pov/service';
 import { createPov, firstTemplateId, world, type World } from './helpers';
 
 let w: World;
@@ -13,7 +13,7 @@ afterEach(async () => {
 
 function newRow(w: World, name = 'Row POV', templateId = firstTemplateId(w)): string {
   const id = `pov-${Math.random().toString(16).slice(2)}`;
-  insertPov(w.db, { id, name, templateId, templateName: '', skytapName: skytapNameFor(name, id), at: new Date().toISOString() });
+  insertPov(w.db, { id, name, templateId, templateName: '', envName: envNameFor(name, id), at: new Date().toISOString() });
   return id;
 }
 
@@ -28,7 +28,7 @@ describe('create', () => {
     expect(row.template_name).toBe('PAM POV – Linux + Windows');
     expect(row.last_confirmed_at).not.toBeNull();
     expect(w.emu.state.environmentIds()).toEqual([row.env_id]);
-    expect(w.emu.state.environments.get(row.env_id!)!.name).toBe(row.skytap_name);
+    expect(w.emu.state.environments.get(row.env_id!)!.name).toBe(row.env_name);
     expect(w.emu.count('POST /configurations')).toBe(1);
     // a first attempt needs no adoption lookup (no paginated environment listing)
     expect(w.emu.count('GET /v2/configurations')).toBe(0);

@@ -62,6 +62,16 @@ async function create() {
 }
 
 describe.skipIf(fakeManagerSkip)('local POVs: busy is waited out, a failed VM is not restarted', () => {
+  it('the create\'s progress names the vm-manager\'s request, not Skytap\'s', async () => {
+    const messages: string[] = [];
+    const off = t.jobs.onChange((j) => messages.push(j.progress.message));
+    const { job } = await create();
+    off();
+    expect(job.state, JSON.stringify(job.error)).toBe('succeeded');
+    expect(messages).toContain(`from template ${TWO_VMS.name}`);
+    expect(messages.filter((m) => /configurations/.test(m))).toEqual([]);
+  });
+
   it('destroy sends no DELETE while a VM is stopping, and finishes once it has settled', async () => {
     const { povId, job } = await create();
     expect(job.state, JSON.stringify(job.error)).toBe('succeeded');

@@ -10,6 +10,7 @@ import { GUEST_HOST_ALIAS } from '../../main/vm-api/povdesk';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { SkytapPlatform } from '../../main/services/lab-platforms/skytap';
 import { getPov } from '../../main/services/pov/repo';
+import { PLATFORM_WORDS } from '../../main/services/lab-platforms/words';
 import { clientFor, createPov, world, type World } from './helpers';
 import { fakeManager, fakeManagerSkip, templatesOf, type FakeManager } from './local-support';
 
@@ -21,6 +22,13 @@ describe('localRunstate', () => {
     expect(localRunstate(['attesting', 'creating'])).toBe('busy');
     expect(localRunstate(['attesting', 'failed'])).toBe('failed');
     expect(localRunstate(['ready', 'stopped'])).toBe('mixed');
+  });
+});
+
+describe('the lifecycle\'s create line', () => {
+  it('is the platform\'s own: Skytap\'s request for Skytap, no Skytap words for the local vm-manager', () => {
+    expect(PLATFORM_WORDS.skytap.createRequest('500')).toBe('POST /configurations from template 500');
+    expect(PLATFORM_WORDS.local.createRequest('two-vms')).toBe('creating the VMs of local template two-vms');
   });
 });
 
@@ -96,7 +104,7 @@ describe('SkytapPlatform: the same interface over the Skytap client (emulator)',
     const envId = getPov(w.db, povId)!.env_id!;
     const p = new SkytapPlatform(clientFor(w.emu.url));
     expect(p.envIdFor()).toBeNull();
-    expect(await p.findByTag(povId.slice(0, 8))).toEqual([{ id: envId, name: getPov(w.db, povId)!.skytap_name }]);
+    expect(await p.findByTag(povId.slice(0, 8))).toEqual([{ id: envId, name: getPov(w.db, povId)!.env_name }]);
     expect(await p.findByTag('00000000')).toEqual([]);
     const env = (await p.get(envId))!;
     expect(env.runstate).toBe('running');

@@ -1,7 +1,7 @@
 /**
  * One local POV on the real vm-manager (in-process daemon, real QEMU + swtpm + OVMF under TCG, the
  * cached test image): pov.create {platform: 'local'} from the bundled test template through the
- * real core (its VmApp reattaches to this manager as its local one, the production wiring),
+ * real core (its ConnectedVmManager reattaches to this manager as its local one, the production wiring),
  * suspend (the vm-manager's stop) and start (a cold boot from disk), destroy. Afterwards no qemu or
  * swtpm process mentions the state dir and the manager has no VM record. One VM, two boots: the
  * only real boots of the platform suites (2 cores are shared). Then a two-VM POV on its own network
@@ -9,7 +9,7 @@
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
+import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-lab-templates';
 import { execInGuest } from '../../main/vm-manager/exec';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
@@ -78,7 +78,7 @@ describe.skipIf(skip !== null)('a local POV on the real vm-manager (TCG)', () =>
     // A control plane nobody listens on: the install after power-on fails fast on the row, the POV stays active.
     await t.call('controlNode.saveSettings', { controlPlaneUrl: 'http://127.0.0.1:9', token: 'unused', agentImage: 'povdesk/test-agent:1' });
     const vm = { image: TEST_IMAGE, cpus: 1, memoryMib: 768, diskGib: 1, requireAttestation: false };
-    const { template } = await t.call('templates.createLocal', { name: 'Two on one network', vms: [{ name: 'control', os: 'linux', ...vm }, { name: 'target', os: 'windows', ...vm }] });
+    const { template } = await t.call('labTemplates.create', { name: 'Two on one network', vms: [{ name: 'control', os: 'linux', ...vm }, { name: 'target', os: 'windows', ...vm }] });
     const job = await t.jobs.wait((await t.call('pov.create', { platform: 'local', templateId: template.id, name: 'Two VMs on TCG' })).jobId);
     expect(job.state, JSON.stringify(job.error)).toBe('succeeded');
     const povId = job.subject!;

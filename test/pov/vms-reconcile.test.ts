@@ -93,7 +93,7 @@ describe('reconcile sweep', () => {
     w = await world({ seed: (st) => SEEDS.many(st, 2000) });
     const at = new Date(Date.now() - 3600_000).toISOString();
     const ins = w.db.prepare(
-      `INSERT INTO povs (id, name, template_id, template_name, skytap_name, env_id, state, runstate, created_at, updated_at, last_confirmed_at)
+      `INSERT INTO povs (id, name, template_id, template_name, env_name, env_id, state, runstate, created_at, updated_at, last_confirmed_at)
        VALUES (?, ?, '500', 'Bulk template', ?, ?, 'active', 'stopped', ?, ?, ?)`,
     );
     w.db.transaction(() => {

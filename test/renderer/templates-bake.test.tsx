@@ -13,7 +13,7 @@ import { coreTransport } from './core-transport';
  * The Templates page's "Bake a template" and baked list against a real core (job runner, the
  * templates handlers). No boot here: a source outside the allowed directories is refused by the
  * real job before anything starts; the baked list reads a manifest and proof from the real home.
- * The bake that boots is test/templates/bake.test.ts.
+ * The bake that boots is test/bake/bake.test.ts.
  */
 describe('Templates page: Bake a template', () => {
   let core: Core;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../main/core/create';
-import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
+import { TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-lab-templates';
 import { createApiHandler } from '../../main/vm-manager/api';
 import { hostReport } from '../../main/vm-manager/host';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
@@ -119,7 +119,7 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     expect(within(panel).queryByRole('form')).toBeNull();
     const items = within(panel).getAllByRole('listitem').filter((li) => li.parentElement?.classList.contains('local-template-list'));
     expect(items.map((li) => li.getAttribute('aria-label'))).toEqual(['POV Desk test VM', 'Two node']);
-    const saved = (await core.dispatcher.call('templates.list', { platform: 'local' }, { transport: 'test' })) as { templates: { id: string }[] };
+    const saved = (await core.dispatcher.call('labTemplates.list', { platform: 'local' }, { transport: 'test' })) as { templates: { id: string }[] };
     expect(saved.templates.map((t) => t.id)[0]).toBe(TEST_TEMPLATE_ID);
     expect(files()).toHaveLength(1);
     expect(within(panel).queryByText(/image gone/)).toBeNull();
@@ -138,7 +138,7 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     fireEvent.change(within(editForm).getByLabelText('Local template description'), { target: { value: 'edited' } });
     fireEvent.click(within(editForm).getByRole('button', { name: 'Save changes' }));
     await waitFor(() => expect(within(panel).queryByRole('form')).toBeNull());
-    const after = (await core.dispatcher.call('templates.list', { platform: 'local' }, { transport: 'test' })) as { templates: { id: string; description: string; vms: { memoryMib?: number }[] }[] };
+    const after = (await core.dispatcher.call('labTemplates.list', { platform: 'local' }, { transport: 'test' })) as { templates: { id: string; description: string; vms: { memoryMib?: number }[] }[] };
     expect(after.templates[1]).toMatchObject({ id: file!.replace(/\.json$/, ''), description: 'edited', vms: [{ memoryMib: 2048 }, { memoryMib: 1024 }] });
     expect(files()).toEqual([file]);
     made = await within(panel).findByRole('listitem', { name: 'Two node' });

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { diskOf, workingCopy } from '../../main/services/templates/source';
+import { diskOf, workingCopy } from '../../main/services/bake/source';
 import { importImage, listImages } from '../../main/vm-manager/images';
 import { headerReferences, infoReferences } from '../../main/lib/image-refs';
 import { needs } from '../support/system';
@@ -121,7 +121,7 @@ describe.skipIf(skip !== null)('images that name host files: refused by the bake
     }
   });
 
-  it('templates.bake\'s source refuses each, before making a working copy', async () => {
+  it('bake.start\'s source refuses each, before making a working copy', async () => {
     for (const [what, file] of Object.entries(bad)) {
       const out = join(root, `bake-${++n}.qcow2`);
       const attempt = (async () => workingCopy(await diskOf(file, work()), out))();

@@ -82,7 +82,7 @@ describe('auto-delete', () => {
     w = await shareWorld();
     await createPov(w); // a Skytap POV, armed: the sweep lists schedules
     const at = w.clock.now().toISOString();
-    insertPov(w.db, { id: 'local-pov-1', name: 'Rehearsal', templateId: 'povdesk-test', templateName: 'POV Desk test', skytapName: 'povdesk-local-pov', at, platform: 'local' });
+    insertPov(w.db, { id: 'local-pov-1', name: 'Rehearsal', templateId: 'povdesk-test', templateName: 'POV Desk test', envName: 'povdesk-local-pov', at, platform: 'local' });
     updatePov(w.db, 'local-pov-1', { env_id: 'povdesk-local-po', state: 'active' }, at);
     const r = await w.share.autoDelete.sweep([]);
     expect(r.notArmed).toEqual([]);

@@ -18,7 +18,7 @@ describe('the ladder at start', () => {
     const home = tempHome();
     const db = openDatabase(join(home, 'povdesk.db'));
     const at = new Date().toISOString();
-    insertPov(db, { id: 'pov-1', name: 'Closed laptop', templateId: '500', templateName: 'T', skytapName: 'x', at });
+    insertPov(db, { id: 'pov-1', name: 'Closed laptop', templateId: '500', templateName: 'T', envName: 'x', at });
     updatePov(db, 'pov-1', { state: 'active', env_id: '1001', auto_delete_at: new Date(Date.now() + 20 * 3600_000).toISOString() }, at);
     db.close();
 

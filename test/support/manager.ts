@@ -1,6 +1,6 @@
 import { listProcs, signal } from '../../main/lib/procs';
 import { createLogger } from '../../main/services/log/logger';
-import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
+import { LocalManagerSupervisor } from '../../main/services/vm/supervisor';
 
 /** Pids of processes other than this one whose command line mentions `marker` (e.g. a state dir). */
 export function pidsWith(marker: string): number[] {
@@ -16,7 +16,7 @@ export function pidsWith(marker: string): number[] {
  * (test/vm/helpers.ts attachLocalManager writes this pid there) is the test's to close, with its VMs.
  */
 export async function stopManager(home: string): Promise<void> {
-  const supervisor = new VmManagerSupervisor({ home, log: createLogger({ dir: null, name: 'test' }) });
+  const supervisor = new LocalManagerSupervisor({ home, log: createLogger({ dir: null, name: 'test' }) });
   if (supervisor.readEndpoint()?.pid === process.pid) return;
   await supervisor.stop();
   for (const pid of pidsWith(supervisor.stateDir)) signal(pid, 'SIGKILL');

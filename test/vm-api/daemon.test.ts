@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { VmApp } from '../../main/services/vm/service';
+import type { ConnectedVmManager } from '../../main/services/vm/service';
 import { VmManagerClient } from '../../main/vm-api/client';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 import type { VmService } from '../../main/vm-manager/vms';
@@ -26,7 +26,7 @@ describe.skipIf(skip)('the app\'s vm service against the real daemon handler (fa
   let d: FakeDaemon;
   let vms: VmService;
   let t: TestCore;
-  let app: VmApp;
+  let app: ConnectedVmManager;
   let url = '';
 
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pidsWith, stopManager } from '../support/manager';
 import { createLogger } from '../../main/services/log/logger';
-import { VmManagerSupervisor } from '../../main/services/vm/supervisor';
+import { LocalManagerSupervisor } from '../../main/services/vm/supervisor';
 import { VmManagerClient } from '../../main/vm-api/client';
 import { removeHome, vmSkip } from './helpers';
 import { testCore } from '../support/core';
@@ -28,7 +28,7 @@ async function gone(pid: number, ms = 10_000) {
 
 /**
  * The real vm-manager (main/vm-manager/main.ts through tsx) as its own detached process. Each new
- * VmManagerSupervisor stands for a new app process on the same POVDESK_HOME.
+ * LocalManagerSupervisor stands for a new app process on the same POVDESK_HOME.
  */
 describe.skipIf(skip !== null)('vm-manager supervisor (real manager process)', () => {
   const home = mkdtempSync(join(tmpdir(), 'povdesk-vmsup-'));
@@ -39,7 +39,7 @@ describe.skipIf(skip !== null)('vm-manager supervisor (real manager process)', (
   });
 
   it('starts a detached manager on 127.0.0.1, endpoint file 0600, and an app restart reattaches to it', async () => {
-    const first = new VmManagerSupervisor({ home, log });
+    const first = new LocalManagerSupervisor({ home, log });
     const ep = await first.ensure();
     expect(ep.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(statSync(first.endpointFile).mode & 0o777).toBe(0o600);
@@ -52,34 +52,34 @@ describe.skipIf(skip !== null)('vm-manager supervisor (real manager process)', (
     expect(vms).toEqual([]);
     await expect(new VmManagerClient(ep.url, 'wrong-token-wrong-token').list()).rejects.toMatchObject({ code: 'unauthorized' });
 
-    const second = new VmManagerSupervisor({ home, log });
+    const second = new LocalManagerSupervisor({ home, log });
     const again = await second.ensure();
     expect(again).toEqual(ep);
     expect(pidsWith(`serve --state-dir ${stateDir}`)).toEqual([ep.pid]);
   });
 
   it('two app processes starting at once end with one manager', async () => {
-    await new VmManagerSupervisor({ home, log }).stop();
-    const [a, b] = await Promise.all([new VmManagerSupervisor({ home, log }).ensure(), new VmManagerSupervisor({ home, log }).ensure()]);
+    await new LocalManagerSupervisor({ home, log }).stop();
+    const [a, b] = await Promise.all([new LocalManagerSupervisor({ home, log }).ensure(), new LocalManagerSupervisor({ home, log }).ensure()]);
     expect(a.pid).toBe(b.pid);
     expect(pidsWith(`serve --state-dir ${stateDir}`)).toEqual([a.pid]);
   });
 
   it('a manager that died is replaced on the next start', async () => {
-    const ep = await new VmManagerSupervisor({ home, log }).ensure();
+    const ep = await new LocalManagerSupervisor({ home, log }).ensure();
     process.kill(ep.pid, 'SIGKILL');
     expect(await gone(ep.pid)).toBe(true);
-    const next = await new VmManagerSupervisor({ home, log }).ensure();
+    const next = await new LocalManagerSupervisor({ home, log }).ensure();
     expect(next.pid).not.toBe(ep.pid);
     expect(next.token).not.toBe(ep.token);
     expect(await new VmManagerClient(next.url, next.token).list()).toEqual([]);
   });
 
   it('an endpoint file readable by others is not trusted: the manager and its token are replaced', async () => {
-    const s = new VmManagerSupervisor({ home, log });
+    const s = new LocalManagerSupervisor({ home, log });
     const ep = await s.ensure();
     chmodSync(s.endpointFile, 0o644);
-    const next = await new VmManagerSupervisor({ home, log }).ensure();
+    const next = await new LocalManagerSupervisor({ home, log }).ensure();
     expect(next.token).not.toBe(ep.token);
     expect(await gone(ep.pid)).toBe(true);
     expect(statSync(s.endpointFile).mode & 0o777).toBe(0o600);
@@ -87,7 +87,7 @@ describe.skipIf(skip !== null)('vm-manager supervisor (real manager process)', (
   });
 
   it('stop() ends the manager and removes the endpoint', async () => {
-    const s = new VmManagerSupervisor({ home, log });
+    const s = new LocalManagerSupervisor({ home, log });
     const ep = await s.ensure();
     await s.stop();
     expect(await gone(ep.pid)).toBe(true);

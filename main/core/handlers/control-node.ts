@@ -3,13 +3,13 @@ import type { ControlNodeConfig } from '../../services/control-node/config';
 import type { Services } from '../base';
 import type { DomainHandlers } from '../dispatch';
 import type { povMethods } from '../../../shared/contract/pov';
-import type { templatesMethods } from '../../../shared/contract/templates';
+import type { bakeMethods } from '../../../shared/contract/bake';
 
 export function controlNodeHandlers({ controlNode: cn }: Pick<Services, 'controlNode'>): DomainHandlers<typeof controlNodeMethods> &
   Pick<DomainHandlers<typeof povMethods>, 'pov.setControlNodeName' | 'pov.setRoleHosts' | 'pov.installControlNode'> &
-  Pick<DomainHandlers<typeof templatesMethods>, 'templates.runnerScript'> {
+  Pick<DomainHandlers<typeof bakeMethods>, 'bake.runnerScript'> {
   return {
-    'templates.runnerScript': async () => cn.runnerScript(),
+    'bake.runnerScript': async () => cn.runnerScript(),
     'controlNode.previewBootstrap': async ({ povId }) => cn.previewBootstrap(povId),
     'controlNode.getSettings': async () => cn.getSettings(),
     'controlNode.saveSettings': async ({ token, ...rest }) => {

@@ -9,7 +9,8 @@ import { readinessHandlers } from './readiness';
 import { shareHandlers } from './share';
 import { skytapHandlers } from './skytap';
 import { sshHandlers } from './ssh';
-import { templatesHandlers } from './templates';
+import { bakeHandlers } from './bake';
+import { labTemplatesHandlers } from './lab-templates';
 import { vmHandlers } from './vm';
 import { vmDiagnostics } from '../diagnostics';
 
@@ -25,7 +26,8 @@ export function allHandlers(base: Base, services: Services): Handlers {
     ...vmHandlers(services),
     ...sshHandlers(services, base.log),
     ...shareHandlers(services),
-    ...templatesHandlers(services),
+    ...bakeHandlers(services),
+    ...labTemplatesHandlers(services),
     ...doctorHandlers(services),
   };
 }

@@ -1,8 +1,8 @@
 import type { OsValue } from '../../../shared/contract/pov';
 import type { LabPlatformId } from '../../../shared/lab-platforms';
-import type { LocalTemplate } from './local-templates';
+import type { LocalTemplate } from './local-lab-templates';
 
-export type { LocalTemplate, LocalTemplateVm } from './local-templates';
+export type { LocalTemplate, LocalTemplateVm } from './local-lab-templates';
 
 /**
  * A lab platform: where a POV's environment lives. Two implement it: Skytap (skytap.ts, the

@@ -89,7 +89,7 @@ export class SkytapPlatform implements LabPlatform {
     return this.api.setVmUserData(envId, vmId, contents ?? '');
   }
 
-  /** skytapNameFor's tag: "<name> [povdesk <tag>]". */
+  /** envNameFor's tag: "<name> [povdesk <tag>]". */
   async findByTag(tag?: string): Promise<{ id: string; name: string }[]> {
     const mark = tag === undefined ? /\[povdesk [0-9a-f]{8}\]$/ : new RegExp(`\\[povdesk ${tag.replace(/[^0-9a-z]/g, '')}\\]$`);
     return (await this.api.listEnvironments()).filter((e) => mark.test(e.name)).map((e) => ({ id: e.id, name: e.name }));

@@ -20,6 +20,8 @@ export interface PlatformWords {
   goneWhileWaiting(envId: string): string;
   /** An empty VM read, kept as it was (then "; kept the VM rows as they were"). */
   noVms: string;
+  /** The progress line of the create request. */
+  createRequest(templateId: string): string;
   /** The progress line of a power request. */
   powerRequest(target: 'running' | 'suspended'): string;
   /** How the platform says an environment is gone: "already gone (<goneSign>)". */
@@ -38,6 +40,7 @@ export const PLATFORM_WORDS: Readonly<Record<'skytap' | 'local', PlatformWords>>
     mayRemain: (envId) => `Environment ${envId} may still exist in Skytap and may still be billing`,
     goneWhileWaiting: (envId) => `Environment ${envId} no longer exists in Skytap (404)`,
     noVms: 'Skytap returned no VMs',
+    createRequest: (templateId) => `POST /configurations from template ${templateId}`,
     powerRequest: (target) => `PUT runstate ${target}`,
     goneSign: '404',
   },
@@ -52,6 +55,7 @@ export const PLATFORM_WORDS: Readonly<Record<'skytap' | 'local', PlatformWords>>
     mayRemain: (envId) => `VMs of ${envId} may still exist on the vm-manager`,
     goneWhileWaiting: (envId) => `The vm-manager no longer lists any VM of ${envId}`,
     noVms: 'the vm-manager lists no VM of this POV',
+    createRequest: (templateId) => `creating the VMs of local template ${templateId}`,
     powerRequest: (target) => (target === 'running' ? 'starting every stopped VM' : "stopping every VM (the vm-manager's stop; they boot again from disk on start)"),
     goneSign: 'no VM listed',
   },

@@ -27,7 +27,7 @@ import { findAdoptable, isMaybeCreated, markCreateUnclear } from './unclear-crea
  * destroy: destroy.ts.
  *
  * Skytap's window between the POST returning and the commit cannot be closed, so the POST carries
- * the row's tag in the environment name (skytap_name) and a re-run first looks for an environment
+ * the row's tag in the environment name (env_name) and a re-run first looks for an environment
  * with that name: an interrupted create adopts its environment instead of leaving an orphan, and a
  * create whose answer was lost is never re-sent (unclear-create.ts).
  */
@@ -67,10 +67,10 @@ async function createAssigned(deps: LifecycleDeps, p: LabPlatform, povId: string
     adopted = true;
     ctx.log(`adopting environment ${found.id} created by an interrupted attempt`, 'warn');
   } else {
-    ctx.progress('create environment', 0.1, `POST /configurations from template ${row.template_id}`);
+    ctx.progress('create environment', 0.1, w.createRequest(row.template_id));
     updatePov(deps.db, povId, { create_sent_at: nowIso(deps) }, nowIso(deps));
     try {
-      env = await p.create({ envId: null, templateId: row.template_id, name: row.skytap_name });
+      env = await p.create({ envId: null, templateId: row.template_id, name: row.env_name });
     } catch (err) {
       // The create is never re-sent; but it may have reached the platform, so look once before failing.
       const maybe = await findAdoptable(p, row).catch(() => null);
@@ -154,7 +154,7 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
     if (named !== null) {
       // Every run makes what is missing (a re-run after a crash completes, never duplicates).
       ctx.progress('create VMs', 0.1, `from template ${row.template_name}`);
-      const made = await p.create({ envId, templateId: row.template_id, name: row.skytap_name }, (s) => check(s));
+      const made = await p.create({ envId, templateId: row.template_id, name: row.env_name }, (s) => check(s));
       recordReading(deps.db, povId, made, nowIso(deps));
       ctx.log(`environment ${envId}: ${made.vms.map((v) => v.name).join(', ')}`);
       check('after-create');

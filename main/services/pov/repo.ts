@@ -10,7 +10,7 @@ export interface PovRow {
   platform: string;
   template_id: string;
   template_name: string;
-  skytap_name: string;
+  env_name: string;
   env_id: string | null;
   create_sent_at: string | null;
   state: PovState;
@@ -81,12 +81,12 @@ export function listPovs(db: Db, includeDestroyed = false): PovRow[] {
 
 export function insertPov(
   db: Db,
-  row: { id: string; name: string; templateId: string; templateName: string; skytapName: string; at: string; platform?: string },
+  row: { id: string; name: string; templateId: string; templateName: string; envName: string; at: string; platform?: string },
 ): void {
   db.prepare(
-    `INSERT INTO povs (id, name, platform, template_id, template_name, skytap_name, state, created_at, updated_at)
+    `INSERT INTO povs (id, name, platform, template_id, template_name, env_name, state, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, 'provisioning', ?, ?)`,
-  ).run(row.id, row.name, row.platform ?? 'skytap', row.templateId, row.templateName, row.skytapName, row.at, row.at);
+  ).run(row.id, row.name, row.platform ?? 'skytap', row.templateId, row.templateName, row.envName, row.at, row.at);
 }
 
 type Patch = Partial<Omit<PovRow, 'id' | 'created_at' | 'control_node_vm_name'>>;

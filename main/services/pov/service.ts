@@ -34,8 +34,8 @@ export interface PovServiceDeps extends LifecycleDeps {
   decorate?: (views: PovView[]) => Promise<PovView[]>;
 }
 
-/** The environment name sent to Skytap: the user's name plus a tag unique to the row. */
-export function skytapNameFor(name: string, id: string): string {
+/** The environment name sent to the lab platform (stored as env_name): the user's name plus a tag unique to the row. */
+export function envNameFor(name: string, id: string): string {
   return `${name.slice(0, 200)} [povdesk ${id.slice(0, 8)}]`;
 }
 
@@ -131,7 +131,7 @@ export class PovService {
       name: input.name,
       templateId: input.templateId,
       templateName: '',
-      skytapName: skytapNameFor(input.name, id),
+      envName: envNameFor(input.name, id),
       at: this.now(),
       platform,
     });

@@ -18,7 +18,7 @@ export const CREATE_CHECK_MS = 30 * 60_000;
 
 /** The environment an earlier, interrupted create made for this row (by its tagged name). */
 export function findAdoptable(p: LabPlatform, row: PovRow): Promise<LabEnvironment | null> {
-  return p.findByName(row.skytap_name);
+  return p.findByName(row.env_name);
 }
 
 export function isMaybeCreated(err: unknown): boolean {
@@ -43,7 +43,7 @@ function hhmm(d: Date): string {
 export function markCreateUnclear(db: Db, row: PovRow, cause: string, at: string, checkMs = CREATE_CHECK_MS): AppError {
   const until = checkDeadline(row, checkMs);
   const message =
-    `The environment may exist — being checked. ${cause} Skytap does not list an environment named "${row.skytap_name}" yet; ` +
+    `The environment may exist — being checked. ${cause} Skytap does not list an environment named "${row.env_name}" yet; ` +
     `POV Desk keeps looking for it until ${hhmm(until)} and adopts it if it appears. Do not create this POV again before then.`;
   updatePov(db, row.id, { state: 'failed', error_message: message }, at);
   return new AppError('unavailable', message, { maybeCreated: true });
@@ -68,7 +68,7 @@ export function sweepUnclearCreates(db: Db, envs: Environment[], ctx: StepContex
   const out: UnclearSweep = { checked: rows.length, adopted: [], settled: 0 };
   const at = now.toISOString();
   for (const row of rows) {
-    const env = envs.find((e) => e.name === row.skytap_name);
+    const env = envs.find((e) => e.name === row.env_name);
     if (env) {
       updatePov(
         db,
@@ -92,7 +92,7 @@ export function sweepUnclearCreates(db: Db, envs: Environment[], ctx: StepContex
         {
           create_sent_at: null,
           error_message:
-            `Skytap never listed an environment named "${row.skytap_name}" in the ${Math.round(checkMs / 60_000)} min after the create, ` +
+            `Skytap never listed an environment named "${row.env_name}" in the ${Math.round(checkMs / 60_000)} min after the create, ` +
             'so nothing from this POV is billing. Press Destroy to remove this row, then create the POV again.',
         },
         at,

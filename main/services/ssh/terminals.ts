@@ -6,7 +6,7 @@ import { FileTailBackend, UnixSocketBackend } from './console-backends';
 import type { SessionManager } from './manager';
 import { readManagerKey } from './vm-key';
 
-/** Where a local VM's console is (VmApp.consoleSource). */
+/** Where a local VM's console is (ConnectedVmManager.consoleSource). */
 export type ConsoleSource = (vmId: string) => Promise<{ id: string; name: string; console: string; serialSocket: string | null }>;
 /** Where root's SSH session into a local VM goes and the manager's key file it signs in with (VmApp.sshSignIn). */
 export type SshSignInSource = (vmId: string) => Promise<{ id: string; name: string; port: number; keyFile: string; publicKey: string }>;

@@ -10,9 +10,11 @@ import jobKinds from './migrations/009-job-kinds';
 import sshAgent from './migrations/010-ssh-agent';
 import povLocal from './migrations/011-pov-local';
 import vmNetworks from './migrations/012-vm-networks';
+import bakeJobKinds from './migrations/013-bake-job-kinds';
+import povEnvName from './migrations/014-pov-env-name';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
 
 /** Every schema migration, one file per domain, numbered in the order they were written. */
-export const migrations: readonly Migration[] = [core, pov, controlNode, ssh, controlNodePov, share, pam, customerTz, jobKinds, sshAgent, povLocal, vmNetworks];
+export const migrations: readonly Migration[] = [core, pov, controlNode, ssh, controlNodePov, share, pam, customerTz, jobKinds, sshAgent, povLocal, vmNetworks, bakeJobKinds, povEnvName];

@@ -32,7 +32,7 @@ import { managerCall } from './errors';
 import { ConsoleFollowers, type FollowOptions } from './follow';
 import { ForwardRelays } from './forwards';
 import { caBundle, connectionView, KEYS, OIDC_ACCOUNT, relogin, remoteBearer, REMOTE_TOKEN_ACCOUNT, saveConnection, startLogin, type ConnectionArgs } from './remote';
-import type { VmManagerSupervisor } from './supervisor';
+import type { LocalManagerSupervisor } from './supervisor';
 import { VmUpdates } from './updates';
 import { pretrustedHostKey, vmSshSignIn, type VmSshSignIn } from './local-ssh';
 import { attestationView, hostView, imagePolicy, imageRef, imageView, learnedView, parseAnswer, serialSocket, vmView } from './views';
@@ -41,13 +41,13 @@ import { GOLDEN_VM_SIZE, vmSizeLabel } from '../../../shared/golden-size';
 
 export { REMOTE_TOKEN_ACCOUNT };
 
-export interface VmAppOptions {
+export interface ConnectedVmManagerOptions {
   settings: Pick<SettingsService, 'getValue' | 'setValue'>;
   secrets: SecretStore;
   jobs: JobRunner;
   hub: Hub;
   log: Logger;
-  supervisor: VmManagerSupervisor;
+  supervisor: LocalManagerSupervisor;
   /** how often the create job re-reads the VM (default 500 ms) */
   pollMs?: number;
   follow?: FollowOptions;
@@ -67,12 +67,17 @@ const STEP: Record<string, number> = { creating: 0.1, installing: 0.2, booting: 
 /** Errors after which the VM may well exist (a proxy timed out, the connection dropped): look, do not give up. */
 const MAYBE_DONE = new Set(['timeout', 'unavailable']);
 
-export class VmApp {
+/**
+ * The app's side of the vm.* methods: its connection to one vm-manager (the local one this app
+ * starts, or a remote one) and what the app keeps about it (jobs, console followers, forwards,
+ * vm.updated). Not the daemon's `VmService` (main/vm-manager/vms.ts), which owns the VMs' processes.
+ */
+export class ConnectedVmManager {
   readonly followers: ConsoleFollowers;
   readonly forwards = new ForwardRelays();
   private readonly updates: VmUpdates;
 
-  constructor(private readonly o: VmAppOptions) {
+  constructor(private readonly o: ConnectedVmManagerOptions) {
     this.followers = new ConsoleFollowers(o.hub, o.follow);
     this.updates = new VmUpdates(o.hub, () => Promise.all([this.list(), this.images()]), o.watchMs);
   }

@@ -31,7 +31,7 @@ export type Endpoint = z.infer<typeof endpointSchema>;
 
 const serveLine = lazySchema(() => z.object({ url: z.string(), token: z.string(), pid: z.number().int(), accelerator: z.string().nullable().optional() }));
 
-export interface SupervisorOptions {
+export interface LocalManagerSupervisorOptions {
   home: string;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   env?: NodeJS.ProcessEnv;
@@ -80,7 +80,8 @@ function cmdline(pid: number): string {
 export const FAILED_START_MS = 30_000;
 export const START_FAILED = 'the local vm-manager stopped at start';
 
-export class VmManagerSupervisor {
+/** Starts and reattaches to the local vm-manager process; not the daemon's `Supervisor` (main/vm-manager/supervision.ts), which watches each VM's QEMU. */
+export class LocalManagerSupervisor {
   readonly stateDir: string;
   readonly endpointFile: string;
   private readonly lockFile: string;
@@ -89,7 +90,7 @@ export class VmManagerSupervisor {
   private current: Promise<Endpoint> | null = null;
   private failed: { at: number; error: AppError } | null = null;
 
-  constructor(private readonly o: SupervisorOptions) {
+  constructor(private readonly o: LocalManagerSupervisorOptions) {
     this.stateDir = join(o.home, 'vm-manager');
     this.endpointFile = join(this.stateDir, 'endpoint.json');
     this.lockFile = join(this.stateDir, 'supervisor.lock');

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { RunnerScriptView } from '../../../shared/contract/control-node';
-import type { BakedImage } from '../../../shared/contract/templates';
+import type { BakedImage } from '../../../shared/contract/bake';
 import { api, errorText } from '../api';
 import { BakedList, BakePanel } from '../components/templates/bake-panel';
 import { LocalTemplatesPanel } from '../components/templates/local-templates';
@@ -38,7 +38,7 @@ export default function TemplatesPage() {
   const [bakedError, setBakedError] = useState<string | null>(null);
   const loadBaked = useCallback(() => {
     api
-      .call('templates.baked', {})
+      .call('bake.list', {})
       .then((r) => {
         setBaked(r.images);
         setBakedError(null);
@@ -49,7 +49,7 @@ export default function TemplatesPage() {
 
   useEffect(() => {
     api
-      .call('templates.runnerScript', {})
+      .call('bake.runnerScript', {})
       .then(setRunner)
       .catch((e) => setError(errorText(e)));
   }, []);

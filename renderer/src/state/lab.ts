@@ -70,7 +70,7 @@ export function waitForJob(jobId: string): Promise<JobRecord> {
   });
 }
 
-/** The bundled test template (main/services/lab-platforms/local-templates.ts TEST_TEMPLATE_ID). */
+/** The bundled test template (main/services/lab-platforms/local-lab-templates.ts TEST_TEMPLATE_ID). */
 export const REHEARSAL_TEMPLATE_ID = 'povdesk-test';
 
 /** No Skytap account saved (nor given by environment variables): the POVs page offers a rehearsal. */
@@ -88,7 +88,7 @@ export type RehearsalStep = 'template' | 'image' | 'create';
  */
 export async function rehearse(opts: { connection: VmConnection | null; name: string; onStep(step: RehearsalStep, message: string): void }): Promise<string> {
   opts.onStep('template', 'Reading the bundled test template…');
-  const { templates } = await api.call('templates.list', { platform: 'local' });
+  const { templates } = await api.call('labTemplates.list', { platform: 'local' });
   const tpl = templates.find((t) => t.id === REHEARSAL_TEMPLATE_ID) ?? templates.find((t) => t.builtIn);
   if (!tpl) throw new Error(`The bundled test template (${REHEARSAL_TEMPLATE_ID}) is not in the local templates list.`);
   opts.onStep('image', 'Starting the vm-manager and reading its images…');

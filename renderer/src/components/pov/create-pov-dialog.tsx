@@ -20,7 +20,7 @@ export interface CreatePovInput {
 
 /**
  * Create POV: the lab platform (Skytap, or the vm-manager the app is connected to: this laptop's
- * or a remote one), a searchable list of that platform's templates (templates.list), and a name.
+ * or a remote one), a searchable list of that platform's templates (labTemplates.list), and a name.
  * What the platform cannot do is not offered (a local POV has no auto-delete date) and says why.
  */
 export function CreatePovDialog({ onClose, onCreate, initialPlatform = 'skytap' }: { onClose(): void; onCreate(input: CreatePovInput): Promise<void>; initialPlatform?: LabPlatformId }) {
@@ -53,7 +53,7 @@ export function CreatePovDialog({ onClose, onCreate, initialPlatform = 'skytap' 
     setLoadError(null);
     setPicked(null);
     api
-      .call('templates.list', { platform })
+      .call('labTemplates.list', { platform })
       .then((r) => live && setTemplates({ platform, rows: r.templates }))
       .catch((e) => live && setLoadError(errorText(e)));
     return () => {

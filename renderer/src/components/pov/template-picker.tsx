@@ -2,7 +2,7 @@ import { useMemo, useState } from 'react';
 import type { LabPlatformId } from '../../state/lab';
 import { ErrorAlert } from '../error-alert';
 
-/** One row of templates.list (LabTemplateView): Skytap's templates, or the local ones. */
+/** One row of labTemplates.list (LabTemplateView): Skytap's templates, or the local ones. */
 export interface TemplateRow {
   id: string;
   name: string;

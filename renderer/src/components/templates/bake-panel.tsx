@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { BakeArgs, BakedImage } from '../../../../shared/contract/templates';
+import type { BakeArgs, BakedImage } from '../../../../shared/contract/bake';
 import { BAKE_STAGES } from '../../../../shared/contract/values';
 import { api, errorText } from '../../api';
 import { useJobs } from '../../state/jobs';
@@ -47,7 +47,7 @@ export function BakePanel({ onBaked }: { onBaked: () => void }) {
       ...(size.trim() ? { sizeGib: Number(size) } : {}),
     };
     api
-      .call('templates.bake', args)
+      .call('bake.start', args)
       .then((r) => setJobId(r.jobId))
       .catch((e) => setError(errorText(e)));
   };
@@ -138,7 +138,7 @@ export function BakedList({ images, error }: { images: BakedImage[]; error: stri
   const exportIt = (name: string) => {
     setFailed(null);
     api
-      .call('templates.export', { imageId: name, format: format[name] ?? 'ova' })
+      .call('bake.export', { imageId: name, format: format[name] ?? 'ova' })
       .then((r) => setJobs((j) => ({ ...j, [name]: r.jobId })))
       .catch((e) => setFailed(errorText(e)));
   };

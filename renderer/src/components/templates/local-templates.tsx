@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { LabTemplateView } from '../../../../shared/contract/templates';
+import type { LabTemplateView } from '../../../../shared/contract/lab-templates';
 import type { VmImage } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
 import { ErrorAlert } from '../error-alert';
@@ -32,7 +32,7 @@ export function LocalTemplatesPanel() {
   const [images, setImages] = useState<VmImage[] | null>(null);
   const load = useCallback(() => {
     api
-      .call('templates.list', { platform: 'local' })
+      .call('labTemplates.list', { platform: 'local' })
       .then((r) => {
         setTemplates(r.templates);
         setError(null);
@@ -51,7 +51,7 @@ export function LocalTemplatesPanel() {
     setError(null);
     setConfirming(null);
     api
-      .call('templates.deleteLocal', { id: t.id })
+      .call('labTemplates.delete', { id: t.id })
       .then(load)
       .catch((e) => setError(`Could not delete ${t.name}: ${errorText(e)}`));
   };

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { OsValue } from '../../../../shared/contract/pov';
-import type { CreateLocalTemplateArgs, LabTemplateView } from '../../../../shared/contract/templates';
+import type { CreateLocalTemplateArgs, LabTemplateView } from '../../../../shared/contract/lab-templates';
 import { LOCAL_TEMPLATE_MAX_VMS, OS_VALUES } from '../../../../shared/contract/values';
 import type { VmImage } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
@@ -65,7 +65,7 @@ export function NewLocalTemplate({ editing, onCreated, onCancel }: { editing?: L
       ...(description.trim() ? { description: description.trim() } : {}),
       vms: vms.map((v) => ({ ...v, name: v.name.trim(), cpus: Number(v.cpus), memoryMib: Number(v.memoryMib), diskGib: Number(v.diskGib) })),
     };
-    (editing ? api.call('templates.updateLocal', { id: editing.id, ...args }) : api.call('templates.createLocal', args))
+    (editing ? api.call('labTemplates.update', { id: editing.id, ...args }) : api.call('labTemplates.create', args))
       .then(onCreated)
       .catch((e) => setError(errorText(e)))
       .finally(() => setBusy(false));

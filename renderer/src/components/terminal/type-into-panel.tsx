@@ -19,10 +19,10 @@ interface TypeResult {
 /** Where "Type runner script" saves the template runner on the VM (its checks refer to this name). */
 export const RUNNER_TYPED_PATH = '/tmp/dashboard-bootstrap-runner';
 
-/** The template runner from templates.runnerScript (the same text the Templates page shows). */
+/** The template runner from bake.runnerScript (the same text the Templates page shows). */
 async function loadRunner(): Promise<{ script: string; sha256: string }> {
-  const r = (await (api.call as (m: string, a: unknown) => Promise<unknown>)('templates.runnerScript', {})) as { script?: unknown; sha256?: unknown };
-  if (typeof r?.script !== 'string' || typeof r.sha256 !== 'string') throw new Error('templates.runnerScript answered without a script');
+  const r = (await (api.call as (m: string, a: unknown) => Promise<unknown>)('bake.runnerScript', {})) as { script?: unknown; sha256?: unknown };
+  if (typeof r?.script !== 'string' || typeof r.sha256 !== 'string') throw new Error('bake.runnerScript answered without a script');
   return { script: r.script, sha256: r.sha256 };
 }
 

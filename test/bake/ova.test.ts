@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeExport } from '../../main/services/templates/ova';
+import { writeExport } from '../../main/services/bake/ova';
 import { needs } from '../support/system';
 import { tarMembers } from './support';
 

@@ -1,5 +1,5 @@
 /**
- * Docker images baked into a template (templates.bake `preloadImages`): docker-archive tars (the
+ * Docker images baked into a template (bake.start `preloadImages`): docker-archive tars (the
  * `docker save` layout) picked from the allowed directories, checked here, copied into the guest
  * at bake time, and `docker load`ed by a oneshot unit at the first boot of each VM made from the
  * template — after docker.service, before the bootstrap runner starts, so a payload never runs

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LocalTemplates, TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-templates';
+import { LocalLabTemplates, TEST_TEMPLATE_ID } from '../../main/services/lab-platforms/local-lab-templates';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
 
 const vm = (over: Record<string, unknown> = {}) => ({
@@ -19,13 +19,13 @@ describe('local templates on a real directory', () => {
   let root: string;
   let dir: string;
   let warnings: { message: string; fields?: Record<string, unknown> }[];
-  let store: LocalTemplates;
+  let store: LocalLabTemplates;
 
   beforeEach(() => {
     root = mkdtempSync(join(tmpdir(), 'povdesk-lt-'));
     dir = join(root, 'lab-templates');
     warnings = [];
-    store = new LocalTemplates({ dir, log: { warn: (message, fields) => warnings.push({ message, fields }) } });
+    store = new LocalLabTemplates({ dir, log: { warn: (message, fields) => warnings.push({ message, fields }) } });
   });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
@@ -64,7 +64,7 @@ describe('local templates on a real directory', () => {
     expect(store.list().map((x) => x.id)).toEqual([TEST_TEMPLATE_ID, t.id]);
     expect(store.get(t.id)).toEqual(t);
     // a new store on the same directory sees it (nothing kept only in memory)
-    expect(new LocalTemplates({ dir }).get(t.id)).toEqual(t);
+    expect(new LocalLabTemplates({ dir }).get(t.id)).toEqual(t);
   });
 
   it('a name of only symbols still gets a safe id', () => {

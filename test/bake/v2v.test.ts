@@ -4,7 +4,7 @@
  * template and converts its disk; the converted disk boots in the vm-manager, where the guest's
  * runner answers the proof probe (the bake's own check: the runner's sha256, Docker enabled and a
  * container run, the preloaded agent image in Docker). The export is `writeExport`, the function
- * `templates.export` runs on a baked image's disk; the disk is the cached control-node image
+ * `bake.export` runs on a baked image's disk; the disk is the cached control-node image
  * (test/lab/control-node-image.ts).
  *
  * `npm test` always has virt-v2v read the OVA (`--print-source`: the OVF's name, memory, vCPUs,
@@ -21,9 +21,9 @@ import { copyFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerScript } from '../../main/services/control-node/runner';
-import { writeExport } from '../../main/services/templates/ova';
-import { proofBoot } from '../../main/services/templates/proof';
-import { runGuestfs } from '../../main/services/templates/tools';
+import { writeExport } from '../../main/services/bake/ova';
+import { proofBoot } from '../../main/services/bake/proof';
+import { runGuestfs } from '../../main/services/bake/tools';
 import { AGENT_REF } from '../lab/agent-image';
 import { controlNodeDisk, controlNodeImageKey } from '../lab/control-node-image';
 import { needs } from '../support/system';
@@ -36,12 +36,12 @@ const SLOW = process.env.POVDESK_TEST_SLOW === '1';
 function cacheKey(): string {
   const h = createHash('sha256');
   h.update(controlNodeImageKey());
-  h.update(readFileSync(join(process.cwd(), 'main/services/templates/ova.ts')));
+  h.update(readFileSync(join(process.cwd(), 'main/services/bake/ova.ts')));
   h.update(execFileSync('virt-v2v', ['--version']).toString());
   return h.digest('hex').slice(0, 16);
 }
 
-/** The cached control-node disk exported as `templates.export` writes it: the OVA and the disk's size. */
+/** The cached control-node disk exported as `bake.export` writes it: the OVA and the disk's size. */
 async function exported(log: (l: string) => void): Promise<{ ova: string; work: string; capacityBytes: number }> {
   const { disk } = await controlNodeDisk(log);
   const capacityBytes = (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', disk]).toString()) as { 'virtual-size': number })['virtual-size'];

@@ -1,20 +1,20 @@
 import { z } from 'zod';
 import { lazySchema } from '../lazy-schema';
 import { runnerScriptView } from './control-node';
-import { osValue } from './pov';
 import { jobStarted, method, noArgs, lazyMethods } from './define';
-import { BAKE_STAGES, LOCAL_TEMPLATE_MAX_VMS } from './values';
+import { BAKE_STAGES } from './values';
 
-export { BAKE_STAGES, LOCAL_TEMPLATE_MAX_VMS };
+export { BAKE_STAGES };
 
 /**
  * Offline template baking: a source image (or a minimal Debian built from Debian's packages) gets
  * the control node's runner, Docker and open-vm-tools, is proven by a boot in the local
- * vm-manager, and is exported as OVA/OVF/VMDK for Skytap's import. `templates.runnerScript` shows
+ * vm-manager, and is exported as OVA/OVF/VMDK for Skytap's import. `bake.runnerScript` shows
  * the same runner the control node runs, for typing into a template by hand.
  */
 
-const dnsLabel = lazySchema(() => z
+/** A DNS label: a baked image's name; local lab templates' VM names build on it. */
+export const dnsLabel = lazySchema(() => z
   .string()
   .min(1)
   .max(63)
@@ -97,102 +97,23 @@ export const exportArgs = lazySchema(() => z.strictObject({
 export const exportResult = lazySchema(() => z
   .strictObject({ files: z.array(z.strictObject({ path: z.string(), bytes: z.number().int(), sha256: z.string() })) }));
 
-/**
- * Local templates: a named set of images in the connected vm-manager, each with a VM name, OS and
- * size; `pov.create {platform:'local'}` makes one VM per entry. Stored as JSON files by
- * main/services/lab-platforms/local-templates.ts; the bundled test template comes first. At most LOCAL_TEMPLATE_MAX_VMS VMs (values.ts).
- */
-
-/** Ids are safe file names and fit pov.create's templateId (letters, digits, - and _, at most 40). */
-export const localTemplateId = lazySchema(() => z
-  .string()
-  .min(1)
-  .max(40)
-  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a local template id: lower-case letters, digits and -'));
-/** A VM's size: the bounds vm.create takes. */
-export const localTemplateVm = lazySchema(() => z.strictObject({
-  /** short, so the POV's tag still fits in a DNS label before it */
-  name: dnsLabel.max(30, 'at most 30 characters (the POV tag goes before it)'),
-  image: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'an image name: printable characters, no spaces'),
-  os: osValue,
-  cpus: z.number().int().min(1).max(64),
-  memoryMib: z.number().int().min(256).max(1_048_576),
-  diskGib: z.number().int().min(1).max(4096),
-  requireAttestation: z.boolean(),
-}));
-const localTemplateFields = () => ({
-  name: z.string().trim().min(1).max(80).regex(/^[^\x00-\x1f\x7f]+$/, 'no control characters'),
-  description: z.string().trim().max(500).nullable().optional(),
-  vms: z
-    .array(localTemplateVm.extend({ requireAttestation: z.boolean().optional() }).strict())
-    .min(1, 'a template needs at least one VM')
-    .max(LOCAL_TEMPLATE_MAX_VMS, `at most ${LOCAL_TEMPLATE_MAX_VMS} VMs`)
-    .refine((vms) => new Set(vms.map((v) => v.name)).size === vms.length, 'VM names must be unique within a template'),
-});
-export const createLocalTemplateArgs = lazySchema(() => z.strictObject(localTemplateFields()));
-export type CreateLocalTemplateArgs = z.input<typeof createLocalTemplateArgs>;
-/** The whole template again, under the id it keeps (POVs made from it keep their VMs). */
-export const updateLocalTemplateArgs = lazySchema(() => z.strictObject({ id: localTemplateId, ...localTemplateFields() }));
-export type UpdateLocalTemplateArgs = z.input<typeof updateLocalTemplateArgs>;
-
-/** The lab platforms whose templates templates.list shows. */
-export const labTemplatePlatform = lazySchema(() => z.enum(['skytap', 'local']));
-/** A template of either platform: Skytap's (image null, never built in) or a local one. */
-export const labTemplateView = lazySchema(() => z.strictObject({
-  id: z.string(),
-  name: z.string(),
-  description: z.string().nullable(),
-  builtIn: z.boolean(),
-  /** Skytap's list may carry no VMs: then []. The size fields are a local template's only. */
-  vms: z.array(z.strictObject({
-    name: z.string(),
-    os: osValue,
-    image: z.string().nullable(),
-    cpus: z.number().int().optional(),
-    memoryMib: z.number().int().optional(),
-    diskGib: z.number().int().optional(),
-    requireAttestation: z.boolean().optional(),
-  })),
-}));
-export type LabTemplateView = z.infer<typeof labTemplateView>;
-
-export const templatesMethods = lazyMethods({
-  'templates.runnerScript': () => method(
+export const bakeMethods = lazyMethods({
+  'bake.runnerScript': () => method(
     'The template runner (and its systemd unit) to bake into a control-node template, with per-line checksums',
     noArgs,
     runnerScriptView,
   ),
-  'templates.bake': () => method(
+  'bake.start': () => method(
     'Bake a control-node template: source image or {"debian":"bookworm"} → runner, Docker, open-vm-tools → proof boot in the local vm-manager',
     bakeArgs,
     jobStarted,
     { job: true },
   ),
-  'templates.baked': () => method('Baked images with their build manifest and proof result', noArgs, z.strictObject({ images: z.array(bakedImage) })),
-  'templates.export': () => method(
+  'bake.list': () => method('Baked images with their build manifest and proof result', noArgs, z.strictObject({ images: z.array(bakedImage) })),
+  'bake.export': () => method(
     'Export a baked image for Skytap import: OVF 1.0 + stream-optimized VMDK + SHA256 manifest (tarred as OVA)',
     exportArgs,
     jobStarted,
     { job: true },
-  ),
-  'templates.list': () => method(
-    "A lab platform's templates: Skytap's catalogue (as skytap.listTemplates), or the local templates with the bundled test template first",
-    z.strictObject({ platform: labTemplatePlatform }),
-    z.strictObject({ platform: labTemplatePlatform, templates: z.array(labTemplateView) }),
-  ),
-  'templates.createLocal': () => method(
-    "Save a local template: 1 to 8 VMs, each an image in the connected vm-manager with a name, OS and size; the name must be new",
-    createLocalTemplateArgs,
-    z.strictObject({ template: labTemplateView }),
-  ),
-  'templates.updateLocal': () => method(
-    'Change a local template in place: its name, description and VMs, checked as on create; the id stays, the bundled test template cannot be changed, and POVs made from it keep their VMs',
-    updateLocalTemplateArgs,
-    z.strictObject({ template: labTemplateView }),
-  ),
-  'templates.deleteLocal': () => method(
-    'Delete a local template (the bundled test template cannot be deleted); POVs made from it keep their VMs',
-    z.strictObject({ id: localTemplateId }),
-    z.strictObject({}),
   ),
 });

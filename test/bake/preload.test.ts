@@ -1,5 +1,5 @@
 /**
- * templates.bake preloadImages, its checks: each path must lie in the allowed dirs and be a
+ * bake.start preloadImages, its checks: each path must lie in the allowed dirs and be a
  * docker-archive tar whose manifest.json tags every image; a bad one fails the bake before
  * anything is made. (A bake that preloads the test agent and proves it loaded before the runner
  * ran is test/lab/control-node-guest.test.ts, through ensureControlNodeImage.)
@@ -9,10 +9,10 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BakeArgs } from '../../shared/contract/templates';
-import { checkPreloadImages, preloadScript, preloadUnit } from '../../main/services/templates/preload';
-import { guestInstallScript } from '../../main/services/templates/customize';
-import { probePayload } from '../../main/services/templates/proof';
+import type { BakeArgs } from '../../shared/contract/bake';
+import { checkPreloadImages, preloadScript, preloadUnit } from '../../main/services/bake/preload';
+import { guestInstallScript } from '../../main/services/bake/customize';
+import { probePayload } from '../../main/services/bake/proof';
 import { AGENT_REF, agentImageTar } from '../lab/agent-image';
 import { tarBytes } from '../lab/tar';
 import { needs } from '../support/system';
@@ -87,7 +87,7 @@ describe.skipIf(tarSkip)('preloadImages: checked before a bake makes anything', 
   });
 });
 
-describe.skipIf(bakeSkip() !== null)('templates.bake with bad preloadImages: a clear error, nothing left', () => {
+describe.skipIf(bakeSkip() !== null)('bake.start with bad preloadImages: a clear error, nothing left', () => {
   let w: BakeWorld;
   beforeAll(async () => {
     w = await bakeWorld();
@@ -104,7 +104,7 @@ describe.skipIf(bakeSkip() !== null)('templates.bake with bad preloadImages: a c
       [{ source: { debian: 'bookworm' }, name: 'pre-skip', docker: 'skip', preloadImages: [join(w.sources, 'agent.tar')] }, /needs Docker in the guest/],
     ];
     for (const [args, message] of cases) {
-      const job = await w.jobs.wait(w.svc.bake(args));
+      const job = await w.jobs.wait(w.svc.start(args));
       expect(job.state).toBe('failed');
       expect(job.error?.code).toBe('invalid_request');
       expect(job.error?.message).toMatch(message);

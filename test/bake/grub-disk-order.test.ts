@@ -21,8 +21,8 @@ import { closeSync, openSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BOOTLOADER_LINES, debianBase } from '../../main/services/templates/debian';
-import { fishWord, guestfsEnv } from '../../main/services/templates/tools';
+import { BOOTLOADER_LINES, debianBase } from '../../main/services/bake/debian';
+import { fishWord, guestfsEnv } from '../../main/services/bake/tools';
 import { tempDir } from '../support/temp-dirs';
 import { bakeSkip, CACHE } from './support';
 

@@ -9,7 +9,7 @@
  * records that verdict.
  */
 import { randomBytes } from 'node:crypto';
-import type { ProofResult } from '../../../shared/contract/templates';
+import type { ProofResult } from '../../../shared/contract/bake';
 import { AppError } from '../../../shared/contract/errors';
 import { sleep } from '../../lib/sleep';
 import type { VmManagerClient } from '../../vm-api/client';

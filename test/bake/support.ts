@@ -1,6 +1,6 @@
 /**
- * The template bake suites' world: a real vm-manager (in-process, its own state dir), a real job
- * runner on a SQLite file, the TemplateService, and the caches (the Debian base keyed by its inputs,
+ * The bake suites' world: a real vm-manager (in-process, its own state dir), a real job
+ * runner on a SQLite file, the BakeService, and the caches (the Debian base keyed by its inputs,
  * and the host's .deb cache) so warm runs skip mmdebstrap. The caches live outside the checkout
  * (POVDESK_TEST_CACHE, else ~/.cache/povdesk-test), so a fresh clone on the same machine — CI's
  * case — reuses them; a cold build costs minutes.
@@ -11,12 +11,13 @@ import { join } from 'node:path';
 import type { JobRecord } from '../../shared/contract';
 import { JobRunner } from '../../main/services/jobs/runner';
 import { openDatabase } from '../../main/services/store/db';
-import { TemplateService } from '../../main/services/templates/service';
+import { BakeService } from '../../main/services/bake/service';
 import { VmManagerClient } from '../../main/vm-api/client';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { needs } from '../support/system';
 import { pidsWith, repo } from '../vm-manager/support';
 
+/** Its folder keeps the name `templates` from before the bake domain's rename: the caches stay valid. */
 export const CACHE = join(process.env.POVDESK_TEST_CACHE ?? join(homedir(), '.cache', 'povdesk-test'), 'templates');
 export const TOOLS = [
   'qemu-system-x86_64', 'qemu-img', 'swtpm', '/usr/share/OVMF/OVMF_CODE_4M.fd', 'mmdebstrap', 'guestfish', 'virt-copy-out',
@@ -35,7 +36,7 @@ export interface BakeWorld {
   m: RunningManager;
   client: VmManagerClient;
   jobs: JobRunner;
-  svc: TemplateService;
+  svc: BakeService;
   /** libguestfs's folders in the temp dirs when the world opened (another run's leftovers are not ours) */
   guestfsBefore: Set<string>;
   close(): Promise<void>;
@@ -44,7 +45,7 @@ export interface BakeWorld {
 /**
  * libguestfs's per-launch folders: `libguestfsXXXXXX` (its socket folder, always /tmp for root,
  * else $XDG_RUNTIME_DIR; and its temp folder, $LIBGUESTFS_TMPDIR or $TMPDIR or /tmp) and the
- * bake's own scratch folders (`povdesk-guestfs-*`, main/services/templates/tools.ts).
+ * bake's own scratch folders (`povdesk-guestfs-*`, main/services/bake/tools.ts).
  */
 export function guestfsFolders(): string[] {
   const dirs = new Set(['/tmp', tmpdir(), process.env.XDG_RUNTIME_DIR].filter((d): d is string => !!d && existsSync(d)));
@@ -61,7 +62,7 @@ export async function bakeWorld(o: { proofTimeoutMs?: number } = {}): Promise<Ba
   const client = new VmManagerClient(m.url, 'bake-token', 900_000);
   const db = openDatabase(join(home, 'povdesk.sqlite'));
   const jobs = new JobRunner(db);
-  const svc = new TemplateService({
+  const svc = new BakeService({
     home, jobs, allowedDirs: [sources], cacheDir: CACHE, proofTimeoutMs: o.proofTimeoutMs,
     vmm: async () => ({ client, stateDir: state }),
   });

@@ -1,5 +1,5 @@
 /**
- * templates.bake and templates.export as jobs. A bake works in a private directory and writes
+ * bake.start and bake.export as jobs. A bake works in a private directory and writes
  * nothing lasting until the proof passed: the image enters the vm-manager's store through its API
  * (import from a file under its state dir), is proven there, and is deleted again when the proof
  * fails or the job is cancelled. The build manifest and the proof are kept under
@@ -11,7 +11,7 @@ import { AppError } from '../../../shared/contract/errors';
 import { pidExists } from '../../lib/procs';
 import {
   bakeManifest, proofResult, type BakeArgs, type BakedImage, type BakeManifest, type BakeStage, type ProofResult,
-} from '../../../shared/contract/templates';
+} from '../../../shared/contract/bake';
 import type { JobContext, JobRunner } from '../jobs/runner';
 import type { VmManagerClient } from '../../vm-api/client';
 import { RUNNER_PATH, UNIT_NAME, runnerScript } from '../control-node/runner';
@@ -31,7 +31,7 @@ import { cancelled, sha256File } from './tools';
 /** Room the install needs beyond the packages' own size (dpkg's unpack, logs, Docker's first state). */
 const HEADROOM = 256 * 1024 ** 2;
 
-export interface TemplateDeps {
+export interface BakeDeps {
   home: string;
   jobs: JobRunner;
   /** the local vm-manager: a client and its state dir (imports are read from under it) */
@@ -51,8 +51,8 @@ const STAGE_WEIGHT: Record<BakeStage, [number, number]> = {
   source: [0, 0.3], inspect: [0.3, 0.4], packages: [0.4, 0.45], bake: [0.45, 0.7], register: [0.7, 0.75], proof: [0.75, 1],
 };
 
-export class TemplateService {
-  constructor(private readonly d: TemplateDeps) {}
+export class BakeService {
+  constructor(private readonly d: BakeDeps) {}
 
   private get root() {
     return join(this.d.home, 'templates');
@@ -83,9 +83,9 @@ export class TemplateService {
     return out;
   }
 
-  bake(args: BakeArgs): string {
+  start(args: BakeArgs): string {
     const title = `Bake template ${args.name}`;
-    return this.d.jobs.start({ kind: 'templates.bake', title, subject: `template:${args.name}` }, (job) => this.bakeWork(job, args));
+    return this.d.jobs.start({ kind: 'bake.start', title, subject: `template:${args.name}` }, (job) => this.bakeWork(job, args));
   }
 
   /** The whole bake; exported for tests that run it without the job runner. */
@@ -255,12 +255,12 @@ export class TemplateService {
   }
 
   exportImage(args: { imageId: string; format: 'ova' | 'ovf' | 'vmdk'; dir?: string | undefined }): string {
-    return this.d.jobs.start({ kind: 'templates.export', title: `Export ${args.imageId} as ${args.format.toUpperCase()}`, subject: `template:${args.imageId}` }, (job) => this.exportWork(job, args));
+    return this.d.jobs.start({ kind: 'bake.export', title: `Export ${args.imageId} as ${args.format.toUpperCase()}`, subject: `template:${args.imageId}` }, (job) => this.exportWork(job, args));
   }
 
   async exportWork(job: JobContext, args: { imageId: string; format: 'ova' | 'ovf' | 'vmdk'; dir?: string | undefined }) {
     if (!existsSync(join(this.bakedDir(args.imageId), 'manifest.json'))) {
-      throw new AppError('not_found', `no baked template "${args.imageId}": bake it first (templates.bake)`);
+      throw new AppError('not_found', `no baked template "${args.imageId}": bake it first (bake.start)`);
     }
     const { client } = await this.d.vmm();
     const images = await client.localImages();

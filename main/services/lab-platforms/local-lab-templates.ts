@@ -11,7 +11,7 @@ import {
   localTemplateVm,
   LOCAL_TEMPLATE_MAX_VMS,
   type CreateLocalTemplateArgs,
-} from '../../../shared/contract/templates';
+} from '../../../shared/contract/lab-templates';
 
 /**
  * Local templates: a named set of images in the connected vm-manager with VM names, OS and sizes,
@@ -68,7 +68,7 @@ export interface LocalTemplatesOptions {
   now?: () => Date;
 }
 
-export class LocalTemplates {
+export class LocalLabTemplates {
   private readonly dir: string;
   private readonly log: NonNullable<LocalTemplatesOptions['log']>;
   private readonly now: () => Date;

@@ -21,10 +21,10 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUNNER_PATH, runnerScript } from '../../main/services/control-node/runner';
-import { GUEST_MANIFEST } from '../../main/services/templates/customize';
-import { TemplateService } from '../../main/services/templates/service';
-import type { ProofInput } from '../../main/services/templates/proof';
-import type { ProofResult } from '../../shared/contract/templates';
+import { GUEST_MANIFEST } from '../../main/services/bake/customize';
+import { BakeService } from '../../main/services/bake/service';
+import type { ProofInput } from '../../main/services/bake/proof';
+import type { ProofResult } from '../../shared/contract/bake';
 import { openDisk } from '../../main/vm-manager/disk/image-file';
 import { Ext4Fs } from '../../main/vm-manager/disk/ext4';
 import { FatFs } from '../../main/vm-manager/disk/fat';
@@ -113,7 +113,7 @@ async function sameAsProven(w: BakeWorld, proven: string, o: ProofInput): Promis
   };
 }
 
-describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEMU/TCG boots)', () => {
+describe.skipIf(skip !== null)('bake.start (real mmdebstrap, libguestfs, QEMU/TCG boots)', () => {
   let w: BakeWorld;
   let ova = '';
 
@@ -126,7 +126,7 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
 
   it('bakes a minimal Debian: runner + docker.io + open-vm-tools + a preloaded image, proof boot green, docker enabled, nothing left over', async () => {
     const t0 = Date.now();
-    const id = w.svc.bake(controlNodeBakeArgs(w));
+    const id = w.svc.start(controlNodeBakeArgs(w));
     const job = await w.jobs.wait(id);
     const log = w.jobs.log(id).map((l) => l.message);
     if (job.state !== 'succeeded') console.log(log.slice(-60).join('\n'));
@@ -211,11 +211,11 @@ describe.skipIf(skip !== null)('templates.bake (real mmdebstrap, libguestfs, QEM
     const src = join(w.sources, `${NAME}.ova`);
     await copyFile(ova, src); // not cp under execFileSync: the in-process vm-manager must keep its event loop
     const before = (w.svc.list()[0]?.manifest.packages ?? {})['docker.io'];
-    const again = new TemplateService({
+    const again = new BakeService({
       home: w.home, jobs: w.jobs, allowedDirs: [w.sources], cacheDir: CACHE, vmm: async () => ({ client: w.client, stateDir: w.state }),
       proof: (o) => sameAsProven(w, NAME, o),
     });
-    const id = again.bake({ source: src, name: 'ctl-again' });
+    const id = again.start({ source: src, name: 'ctl-again' });
     const job = await w.jobs.wait(id);
     const log = w.jobs.log(id).map((l) => l.message);
     if (job.state !== 'succeeded') console.log(log.slice(-60).join('\n'));

@@ -1,6 +1,6 @@
 /**
- * The proof's container check (main/services/templates/proof.ts), run by the shells a guest may
- * have against a stand-in `docker` (the real one only exists in a guest: test/templates/bake.test.ts
+ * The proof's container check (main/services/bake/proof.ts), run by the shells a guest may
+ * have against a stand-in `docker` (the real one only exists in a guest: test/bake/bake.test.ts
  * proves it there). The stand-in runs the imported image for real, with chroot, so the tar the
  * check builds from this machine's /bin/sh and the libraries ldd names must be a working root
  * file system; and it refuses `run` the way dockerd does without apparmor_parser.
@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { containerCheck, probePayload } from '../../main/services/templates/proof';
+import { containerCheck, probePayload } from '../../main/services/bake/proof';
 import { needs } from '../support/system';
 
 const SHELLS = ['/bin/sh', '/bin/dash', '/bin/bash', '/bin/busybox'];

@@ -7,9 +7,9 @@ import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, rmSync, sym
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BAKE_STAGES, type BakeArgs, type BakeStage } from '../../shared/contract/templates';
-import { debianBase } from '../../main/services/templates/debian';
-import { guestfsEnv } from '../../main/services/templates/tools';
+import { BAKE_STAGES, type BakeArgs, type BakeStage } from '../../shared/contract/bake';
+import { debianBase } from '../../main/services/bake/debian';
+import { guestfsEnv } from '../../main/services/bake/tools';
 import { controlNodeDisk } from '../lab/control-node-image';
 import { until } from '../vm-manager/support';
 import { bakeSkip, bakeWorld, CACHE, leftovers, type BakeWorld } from './support';
@@ -30,7 +30,7 @@ function guestfish(script: string): Promise<void> {
 }
 
 async function expectRefused(w: BakeWorld, args: BakeArgs, code: string, message: RegExp) {
-  const id = w.svc.bake(args);
+  const id = w.svc.start(args);
   const job = await w.jobs.wait(id);
   expect(job.state).toBe('failed');
   expect(job.error?.code, job.error?.message).toBe(code);
@@ -39,7 +39,7 @@ async function expectRefused(w: BakeWorld, args: BakeArgs, code: string, message
   return job;
 }
 
-describe.skipIf(skip !== null)('templates.bake: bad input and cancel leave nothing', () => {
+describe.skipIf(skip !== null)('bake.start: bad input and cancel leave nothing', () => {
   let w: BakeWorld;
   let base = '';
   let baked = '';
@@ -112,7 +112,7 @@ describe.skipIf(skip !== null)('templates.bake: bad input and cancel leave nothi
     it(`cancel in the ${stage} stage: cancelled, nothing left`, async () => {
       const name = `cancel-${stage}`;
       const source = stage === 'register' || stage === 'proof' ? baked : base;
-      const id = w.svc.bake({ source, name, docker: 'skip' });
+      const id = w.svc.start({ source, name, docker: 'skip' });
       await until(`stage ${stage}`, () => {
         const j = w.jobs.get(id);
         if (j && ['failed', 'succeeded'].includes(j.state)) throw new Error(`job ended ${j.state} before ${stage}: ${j.error?.message}`);

@@ -1,15 +1,15 @@
 import { AppError } from '../../../shared/contract/errors';
-import type { CreateLocalTemplateArgs, LabTemplateView } from '../../../shared/contract/templates';
+import type { CreateLocalTemplateArgs, LabTemplateView } from '../../../shared/contract/lab-templates';
 import { inferOs, type Template } from '../skytap/schemas';
-import { parseLocalTemplateArgs, type LocalTemplate, type LocalTemplates } from './local-templates';
+import { parseLocalTemplateArgs, type LocalTemplate, type LocalLabTemplates } from './local-lab-templates';
 
 /**
- * templates.list / createLocal / updateLocal / deleteLocal: a lab platform's templates in one shape. Skytap's
- * come from its catalogue (what skytap.listTemplates reads); local ones from the LocalTemplates
+ * labTemplates.list / create / update / delete: a lab platform's templates in one shape. Skytap's
+ * come from its catalogue (what skytap.listTemplates reads); local ones from the LocalLabTemplates
  * store, whose images must exist in the vm-manager the app is connected to when one is saved.
  */
 export interface LabTemplateServiceOptions {
-  local: LocalTemplates;
+  local: LocalLabTemplates;
   /** Skytap's catalogue, every page (the saved account or project) */
   skytapTemplates: () => Promise<Template[]>;
   /** The connected vm-manager's images (local or remote) */
@@ -31,14 +31,14 @@ export class LabTemplateService {
   }
 
   /** Every image must be in the connected vm-manager; nothing is written when one is not. */
-  async createLocal(input: CreateLocalTemplateArgs): Promise<LabTemplateView> {
+  async create(input: CreateLocalTemplateArgs): Promise<LabTemplateView> {
     const args = parseLocalTemplateArgs(input);
     await this.checkImages(args);
     return localView(this.o.local.create(args));
   }
 
-  /** As createLocal, under the template's id; the built-in template and unknown ids are refused first. */
-  async updateLocal(id: string, input: CreateLocalTemplateArgs): Promise<LabTemplateView> {
+  /** As create, under the template's id; the built-in template and unknown ids are refused first. */
+  async update(id: string, input: CreateLocalTemplateArgs): Promise<LabTemplateView> {
     const args = parseLocalTemplateArgs(input);
     this.o.local.checkUpdatable(id);
     await this.checkImages(args);
@@ -62,7 +62,7 @@ export class LabTemplateService {
     }
   }
 
-  deleteLocal(id: string): void {
+  delete(id: string): void {
     this.o.local.delete(id);
   }
 }
