@@ -78,6 +78,7 @@ export default defineConfig({
           name: 'renderer',
           environment: 'happy-dom',
           include: ['test/renderer/**/*.test.tsx', 'test/renderer/**/*.test.ts'],
+          setupFiles: ['test/renderer/dialog-polyfill.ts'],
           testTimeout: 20_000,
         },
         esbuild: { jsx: 'automatic' },

@@ -1,6 +1,7 @@
-import { toWireError } from '../../shared/contract';
+import { AppError, toWireError } from '../../shared/contract';
 import { DOCTOR_WORDS, type DoctorReport } from '../../shared/contract/doctor';
 import { reachCore } from './call';
+import { parseFlags } from '../lib/flags';
 
 const USAGE = `povdesk doctor [--bundle] [--json]
 
@@ -17,16 +18,21 @@ export function formatReport(r: DoctorReport): string {
 }
 
 export async function runDoctorCli(argv: string[], io = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s), env: process.env }): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
+  let values;
+  try {
+    const options = { bundle: { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+    const flags = parseFlags(argv, options, 'povdesk doctor --help', (m) => new AppError('invalid_request', m));
+    if (flags.positionals.length) throw new AppError('invalid_request', `doctor takes no argument ${JSON.stringify(flags.positionals[0])}; see povdesk doctor --help`);
+    values = flags.values;
+  } catch (err) {
+    io.err(`${JSON.stringify({ error: toWireError(err) })}\n`);
+    return 1;
+  }
+  if (values.help) {
     io.out(`${USAGE}\n`);
     return 0;
   }
-  const unknown = argv.filter((a) => a !== '--bundle' && a !== '--json');
-  if (unknown.length) {
-    io.err(`${JSON.stringify({ error: { code: 'invalid_request', message: `unknown option ${unknown[0]}; see povdesk doctor --help` } })}\n`);
-    return 1;
-  }
-  const method = argv.includes('--bundle') ? 'doctor.bundle' : 'doctor.run';
+  const method = values.bundle ? 'doctor.bundle' : 'doctor.run';
   try {
     const reached = await reachCore(io.env, 'doctor');
     let result: unknown;
@@ -44,8 +50,8 @@ export async function runDoctorCli(argv: string[], io = { out: (s: string) => vo
       }
     }
     const report = (method === 'doctor.bundle' ? (result as { report: DoctorReport }).report : result) as DoctorReport;
-    io.out(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : formatReport(report));
-    if (method === 'doctor.bundle' && !argv.includes('--json')) io.out(`support bundle: ${(result as { path: string }).path}\n`);
+    io.out(values.json ? `${JSON.stringify(result, null, 2)}\n` : formatReport(report));
+    if (method === 'doctor.bundle' && !values.json) io.out(`support bundle: ${(result as { path: string }).path}\n`);
     return report.counts.contradicted > 0 ? 2 : 0;
   } catch (err) {
     io.err(`${JSON.stringify({ error: toWireError(err) })}\n`);

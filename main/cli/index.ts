@@ -7,6 +7,7 @@ import { APP_VERSION } from '../../shared/version';
 import { createCore, type Core } from '../core/create';
 import { startHost } from '../host/server';
 import { rendererDir } from '../host/static-dir';
+import { parseFlags } from '../lib/flags';
 import { callMethod } from './call';
 import { openInBrowser } from './open';
 import { subcommands } from './subcommands';
@@ -75,6 +76,11 @@ function fail(io: Io, err: unknown): number {
   return 1;
 }
 
+/** A subcommand's flags (node:util parseArgs); an unknown one is refused naming it and `povdesk --help`. */
+function cliFlags<const O extends Parameters<typeof parseFlags>[1]>(args: string[], options: O) {
+  return parseFlags(args, options, 'povdesk --help', (message) => new AppError('invalid_request', message));
+}
+
 export async function runCli(argv: string[], io: Io = defaultIo()): Promise<number> {
   const [cmd, ...rest] = argv;
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
@@ -93,8 +99,18 @@ export async function runCli(argv: string[], io: Io = defaultIo()): Promise<numb
 }
 
 async function call(args: string[], io: Io): Promise<number> {
-  const wait = args.includes('--wait');
-  const positional = args.filter((a) => a !== '--wait');
+  let flags;
+  try {
+    flags = cliFlags(args, { wait: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  } catch (err) {
+    return fail(io, err);
+  }
+  if (flags.values.help) {
+    io.out(helpText());
+    return 0;
+  }
+  const wait = flags.values.wait === true;
+  const positional = flags.positionals;
   const [method, json] = positional;
   if (!method) return fail(io, new AppError('invalid_request', 'usage: povdesk call <method> \'<json>\' [--wait]'));
   let parsedArgs: unknown = {};
@@ -140,10 +156,16 @@ function readStdin(): Promise<string> {
 }
 
 async function serve(args: string[], io: Io): Promise<number> {
+  let flags;
+  try {
+    flags = cliFlags(args, { port: { type: 'string' }, open: { type: 'boolean' } });
+    if (flags.positionals.length) throw new AppError('invalid_request', `serve takes no argument ${JSON.stringify(flags.positionals[0])}; see povdesk --help`);
+  } catch (err) {
+    return fail(io, err);
+  }
   let port: number | undefined;
-  const i = args.indexOf('--port');
-  if (i >= 0) {
-    port = Number(args[i + 1]);
+  if (flags.values.port !== undefined) {
+    port = flags.values.port.trim() === '' ? NaN : Number(flags.values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       return fail(io, new AppError('invalid_request', '--port takes a number from 0 to 65535'));
     }
@@ -166,7 +188,7 @@ async function serve(args: string[], io: Io): Promise<number> {
   core.owner.describe({ url: host.url });
   io.out(`POV Desk is serving ${host.openUrl}\n`);
   // The opener gets a one-time code, not the token: its command line is readable by every local user.
-  if (args.includes('--open')) openInBrowser(host.launchUrl(), core.base.log);
+  if (flags.values.open) openInBrowser(host.launchUrl(), core.base.log);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);

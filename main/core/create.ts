@@ -5,15 +5,17 @@ import { ControlNodeService, type ControlNodeServiceDeps } from '../services/con
 import { controlPlaneFrom } from '../services/control-node/config';
 import { DoctorService } from '../services/doctor/service';
 import { diagnostics } from './diagnostics';
-import { Ladder, nextStep } from '../services/notify/ladder';
+import { Ladder } from '../services/notify/ladder';
 import { NotificationService } from '../services/notify/service';
 import { PamService, type PamServiceDeps } from '../services/pam/service';
 import { PovLocks } from '../services/pov/locks';
 import { ReadinessService } from '../services/pov/readiness';
 import { PovService } from '../services/pov/service';
+import { PovUpdates } from '../services/pov/updates';
 import { AutoDelete } from '../services/share/auto-delete';
 import { listShares, toShareView } from '../services/share/repo';
 import { ShareService } from '../services/share/service';
+import { povSchedule } from '../services/share/pov-schedule';
 import { SavedSkytap } from '../services/skytap/saved';
 import { shareApi } from '../services/skytap/share-api';
 import { SessionManager } from '../services/ssh/manager';
@@ -44,8 +46,6 @@ import { retirement, type Retirement } from './retire';
 import { ownerBusyError, ownerFiles, tryAcquireOwnerLock, type OwnerKind, type OwnerLock } from './owner';
 import { defaultHome, pathsFor } from './paths';
 import { StreamHub } from './streams';
-import { JOB_KIND } from '../../shared/contract/job-kinds';
-import type { PovView } from '../../shared/contract/pov';
 
 export interface Core {
   base: Base;
@@ -126,7 +126,7 @@ async function buildCore(
   const secrets = registeringSecrets(opts.secrets ?? (await secretsProbe!), log);
   for (const name of [SKYTAP_ENV.token, CONTROL_PLANE_ENV.token]) if (env[name]) log.addSecret(env[name]);
   for (const account of [SKYTAP_TOKEN_ACCOUNT, CONTROL_PLANE_TOKEN_ACCOUNT, REMOTE_TOKEN_ACCOUNT]) await secrets.get(account).catch(() => null);
-  const hub = new StreamHub();
+  const hub = new StreamHub((event, err) => log.warn('a reaction to a hub event failed', { event, error: (err as Error).message }));
   const jobs = new JobRunner(db, { scrub: log.scrub, hub });
   // We hold the lock, so no live process runs any queued/running row: they were interrupted.
   const interrupted = jobs.markInterrupted();
@@ -194,9 +194,11 @@ async function buildCore(
 }
 
 /**
- * Every domain service, once, each given its collaborators: Skytap access, then notifications and
- * share links with auto-delete, PAM, the control node (sharing the POV job locks), the POVs
- * (with those as their hooks), readiness over all of them, the local VMs, terminals, templates.
+ * Every domain service, once, each given its collaborators, in an order where each one's are built
+ * before it: Skytap access, the local VMs, notifications and share links with auto-delete, PAM, the
+ * control node (sharing the POV job locks), the POVs (with those), readiness over all of them,
+ * terminals, templates. Cross-domain reactions are not wired here: each service subscribes to the
+ * hub's events it reacts to (DomainEvents in services/hub.ts).
  */
 function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { services: Services; supervisor: LocalManagerSupervisor } {
   const { db, jobs, log, settings, secrets, env, hub } = base;
@@ -204,22 +206,28 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   const skytap = new SavedSkytap(settings);
   const localLabTemplates = new LocalLabTemplates({ dir: join(base.home, 'lab-templates'), log });
 
-  const notify = new NotificationService({ db, settings, now, publish: (n) => hub.publish('notify.event', n.id, n) });
+  // One supervisor of the local vm-manager for the VMs and the bakes.
+  const supervisor = new LocalManagerSupervisor({ home: base.home, log, env });
+  const vm = new ConnectedVmManager({ settings, secrets, jobs, hub, log, supervisor });
+  // The manager and its VMs outlive the app on purpose; only the console followers stop.
+  base.onClose(() => vm.close());
+
+  const notify = new NotificationService({ db, settings, now, hub });
   const shareSkytap = async () => shareApi(await skytap.client());
-  const shares = new ShareService({ db, secrets, skytap: shareSkytap, now, log, onPovChanged: (id) => pov.changed(id) });
+  const shares = new ShareService({ db, secrets, skytap: shareSkytap, now, log, hub });
   const autoDelete = new AutoDelete({ db, skytap: shareSkytap, shares, notify, now });
   const ladder = new Ladder({ db, notify, now });
 
-  const pam = new PamService({ db, jobs, secrets, settings, env, addSecret: (v) => log.addSecret(v), ...tuning.pam });
+  const pam = new PamService({ db, jobs, secrets, settings, env, log, hub, ...tuning.pam });
 
-  // The Local lab platform drives whichever vm-manager the Local VMs page is connected to (vm, below).
+  // The Local lab platform drives whichever vm-manager the Local VMs page is connected to.
   const local = new LocalPlatform({
     api: tuning.lab?.api ?? (async () => (await vm.target()).client),
     templates: tuning.lab?.templates ?? localLabTemplates,
     hostForwards: () => hostForwardsFor(readControlNodeConfig(settings, env)),
   });
   const locks = new PovLocks(jobs);
-  const controlNode = new ControlNodeService({ db, settings, secrets, env, locks, skytap, local, onPovChanged: (id) => pov.changed(id), ...tuning.controlNode });
+  const controlNode = new ControlNodeService({ db, settings, secrets, env, locks, skytap, local, hub, ...tuning.controlNode });
 
   const pov = new PovService({
     db,
@@ -227,32 +235,12 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     log,
     locks,
     hub,
-    // pov.updated's rows carry the badge pov.list adds (readiness is built below, used later)
-    decorate: (views: PovView[]): Promise<PovView[]> => readiness.badges(views),
     skytap: (signal) => skytap.client({ signal }),
     local,
     ...(tuning.pollMs !== undefined ? { pollMs: tuning.pollMs } : {}),
-    installControlNode: controlNode.installAfterPowerOn,
-    teardownControlNode: controlNode.teardown,
-    teardownPam: (povId, ctx) => pam.teardown(povId, ctx),
-    armAutoDelete: async (povId) => {
-      await autoDelete.arm(povId);
-      ladder.tick(); // a POV created close to its deletion warns at once, not a minute later
-    },
-    onReconcileRead: async (envs, ctx) => {
-      const r = await autoDelete.sweep(envs);
-      if (r.notArmed.length) ctx.log(`auto-delete not armed for ${r.notArmed.length} POV(s)`, 'warn');
-      if (r.portalsGone) ctx.log(`${r.portalsGone} share link(s) no longer in Skytap: marked gone`);
-    },
-    autoDeleteAtFor: (asked) => (asked === undefined ? autoDelete.defaultAt() : autoDelete.check(asked)).toISOString(),
-    moveAutoDelete: async (povId, at) => {
-      await autoDelete.set(povId, at);
-      ladder.tick();
-    },
-    ladderView: (povId, at) => ({
-      nextWarning: nextStep(now(), new Date(at), notify.settings().ladderHours),
-      lastWarning: ladder.lastFired(povId, at),
-    }),
+    controlNode,
+    pam,
+    autoDelete: povSchedule({ autoDelete, ladder, notify, now }),
   });
 
   const readiness = new ReadinessService({
@@ -262,12 +250,8 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     shares: (id) => listShares(db, id).map((s) => toShareView(s, false)),
     jobs: (id) => jobs.list({ subject: id, includeRoutine: true, limit: 100 }),
   });
-
-  // One supervisor of the local vm-manager for the VMs and the bakes.
-  const supervisor = new LocalManagerSupervisor({ home: base.home, log, env });
-  const vm = new ConnectedVmManager({ settings, secrets, jobs, hub, log, supervisor });
-  // The manager and its VMs outlive the app on purpose; only the console followers stop.
-  base.onClose(() => vm.close());
+  // pov.updated's rows carry the badge pov.list adds.
+  new PovUpdates(hub, (id) => pov.views(id), (views) => readiness.badges(views));
 
   const ssh = new SessionManager({
     db,
@@ -299,26 +283,6 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
   });
 
   const labTemplates = new LabTemplateService({ local: localLabTemplates, skytapTemplates: async () => (await skytap.client()).listTemplates(), vmImages: () => vm.images() });
-
-  jobs.onChange((job) => {
-    // Once a POV's control node enrols, wire it (when its tenants are saved): the Gateway
-    // container needs the agent. A failure stays on the wiring job, never on the install.
-    if (job.kind === JOB_KIND.controlNodeInstall && job.state === 'succeeded' && job.subject) {
-      try {
-        const id = pam.autoWire(job.subject);
-        if (id) log.info('wiring a POV into BeyondTrust now that its control node enrolled', { povId: job.subject, jobId: id });
-      } catch (err) {
-        log.warn('could not start the BeyondTrust wiring after enrolment', { povId: job.subject, error: (err as Error).message });
-      }
-    }
-  });
-  jobs.onChange((job) => {
-    notify.onJob(job);
-    // a destroy or a sweep that found the environment gone: its links and their passwords go too
-    if (job.state === 'succeeded' && (job.kind === JOB_KIND.povDestroy || job.kind === JOB_KIND.reconcile)) {
-      shares.forgetDestroyed().catch((err: unknown) => log.warn('could not forget share passwords', { error: (err as Error).message }));
-    }
-  });
 
   // povdesk doctor: read-only probes of every account the app holds credentials for
   const doctor = new DoctorService({

@@ -1,6 +1,6 @@
 import type { StreamName } from '../../shared/contract';
 import { streamKey } from '../../shared/stream-listeners';
-import { LOW_WATER, type Hub } from '../services/hub';
+import { LOW_WATER, type DomainEvent, type DomainEvents, type Hub } from '../services/hub';
 
 export { HIGH_WATER, LOW_WATER } from '../services/hub';
 
@@ -21,6 +21,26 @@ const id = streamKey;
 export class StreamHub implements Hub {
   private readonly subs = new Map<string, Set<Subscriber>>();
   private readonly drains = new Map<string, { cb: () => void; below: number }[]>();
+  private readonly listeners = new Map<DomainEvent, Set<(data: never) => void>>();
+
+  constructor(private readonly onListenerError: (event: DomainEvent, err: unknown) => void = () => {}) {}
+
+  emit<E extends DomainEvent>(event: E, data: DomainEvents[E]): void {
+    for (const fn of [...(this.listeners.get(event) ?? [])]) {
+      try {
+        (fn as (d: DomainEvents[E]) => void)(data);
+      } catch (err) {
+        this.onListenerError(event, err);
+      }
+    }
+  }
+
+  on<E extends DomainEvent>(event: E, fn: (data: DomainEvents[E]) => void): () => void {
+    let set = this.listeners.get(event);
+    if (!set) this.listeners.set(event, (set = new Set()));
+    set.add(fn as (data: never) => void);
+    return () => set!.delete(fn as (data: never) => void);
+  }
 
   subscribe(stream: StreamName | string, key: string, sub: Subscriber): () => void {
     const k = id(stream, key);

@@ -1,4 +1,17 @@
-import type { StreamData, StreamName } from '../../shared/contract';
+import type { JobRecord, StreamData, StreamName } from '../../shared/contract';
+
+/**
+ * What one domain tells the others inside this process (never on the wire, so not a contract
+ * stream): the cross-domain reactions. The producer emits; each service that reacts subscribes in
+ * its own constructor, so the composition root (main/core/create.ts) wires no reaction itself.
+ */
+export interface DomainEvents {
+  /** A job's snapshot changed (the JobRunner emits every change, after it is committed). */
+  'job.changed': JobRecord;
+  /** A service wrote a POV's row outside that POV's job; `pov.updated` follows if its view changed. */
+  'pov.changed': { povId: string };
+}
+export type DomainEvent = keyof DomainEvents;
 
 /**
  * What a service needs to publish stream events (job snapshots, console output, terminal bytes)
@@ -14,7 +27,14 @@ export interface Hub {
   pressure(stream: StreamName, key: string): number;
   /** Calls cb once, when pressure on (stream, key) falls to `below` (default LOW_WATER), or at once if it already has. */
   onDrain(stream: StreamName, key: string, cb: () => void, below?: number): void;
+  /** Tells every subscriber of `event`, in the order they subscribed; a subscriber's failure is not the emitter's. */
+  emit<E extends DomainEvent>(event: E, data: DomainEvents[E]): void;
+  /** Subscribes to `event`; returns the unsubscribe function. */
+  on<E extends DomainEvent>(event: E, fn: (data: DomainEvents[E]) => void): () => void;
 }
+
+/** The part of the hub a service that only reacts or only announces needs. */
+export type Events = Pick<Hub, 'emit' | 'on'>;
 
 /** Unacknowledged bytes above which a producer stops reading until the hub reports a drain. */
 export const HIGH_WATER = 100_000;

@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { goldenForSize, recordGolden, recordGoldenForSize, sizeKey, type ImagePolicy } from './attest/index';
 import { GOLDEN_VM_SIZE, isGoldenVmSize } from '../../shared/golden-size';
 import { attestationView } from './api';
+import { parseFlags } from '../lib/flags';
 import { VmmError } from './errors';
 import { firmwareChange } from './golden';
 import { learnOffline } from './learn-offline';
@@ -25,33 +26,35 @@ import { defaultStateDir, serve } from './server';
 import { exitWhenUnowned, UNOWNED_GRACE_MS } from './unowned';
 import type { VmRecord } from './vms';
 
-interface Parsed {
-  pos: string[];
-  flags: Map<string, string | true>;
-}
+/** Every flag of every subcommand (a subcommand ignores the ones it does not use, as before). */
+const OPTIONS = {
+  'state-dir': { type: 'string' },
+  port: { type: 'string' },
+  socket: { type: 'string' },
+  token: { type: 'string' },
+  'token-file': { type: 'string' },
+  name: { type: 'string' },
+  'from-vm': { type: 'string' },
+  server: { type: 'string' },
+  'learn-golden': { type: 'string' },
+  'exit-unowned': { type: 'string' },
+  'vm-timeout': { type: 'string' },
+  image: { type: 'string' },
+  'stop-vms-on-exit': { type: 'boolean' },
+  clear: { type: 'boolean' },
+  'no-golden': { type: 'boolean' },
+  help: { type: 'boolean' },
+  'skip-vm': { type: 'boolean' },
+} as const;
 
-const VALUE_FLAGS = new Set(['--state-dir', '--port', '--socket', '--token', '--token-file', '--name', '--from-vm', '--server', '--learn-golden', '--exit-unowned', '--vm-timeout', '--image']);
-const BOOL_FLAGS = new Set(['--stop-vms-on-exit', '--clear', '--no-golden', '--help', '--skip-vm']);
+type Flags = ReturnType<typeof parse>['values'];
 
-function parse(argv: string[]): Parsed {
-  const pos: string[] = [];
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] ?? '';
-    if (a.startsWith('--')) {
-      const [k, v] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-      if (VALUE_FLAGS.has(k)) {
-        const val = v ?? argv[++i];
-        if (k === '--learn-golden' && (val === undefined || val.startsWith('--'))) {
-          throw new VmmError('invalid_request', '--learn-golden needs the image(s) to learn, e.g. --learn-golden povdesk-test (learn mode is per image, never the whole daemon)');
-        }
-        if (val === undefined) throw new VmmError('invalid_request', `${k} needs a value`);
-        flags.set(k, val);
-      } else if (BOOL_FLAGS.has(k)) flags.set(k, true);
-      else throw new VmmError('invalid_request', `unknown option ${k}`);
-    } else pos.push(a);
-  }
-  return { pos, flags };
+function parse(argv: string[]) {
+  return parseFlags(argv, OPTIONS, 'povdesk vm-manager --help', (message, flag) =>
+    flag === '--learn-golden' && !message.startsWith('unknown')
+      ? new VmmError('invalid_request', '--learn-golden needs the image(s) to learn, e.g. --learn-golden povdesk-test (learn mode is per image, never the whole daemon)')
+      : new VmmError('invalid_request', message),
+  );
 }
 
 const USAGE = `usage: povdesk vm-manager serve [--state-dir D] [--port N | --socket P] [--token-file F] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit]
@@ -67,8 +70,8 @@ The API token comes from POVDESK_VMM_TOKEN or --token-file (a file only you may 
 serve makes a random one without either. Not --token T: a command line is readable by every local user.`;
 
 /** The API token: --token-file (mode 0600), else POVDESK_VMM_TOKEN, else --token with a warning; undefined for none. */
-function tokenOption(flags: Parsed['flags'], env: NodeJS.ProcessEnv, warn: (s: string) => void): string | undefined {
-  const file = flags.get('--token-file');
+function tokenOption(flags: Flags, env: NodeJS.ProcessEnv, warn: (s: string) => void): string | undefined {
+  const file = flags['token-file'];
   if (typeof file === 'string') {
     const st = statSync(file, { throwIfNoEntry: false });
     if (!st?.isFile()) throw new VmmError('invalid_request', `--token-file ${file} is not a file`);
@@ -79,7 +82,7 @@ function tokenOption(flags: Parsed['flags'], env: NodeJS.ProcessEnv, warn: (s: s
     if (!token) throw new VmmError('invalid_request', `--token-file ${file} is empty`);
     return token;
   }
-  const arg = flags.get('--token');
+  const arg = flags.token;
   if (typeof arg === 'string') {
     warn('warning: --token puts the token on the command line, readable by every local user (ps, /proc/<pid>/cmdline); use POVDESK_VMM_TOKEN or --token-file <file> (chmod 600)');
     return arg;
@@ -89,46 +92,46 @@ function tokenOption(flags: Parsed['flags'], env: NodeJS.ProcessEnv, warn: (s: s
 
 export async function runVmManagerCli(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + '\n'), err: (s: string) => void = (s) => process.stderr.write(s + '\n'), env: NodeJS.ProcessEnv = process.env): Promise<number> {
   try {
-    const { pos, flags } = parse(argv);
-    const str = (k: string) => (typeof flags.get(k) === 'string' ? (flags.get(k) as string) : undefined);
-    if (flags.has('--help') || pos.length === 0) {
+    const { positionals: pos, values: flags } = parse(argv);
+    const str = (k: keyof typeof OPTIONS) => (typeof flags[k] === 'string' ? flags[k] : undefined);
+    if (flags.help || pos.length === 0) {
       out(USAGE);
-      return pos.length === 0 && !flags.has('--help') ? 2 : 0;
+      return pos.length === 0 && !flags.help ? 2 : 0;
     }
     const [cmd, sub, arg] = pos;
     if (cmd === 'test') {
-      const server = str('--server');
+      const server = str('server');
       const token = server ? tokenOption(flags, env, err) : undefined;
       return await runProofCli({
-        stateDir: () => resolve(str('--state-dir') ?? defaultStateDir(env)),
+        stateDir: () => resolve(str('state-dir') ?? defaultStateDir(env)),
         ...(server ? { server } : {}),
         ...(token ? { token } : {}),
-        skipVm: flags.has('--skip-vm'),
-        ...(str('--vm-timeout') ? { vmTimeout: str('--vm-timeout')! } : {}),
-        ...(str('--image') ? { image: str('--image')! } : {}),
+        skipVm: flags['skip-vm'] === true,
+        ...(str('vm-timeout') ? { vmTimeout: str('vm-timeout')! } : {}),
+        ...(str('image') ? { image: str('image')! } : {}),
         out,
         err,
       });
     }
-    const stateDir = resolve(str('--state-dir') ?? defaultStateDir());
+    const stateDir = resolve(str('state-dir') ?? defaultStateDir());
     if (cmd === 'serve') {
-      const port = str('--port');
+      const port = str('port');
       if (port !== undefined && !/^\d+$/.test(port)) throw new VmmError('invalid_request', `--port must be a number, got ${port}`);
       const m = await serve({
-        stateDir, port: port ? Number(port) : 0, socket: str('--socket'), token: tokenOption(flags, env, err), learn: str('--learn-golden')?.split(',').filter(Boolean),
+        stateDir, port: port ? Number(port) : 0, socket: str('socket'), token: tokenOption(flags, env, err), learn: str('learn-golden')?.split(',').filter(Boolean),
         log: (s) => err(`vm-manager: ${s}`),
       });
       out(JSON.stringify({ url: m.url, token: m.token, stateDir: m.stateDir, pid: process.pid, accelerator: m.host.accelerator.chosen, recovered: m.recovered }));
       await new Promise<void>((r) => {
         process.once('SIGINT', r);
         process.once('SIGTERM', r);
-        const ownerFile = str('--exit-unowned');
+        const ownerFile = str('exit-unowned');
         if (ownerFile) {
           const graceMs = Number(process.env.POVDESK_VMM_UNOWNED_GRACE_MS) || UNOWNED_GRACE_MS;
           exitWhenUnowned({ ownerFile, vms: () => m.vms.list(), requests: m.requests, graceMs, exit: (why) => (err(`vm-manager: exiting: ${why}`), r()) });
         }
       });
-      await m.close({ stopVms: flags.has('--stop-vms-on-exit') });
+      await m.close({ stopVms: flags['stop-vms-on-exit'] === true });
       return 0;
     }
     if (cmd === 'image' && sub === 'build-test') {
@@ -145,7 +148,7 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
     }
     if (cmd === 'image' && sub === 'import') {
       if (!arg) throw new VmmError('invalid_request', 'image import needs a file: image import <file>');
-      out(JSON.stringify(await importImage(stateDir, arg, { name: str('--name') })));
+      out(JSON.stringify(await importImage(stateDir, arg, { name: str('name') })));
       return 0;
     }
     if (cmd === 'image' && sub === 'references') {
@@ -156,11 +159,11 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
     }
     if (cmd === 'image' && sub === 'golden') {
       if (!arg) throw new VmmError('invalid_request', 'image golden needs an image name: image golden <image> --from-vm <id>');
-      const vmId = str('--from-vm');
+      const vmId = str('from-vm');
       if (!vmId) throw new VmmError('invalid_request', 'image golden needs --from-vm <id>');
       const image = getImage(stateDir, arg);
       let att: { image: string; cpus?: number; memoryMiB?: number; ready: VmRecord['attestation']['ready']; initrd: VmRecord['attestation']['initrd'] };
-      const server = str('--server');
+      const server = str('server');
       if (server) {
         // The attestation answer carries this daemon's stage results under `povdesk` (views.ts).
         const res = await fetch(new URL(`/api/v1/vms/${encodeURIComponent(vmId)}/attestation`, server), { headers: { Authorization: `Bearer ${tokenOption(flags, env, err) ?? ''}` } });
@@ -179,7 +182,7 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       // The values hold for the VM's size (shared/golden-size.ts): the default size's go to golden,
       // another size's to golden_sizes (always whole: --clear is for the default set only).
       const size = { cpus: att.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMiB: att.memoryMiB ?? GOLDEN_VM_SIZE.memoryMiB };
-      const next = isGoldenVmSize(size.cpus, size.memoryMiB) ? recordGolden(policy, att.ready.pcrs, { clear: flags.has('--clear') }) : recordGoldenForSize(policy, size, att.ready.pcrs);
+      const next = isGoldenVmSize(size.cpus, size.memoryMiB) ? recordGolden(policy, att.ready.pcrs, { clear: flags['clear'] === true }) : recordGoldenForSize(policy, size, att.ready.pcrs);
       writePolicy(image.dir, next);
       out(JSON.stringify({ image: image.name, size: sizeKey(size), golden: goldenForSize(next, size).sha256 }));
       return 0;
@@ -198,14 +201,14 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
  * boot). Only when they cannot be made (the policy's `unpredictable` says why) does one learn boot
  * record golden values instead, unless kept from an identical build or --no-golden.
  */
-async function buildTest(stateDir: string, flags: Parsed['flags'], signal: AbortSignal, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+async function buildTest(stateDir: string, flags: Flags, signal: AbortSignal, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   const t = Date.now();
   const info = buildTestImage(stateDir, { ovmfCode: findOvmf()?.code ?? null });
   const built = readPolicy(join(stateDir, 'images', info.name));
   const references = built?.references ? referencesSummary(built.references) : null;
   if (!references) err(`vm-manager: no reference measurements for ${info.name}: ${built?.unpredictable ?? 'unknown'}; golden values are the fallback`);
   const kept = !references && Object.keys(built?.golden.sha256 ?? {}).length > 0 && firmwareChange(built, findOvmf()?.code ?? null) === null;
-  const golden = references || flags.has('--no-golden') || kept ? null : await learnOffline(stateDir, info.name, (s) => err(`vm-manager: ${s}`), signal);
+  const golden = references || flags['no-golden'] === true || kept ? null : await learnOffline(stateDir, info.name, (s) => err(`vm-manager: ${s}`), signal);
   out(JSON.stringify({ ...info, seconds: (Date.now() - t) / 1000, references, golden: golden?.golden ?? null, goldenKept: kept }));
   return 0;
 }

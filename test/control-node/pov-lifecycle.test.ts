@@ -65,7 +65,7 @@ describe('the provision hook and the status the installer recorded', () => {
     let installer: ControlNodeInstaller = async () => {
       throw new AppError('unavailable', 'control plane unreachable');
     };
-    const svc = new PovService({ ...pw.deps, jobs: pw.jobs, installControlNode: (povId, ctx) => installer(povId, ctx) });
+    const svc = new PovService({ ...pw.deps, jobs: pw.jobs, hub: pw.hub, controlNode: { ...pw.deps.controlNode, installAfterPowerOn: (povId, ctx) => installer(povId, ctx) } });
     const a = await createPov({ ...pw, svc }, 'A');
     expect(a.job.state).toBe('succeeded');
     expect(getPov(w.db, a.povId)).toMatchObject({ control_node_status: 'failed', control_node_reason: 'control plane unreachable', error_message: null });
@@ -194,7 +194,7 @@ describe('after a restart', () => {
     const b = await createPov(pw, 'B');
     pw.svc.setControlNode(a.povId, { control_node_status: 'waiting', control_node_vm_id: 'vm1' });
     pw.svc.setControlNode(b.povId, { control_node_status: 'enrolled', control_node_mode: 'spire' });
-    const restarted = new PovService({ ...pw.deps, jobs: pw.jobs });
+    const restarted = new PovService({ ...pw.deps, jobs: pw.jobs, hub: pw.hub });
     restarted.resumeInterrupted();
     expect(getPov(w.db, a.povId)).toMatchObject({ control_node_status: 'failed', control_node_reason: expect.stringMatching(/interrupted.*press Install control node/) });
     expect(getPov(w.db, b.povId)).toMatchObject({ control_node_status: 'enrolled', control_node_mode: 'spire', control_node_reason: null });

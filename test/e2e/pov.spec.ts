@@ -37,8 +37,21 @@ test('create, suspend, start and destroy a POV from the POVs page', async ({ app
 
   await app.open('POVs');
   await expect(page.getByText('No POVs yet')).toBeVisible();
-  await page.getByRole('button', { name: 'New POV' }).click();
+  // The dialog is a modal <dialog>: Tab never reaches the page behind (it may pass through the
+  // browser's own UI, the body here), Escape closes it, focus goes back to the opener.
+  const opener = page.getByRole('button', { name: 'New POV' });
+  await opener.focus();
+  await page.keyboard.press('Enter');
   const dialog = page.getByRole('dialog', { name: 'Create POV' });
+  await expect(dialog).toBeVisible();
+  for (let i = 0; i < 12; i++) {
+    await page.keyboard.press(i % 3 === 2 ? 'Shift+Tab' : 'Tab');
+    expect(await dialog.evaluate((d) => document.activeElement === document.body || d.contains(document.activeElement))).toBe(true);
+  }
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(opener).toBeFocused();
+  await opener.click();
   await dialog.getByLabel('Search templates').fill('windows ad');
   await expect(dialog.getByRole('option')).toHaveCount(1);
   await dialog.getByRole('option', { name: /Windows AD lab/ }).click();

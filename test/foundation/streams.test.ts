@@ -57,4 +57,20 @@ describe('StreamHub', () => {
     expect(drained).toBe(true);
     expect(hub.pressure('ssh.data', 'k')).toBe(0);
   });
+
+  it('domain events reach their subscribers in order; a failing one is reported and does not stop the rest; off unsubscribes', () => {
+    const failed: string[] = [];
+    const hub = new StreamHub((event, err) => failed.push(`${event}: ${(err as Error).message}`));
+    const got: string[] = [];
+    hub.on('pov.changed', ({ povId }) => got.push(`a ${povId}`));
+    hub.on('pov.changed', () => {
+      throw new Error('boom');
+    });
+    const off = hub.on('pov.changed', ({ povId }) => got.push(`c ${povId}`));
+    hub.emit('pov.changed', { povId: 'p1' });
+    off();
+    hub.emit('pov.changed', { povId: 'p2' });
+    expect(got).toEqual(['a p1', 'c p1', 'a p2']);
+    expect(failed).toEqual(['pov.changed: boom', 'pov.changed: boom']);
+  });
 });

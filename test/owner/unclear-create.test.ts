@@ -51,7 +51,7 @@ describe('unclear create', () => {
 
   it('nothing appears within the bound: only then does the row say nothing is billing', async () => {
     w = await world();
-    const svc = new PovService({ ...w.deps, jobs: w.jobs, createCheckMs: 1500 });
+    const svc = new PovService({ ...w.deps, jobs: w.jobs, hub: w.hub, createCheckMs: 1500 });
     // The create is refused after reaching nothing, but the reply is lost: outcome unknown.
     w.emu.faults.push({ match: 'POST /configurations', status: 504 });
     const { jobId, povId } = svc.create({ templateId: firstTemplateId(w), name: 'Lost' });

@@ -10,12 +10,13 @@
  * CRASH_VMM makes it a local POV from the two-VM template (local-support.ts). Prints "pov <id>" and
  * "job <id>" first so the parent knows what was running.
  */
+import { StreamHub } from '../../main/core/streams';
 import { JobRunner } from '../../main/services/jobs/runner';
 import { LocalPlatform } from '../../main/services/lab-platforms/local';
 import { PovService } from '../../main/services/pov/service';
 import { openDatabase } from '../../main/services/store/db';
 import { VmManagerClient } from '../../main/vm-api/client';
-import { clientFor, MIGRATIONS } from './helpers';
+import { bareCollaborators, clientFor, MIGRATIONS } from './helpers';
 import { templatesOf, TOKEN, TWO_VMS } from './local-support';
 
 const env = process.env;
@@ -26,6 +27,8 @@ const jobs = new JobRunner(db);
 const svc = new PovService({
   db,
   jobs,
+  hub: new StreamHub(),
+  ...bareCollaborators(),
   skytap: async (signal: AbortSignal) => {
     if (!env.CRASH_EMU) throw new Error('no Skytap in the local crash child');
     return clientFor(env.CRASH_EMU, signal);

@@ -11,12 +11,13 @@ import { JobRunner } from '../../main/services/jobs/runner';
 import { SkytapClient, type RetryBudget } from '../../main/services/skytap/client';
 import { PovService } from '../../main/services/pov/service';
 import type { LifecycleDeps, StepContext } from '../../main/services/pov/types';
+import { StreamHub } from '../../main/core/streams';
 import type { CoreTuning } from '../../main/core/create';
 import type { SecretStore } from '../../main/services/secrets/store';
 import { testCore, type TestCore } from '../support/core';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../skytap-emulator/emulator';
 import { SEEDS } from '../skytap-emulator/seed';
-import type { StreamHub, Subscriber } from '../../main/core/streams';
+import type { Subscriber } from '../../main/core/streams';
 import type { PovView } from '../../shared/contract/pov';
 
 /** The POV tables, the VM columns a VM read writes (migration 12) and the env_name column (14). */
@@ -37,6 +38,8 @@ export interface World {
   db: Db;
   emu: Emulator;
   deps: LifecycleDeps;
+  /** The hub the world's jobs and POV service announce on (`job.changed`, `pov.changed`). */
+  hub: StreamHub;
   jobs: JobRunner;
   svc: PovService;
   logs: string[];
@@ -51,6 +54,25 @@ export function clientFor(url: string, signal?: AbortSignal): SkytapClient {
   );
 }
 
+/**
+ * The POVs' collaborators where no control node, PAM or auto-delete is set up (the app wires the
+ * real ones in main/core/create.ts): the install says "not set up", the teardowns and the schedule
+ * do nothing, and a POV keeps the auto-delete time asked for (none by default).
+ */
+export function bareCollaborators(): Pick<LifecycleDeps, 'controlNode' | 'pam' | 'autoDelete'> {
+  return {
+    controlNode: { installAfterPowerOn: async () => 'not_set_up', teardown: async () => {} },
+    pam: { teardown: async () => {} },
+    autoDelete: {
+      at: (asked) => asked,
+      arm: async () => {},
+      move: async () => {},
+      sweep: async () => {},
+      ladderView: () => ({ nextWarning: null, lastWarning: null }),
+    },
+  };
+}
+
 export async function world(opts: EmulatorOptions & { seed?: EmulatorOptions['seed'] } = {}): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), 'povdesk-pov-'));
   const file = join(dir, 'povdesk.db');
@@ -62,9 +84,11 @@ export async function world(opts: EmulatorOptions & { seed?: EmulatorOptions['se
     skytap: async (signal) => clientFor(emu.url, signal),
     pollMs: 15,
     waitTimeoutMs: 5000,
+    ...bareCollaborators(),
   };
-  const jobs = new JobRunner(db);
-  const svc = new PovService({ ...deps, jobs });
+  const hub = new StreamHub();
+  const jobs = new JobRunner(db, { hub });
+  const svc = new PovService({ ...deps, jobs, hub });
   const ctx: StepContext = {
     signal: new AbortController().signal,
     progress: () => {},
@@ -76,6 +100,7 @@ export async function world(opts: EmulatorOptions & { seed?: EmulatorOptions['se
     db,
     emu,
     deps,
+    hub,
     jobs,
     svc,
     logs,

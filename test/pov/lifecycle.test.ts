@@ -113,7 +113,7 @@ describe('create', () => {
 
   it('a control-node install failure never fails the provision', async () => {
     w = await world();
-    w.deps.installControlNode = async () => {
+    w.deps.controlNode.installAfterPowerOn = async () => {
       throw new Error('no Linux VM named control-node answered');
     };
     const id = newRow(w);

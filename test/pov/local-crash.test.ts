@@ -9,12 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { StreamHub } from '../../main/core/streams';
 import { JobRunner } from '../../main/services/jobs/runner';
 import { LocalPlatform } from '../../main/services/lab-platforms/local';
 import { getPov, listPovs } from '../../main/services/pov/repo';
 import { PovService } from '../../main/services/pov/service';
 import { openDatabase, type Db } from '../../main/services/store/db';
-import { MIGRATIONS, runCrashChild } from './helpers';
+import { bareCollaborators, MIGRATIONS, runCrashChild } from './helpers';
 import { fakeManager, fakeManagerSkip, templatesOf, TWO_VMS, type FakeManager } from './local-support';
 
 const CREATE_STEPS = ['after-commit', 'before-create-network', 'after-create-network', 'before-create-vm:control', 'after-create-vm:control', 'before-create-vm:target', 'after-create-vm:target', 'after-create', 'after-power-on', 'after-vms'];
@@ -47,6 +48,8 @@ async function setup(): Promise<W> {
   const svc = new PovService({
     db,
     jobs,
+    hub: new StreamHub(),
+    ...bareCollaborators(),
     skytap: async () => {
       throw new Error('no Skytap here');
     },

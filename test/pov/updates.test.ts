@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { StreamHub } from '../../main/core/streams';
 import { getPov } from '../../main/services/pov/repo';
-import { PovService } from '../../main/services/pov/service';
+import { PovUpdates } from '../../main/services/pov/updates';
 import { firstTemplateId, followPovUpdates, world, type World } from './helpers';
 
 let w: World;
@@ -16,9 +15,9 @@ const settle = () => new Promise((r) => setTimeout(r, 20));
 describe('pov.updated', () => {
   it('follows a create to its confirmed runstate and ends with the row free; a sweep publishes only what changed', async () => {
     w = await world();
-    const hub = new StreamHub();
-    const seen = followPovUpdates(hub);
-    const svc = new PovService({ ...w.deps, jobs: w.jobs, hub });
+    const seen = followPovUpdates(w.hub);
+    const svc = w.svc;
+    new PovUpdates(w.hub, (id) => svc.views(id));
     const { jobId, povId } = svc.create({ templateId: firstTemplateId(w), name: 'Evented' });
     await w.jobs.wait(jobId);
     await settle();

@@ -307,7 +307,7 @@ describe('the share link password', () => {
 });
 
 describe('job notifications', () => {
-  it('a job that ran over 60 s notifies once when it ends; a shorter one or a routine one does not', async () => {
+  it('a job that ran over 60 s notifies once when it ends; a shorter one or a routine one does not (notify hears job.changed on the hub)', async () => {
     w = await shareWorld();
     const job = (id: string, ms: number, routine = false) => ({
       id,
@@ -323,11 +323,16 @@ describe('job notifications', () => {
       error: null,
       result: null,
     });
-    w.share.notify.onJob(job('long', 61_000));
-    w.share.notify.onJob(job('long', 61_000)); // the same end reported twice
-    w.share.notify.onJob(job('short', 59_000));
-    w.share.notify.onJob(job('sweep', 120_000, true));
+    const shown: unknown[] = [];
+    w.base.hub.subscribe('notify.event', '*', { unacked: new Map(), send: (_s, _k, data) => void shown.push(data) });
+    // Through the hub, as the JobRunner announces every change: the core wires no reaction itself.
+    w.base.hub.emit('job.changed', job('long', 61_000));
+    w.base.hub.emit('job.changed', job('long', 61_000)); // the same end reported twice
+    w.base.hub.emit('job.changed', job('short', 59_000));
+    w.base.hub.emit('job.changed', job('sweep', 120_000, true));
     const jobs = (await w.call('notify.list', {})).items.filter((n) => n.kind === 'job');
     expect(jobs.map((n) => [n.title, n.body, n.count])).toEqual([['Create POV "long" finished', 'after 61 s', 2]]);
+    // shown once: the repeat only counts
+    expect(shown).toEqual([expect.objectContaining({ title: 'Create POV "long" finished', count: 1 })]);
   });
 });

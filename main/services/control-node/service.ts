@@ -15,6 +15,7 @@ import { USER_DATA_LIMIT } from './markers';
 import { buildBootstrap } from './payload';
 import { controlNodeRow, dbPovLookup, hasRoleHostColumns, povName, setRoleHosts } from './pov-adapter';
 import { RUNNER_PATH, UNIT_NAME, runnerScript } from './runner';
+import type { Events } from '../hub';
 
 export interface ControlNodeServiceDeps {
   db: Db;
@@ -33,8 +34,8 @@ export interface ControlNodeServiceDeps {
   local?: LabPlatform;
   /** How often the install reads the agent's enrolment state (default 10 s). */
   enrolPollMs?: number;
-  /** A POV's row changed outside a job (a name, the role hosts): `pov.updated` follows it. */
-  onPovChanged?: (povId: string) => void;
+  /** Where `pov.changed` goes when a POV's row changes outside a job (a name, the role hosts): `pov.updated` follows it. */
+  hub: Pick<Events, 'emit'>;
 }
 
 /** The control node of each POV: its settings, resolution, install after power-on, and teardown. */
@@ -250,7 +251,7 @@ export class ControlNodeService {
     } else {
       this.povs.setControlNode(id, { reason: null });
     }
-    this.d.onPovChanged?.(id);
+    this.d.hub.emit('pov.changed', { povId: id });
     return { ...controlNodeRow(this.d.db, id)!, resolvedVm: 'vm' in resolution ? resolution.vm.name : null };
   }
 }

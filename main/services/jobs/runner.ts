@@ -76,9 +76,10 @@ export class JobRunner {
     private readonly db: Db,
     /**
      * scrub: applied to every text a job record keeps (the logger's secret redaction in the app).
-     * hub: where every snapshot is published as it changes, on `jobs.update` keyed by job id.
+     * hub: where every snapshot is published as it changes, on `jobs.update` keyed by job id, and
+     * emitted as `job.changed` for the services that react to jobs (hub.ts DomainEvents).
      */
-    private readonly opts: { concurrency?: number; now?: () => Date; scrub?: (text: string) => string; hub?: Pick<Hub, 'publish'> } = {},
+    private readonly opts: { concurrency?: number; now?: () => Date; scrub?: (text: string) => string; hub?: Pick<Hub, 'publish' | 'emit'> } = {},
   ) {}
 
   private scrub(text: string): string {
@@ -208,6 +209,7 @@ export class JobRunner {
     const rec = this.get(id);
     if (!rec) return;
     this.opts.hub?.publish('jobs.update', rec.id, rec);
+    this.opts.hub?.emit('job.changed', rec);
     for (const fn of this.listeners) {
       try {
         fn(rec);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JobRecord } from '../../../shared/contract/core';
 import type { NotificationView, NotifySettings } from '../../../shared/contract/notify';
+import type { Hub } from '../hub';
 import type { Db } from '../store/db';
 
 export const DEFAULT_NOTIFY_SETTINGS: NotifySettings = { doNotDisturb: false, ladderHours: [168, 72, 24, 1], autoDeleteDays: 30 };
@@ -25,8 +26,11 @@ interface Row {
 
 export interface NotifyDeps {
   db: Db;
-  /** Where a new notification goes (the `notify.event` stream; the Electron shell shows it). */
-  publish?: (n: NotificationView) => void;
+  /**
+   * Where a new notification goes (the `notify.event` stream; the Electron shell shows it), and
+   * where the service hears `job.changed` (a long job's end becomes a notification).
+   */
+  hub: Pick<Hub, 'publish' | 'on'>;
   now?: () => Date;
   /** Settings kept in the settings table. */
   settings: { getValue(key: string): string | null; setValue(key: string, value: string): void };
@@ -48,7 +52,9 @@ export interface NotifyInput {
  * everything but urgent ones: they are listed, marked held, and not published.
  */
 export class NotificationService {
-  constructor(private readonly deps: NotifyDeps) {}
+  constructor(private readonly deps: NotifyDeps) {
+    deps.hub.on('job.changed', (job) => this.onJob(job));
+  }
 
   private now(): string {
     return (this.deps.now?.() ?? new Date()).toISOString();
@@ -106,7 +112,7 @@ export class NotificationService {
       ).run(row);
     })();
     const view = toView(row);
-    if (!held) this.deps.publish?.(view);
+    if (!held) this.deps.hub.publish('notify.event', view.id, view);
     return view;
   }
 

@@ -2,6 +2,8 @@ import { AppError } from '../../../shared/contract/errors';
 import { sleep } from '../../lib/sleep';
 import type { PamItem, PamProduct, PamStatus, PamTestResult } from '../../../shared/contract/pam';
 import { CONTROL_PLANE_ENV, CONTROL_PLANE_TOKEN_ACCOUNT, readConfig, type KeyValue } from '../control-node/config';
+import { JOB_KIND } from '../../../shared/contract/job-kinds';
+import type { Events } from '../hub';
 import type { JobContext, JobRunner } from '../jobs/runner';
 import { getPov, listVms } from '../pov/repo';
 import type { SecretStore } from '../secrets/store';
@@ -26,8 +28,10 @@ export interface PamServiceDeps {
   secrets: SecretStore;
   settings: KeyValue;
   env: NodeJS.ProcessEnv;
-  /** The log's redaction list: every tenant secret is registered before it is used. */
-  addSecret?: (v: string) => void;
+  /** addSecret: the log's redaction list; every tenant secret is registered before it is used. */
+  log: { addSecret(v: string): void; info(msg: string, f?: Record<string, unknown>): void; warn(msg: string, f?: Record<string, unknown>): void };
+  /** Where the service hears `job.changed`: a control node that enrolled gets wired (autoWire). */
+  hub: Pick<Events, 'on'>;
   /** Tests: a quick sleep for Retry-After and the connect poll. */
   http?: HttpOptions;
   /** Defaults to the control plane of Settings → Control node (null when none is set). */
@@ -46,7 +50,18 @@ export class PamService {
 
   constructor(private readonly d: PamServiceDeps) {
     this.repo = new PamRepo(d.db);
-    this.tenants = new Tenants(this.repo, d.secrets, d.addSecret);
+    this.tenants = new Tenants(this.repo, d.secrets, (v) => d.log.addSecret(v));
+    // Once a POV's control node enrols, wire it (when its tenants are saved): the Gateway
+    // container needs the agent. A failure stays on the wiring job, never on the install.
+    d.hub.on('job.changed', (job) => {
+      if (job.kind !== JOB_KIND.controlNodeInstall || job.state !== 'succeeded' || !job.subject) return;
+      try {
+        const id = this.autoWire(job.subject);
+        if (id) d.log.info('wiring a POV into BeyondTrust now that its control node enrolled', { povId: job.subject, jobId: id });
+      } catch (err) {
+        d.log.warn('could not start the BeyondTrust wiring after enrolment', { povId: job.subject, error: (err as Error).message });
+      }
+    });
   }
 
   getSettings() {

@@ -28,14 +28,12 @@ export async function runDestroy(deps: LifecycleDeps, povId: string, ctx: StepCo
   try {
     // Unwire from BeyondTrust before the agent goes (it stops the Gateway container) and before
     // the environment goes (a Jumpoint left behind would point at nothing). Never blocks the destroy.
-    if (deps.teardownPam) {
-      ctx.progress('unwire BeyondTrust', 0.03);
-      try {
-        await deps.teardownPam(povId, ctx);
-      } catch (err) {
-        if (ctx.signal.aborted) throw err;
-        ctx.log(`could not unwire BeyondTrust: ${messageOf(err)} The environment is destroyed anyway; remove what is left in the tenants (Access panel → Unwire).`, 'warn');
-      }
+    ctx.progress('unwire BeyondTrust', 0.03);
+    try {
+      await deps.pam.teardown(povId, ctx);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      ctx.log(`could not unwire BeyondTrust: ${messageOf(err)} The environment is destroyed anyway; remove what is left in the tenants (Access panel → Unwire).`, 'warn');
     }
     // Revoke the agent first: from the moment a destroy is asked for, nothing on that VM should
     // be trusted. A failure is logged on the job and the row and the destroy carries on.

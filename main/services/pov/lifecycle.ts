@@ -141,10 +141,10 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
   }
   row = mustGet(deps, povId);
   const envId = row.env_id!;
-  if (deps.armAutoDelete && !row.schedule_id && capabilitiesOf(p.id).features.schedules.supported) {
+  if (!row.schedule_id && capabilitiesOf(p.id).features.schedules.supported) {
     ctx.progress('arm auto-delete', 0.25);
     try {
-      await deps.armAutoDelete(povId, ctx);
+      await deps.autoDelete.arm(povId, ctx);
     } catch (err) {
       ctx.log(`auto-delete is not armed: ${messageOf(err)} The sweep flags it; press Re-arm on the POV.`, 'warn');
     }

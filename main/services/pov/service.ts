@@ -11,27 +11,20 @@ import { runCreate, runPower, runRefreshVms } from './lifecycle';
 import type { PlatformId } from '../lab-platforms/platform';
 import { RECONCILE_INTERVAL_MS, ROUTINE_JOB_RETENTION_MS, reconcilePass, reconcilePlatform, unclearCreateCount } from './reconcile';
 import { getPov, getVm, insertPov, listPovs, listVms, toPovView, toVmView, updatePov, type PovRow } from './repo';
-import type { Environment } from '../skytap/schemas';
-import type { LifecycleDeps, StepContext } from './types';
-import { PovUpdates, type PovUpdatesHub } from './updates';
+import type { Events } from '../hub';
+import type { LifecycleDeps } from './types';
 
+/**
+ * The POVs' collaborators: the lifecycle's (the platforms, the control node, PAM, auto-delete;
+ * types.ts), the job runner, and the hub, where the service says `pov.changed` after writing a
+ * row outside a job (PovUpdates, updates.ts, turns that into `pov.updated`).
+ */
 export interface PovServiceDeps extends LifecycleDeps {
   jobs: JobRunner;
+  hub: Pick<Events, 'emit'>;
   /** Which job holds each POV; shared with the control-node service (default: this service's own). */
   locks?: PovLocks;
-  /** Runs in each reconcile pass with the environments read (auto-delete and share links). */
-  onReconcileRead?: (envs: Environment[], ctx: StepContext) => Promise<void>;
-  /** The ladder's next and last warning for a POV's deletion time (auto-delete). */
-  ladderView?: (povId: string, deleteAt: string) => { nextWarning: { step: string; at: string } | null; lastWarning: string | null };
-  /** The auto-delete time of a new POV: the one asked for, checked, or the default (throws on a bad one). */
-  autoDeleteAtFor?: (asked: string | undefined) => string;
-  /** pov.setAutoDelete: moves the schedule, clamps share links, re-arms the ladder. */
-  moveAutoDelete?: (povId: string, at: string) => Promise<void>;
   log?: { info(msg: string, f?: Record<string, unknown>): void; warn(msg: string, f?: Record<string, unknown>): void };
-  /** Where `pov.updated` goes; without it no events are published. */
-  hub?: PovUpdatesHub;
-  /** What pov.list adds to each row (the readiness badge), applied to each event's POV too. */
-  decorate?: (views: PovView[]) => Promise<PovView[]>;
 }
 
 /** The environment name sent to the lab platform (stored as env_name): the user's name plus a tag unique to the row. */
@@ -53,16 +46,14 @@ function checkedTimeZone(tz: string): string {
 export class PovService {
   readonly locks: PovLocks;
   private reconcileJob: string | null = null;
-  private readonly updates: PovUpdates | null = null;
 
   constructor(private readonly deps: PovServiceDeps) {
     this.locks = deps.locks ?? new PovLocks(deps.jobs);
-    if (deps.hub) {
-      const read = (id?: string) => (id === undefined ? listPovs(deps.db, true) : [getPov(deps.db, id)].filter((r) => r !== null)).map((r) => this.view(r));
-      const updates = new PovUpdates(deps.hub, read, deps.decorate);
-      deps.jobs.onChange((job) => updates.onJob(job));
-      this.updates = updates;
-    }
+  }
+
+  /** The views `pov.updated` compares: one POV (none when it is gone), or every POV including destroyed ones. */
+  views(id?: string): PovView[] {
+    return (id === undefined ? listPovs(this.deps.db, true) : [getPov(this.deps.db, id)].filter((r) => r !== null)).map((r) => this.view(r));
   }
 
   private now(): string {
@@ -107,12 +98,12 @@ export class PovService {
   private view(r: PovRow): PovView {
     const v = toPovView(r, this.activeJob(r.id), this.installJob(r.id));
     const at = v.autoDelete?.at;
-    if (!at || !this.deps.ladderView) return v;
-    return { ...v, autoDelete: { ...v.autoDelete!, ...this.deps.ladderView(r.id, at) } };
+    if (!at) return v;
+    return { ...v, autoDelete: { ...v.autoDelete!, ...this.deps.autoDelete.ladderView(r.id, at) } };
   }
 
   /**
-   * autoDeleteAt: when Skytap deletes the environment (autoDeleteAtFor sets the default). A local
+   * autoDeleteAt: when Skytap deletes the environment (autoDelete.at checks it or sets the default). A local
    * POV has no auto-delete: an explicit time is refused with the registry's reason, none is set.
    */
   create(input: { platform?: PlatformId; templateId: string; name: string; autoDeleteAt?: string; customerTz?: string }): { jobId: string; povId: string } {
@@ -123,7 +114,7 @@ export class PovService {
       if (!this.deps.local) throw new AppError('unsupported', 'The local lab platform is not wired in this process.');
     }
     // Checked before the row exists: a bad time or zone changes nothing.
-    const autoDeleteAt = platform !== 'skytap' ? undefined : this.deps.autoDeleteAtFor ? this.deps.autoDeleteAtFor(input.autoDeleteAt) : input.autoDeleteAt;
+    const autoDeleteAt = platform !== 'skytap' ? undefined : this.deps.autoDelete.at(input.autoDeleteAt);
     const customerTz = input.customerTz === undefined ? undefined : checkedTimeZone(input.customerTz);
     const id = randomUUID();
     insertPov(this.deps.db, {
@@ -247,7 +238,7 @@ export class PovService {
             ...(this.deps.now ? { now: this.deps.now } : {}),
             ...(this.deps.createCheckMs !== undefined ? { createCheckMs: this.deps.createCheckMs } : {}),
             isBusy: (povId) => this.activeJob(povId) !== null,
-            ...(this.deps.onReconcileRead ? { onRead: this.deps.onReconcileRead } : {}),
+            onRead: (envs, c) => this.deps.autoDelete.sweep(envs, c),
           });
           // An environment that appeared after an unclear create: finish provisioning it.
           for (const povId of res.adopted) {
@@ -351,15 +342,9 @@ export class PovService {
 
   async setAutoDelete(povId: string, at: string): Promise<PovView> {
     requireCapability(this.row(povId).platform, 'schedules');
-    if (!this.deps.moveAutoDelete) throw new AppError('unsupported', 'Auto-delete is not wired in this process.');
-    await this.deps.moveAutoDelete(povId, at);
-    void this.updates?.check(povId);
+    await this.deps.autoDelete.move(povId, at);
+    this.deps.hub.emit('pov.changed', { povId });
     return this.get(povId).pov;
-  }
-
-  /** Another service wrote this POV's row outside a job: publish it if its view changed. */
-  changed(povId: string): void {
-    void this.updates?.check(povId);
   }
 
   /** Writes the control_node_* columns of a POV. */
@@ -369,6 +354,6 @@ export class PovService {
   ): void {
     this.row(povId);
     updatePov(this.deps.db, povId, patch, this.now());
-    void this.updates?.check(povId);
+    this.deps.hub.emit('pov.changed', { povId });
   }
 }

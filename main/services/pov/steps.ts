@@ -38,11 +38,10 @@ export async function runControlNodeHook(
   povId: string,
   ctx: StepContext,
 ): Promise<'installed' | 'failed' | 'skipped'> {
-  if (!deps.installControlNode) return 'skipped';
   ctx.progress('install control node', 0.92);
   const before = mustGet(deps, povId);
   try {
-    return (await deps.installControlNode(povId, ctx)) === 'not_set_up' ? 'skipped' : 'installed';
+    return (await deps.controlNode.installAfterPowerOn(povId, ctx)) === 'not_set_up' ? 'skipped' : 'installed';
   } catch (err) {
     const reason = messageOf(err);
     ctx.log(`control node install failed (the POV stays active): ${reason}`, 'warn');
@@ -62,9 +61,8 @@ export async function runControlNodeHook(
 
 /** The control-node teardown at the start of a destroy: logged on the job and the row, never fatal. */
 export async function runTeardownHook(deps: LifecycleDeps, povId: string, ctx: StepContext): Promise<void> {
-  if (!deps.teardownControlNode) return;
   try {
-    await deps.teardownControlNode(povId, ctx);
+    await deps.controlNode.teardown(povId, ctx);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     const reason =

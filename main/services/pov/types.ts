@@ -44,6 +44,35 @@ export type ControlNodeTeardown = (povId: string, ctx: StepContext) => Promise<v
  */
 export type PamTeardown = (povId: string, ctx: StepContext) => Promise<void>;
 
+/** What the POV lifecycle asks of the control-node domain (ControlNodeService is one). */
+export interface PovControlNode {
+  installAfterPowerOn: ControlNodeInstaller;
+  teardown: ControlNodeTeardown;
+}
+
+/** What the POV lifecycle asks of the PAM domain (PamService is one). */
+export interface PovPam {
+  teardown: PamTeardown;
+}
+
+/** What the POVs ask of auto-delete: the Skytap schedule and its warning ladder (share/pov-schedule.ts). */
+export interface PovAutoDelete {
+  /** The auto-delete time of a new POV: the one asked for, checked, or the default (throws on a bad one); undefined for none. */
+  at(asked: string | undefined): string | undefined;
+  /**
+   * Creates the environment's delete_at_end schedule right after the environment id is committed,
+   * so even a provision that fails later is reaped. What it throws is logged on the job and never
+   * fails the provision: the sweep flags "auto-delete not armed".
+   */
+  arm(povId: string, ctx: StepContext): Promise<void>;
+  /** pov.setAutoDelete: moves the schedule, clamps share links, re-arms the ladder. */
+  move(povId: string, at: string): Promise<void>;
+  /** Runs in each reconcile pass with the environments read (schedules and share links). */
+  sweep(envs: Environment[], ctx: StepContext): Promise<void>;
+  /** The ladder's next and last warning for a POV's deletion time. */
+  ladderView(povId: string, deleteAt: string): { nextWarning: { step: string; at: string } | null; lastWarning: string | null };
+}
+
 export interface LifecycleDeps {
   db: Db;
   /** A client built from the saved settings, with the provisioning retry budget. */
@@ -63,15 +92,9 @@ export interface LifecycleDeps {
   checkpoint?: (step: string) => void;
   /** How long an unclear create is looked for by name (default CREATE_CHECK_MS, 30 min). */
   createCheckMs?: number;
-  installControlNode?: ControlNodeInstaller;
-  teardownControlNode?: ControlNodeTeardown;
-  teardownPam?: PamTeardown;
-  /**
-   * Creates the environment's delete_at_end schedule (auto-delete), right after the
-   * environment id is committed, so even a provision that fails later is reaped. What it throws is
-   * logged on the job and never fails the provision: the sweep flags "auto-delete not armed".
-   */
-  armAutoDelete?: (povId: string, ctx: StepContext) => Promise<void>;
+  controlNode: PovControlNode;
+  pam: PovPam;
+  autoDelete: PovAutoDelete;
 }
 
 export const CREATE_STEPS = ['before-create', 'after-create', 'after-commit', 'after-wait', 'after-power-on', 'after-vms'] as const;

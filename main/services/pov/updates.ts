@@ -3,15 +3,15 @@ import { JOB_KIND } from '../../../shared/contract/job-kinds';
 import type { PovView } from '../../../shared/contract/pov';
 import type { Hub } from '../hub';
 
-/** Where `pov.updated` events go (the app's stream hub). */
-export type PovUpdatesHub = Pick<Hub, 'publish'>;
+/** Where `pov.updated` events go and what they follow (the app's stream hub). */
+export type PovUpdatesHub = Pick<Hub, 'publish' | 'on'>;
 
 /**
  * Publishes `pov.updated` for each POV whose view (row, running job, install job) differs from the
  * one last published, so the POV list follows changes instead of re-reading on a timer. Checked on
  * every change of a job about a POV (its row is written by that job), after each reconcile pass
- * (which writes every row), and after the service's own writes outside a job. `decorate` adds what
- * pov.list adds (the readiness badge), so an event's POV is the list's row.
+ * (which writes every row), and on `pov.changed` (a service wrote a row outside a job). `decorate`
+ * adds what pov.list adds (the readiness badge), so an event's POV is the list's row.
  */
 export class PovUpdates {
   private readonly sent = new Map<string, string>();
@@ -23,7 +23,10 @@ export class PovUpdates {
     /** The views to compare: one POV (with its id), or every POV including destroyed ones. */
     private readonly read: (id?: string) => PovView[],
     private readonly decorate: (views: PovView[]) => Promise<PovView[]> = async (v) => v,
-  ) {}
+  ) {
+    hub.on('job.changed', (job) => this.onJob(job));
+    hub.on('pov.changed', ({ povId }) => void this.check(povId));
+  }
 
   check(id?: string): Promise<void> {
     const views = this.read(id);

@@ -5,6 +5,8 @@ import { requireCapability } from '../../../shared/lab-platforms';
 import type { SecretStore } from '../secrets/store';
 import { parseSkytapTime, type PortalAccess, type PublishSet, type ShareSkytapApi } from '../skytap/share-api';
 import type { Db } from '../store/db';
+import { JOB_KIND } from '../../../shared/contract/job-kinds';
+import type { Events } from '../hub';
 import { generatePassword, passwordAccount } from './password';
 import { getShare, listShares, markShareGone, toShareView, upsertShare, type ShareRow } from './repo';
 
@@ -15,8 +17,11 @@ export interface ShareDeps {
   now?: () => Date;
   /** addSecret: every generated password is redacted from the log before it is used. */
   log?: { addSecret(v: string): void; warn(msg: string, f?: Record<string, unknown>): void };
-  /** A link was made, moved or taken down (not a job): the POV row's latest expiry follows it. */
-  onPovChanged?: (povId: string) => void;
+  /**
+   * Emits `pov.changed` when a link is made, moved or taken down (not a job: the POV row's latest
+   * expiry follows it), and hears `job.changed` to forget the links of destroyed POVs.
+   */
+  hub: Events;
 }
 
 /** A share link younger than this is not marked gone for missing from a listing (see applyPortals). */
@@ -29,7 +34,13 @@ export const PORTAL_GONE_GRACE_MS = 2 * 60_000;
  * a log line or a job record (these calls are not jobs for that reason).
  */
 export class ShareService {
-  constructor(private readonly deps: ShareDeps) {}
+  constructor(private readonly deps: ShareDeps) {
+    // A destroy, or a sweep that found the environment gone: its links and their passwords go too.
+    deps.hub.on('job.changed', (job) => {
+      if (job.state !== 'succeeded' || (job.kind !== JOB_KIND.povDestroy && job.kind !== JOB_KIND.reconcile)) return;
+      this.forgetDestroyed().catch((err: unknown) => deps.log?.warn('could not forget share passwords', { error: (err as Error).message }));
+    });
+  }
 
   private now(): Date {
     return this.deps.now?.() ?? new Date();
@@ -129,7 +140,7 @@ export class ShareService {
     const at = this.now().toISOString();
     const row = rowFromPortal(r.id, portal, { managed: true, at, vmIds, access: input.access ?? 'run_and_use', expiresAt });
     upsertShare(this.deps.db, row);
-    this.deps.onPovChanged?.(r.id);
+    this.deps.hub.emit('pov.changed', { povId: r.id });
     return { share: toShareView(row, true), password };
   }
 
@@ -157,7 +168,7 @@ export class ShareService {
     });
     const row = rowFromPortal(povId, portal, { managed: s.managed === 1, at: this.now().toISOString(), prev: s, expiresAt: at });
     upsertShare(this.deps.db, row);
-    this.deps.onPovChanged?.(povId);
+    this.deps.hub.emit('pov.changed', { povId });
     return this.view(row);
   }
 
@@ -191,7 +202,7 @@ export class ShareService {
       });
     }
     markShareGone(this.deps.db, povId, shareId, this.now().toISOString());
-    this.deps.onPovChanged?.(povId);
+    this.deps.hub.emit('pov.changed', { povId });
     await this.deps.secrets.delete(passwordAccount(povId, shareId));
     return outcome;
   }

@@ -8,7 +8,7 @@ import { readManagerKey } from './vm-key';
 
 /** Where a local VM's console is (ConnectedVmManager.consoleSource). */
 export type ConsoleSource = (vmId: string) => Promise<{ id: string; name: string; console: string; serialSocket: string | null }>;
-/** Where root's SSH session into a local VM goes and the manager's key file it signs in with (VmApp.sshSignIn). */
+/** Where root's SSH session into a local VM goes and the manager's key file it signs in with (ConnectedVmManager.sshSignIn). */
 export type SshSignInSource = (vmId: string) => Promise<{ id: string; name: string; port: number; keyFile: string; publicKey: string }>;
 
 /** Terminal work beyond one SSH session: a local VM's console as a terminal, and typing a script as a job. */

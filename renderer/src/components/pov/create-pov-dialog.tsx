@@ -3,7 +3,7 @@ import { api, errorText } from '../../api';
 import { LOCAL_NO_AUTO_DELETE, platformChoices, type LabPlatformId } from '../../state/lab';
 import { useVms } from '../../state/vms';
 import { fromLocalInput, toLocalInput } from '../share/datetime';
-import { useFocusTrap } from '../focus-trap';
+import { ModalDialog } from '../modal-dialog';
 import { TimeZoneInput } from './customer-tz';
 import { PlatformPicker } from './platform-picker';
 import { TemplatePicker, type TemplateRow } from './template-picker';
@@ -87,44 +87,41 @@ export function CreatePovDialog({ onClose, onCreate, initialPlatform = 'skytap' 
     }
   }
 
-  const trap = useFocusTrap<HTMLDivElement>(onClose);
   return (
-    <div className="pov-dialog-backdrop" onKeyDown={(e) => e.key === 'Escape' && onClose()}>
-      <div ref={trap} tabIndex={-1} className="pov-dialog pov-dialog-create" role="dialog" aria-modal="true" aria-label="Create POV">
-        <h3>Create POV</h3>
-        <PlatformPicker choices={choices} value={platform} onChange={setPlatform} />
-        <TemplatePicker platform={platform} templates={rows} loadError={loadError} picked={picked} onPick={setPicked} />
+    <ModalDialog onCancel={onClose} className="pov-dialog pov-dialog-create" aria-label="Create POV">
+      <h3>Create POV</h3>
+      <PlatformPicker choices={choices} value={platform} onChange={setPlatform} />
+      <TemplatePicker platform={platform} templates={rows} loadError={loadError} picked={picked} onPick={setPicked} />
+      <label className="form">
+        <span>POV name</span>
+        <input aria-label="POV name" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} placeholder="e.g. Acme Corp evaluation" />
+      </label>
+      {local ? (
+        <p className="small muted" data-testid="no-auto-delete">
+          {LOCAL_NO_AUTO_DELETE}
+        </p>
+      ) : (
         <label className="form">
-          <span>POV name</span>
-          <input aria-label="POV name" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} placeholder="e.g. Acme Corp evaluation" />
+          <span>Auto-delete (Skytap deletes the environment then; warnings come before)</span>
+          <input type="datetime-local" aria-label="Auto-delete" value={deleteAt} onChange={(e) => setDeleteAt(e.target.value)} />
         </label>
-        {local ? (
-          <p className="small muted" data-testid="no-auto-delete">
-            {LOCAL_NO_AUTO_DELETE}
-          </p>
-        ) : (
-          <label className="form">
-            <span>Auto-delete (Skytap deletes the environment then; warnings come before)</span>
-            <input type="datetime-local" aria-label="Auto-delete" value={deleteAt} onChange={(e) => setDeleteAt(e.target.value)} />
-          </label>
-        )}
-        <label className="form">
-          <span>Customer time zone (optional; times are shown in it beside yours)</span>
-          <TimeZoneInput label="Customer time zone" value={customerTz} onChange={setCustomerTz} />
-        </label>
-        {at && customerTz.trim() && (
-          <p className="small muted" data-testid="create-times">
-            Deletes {bothZones(at, customerTz.trim())}
-          </p>
-        )}
-        <ErrorAlert error={error} />
-        <div className="row" style={{ justifyContent: 'flex-end' }}>
-          <button onClick={onClose}>Cancel</button>
-          <button className="primary" disabled={!canCreate} onClick={() => void submit()}>
-            {busy ? 'Creating…' : 'Create'}
-          </button>
-        </div>
+      )}
+      <label className="form">
+        <span>Customer time zone (optional; times are shown in it beside yours)</span>
+        <TimeZoneInput label="Customer time zone" value={customerTz} onChange={setCustomerTz} />
+      </label>
+      {at && customerTz.trim() && (
+        <p className="small muted" data-testid="create-times">
+          Deletes {bothZones(at, customerTz.trim())}
+        </p>
+      )}
+      <ErrorAlert error={error} />
+      <div className="row" style={{ justifyContent: 'flex-end' }}>
+        <button onClick={onClose}>Cancel</button>
+        <button className="primary" disabled={!canCreate} onClick={() => void submit()}>
+          {busy ? 'Creating…' : 'Create'}
+        </button>
       </div>
-    </div>
+    </ModalDialog>
   );
 }

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { PovView, PovVmView } from '../../../../shared/contract/pov';
 import { api, errorText } from '../../api';
-import { useFocusTrap } from '../focus-trap';
+import { ModalDialog } from '../modal-dialog';
 import { ErrorAlert } from '../error-alert';
 
 /**
@@ -58,47 +58,44 @@ export function NameVmDialog({ pov, onClose }: { pov: PovView; onClose(): void }
   }
 
   const listId = `pov-vms-${pov.id}`;
-  const trap = useFocusTrap<HTMLDivElement>(onClose);
   return (
-    <div className="pov-dialog-backdrop" onKeyDown={(e) => e.key === 'Escape' && onClose()}>
-      <div ref={trap} tabIndex={-1} className="pov-dialog narrow" role="dialog" aria-modal="true" aria-label={`Control node VM for ${pov.name}`}>
-        <h3>Control node VM — {pov.name}</h3>
-        <p className="small muted">
-          The name must match a VM exactly (case is ignored); nothing is guessed. Leave it blank to use the only Linux VM, or the one called
-          broker. The Entitle agent host and the Resource Broker host are never picked.
+    <ModalDialog onCancel={onClose} className="pov-dialog narrow" aria-label={`Control node VM for ${pov.name}`}>
+      <h3>Control node VM — {pov.name}</h3>
+      <p className="small muted">
+        The name must match a VM exactly (case is ignored); nothing is guessed. Leave it blank to use the only Linux VM, or the one called
+        broker. The Entitle agent host and the Resource Broker host are never picked.
+      </p>
+      <datalist id={listId}>
+        {vms.map((v) => (
+          <option key={v.vmId} value={v.name}>
+            {v.os}
+          </option>
+        ))}
+      </datalist>
+      <label className="form">
+        <span>Control node VM name</span>
+        <input aria-label="Control node VM name" list={listId} value={name} maxLength={255} onChange={(e) => setName(e.target.value)} autoFocus />
+      </label>
+      <label className="form">
+        <span>Entitle agent host</span>
+        <input aria-label="Entitle agent host" list={listId} value={entitle} maxLength={255} onChange={(e) => setEntitle(e.target.value)} />
+      </label>
+      <label className="form">
+        <span>Resource Broker host</span>
+        <input aria-label="Resource Broker host" list={listId} value={broker} maxLength={255} onChange={(e) => setBroker(e.target.value)} />
+      </label>
+      <ErrorAlert error={error} />
+      {result && (
+        <p role="status" className={result.vm ? 'ok' : 'error'}>
+          {result.vm ? `Control node: ${result.vm}. Press Install control node to put the agent there.` : `No control node: ${result.reason ?? 'refused'}`}
         </p>
-        <datalist id={listId}>
-          {vms.map((v) => (
-            <option key={v.vmId} value={v.name}>
-              {v.os}
-            </option>
-          ))}
-        </datalist>
-        <label className="form">
-          <span>Control node VM name</span>
-          <input aria-label="Control node VM name" list={listId} value={name} maxLength={255} onChange={(e) => setName(e.target.value)} autoFocus />
-        </label>
-        <label className="form">
-          <span>Entitle agent host</span>
-          <input aria-label="Entitle agent host" list={listId} value={entitle} maxLength={255} onChange={(e) => setEntitle(e.target.value)} />
-        </label>
-        <label className="form">
-          <span>Resource Broker host</span>
-          <input aria-label="Resource Broker host" list={listId} value={broker} maxLength={255} onChange={(e) => setBroker(e.target.value)} />
-        </label>
-        <ErrorAlert error={error} />
-        {result && (
-          <p role="status" className={result.vm ? 'ok' : 'error'}>
-            {result.vm ? `Control node: ${result.vm}. Press Install control node to put the agent there.` : `No control node: ${result.reason ?? 'refused'}`}
-          </p>
-        )}
-        <div className="row" style={{ justifyContent: 'flex-end' }}>
-          <button onClick={onClose}>{result ? 'Close' : 'Cancel'}</button>
-          <button className="primary" disabled={busy} onClick={() => void save()}>
-            {busy ? 'Saving…' : 'Save'}
-          </button>
-        </div>
+      )}
+      <div className="row" style={{ justifyContent: 'flex-end' }}>
+        <button onClick={onClose}>{result ? 'Close' : 'Cancel'}</button>
+        <button className="primary" disabled={busy} onClick={() => void save()}>
+          {busy ? 'Saving…' : 'Save'}
+        </button>
       </div>
-    </div>
+    </ModalDialog>
   );
 }

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { HostKeyPrompt } from '../../../../shared/contract/ssh';
 import { errorText } from '../../api';
 import { useTerminals } from '../../state/terminals';
-import { useFocusTrap } from '../focus-trap';
+import { ModalDialog } from '../modal-dialog';
 import { ErrorAlert } from '../error-alert';
 import './terminal.css';
 
@@ -20,57 +20,55 @@ export function HostKeyDialog({ prompt }: { prompt: HostKeyPrompt }) {
       .catch((e) => setError(errorText(e)))
       .finally(() => setBusy(false));
   };
-  const trap = useFocusTrap<HTMLDivElement>(() => {
+  const refuse = () => {
     if (!busy) go(false);
-  });
+  };
   const where = `${prompt.host}${prompt.port === 22 ? '' : ':' + prompt.port}`;
   return (
-    <div className="hostkey-backdrop">
-      <div ref={trap} tabIndex={-1} className={`hostkey-dialog ${prompt.kind}`} role="dialog" aria-modal="true" aria-labelledby={`hk-${prompt.promptId}`}>
-        {prompt.kind === 'first' ? (
-          <>
-            <h3 id={`hk-${prompt.promptId}`}>First connection to {where}</h3>
-            <p>The server identifies itself with this {prompt.keyType} key. Compare the fingerprint with the one the server's owner gives you (<code>ssh-keygen -lf /etc/ssh/ssh_host_{prompt.keyType.replace(/^ssh-/, '')}_key.pub</code> on the server).</p>
-            <p className="fingerprint mono" data-testid="hostkey-fingerprint">{prompt.fingerprint}</p>
-            <div className="actions">
-              <button className="primary" disabled={busy} onClick={() => go(true)}>
-                Trust and connect
-              </button>
-              <button disabled={busy} onClick={() => go(false)}>
-                Refuse
-              </button>
-            </div>
-          </>
-        ) : (
-          <>
-            <h3 id={`hk-${prompt.promptId}`} className="danger-text">
-              The host key of {where} has CHANGED
-            </h3>
-            <p>Someone may be intercepting this connection, or the server was reinstalled. The connection is held; nothing has been sent to log in.</p>
-            <dl className="fingerprints mono">
-              {prompt.stored?.source ? (
-                <dt data-testid="hostkey-source">
-                  In OpenSSH&apos;s {prompt.stored.source} ({prompt.stored.keyType}; POV Desk keeps its own list and never changes that file)
-                </dt>
-              ) : (
-                <dt>Stored ({prompt.stored?.keyType}, since {prompt.stored ? new Date(prompt.stored.addedAt).toLocaleString() : '?'})</dt>
-              )}
-              <dd data-testid="hostkey-stored">{prompt.stored?.fingerprint}</dd>
-              <dt>Presented now ({prompt.keyType})</dt>
-              <dd data-testid="hostkey-fingerprint">{prompt.fingerprint}</dd>
-            </dl>
-            <div className="actions">
-              <button className="primary" disabled={busy} onClick={() => go(false)}>
-                Refuse (recommended)
-              </button>
-              <button className="danger" disabled={busy} onClick={() => go(true, true)}>
-                Replace the stored key and connect
-              </button>
-            </div>
-          </>
-        )}
-        <ErrorAlert error={error} />
-      </div>
-    </div>
+    <ModalDialog onCancel={refuse} className={`hostkey-dialog ${prompt.kind}`} aria-labelledby={`hk-${prompt.promptId}`}>
+      {prompt.kind === 'first' ? (
+        <>
+          <h3 id={`hk-${prompt.promptId}`}>First connection to {where}</h3>
+          <p>The server identifies itself with this {prompt.keyType} key. Compare the fingerprint with the one the server's owner gives you (<code>ssh-keygen -lf /etc/ssh/ssh_host_{prompt.keyType.replace(/^ssh-/, '')}_key.pub</code> on the server).</p>
+          <p className="fingerprint mono" data-testid="hostkey-fingerprint">{prompt.fingerprint}</p>
+          <div className="actions">
+            <button className="primary" disabled={busy} onClick={() => go(true)}>
+              Trust and connect
+            </button>
+            <button disabled={busy} onClick={() => go(false)}>
+              Refuse
+            </button>
+          </div>
+        </>
+      ) : (
+        <>
+          <h3 id={`hk-${prompt.promptId}`} className="danger-text">
+            The host key of {where} has CHANGED
+          </h3>
+          <p>Someone may be intercepting this connection, or the server was reinstalled. The connection is held; nothing has been sent to log in.</p>
+          <dl className="fingerprints mono">
+            {prompt.stored?.source ? (
+              <dt data-testid="hostkey-source">
+                In OpenSSH&apos;s {prompt.stored.source} ({prompt.stored.keyType}; POV Desk keeps its own list and never changes that file)
+              </dt>
+            ) : (
+              <dt>Stored ({prompt.stored?.keyType}, since {prompt.stored ? new Date(prompt.stored.addedAt).toLocaleString() : '?'})</dt>
+            )}
+            <dd data-testid="hostkey-stored">{prompt.stored?.fingerprint}</dd>
+            <dt>Presented now ({prompt.keyType})</dt>
+            <dd data-testid="hostkey-fingerprint">{prompt.fingerprint}</dd>
+          </dl>
+          <div className="actions">
+            <button className="primary" disabled={busy} onClick={() => go(false)}>
+              Refuse (recommended)
+            </button>
+            <button className="danger" disabled={busy} onClick={() => go(true, true)}>
+              Replace the stored key and connect
+            </button>
+          </div>
+        </>
+      )}
+      <ErrorAlert error={error} />
+    </ModalDialog>
   );
 }

@@ -3,7 +3,7 @@ import type { JobRecord } from '../../../../shared/contract';
 import type { VmImage, VmLearnedGolden } from '../../../../shared/contract/vm';
 import { api, errorText } from '../../api';
 import { isActive } from '../../state/jobs';
-import { useFocusTrap } from '../focus-trap';
+import { ModalDialog } from '../modal-dialog';
 import { ErrorAlert } from '../error-alert';
 import { JOB_KIND } from '../../../../shared/contract/job-kinds';
 import { GOLDEN_VM_SIZE, vmSizeLabel } from '../../../../shared/golden-size';
@@ -110,46 +110,46 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
  * job ends. Focus stays inside, Escape discards, and focus goes back to the image's Learn button.
  */
 function GoldenDialog({ learned, onSave, onDiscard }: { learned: VmLearnedGolden; onSave(): void; onDiscard(): void }) {
-  const trap = useFocusTrap<HTMLDivElement>(onDiscard, {
-    returnTo: () => [...document.querySelectorAll<HTMLElement>('[data-learn]')].find((b) => b.dataset.learn === learned.image) ?? null,
-  });
   return (
-    <div className="vm-golden-backdrop">
-      <div ref={trap} tabIndex={-1} className="vm-golden-proposal" role="dialog" aria-modal="true" aria-label={`Golden values of ${learned.image}`}>
-        <p>
-          One boot of <strong>{learned.image}</strong> at {vmSizeLabel(learned.cpus, learned.memoryMib)} ({learned.seconds} s) measured these values
-          {learned.firmware ? ` with firmware ${learned.firmware.path}` : ''}. Save them as the image&apos;s golden values for VMs of that
-          size? From then on an attested VM of this image and size whose firmware, kernel, command line or initrd differs is refused.
-        </p>
-        <table className="pcr-table">
-          <thead>
-            <tr>
-              <th>PCR</th>
-              <th>value</th>
-              <th>golden</th>
-            </tr>
-          </thead>
-          <tbody>
-            {Object.keys(learned.pcrs)
-              .sort((a, b) => Number(a) - Number(b))
-              .map((p) => (
-                <tr key={p}>
-                  <td>{p}</td>
-                  <td>
-                    <code>{learned.pcrs[p]}</code>
-                  </td>
-                  <td>{p in learned.golden ? 'saved' : 'not compared'}</td>
-                </tr>
-              ))}
-          </tbody>
-        </table>
-        <div className="row">
-          <button className="primary" onClick={onSave}>
-            Save golden values
-          </button>
-          <button onClick={onDiscard}>Discard</button>
-        </div>
+    <ModalDialog
+      onCancel={onDiscard}
+      returnTo={() => [...document.querySelectorAll<HTMLElement>('[data-learn]')].find((b) => b.dataset.learn === learned.image) ?? null}
+      className="vm-golden-proposal"
+      aria-label={`Golden values of ${learned.image}`}
+    >
+      <p>
+        One boot of <strong>{learned.image}</strong> at {vmSizeLabel(learned.cpus, learned.memoryMib)} ({learned.seconds} s) measured these values
+        {learned.firmware ? ` with firmware ${learned.firmware.path}` : ''}. Save them as the image&apos;s golden values for VMs of that
+        size? From then on an attested VM of this image and size whose firmware, kernel, command line or initrd differs is refused.
+      </p>
+      <table className="pcr-table">
+        <thead>
+          <tr>
+            <th>PCR</th>
+            <th>value</th>
+            <th>golden</th>
+          </tr>
+        </thead>
+        <tbody>
+          {Object.keys(learned.pcrs)
+            .sort((a, b) => Number(a) - Number(b))
+            .map((p) => (
+              <tr key={p}>
+                <td>{p}</td>
+                <td>
+                  <code>{learned.pcrs[p]}</code>
+                </td>
+                <td>{p in learned.golden ? 'saved' : 'not compared'}</td>
+              </tr>
+            ))}
+        </tbody>
+      </table>
+      <div className="row">
+        <button className="primary" onClick={onSave}>
+          Save golden values
+        </button>
+        <button onClick={onDiscard}>Discard</button>
       </div>
-    </div>
+    </ModalDialog>
   );
 }
