@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import core from '../../main/services/store/migrations/001-core';
 import povMigration from '../../main/services/store/migrations/002-pov';
+import povLocal from '../../main/services/store/migrations/011-pov-local';
 import vmNetworks from '../../main/services/store/migrations/012-vm-networks';
 import { openDatabase, type Db } from '../../main/services/store/db';
 import { JobRunner } from '../../main/services/jobs/runner';
@@ -19,7 +20,7 @@ import type { StreamHub, Subscriber } from '../../main/core/streams';
 import type { PovView } from '../../shared/contract/pov';
 
 /** The POV tables and the VM columns a VM read writes (migration 12). */
-export const MIGRATIONS = [core, povMigration, vmNetworks];
+export const MIGRATIONS = [core, povMigration, povLocal, vmNetworks];
 /** Fast but real: the emulator's busy phases last tens of milliseconds. */
 export const FAST_TIMING = { createBusyMs: 60, runstateBusyMs: 60, deleteMs: 60, rateLimitedMs: 200 };
 export const TEST_BUDGET: RetryBudget = { maxRetries: 5, fallbackWaitMs: 20, maxTotalWaitMs: 3000 };
