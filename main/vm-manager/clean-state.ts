@@ -72,7 +72,7 @@ export async function saveCleanState(h: CleanHost, id: string): Promise<VmRecord
 /** Puts the clean state back: resumed from its memory when it has one, else stopped (a start boots the saved disks). */
 export async function resetCleanState(h: CleanHost, id: string): Promise<VmRecord> {
   const r = h.recs.get(id);
-  if (r.state === 'deleting' || r.state === 'creating') throw new VmmError('conflict', `VM ${id} is ${r.state}; reset it once it runs or is stopped`);
+  if (r.state !== 'stopped' && r.state !== 'failed' && !LIVE.includes(r.state)) throw new VmmError('conflict', `VM ${id} is ${r.state}; reset it once it runs or is stopped`);
   if (LIVE.includes(r.state)) await h.halt(id); // what it holds now is thrown away
   const restored = restoreClean(h.recs.get(id));
   let note: string | null = null;
