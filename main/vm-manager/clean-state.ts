@@ -8,7 +8,7 @@
  * restored vTPM's PCRs) verifies: the manager has the guest run guest-quote.sh's ready stage over
  * its SSH, as exec does.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { GUEST_NET } from './argv';
 import { GUEST_QUOTE_SCRIPT } from './attest/index';
 import { VmmError } from './errors';
@@ -51,6 +51,7 @@ export async function saveCleanState(h: CleanHost, id: string): Promise<VmRecord
     try {
       await h.launcher.saveMemory(r, memoryStaging(r));
     } catch (e) {
+      rmSync(memoryStaging(r), { force: true });
       note = `the memory could not be saved (${e instanceof Error ? e.message : String(e)}): a reset boots the saved disks`;
     }
   }
@@ -64,8 +65,8 @@ export async function saveCleanState(h: CleanHost, id: string): Promise<VmRecord
     v.cleanNote = note;
   });
   // The VM runs on from what was just saved (re-attesting), or boots its disks.
-  if (note === null) await resumeOrStay(h, id, restoreClean(h.recs.get(id)).memory!);
-  else await h.start(id);
+  const resumeFailed = note === null ? await resumeOrStay(h, id, restoreClean(h.recs.get(id)).memory!) : null;
+  if (note !== null || resumeFailed !== null) await h.start(id);
   return h.recs.get(id);
 }
 
