@@ -58,19 +58,20 @@ try {
   });
   await new Promise<void>((r) => relay!.listen(relayPort, '127.0.0.1', r));
 
-  const send = async (to: string, port: number): Promise<number> => {
+  // to:port is what the sender dials; the receiver listens on `listen` (through the host: its forwarded port)
+  const send = async (to: string, port: number, listen = port): Promise<number> => {
     // The receiver counts what arrived, so a transfer cut short is an error, not a figure. Its stdin
     // never ends: busybox nc given a closed stdin (the exec's, once it returns) gives up after one read.
-    await c.exec(b!.id, ['sh', '-c', `rm -f /tmp/got.${port}; (sleep 600 | nc -l -p ${port} | wc -c > /tmp/got.${port}) > /dev/null 2>&1 &`]);
+    await c.exec(b!.id, ['sh', '-c', `rm -f /tmp/got.${listen}; (sleep 600 | nc -l -p ${listen} | wc -c > /tmp/got.${listen}) > /dev/null 2>&1 &`]);
     const out = await c.exec(a!.id, ['sh', '-c', `s=$(cut -d' ' -f1 /proc/uptime); dd if=/dev/zero bs=65536 count=${MIB * 16} 2>/dev/null | nc -w 10 ${to} ${port}; e=$(cut -d' ' -f1 /proc/uptime); echo "$s $e"`]);
     const [st, en] = out.stdout.trim().split(/\s+/).slice(-2).map(Number);
     if (!(en! > st!)) throw new Error(`no timing from the sender: ${out.stdout} ${out.stderr}`);
-    const got = await until(`the receiver's count on ${port}`, async () => Number((await c.exec(b!.id, ['sh', '-c', `cat /tmp/got.${port} 2>/dev/null`])).stdout.trim()) || null, 30_000, 500);
-    if (got !== MIB * 1024 * 1024) throw new Error(`the receiver got ${got} bytes of ${MIB * 1024 * 1024} on port ${port}`);
+    const got = await until(`the receiver's count on ${listen}`, async () => Number((await c.exec(b!.id, ['sh', '-c', `cat /tmp/got.${listen} 2>/dev/null`])).stdout.trim()) || null, 30_000, 500);
+    if (got !== MIB * 1024 * 1024) throw new Error(`the receiver got ${got} bytes of ${MIB * 1024 * 1024} on port ${listen}`);
     return MIB / (en! - st!);
   };
   const lan = await send(b!.ip!, 5001);
-  const viaHost = await send(GUEST_HOST_ALIAS, 5003);
+  const viaHost = await send(GUEST_HOST_ALIAS, 5003, 5002);
   console.log(`bench pov-network throughput: network ${lan.toFixed(1)} MiB/s vs through the host ${viaHost.toFixed(1)} MiB/s ratio ${(lan / viaHost).toFixed(3)} (higher is better; ${MIB} MiB each)`);
 
   // The clean state: saved once while both are ready (with their memory; they run on from it), then a reset measured.
