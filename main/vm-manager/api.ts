@@ -339,8 +339,8 @@ export function createApiHandler(ctx: ApiContext) {
       const b = parseBody(setInternetSchema, await readJson(a.req, true));
       return send(a.res, 200, networkView(ctx.networks.setInternet(a.params.name!, b.internet), vms()));
     }],
-    ['POST', '/vms/{id}/povdesk/save-clean', 'povdeskSaveClean', (a) => send(a.res, 200, vmView(ctx.vms.saveClean(a.params.id!)))],
-    ['POST', '/vms/{id}/povdesk/reset-clean', 'povdeskResetClean', (a) => send(a.res, 200, vmView(ctx.vms.resetClean(a.params.id!)))],
+    ['POST', '/vms/{id}/povdesk/save-clean', 'povdeskSaveClean', async (a) => send(a.res, 200, vmView(await ctx.vms.saveClean(a.params.id!)))],
+    ['POST', '/vms/{id}/povdesk/reset-clean', 'povdeskResetClean', async (a) => send(a.res, 200, vmView(await ctx.vms.resetClean(a.params.id!)))],
     // The user-data the metadata service serves from now on (Skytap's PUT of user_data).
     ['PUT', '/vms/{id}/povdesk/user-data', 'povdeskSetUserData', async (a) => {
       const id = a.params.id!;

@@ -63,6 +63,11 @@ export interface QemuSpec {
    * NATs it out through the host's sockets and does not map its gateway to the host's loopback.
    */
   internet?: { sock: string } | null;
+  /**
+   * Resume from a memory snapshot (snapshots.ts): QEMU waits for QMP migrate-incoming, which
+   * loads the saved state (memory, devices, the vTPM's) instead of booting.
+   */
+  incoming?: boolean;
 }
 
 export type VmNetwork = 'restricted' | 'nat';
@@ -170,5 +175,6 @@ export function qemuArgv(spec: QemuSpec): string[] {
     a.push('-netdev', `stream,id=net2,server=off,addr.type=unix,addr.path=${qemuEscape(spec.internet.sock)}`, '-device', 'virtio-net-pci,netdev=net2');
   }
   if (spec.noReboot) a.push('-no-reboot');
+  if (spec.incoming) a.push('-incoming', 'defer');
   return a;
 }

@@ -49,6 +49,11 @@ export function execBlocker(r: VmRecord): string | null {
 export async function execInGuest(r: VmRecord, command: string[], timeoutMs = 600_000): Promise<{ stdout: string; stderr: string; exitCode: number }> {
   const blocker = execBlocker(r);
   if (blocker) throw new VmmError('conflict', blocker);
+  return sshRun(r, command, timeoutMs);
+}
+
+/** The same over the VM's forwarded SSH port, whatever its state (the manager's own use: a resumed guest re-attests). */
+export function sshRun(r: VmRecord, command: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; exitCode: number }> {
   const port = r.ports.ssh as number;
   const known = join(r.paths.dir, `exec_known_hosts.${randomBytes(6).toString('hex')}`);
   writeFileSync(known, `[127.0.0.1]:${port} ${r.sshHostKey?.publicKey}\n`, { mode: 0o600 });

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { vmAsset } from './assets';
-import { qemuArgv, type Accel, type QemuSpec, type VmNetwork } from './argv';
+import { qemuArgv, shellWord, type Accel, type QemuSpec, type VmNetwork } from './argv';
 import { tailLines } from './console';
 import { findTool } from './finders';
 import { aliveWith, freeLoopbackPort, pidsMatching, readPid, removePid, signal, startDetached, terminate, waitGone, writePid } from '../lib/procs';
@@ -42,6 +42,8 @@ export interface StartOptions {
   lan: { sock: string; mac: string } | null;
   /** Internet access: the VM's own passt on a third NIC (see QemuSpec.internet) */
   internet?: boolean;
+  /** a memory snapshot (snapshots.ts) to resume from instead of booting */
+  incoming?: string;
   /** called as soon as a process exists, so a crash of the manager mid-start leaves a pid to clean up */
   onPid: (kind: 'qemu' | 'swtpm', pid: number) => void;
 }
@@ -62,6 +64,11 @@ export interface Launcher {
   stop(r: VmRecord, powerdownMs: number): Promise<StopHow>;
   /** After QEMU exited on its own: swtpm, proxies and pid files go too. */
   cleanup(r: VmRecord): Promise<void>;
+  /**
+   * Writes the running guest's memory and device state (QEMU's migration stream, with the vTPM's
+   * volatile state) to a file; the guest is left paused. Absent: this launcher cannot.
+   */
+  saveMemory?(r: VmRecord, file: string): Promise<void>;
   /** A hardware reset of the guest. */
   reset(r: VmRecord): Promise<void>;
   /** Follows guest-initiated resets; null when this QEMU has no events monitor. */
@@ -152,6 +159,7 @@ export class QemuLauncher implements Launcher {
       boot: o.boot, consoleFile: r.paths.console, serialSocket, qmpSocket: r.paths.qmpSocket, swtpmSocket: r.paths.swtpmSocket,
       metadataProxy: metadataForwardArgv(r.paths.dir, [node, METADATA_PROXY, this.o.metadataSocket, r.id]), guestForwards,
       sshHostPort: sshPort, forwards: r.forwards.map((f) => ({ hostPort: f.hostPort, guestPort: f.port })), network: o.network, lan: o.lan, internet, qmpEventsSocket: eventsSocket(r),
+      incoming: o.incoming !== undefined,
     };
     writeFileSync(r.paths.console, ''); // QEMU appends (logappend=on, so capConsole can truncate it)
     rmSync(r.paths.qmpSocket, { force: true });
@@ -165,11 +173,18 @@ export class QemuLauncher implements Launcher {
     }
     writePid(join(r.paths.dir, 'qemu.pid'), qemu.pid);
     o.onPid('qemu', qemu.pid);
+    let qmp: Qmp;
     try {
-      const qmp = await openQmpWhenReady(r.paths.qmpSocket, this.o.startMs, () => aliveWith(qemu.pid, r.paths.dir));
-      qmp.close();
+      qmp = await openQmpWhenReady(r.paths.qmpSocket, this.o.startMs, () => aliveWith(qemu.pid, r.paths.dir));
     } catch (e) {
       throw new LaunchError(`qemu did not come up: ${tailLines(qemuLog, 5).join(' | ') || (e instanceof Error ? e.message : String(e))}`);
+    }
+    try {
+      if (o.incoming !== undefined) await resumeFrom(qmp, o.incoming);
+    } catch (e) {
+      throw new LaunchError(`qemu could not resume the saved memory: ${tailLines(qemuLog, 3).join(' | ') || (e instanceof Error ? e.message : String(e))}`);
+    } finally {
+      qmp.close();
     }
     return { pids: { qemu: qemu.pid, swtpm: swtpm.pid }, sshPort, qemuExit: qemu.exited, swtpmExit: swtpm.exited };
   }
@@ -237,6 +252,18 @@ export class QemuLauncher implements Launcher {
     removePid(join(r.paths.dir, 'passt.pid'));
   }
 
+  async saveMemory(r: VmRecord, file: string) {
+    const q = await Qmp.open(r.paths.qmpSocket, 3000);
+    try {
+      // QEMU's default cap (32 MiB/s) is for a network; this is a local file
+      await q.run('migrate-set-parameters', { 'max-bandwidth': 64 * 1024 ** 3 });
+      await q.run('migrate', { uri: `exec:cat > ${shellWord(file)}` });
+      await migrationDone(q, 'the memory snapshot');
+    } finally {
+      q.close();
+    }
+  }
+
   async reset(r: VmRecord) {
     const q = await Qmp.open(r.paths.qmpSocket, 3000);
     try {
@@ -259,5 +286,35 @@ export class QemuLauncher implements Launcher {
     } finally {
       q.close();
     }
+  }
+}
+
+const MIGRATION_MS = 300_000;
+
+/** Polls query-migrate until it completed; throws on failure or after MIGRATION_MS. */
+async function migrationDone(q: Qmp, what: string) {
+  const end = Date.now() + MIGRATION_MS;
+  for (;;) {
+    const st = (await q.run('query-migrate')) as { status?: string; 'error-desc'?: string };
+    if (st.status === 'completed') return;
+    if (st.status === 'failed' || st.status === 'cancelled') throw new Error(`${what} failed: ${st['error-desc'] ?? st.status}`);
+    if (Date.now() > end) {
+      await q.run('migrate_cancel').catch(() => {});
+      throw new Error(`${what} did not finish within ${MIGRATION_MS / 1000} s`);
+    }
+    await sleep(100);
+  }
+}
+
+/** A QEMU started with `-incoming defer` loads the memory snapshot and runs on from it. */
+async function resumeFrom(q: Qmp, file: string) {
+  await q.run('migrate-incoming', { uri: `exec:cat ${shellWord(file)}` });
+  const end = Date.now() + MIGRATION_MS;
+  for (;;) {
+    const st = (await q.run('query-status')) as { status?: string };
+    if (st.status === 'running') return;
+    if (st.status !== 'inmigrate' && st.status !== 'prelaunch') throw new Error(`QEMU is ${st.status} instead of resuming`);
+    if (Date.now() > end) throw new Error(`the saved memory did not load within ${MIGRATION_MS / 1000} s`);
+    await sleep(100);
   }
 }

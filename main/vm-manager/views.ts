@@ -70,7 +70,7 @@ export function vmView(r: VmRecord) {
     }),
     povdesk: {
       accel: r.accel, startedAt: r.startedAt, stoppedAt: r.stoppedAt, durations: r.durations, ports: r.ports, forwards: r.forwards, hostForwards: r.hostForwards,
-      pids: r.pids, sshHostKey: r.sshHostKey, serialSocket: r.paths.serialSocket, hasUserData: r.hasUserData, cleanAt: r.cleanAt,
+      pids: r.pids, sshHostKey: r.sshHostKey, serialSocket: r.paths.serialSocket, hasUserData: r.hasUserData, cleanAt: r.cleanAt, cleanMemory: r.cleanMemory, cleanNote: r.cleanNote, lastReset: r.lastReset,
       attestation: { akFingerprint: r.attestation.akFingerprint, initrd: r.attestation.initrd, ready: r.attestation.ready, ...(r.attestation.learn ? { learn: true } : {}) },
     },
   });

@@ -91,6 +91,11 @@ export interface VmRecord {
   sshHostKey: SshHostKey | null;
   /** when "Save clean state" last saved this VM (snapshots.ts), or null */
   cleanAt: string | null;
+  /** whether that clean state holds the memory (a reset resumes it) and, when not, why (clean-state.ts) */
+  cleanMemory: boolean;
+  cleanNote: string | null;
+  /** the last "Reset to clean state": resumed from the saved memory, or not and why (a start boots the disks) */
+  lastReset: { at: string; memory: boolean; note: string | null } | null;
   /** the manager's own key for root in the guest (exec); its private half is paths.sshKey */
   sshKey: { publicKey: string } | null;
   pids: { qemu: number | null; swtpm: number | null };
@@ -151,6 +156,9 @@ export function upgradeRecord(r: VmRecord, dir: string, machineID: () => string)
   if (loose.sshHostKey === undefined) r.sshHostKey = null;
   if (loose.sshKey === undefined) r.sshKey = null;
   if (loose.cleanAt === undefined) r.cleanAt = null;
+  if (loose.cleanMemory === undefined) r.cleanMemory = false;
+  if (loose.cleanNote === undefined) r.cleanNote = null;
+  if (loose.lastReset === undefined) r.lastReset = null;
   if (loose.machineID === undefined) r.machineID = machineID();
   if (loose.booted === undefined) r.booted = r.readyAt !== null;
   if (loose.installedAt === undefined) r.installedAt = r.createdAt;

@@ -13,11 +13,11 @@ import { tailLines } from './console';
 import { VmmError } from './errors';
 import { ensureManagerKey } from './exec';
 import { GuestBook, waitFor } from './guest';
-import { getImage } from './images';
+import { getImage, readPolicy } from './images';
 import { LaunchError, type Launcher } from './launcher';
 import { recoverVms } from './recover';
 import { ensureSshHostKey } from './ssh-host-key';
-import { restoreClean, saveClean } from './snapshots';
+import { quoteAfterResume, resetCleanState, saveCleanState, type CleanHost } from './clean-state';
 import { DEFAULT_TIMEOUTS, Supervisor, type Timeouts } from './supervision';
 import { LIVE, now, recordPaths, secondsBetween, VmRecords, type CreateInput, type PortForward, type StageResult, type VmRecord, type WaitFor } from './vm-record';
 
@@ -105,20 +105,27 @@ export class VmService {
     return this.recs.update(id, (v) => (v.hasUserData = userData !== null && userData !== ''));
   }
 
-  /** "Save clean state" (snapshots.ts): disk, vTPM state and firmware variables of a stopped VM. */
-  saveClean(id: string): VmRecord {
-    const r = this.get(id);
-    if (r.state !== 'stopped') throw new VmmError('conflict', `VM ${id} is ${r.state}; its clean state is saved while it is stopped`);
-    const at = saveClean(r);
-    return this.recs.update(id, (v) => (v.cleanAt = at));
+  /** "Save clean state" (clean-state.ts): of a ready VM with its memory (it runs on from the save), of a stopped one its files. */
+  saveClean(id: string): Promise<VmRecord> {
+    return saveCleanState(this.cleanHost, id);
   }
 
-  /** "Reset to clean state": puts back what saveClean kept; the VM stays stopped. */
-  resetClean(id: string): VmRecord {
-    const r = this.get(id);
-    if (r.state !== 'stopped' && r.state !== 'failed') throw new VmmError('conflict', `VM ${id} is ${r.state}; it is reset while it is stopped`);
-    restoreClean(r);
-    return this.recs.update(id, (v) => (v.lastError = null));
+  /** "Reset to clean state": resumes the saved memory (ready again after a fresh quote), else leaves the VM stopped. */
+  resetClean(id: string): Promise<VmRecord> {
+    return resetCleanState(this.cleanHost, id);
+  }
+
+  private get cleanHost(): CleanHost {
+    return {
+      recs: this.recs,
+      launcher: this.launcher,
+      // the guest is paused (its memory saved) or about to be thrown away: no powerdown
+      halt: async (id) => void this.recs.update((await this.stop(id, 0)).id, (v) => (v.lastError = null)),
+      stop: (id) => this.stop(id),
+      start: (id) => this.start(id),
+      resume: (id, memory) => this.launch(id, memory),
+      internet: (r) => this.internetNow(r),
+    };
   }
 
   // ---- guest events (from the metadata service) ----------------------------------------------
@@ -161,7 +168,7 @@ export class VmService {
       durations: { installSeconds: null, bootSeconds: null, readySeconds: null },
       lastError: null, hasUserData: input.userData !== null && input.userData !== '',
       attestation: { required: input.requireAttestation, ...(input.learnGolden ? { learn: true } : {}), userDataReleased: false, nonceIssuedAt: null, akFingerprint: null, akPub: null, initrd: null, ready: null },
-      sshHostKey: null, sshKey: null, cleanAt: null,
+      sshHostKey: null, sshKey: null, cleanAt: null, cleanMemory: false, cleanNote: null, lastReset: null,
       pids: { qemu: null, swtpm: null },
       ports: { ssh: null },
       forwards: [],
@@ -214,15 +221,20 @@ export class VmService {
   /** Launches under way, so stopAll can wait for a VM still 'creating' to reach a state it stops. */
   private readonly launching = new Set<Promise<void>>();
 
-  private launch(id: string): Promise<void> {
-    const p = this.launchNow(id);
+  private launch(id: string, incoming?: string): Promise<void> {
+    const p = this.launchNow(id, incoming);
     this.launching.add(p);
     const done = () => void this.launching.delete(p);
     p.then(done, done);
     return p;
   }
 
-  private async launchNow(id: string): Promise<void> {
+  private internetNow(r: VmRecord): boolean {
+    return this.o.lan !== undefined && r.lease !== null && (this.o.lan.internet?.(r.network) ?? false);
+  }
+
+  /** Boots the VM, or with `incoming` resumes that memory snapshot and has the guest attest again. */
+  private async launchNow(id: string, incoming?: string): Promise<void> {
     const r = this.get(id);
     const rt = this.sup.runtime(id);
     rt.stopping = false;
@@ -271,7 +283,8 @@ export class VmService {
       const launched = await this.launcher.start(r, {
         boot: this.bootSource(r),
         lan,
-        internet: lan !== null && (this.o.lan?.internet?.(r.network) ?? false),
+        internet: lan !== null && this.internetNow(r),
+        incoming,
         network: this.o.networkMode?.(r.network) ?? (r.network === 'nat' ? 'nat' : 'restricted'),
         onPid: (kind, pid) => this.recs.update(id, (v) => (v.pids[kind] = pid)),
       });
@@ -289,8 +302,30 @@ export class VmService {
       });
       this.sup.supervise(id, launched.qemuExit, launched.swtpmExit);
       this.sup.armBootTimer(id, this.timeouts.bootMs);
+      if (incoming !== undefined) void this.attestResumed(id, gen);
     } catch (e) {
       await fail(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  /** A resumed guest is ready once its fresh quote verifies (clean-state.ts); its user-data is released then. */
+  private async attestResumed(id: string, gen: number) {
+    const r = this.get(id);
+    let pcrs: number[] | null = null;
+    try {
+      pcrs = readPolicy(getImage(this.o.stateDir, r.image).dir)?.pcrs.ready ?? null;
+    } catch {
+      /* the quote says what is missing */
+    }
+    const why = await quoteAfterResume(r, pcrs, this.timeouts.bootMs);
+    const v = this.recs.find(id);
+    if (!v || gen !== this.sup.runtime(id).generation || !LIVE.includes(v.state)) return;
+    const verified = why === null && v.attestation.ready?.verified === true && v.attestation.nonceIssuedAt !== null;
+    if (verified || !v.requireAttestation) {
+      this.recs.update(id, (x) => (x.attestation.userDataReleased = true));
+      this.guest.ready(id);
+    } else {
+      this.recs.update(id, (x) => (x.lastError = `resumed from its clean state, but its fresh quote did not verify: ${why ?? x.attestation.ready?.message ?? 'no quote arrived'}`));
     }
   }
 
@@ -323,20 +358,20 @@ export class VmService {
 
   // ---- stop / reboot / delete / forward ------------------------------------------------------
 
-  async stop(id: string): Promise<VmRecord> {
+  async stop(id: string, powerdownMs = this.timeouts.powerdownMs): Promise<VmRecord> {
     const r = this.get(id);
     if (!LIVE.includes(r.state)) throw new VmmError('conflict', `VM ${id} is ${r.state}; stop works only while it runs`);
     const rt = this.sup.runtime(id);
     rt.stopping = true;
     this.sup.clearBootTimer(id);
     this.recs.update(id, (v) => (v.state = 'stopping'));
-    const how = await this.launcher.stop(r, this.timeouts.powerdownMs);
+    const how = await this.launcher.stop(r, powerdownMs);
     this.recs.update(id, (v) => {
       v.state = 'stopped';
       v.stoppedAt = now();
       v.pids = { qemu: null, swtpm: null };
       v.ports = { ssh: null };
-      v.lastError = how === 'powerdown' || how === 'gone' ? null : `the guest did not power down within ${Math.round(this.timeouts.powerdownMs / 1000)} s, so QEMU got ${how === 'term' ? 'SIGTERM' : 'SIGKILL'}`;
+      v.lastError = how === 'powerdown' || how === 'gone' ? null : `the guest did not power down within ${Math.round(powerdownMs / 1000)} s, so QEMU got ${how === 'term' ? 'SIGTERM' : 'SIGKILL'}`;
     });
     rt.stopping = false;
     rt.generation++;

@@ -255,13 +255,13 @@ export const povMethods = lazyMethods({
     z.strictObject({ pov: povView }),
   ),
   'pov.snapshot': () => method(
-    "Save a local POV's clean state: every VM's disk, vTPM state and firmware variables, saved while stopped (running VMs are stopped and started again)",
+    "Save a local POV's clean state: every VM's disk, vTPM state and firmware variables, and the memory of each ready VM (which runs on from the save); a stopped VM's files alone",
     z.strictObject({ id }),
     jobStarted,
     { job: true },
   ),
   'pov.reset': () => method(
-    'Reset a local POV to its clean state: stop its VMs, put back what pov.snapshot saved, start them again',
+    'Reset a local POV to its clean state: put back what pov.snapshot saved and resume each VM from its saved memory (ready after a fresh verified quote); a VM saved without memory boots its saved disks',
     z.strictObject({ id }),
     jobStarted,
     { job: true },

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import core from '../../main/services/store/migrations/001-core';
 import povMigration from '../../main/services/store/migrations/002-pov';
+import povLocal from '../../main/services/store/migrations/011-pov-local';
 import vmNetworks from '../../main/services/store/migrations/012-vm-networks';
 import povEnvName from '../../main/services/store/migrations/014-pov-env-name';
 import { openDatabase, type Db } from '../../main/services/store/db';
@@ -20,8 +21,8 @@ import { SEEDS } from '../skytap-emulator/seed';
 import type { Subscriber } from '../../main/core/streams';
 import type { PovView } from '../../shared/contract/pov';
 
-/** The POV tables, the VM columns a VM read writes (migration 12) and the env_name column (14). */
-export const MIGRATIONS = [core, povMigration, vmNetworks, povEnvName];
+/** The POV tables, local POVs' columns (11), the VM columns a VM read writes (12) and the env_name column (14). */
+export const MIGRATIONS = [core, povMigration, povLocal, vmNetworks, povEnvName];
 /** Fast but real: the emulator's busy phases last tens of milliseconds. */
 export const FAST_TIMING = { createBusyMs: 60, runstateBusyMs: 60, deleteMs: 60, rateLimitedMs: 200 };
 export const TEST_BUDGET: RetryBudget = { maxRetries: 5, fallbackWaitMs: 20, maxTotalWaitMs: 3000 };

@@ -107,6 +107,19 @@ describe.skipIf(fakeManagerSkip)('local POV crash injection (SIGKILL at every st
     });
   }
 
+  it('Internet access switched on while a create is cut short before its network is applied when the create resumes', async () => {
+    const w = await setup();
+    const r = await runCrashChild({ CRASH_DB: w.file, CRASH_VMM: w.m.url, CRASH_OP: 'create', CRASH_AT: 'before-create-network' });
+    expect(r.signal, r.err).toBe('SIGKILL');
+    const povId = /pov (\S+)/.exec(r.out)![1]!;
+    const env = `povdesk-${povId.slice(0, 8)}`;
+    expect(await w.m.networks()).toEqual([]);
+    expect((await w.svc.setInternetAccess(povId, true)).internetAccess).toBe(true);
+    await restartAndSweep(w, /job (\S+)/.exec(r.out)![1]!);
+    expect(getPov(w.db, povId)!.state).toBe('active');
+    expect(((await w.m.client.network(env)) as { povdesk?: { internet?: boolean } }).povdesk?.internet).toBe(true);
+  });
+
   for (const step of DESTROY_STEPS) {
     it(`destroy killed at ${step}`, async () => {
       const w = await setup();

@@ -41,6 +41,12 @@ describe('qemuArgv', () => {
     expect(a).not.toContain('-cpu'); // tcg keeps the default model
   });
 
+  it('waits for a memory snapshot (-incoming defer) only when resuming one', () => {
+    expect(qemuArgv(base)).not.toContain('-incoming');
+    const a = qemuArgv({ ...base, incoming: true });
+    expect(a.slice(a.indexOf('-incoming'), a.indexOf('-incoming') + 2)).toEqual(['-incoming', 'defer']);
+  });
+
   it('maps OVMF code read-only and the per-VM vars copy writable', () => {
     const drives = opt(qemuArgv(base), '-drive');
     expect(drives[0]).toBe('if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd');

@@ -149,7 +149,7 @@ export class LocalPlatform implements LabPlatform {
     return all.some((n) => n.spec.name === envId);
   }
 
-  async create(req: { envId: string | null; templateId: string; name: string }, step: (name: string) => void = () => {}): Promise<LabEnvironment> {
+  async create(req: { envId: string | null; templateId: string; name: string; internet?: boolean }, step: (name: string) => void = () => {}): Promise<LabEnvironment> {
     const envId = req.envId;
     if (!envId) throw new AppError('internal', 'a local environment is named before it is created; no environment id was given');
     const t = this.o.templates.get(req.templateId);
@@ -166,6 +166,8 @@ export class LocalPlatform implements LabPlatform {
       }
       step('after-create-network');
     }
+    // The POV's Internet access, switched on before its network existed: before any VM starts on it.
+    if (req.internet) await this.setInternet(envId, true);
     const have = new Set((await this.vmsOf(envId)).map((v) => v.name));
     for (const vm of t.vms) {
       const name = localVmName(envId, vm.name);
@@ -205,6 +207,8 @@ export class LocalPlatform implements LabPlatform {
   async setInternet(envId: string, on: boolean): Promise<void> {
     const api = await this.o.api();
     if (!api.setNetworkInternet) throw new AppError('unsupported', 'this vm-manager cannot switch a network\'s Internet access (it has no POV Desk network route); use the app\'s own vm-manager');
+    // No network yet (a create cut short before it): the create applies the POV's switch when it makes it.
+    if (!(await this.hasNetwork(envId))) return;
     await managerCall('PUT network internet', () => api.setNetworkInternet!(envId, on));
   }
 

@@ -76,8 +76,9 @@ export interface LabPlatform {
    * Creates the environment from a template. Local: every VM the template names, each skipped
    * when a VM of that name already exists (a re-run after a crash completes, never duplicates).
    * `step` is called before and after each mutating call (crash-injection tests hang off it).
+   * `internet`: Local only, the POV's Internet access, applied to its network before any VM starts.
    */
-  create(req: { envId: string | null; templateId: string; name: string }, step?: (name: string) => void): Promise<LabEnvironment>;
+  create(req: { envId: string | null; templateId: string; name: string; internet?: boolean }, step?: (name: string) => void): Promise<LabEnvironment>;
   /**
    * The environment with its VMs, or null once it is gone. `{vms: false}` is a poll that needs
    * only the runstate: Skytap then reads the environment alone (its vms are what that GET carried).

@@ -154,7 +154,7 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
     if (named !== null) {
       // Every run makes what is missing (a re-run after a crash completes, never duplicates).
       ctx.progress('create VMs', 0.1, `from template ${row.template_name}`);
-      const made = await p.create({ envId, templateId: row.template_id, name: row.env_name }, (s) => check(s));
+      const made = await p.create({ envId, templateId: row.template_id, name: row.env_name, internet: row.internet_access === 1 }, (s) => check(s));
       recordReading(deps.db, povId, made, nowIso(deps));
       ctx.log(`environment ${envId}: ${made.vms.map((v) => v.name).join(', ')}`);
       check('after-create');
