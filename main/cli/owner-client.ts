@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { z } from 'zod';
 import { lazySchema } from '../../shared/lazy-schema';
-import { AppError, jobRecord, wireErrorSchema } from '../../shared/contract';
+import { AppError, wireErrorSchema } from '../../shared/contract';
 import { streamKey } from '../../shared/stream-listeners';
 import { onLines, type OwnerHello } from '../core/owner-endpoint';
 import { ownerFiles, readOwnerToken } from '../core/owner';

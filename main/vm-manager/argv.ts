@@ -90,7 +90,7 @@ export function qemuEscape(value: string): string {
  * (g_shell_parse_argv): single quotes, with ' written as '\''.
  */
 export function shellWord(word: string): string {
-  if (/^[A-Za-z0-9_\/.:=@%+-]+$/.test(word)) return word;
+  if (/^[A-Za-z0-9_/.:=@%+-]+$/.test(word)) return word;
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -28,7 +28,6 @@ export function tailLines(file: string, lines: number, maxBytes = 4 * 1024 * 102
     if (pos > 0) text = text.slice(text.indexOf('\n') + 1); // drop the partial first line
     const all = text.split('\n');
     if (all[all.length - 1] === '') all.pop();
-    // eslint-disable-next-line no-control-regex
     return all.slice(-lines).map((l) => l.replace(/\r$/, '').replace(/\x1b\[[0-9;=?]*[A-Za-z]/g, ''));
   } finally {
     closeSync(fd);

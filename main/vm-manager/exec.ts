@@ -28,13 +28,13 @@ export async function ensureManagerKey(keyFile: string, vmId: string): Promise<{
     return { publicKey: `${pub[0]} ${pub[1]}` };
   } catch (e) {
     const err = (e as { stderr?: string }).stderr?.trim() || (e instanceof Error ? e.message : String(e));
-    throw new Error(`could not make the manager's SSH key for VM ${vmId} with ssh-keygen (apt-get install openssh-client): ${err}`);
+    throw new Error(`could not make the manager's SSH key for VM ${vmId} with ssh-keygen (apt-get install openssh-client): ${err}`, { cause: e });
   }
 }
 
 /** POSIX shell quoting of one argument (the guest's sshd runs the command line through /bin/sh). */
 export function shQuote(word: string): string {
-  return /^[A-Za-z0-9_\/.:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+  return /^[A-Za-z0-9_/.:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Why exec cannot reach this VM now (409), or null. */

@@ -149,7 +149,7 @@ export async function hostReport(opts: { forceProbe?: boolean } = {}): Promise<H
     version('busybox', ['--help']),
   ]);
   const ovmf = findOvmf();
-  let guestKernel: string | null = null;
+  let guestKernel: string | null;
   try {
     const { findKernel } = await import('./images');
     guestKernel = findKernel().kernel;
@@ -172,7 +172,7 @@ export async function hostReport(opts: { forceProbe?: boolean } = {}): Promise<H
   // VM networks (net-switch.ts): a vde_switch per network, the gateway port through vde_plug.
   if (!findTool('vde_switch') || !findTool('vde_plug')) missing.push({ what: 'vde_switch and vde_plug (the VMs\' networks)', install: process.platform === 'darwin' ? 'brew install vde' : 'apt-get install vde2' });
   if (qemu.found && ovmf && !accelerator.chosen) missing.push({ what: `a working accelerator (${accelerator.reason})`, install: installHint('qemu') });
-  let kernel = '';
+  let kernel: string;
   try {
     kernel = readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim();
   } catch {

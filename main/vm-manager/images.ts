@@ -237,7 +237,7 @@ export function buildTestImage(stateDir: string, opts: { ovmfCode: string | null
   // kept from an identical earlier build (same kernel, initrd, cmdline; firmware recorded).
   const refs = makeReferences(tmp, { kind: 'kernel', kernel: 'vmlinuz', initrd: 'initrd.img', cmdline });
   const old = readImageMeta(dir);
-  let oldPolicy: Policy | null = null;
+  let oldPolicy: Policy | null;
   try {
     oldPolicy = readPolicy(dir);
   } catch {

@@ -96,13 +96,12 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...o.timeouts };
   const launcher = new QemuLauncher({ accel, ovmf, metadataSocket: join(stateDir, 'metadata.sock'), nodeBinary: o.nodeBinary, startMs: timeouts.startMs, termMs: timeouts.termMs, dieWithParent: o.dieWithParent });
   const networks = new Networks(stateDir);
-  let vms: VmService;
   const switches = new LanSwitches({
     stateDir, dieWithParent: o.dieWithParent, log: o.log,
     entry: (name) => (networks.has(name) ? networks.get(name) : null),
     leases: (name) => vms.list().filter((v) => v.network === name && v.lease).map((v) => ({ mac: v.lease!.mac, ip: v.lease!.ip, names: [...new Set([v.hostname ?? v.name, v.name])] })),
   });
-  vms = new VmService({
+  const vms: VmService = new VmService({
     stateDir, launcher, networkMode: (n) => networks.get(n).mode, timeouts, consoleMaxBytes: o.consoleMaxBytes, log: o.log,
     lan: { leaseFor: (n, id, taken) => leaseFor(networks.get(n), id, taken), up: (n) => switches.up(networks.get(n)), internet: (n) => networks.get(n).internet },
   });

@@ -37,7 +37,7 @@ export async function ensureSshHostKey(vmDir: string): Promise<SshHostKey> {
     return { publicKey: `${type} ${blob}`, fingerprint: fp.slice('Fingerprint: '.length).trim() };
   } catch (e) {
     const err = (e as { stderr?: string }).stderr?.trim() || (e instanceof Error ? e.message : String(e));
-    throw new Error(`could not make the VM's SSH host key with dropbearkey (apt-get install dropbear-bin): ${err}`);
+    throw new Error(`could not make the VM's SSH host key with dropbearkey (apt-get install dropbear-bin): ${err}`, { cause: e });
   }
 }
 

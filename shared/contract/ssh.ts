@@ -10,7 +10,7 @@ const hostName = lazySchema(() => z
   .trim()
   .min(1)
   .max(253)
-  .refine((s) => /^[A-Za-z0-9._:%\-\[\]]+$/.test(s), 'must be a host name or IP address'));
+  .refine((s) => /^[A-Za-z0-9._:%\-[\]]+$/.test(s), 'must be a host name or IP address'));
 const port = lazySchema(() => z.number().int().min(1).max(65535));
 const username = lazySchema(() => z
   .string()
@@ -224,7 +224,7 @@ export const sshMethods = lazyMethods({
       path: z
         .string()
         .max(200)
-        .refine((p) => /^\/[A-Za-z0-9._\/-]+$/.test(p), 'must be an absolute path of letters, digits, . _ - /')
+        .refine((p) => /^\/[A-Za-z0-9._/-]+$/.test(p), 'must be an absolute path of letters, digits, . _ - /')
         .optional(),
       lineDelayMs: z.number().int().min(0).max(5000).optional(),
     }),

@@ -15,7 +15,7 @@ import { BakeService } from '../../main/services/bake/service';
 import { VmManagerClient } from '../../main/vm-api/client';
 import { serve, type RunningManager } from '../../main/vm-manager/server';
 import { needs } from '../support/system';
-import { pidsWith, repo } from '../vm-manager/support';
+import { pidsWith } from '../vm-manager/support';
 
 /** Its folder keeps the name `templates` from before the bake domain's rename: the caches stay valid. */
 export const CACHE = join(process.env.POVDESK_TEST_CACHE ?? join(homedir(), '.cache', 'povdesk-test'), 'templates');

@@ -46,7 +46,7 @@ function procs(): Proc[] {
     if (!/^\d+$/.test(d)) continue;
     const s = stat(`/proc/${d}/stat`);
     if (!s) continue;
-    let cmd = '';
+    let cmd: string;
     try {
       cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
     } catch {

@@ -111,7 +111,10 @@ async function rendererBuild() {
       for (const e of entries) parent.set(e, null);
       while (queue.length) {
         const id = queue.shift()!;
-        for (const next of this.getModuleInfo(id)?.importedIds ?? []) if (!parent.has(next)) (parent.set(next, id), queue.push(next));
+        for (const next of this.getModuleInfo(id)?.importedIds ?? []) if (!parent.has(next)) {
+          parent.set(next, id);
+          queue.push(next);
+        }
       }
     },
   };

@@ -18,6 +18,7 @@ let home = '';
 
 const browserModeOnly = 'browser mode only: `serve --open` opens the browser-mode host';
 
+// eslint-disable-next-line no-empty-pattern -- Playwright names fixtures by destructuring: `{}` asks for none
 test.beforeAll(async ({}, testInfo) => {
   if (testInfo.project.name === 'electron') return;
   bin = mkdtempSync(join(tmpdir(), 'povdesk-opener-'));

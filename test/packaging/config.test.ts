@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { ROOT, builderRequire } from './pack';
 
 interface Target { target: string; arch: string[] }
-type Config = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Config = Record<string, any>;
 
 const configModule = builderRequire('app-builder-lib/out/util/config/config.js') as {
   getConfig(dir: string, path: string | null, fromOptions: unknown): Promise<Config>;

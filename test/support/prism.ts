@@ -115,7 +115,6 @@ export async function startPrism(mode: 'mock' | 'proxy', doc: Doc, upstream?: st
     };
     check();
   });
-  // eslint-disable-next-line no-control-regex
   const plain = () => out.replace(/\u001b\[[0-9;]*m/g, '');
   return {
     url: `http://127.0.0.1:${port}`,

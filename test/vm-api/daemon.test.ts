@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectedVmManager } from '../../main/services/vm/service';
 import { VmManagerClient } from '../../main/vm-api/client';
 import { TEST_IMAGE } from '../../main/vm-manager/images';
-import type { VmService } from '../../main/vm-manager/vms';
 import { needs } from '../support/system';
 import { testCore, type TestCore } from '../support/core';
 import { attachLocalManager } from '../vm/helpers';
@@ -24,7 +23,6 @@ const TOKEN = 'daemon-token-0123456789abcdef';
 describe.skipIf(skip)('the app\'s vm service against the real daemon handler (fake launcher)', () => {
   let state: string;
   let d: FakeDaemon;
-  let vms: VmService;
   let t: TestCore;
   let app: ConnectedVmManager;
   let url = '';
@@ -32,7 +30,7 @@ describe.skipIf(skip)('the app\'s vm service against the real daemon handler (fa
   beforeAll(async () => {
     state = mkdtempSync(join(tmpdir(), 'vmm-app-'));
     d = await startFakeDaemon(state, TOKEN);
-    ({ url, vms } = d);
+    ({ url } = d);
     // The real core, whose supervisor reattaches to this daemon as its local manager.
     t = await testCore();
     attachLocalManager(t.home, { url, token: TOKEN, stateDir: state });

@@ -20,7 +20,7 @@ export function caller(base: string, token: string) {
     if (payload !== undefined) headers['Content-Type'] = 'application/json';
     const res = await fetch(`${base}/api/v1${path}`, { method, headers, body: payload });
     const text = await res.text();
-    let parsed: unknown = null;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  attestationSchema, consoleSchema, execResultSchema, forwardSchema, hostSchema, imageSchema, metricsSchema, networkSchema, ROUTES, vmSchema,
+  attestationSchema, consoleSchema, forwardSchema, hostSchema, imageSchema, metricsSchema, networkSchema, ROUTES, vmSchema,
 } from '../../main/vm-api/schemas';
 import { createApiHandler } from '../../main/vm-manager/api';
 import { hostReport } from '../../main/vm-manager/host';

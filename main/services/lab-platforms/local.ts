@@ -57,7 +57,7 @@ export function hostForwardsFor(cfg: { agentUrl: string; controlPlaneUrl: string
     return [];
   }
   if (agent.hostname !== GUEST_HOST_ALIAS) return [];
-  let cp: URL | null = null;
+  let cp: URL | null;
   try {
     cp = new URL(cfg.controlPlaneUrl);
   } catch {

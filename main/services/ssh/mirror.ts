@@ -57,7 +57,10 @@ export function plainAdvance(bytes: Uint8Array, x: number, cols: number): { x: n
       i++;
     }
     if (i > start) {
-      if (x >= cols) (advances++, (x = 0));
+      if (x >= cols) {
+        advances++;
+        x = 0;
+      }
       const end = x + (i - start); // each character: wrap first if at a pending wrap, then x++
       const wraps = Math.floor((end - 1) / cols);
       advances += wraps;

@@ -48,7 +48,7 @@ export async function typeInto(t: TypeTarget, script: string, o: TypeOptions = {
   const lines = content.split('\n').slice(0, -1);
   const path = o.path ?? '/tmp/povdesk-typed.sh';
   // The path goes into a shell command line: letters, digits and . _ - / only.
-  if (!/^\/[A-Za-z0-9._\/-]+$/.test(path)) {
+  if (!/^\/[A-Za-z0-9._/-]+$/.test(path)) {
     throw new AppError('invalid_request', `target path ${JSON.stringify(path)} must be absolute and use only letters, digits, . _ - /`);
   }
   for (const [i, l] of lines.entries()) {

@@ -114,7 +114,7 @@ export function migrate(db: Db, list: readonly Migration[]): void {
       ensureMigrationTable(db);
       apply.immediate();
     } catch (err) {
-      throw new Error(`migration ${m.version} (${m.name}) failed and was rolled back: ${(err as Error).message}`);
+      throw new Error(`migration ${m.version} (${m.name}) failed and was rolled back: ${(err as Error).message}`, { cause: err });
     }
   }
 }

@@ -133,7 +133,7 @@ export class ConsoleFollowers {
           await this.waitDrain(id);
           continue;
         }
-        let size = -1;
+        let size: number;
         try {
           const st = statSync(path);
           if (st.ino !== ino || st.size < offset) {

@@ -8,7 +8,6 @@ import { existsSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
 import { checkCredentialUrl } from '../../../shared/url-policy';
 import {
-  vmLearnedGolden,
   type VmAttestation,
   type VmConnection,
   type VmCreateArgs,
@@ -213,7 +212,7 @@ export class ConnectedVmManager {
   async attestation(id: string): Promise<VmAttestation> {
     return this.call(`GET /vms/${id}/attestation`, async (c) => {
       const [a, vm] = await Promise.all([c.attestation(id), c.get(id)]);
-      let policy = null;
+      let policy;
       try {
         const all = await c.images();
         const image = all.find((i) => imageRef(i, all) === vm.image || i.id === vm.image || `${i.id}_${i.version}` === vm.image);

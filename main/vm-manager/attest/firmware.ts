@@ -23,7 +23,6 @@ const LZMA_SECTION = guid('EE4E5898-3914-4259-9D6E-DC7BD79403CF');
 const EFI_SECTION_GUID_DEFINED = 0x02;
 const EFI_SECTION_FIRMWARE_VOLUME_IMAGE = 0x17;
 const EFI_FV_FILETYPE_PEI_CORE = 0x04;
-const EFI_FV_FILETYPE_FFS_PAD = 0xf0;
 
 export interface FirmwareVolume {
   length: number;

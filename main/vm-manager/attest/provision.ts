@@ -44,7 +44,7 @@ export async function provisionAk(tcti: string): Promise<ProvisionedAk> {
       await run(what, args, { env, timeout: 30_000 });
     } catch (e) {
       const err = String((e as { stderr?: string }).stderr ?? e).trim().split('\n').slice(-3).join(' ');
-      throw new Error(`${what} failed while provisioning the VM's attestation key: ${err}`);
+      throw new Error(`${what} failed while provisioning the VM's attestation key: ${err}`, { cause: e });
     }
   };
   try {

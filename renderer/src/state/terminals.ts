@@ -202,7 +202,7 @@ function addTab(sessionId: string, title: string, isReadOnly = false, extra: Pic
   return sessionId;
 }
 
-export const useTerminals = create<TerminalsState>((set, get) => ({
+export const useTerminals = create<TerminalsState>((set) => ({
   tabs: [],
   active: null,
   prompts: [],

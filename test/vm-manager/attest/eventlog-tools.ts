@@ -24,13 +24,12 @@ export interface RawLog {
 const HASH: Record<number, string> = { 0x4: 'sha1', 0xb: 'sha256', 0xc: 'sha384', 0xd: 'sha512' };
 
 export function readRaw(buf: Buffer): RawLog {
-  let o = 32;
   const headerSize = buf.readUInt32LE(28);
   const header = buf.subarray(0, 32 + headerSize);
   const spec = buf.subarray(32, 32 + headerSize);
   const count = spec.readUInt32LE(24);
   const algs = Array.from({ length: count }, (_, i) => ({ alg: spec.readUInt16LE(28 + i * 4), size: spec.readUInt16LE(30 + i * 4) }));
-  o = 32 + headerSize;
+  let o = 32 + headerSize;
   const events: RawEvent[] = [];
   while (o < buf.length) {
     const pcr = buf.readUInt32LE(o);

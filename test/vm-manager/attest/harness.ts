@@ -5,7 +5,7 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { connect, createServer as createNetServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -183,7 +183,7 @@ export async function startMetadataStub(state: MetadataStub['state']): Promise<M
         else chunks.push(c);
       });
       req.on('end', () => {
-        let body: unknown = null;
+        let body: unknown;
         try {
           body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
         } catch {

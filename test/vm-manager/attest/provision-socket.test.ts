@@ -20,7 +20,7 @@ const skip = needs(['swtpm', 'tpm2_createak', 'tpm2_evictcontrol', 'tpm2_readpub
 function tcpListeners(): Set<string> {
   const out = new Set<string>();
   for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
+    let text: string;
     try {
       text = readFileSync(f, 'utf8');
     } catch {

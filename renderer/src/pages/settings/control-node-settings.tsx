@@ -39,6 +39,7 @@ export default function ControlNodeSettings() {
       (v) => show(v),
       (e) => setStatus({ kind: 'error', text: errorText(e) }),
     );
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- once, on mount: show calls only stable setters
   }, []);
 
   async function save(e: FormEvent) {
