@@ -80,7 +80,7 @@ const minutes = ([, , lane, start]) => {
     ...steps.filter((s) => s[2] === lane && +s[3] > +start).map((s) => +s[3]),
     ...laneEnds.filter(([l, t]) => l === lane && +t >= +start).map(([, t]) => +t),
   ];
-  return ends.length && start ? ` (${((Math.min(...ends) - +start) / 60).toFixed(1)} min${lane === '2' ? ', lane 2' : ''})` : '';
+  return ends.length && start ? ` (${((Math.min(...ends) - +start) / 60).toFixed(1)} min${lane === '1' ? '' : `, lane ${lane}`})` : '';
 };
 if (steps.length) console.log(`which Node ran each step, and its minutes:\n${steps.map((s) => `  ${s[0]}: ${s[1]}${minutes(s)}`).join('\n')}`);
 durations.sort((a, b) => b[0] - a[0]);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test suite: types and the build; the system suites (Vitest's system project); the rest
+# Every test suite: types, lint and format, and the build; the system suites (Vitest's system project); the rest
 # (Vitest's node and renderer projects, the system-lane2 share of the guests, the keyring suite,
 # end to end in Chromium with Playwright), beside them (POVDESK_TEST_LANES=0: after them). Prints one closing line "N passed, N failed".
 # The benchmarks are not tests: `npm run bench` runs them (CI runs the suite, not the figures).
@@ -30,8 +30,25 @@ runtime_env="$(node scripts/node-runtime.mjs --shell)" || exit 1
 eval "$runtime_env"
 echo "Node for every step: $POVDESK_NODE"
 
+# ESLint and Prettier (`npm run lint`, `npm run format:check`) take one core for ~20 s: they run
+# beside the typecheck (one core), in lane 3, and their output follows it.
+lint() {
+  local lane=3
+  step "lint: eslint"
+  npm run --silent lint || echo lint >>"$results/failed-steps"
+  step "format: prettier --check"
+  npm run --silent format:check || echo format >>"$results/failed-steps"
+  lane_done
+}
+lint >"$results/lint.log" 2>&1 &
+lint_pid=$!
+
 step "typecheck"
 npm run --silent typecheck || failed_steps+=(typecheck)
+wait "$lint_pid"
+echo
+echo "=== lane 3, which ran beside the typecheck"
+cat "$results/lint.log"
 
 step "build"
 npx electron-vite build >"$results/build.log" 2>&1 || { cat "$results/build.log"; echo "build failed" >&2; exit 1; }

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { ESLint } from 'eslint';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
@@ -24,11 +25,6 @@ function targets(file: string): string[] {
 }
 
 const under = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
-
-/** "file -> target" for every relative import of `files` that lands outside `allowed`. */
-function outside(files: string[], allowed: string[]): string[] {
-  return files.flatMap((f) => targets(f).filter((t) => !allowed.some((d) => under(t, d))).map((t) => `${f} -> ${t}`));
-}
 
 /**
  * The first import circle among `files`, as "a -> b -> a", or null. Type-only imports count (as
@@ -80,44 +76,13 @@ const appDirs = () =>
     .map((d) => `main/${d}`)
     .filter((d) => !['main/vm-manager', 'main/vm-api', 'main/lib'].includes(d));
 
-/** The layering in docs/CONVENTIONS.md, checked over the sources (tsc -b checks the environments). */
+/**
+ * The layering in docs/CONVENTIONS.md that needs the whole tree: import circles, and the daemon's
+ * entry points (tsc -b checks the environments; ESLint the rest, below).
+ */
 describe('layers', () => {
-  it('only main/electron and preload import electron', () => {
-    const offenders = ['main', 'shared', 'renderer']
-      .flatMap(sources)
-      .filter((f) => !f.startsWith('main/electron/'))
-      .filter((f) => imports(f).includes('electron'));
-    expect(offenders).toEqual([]);
-  });
-
-  it('shared/ imports no Node built-ins and nothing outside shared/', () => {
-    const builtins = sources('shared').filter((f) => imports(f).some((i) => i.startsWith('node:') || /^(fs|path|os|child_process|crypto)$/.test(i)));
-    expect(builtins).toEqual([]);
-    expect(outside(sources('shared'), ['shared'])).toEqual([]);
-  });
-
-  it('renderer/ imports nothing from main/ or preload/ and no Node built-ins (it reaches the core through renderer/src/api.ts)', () => {
-    expect(sources('renderer').filter((f) => imports(f).some((i) => i.startsWith('node:')))).toEqual([]);
-    expect(outside(sources('renderer'), ['renderer', 'shared'])).toEqual([]);
-  });
-
   it('no source file imports in a circle: main/, preload/, renderer/, shared/ (a module two files need is a third file both import)', () => {
     expect(circle([...sources('shared'), ...sources('renderer'), ...sources('main'), ...sources('preload')])).toBeNull();
-  });
-
-  it('services never import main/core or a transport: they import services, shared/, main/vm-api/ and main/lib/', () => {
-    // main/vm-manager is policed by the daemon rule below (entry points and pending moves).
-    const offenders = outside(sources('main/services'), ['main/services', 'shared', 'main/vm-api', 'main/lib', 'main/vm-manager']);
-    expect(offenders).toEqual([]);
-  });
-
-  it('main/vm-manager (the daemon) imports only shared/, main/vm-api/ and main/lib/', () => {
-    expect(outside(sources('main/vm-manager'), ['main/vm-manager', 'shared', 'main/vm-api', 'main/lib'])).toEqual([]);
-  });
-
-  it('main/vm-api/ (the client both sides use) imports only shared/ and main/lib/; main/lib/ only shared/', () => {
-    expect(outside(sources('main/vm-api'), ['main/vm-api', 'shared', 'main/lib'])).toEqual([]);
-    expect(outside(sources('main/lib'), ['main/lib', 'shared'])).toEqual([]);
   });
 
   it('app code reaches the vm-manager daemon only through main/vm-api/, apart from its documented entry points', () => {
@@ -132,13 +97,43 @@ describe('layers', () => {
     const edges = new Set(['main', 'preload'].flatMap(sources).flatMap((f) => targets(f).map((t) => `${f} -> ${t}`)));
     expect([...Object.keys(DAEMON_ENTRY_POINTS)].filter((e) => !edges.has(e))).toEqual([]);
   });
+});
 
-  it('no channel string is written outside shared/contract/wire.ts', () => {
-    const offenders = ['main', 'preload', 'renderer', 'shared']
-      .flatMap(sources)
-      .filter((f) => f !== 'shared/contract/wire.ts')
-      // An IPC channel is `povdesk:<name>`; the povdesk:// link scheme (main/desktop) is not a channel.
-      .filter((f) => /['"`]povdesk:[a-z]/i.test(readFileSync(join(ROOT, f), 'utf8')));
-    expect(offenders).toEqual([]);
+/**
+ * What one file shows is ESLint's (eslint.config.js, `povdesk/layers` and the channel rule; `npm run
+ * lint` in `npm test`): where each layer may import from, electron, Node built-ins, channel names.
+ * Here each rule meets a file that breaks it, so a config that stops checking fails this test.
+ */
+describe('layers, as ESLint checks them', () => {
+  const lint = async (filePath: string, code: string) => {
+    const [result] = await new ESLint({ cwd: ROOT }).lintText(code, { filePath: join(ROOT, filePath) });
+    return result!.messages.map((m) => `${m.ruleId}: ${m.message}`);
+  };
+  const refused = (...parts: string[]) => parts.map((p) => expect.stringContaining(p));
+
+  it('renderer/ and shared/ import only their own and shared/ (resolved, static and dynamic), no Node built-ins, no electron', async () => {
+    expect(await lint('renderer/src/pages/x.tsx', `import '../../../main/core/create'; import '../main'; import '../../../shared/csp'; export const f = () => import('../../../preload/index');`)).toEqual(
+      refused('main/core/create is outside', 'preload/index is outside'),
+    );
+    expect(await lint('shared/contract/x.ts', `import 'node:fs'; import 'path'; import 'electron'; import '../csp'; export type T = import('../../renderer/src/api').Api;`)).toEqual(
+      refused('no node:fs', 'no path', 'import electron', 'renderer/src/api is outside'),
+    );
+  });
+
+  it('services, the daemon, its client and main/lib import only the layers below them; only main/electron and preload import electron', async () => {
+    expect(await lint('main/services/pov/x.ts', `import '../../core/create'; import 'electron'; import '../../lib/sleep'; import '../../vm-api/client'; import '../../../shared/csp'; export {};`)).toEqual(
+      refused('main/core/create is outside', 'import electron'),
+    );
+    expect(await lint('main/vm-manager/x.ts', `import '../services/hub'; import '../vm-api/client'; export {};`)).toEqual(refused('main/services/hub is outside'));
+    expect(await lint('main/vm-api/x.ts', `import '../vm-manager/vms'; export {};`)).toEqual(refused('main/vm-manager/vms is outside'));
+    expect(await lint('main/lib/x.ts', `import '../vm-api/client'; export {};`)).toEqual(refused('main/vm-api/client is outside'));
+    expect(await lint('main/core/x.ts', `import 'electron/main'; export {};`)).toEqual(refused('import electron'));
+    expect(await lint('main/electron/x.ts', `import 'electron'; export {};`)).toEqual([]);
+  });
+
+  it('a channel name is written only in shared/contract/wire.ts (the povdesk:// link scheme is not one)', async () => {
+    const code = "export const c = 'povdesk:pov-updated'; export const t = `povdesk:x`; export const link = 'povdesk://pov/1';";
+    expect(await lint('renderer/src/x.ts', code)).toEqual(refused('shared/contract/wire.ts', 'shared/contract/wire.ts'));
+    expect(await lint('shared/contract/wire.ts', code)).toEqual([]);
   });
 });

@@ -84,8 +84,8 @@ it('counts a step skipped for its reason (no gnome-keyring off Linux) as skipped
   writeFileSync(join(skipDir, 'vitest.json'), report(5));
   writeFileSync(join(skipDir, 'vitest-system2.json'), report(0));
   // each step's lane and start (epoch seconds), and when each lane ended: the summary gives minutes
-  writeFileSync(join(skipDir, 'nodes'), 'typecheck\tv24.22.3 (/x/node)\t1\t1000\nvitest: node\tv24.22.3 (/x/node)\t2\t1060\nsummary\tv24.22.3 (/x/node)\t1\t1400\n');
-  writeFileSync(join(skipDir, 'lane-ends'), '1\t1120\n2\t1300\n');
+  writeFileSync(join(skipDir, 'nodes'), 'typecheck\tv24.22.3 (/x/node)\t1\t1000\nlint: eslint\tv24.22.3 (/x/node)\t3\t1000\nvitest: node\tv24.22.3 (/x/node)\t2\t1060\nsummary\tv24.22.3 (/x/node)\t1\t1400\n');
+  writeFileSync(join(skipDir, 'lane-ends'), '1\t1120\n2\t1300\n3\t1030\n');
   const why = 'no dbus-run-session gnome-keyring-daemon on this machine';
   const summary = () => run(process.execPath, [join(ROOT, 'scripts', 'summarize.mjs'), skipDir]);
   // without the skip record, the missing reports are failures
@@ -98,6 +98,6 @@ it('counts a step skipped for its reason (no gnome-keyring off Linux) as skipped
   expect(code, out).toBe(0);
   expect(out).toContain(`skipped step: keyring (${why})`);
   expect(out).toContain(`skipped step: playwright (${why})`);
-  expect(out).toMatch(/which Node ran each step, and its minutes:\n {2}typecheck: v24\.22\.3 \(\/x\/node\) \(2\.0 min\)\n {2}vitest: node: v24\.22\.3 \(\/x\/node\) \(4\.0 min, lane 2\)\n {2}summary: v24\.22\.3 \(\/x\/node\)\n/);
+  expect(out).toMatch(/which Node ran each step, and its minutes:\n {2}typecheck: v24\.22\.3 \(\/x\/node\) \(2\.0 min\)\n {2}lint: eslint: v24\.22\.3 \(\/x\/node\) \(0\.5 min, lane 3\)\n {2}vitest: node: v24\.22\.3 \(\/x\/node\) \(4\.0 min, lane 2\)\n {2}summary: v24\.22\.3 \(\/x\/node\)\n/);
   expect(out).toMatch(/^7 passed, 0 failed, 0 skipped$/m);
 });
