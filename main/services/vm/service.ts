@@ -34,7 +34,7 @@ import { caBundle, connectionView, KEYS, OIDC_ACCOUNT, relogin, remoteBearer, RE
 import type { LocalManagerSupervisor } from './supervisor';
 import { VmUpdates } from './updates';
 import { pretrustedHostKey, vmSshSignIn, type VmSshSignIn } from './local-ssh';
-import { attestationView, hostView, imagePolicy, imageRef, imageView, learnedView, parseAnswer, serialSocket, vmView } from './views';
+import { attestationView, hostView, imagePolicy, imageRef, imageView, learnedView, serialSocket, vmView } from './views';
 import { LIVE_VM_STATES } from '../../../shared/vm-states';
 import { GOLDEN_VM_SIZE, vmSizeLabel } from '../../../shared/golden-size';
 
