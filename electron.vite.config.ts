@@ -14,7 +14,9 @@ function cspMeta(): Plugin {
   return {
     name: 'povdesk-csp-meta',
     apply: 'build',
-    transformIndexHtml: () => [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: CONTENT_SECURITY_POLICY }, injectTo: 'head-prepend' }],
+    transformIndexHtml: () => [
+      { tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: CONTENT_SECURITY_POLICY }, injectTo: 'head-prepend' },
+    ],
   };
 }
 
@@ -89,7 +91,8 @@ function copyRuntimePackages(names: string[], to: string): void {
         const rel = relative(from, src).split(/[\\/]/);
         if (['src', 'deps', 'test', 'tests', 'docs', 'benchmark', 'examples', 'node_modules', '.github'].includes(rel[0]!)) return false;
         if (rel[0] === 'prebuilds' && rel.length > 1) return rel[1] === prebuild;
-        if (rel[0] === 'build' && rel.length > 1) return rel[1] === 'Release' && (rel.length === 2 || (rel.length === 3 && src.endsWith('.node')));
+        if (rel[0] === 'build' && rel.length > 1)
+          return rel[1] === 'Release' && (rel.length === 2 || (rel.length === 3 && src.endsWith('.node')));
         return !/\.(map|d\.ts|gyp|cc|h)$/.test(basename(src));
       },
     });
@@ -125,7 +128,10 @@ function bundleCli(): Plugin {
           emptyOutDir: true,
           minify: false,
           target: 'node24',
-          rollupOptions: { external: RUNTIME_REQUIRED, output: { format: 'es', entryFileNames: 'povdesk-cli.mjs', chunkFileNames: 'chunks/[name]-[hash].mjs' } },
+          rollupOptions: {
+            external: RUNTIME_REQUIRED,
+            output: { format: 'es', entryFileNames: 'povdesk-cli.mjs', chunkFileNames: 'chunks/[name]-[hash].mjs' },
+          },
         },
       });
       copyRuntimePackages(RUNTIME_REQUIRED, resolve(__dirname, 'out/cli/node_modules'));

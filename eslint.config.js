@@ -29,7 +29,12 @@ const layers = {
     schema: [
       {
         type: 'object',
-        properties: { layer: { type: 'string' }, inside: { type: 'array', items: { type: 'string' } }, node: { type: 'boolean' }, electron: { type: 'boolean' } },
+        properties: {
+          layer: { type: 'string' },
+          inside: { type: 'array', items: { type: 'string' } },
+          node: { type: 'boolean' },
+          electron: { type: 'boolean' },
+        },
         additionalProperties: false,
       },
     ],
@@ -45,8 +50,11 @@ const layers = {
       if (source?.type !== 'Literal' || typeof source.value !== 'string') return;
       const name = source.value;
       if (name.startsWith('.')) {
-        const target = relative(ROOT, resolve(dirname(context.filename), name)).split('\\').join('/');
-        if (inside && !inside.some((d) => under(target, d))) context.report({ node: source, messageId: 'outside', data: { layer, inside: inside.join(', '), target } });
+        const target = relative(ROOT, resolve(dirname(context.filename), name))
+          .split('\\')
+          .join('/');
+        if (inside && !inside.some((d) => under(target, d)))
+          context.report({ node: source, messageId: 'outside', data: { layer, inside: inside.join(', '), target } });
       } else if (!node && NODE_BUILTINS.has(name)) context.report({ node: source, messageId: 'node', data: { layer, name } });
       else if (!electron && (name === 'electron' || name.startsWith('electron/'))) context.report({ node: source, messageId: 'electron' });
     };
@@ -62,7 +70,10 @@ const layers = {
 };
 
 /** One config object per layer, so each file gets exactly one set of `povdesk/layers` options. */
-const layer = (dir, options) => ({ files: [`${dir}/**/*.{ts,tsx}`], rules: { 'povdesk/layers': ['error', { layer: `${dir}/`, ...options }] } });
+const layer = (dir, options) => ({
+  files: [`${dir}/**/*.{ts,tsx}`],
+  rules: { 'povdesk/layers': ['error', { layer: `${dir}/`, ...options }] },
+});
 
 export default defineConfig(
   {
@@ -76,7 +87,10 @@ export default defineConfig(
     plugins: { povdesk: { rules: { layers } } },
     rules: {
       // `_` marks an argument a signature needs but the body does not, and `...rest` that drops keys.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
       // Control characters in a regular expression are the point here: input validation refuses
       // them (shared/contract), terminal output is stripped of ANSI escapes.
       'no-control-regex': 'off',

@@ -1,6 +1,14 @@
 import { defineConfig } from '@playwright/test';
 
-const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const chromiumArgs = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export default defineConfig({
   testDir: 'test/e2e',
@@ -15,7 +23,10 @@ export default defineConfig({
     {
       name: 'browser-mode',
       testIgnore: /electron\.spec\.ts/,
-      use: { browserName: 'chromium', launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs } },
+      use: {
+        browserName: 'chromium',
+        launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs },
+      },
     },
     // The same specs in Electron wherever a binary exists; each reports itself skipped, with the reason, where none does.
     { name: 'electron' },

@@ -9,8 +9,15 @@ import { defineConfig } from 'vitest/config';
  * A new file that boots a guest belongs here.
  */
 const SYSTEM = [
-  'test/bake/**', 'test/vm-manager/**', 'test/lab/**', 'test/mcp/**', 'test/vm/**', 'test/vm-console/**',
-  'test/packaging/boot-check.test.ts', 'test/pov/local-real-vm.test.ts', 'test/owner/fresh-home.test.ts',
+  'test/bake/**',
+  'test/vm-manager/**',
+  'test/lab/**',
+  'test/mcp/**',
+  'test/vm/**',
+  'test/vm-console/**',
+  'test/packaging/boot-check.test.ts',
+  'test/pov/local-real-vm.test.ts',
+  'test/owner/fresh-home.test.ts',
 ];
 /**
  * The system suites that run in lane 2 after the node and renderer projects (scripts/test.sh), so
@@ -18,9 +25,16 @@ const SYSTEM = [
  * lane 1 builds (the Debian base, the control-node image).
  */
 const SYSTEM_LANE2 = [
-  'test/vm-manager/attested-boot.test.ts', 'test/vm-manager/trust.test.ts', 'test/vm-manager/networks.test.ts', 'test/vm/handlers.test.ts',
-  'test/vm-manager/kill-stages.test.ts', 'test/vm-manager/crash.test.ts', 'test/pov/local-real-vm.test.ts',
-  'test/vm-manager/attest/measured-boot.test.ts', 'test/vm-console/console.test.ts', 'test/mcp/local-pov.test.ts',
+  'test/vm-manager/attested-boot.test.ts',
+  'test/vm-manager/trust.test.ts',
+  'test/vm-manager/networks.test.ts',
+  'test/vm/handlers.test.ts',
+  'test/vm-manager/kill-stages.test.ts',
+  'test/vm-manager/crash.test.ts',
+  'test/pov/local-real-vm.test.ts',
+  'test/vm-manager/attest/measured-boot.test.ts',
+  'test/vm-console/console.test.ts',
+  'test/mcp/local-pov.test.ts',
 ];
 const NOT_NODE = ['test/keyring/**', 'test/renderer/**', 'test/e2e/**', 'test/bench/**', 'node_modules/**'];
 

@@ -19,8 +19,7 @@ const api = {
   async call(method: string, args: unknown): Promise<unknown> {
     if (!isMethodName(method)) throw new Error(`unknown method ${method}`);
     const reply = (await ipcRenderer.invoke(IPC.call, { t: 'call', id: nextId++, method, args })) as
-      | { result: unknown }
-      | { error: WireError };
+      { result: unknown } | { error: WireError };
     if ('error' in reply) {
       const e = fromWireError(reply.error);
       // Errors cross contextBridge as plain objects; keep code and detail visible.

@@ -29,7 +29,12 @@ function runOne(file) {
       detached: true, // its own process group, so a stop reaches what it started
       // tsx reads ./tsconfig.json, whose `"files": []` (a solution of references) matches no file, so
       // it would compile JSX with the classic runtime ("React is not defined"): give it the options.
-      env: { TSX_TSCONFIG_PATH: join(root, 'tsconfig.base.json'), ...process.env, POVDESK_BENCH: '1', POVDESK_BENCH_BUDGET_MS: String(budgetMs) },
+      env: {
+        TSX_TSCONFIG_PATH: join(root, 'tsconfig.base.json'),
+        ...process.env,
+        POVDESK_BENCH: '1',
+        POVDESK_BENCH_BUDGET_MS: String(budgetMs),
+      },
     });
     let killed = false;
     const stop = (signal) => {
@@ -72,7 +77,8 @@ function verdict(file, r) {
     };
   }
   if (r.code !== 0) return { ok: false, line: `bench ${file}: did not complete (exit ${r.code ?? r.signal}) after ${secs(r.ms)} s` };
-  if (over > 0) return { ok: false, line: `bench ${file}: exceeded its ${secs(budgetMs)} s budget by ${secs(over)} s (done in ${secs(r.ms)} s)` };
+  if (over > 0)
+    return { ok: false, line: `bench ${file}: exceeded its ${secs(budgetMs)} s budget by ${secs(over)} s (done in ${secs(r.ms)} s)` };
   return { ok: true, line: `bench ${file}: done in ${secs(r.ms)} s (budget ${secs(budgetMs)} s)` };
 }
 

@@ -12,7 +12,11 @@ export function electronBinary(root) {
   const pkg = join(root, 'node_modules', 'electron');
   if (!existsSync(join(pkg, 'package.json'))) return { reason: 'the electron package is not installed (run `npm ci`)' };
   const pathFile = join(pkg, 'path.txt');
-  if (!existsSync(pathFile)) return { reason: 'no Electron binary on this machine: it has not been fetched (`npx install-electron`), and cannot be where its download host is unreachable' };
+  if (!existsSync(pathFile))
+    return {
+      reason:
+        'no Electron binary on this machine: it has not been fetched (`npx install-electron`), and cannot be where its download host is unreachable',
+    };
   const dist = process.env.ELECTRON_OVERRIDE_DIST_PATH || join(pkg, 'dist');
   const file = join(dist, readFileSync(pathFile, 'utf8').trim());
   return existsSync(file) ? { path: file } : { reason: `the Electron binary ${file} is missing: run \`npx install-electron\`` };

@@ -81,7 +81,11 @@ export function nativeProblems(modulesDir, expected) {
 }
 
 function describe(abi) {
-  return abi === null ? 'not a Node addon (no register symbol)' : abi.kind === 'napi' ? `Node-API v${abi.version} (any runtime)` : `ABI ${abi.abi}`;
+  return abi === null
+    ? 'not a Node addon (no register symbol)'
+    : abi.kind === 'napi'
+      ? `Node-API v${abi.version} (any runtime)`
+      : `ABI ${abi.abi}`;
 }
 
 function main(argv) {

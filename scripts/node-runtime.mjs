@@ -54,12 +54,29 @@ export function ensureNode(root = ROOT, log = (m) => process.stderr.write(`${m}\
   };
   const have = found();
   if (have) return have;
-  log(`Node ${process.version} runs here; POV Desk runs on Node ${NODE_MAJOR} (Electron's). Fetching ${pkg} from the npm registry into ${relative(root, prefix)}/ (one time)…`);
+  log(
+    `Node ${process.version} runs here; POV Desk runs on Node ${NODE_MAJOR} (Electron's). Fetching ${pkg} from the npm registry into ${relative(root, prefix)}/ (one time)…`,
+  );
   for (const spec of [`${pkg}@${NODE_VERSION}`, `${pkg}@${NODE_MAJOR}`]) {
-    const r = spawnSync(npm, ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', spec], {
-      stdio: ['ignore', 2, 2],
-      shell: process.platform === 'win32',
-    });
+    const r = spawnSync(
+      npm,
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--no-save',
+        '--no-package-lock',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        spec,
+      ],
+      {
+        stdio: ['ignore', 2, 2],
+        shell: process.platform === 'win32',
+      },
+    );
     const got = r.status === 0 ? found() : null;
     if (got) return got;
   }
@@ -72,7 +89,11 @@ export function ensureNode(root = ROOT, log = (m) => process.stderr.write(`${m}\
 /** The environment that puts `rt` first on PATH (so `node`, `npx` and npm's scripts run on it) and hands node-gyp its headers. */
 export function runtimeEnv(rt, env = process.env) {
   const key = Object.keys(env).find((k) => k.toUpperCase() === 'PATH') ?? 'PATH';
-  const out = { ...env, [key]: `${rt.binDir}${delimiter}${env[key] ?? ''}`, POVDESK_NODE: `${rt.version} (${rt.from === 'machine' ? "the machine's" : 'from the npm registry'}: ${rt.execPath})` };
+  const out = {
+    ...env,
+    [key]: `${rt.binDir}${delimiter}${env[key] ?? ''}`,
+    POVDESK_NODE: `${rt.version} (${rt.from === 'machine' ? "the machine's" : 'from the npm registry'}: ${rt.execPath})`,
+  };
   if (rt.nodedir) out.npm_config_nodedir = rt.nodedir;
   return out;
 }
@@ -81,7 +102,9 @@ const STAMP = join('node_modules', '.povdesk-install.json');
 
 /** What the last `npm ci` was run for: the lockfile's hash and the Node ABI its install scripts built for. */
 function wantedStamp(root, rt) {
-  const lock = createHash('sha256').update(readFileSync(join(root, 'package-lock.json'))).digest('hex');
+  const lock = createHash('sha256')
+    .update(readFileSync(join(root, 'package-lock.json')))
+    .digest('hex');
   const abi = spawnSync(rt.execPath, ['-p', 'process.versions.modules'], { encoding: 'utf8' }).stdout.trim();
   return JSON.stringify({ lock, abi });
 }
@@ -96,7 +119,12 @@ export function installIfNeeded(root, rt, log = (m) => process.stderr.write(`${m
       ? `package-lock.json or the Node ABI changed since the last install: npm ci under Node ${rt.version}`
       : `npm ci under Node ${rt.version}`,
   );
-  const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', 2, 2], env: runtimeEnv(rt), shell: process.platform === 'win32' });
+  const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], {
+    cwd: root,
+    stdio: ['ignore', 2, 2],
+    env: runtimeEnv(rt),
+    shell: process.platform === 'win32',
+  });
   if (r.status !== 0) throw new Error(`npm ci failed (exit ${r.status ?? r.signal}; output above)`);
   writeFileSync(stamp, wanted);
   return true;

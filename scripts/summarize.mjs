@@ -6,7 +6,13 @@ import { join, relative } from 'node:path';
 
 const [dir, ...failedSteps] = process.argv.slice(2);
 /** Lines "<step>\t<text>" that scripts/test.sh wrote into the results folder. */
-const lines = (name) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t')) : []);
+const lines = (name) =>
+  existsSync(join(dir, name))
+    ? readFileSync(join(dir, name), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('\t'))
+    : [];
 /** Steps skipped with their reason (no gnome-keyring/D-Bus off Linux): their reports are not missing. */
 const skippedSteps = new Map(lines('skipped-steps'));
 /** The slowest test files (Vitest) and tests (Playwright): where the suite's minutes go. */
@@ -16,7 +22,14 @@ let failed = 0;
 let skipped = 0;
 const failures = [];
 /** The first lines of an error, without colour codes: enough to know what broke. */
-const head = (text) => String(text ?? '').replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((l) => l.trim() && !/^\s*at /.test(l)).slice(0, 6).map((l) => `    ${l.slice(0, 300)}`).join('\n');
+const head = (text) =>
+  String(text ?? '')
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .split('\n')
+    .filter((l) => l.trim() && !/^\s*at /.test(l))
+    .slice(0, 6)
+    .map((l) => `    ${l.slice(0, 300)}`)
+    .join('\n');
 for (const name of ['vitest-system.json', 'vitest-system2.json', 'vitest.json', 'keyring.json']) {
   const f = join(dir, name);
   if (!existsSync(f) && skippedSteps.has(name.replace(/\.json$/, ''))) continue;
@@ -38,7 +51,9 @@ for (const name of ['vitest-system.json', 'vitest-system2.json', 'vitest.json', 
     // in no count: each is a failure
     const unfinished = (file.assertionResults ?? []).filter((a) => a.status === 'pending');
     if (unfinished.length) {
-      failures.push(`${where}: ${unfinished.length} test(s) did not finish (the worker exited: see "Unhandled Error" above)\n${unfinished.map((a) => `    ${a.fullName}`).join('\n')}`);
+      failures.push(
+        `${where}: ${unfinished.length} test(s) did not finish (the worker exited: see "Unhandled Error" above)\n${unfinished.map((a) => `    ${a.fullName}`).join('\n')}`,
+      );
       failed += unfinished.length;
     }
     // a file that failed outside its tests (an import, a beforeAll) has no failed test to count:
@@ -82,9 +97,16 @@ const minutes = ([, , lane, start]) => {
   ];
   return ends.length && start ? ` (${((Math.min(...ends) - +start) / 60).toFixed(1)} min${lane === '1' ? '' : `, lane ${lane}`})` : '';
 };
-if (steps.length) console.log(`which Node ran each step, and its minutes:\n${steps.map((s) => `  ${s[0]}: ${s[1]}${minutes(s)}`).join('\n')}`);
+if (steps.length)
+  console.log(`which Node ran each step, and its minutes:\n${steps.map((s) => `  ${s[0]}: ${s[1]}${minutes(s)}`).join('\n')}`);
 durations.sort((a, b) => b[0] - a[0]);
-if (durations.length) console.log(`the slowest test files and end-to-end tests:\n${durations.slice(0, 12).map(([ms, where]) => `  ${(ms / 1000).toFixed(0).padStart(5)} s  ${where}`).join('\n')}`);
+if (durations.length)
+  console.log(
+    `the slowest test files and end-to-end tests:\n${durations
+      .slice(0, 12)
+      .map(([ms, where]) => `  ${(ms / 1000).toFixed(0).padStart(5)} s  ${where}`)
+      .join('\n')}`,
+  );
 for (const [step, why] of skippedSteps) console.log(`skipped step: ${step} (${why})`);
 if (failures.length) console.log(`failed tests:\n${failures.map((f) => `  ${f}`).join('\n')}`);
 if (failedSteps.length) console.log(`failed steps: ${failedSteps.join(', ')}`);

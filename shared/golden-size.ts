@@ -20,10 +20,16 @@ export const vmSizeLabel = (cpus: number, memoryMiB: number) => `${cpuText(cpus)
  * Null when an attested VM of this size can match what a learn boot measured (the default size, or
  * one of `learnedAt`: the image's other sizes with golden values); else why not, and what to do.
  */
-export function goldenSizeWarning(cpus: number, memoryMiB: number, learnedAt: readonly { cpus: number; memoryMib: number }[] = []): string | null {
+export function goldenSizeWarning(
+  cpus: number,
+  memoryMiB: number,
+  learnedAt: readonly { cpus: number; memoryMib: number }[] = [],
+): string | null {
   if (isGoldenVmSize(cpus, memoryMiB)) return null;
   if (learnedAt.some((s) => s.cpus === cpus && s.memoryMib === memoryMiB)) return null;
-  const learned = [GOLDEN_VM_SIZE, ...learnedAt.map((s) => ({ cpus: s.cpus, memoryMiB: s.memoryMib }))].map((s) => size(s.cpus, s.memoryMiB)).join(', ');
+  const learned = [GOLDEN_VM_SIZE, ...learnedAt.map((s) => ({ cpus: s.cpus, memoryMiB: s.memoryMib }))]
+    .map((s) => size(s.cpus, s.memoryMiB))
+    .join(', ');
   return (
     `golden values were learned at ${learned}, and the PCRs move with the VM's size: ` +
     `at ${size(cpus, memoryMiB)} the quotes will not match and the VM will wait in attesting. ` +

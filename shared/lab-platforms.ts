@@ -49,9 +49,7 @@ export const PLATFORMS: Readonly<Record<LabPlatformId, PlatformCapabilities>> = 
       suspend: yes('Suspend works only for x86 VMs with at most 256 GB RAM; Power VMs can only run or shut down.'),
       publishSets: yes('Skytap calls share links publish sets.'),
       schedules: yes('Auto-delete is a schedule with delete_at_end.'),
-      projectScoping: yes(
-        'Project paths (/v2/projects/{id}/templates, /configurations) are not yet confirmed against a live account.',
-      ),
+      projectScoping: yes('Project paths (/v2/projects/{id}/templates, /configurations) are not yet confirmed against a live account.'),
       bootstrapInjection: yes('metadata: the guest fetches user_data; only VMs on automatic networks can reach it.'),
     },
   },
@@ -81,10 +79,7 @@ export function isLabPlatform(platform: string): platform is LabPlatformId {
 export function capabilitiesOf(platform: string): PlatformCapabilities {
   const caps = isLabPlatform(platform) ? PLATFORMS[platform] : undefined;
   if (!caps) {
-    throw new AppError(
-      'unsupported',
-      `Unknown lab platform "${platform}"; known platforms: ${Object.keys(PLATFORMS).join(', ')}.`,
-    );
+    throw new AppError('unsupported', `Unknown lab platform "${platform}"; known platforms: ${Object.keys(PLATFORMS).join(', ')}.`);
   }
   return caps;
 }

@@ -86,7 +86,8 @@ export async function callMethod(io: CallIo, method: string, args: unknown, wait
     const jobId = isJobMethod(method) ? (result as { jobId: string }).jobId : null;
     if (!wait || !jobId) io.out(JSON.stringify(result, null, 2) + '\n');
     if (!jobId) return 0;
-    if (!wait) io.err('note: no POV Desk app runs this job for you; it runs in this process until it ends (use --wait to print its outcome)\n');
+    if (!wait)
+      io.err('note: no POV Desk app runs this job for you; it runs in this process until it ends (use --wait to print its outcome)\n');
     else {
       const print = progressPrinter(io);
       core.base.jobs.onChange((j) => j.id === jobId && print(j));
@@ -105,7 +106,9 @@ export async function callMethod(io: CallIo, method: string, args: unknown, wait
 async function retire(io: CallIo, core: Core): Promise<void> {
   if (core.retirement.tryRetire()) return;
   const others = core.base.jobs.busy().length;
-  io.err(`note: this process owns the data directory; it stays until ${others ? `the ${others} job(s) other calls started here end and ` : ''}every other call it serves has its answer\n`);
+  io.err(
+    `note: this process owns the data directory; it stays until ${others ? `the ${others} job(s) other calls started here end and ` : ''}every other call it serves has its answer\n`,
+  );
   await core.retirement.retired();
 }
 
@@ -130,7 +133,12 @@ async function viaOwner(io: CallIo, client: OwnerClient, method: string, args: u
  * Follows a job the owner runs: every snapshot to `onJob`; resolves with the finished record, or
  * with the latest one when `stop` aborts first (e.g. an MCP client's wait ran out).
  */
-export function followOwnerJob(client: OwnerClient, jobId: string, onJob: (job: JobRecord) => void, stop?: AbortSignal): Promise<JobRecord> {
+export function followOwnerJob(
+  client: OwnerClient,
+  jobId: string,
+  onJob: (job: JobRecord) => void,
+  stop?: AbortSignal,
+): Promise<JobRecord> {
   return new Promise<JobRecord>((resolve, reject) => {
     let latest: JobRecord | null = null;
     const seen = (raw: unknown) => {
@@ -148,7 +156,9 @@ export function followOwnerJob(client: OwnerClient, jobId: string, onJob: (job: 
       if (stop?.aborted) resolve(latest!);
     }, reject);
     void client.closed.then(() =>
-      reject(new AppError('unavailable', `POV Desk (pid ${client.pid}) stopped while job ${jobId} ran; its next start shows how the job ended`)),
+      reject(
+        new AppError('unavailable', `POV Desk (pid ${client.pid}) stopped while job ${jobId} ran; its next start shows how the job ended`),
+      ),
     );
   });
 }

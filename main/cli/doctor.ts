@@ -13,16 +13,23 @@ the last log lines; every known secret removed) under the data directory and pri
 --json prints the report as JSON. Exit 0, or 2 when an assumption was contradicted.`;
 
 export function formatReport(r: DoctorReport): string {
-  const lines = r.checks.map((c) => `${DOCTOR_WORDS[c.result].padEnd(14)} ${c.id}  (${c.subject})\n               ${c.seen}${c.result === 'contradicted' ? `\n               assumed: ${c.assumption} — ${c.doc}` : ''}`);
+  const lines = r.checks.map(
+    (c) =>
+      `${DOCTOR_WORDS[c.result].padEnd(14)} ${c.id}  (${c.subject})\n               ${c.seen}${c.result === 'contradicted' ? `\n               assumed: ${c.assumption} — ${c.doc}` : ''}`,
+  );
   return `${lines.join('\n')}\n\n${r.counts.confirmed} confirmed, ${r.counts.contradicted} contradicted, ${r.counts.unknown} could not tell (${r.checkedAt})\n`;
 }
 
-export async function runDoctorCli(argv: string[], io = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s), env: process.env }): Promise<number> {
+export async function runDoctorCli(
+  argv: string[],
+  io = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s), env: process.env },
+): Promise<number> {
   let values;
   try {
     const options = { bundle: { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
     const flags = parseFlags(argv, options, 'povdesk doctor --help', (m) => new AppError('invalid_request', m));
-    if (flags.positionals.length) throw new AppError('invalid_request', `doctor takes no argument ${JSON.stringify(flags.positionals[0])}; see povdesk doctor --help`);
+    if (flags.positionals.length)
+      throw new AppError('invalid_request', `doctor takes no argument ${JSON.stringify(flags.positionals[0])}; see povdesk doctor --help`);
     values = flags.values;
   } catch (err) {
     io.err(`${JSON.stringify({ error: toWireError(err) })}\n`);

@@ -112,7 +112,7 @@ async function call(args: string[], io: Io): Promise<number> {
   const wait = flags.values.wait === true;
   const positional = flags.positionals;
   const [method, json] = positional;
-  if (!method) return fail(io, new AppError('invalid_request', 'usage: povdesk call <method> \'<json>\' [--wait]'));
+  if (!method) return fail(io, new AppError('invalid_request', "usage: povdesk call <method> '<json>' [--wait]"));
   let parsedArgs: unknown = {};
   if (json !== undefined) {
     let text: string;
@@ -138,11 +138,17 @@ async function argsText(io: Io, method: string, arg: string): Promise<string> {
     try {
       return readFileSync(arg.slice(1), 'utf8');
     } catch (e) {
-      throw new AppError('invalid_request', `cannot read the arguments file ${arg.slice(1)} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): give @<path> of a JSON file`);
+      throw new AppError(
+        'invalid_request',
+        `cannot read the arguments file ${arg.slice(1)} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): give @<path> of a JSON file`,
+      );
     }
   }
   const secret = (methodHints as Record<string, { takesSecret?: string }>)[method]?.takesSecret;
-  if (secret) io.err(`warning: ${method} takes ${secret}, and this command line is readable by every local user (ps, /proc/<pid>/cmdline); ${SECRET_ARGS_ADVICE}\n`);
+  if (secret)
+    io.err(
+      `warning: ${method} takes ${secret}, and this command line is readable by every local user (ps, /proc/<pid>/cmdline); ${SECRET_ARGS_ADVICE}\n`,
+    );
   return arg;
 }
 
@@ -159,7 +165,8 @@ async function serve(args: string[], io: Io): Promise<number> {
   let flags;
   try {
     flags = cliFlags(args, { port: { type: 'string' }, open: { type: 'boolean' } });
-    if (flags.positionals.length) throw new AppError('invalid_request', `serve takes no argument ${JSON.stringify(flags.positionals[0])}; see povdesk --help`);
+    if (flags.positionals.length)
+      throw new AppError('invalid_request', `serve takes no argument ${JSON.stringify(flags.positionals[0])}; see povdesk --help`);
   } catch (err) {
     return fail(io, err);
   }

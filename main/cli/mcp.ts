@@ -107,7 +107,7 @@ export async function runMcpStdio(env: NodeJS.ProcessEnv): Promise<number> {
   await server.connect(transport);
   await ended;
   // Answer the calls already received (a client may send its last request and close stdin at once).
-  for (const until = Date.now() + 30_000; backend.inFlight() > 0 && Date.now() < until; ) await sleep(50);
+  for (const until = Date.now() + 30_000; backend.inFlight() > 0 && Date.now() < until;) await sleep(50);
   await server.close().catch(() => {});
   // Jobs this process runs are interrupted by the close; the next owner marks them so.
   await backend.close();

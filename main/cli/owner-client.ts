@@ -8,12 +8,16 @@ import { ownerFiles, readOwnerToken } from '../core/owner';
 import { endpointProblem } from '../core/private-endpoint';
 
 /** What the owner sends on its endpoint; anything else closes the connection (it is still another process). */
-const ownerMessage = lazySchema(() => z.discriminatedUnion('t', [
-  z.object({ t: z.literal('hello'), conn: z.string().max(100), pid: z.number().int().positive() }).strict(),
-  z.object({ t: z.literal('result'), id: z.number().int(), result: z.unknown() }).strict(),
-  z.object({ t: z.literal('error'), id: z.number().int(), error: wireErrorSchema }).strict(),
-  z.object({ t: z.literal('event'), stream: z.string().max(100), key: z.string().max(200), data: z.unknown(), bytes: z.number() }).strict(),
-]));
+const ownerMessage = lazySchema(() =>
+  z.discriminatedUnion('t', [
+    z.object({ t: z.literal('hello'), conn: z.string().max(100), pid: z.number().int().positive() }).strict(),
+    z.object({ t: z.literal('result'), id: z.number().int(), result: z.unknown() }).strict(),
+    z.object({ t: z.literal('error'), id: z.number().int(), error: wireErrorSchema }).strict(),
+    z
+      .object({ t: z.literal('event'), stream: z.string().max(100), key: z.string().max(200), data: z.unknown(), bytes: z.number() })
+      .strict(),
+  ]),
+);
 
 export interface OwnerClient {
   pid: number;
@@ -34,7 +38,11 @@ export async function connectOwner(home: string, timeoutMs = 5000): Promise<Owne
   const endpoint = ownerFiles(home).endpoint;
   // The token goes only to a socket of this user's, in a directory no other user may write.
   const problem = endpointProblem(endpoint);
-  if (problem) throw new AppError('forbidden', `not sending the owner token to ${endpoint}: ${problem}. Another local user may have put it there; remove it, then start POV Desk again`);
+  if (problem)
+    throw new AppError(
+      'forbidden',
+      `not sending the owner token to ${endpoint}: ${problem}. Another local user may have put it there; remove it, then start POV Desk again`,
+    );
   const sock = await new Promise<Socket | null>((resolve) => {
     const s = connect(endpoint);
     s.once('connect', () => resolve(s));
@@ -47,7 +55,8 @@ export async function connectOwner(home: string, timeoutMs = 5000): Promise<Owne
   const closed = new Promise<void>((resolve) =>
     sock.once('close', () => {
       hello?.(null);
-      for (const p of pending.values()) p.reject(new AppError('unavailable', 'the POV Desk process that owns this data directory stopped during the call'));
+      for (const p of pending.values())
+        p.reject(new AppError('unavailable', 'the POV Desk process that owns this data directory stopped during the call'));
       pending.clear();
       resolve();
     }),

@@ -83,7 +83,6 @@ export interface CoreTuning {
   lab?: { api?: () => Promise<LocalVmApi>; templates?: TemplateSource };
 }
 
-
 /** How often the auto-delete ladder runs in the app. */
 export const LADDER_INTERVAL_MS = 60_000;
 /** Long calls (an import copies the whole disk): 15 minutes instead of the VM client's 60 s. */
@@ -125,7 +124,8 @@ async function buildCore(
   // is logged, whichever domain logs it; job records and diagnostics go through the same scrub.
   const secrets = registeringSecrets(opts.secrets ?? (await secretsProbe!), log);
   for (const name of [SKYTAP_ENV.token, CONTROL_PLANE_ENV.token]) if (env[name]) log.addSecret(env[name]);
-  for (const account of [SKYTAP_TOKEN_ACCOUNT, CONTROL_PLANE_TOKEN_ACCOUNT, REMOTE_TOKEN_ACCOUNT]) await secrets.get(account).catch(() => null);
+  for (const account of [SKYTAP_TOKEN_ACCOUNT, CONTROL_PLANE_TOKEN_ACCOUNT, REMOTE_TOKEN_ACCOUNT])
+    await secrets.get(account).catch(() => null);
   const hub = new StreamHub((event, err) => log.warn('a reaction to a hub event failed', { event, error: (err as Error).message }));
   const jobs = new JobRunner(db, { scrub: log.scrub, hub });
   // We hold the lock, so no live process runs any queued/running row: they were interrupted.
@@ -251,7 +251,11 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     jobs: (id) => jobs.list({ subject: id, includeRoutine: true, limit: 100 }),
   });
   // pov.updated's rows carry the badge pov.list adds.
-  new PovUpdates(hub, (id) => pov.views(id), (views) => readiness.badges(views));
+  new PovUpdates(
+    hub,
+    (id) => pov.views(id),
+    (views) => readiness.badges(views),
+  );
 
   const ssh = new SessionManager({
     db,
@@ -265,7 +269,12 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     agentSocket: () => sshAgentSocket(env),
   });
   base.onClose(() => ssh.closeAll());
-  const terminals = new Terminals({ sessions: ssh, jobs, consoleSource: (id) => vm.consoleSource(id), sshSignIn: (id) => vm.sshSignIn(id) });
+  const terminals = new Terminals({
+    sessions: ssh,
+    jobs,
+    consoleSource: (id) => vm.consoleSource(id),
+    sshSignIn: (id) => vm.sshSignIn(id),
+  });
 
   const bake = new BakeService({
     home: base.home,
@@ -274,7 +283,10 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     log,
     vmm: async () => {
       if (vm.mode() !== 'local') {
-        throw new AppError('unsupported', 'baking needs the local vm-manager (the proof boot and the image store are local): switch Local VMs → Connection to local');
+        throw new AppError(
+          'unsupported',
+          'baking needs the local vm-manager (the proof boot and the image store are local): switch Local VMs → Connection to local',
+        );
       }
       const ep = await supervisor.ensure();
       log.addSecret(ep.token);
@@ -282,12 +294,22 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     },
   });
 
-  const labTemplates = new LabTemplateService({ local: localLabTemplates, skytapTemplates: async () => (await skytap.client()).listTemplates(), vmImages: () => vm.images() });
+  const labTemplates = new LabTemplateService({
+    local: localLabTemplates,
+    skytapTemplates: async () => (await skytap.client()).listTemplates(),
+    vmImages: () => vm.images(),
+  });
 
   // povdesk doctor: read-only probes of every account the app holds credentials for
   const doctor = new DoctorService({
     skytap,
-    tenants: async () => Promise.all(pov.list(false).filter((p) => pam.tenants.saved(p.id)).map(async (p) => ({ povId: p.id, tenants: await pam.tenants.resolve(p.id) }))),
+    tenants: async () =>
+      Promise.all(
+        pov
+          .list(false)
+          .filter((p) => pam.tenants.saved(p.id))
+          .map(async (p) => ({ povId: p.id, tenants: await pam.tenants.resolve(p.id) })),
+      ),
     remoteVm: async () => (vm.mode() === 'remote' ? vm.target() : null),
     controlPlane: async () => {
       const url = readControlNodeConfig(settings, env).controlPlaneUrl;
@@ -299,7 +321,27 @@ function buildServices(base: Base, tuning: CoreTuning & { pollMs?: number }): { 
     now,
   });
 
-  return { services: { skytap, notify, shares, autoDelete, ladder, pam, controlNode, pov, readiness, vm, ssh, terminals, bake, localLabTemplates, labTemplates, doctor }, supervisor };
+  return {
+    services: {
+      skytap,
+      notify,
+      shares,
+      autoDelete,
+      ladder,
+      pam,
+      controlNode,
+      pov,
+      readiness,
+      vm,
+      ssh,
+      terminals,
+      bake,
+      localLabTemplates,
+      labTemplates,
+      doctor,
+    },
+    supervisor,
+  };
 }
 
 /**

@@ -9,7 +9,10 @@ export type DiagnosticsSection = () => Promise<[title: string, body: string]>;
 
 function tail(file: string, lines: number): string {
   const text = readFileSync(file, 'utf8');
-  return text.split('\n').slice(-lines - 1).join('\n');
+  return text
+    .split('\n')
+    .slice(-lines - 1)
+    .join('\n');
 }
 
 /** "Copy diagnostics": versions, settings (no secrets), the extra sections and each log's tail, scrubbed. */
@@ -32,7 +35,9 @@ export async function diagnostics(base: Base, extra: DiagnosticsSection[]): Prom
     }
   }
   if (existsSync(base.paths.logs)) {
-    for (const f of readdirSync(base.paths.logs).filter((n) => n.endsWith('.log')).sort()) {
+    for (const f of readdirSync(base.paths.logs)
+      .filter((n) => n.endsWith('.log'))
+      .sort()) {
       sections.push([`log ${f} (last 200 lines)`, tail(join(base.paths.logs, f), 200)]);
     }
   }

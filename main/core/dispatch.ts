@@ -1,13 +1,5 @@
 import type { z } from 'zod';
-import {
-  AppError,
-  describeZodError,
-  isMethodName,
-  methods,
-  type MethodName,
-  type ParsedArgs,
-  type Result,
-} from '../../shared/contract';
+import { AppError, describeZodError, isMethodName, methods, type MethodName, type ParsedArgs, type Result } from '../../shared/contract';
 import type { Logger } from '../services/log/logger';
 
 export interface CallInfo {

@@ -113,7 +113,11 @@ export async function startOwnerEndpoint(opts: {
           (err) => send({ t: 'error', id: m.id, error: toWireError(err) }),
         );
       } else if (m.t === 'sub' && !(OWNER_STREAMS as readonly string[]).includes(m.stream)) {
-        return send({ t: 'error', id: -1, error: new AppError('unsupported', `stream ${m.stream} is not served on the local endpoint`).toWire() });
+        return send({
+          t: 'error',
+          id: -1,
+          error: new AppError('unsupported', `stream ${m.stream} is not served on the local endpoint`).toWire(),
+        });
       } else if (m.t !== 'ack') {
         session.handle(m);
       }

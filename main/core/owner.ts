@@ -28,15 +28,17 @@ export interface OwnerInfo {
   mcpUrl?: string;
 }
 
-const ownerInfo = lazySchema(() => z
-  .object({
-    pid: z.number().int().positive(),
-    kind: z.enum(['app', 'serve', 'cli', 'test']),
-    startedAt: z.string().max(40),
-    url: z.string().max(500).optional(),
-    mcpUrl: z.string().max(200).optional(),
-  })
-  .strict());
+const ownerInfo = lazySchema(() =>
+  z
+    .object({
+      pid: z.number().int().positive(),
+      kind: z.enum(['app', 'serve', 'cli', 'test']),
+      startedAt: z.string().max(40),
+      url: z.string().max(500).optional(),
+      mcpUrl: z.string().max(200).optional(),
+    })
+    .strict(),
+);
 
 export function ownerFiles(home: string) {
   return {
@@ -60,7 +62,10 @@ export function ownerFiles(home: string) {
 export function ownerEndpoint(home: string): string {
   const hash = createHash('sha256').update(home).digest('hex').slice(0, 16);
   if (process.platform === 'win32') {
-    const secret = createHash('sha256').update(`${home}\0${readToken(join(home, 'owner.token')) ?? ''}`).digest('hex').slice(0, 32);
+    const secret = createHash('sha256')
+      .update(`${home}\0${readToken(join(home, 'owner.token')) ?? ''}`)
+      .digest('hex')
+      .slice(0, 32);
     return `\\\\.\\pipe\\povdesk-${secret}`;
   }
   const inHome = join(home, 'owner.sock');
@@ -156,9 +161,17 @@ export function ownerBusyError(home: string): AppError {
 }
 
 export function isOwnerBusy(err: unknown): boolean {
-  return err instanceof AppError && err.code === 'conflict' && typeof err.detail === 'object' && err.detail !== null && 'owner' in err.detail;
+  return (
+    err instanceof AppError && err.code === 'conflict' && typeof err.detail === 'object' && err.detail !== null && 'owner' in err.detail
+  );
 }
 
 function describeKind(kind: OwnerKind): string {
-  return kind === 'app' ? 'the POV Desk app' : kind === 'serve' ? '`povdesk serve`' : kind === 'cli' ? 'a `povdesk call` running a job' : 'a test';
+  return kind === 'app'
+    ? 'the POV Desk app'
+    : kind === 'serve'
+      ? '`povdesk serve`'
+      : kind === 'cli'
+        ? 'a `povdesk call` running a job'
+        : 'a test';
 }

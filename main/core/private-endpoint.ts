@@ -46,7 +46,11 @@ export function ensureEndpointDir(path: string): void {
   const strict = inRuntimeDir(path);
   if (strict) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const problem = dirProblem(dir, strict);
-  if (problem) throw new AppError('forbidden', `the owner's socket cannot go in ${dir}: ${problem}; remove it or set XDG_RUNTIME_DIR to a directory only you can use`);
+  if (problem)
+    throw new AppError(
+      'forbidden',
+      `the owner's socket cannot go in ${dir}: ${problem}; remove it or set XDG_RUNTIME_DIR to a directory only you can use`,
+    );
 }
 
 /**

@@ -20,7 +20,10 @@ export interface Retirement {
   onMaybeIdle(fn: () => void): void;
 }
 
-export function retirement(jobs: Pick<JobRunner, 'busy' | 'onChange'>, endpoint: Pick<OwnerEndpoint, 'clients' | 'onClientGone' | 'refuseNew'> | null): Retirement {
+export function retirement(
+  jobs: Pick<JobRunner, 'busy' | 'onChange'>,
+  endpoint: Pick<OwnerEndpoint, 'clients' | 'onClientGone' | 'refuseNew'> | null,
+): Retirement {
   const tryRetire = (own: ReadonlySet<string> = new Set()) => {
     if (jobs.busy().some((id) => !own.has(id)) || (endpoint?.clients() ?? 0) > 0) return false;
     endpoint?.refuseNew();

@@ -3,9 +3,7 @@ import { streamKey } from '../../shared/stream-listeners';
 import type { StreamHub, Subscriber } from './streams';
 
 /** The stream half of the client protocol (shared/contract/transport.ts `clientMessage`). */
-export type StreamMessage =
-  | { t: 'sub' | 'unsub'; stream: string; key: string }
-  | { t: 'ack'; stream: string; key: string; bytes: number };
+export type StreamMessage = { t: 'sub' | 'unsub'; stream: string; key: string } | { t: 'ack'; stream: string; key: string; bytes: number };
 
 export interface StreamSessionOptions {
   /** Streams this transport serves (default: every stream of the contract). */

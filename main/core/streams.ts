@@ -56,7 +56,7 @@ export class StreamHub implements Hub {
   }
 
   subscriberCount(stream: StreamName | string, key: string): number {
-    return (this.subs.get(id(stream, key))?.size ?? 0) + (key === '*' ? 0 : this.subs.get(id(stream, '*'))?.size ?? 0);
+    return (this.subs.get(id(stream, key))?.size ?? 0) + (key === '*' ? 0 : (this.subs.get(id(stream, '*'))?.size ?? 0));
   }
 
   publish(stream: StreamName | string, key: string, data: unknown, bytes?: number): void {

@@ -17,7 +17,12 @@ export type CliInstall =
 
 const shQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-export function cliInstallPlan(o: { platform: NodeJS.Platform; resourcesPath: string; home: string; appImage?: string | undefined }): CliInstall {
+export function cliInstallPlan(o: {
+  platform: NodeJS.Platform;
+  resourcesPath: string;
+  home: string;
+  appImage?: string | undefined;
+}): CliInstall {
   const launcher = join(o.resourcesPath, 'bin', 'povdesk');
   if (o.platform === 'darwin') {
     const link = '/usr/local/bin/povdesk';
@@ -34,7 +39,13 @@ export function cliInstallPlan(o: { platform: NodeJS.Platform; resourcesPath: st
       `exec ${shQuote(o.appImage)} ${shQuote(bootstrapTo)} "$@"`,
       '',
     ].join('\n');
-    return { kind: 'appimage', script: join(o.home, '.local', 'bin', 'povdesk'), content, bootstrapFrom: join(o.resourcesPath, 'bin', 'povdesk-cli.cjs'), bootstrapTo };
+    return {
+      kind: 'appimage',
+      script: join(o.home, '.local', 'bin', 'povdesk'),
+      content,
+      bootstrapFrom: join(o.resourcesPath, 'bin', 'povdesk-cli.cjs'),
+      bootstrapTo,
+    };
   }
   if (o.platform === 'linux') return { kind: 'none', reason: 'the deb package installs /usr/bin/povdesk' };
   if (o.platform === 'win32') return { kind: 'none', reason: 'the installer put povdesk on your PATH (open a new terminal)' };

@@ -9,7 +9,11 @@
  */
 import { LIVE_VM_STATES } from '../../shared/vm-states';
 
-export interface VmBrief { id: string; name: string; state: string }
+export interface VmBrief {
+  id: string;
+  name: string;
+  state: string;
+}
 
 /** Closing the last window: keep running in the tray/menu bar when there is one (and on macOS as usual); else quit. */
 export function onWindowClosed(o: { platform: NodeJS.Platform; hasTray: boolean; quitting: boolean }): 'stay' | 'quit' {
@@ -23,7 +27,11 @@ export type QuitAnswer = 'keep' | 'stop' | 'cancel';
 export function quitQuestion(vms: VmBrief[]): { message: string; detail: string; buttons: { label: string; answer: QuitAnswer }[] } | null {
   const live = vms.filter((v) => LIVE_VM_STATES.includes(v.state));
   if (live.length === 0) return null;
-  const names = live.map((v) => v.name).slice(0, 5).join(', ') + (live.length > 5 ? ` and ${live.length - 5} more` : '');
+  const names =
+    live
+      .map((v) => v.name)
+      .slice(0, 5)
+      .join(', ') + (live.length > 5 ? ` and ${live.length - 5} more` : '');
   return {
     message: live.length === 1 ? `1 local VM is running (${names}).` : `${live.length} local VMs are running (${names}).`,
     detail: 'They can keep running after POV Desk quits (you will find them here next time), or be shut down now.',
@@ -43,12 +51,18 @@ export function quitPlan(vms: VmBrief[], answer: QuitAnswer | null): { quit: boo
   return { quit: false, stop: [] };
 }
 
-export interface LaunchSettings { openAtLogin: boolean; startInBackground: boolean }
+export interface LaunchSettings {
+  openAtLogin: boolean;
+  startInBackground: boolean;
+}
 export const DEFAULT_LAUNCH_SETTINGS: LaunchSettings = { openAtLogin: false, startInBackground: false };
 export const BACKGROUND_FLAG = '--background';
 
 /** Arguments for Electron's app.setLoginItemSettings. */
-export function loginItemSettings(s: LaunchSettings, platform: NodeJS.Platform): { openAtLogin: boolean; openAsHidden?: boolean; args?: string[] } {
+export function loginItemSettings(
+  s: LaunchSettings,
+  platform: NodeJS.Platform,
+): { openAtLogin: boolean; openAsHidden?: boolean; args?: string[] } {
   if (platform === 'darwin') return { openAtLogin: s.openAtLogin, openAsHidden: s.startInBackground };
   return { openAtLogin: s.openAtLogin, args: s.startInBackground ? [BACKGROUND_FLAG] : [] };
 }

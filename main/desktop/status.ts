@@ -6,14 +6,20 @@ import type { JobRecord } from '../../shared/contract/core';
 import { LIVE_VM_STATES } from '../../shared/vm-states';
 import type { VmBrief } from './lifecycle';
 
-export interface PovBrief { id: string; name: string; autoDeleteAt: string | null }
+export interface PovBrief {
+  id: string;
+  name: string;
+  autoDeleteAt: string | null;
+}
 
 /**
  * pov.list's rows as the tray reads them: the auto-delete time only while a deletion is set for it
  * (armed on Skytap, or being armed). A POV whose schedule the sweep did not find (not_armed) will
  * not be deleted at that time, so the tray does not say it will.
  */
-export function povBriefs(povs: { id: string; name: string; autoDelete?: { at: string | null; status: string | null } | undefined }[]): PovBrief[] {
+export function povBriefs(
+  povs: { id: string; name: string; autoDelete?: { at: string | null; status: string | null } | undefined }[],
+): PovBrief[] {
   return povs.map((p) => ({
     id: p.id,
     name: p.name,
@@ -41,7 +47,9 @@ export function trayModel(o: { vms: VmBrief[]; povs: PovBrief[]; jobs: JobRecord
   const items: TrayItem[] = [];
   const live = o.vms.filter((v) => LIVE_VM_STATES.includes(v.state));
   const soon = o.povs
-    .filter((p) => p.autoDeleteAt !== null && Date.parse(p.autoDeleteAt) - o.now <= NEAR_AUTO_DELETE_MS && Date.parse(p.autoDeleteAt) > o.now)
+    .filter(
+      (p) => p.autoDeleteAt !== null && Date.parse(p.autoDeleteAt) - o.now <= NEAR_AUTO_DELETE_MS && Date.parse(p.autoDeleteAt) > o.now,
+    )
     .sort((a, b) => Date.parse(a.autoDeleteAt!) - Date.parse(b.autoDeleteAt!));
   const jobs = o.jobs.filter(active);
   const section = (title: string, rows: TrayItem[]) => {
@@ -50,14 +58,31 @@ export function trayModel(o: { vms: VmBrief[]; povs: PovBrief[]; jobs: JobRecord
     if (rows.length > MAX_ROWS) items.push({ kind: 'item', label: `… ${rows.length - MAX_ROWS} more`, action: null });
     items.push({ kind: 'separator' });
   };
-  section(`Running VMs (${live.length})`, live.map((v) => ({ kind: 'item', label: `${v.name} — ${v.state}`, action: { open: 'local-vms' } })));
-  section(`POVs near auto-delete (${soon.length})`, soon.map((p) => ({ kind: 'item', label: `${p.name} — deleted ${inTime(Date.parse(p.autoDeleteAt!) - o.now)}`, action: { open: `povs/${p.id}` } })));
+  section(
+    `Running VMs (${live.length})`,
+    live.map((v) => ({ kind: 'item', label: `${v.name} — ${v.state}`, action: { open: 'local-vms' } })),
+  );
+  section(
+    `POVs near auto-delete (${soon.length})`,
+    soon.map((p) => ({
+      kind: 'item',
+      label: `${p.name} — deleted ${inTime(Date.parse(p.autoDeleteAt!) - o.now)}`,
+      action: { open: `povs/${p.id}` },
+    })),
+  );
   section(
     `Jobs in progress (${jobs.length})`,
-    jobs.map((j) => ({ kind: 'item', label: `${j.title}${j.progress.fraction !== null ? ` — ${Math.round(j.progress.fraction * 100)}%` : j.state === 'queued' ? ' — queued' : ''}`, action: { open: 'jobs' } })),
+    jobs.map((j) => ({
+      kind: 'item',
+      label: `${j.title}${j.progress.fraction !== null ? ` — ${Math.round(j.progress.fraction * 100)}%` : j.state === 'queued' ? ' — queued' : ''}`,
+      action: { open: 'jobs' },
+    })),
   );
   items.push({ kind: 'action', label: 'Open POV Desk', action: 'open' }, { kind: 'action', label: 'Quit POV Desk', action: 'quit' });
-  const parts = [live.length && `${live.length} VM${live.length === 1 ? '' : 's'} running`, jobs.length && `${jobs.length} job${jobs.length === 1 ? '' : 's'} in progress`].filter(Boolean);
+  const parts = [
+    live.length && `${live.length} VM${live.length === 1 ? '' : 's'} running`,
+    jobs.length && `${jobs.length} job${jobs.length === 1 ? '' : 's'} in progress`,
+  ].filter(Boolean);
   return { tooltip: parts.length ? `POV Desk — ${parts.join(', ')}` : 'POV Desk', items };
 }
 

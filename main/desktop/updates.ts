@@ -25,10 +25,18 @@ export interface UpdateState {
 const busy = (jobs: JobRecord[]) => jobs.filter((j) => j.state === 'running' || j.state === 'queued');
 
 /** What to do now: offer the restart, wait (with why), or nothing. */
-export function updateAction(s: UpdateState, jobs: JobRecord[], now: number): { kind: 'none' } | { kind: 'wait'; why: string } | { kind: 'offer'; version: string } {
+export function updateAction(
+  s: UpdateState,
+  jobs: JobRecord[],
+  now: number,
+): { kind: 'none' } | { kind: 'wait'; why: string } | { kind: 'offer'; version: string } {
   if (!s.ready) return { kind: 'none' };
   const b = busy(jobs);
-  if (b.length > 0) return { kind: 'wait', why: `${b.length} job${b.length === 1 ? '' : 's'} in progress (${b[0]!.title}${b.length > 1 ? ', …' : ''}); the update waits until they finish` };
+  if (b.length > 0)
+    return {
+      kind: 'wait',
+      why: `${b.length} job${b.length === 1 ? '' : 's'} in progress (${b[0]!.title}${b.length > 1 ? ', …' : ''}); the update waits until they finish`,
+    };
   if (s.laterAt !== null && now - s.laterAt < REMIND_AFTER_MS) return { kind: 'wait', why: 'the user chose Later' };
   return { kind: 'offer', version: s.ready };
 }

@@ -9,17 +9,29 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { lazySchema } from '../../shared/lazy-schema';
 
-export interface Rect { x: number; y: number; width: number; height: number }
+export interface Rect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
 
 const int = lazySchema(() => z.number().int().min(-100_000).max(100_000));
-export const windowStateSchema = lazySchema(() => z
-  .object({
-    bounds: z.object({ x: int, y: int, width: z.number().int().min(200).max(20_000), height: z.number().int().min(150).max(20_000) }).strict(),
-    maximized: z.boolean(),
-    /** A page id from the renderer's sidebar (the URL hash #/<page>). */
-    lastPage: z.string().regex(/^[a-z][a-z-]{0,39}$/).nullable(),
-  })
-  .strict());
+export const windowStateSchema = lazySchema(() =>
+  z
+    .object({
+      bounds: z
+        .object({ x: int, y: int, width: z.number().int().min(200).max(20_000), height: z.number().int().min(150).max(20_000) })
+        .strict(),
+      maximized: z.boolean(),
+      /** A page id from the renderer's sidebar (the URL hash #/<page>). */
+      lastPage: z
+        .string()
+        .regex(/^[a-z][a-z-]{0,39}$/)
+        .nullable(),
+    })
+    .strict(),
+);
 export type WindowState = z.infer<typeof windowStateSchema>;
 
 export const DEFAULT_SIZE = { width: 1280, height: 820 };
@@ -49,7 +61,10 @@ export function saveWindowState(file: string, state: WindowState): void {
 }
 
 function overlap(a: Rect, b: Rect): { w: number; h: number } {
-  return { w: Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x), h: Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y) };
+  return {
+    w: Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x),
+    h: Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y),
+  };
 }
 
 /**
@@ -64,7 +79,8 @@ export function restoreBounds(saved: WindowState | null, workAreas: Rect[]): Par
     const o = overlap(titleStrip, a);
     return o.w >= MIN_VISIBLE && o.h > 0;
   });
-  if (!area) return { width: Math.min(b.width, workAreas[0]?.width ?? b.width), height: Math.min(b.height, workAreas[0]?.height ?? b.height) };
+  if (!area)
+    return { width: Math.min(b.width, workAreas[0]?.width ?? b.width), height: Math.min(b.height, workAreas[0]?.height ?? b.height) };
   return { x: b.x, y: Math.max(b.y, area.y), width: Math.min(b.width, area.width), height: Math.min(b.height, area.height) };
 }
 

@@ -14,7 +14,20 @@ import { lazySchema } from '../../shared/lazy-schema';
 import type { Core } from '../core/create';
 import type { CallInfo } from '../core/dispatch';
 import { cliInstallPlan } from '../desktop/cli-install';
-import { DEFAULT_LAUNCH_SETTINGS, deepLinkFromArgv, launchPlan, loginItemSettings, onWindowClosed, parseDeepLink, povHash, quitPlan, quitQuestion, type LaunchSettings, type QuitAnswer, type VmBrief } from '../desktop/lifecycle';
+import {
+  DEFAULT_LAUNCH_SETTINGS,
+  deepLinkFromArgv,
+  launchPlan,
+  loginItemSettings,
+  onWindowClosed,
+  parseDeepLink,
+  povHash,
+  quitPlan,
+  quitQuestion,
+  type LaunchSettings,
+  type QuitAnswer,
+  type VmBrief,
+} from '../desktop/lifecycle';
 import { povBriefs, taskbarProgress, trayModel, type PovBrief } from '../desktop/status';
 import { loadWindowState, pageFromUrl, restoreBounds, saveWindowState, windowStateFile, type WindowState } from '../desktop/window-state';
 import type { JobRecord } from '../../shared/contract/core';
@@ -44,7 +57,12 @@ function iconPath(name: string): string {
   return existsSync(packaged) ? packaged : join(app.getAppPath(), 'resources', 'icons', name);
 }
 
-export function createDesktop(o: { core: Core; home: string; getWindow: () => BrowserWindow | null; showWindow: () => Promise<void> }): Desktop {
+export function createDesktop(o: {
+  core: Core;
+  home: string;
+  getWindow: () => BrowserWindow | null;
+  showWindow: () => Promise<void>;
+}): Desktop {
   const stateFile = windowStateFile(o.home);
   const launchFile = join(o.home, 'launch-settings.json');
   let saved: WindowState | null = loadWindowState(stateFile);
@@ -91,7 +109,9 @@ export function createDesktop(o: { core: Core; home: string; getWindow: () => Br
     if (!win) return;
     const page = hash.split('/')[1] ?? '';
     // hash is built from a validated page id / POV id (lifecycle.ts), never from raw input.
-    void win.webContents.executeJavaScript(`history.replaceState(null, '', ${JSON.stringify(`#${hash}`)}); window.dispatchEvent(new CustomEvent('povdesk-navigate', { detail: ${JSON.stringify(page)} }));`);
+    void win.webContents.executeJavaScript(
+      `history.replaceState(null, '', ${JSON.stringify(`#${hash}`)}); window.dispatchEvent(new CustomEvent('povdesk-navigate', { detail: ${JSON.stringify(page)} }));`,
+    );
   };
   const focus = async () => {
     if (!o.getWindow()) await o.showWindow();
@@ -115,14 +135,31 @@ export function createDesktop(o: { core: Core; home: string; getWindow: () => Br
     const items: MenuItemConstructorOptions[] = model.items.map((i) => {
       if (i.kind === 'separator') return { type: 'separator' };
       if (i.kind === 'header') return { label: i.label, enabled: false };
-      if (i.kind === 'item') return { label: i.label, click: i.action ? () => void focus().then(() => navigate(`/${i.action!.open}`)) : undefined, enabled: !!i.action };
+      if (i.kind === 'item')
+        return {
+          label: i.label,
+          click: i.action ? () => void focus().then(() => navigate(`/${i.action!.open}`)) : undefined,
+          enabled: !!i.action,
+        };
       return { label: i.label, click: i.action === 'quit' ? () => app.quit() : () => void focus() };
     });
     const quitAt = items.length - 1;
-    items.splice(quitAt, 0,
+    items.splice(
+      quitAt,
+      0,
       { type: 'separator' },
-      { label: 'Start at login', type: 'checkbox', checked: launch.openAtLogin, click: (m) => writeLaunch({ ...readLaunch(), openAtLogin: m.checked }) },
-      { label: 'Start in background', type: 'checkbox', checked: launch.startInBackground, click: (m) => writeLaunch({ ...readLaunch(), startInBackground: m.checked }) },
+      {
+        label: 'Start at login',
+        type: 'checkbox',
+        checked: launch.openAtLogin,
+        click: (m) => writeLaunch({ ...readLaunch(), openAtLogin: m.checked }),
+      },
+      {
+        label: 'Start in background',
+        type: 'checkbox',
+        checked: launch.startInBackground,
+        click: (m) => writeLaunch({ ...readLaunch(), startInBackground: m.checked }),
+      },
       { label: 'Install command-line tool…', click: () => void installCli() },
     );
     tray.setToolTip(model.tooltip);
@@ -130,7 +167,12 @@ export function createDesktop(o: { core: Core; home: string; getWindow: () => Br
   };
 
   const installCli = async () => {
-    const plan = cliInstallPlan({ platform: process.platform, resourcesPath: process.resourcesPath, home: app.getPath('home'), appImage: process.env.APPIMAGE });
+    const plan = cliInstallPlan({
+      platform: process.platform,
+      resourcesPath: process.resourcesPath,
+      home: app.getPath('home'),
+      appImage: process.env.APPIMAGE,
+    });
     try {
       if (plan.kind === 'symlink') {
         mkdirSync(dirname(plan.link), { recursive: true });
@@ -142,7 +184,11 @@ export function createDesktop(o: { core: Core; home: string; getWindow: () => Br
         writeFileSync(plan.script, plan.content, { mode: 0o755 });
       }
       const where = plan.kind === 'symlink' ? plan.link : plan.kind === 'appimage' ? plan.script : null;
-      await dialog.showMessageBox({ type: 'info', message: where ? `povdesk is installed at ${where}.` : plan.kind === 'none' ? plan.reason : '', detail: where ? 'Open a new terminal and run: povdesk --help' : undefined });
+      await dialog.showMessageBox({
+        type: 'info',
+        message: where ? `povdesk is installed at ${where}.` : plan.kind === 'none' ? plan.reason : '',
+        detail: where ? 'Open a new terminal and run: povdesk --help' : undefined,
+      });
     } catch (e) {
       const detail = plan.kind === 'symlink' ? `Run this in a terminal instead:\n${plan.sudoCommand}` : String((e as Error).message);
       await dialog.showMessageBox({ type: 'warning', message: `Could not install the command-line tool: ${(e as Error).message}`, detail });
@@ -156,7 +202,15 @@ export function createDesktop(o: { core: Core; home: string; getWindow: () => Br
       const q = quitQuestion(vms);
       let answer: QuitAnswer | null = null;
       if (q) {
-        const r = await dialog.showMessageBox({ type: 'question', message: q.message, detail: q.detail, buttons: q.buttons.map((b) => b.label), cancelId: 2, defaultId: 0, noLink: true });
+        const r = await dialog.showMessageBox({
+          type: 'question',
+          message: q.message,
+          detail: q.detail,
+          buttons: q.buttons.map((b) => b.label),
+          cancelId: 2,
+          defaultId: 0,
+          noLink: true,
+        });
         answer = q.buttons[r.response]?.answer ?? 'cancel';
       }
       const p = quitPlan(vms, answer);
@@ -177,7 +231,9 @@ export function createDesktop(o: { core: Core; home: string; getWindow: () => Br
   }
   if (process.platform === 'darwin') {
     const appMenu = Menu.getApplicationMenu();
-    const extra = Menu.buildFromTemplate([{ label: 'POV Desk', submenu: [{ label: 'Install command-line tool…', click: () => void installCli() }] }]);
+    const extra = Menu.buildFromTemplate([
+      { label: 'POV Desk', submenu: [{ label: 'Install command-line tool…', click: () => void installCli() }] },
+    ]);
     if (!appMenu) Menu.setApplicationMenu(extra);
   }
   if (!app.isDefaultProtocolClient('povdesk')) {
@@ -191,14 +247,22 @@ export function createDesktop(o: { core: Core; home: string; getWindow: () => Br
   return {
     windowOptions() {
       const areas = screen.getAllDisplays().map((d) => d.workArea);
-      return { bounds: restoreBounds(saved, areas), maximized: saved?.maximized ?? false, hash: pendingPov ? povHash(pendingPov) : saved?.lastPage ? `/${saved.lastPage}` : undefined };
+      return {
+        bounds: restoreBounds(saved, areas),
+        maximized: saved?.maximized ?? false,
+        hash: pendingPov ? povHash(pendingPov) : saved?.lastPage ? `/${saved.lastPage}` : undefined,
+      };
     },
     attach(win) {
       pendingPov = null;
       let saveTimer: NodeJS.Timeout | null = null;
       const save = () => {
         if (win.isDestroyed()) return;
-        const next: WindowState = { bounds: win.isMaximized() ? (saved?.bounds ?? win.getNormalBounds()) : win.getBounds(), maximized: win.isMaximized(), lastPage: pageFromUrl(win.webContents.getURL()) ?? saved?.lastPage ?? null };
+        const next: WindowState = {
+          bounds: win.isMaximized() ? (saved?.bounds ?? win.getNormalBounds()) : win.getBounds(),
+          maximized: win.isMaximized(),
+          lastPage: pageFromUrl(win.webContents.getURL()) ?? saved?.lastPage ?? null,
+        };
         try {
           saveWindowState(stateFile, next);
           saved = next;

@@ -101,7 +101,11 @@ app.whenReady().then(async () => {
   powerMonitor.on('resume', () => services.ssh.wake());
   desktop = createDesktop({ core, home: base.home, getWindow: () => win, showWindow: createWindow });
   if (pendingUrl) desktop.handleOpenUrl(pendingUrl);
-  stopUpdates = startUpdates({ core, isPackaged: app.isPackaged, log: (msg, extra) => base.log.info(msg, extra as Record<string, unknown>) });
+  stopUpdates = startUpdates({
+    core,
+    isPackaged: app.isPackaged,
+    log: (msg, extra) => base.log.info(msg, extra as Record<string, unknown>),
+  });
   const customerTz = (povId: string) => {
     try {
       return services.pov.get(povId).pov.customerTz ?? null;

@@ -1,9 +1,7 @@
 import { join } from 'node:path';
 import { addonFile, nativeProblems } from '../../scripts/native-abi.mjs';
 
-export type NativeCheck =
-  | { ok: true; native: { sqliteBinding: string; keytarModule: string } }
-  | { ok: false; message: string };
+export type NativeCheck = { ok: true; native: { sqliteBinding: string; keytarModule: string } } | { ok: false; message: string };
 
 /**
  * The app's native modules (better-sqlite3, keytar) checked against this runtime's ABI before

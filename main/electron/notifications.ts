@@ -12,7 +12,11 @@ import { osNotificationOptions } from './notification-text';
  * (`customerTz`, notification-text.ts). Covered by test/e2e/share.spec.ts under the `_electron` project (it skips
  * where no Electron binary exists).
  */
-export function showOsNotifications(hub: StreamHub, window: () => BrowserWindow | null, customerTz: (povId: string) => string | null): () => void {
+export function showOsNotifications(
+  hub: StreamHub,
+  window: () => BrowserWindow | null,
+  customerTz: (povId: string) => string | null,
+): () => void {
   if (!Notification.isSupported()) return () => undefined;
   const sub: Subscriber = {
     unacked: new Map(),

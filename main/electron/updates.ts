@@ -41,7 +41,15 @@ export function startUpdates(o: { core: Core; isPackaged: boolean; log: (msg: st
     if (action.kind !== 'offer') return;
     prompting = true;
     try {
-      const r = await dialog.showMessageBox({ type: 'info', message: `POV Desk ${action.version} is ready.`, detail: 'Restart to update. Local VMs keep running through the restart.', buttons: ['Restart now', 'Later'], defaultId: 0, cancelId: 1, noLink: true });
+      const r = await dialog.showMessageBox({
+        type: 'info',
+        message: `POV Desk ${action.version} is ready.`,
+        detail: 'Restart to update. Local VMs keep running through the restart.',
+        buttons: ['Restart now', 'Later'],
+        defaultId: 0,
+        cancelId: 1,
+        noLink: true,
+      });
       if (r.response !== 0) state.laterAt = Date.now();
       else if (mayRestartNow(await jobs())) autoUpdater.quitAndInstall();
       // else a job started while the dialog was open: the next poll offers again once it ends

@@ -88,7 +88,8 @@ export class Connections {
     if (req.headers.origin !== undefined && !this.origin.allows(req.headers.origin)) return refuse(403, 'foreign origin');
     const stream = url.searchParams.get('stream') ?? '';
     const key = url.searchParams.get('key') ?? '';
-    if (!BYTE_STREAMS.includes(stream) || !isStreamName(stream)) return refuse(400, `not a byte stream: ${JSON.stringify(stream.slice(0, 100))}`);
+    if (!BYTE_STREAMS.includes(stream) || !isStreamName(stream))
+      return refuse(400, `not a byte stream: ${JSON.stringify(stream.slice(0, 100))}`);
     if (key.length < 1 || key.length > 200) return refuse(400, 'key must be 1 to 200 characters');
     const bytes = this.open.get(url.searchParams.get('conn') ?? '');
     if (!bytes) return refuse(404, 'no open connection with that id; open the WebSocket first and use its hello');

@@ -59,7 +59,10 @@ export class LaunchCodes {
     this.codes.delete(code);
     if (expires === undefined || expires < Date.now()) {
       this.log.warn('launch code refused', { why: expires === undefined ? 'unknown or already used' : 'expired' });
-      return answer(403, 'unknown, expired or already used launch code: open the URL `povdesk serve` printed, or start it again with --open');
+      return answer(
+        403,
+        'unknown, expired or already used launch code: open the URL `povdesk serve` printed, or start it again with --open',
+      );
     }
     answer(200, JSON.stringify({ token: this.token }), 'application/json');
   }

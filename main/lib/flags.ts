@@ -5,7 +5,12 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
  * missing value or a value given to a switch is refused with one line naming the flag and where
  * its help is (`fail` makes the caller's error type), before the command does anything.
  */
-export function parseFlags<const O extends ParseArgsOptionsConfig>(args: string[], options: O, help: string, fail: (message: string, flag: string) => Error) {
+export function parseFlags<const O extends ParseArgsOptionsConfig>(
+  args: string[],
+  options: O,
+  help: string,
+  fail: (message: string, flag: string) => Error,
+) {
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (e) {
@@ -14,7 +19,10 @@ export function parseFlags<const O extends ParseArgsOptionsConfig>(args: string[
     const flag = /'(-[^' ]*)/.exec(message)?.[1] ?? '';
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw fail(`unknown option ${flag}; see ${help}`, flag);
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-      throw fail(/does not take an argument/.test(message) ? `${flag} takes no value; see ${help}` : `${flag} needs a value; see ${help}`, flag);
+      throw fail(
+        /does not take an argument/.test(message) ? `${flag} takes no value; see ${help}` : `${flag} needs a value; see ${help}`,
+        flag,
+      );
     }
     throw e;
   }

@@ -61,7 +61,8 @@ export function headerReferences(file: string): string[] {
   if (magic === 'QFI\xfb' && head.length >= 20) {
     if (head.readBigUInt64BE(8) !== 0n) refs.push('a backing file (qcow2 header)');
     // version 3 headers: incompatible feature bit 2 is "external data file"
-    if (head.readUInt32BE(4) >= 3 && head.length >= 80 && (head.readBigUInt64BE(72) & 4n) !== 0n) refs.push('an external data-file (qcow2 header)');
+    if (head.readUInt32BE(4) >= 3 && head.length >= 80 && (head.readBigUInt64BE(72) & 4n) !== 0n)
+      refs.push('an external data-file (qcow2 header)');
   } else if (magic === 'KDMV' || magic === 'COWD') {
     // capacity 0 with a descriptor offset: QEMU opens the embedded descriptor as a descriptor file
     if (magic === 'KDMV' && head.length >= 44 && head.readBigUInt64LE(12) === 0n && head.readBigUInt64LE(28) !== 0n) {

@@ -49,7 +49,8 @@ let setprivFound: string | null | undefined;
 /** util-linux's setpriv (Linux only); null where it is missing. */
 function setprivPath(): string | null {
   if (setprivFound === undefined) {
-    setprivFound = process.platform === 'linux' ? ['/usr/bin/setpriv', '/bin/setpriv', '/usr/sbin/setpriv'].find((p) => existsSync(p)) ?? null : null;
+    setprivFound =
+      process.platform === 'linux' ? (['/usr/bin/setpriv', '/bin/setpriv', '/usr/sbin/setpriv'].find((p) => existsSync(p)) ?? null) : null;
   }
   return setprivFound;
 }
@@ -112,7 +113,9 @@ function viaProc(pid: number): ProcInfo | null {
 
 function procPids(): number[] {
   try {
-    return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number);
+    return readdirSync('/proc')
+      .filter((e) => /^\d+$/.test(e))
+      .map(Number);
   } catch {
     return [];
   }
@@ -131,12 +134,16 @@ export function parsePs(out: string): ProcInfo[] {
 
 function viaPs(pid: number | null): ProcInfo[] {
   try {
-    const out = execFileSync('ps', [...(pid === null ? ['-A'] : ['-p', String(pid)]), '-o', 'pid=', '-o', 'stat=', '-o', 'lstart=', '-o', 'command='], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      env: { ...process.env, LC_ALL: 'C', TZ: 'UTC' },
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const out = execFileSync(
+      'ps',
+      [...(pid === null ? ['-A'] : ['-p', String(pid)]), '-o', 'pid=', '-o', 'stat=', '-o', 'lstart=', '-o', 'command='],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        env: { ...process.env, LC_ALL: 'C', TZ: 'UTC' },
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     return parsePs(out);
   } catch {
     return []; // ps exits 1 when the pid does not exist
@@ -152,7 +159,10 @@ export function parseCim(out: string): ProcInfo[] {
     .filter((r) => typeof r.ProcessId === 'number')
     .map((r) => {
       // Windows PowerShell 5.1 writes dates as "/Date(ms)/", PowerShell 7 as ISO strings; both are stable per process.
-      const created = typeof r.CreationDate === 'string' ? (/\/Date\((\d+)\)\//.exec(r.CreationDate)?.[1] ?? r.CreationDate) : String(r.CreationDate ?? '');
+      const created =
+        typeof r.CreationDate === 'string'
+          ? (/\/Date\((\d+)\)\//.exec(r.CreationDate)?.[1] ?? r.CreationDate)
+          : String(r.CreationDate ?? '');
       return { pid: r.ProcessId as number, start: created, argv: typeof r.CommandLine === 'string' ? [r.CommandLine] : [] };
     });
 }
@@ -160,12 +170,21 @@ export function parseCim(out: string): ProcInfo[] {
 function viaCim(pid: number | null): ProcInfo[] {
   const filter = pid === null ? '' : ` -Filter "ProcessId=${pid}"`;
   try {
-    const out = execFileSync('powershell.exe', ['-NoProfile', '-NonInteractive', '-Command', `Get-CimInstance Win32_Process${filter} | Select-Object ProcessId,CreationDate,CommandLine | ConvertTo-Json -Compress`], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      windowsHide: true,
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const out = execFileSync(
+      'powershell.exe',
+      [
+        '-NoProfile',
+        '-NonInteractive',
+        '-Command',
+        `Get-CimInstance Win32_Process${filter} | Select-Object ProcessId,CreationDate,CommandLine | ConvertTo-Json -Compress`,
+      ],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        windowsHide: true,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     return parseCim(out);
   } catch {
     return [];
@@ -183,13 +202,18 @@ export function procInfo(pid: number, backend: ProcBackend = procBackend()): Pro
 export function listProcs(backend: ProcBackend = procBackend()): ProcInfo[] {
   if (backend === 'ps') return viaPs(null);
   if (backend === 'cim') return viaCim(null);
-  return procPids().map(viaProc).filter((p): p is ProcInfo => p !== null);
+  return procPids()
+    .map(viaProc)
+    .filter((p): p is ProcInfo => p !== null);
 }
 
 /** The live members of a process group (Linux's /proc; empty elsewhere). */
 export function processGroup(pgid: number): ProcInfo[] {
   if (procBackend() !== 'proc') return [];
-  return procPids().map(procEntry).filter((e) => e !== null && e.pgrp === pgid).map((e) => e!.info);
+  return procPids()
+    .map(procEntry)
+    .filter((e) => e !== null && e.pgrp === pgid)
+    .map((e) => e!.info);
 }
 
 /** The command line of a live pid; null when there is no such process or it is a zombie. */

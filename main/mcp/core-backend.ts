@@ -4,7 +4,12 @@ import type { Base } from '../core/base';
 export const FINISHED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
 
 /** Follows a job of this process's core: every snapshot to onJob; the finished record, or the latest once `stop` aborts. */
-export function followLocalJob(core: { base: Base }, jobId: string, onJob: (job: JobRecord) => void, stop: AbortSignal): Promise<JobRecord> {
+export function followLocalJob(
+  core: { base: Base },
+  jobId: string,
+  onJob: (job: JobRecord) => void,
+  stop: AbortSignal,
+): Promise<JobRecord> {
   const now = core.base.jobs.get(jobId);
   if (!now) return Promise.reject(new AppError('not_found', `no job ${jobId}`));
   onJob(now);

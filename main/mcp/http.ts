@@ -42,7 +42,12 @@ export async function startOwnerMcp(core: { base: Base; dispatcher: Dispatcher }
     if (!isMcpPath(req.url)) return refuse(res, 404, 'not_found', 'the MCP endpoint is /mcp');
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     if (!m?.[1] || !sameSecret(m[1], token)) {
-      return refuse(res, 401, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <the token in mcp.token of the data directory>"');
+      return refuse(
+        res,
+        401,
+        'unauthorized',
+        'missing or wrong bearer token: send "Authorization: Bearer <the token in mcp.token of the data directory>"',
+      );
     }
     answerStateless(createPovdeskMcpServer(backend), req, res, (e) => {
       core.base.log.error('MCP request failed', { error: (e as Error)?.message });

@@ -31,13 +31,15 @@ export interface McpBackend {
 export const toolName = (method: string) => method.replace(/\./g, '_');
 export const JOBS_WAIT = 'jobs_wait';
 
-export const jobsWaitArgs = lazySchema(() => z
-  .object({
-    id: z.string().min(1).max(200),
-    /** How long to wait before answering with the job as it is (call again to keep waiting). */
-    timeoutSeconds: z.number().int().min(1).max(600).optional(),
-  })
-  .strict());
+export const jobsWaitArgs = lazySchema(() =>
+  z
+    .object({
+      id: z.string().min(1).max(200),
+      /** How long to wait before answering with the job as it is (call again to keep waiting). */
+      timeoutSeconds: z.number().int().min(1).max(600).optional(),
+    })
+    .strict(),
+);
 const DEFAULT_WAIT_S = 50; // under the 60 s request timeout most clients use
 
 function inputSchema(schema: z.ZodType): Tool['inputSchema'] {
@@ -62,13 +64,24 @@ export function povdeskTools(): Tool[] {
       title: name,
       description: def.summary + (job ? `. Returns {jobId} at once; follow it with ${JOBS_WAIT}.` : ''),
       inputSchema: inputSchema(def.args),
-      annotations: { readOnlyHint: hints.readOnly, destructiveHint: hints.destructive, idempotentHint: hints.idempotent, openWorldHint: false },
+      annotations: {
+        readOnlyHint: hints.readOnly,
+        destructiveHint: hints.destructive,
+        idempotentHint: hints.idempotent,
+        openWorldHint: false,
+      },
     });
   }
   // The previous release's names, listed after the current ones as deprecated copies of them.
   for (const [old, now] of Object.entries(DEPRECATED_METHOD_NAMES)) {
     const tool = tools.find((t) => t.name === toolName(now));
-    if (tool) tools.push({ ...tool, name: toolName(old), title: old, description: `${deprecationNote(toolName(old), toolName(now))}. ${tool.description}` });
+    if (tool)
+      tools.push({
+        ...tool,
+        name: toolName(old),
+        title: old,
+        description: `${deprecationNote(toolName(old), toolName(now))}. ${tool.description}`,
+      });
   }
   tools.push({
     name: JOBS_WAIT,
@@ -123,7 +136,9 @@ export function createPovdeskMcpServer(backend: McpBackend): Server {
           if (token === undefined || line === last) return;
           last = line;
           // progress only ever grows (the spec requires it); the percent, when known, is in the message
-          void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++n, message: line } }).catch(() => {});
+          void extra
+            .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++n, message: line } })
+            .catch(() => {});
         };
         return await waitTool(backend, args, progress, extra.signal);
       }
@@ -142,7 +157,12 @@ export function createPovdeskMcpServer(backend: McpBackend): Server {
   return server;
 }
 
-async function waitTool(backend: McpBackend, args: unknown, onJob: (job: JobRecord) => void, cancelled: AbortSignal): Promise<CallToolResult> {
+async function waitTool(
+  backend: McpBackend,
+  args: unknown,
+  onJob: (job: JobRecord) => void,
+  cancelled: AbortSignal,
+): Promise<CallToolResult> {
   const parsed = jobsWaitArgs.safeParse(args ?? {});
   if (!parsed.success) throw new AppError('invalid_request', describeZodError(`invalid arguments for ${JOBS_WAIT}`, parsed.error));
   const stop = deadline((parsed.data.timeoutSeconds ?? DEFAULT_WAIT_S) * 1000, cancelled);

@@ -30,7 +30,11 @@ import { z as zod } from 'zod';
 
 export class VmApiError extends Error {
   /** code: the document's error code, or unauthorized/forbidden (the OAuth guard), unavailable (unreachable) */
-  constructor(readonly code: string, message: string, readonly status: number | null = null) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number | null = null,
+  ) {
     super(message);
     this.name = 'VmApiError';
   }
@@ -66,7 +70,11 @@ export class VmManagerClient {
   private readonly auth: BearerSource;
   private readonly opts: Required<Pick<ClientOptions, 'timeoutMs'>> & ClientOptions;
 
-  constructor(readonly baseUrl: string, auth: string | BearerSource, opts: number | ClientOptions = {}) {
+  constructor(
+    readonly baseUrl: string,
+    auth: string | BearerSource,
+    opts: number | ClientOptions = {},
+  ) {
     this.auth = typeof auth === 'string' ? { bearer: async () => auth } : auth;
     const o = typeof opts === 'number' ? { timeoutMs: opts } : opts;
     this.opts = { ...o, timeoutMs: o.timeoutMs ?? 600_000 };
@@ -83,7 +91,11 @@ export class VmManagerClient {
     try {
       a = await exchange(base, `${API_PREFIX}${path}`, { method, headers, body: payload }, { timeoutMs, ca: this.opts.ca });
     } catch (e) {
-      if (e instanceof HttpFailure) throw new VmApiError(e.kind === 'bad_url' ? 'invalid_request' : e.kind === 'timeout' ? 'timeout' : 'unavailable', e.kind === 'unreachable' ? e.message.replace(/^cannot reach/, 'cannot reach vm-manager at') : e.message);
+      if (e instanceof HttpFailure)
+        throw new VmApiError(
+          e.kind === 'bad_url' ? 'invalid_request' : e.kind === 'timeout' ? 'timeout' : 'unavailable',
+          e.kind === 'unreachable' ? e.message.replace(/^cannot reach/, 'cannot reach vm-manager at') : e.message,
+        );
       throw e;
     }
     if (a.status === 401 && !retried && this.auth.renew) {
@@ -98,7 +110,11 @@ export class VmManagerClient {
     try {
       json = a.text ? JSON.parse(a.text) : undefined;
     } catch {
-      throw new VmApiError(statusCode(a.status), `vm-manager answered ${method} ${path} with ${a.status} and a body that is not JSON (a proxy in front of it?): ${a.text.slice(0, 200)}`, a.status);
+      throw new VmApiError(
+        statusCode(a.status),
+        `vm-manager answered ${method} ${path} with ${a.status} and a body that is not JSON (a proxy in front of it?): ${a.text.slice(0, 200)}`,
+        a.status,
+      );
     }
     if (a.status >= 200 && a.status < 300) return json;
     const err = errorSchema.safeParse(json);
@@ -113,7 +129,17 @@ export class VmManagerClient {
         : typeof oauth?.error === 'string'
           ? `vm-manager refused ${method} ${path} (${a.status} ${oauth.error}${typeof oauth.error_description === 'string' ? `: ${oauth.error_description}` : ''})`
           : `vm-manager answered ${method} ${path} with ${a.status}`;
-    throw new VmApiError(a.status === 401 ? 'unauthorized' : a.status === 403 ? 'forbidden' : typeof loose?.code === 'string' ? loose.code : statusCode(a.status), message, a.status);
+    throw new VmApiError(
+      a.status === 401
+        ? 'unauthorized'
+        : a.status === 403
+          ? 'forbidden'
+          : typeof loose?.code === 'string'
+            ? loose.code
+            : statusCode(a.status),
+      message,
+      a.status,
+    );
   }
 
   /** A call whose answer must match the document's schema. */
@@ -121,8 +147,14 @@ export class VmManagerClient {
     const value = await this.send(method, path, body);
     const r = schema.safeParse(value);
     if (!r.success) {
-      const where = r.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
-      throw new VmApiError('internal_error', `vm-manager's answer to ${what} is not what giantswarm's vm-manager API document promises (${where})`);
+      const where = r.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join('.') || 'body'}: ${i.message}`)
+        .join('; ');
+      throw new VmApiError(
+        'internal_error',
+        `vm-manager's answer to ${what} is not what giantswarm's vm-manager API document promises (${where})`,
+      );
     }
     return value as Answer<S>;
   }
@@ -154,7 +186,9 @@ export class VmManagerClient {
   }
   /** POV Desk's own route (a manager without it answers 404): the network's Internet access. */
   setNetworkInternet(name: string, internet: boolean) {
-    return this.call(`PUT /networks/${name}/povdesk/internet`, networkSchema, 'PUT', `/networks/${seg(name)}/povdesk/internet`, { internet });
+    return this.call(`PUT /networks/${name}/povdesk/internet`, networkSchema, 'PUT', `/networks/${seg(name)}/povdesk/internet`, {
+      internet,
+    });
   }
   async deleteNetwork(name: string): Promise<void> {
     await this.send('DELETE', `/networks/${seg(name)}`);
@@ -215,7 +249,12 @@ export class VmManagerClient {
   }
   /** LOCAL. Imports a qcow2/raw/vmdk that lies under the manager's state dir. */
   importImage(path: string, name?: string) {
-    return this.send('POST', '/images', name ? { path, name } : { path }) as Promise<{ name: string; disk?: string; sha256: string; virtualSizeBytes?: number }>;
+    return this.send('POST', '/images', name ? { path, name } : { path }) as Promise<{
+      name: string;
+      disk?: string;
+      sha256: string;
+      virtualSizeBytes?: number;
+    }>;
   }
   /**
    * LOCAL. The user-data the VM's metadata service serves from now on at /skytap/vms/self/user_data
@@ -230,18 +269,33 @@ export class VmManagerClient {
   }
   /** LOCAL. One learn boot of the image at a VM size (minutes under TCG): the proposed golden values, not yet saved. */
   learnGolden(image: string, size: { cpus: number; memoryMib: number }): Promise<unknown> {
-    return this.send('POST', `/images/${seg(image)}/learn-golden`, { cpus: size.cpus, memory_mib: size.memoryMib }, false, Math.max(this.opts.timeoutMs, LEARN_BOOT_MS));
+    return this.send(
+      'POST',
+      `/images/${seg(image)}/learn-golden`,
+      { cpus: size.cpus, memory_mib: size.memoryMib },
+      false,
+      Math.max(this.opts.timeoutMs, LEARN_BOOT_MS),
+    );
   }
   /** LOCAL. The guest half of attestation (guest-quote.sh) and the PCRs a disk image's quotes cover, for an image builder. */
   attestAgent(): Promise<{ script: string; sha256: string; pcrs: { initrd: number[]; ready: number[] } }> {
-    return this.send('GET', '/povdesk/attest-agent') as Promise<{ script: string; sha256: string; pcrs: { initrd: number[]; ready: number[] } }>;
+    return this.send('GET', '/povdesk/attest-agent') as Promise<{
+      script: string;
+      sha256: string;
+      pcrs: { initrd: number[]; ready: number[] };
+    }>;
   }
   /** LOCAL. The image's reference measurements made again from its files (no boot), e.g. after a firmware update. */
   remakeReferences(image: string): Promise<unknown> {
     return this.send('POST', `/images/${seg(image)}/references`, {});
   }
   /** LOCAL. The values hold for VMs of `size`. */
-  saveGolden(image: string, golden: Record<string, string>, firmware: { path: string; sha256: string } | null, size: { cpus: number; memoryMib: number }): Promise<unknown> {
+  saveGolden(
+    image: string,
+    golden: Record<string, string>,
+    firmware: { path: string; sha256: string } | null,
+    size: { cpus: number; memoryMib: number },
+  ): Promise<unknown> {
     return this.send('PUT', `/images/${seg(image)}/golden`, { golden, firmware, cpus: size.cpus, memory_mib: size.memoryMib });
   }
 }

@@ -19,14 +19,22 @@ export interface HttpAnswer {
 }
 
 export class HttpFailure extends Error {
-  constructor(message: string, readonly kind: 'unreachable' | 'timeout' | 'bad_url') {
+  constructor(
+    message: string,
+    readonly kind: 'unreachable' | 'timeout' | 'bad_url',
+  ) {
     super(message);
     this.name = 'HttpFailure';
   }
 }
 
 /** base: http(s)://host[:port][/prefix] or unix:/path/to.sock; path is appended to the base's path. */
-export function exchange(base: string, path: string, init: { method: string; headers?: Record<string, string>; body?: Buffer | undefined }, o: HttpOptions): Promise<HttpAnswer> {
+export function exchange(
+  base: string,
+  path: string,
+  init: { method: string; headers?: Record<string, string>; body?: Buffer | undefined },
+  o: HttpOptions,
+): Promise<HttpAnswer> {
   const headers: Record<string, string> = { ...init.headers };
   if (init.body) headers['Content-Length'] = String(init.body.length);
   let opts: RequestOptions;
@@ -43,7 +51,14 @@ export function exchange(base: string, path: string, init: { method: string; hea
     if (u.protocol === 'https:') send = httpsRequest;
     else if (u.protocol !== 'http:') return Promise.reject(new HttpFailure(`the URL must be http(s):// or unix:, got ${base}`, 'bad_url'));
     const full = new URL(u.pathname.replace(/\/+$/, '') + path, u);
-    opts = { hostname: u.hostname, port: u.port, path: full.pathname + full.search, method: init.method, headers, ...(o.ca ? { ca: o.ca } : {}) };
+    opts = {
+      hostname: u.hostname,
+      port: u.port,
+      path: full.pathname + full.search,
+      method: init.method,
+      headers,
+      ...(o.ca ? { ca: o.ca } : {}),
+    };
   }
   return new Promise<HttpAnswer>((resolve, reject) => {
     const req = send(opts, (res) => {

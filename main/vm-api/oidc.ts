@@ -29,14 +29,25 @@ export interface DeviceAuthorization {
 }
 
 /** What the app keeps in the keychain (one JSON value) after a login. */
-export const storedTokens = lazySchema(() => z
-  .object({ bearer: z.string().min(1), refreshToken: z.string().nullable(), expiresAt: z.number().nullable(), issuer: z.string(), clientId: z.string() })
-  .strict());
+export const storedTokens = lazySchema(() =>
+  z
+    .object({
+      bearer: z.string().min(1),
+      refreshToken: z.string().nullable(),
+      expiresAt: z.number().nullable(),
+      issuer: z.string(),
+      clientId: z.string(),
+    })
+    .strict(),
+);
 export type StoredTokens = z.infer<typeof storedTokens>;
 
 export class OidcError extends Error {
   /** relogin: the refresh token is gone or refused; only a new device login helps */
-  constructor(message: string, readonly relogin: boolean) {
+  constructor(
+    message: string,
+    readonly relogin: boolean,
+  ) {
     super(message);
     this.name = 'OidcError';
   }
@@ -50,7 +61,9 @@ async function fetcher(http: HttpOptions): Promise<CustomFetch> {
   const dispatcher = http.ca ? new Agent({ connect: { ca: http.ca } }) : undefined;
   return (url, init) => {
     const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(http.timeoutMs)]) : AbortSignal.timeout(http.timeoutMs);
-    return fetch(url, { ...(init as object), signal, ...(dispatcher ? { dispatcher } : {}) } as Parameters<typeof fetch>[1]) as unknown as Promise<Response>;
+    return fetch(url, { ...(init as object), signal, ...(dispatcher ? { dispatcher } : {}) } as Parameters<
+      typeof fetch
+    >[1]) as unknown as Promise<Response>;
   };
 }
 
@@ -63,7 +76,8 @@ async function explain(e: unknown, what: string, issuer: string): Promise<OidcEr
     if (e.error === 'access_denied') return new OidcError('the login was denied at the issuer', true);
     if (e.error === 'expired_token') return new OidcError('the login code expired before it was approved; start the login again', true);
     if (e.error === 'invalid_client') return new OidcError(`the issuer refused ${what}: ${said}; check the client id`, false);
-    if (what === 'to refresh the login' && (e.status === 400 || e.status === 401)) return new OidcError(`the issuer refused to refresh the login (${said}); log in again`, true);
+    if (what === 'to refresh the login' && (e.status === 400 || e.status === 401))
+      return new OidcError(`the issuer refused to refresh the login (${said}); log in again`, true);
     return new OidcError(`the issuer refused ${what}: ${said}`, what !== 'the device login');
   }
   const err = e as Error & { code?: string; cause?: unknown };
@@ -72,13 +86,29 @@ async function explain(e: unknown, what: string, issuer: string): Promise<OidcEr
     return new OidcError(`the issuer ${issuer} answered ${(err.cause as Response).status} to ${what}; check the issuer URL`, false);
   }
   if (err?.code?.startsWith('OAUTH_')) {
-    const verify = ['OAUTH_JWS_SIGNATURE_VERIFICATION_FAILED', 'OAUTH_JWT_CLAIM_COMPARISON_FAILED', 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED', 'OAUTH_KEY_SELECTION_FAILED', 'OAUTH_INVALID_RESPONSE'];
-    const why = err.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' ? `${err.message}; use exactly the issuer URL its discovery document names` : err.message;
-    if (verify.includes(err.code)) return new OidcError(`the id_token from ${issuer} failed verification (${why}); nothing was stored: ask the cluster's administrator to check the issuer's keys`, false);
+    const verify = [
+      'OAUTH_JWS_SIGNATURE_VERIFICATION_FAILED',
+      'OAUTH_JWT_CLAIM_COMPARISON_FAILED',
+      'OAUTH_JWT_TIMESTAMP_CHECK_FAILED',
+      'OAUTH_KEY_SELECTION_FAILED',
+      'OAUTH_INVALID_RESPONSE',
+    ];
+    const why =
+      err.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED'
+        ? `${err.message}; use exactly the issuer URL its discovery document names`
+        : err.message;
+    if (verify.includes(err.code))
+      return new OidcError(
+        `the id_token from ${issuer} failed verification (${why}); nothing was stored: ask the cluster's administrator to check the issuer's keys`,
+        false,
+      );
     return new OidcError(`the issuer's answer to ${what} was refused (${why})`, false);
   }
   const cause = err?.cause as { message?: string; code?: string } | undefined;
-  return new OidcError(`cannot reach the issuer ${issuer} (${cause?.code ?? cause?.message ?? err?.message ?? String(e)}); check the issuer URL and the CA bundle`, false);
+  return new OidcError(
+    `cannot reach the issuer ${issuer} (${cause?.code ?? cause?.message ?? err?.message ?? String(e)}); check the issuer URL and the CA bundle`,
+    false,
+  );
 }
 
 export async function discover(issuer: string, clientId: string, http: HttpOptions): Promise<Discovery> {
@@ -97,7 +127,11 @@ export async function discover(issuer: string, clientId: string, http: HttpOptio
       execute: insecure ? [oc.allowInsecureRequests, oc.enableNonRepudiationChecks] : [oc.enableNonRepudiationChecks],
     });
     const m = config.serverMetadata();
-    if (!m.device_authorization_endpoint) throw new OidcError(`the issuer ${issuer} offers no device authorization endpoint (RFC 8628); ask for a client with the device flow`, false);
+    if (!m.device_authorization_endpoint)
+      throw new OidcError(
+        `the issuer ${issuer} offers no device authorization endpoint (RFC 8628); ask for a client with the device flow`,
+        false,
+      );
     if (!m.jwks_uri) throw new OidcError(`the issuer ${issuer} publishes no JWKS, so its id_tokens cannot be verified`, false);
     return { issuer: m.issuer, clientId, config };
   } catch (e) {
@@ -115,7 +149,12 @@ export async function startDeviceLogin(d: Discovery, scope: string): Promise<Dev
   }
 }
 
-async function toStored(t: TokenEndpointResponse & { claims(): { exp: number } | undefined }, d: Discovery, previousRefresh: string | null, now: number): Promise<StoredTokens> {
+async function toStored(
+  t: TokenEndpointResponse & { claims(): { exp: number } | undefined },
+  d: Discovery,
+  previousRefresh: string | null,
+  now: number,
+): Promise<StoredTokens> {
   // openid-client checked the id_token's claims and (non-repudiation) its signature before returning
   const claims = t.claims();
   const bearer = t.id_token ?? t.access_token;

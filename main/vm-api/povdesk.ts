@@ -25,28 +25,37 @@ export const MAX_HOST_FORWARDS = 4;
  */
 export const USER_DATA_MAX_CHARS = 16_384;
 
-const port = (field: string) => z.number({ error: `${field} must be a whole number` }).int(`${field} must be a whole number`).min(1, `${field} must be 1 to 65535`).max(65535, `${field} must be 1 to 65535`);
+const port = (field: string) =>
+  z
+    .number({ error: `${field} must be a whole number` })
+    .int(`${field} must be a whole number`)
+    .min(1, `${field} must be 1 to 65535`)
+    .max(65535, `${field} must be 1 to 65535`);
 
 export const hostForwardSchema = lazySchema(() => z.strictObject({ guest_port: port('guest_port'), host_port: port('host_port') }));
 export type HostForward = z.infer<typeof hostForwardSchema>;
 
 /** The create body's `povdesk` object. */
-export const povdeskCreateSchema = lazySchema(() => z.strictObject({
-  host_forwards: z
-    .array(hostForwardSchema)
-    .max(MAX_HOST_FORWARDS, `host_forwards: at most ${MAX_HOST_FORWARDS} per VM`)
-    .refine((fs) => new Set(fs.map((f) => f.guest_port)).size === fs.length, 'host_forwards: each guest_port at most once')
-    .optional(),
-}));
+export const povdeskCreateSchema = lazySchema(() =>
+  z.strictObject({
+    host_forwards: z
+      .array(hostForwardSchema)
+      .max(MAX_HOST_FORWARDS, `host_forwards: at most ${MAX_HOST_FORWARDS} per VM`)
+      .refine((fs) => new Set(fs.map((f) => f.guest_port)).size === fs.length, 'host_forwards: each guest_port at most once')
+      .optional(),
+  }),
+);
 
 /** POST /vms as this daemon takes it: the document's CreateVMRequest plus the optional `povdesk` object. */
 export const localCreateVmRequestSchema = lazySchema(() => createVmRequestSchema.extend({ povdesk: povdeskCreateSchema.optional() }));
 export type LocalCreateVmRequest = z.infer<typeof localCreateVmRequestSchema>;
 
 /** PUT /vms/{id}/povdesk/user-data: the user-data the metadata service serves from now on (null: none, 204). */
-export const setUserDataSchema = lazySchema(() => z.strictObject({
-  user_data: z.string().max(USER_DATA_MAX_CHARS, `user_data: at most ${USER_DATA_MAX_CHARS} characters (Skytap's limit)`).nullable(),
-}));
+export const setUserDataSchema = lazySchema(() =>
+  z.strictObject({
+    user_data: z.string().max(USER_DATA_MAX_CHARS, `user_data: at most ${USER_DATA_MAX_CHARS} characters (Skytap's limit)`).nullable(),
+  }),
+);
 
 /** PUT /networks/{name}/povdesk/internet: the network's Internet access (each VM follows it at its next start). */
 export const setInternetSchema = lazySchema(() => z.strictObject({ internet: z.boolean() }));

@@ -26,9 +26,25 @@ export const PROOF_VM_PREFIX = 'povdesk-vm-test-';
 
 /** giantswarm's tools (one per operation of its document but the report and the document itself). */
 export const CORE_TOOLS = [
-  'get_host', 'list_images', 'get_image', 'list_networks', 'create_network', 'get_network', 'delete_network',
-  'list_vms', 'create_vm', 'get_vm', 'delete_vm', 'start_vm', 'stop_vm', 'reboot_vm', 'exec_vm',
-  'forward_port', 'get_vm_console', 'get_vm_attestation', 'get_vm_metrics',
+  'get_host',
+  'list_images',
+  'get_image',
+  'list_networks',
+  'create_network',
+  'get_network',
+  'delete_network',
+  'list_vms',
+  'create_vm',
+  'get_vm',
+  'delete_vm',
+  'start_vm',
+  'stop_vm',
+  'reboot_vm',
+  'exec_vm',
+  'forward_port',
+  'get_vm_console',
+  'get_vm_attestation',
+  'get_vm_metrics',
 ] as const;
 
 export interface ProofOptions {
@@ -83,18 +99,31 @@ export async function runProof(o: ProofOptions): Promise<ProofResult> {
   try {
     const left = (await client.list()).filter((v) => v.name.startsWith(PROOF_VM_PREFIX));
     for (const v of left) await client.delete(v.id);
-    note('leftovers', 'ok', left.length ? `removed ${left.map((v) => `${v.name} (${v.id})`).join(', ')} from an earlier run` : 'none from an earlier run');
+    note(
+      'leftovers',
+      'ok',
+      left.length ? `removed ${left.map((v) => `${v.name} (${v.id})`).join(', ')} from an earlier run` : 'none from an earlier run',
+    );
   } catch (e) {
     note('leftovers', 'fail', `could not list or delete VMs: ${(e as Error).message}`);
     return done();
   }
 
   // 1. The identity boundary.
-  const anonymous = await fetch(new URL('/api/v1/host', o.url), { headers: { Accept: 'application/json' }, signal: o.signal ?? null }).catch((e: Error) => e);
+  const anonymous = await fetch(new URL('/api/v1/host', o.url), {
+    headers: { Accept: 'application/json' },
+    signal: o.signal ?? null,
+  }).catch((e: Error) => e);
   const host = await client.host().catch((e: Error) => e);
   if (anonymous instanceof Error) note('identity', 'fail', `GET /api/v1/host without a token did not answer: ${anonymous.message}`);
-  else if (anonymous.status !== 401) note('identity', 'fail', `GET /api/v1/host without a token answered ${anonymous.status}, not 401: this vm-manager answers anonymously; start it with a token`);
-  else if (host instanceof Error) note('identity', 'fail', `GET /api/v1/host with the token failed: ${host.message} (another token, or another vm-manager at ${o.url}?)`);
+  else if (anonymous.status !== 401)
+    note(
+      'identity',
+      'fail',
+      `GET /api/v1/host without a token answered ${anonymous.status}, not 401: this vm-manager answers anonymously; start it with a token`,
+    );
+  else if (host instanceof Error)
+    note('identity', 'fail', `GET /api/v1/host with the token failed: ${host.message} (another token, or another vm-manager at ${o.url}?)`);
   else note('identity', 'ok', 'GET /api/v1/host answers 401 without the token and the host report with it');
   if (host instanceof Error) return done();
 
@@ -130,7 +159,9 @@ type Note = (name: string, result: ProofCheck['result'], detail: string) => void
 /** Step 3; the images list_images answered (null when it did not). */
 async function mcpChecks(o: ProofOptions, hostname: string, note: Note): Promise<Image[] | null> {
   const mcp = new Client({ name: 'povdesk-vm-manager-test', version: '1' });
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp', o.url), { requestInit: { headers: { Authorization: `Bearer ${o.token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', o.url), {
+    requestInit: { headers: { Authorization: `Bearer ${o.token}` } },
+  });
   try {
     await mcp.connect(transport);
   } catch (e) {
@@ -145,16 +176,28 @@ async function mcpChecks(o: ProofOptions, hostname: string, note: Note): Promise
       by.get('get_host')?.annotations?.readOnlyHint === true ? null : 'get_host is not marked read-only',
       by.get('delete_vm')?.annotations?.destructiveHint === true ? null : 'delete_vm is not marked destructive',
     ].filter((x): x is string => x !== null);
-    if (missing.length || wrong.length) note('mcp tools', 'fail', [missing.length ? `missing ${missing.join(', ')}` : '', ...wrong].filter(Boolean).join('; '));
-    else note('mcp tools', 'ok', `${tools.length} tools, the core ${CORE_TOOLS.length} among them; get_host read-only, delete_vm destructive`);
+    if (missing.length || wrong.length)
+      note('mcp tools', 'fail', [missing.length ? `missing ${missing.join(', ')}` : '', ...wrong].filter(Boolean).join('; '));
+    else
+      note('mcp tools', 'ok', `${tools.length} tools, the core ${CORE_TOOLS.length} among them; get_host read-only, delete_vm destructive`);
 
     const text = mcp.getInstructions() ?? '';
     const order = ['get_host', 'list_images', 'list_networks', 'create_vm'].map((t) => text.indexOf(t));
-    if (order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!))) note('mcp instructions', 'ok', 'name get_host, list_images, list_networks, create_vm in that order');
-    else note('mcp instructions', 'fail', `do not name get_host, list_images, list_networks, create_vm in order: ${JSON.stringify(text.slice(0, 200))}`);
+    if (order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)))
+      note('mcp instructions', 'ok', 'name get_host, list_images, list_networks, create_vm in that order');
+    else
+      note(
+        'mcp instructions',
+        'fail',
+        `do not name get_host, list_images, list_networks, create_vm in order: ${JSON.stringify(text.slice(0, 200))}`,
+      );
 
-    const got = (await mcp.callTool({ name: 'get_host', arguments: {} })) as { structuredContent?: { hostname?: string }; isError?: boolean };
-    if (got.isError || got.structuredContent?.hostname !== hostname) note('mcp get_host', 'fail', `names ${got.structuredContent?.hostname ?? 'no host'}, the REST call ${hostname}`);
+    const got = (await mcp.callTool({ name: 'get_host', arguments: {} })) as {
+      structuredContent?: { hostname?: string };
+      isError?: boolean;
+    };
+    if (got.isError || got.structuredContent?.hostname !== hostname)
+      note('mcp get_host', 'fail', `names ${got.structuredContent?.hostname ?? 'no host'}, the REST call ${hostname}`);
     else note('mcp get_host', 'ok', `names the same host (${hostname})`);
 
     const listed = async (tool: string) => {
@@ -196,14 +239,26 @@ function pickImage(images: Image[], wanted: string | undefined): Image | string 
 const seconds = (from: string | undefined, to: string | undefined) => (from && to ? (Date.parse(to) - Date.parse(from)) / 1000 : null);
 
 /** Step 4; the durations when the VM reached ready. */
-async function lifecycle(o: ProofOptions, client: VmManagerClient, image: Image, note: Note): Promise<ProofResult['durations'] | undefined> {
+async function lifecycle(
+  o: ProofOptions,
+  client: VmManagerClient,
+  image: Image,
+  note: Note,
+): Promise<ProofResult['durations'] | undefined> {
   const attested = hasGoldenValues(image);
   const size = attested ? GOLDEN_VM_SIZE : { cpus: 1, memoryMiB: 1024 };
   const name = `${PROOF_VM_PREFIX}${randomBytes(3).toString('hex')}`;
   const started = Date.now();
   let vm: ApiVm;
   try {
-    vm = await client.create({ name, image: image.id, cpus: size.cpus, memory_mib: size.memoryMiB, require_attestation: attested, wait_for: 'none' });
+    vm = await client.create({
+      name,
+      image: image.id,
+      cpus: size.cpus,
+      memory_mib: size.memoryMiB,
+      require_attestation: attested,
+      wait_for: 'none',
+    });
   } catch (e) {
     note('vm create', 'fail', `create_vm on ${image.id}: ${(e as Error).message}`);
     // A create that failed at the start may have left its record: remove it now, not at the next run.
@@ -211,8 +266,14 @@ async function lifecycle(o: ProofOptions, client: VmManagerClient, image: Image,
     for (const v of left) await client.delete(v.id).catch(() => undefined);
     return undefined;
   }
-  note('vm create', 'ok', `${name} (${vm.id}) on ${image.id}, ${size.cpus} CPU${size.cpus > 1 ? 's' : ''}, ${size.memoryMiB} MiB, ` +
-    (attested ? 'attestation required' : 'without attestation: the image has no golden PCR values yet (record them with `povdesk vm-manager image golden`)'));
+  note(
+    'vm create',
+    'ok',
+    `${name} (${vm.id}) on ${image.id}, ${size.cpus} CPU${size.cpus > 1 ? 's' : ''}, ${size.memoryMiB} MiB, ` +
+      (attested
+        ? 'attestation required'
+        : 'without attestation: the image has no golden PCR values yet (record them with `povdesk vm-manager image golden`)'),
+  );
   const states: string[] = [vm.state];
   const deadline = started + (o.vmTimeoutMs ?? DEFAULT_TIMEOUT_MS);
   let durations: ProofResult['durations'] | undefined;
@@ -223,8 +284,14 @@ async function lifecycle(o: ProofOptions, client: VmManagerClient, image: Image,
       if (states.at(-1) !== vm.state) states.push(vm.state);
     }
     if (vm.state !== 'ready') {
-      const tail = await client.console(vm.id, 20).then((c) => c.console.trimEnd()).catch(() => '(no console)');
-      const why = vm.state === 'failed' ? `failed: ${vm.lastError ?? 'no lastError'}` : `not ready after ${Math.round((o.vmTimeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s (state ${vm.state}${vm.status ? `, "${vm.status}"` : ''}); raise --vm-timeout on a slow host`;
+      const tail = await client
+        .console(vm.id, 20)
+        .then((c) => c.console.trimEnd())
+        .catch(() => '(no console)');
+      const why =
+        vm.state === 'failed'
+          ? `failed: ${vm.lastError ?? 'no lastError'}`
+          : `not ready after ${Math.round((o.vmTimeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s (state ${vm.state}${vm.status ? `, "${vm.status}"` : ''}); raise --vm-timeout on a slow host`;
       note('vm ready', 'fail', `${name} ${why}; states ${states.join(' → ')}\n--- console (last lines) ---\n${tail}`);
       return undefined;
     }
@@ -232,12 +299,22 @@ async function lifecycle(o: ProofOptions, client: VmManagerClient, image: Image,
     const install = states.includes('installing') ? seconds(vm.createdAt, vm.installedAt) : null;
     const boot = seconds(vm.installedAt ?? vm.createdAt, vm.readyAt) ?? (Date.now() - started) / 1000;
     durations = { installSeconds: install, bootSeconds: boot };
-    note('vm ready', 'ok', `states ${states.join(' → ')}; install ${install === null ? 'none (the image has no installer phase)' : `${install.toFixed(1)} s`}; boot ${boot.toFixed(1)} s`);
+    note(
+      'vm ready',
+      'ok',
+      `states ${states.join(' → ')}; install ${install === null ? 'none (the image has no installer phase)' : `${install.toFixed(1)} s`}; boot ${boot.toFixed(1)} s`,
+    );
 
     const att = await client.attestation(vm.id);
-    if (!att.required) note('vm attestation', 'ok', 'not required: the VM booted without attestation (no golden values for this image yet)');
+    if (!att.required)
+      note('vm attestation', 'ok', 'not required: the VM booted without attestation (no golden values for this image yet)');
     else if (att.initrd?.verified && att.ready?.verified) note('vm attestation', 'ok', 'initrd and ready quotes verified');
-    else note('vm attestation', 'fail', `initrd: ${att.initrd?.message ?? (att.initrd?.verified ? 'verified' : 'none')}; ready: ${att.ready?.message ?? (att.ready?.verified ? 'verified' : 'none')}`);
+    else
+      note(
+        'vm attestation',
+        'fail',
+        `initrd: ${att.initrd?.message ?? (att.initrd?.verified ? 'verified' : 'none')}; ready: ${att.ready?.message ?? (att.ready?.verified ? 'verified' : 'none')}`,
+      );
 
     const tail = (await client.console(vm.id, 5)).console.trimEnd();
     note('vm console', 'ok', `last lines:\n${tail}`);
@@ -247,7 +324,11 @@ async function lifecycle(o: ProofOptions, client: VmManagerClient, image: Image,
     try {
       await client.delete(vm.id);
       const still = (await client.list()).some((v) => v.id === vm.id);
-      note('vm delete', still ? 'fail' : 'ok', still ? `${name} is still listed after delete_vm` : `${name} deleted; list_vms no longer has it`);
+      note(
+        'vm delete',
+        still ? 'fail' : 'ok',
+        still ? `${name} is still listed after delete_vm` : `${name} deleted; list_vms no longer has it`,
+      );
     } catch (e) {
       note('vm delete', 'fail', `${name}: ${(e as Error).message}; the next run removes it first`);
     }

@@ -13,10 +13,28 @@ import { z } from 'zod';
 import { lazySchema } from '../../shared/lazy-schema';
 import { listZodIssues } from '../../shared/contract/errors';
 import { localCreateVmRequestSchema, setInternetSchema, setUserDataSchema } from '../vm-api/povdesk';
-import { CONSOLE_LINES, CREATE_VM_DEFAULTS, createNetworkRequestSchema, ERROR_STATUS, execRequestSchema, forwardRequestSchema, type ApiErrorCode } from '../vm-api/schemas';
+import {
+  CONSOLE_LINES,
+  CREATE_VM_DEFAULTS,
+  createNetworkRequestSchema,
+  ERROR_STATUS,
+  execRequestSchema,
+  forwardRequestSchema,
+  type ApiErrorCode,
+} from '../vm-api/schemas';
 import { STATUS, VmmError, type VmmCode } from './errors';
 import { execInGuest } from './exec';
-import { deleteImage, DISK_STAGE_PCRS, getImage, imagesDir, importImage, insideDir, listImages, remakeReferences, TEST_IMAGE } from './images';
+import {
+  deleteImage,
+  DISK_STAGE_PCRS,
+  getImage,
+  imagesDir,
+  importImage,
+  insideDir,
+  listImages,
+  remakeReferences,
+  TEST_IMAGE,
+} from './images';
 import { GUEST_QUOTE_SCRIPT, goldenForSize } from './attest/index';
 import { learnWith, saveGolden } from './golden';
 import { GOLDEN_VM_SIZE } from '../../shared/golden-size';
@@ -43,14 +61,30 @@ const goldenSizeFields = () => ({
   memory_mib: z.number().int().min(256).max(LIMITS.memory_mib).optional(),
 });
 const learnGoldenSchema = lazySchema(() => z.strictObject(goldenSizeFields()));
-const saveGoldenSchema = lazySchema(() => z.strictObject({
-  golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), hex64),
-  firmware: z.strictObject({ path: z.string().min(1).max(4096), sha256: hex64 }).nullable().optional(),
-  ...goldenSizeFields(),
-}));
-const goldenSize = (b: { cpus?: number; memory_mib?: number }) => ({ cpus: b.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMiB: b.memory_mib ?? GOLDEN_VM_SIZE.memoryMiB });
+const saveGoldenSchema = lazySchema(() =>
+  z.strictObject({
+    golden: z.record(z.string().regex(/^(?:[0-9]|1[0-9]|2[0-3])$/, 'a PCR number 0-23'), hex64),
+    firmware: z
+      .strictObject({ path: z.string().min(1).max(4096), sha256: hex64 })
+      .nullable()
+      .optional(),
+    ...goldenSizeFields(),
+  }),
+);
+const goldenSize = (b: { cpus?: number; memory_mib?: number }) => ({
+  cpus: b.cpus ?? GOLDEN_VM_SIZE.cpus,
+  memoryMiB: b.memory_mib ?? GOLDEN_VM_SIZE.memoryMiB,
+});
 const noFields = lazySchema(() => z.strictObject({}));
-const importSchema = lazySchema(() => z.strictObject({ path: z.string().min(1).max(4096), name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'name must be a DNS label').optional() }));
+const importSchema = lazySchema(() =>
+  z.strictObject({
+    path: z.string().min(1).max(4096),
+    name: z
+      .string()
+      .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'name must be a DNS label')
+      .optional(),
+  }),
+);
 
 /** One route: method, path under /api/v1 with `{param}` segments, operationId, handler. */
 type Route = [method: string, path: string, operationId: string, handle: (a: RouteArgs) => unknown];
@@ -78,7 +112,10 @@ function matchPath(template: string, seg: string[]): Record<string, string> | nu
 function parseBody<S extends z.ZodObject>(schema: S, body: unknown): z.output<S> {
   const fields = Object.keys(schema.shape).join(', ');
   const r = schema.safeParse(body, {
-    error: (i) => (i.code === 'unrecognized_keys' ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}: the fields are ${fields}` : undefined),
+    error: (i) =>
+      i.code === 'unrecognized_keys'
+        ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}: the fields are ${fields}`
+        : undefined,
   });
   if (!r.success) throw new VmmError('invalid_request', listZodIssues(r.error, 'body'));
   return r.data;
@@ -126,10 +163,15 @@ async function readJson(req: IncomingMessage, required: boolean): Promise<unknow
 export function resolveImageRef(stateDir: string, ref: string): string {
   if (!ref.includes('/')) return imageByRef(stateDir, ref).name;
   const abs = resolve(stateDir, ref);
-  if (!insideDir(stateDir, abs)) throw new VmmError('invalid_request', `image path ${abs} is outside the state dir ${resolve(stateDir)}; import it first with \`povdesk vm-manager image import <file>\``);
+  if (!insideDir(stateDir, abs))
+    throw new VmmError(
+      'invalid_request',
+      `image path ${abs} is outside the state dir ${resolve(stateDir)}; import it first with \`povdesk vm-manager image import <file>\``,
+    );
   const rel = relative(imagesDir(stateDir), abs);
   const name = rel.split(sep)[0] ?? '';
-  if (rel.startsWith('..') || !name || !existsSync(abs)) throw new VmmError('invalid_request', `${abs} is not an image in the store (${imagesDir(stateDir)}/<name>)`);
+  if (rel.startsWith('..') || !name || !existsSync(abs))
+    throw new VmmError('invalid_request', `${abs} is not an image in the store (${imagesDir(stateDir)}/<name>)`);
   const known = listImages(stateDir).find((i) => i.name === name);
   if (!known) throw new VmmError('invalid_request', `${abs} is not an image: no image.json in ${dirname(abs)}`);
   if (statSync(abs).isFile() && ![known.kernel, known.initrd, known.disk, 'image.json', 'policy.json'].includes(basename(abs))) {
@@ -158,7 +200,8 @@ export function attestationView(stateDir: string, r: VmRecord) {
   const latest = r.attestation.ready ?? r.attestation.initrd;
   const pcrs = latest?.pcrs ?? {};
   // With references a PCR is compared with the replay of the event log (a mismatch holds the replayed value).
-  const replayed = (pcr: string) => latest?.mismatches.find((m) => m.pcr === pcr)?.expected ?? (latest?.events ? pcrs[pcr] ?? null : null);
+  const replayed = (pcr: string) =>
+    latest?.mismatches.find((m) => m.pcr === pcr)?.expected ?? (latest?.events ? (pcrs[pcr] ?? null) : null);
   const table = Object.keys(pcrs)
     .sort((a, b) => Number(a) - Number(b))
     .map((pcr) => {
@@ -172,7 +215,17 @@ export function attestationView(stateDir: string, r: VmRecord) {
         match: expected === null ? null : expected === pcrs[pcr],
       };
     });
-  return { id: r.id, image: r.image, cpus: r.cpus, memoryMiB: r.memoryMiB, state: r.state, stage: r.attestation.ready ? 'ready' : r.attestation.initrd ? 'initrd' : null, references, ...r.attestation, table };
+  return {
+    id: r.id,
+    image: r.image,
+    cpus: r.cpus,
+    memoryMiB: r.memoryMiB,
+    state: r.state,
+    stage: r.attestation.ready ? 'ready' : r.attestation.initrd ? 'initrd' : null,
+    references,
+    ...r.attestation,
+    table,
+  };
 }
 
 /**
@@ -208,14 +261,20 @@ export function createApiHandler(ctx: ApiContext) {
   const vms = () => ctx.vms.list();
 
   const createVm = async (body: unknown) => {
-    const raw = body && typeof body === 'object' && (body as { network?: unknown }).network === 'restricted' ? { ...body, network: 'default' } : body;
+    const raw =
+      body && typeof body === 'object' && (body as { network?: unknown }).network === 'restricted' ? { ...body, network: 'default' } : body;
     const b = parseBody(localCreateVmRequestSchema, raw);
     for (const k of ['cpus', 'memory_mib', 'disk_gib'] as const) {
       if ((b[k] ?? 0) > LIMITS[k]) throw new VmmError('invalid_request', `${k}: at most ${LIMITS[k]} here, got ${b[k]}`);
     }
     const network = b.network ?? CREATE_VM_DEFAULTS.network;
-    if (!ctx.networks.has(network)) throw new VmmError('invalid_request', `network "${network}" does not exist: create it with POST /api/v1/networks or use "default"`);
-    if (b.kubernetes_version !== undefined) throw new VmmError('invalid_request', `kubernetes_version "${b.kubernetes_version}": images here offer no Kubernetes versions (no Kubernetes sysexts on a laptop)`);
+    if (!ctx.networks.has(network))
+      throw new VmmError('invalid_request', `network "${network}" does not exist: create it with POST /api/v1/networks or use "default"`);
+    if (b.kubernetes_version !== undefined)
+      throw new VmmError(
+        'invalid_request',
+        `kubernetes_version "${b.kubernetes_version}": images here offer no Kubernetes versions (no Kubernetes sysexts on a laptop)`,
+      );
     let image: string;
     try {
       image = resolveImageRef(ctx.stateDir, b.image ?? TEST_IMAGE);
@@ -225,9 +284,18 @@ export function createApiHandler(ctx: ApiContext) {
     }
     const waitFor = b.wait_for ?? CREATE_VM_DEFAULTS.wait_for;
     const rec = await ctx.vms.create({
-      name: b.name, image, cpus: b.cpus ?? CREATE_VM_DEFAULTS.cpus, memoryMiB: b.memory_mib ?? CREATE_VM_DEFAULTS.memory_mib, diskGiB: b.disk_gib ?? CREATE_VM_DEFAULTS.disk_gib,
-      userData: b.user_data ?? null, requireAttestation: b.require_attestation ?? CREATE_VM_DEFAULTS.require_attestation, waitFor, network,
-      hostname: b.hostname ?? null, metadata: b.metadata ?? {}, sshAuthorizedKeys: b.ssh_authorized_keys ?? [],
+      name: b.name,
+      image,
+      cpus: b.cpus ?? CREATE_VM_DEFAULTS.cpus,
+      memoryMiB: b.memory_mib ?? CREATE_VM_DEFAULTS.memory_mib,
+      diskGiB: b.disk_gib ?? CREATE_VM_DEFAULTS.disk_gib,
+      userData: b.user_data ?? null,
+      requireAttestation: b.require_attestation ?? CREATE_VM_DEFAULTS.require_attestation,
+      waitFor,
+      network,
+      hostname: b.hostname ?? null,
+      metadata: b.metadata ?? {},
+      sshAuthorizedKeys: b.ssh_authorized_keys ?? [],
       hostForwards: (b.povdesk?.host_forwards ?? []).map((f) => ({ guestPort: f.guest_port, hostPort: f.host_port })),
     });
     if (waitFor === 'none') return rec;
@@ -246,109 +314,235 @@ export function createApiHandler(ctx: ApiContext) {
     ['GET', '/host', 'getHost', async (a) => send(a.res, 200, hostView(await ctx.host()))],
     ['GET', '/images', 'listImages', (a) => send(a.res, 200, listImages(ctx.stateDir).map(imageView))],
     ['GET', '/images/{ref}', 'getImage', (a) => send(a.res, 200, imageView(imageByRef(ctx.stateDir, a.params.ref!)))],
-    ['GET', '/networks', 'listNetworks', (a) => send(a.res, 200, ctx.networks.list().map((n) => networkView(n, vms())))],
-    ['POST', '/networks', 'createNetwork', async (a) => {
-      const b = parseBody(createNetworkRequestSchema, await readJson(a.req, true));
-      return send(a.res, 201, networkView(ctx.networks.create({ name: b.name, cidr: b.cidr, dnsSearchDomain: b.dns_search_domain }), vms()));
-    }],
+    [
+      'GET',
+      '/networks',
+      'listNetworks',
+      (a) =>
+        send(
+          a.res,
+          200,
+          ctx.networks.list().map((n) => networkView(n, vms())),
+        ),
+    ],
+    [
+      'POST',
+      '/networks',
+      'createNetwork',
+      async (a) => {
+        const b = parseBody(createNetworkRequestSchema, await readJson(a.req, true));
+        return send(
+          a.res,
+          201,
+          networkView(ctx.networks.create({ name: b.name, cidr: b.cidr, dnsSearchDomain: b.dns_search_domain }), vms()),
+        );
+      },
+    ],
     ['GET', '/networks/{name}', 'getNetwork', (a) => send(a.res, 200, networkView(ctx.networks.get(a.params.name!), vms()))],
-    ['DELETE', '/networks/{name}', 'deleteNetwork', (a) => {
-      const name = a.params.name!;
-      ctx.networks.get(name);
-      ctx.networks.delete(name, vms().filter((v) => v.network === name).map((v) => v.id));
-      return send(a.res, 204);
-    }],
+    [
+      'DELETE',
+      '/networks/{name}',
+      'deleteNetwork',
+      (a) => {
+        const name = a.params.name!;
+        ctx.networks.get(name);
+        ctx.networks.delete(
+          name,
+          vms()
+            .filter((v) => v.network === name)
+            .map((v) => v.id),
+        );
+        return send(a.res, 204);
+      },
+    ],
     ['GET', '/vms', 'listVMs', (a) => send(a.res, 200, vms().map(vmView))],
     ['POST', '/vms', 'createVM', async (a) => send(a.res, 201, vmView(await createVm(await readJson(a.req, true))))],
     ['GET', '/vms/{id}', 'getVM', (a) => send(a.res, 200, vmView(ctx.vms.get(a.params.id!)))],
-    ['DELETE', '/vms/{id}', 'deleteVM', async (a) => {
-      await ctx.vms.delete(a.params.id!);
-      return send(a.res, 204);
-    }],
+    [
+      'DELETE',
+      '/vms/{id}',
+      'deleteVM',
+      async (a) => {
+        await ctx.vms.delete(a.params.id!);
+        return send(a.res, 204);
+      },
+    ],
     ['POST', '/vms/{id}/start', 'startVM', async (a) => send(a.res, 200, vmView(await ctx.vms.start(a.params.id!)))],
     ['POST', '/vms/{id}/stop', 'stopVM', async (a) => send(a.res, 200, vmView(await ctx.vms.stop(a.params.id!)))],
     ['POST', '/vms/{id}/reboot', 'rebootVM', async (a) => send(a.res, 200, vmView(await ctx.vms.reboot(a.params.id!)))],
-    ['POST', '/vms/{id}/exec', 'execVM', async (a) => {
-      const b = parseBody(execRequestSchema, await readJson(a.req, true));
-      return send(a.res, 200, await execInGuest(ctx.vms.get(a.params.id!), b.command));
-    }],
-    ['POST', '/vms/{id}/forward', 'forwardPort', async (a) => {
-      const id = a.params.id!;
-      const b = parseBody(forwardRequestSchema, await readJson(a.req, true));
-      ctx.vms.get(id);
-      const f = await ctx.vms.forward(id, b.port);
-      return send(a.res, 200, { id, port: f.port, address: `127.0.0.1:${f.hostPort}` });
-    }],
-    ['GET', '/vms/{id}/console', 'getVMConsole', (a) => {
-      const raw = a.url.searchParams.get('lines') ?? String(CONSOLE_LINES.default);
-      const n = Number(raw);
-      if (!/^\d+$/.test(raw) || n < 1 || n > CONSOLE_LINES.max) return fail(a.res, 'invalid_request', `lines must be a whole number from 1 to ${CONSOLE_LINES.max}, got "${raw}"`);
-      const lines = ctx.vms.consoleTail(a.params.id!, n);
-      return send(a.res, 200, { id: a.params.id, lines: lines.length, console: lines.join('\n') });
-    }],
-    ['GET', '/vms/{id}/attestation', 'getVMAttestation', (a) => {
-      const r = ctx.vms.get(a.params.id!);
-      return send(a.res, 200, { ...attestationDoc(r), povdesk: attestationView(ctx.stateDir, r) });
-    }],
+    [
+      'POST',
+      '/vms/{id}/exec',
+      'execVM',
+      async (a) => {
+        const b = parseBody(execRequestSchema, await readJson(a.req, true));
+        return send(a.res, 200, await execInGuest(ctx.vms.get(a.params.id!), b.command));
+      },
+    ],
+    [
+      'POST',
+      '/vms/{id}/forward',
+      'forwardPort',
+      async (a) => {
+        const id = a.params.id!;
+        const b = parseBody(forwardRequestSchema, await readJson(a.req, true));
+        ctx.vms.get(id);
+        const f = await ctx.vms.forward(id, b.port);
+        return send(a.res, 200, { id, port: f.port, address: `127.0.0.1:${f.hostPort}` });
+      },
+    ],
+    [
+      'GET',
+      '/vms/{id}/console',
+      'getVMConsole',
+      (a) => {
+        const raw = a.url.searchParams.get('lines') ?? String(CONSOLE_LINES.default);
+        const n = Number(raw);
+        if (!/^\d+$/.test(raw) || n < 1 || n > CONSOLE_LINES.max)
+          return fail(a.res, 'invalid_request', `lines must be a whole number from 1 to ${CONSOLE_LINES.max}, got "${raw}"`);
+        const lines = ctx.vms.consoleTail(a.params.id!, n);
+        return send(a.res, 200, { id: a.params.id, lines: lines.length, console: lines.join('\n') });
+      },
+    ],
+    [
+      'GET',
+      '/vms/{id}/attestation',
+      'getVMAttestation',
+      (a) => {
+        const r = ctx.vms.get(a.params.id!);
+        return send(a.res, 200, { ...attestationDoc(r), povdesk: attestationView(ctx.stateDir, r) });
+      },
+    ],
     ['GET', '/vms/{id}/metrics', 'getVMMetrics', (a) => send(a.res, 200, metricsView(ctx.vms.get(a.params.id!), vms()))],
-    ['GET', '/vms/{id}/report', 'getVMReport', (a) => {
-      ctx.vms.get(a.params.id!);
-      return fail(a.res, 'not_found', `VM ${a.params.id} has no systemd-report upload: the guest here reports READY to the metadata service, not a systemd-report`);
-    }],
+    [
+      'GET',
+      '/vms/{id}/report',
+      'getVMReport',
+      (a) => {
+        ctx.vms.get(a.params.id!);
+        return fail(
+          a.res,
+          'not_found',
+          `VM ${a.params.id} has no systemd-report upload: the guest here reports READY to the metadata service, not a systemd-report`,
+        );
+      },
+    ],
     ['GET', '/openapi.yaml', 'getOpenAPI', (a) => send(a.res, 200, openApiDocument(), 'application/yaml')],
 
     // Beyond the document: the guest half of attestation, for an image builder (bake.start) to
     // put in a disk image, with the PCRs a disk image's quotes must cover.
-    ['GET', '/povdesk/attest-agent', 'povdeskAttestAgent', (a) => {
-      const script = readFileSync(GUEST_QUOTE_SCRIPT, 'utf8');
-      return send(a.res, 200, { script, sha256: createHash('sha256').update(script).digest('hex'), pcrs: DISK_STAGE_PCRS });
-    }],
+    [
+      'GET',
+      '/povdesk/attest-agent',
+      'povdeskAttestAgent',
+      (a) => {
+        const script = readFileSync(GUEST_QUOTE_SCRIPT, 'utf8');
+        return send(a.res, 200, { script, sha256: createHash('sha256').update(script).digest('hex'), pcrs: DISK_STAGE_PCRS });
+      },
+    ],
     // Beyond the document: the local image store.
-    ['POST', '/images', 'povdeskImportImage', async (a) => {
-      const b = parseBody(importSchema, await readJson(a.req, true));
-      const abs = resolve(ctx.stateDir, b.path);
-      if (!insideDir(ctx.stateDir, abs)) return fail(a.res, 'invalid_request', `${abs} is outside the state dir ${resolve(ctx.stateDir)}: copy the file under it first (the API imports only from there)`);
-      return send(a.res, 201, await importImage(ctx.stateDir, abs, { name: b.name }));
-    }],
-    ['DELETE', '/images/{ref}', 'povdeskDeleteImage', (a) => {
-      const name = imageName(a.params.ref!);
-      const users = vms().filter((v) => v.image === name).map((v) => v.id);
-      if (users.length) return fail(a.res, 'conflict', `image "${name}" is used by VM ${users.join(', ')}: delete the VM${users.length > 1 ? 's' : ''} first`);
-      deleteImage(ctx.stateDir, name);
-      return send(a.res, 204);
-    }],
-    ['POST', '/images/{ref}/learn-golden', 'povdeskLearnGolden', async (a) => {
-      const b = parseBody(learnGoldenSchema, await readJson(a.req, false));
-      return send(a.res, 200, await learnWith(ctx.vms, ctx.stateDir, imageName(a.params.ref!), goldenSize(b)));
-    }],
+    [
+      'POST',
+      '/images',
+      'povdeskImportImage',
+      async (a) => {
+        const b = parseBody(importSchema, await readJson(a.req, true));
+        const abs = resolve(ctx.stateDir, b.path);
+        if (!insideDir(ctx.stateDir, abs))
+          return fail(
+            a.res,
+            'invalid_request',
+            `${abs} is outside the state dir ${resolve(ctx.stateDir)}: copy the file under it first (the API imports only from there)`,
+          );
+        return send(a.res, 201, await importImage(ctx.stateDir, abs, { name: b.name }));
+      },
+    ],
+    [
+      'DELETE',
+      '/images/{ref}',
+      'povdeskDeleteImage',
+      (a) => {
+        const name = imageName(a.params.ref!);
+        const users = vms()
+          .filter((v) => v.image === name)
+          .map((v) => v.id);
+        if (users.length)
+          return fail(
+            a.res,
+            'conflict',
+            `image "${name}" is used by VM ${users.join(', ')}: delete the VM${users.length > 1 ? 's' : ''} first`,
+          );
+        deleteImage(ctx.stateDir, name);
+        return send(a.res, 204);
+      },
+    ],
+    [
+      'POST',
+      '/images/{ref}/learn-golden',
+      'povdeskLearnGolden',
+      async (a) => {
+        const b = parseBody(learnGoldenSchema, await readJson(a.req, false));
+        return send(a.res, 200, await learnWith(ctx.vms, ctx.stateDir, imageName(a.params.ref!), goldenSize(b)));
+      },
+    ],
     // The reference measurements made again from the image's files (no boot), e.g. after a firmware update.
-    ['POST', '/images/{ref}/references', 'povdeskRemakeReferences', async (a) => {
-      parseBody(noFields, await readJson(a.req, false));
-      const name = imageName(a.params.ref!);
-      const saved = remakeReferences(ctx.stateDir, name);
-      return send(a.res, 200, localImageView({ ...getImage(ctx.stateDir, name), policy: saved }));
-    }],
-    ['PUT', '/images/{ref}/golden', 'povdeskSaveGolden', async (a) => {
-      const b = parseBody(saveGoldenSchema, await readJson(a.req, true));
-      const name = imageName(a.params.ref!);
-      const saved = saveGolden(ctx.stateDir, name, b.golden, b.firmware ?? null, goldenSize(b));
-      return send(a.res, 200, localImageView({ ...getImage(ctx.stateDir, name), policy: saved }));
-    }],
+    [
+      'POST',
+      '/images/{ref}/references',
+      'povdeskRemakeReferences',
+      async (a) => {
+        parseBody(noFields, await readJson(a.req, false));
+        const name = imageName(a.params.ref!);
+        const saved = remakeReferences(ctx.stateDir, name);
+        return send(a.res, 200, localImageView({ ...getImage(ctx.stateDir, name), policy: saved }));
+      },
+    ],
+    [
+      'PUT',
+      '/images/{ref}/golden',
+      'povdeskSaveGolden',
+      async (a) => {
+        const b = parseBody(saveGoldenSchema, await readJson(a.req, true));
+        const name = imageName(a.params.ref!);
+        const saved = saveGolden(ctx.stateDir, name, b.golden, b.firmware ?? null, goldenSize(b));
+        return send(a.res, 200, localImageView({ ...getImage(ctx.stateDir, name), policy: saved }));
+      },
+    ],
     // The POV's "Internet access"; each VM follows it at its next start.
-    ['PUT', '/networks/{name}/povdesk/internet', 'povdeskSetInternet', async (a) => {
-      const b = parseBody(setInternetSchema, await readJson(a.req, true));
-      return send(a.res, 200, networkView(ctx.networks.setInternet(a.params.name!, b.internet), vms()));
-    }],
-    ['POST', '/vms/{id}/povdesk/save-clean', 'povdeskSaveClean', async (a) => send(a.res, 200, vmView(await ctx.vms.saveClean(a.params.id!)))],
-    ['POST', '/vms/{id}/povdesk/reset-clean', 'povdeskResetClean', async (a) => send(a.res, 200, vmView(await ctx.vms.resetClean(a.params.id!)))],
+    [
+      'PUT',
+      '/networks/{name}/povdesk/internet',
+      'povdeskSetInternet',
+      async (a) => {
+        const b = parseBody(setInternetSchema, await readJson(a.req, true));
+        return send(a.res, 200, networkView(ctx.networks.setInternet(a.params.name!, b.internet), vms()));
+      },
+    ],
+    [
+      'POST',
+      '/vms/{id}/povdesk/save-clean',
+      'povdeskSaveClean',
+      async (a) => send(a.res, 200, vmView(await ctx.vms.saveClean(a.params.id!))),
+    ],
+    [
+      'POST',
+      '/vms/{id}/povdesk/reset-clean',
+      'povdeskResetClean',
+      async (a) => send(a.res, 200, vmView(await ctx.vms.resetClean(a.params.id!))),
+    ],
     // The user-data the metadata service serves from now on (Skytap's PUT of user_data).
-    ['PUT', '/vms/{id}/povdesk/user-data', 'povdeskSetUserData', async (a) => {
-      const id = a.params.id!;
-      ctx.vms.get(id);
-      const b = parseBody(setUserDataSchema, await readJson(a.req, true));
-      ctx.vms.setUserData(id, b.user_data);
-      return send(a.res, 204);
-    }],
+    [
+      'PUT',
+      '/vms/{id}/povdesk/user-data',
+      'povdeskSetUserData',
+      async (a) => {
+        const id = a.params.id!;
+        ctx.vms.get(id);
+        const b = parseBody(setUserDataSchema, await readJson(a.req, true));
+        ctx.vms.setUserData(id, b.user_data);
+        return send(a.res, 204);
+      },
+    ],
   ];
 
   const route = async (req: IncomingMessage, res: ServerResponse) => {
@@ -358,14 +552,25 @@ export function createApiHandler(ctx: ApiContext) {
     const wrongHost = hostRefusal(req, ctx.allowedHost?.() ?? null);
     if (wrongHost) return fail(res, 'forbidden', wrongHost);
     if (path === '/healthz') return send(res, 200, { ok: true });
-    if (!path.startsWith('/api/v1/') && path !== '/api/v1') return fail(res, 'not_found', `no route ${m} ${path}; the API lives under /api/v1`);
-    if (!tokenOk(req.headers.authorization, ctx.token)) return fail(res, 'unauthorized', 'missing or wrong bearer token: send "Authorization: Bearer <token>" (printed by `povdesk vm-manager serve`)');
-    const seg = path.slice('/api/v1'.length).split('/').filter(Boolean).map((x) => decodeURIComponent(x));
+    if (!path.startsWith('/api/v1/') && path !== '/api/v1')
+      return fail(res, 'not_found', `no route ${m} ${path}; the API lives under /api/v1`);
+    if (!tokenOk(req.headers.authorization, ctx.token))
+      return fail(
+        res,
+        'unauthorized',
+        'missing or wrong bearer token: send "Authorization: Bearer <token>" (printed by `povdesk vm-manager serve`)',
+      );
+    const seg = path
+      .slice('/api/v1'.length)
+      .split('/')
+      .filter(Boolean)
+      .map((x) => decodeURIComponent(x));
     for (const [method, template, , handle] of routes) {
       if (method !== m) continue;
       const params = matchPath(template, seg);
       if (!params) continue;
-      if (params.id !== undefined && !/^[0-9a-f]{8}$/.test(params.id)) return fail(res, 'not_found', `no VM with id "${params.id}" (ids are 8 hex characters)`);
+      if (params.id !== undefined && !/^[0-9a-f]{8}$/.test(params.id))
+        return fail(res, 'not_found', `no VM with id "${params.id}" (ids are 8 hex characters)`);
       return handle({ req, res, url, params });
     }
     return fail(res, 'not_found', `no route ${m} ${path}`);

@@ -102,40 +102,53 @@ export function qemuArgv(spec: QemuSpec): string[] {
   positiveInt('cpus', spec.cpus);
   positiveInt('memoryMib', spec.memoryMib);
   if (!/^[A-Za-z0-9_-]+$/.test(spec.id)) throw new Error(`qemu spec: id "${spec.id}" may hold only letters, digits, _ and -`);
-  const a: string[] = [
-    '-name', `guest=${spec.id}`,
-    '-machine', 'q35',
-    '-accel', spec.accel,
-  ];
+  const a: string[] = ['-name', `guest=${spec.id}`, '-machine', 'q35', '-accel', spec.accel];
   if (spec.accel === 'kvm' || spec.accel === 'hvf') a.push('-cpu', 'host');
   a.push(
-    '-smp', String(spec.cpus),
-    '-m', `${spec.memoryMib}M`,
+    '-smp',
+    String(spec.cpus),
+    '-m',
+    `${spec.memoryMib}M`,
     '-nodefaults',
-    '-display', 'none',
+    '-display',
+    'none',
     ...(spec.serialSocket
-      ? ['-chardev', `socket,id=ser0,path=${qemuEscape(spec.serialSocket)},server=on,wait=off,logfile=${qemuEscape(spec.consoleFile)},logappend=on`, '-serial', 'chardev:ser0']
+      ? [
+          '-chardev',
+          `socket,id=ser0,path=${qemuEscape(spec.serialSocket)},server=on,wait=off,logfile=${qemuEscape(spec.consoleFile)},logappend=on`,
+          '-serial',
+          'chardev:ser0',
+        ]
       : ['-serial', `file:${qemuEscape(spec.consoleFile)}`]),
-    '-qmp', `unix:${qemuEscape(spec.qmpSocket)},server=on,wait=off`,
+    '-qmp',
+    `unix:${qemuEscape(spec.qmpSocket)},server=on,wait=off`,
     ...(spec.qmpEventsSocket ? ['-qmp', `unix:${qemuEscape(spec.qmpEventsSocket)},server=on,wait=off`] : []),
-    '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${qemuEscape(spec.ovmfCode)}`,
-    '-drive', `if=pflash,format=raw,unit=1,file=${qemuEscape(spec.ovmfVars)}`,
+    '-drive',
+    `if=pflash,format=raw,unit=0,readonly=on,file=${qemuEscape(spec.ovmfCode)}`,
+    '-drive',
+    `if=pflash,format=raw,unit=1,file=${qemuEscape(spec.ovmfVars)}`,
   );
   if (spec.boot.kind === 'kernel') {
     a.push('-kernel', spec.boot.kernel, '-initrd', spec.boot.initrd, '-append', spec.boot.append);
     // The VM's own disk beside a kernel boot (what "Save clean state" keeps and "Reset" restores).
-    if (spec.boot.dataDisk) a.push('-drive', `if=none,id=disk0,format=qcow2,file=${qemuEscape(spec.boot.dataDisk)}`, '-device', 'virtio-blk-pci,drive=disk0');
+    if (spec.boot.dataDisk)
+      a.push('-drive', `if=none,id=disk0,format=qcow2,file=${qemuEscape(spec.boot.dataDisk)}`, '-device', 'virtio-blk-pci,drive=disk0');
   } else {
     a.push(
-      '-drive', `if=none,id=disk0,format=qcow2,file=${qemuEscape(spec.boot.overlay)}`,
-      '-device', 'virtio-blk-pci,drive=disk0,bootindex=0',
+      '-drive',
+      `if=none,id=disk0,format=qcow2,file=${qemuEscape(spec.boot.overlay)}`,
+      '-device',
+      'virtio-blk-pci,drive=disk0,bootindex=0',
     );
   }
   if (spec.swtpmSocket !== null) {
     a.push(
-      '-chardev', `socket,id=chrtpm,path=${qemuEscape(spec.swtpmSocket)}`,
-      '-tpmdev', 'emulator,id=tpm0,chardev=chrtpm',
-      '-device', 'tpm-crb,tpmdev=tpm0',
+      '-chardev',
+      `socket,id=chrtpm,path=${qemuEscape(spec.swtpmSocket)}`,
+      '-tpmdev',
+      'emulator,id=tpm0,chardev=chrtpm',
+      '-device',
+      'tpm-crb,tpmdev=tpm0',
     );
   }
   const network = spec.network ?? 'restricted';
@@ -148,8 +161,12 @@ export function qemuArgv(spec: QemuSpec): string[] {
     netdev += `,guestfwd=tcp:${GUEST_NET.metadata}:80-cmd:${qemuEscape(cmd)}`;
   }
   for (const g of spec.guestForwards ?? []) {
-    if (!Number.isInteger(g.port) || g.port < 1 || g.port > 65535) throw new Error(`qemu spec: guest forward port must be a port number, got ${g.port}`);
-    if (!/^169\.254\.169\.\d{1,3}$/.test(g.address) || [GUEST_NET.host, GUEST_NET.metadata, GUEST_NET.guest, '169.254.169.3'].includes(g.address as never)) {
+    if (!Number.isInteger(g.port) || g.port < 1 || g.port > 65535)
+      throw new Error(`qemu spec: guest forward port must be a port number, got ${g.port}`);
+    if (
+      !/^169\.254\.169\.\d{1,3}$/.test(g.address) ||
+      [GUEST_NET.host, GUEST_NET.metadata, GUEST_NET.guest, '169.254.169.3'].includes(g.address as never)
+    ) {
       throw new Error(`qemu spec: guest forward address ${g.address} must be a free address of ${GUEST_NET.net}`);
     }
     if (g.cmd.length === 0) throw new Error('qemu spec: a guest forward must name a program');
@@ -163,7 +180,8 @@ export function qemuArgv(spec: QemuSpec): string[] {
     netdev += `,hostfwd=tcp:127.0.0.1:${spec.sshHostPort}-:22`;
   }
   for (const f of spec.forwards ?? []) {
-    if (![f.hostPort, f.guestPort].every((p) => Number.isInteger(p) && p >= 1 && p <= 65535)) throw new Error(`qemu spec: forward ${f.hostPort}->${f.guestPort} must join two port numbers`);
+    if (![f.hostPort, f.guestPort].every((p) => Number.isInteger(p) && p >= 1 && p <= 65535))
+      throw new Error(`qemu spec: forward ${f.hostPort}->${f.guestPort} must join two port numbers`);
     netdev += `,hostfwd=tcp:127.0.0.1:${f.hostPort}-:${f.guestPort}`;
   }
   a.push('-netdev', netdev, '-device', 'virtio-net-pci,netdev=net0');
@@ -172,7 +190,12 @@ export function qemuArgv(spec: QemuSpec): string[] {
     a.push('-netdev', `vde,id=net1,sock=${qemuEscape(spec.lan.sock)}`, '-device', `virtio-net-pci,netdev=net1,mac=${spec.lan.mac}`);
   }
   if (spec.internet) {
-    a.push('-netdev', `stream,id=net2,server=off,addr.type=unix,addr.path=${qemuEscape(spec.internet.sock)}`, '-device', 'virtio-net-pci,netdev=net2');
+    a.push(
+      '-netdev',
+      `stream,id=net2,server=off,addr.type=unix,addr.path=${qemuEscape(spec.internet.sock)}`,
+      '-device',
+      'virtio-net-pci,netdev=net2',
+    );
   }
   if (spec.noReboot) a.push('-no-reboot');
   if (spec.incoming) a.push('-incoming', 'defer');

@@ -43,7 +43,11 @@ export async function saveCleanState(h: CleanHost, id: string): Promise<VmRecord
       v.cleanNote = 'saved while stopped: a reset boots the saved disks';
     });
   }
-  if (r.state !== 'ready') throw new VmmError('conflict', `VM ${id} is ${r.state}; save its clean state once it is ready (with its memory) or while it is stopped`);
+  if (r.state !== 'ready')
+    throw new VmmError(
+      'conflict',
+      `VM ${id} is ${r.state}; save its clean state once it is ready (with its memory) or while it is stopped`,
+    );
   let note: string | null = null;
   const internet = h.internet(r);
   if (!h.launcher.saveMemory) note = 'this vm-manager cannot save memory: a reset boots the saved disks';
@@ -73,12 +77,14 @@ export async function saveCleanState(h: CleanHost, id: string): Promise<VmRecord
 /** Puts the clean state back: resumed from its memory when it has one, else stopped (a start boots the saved disks). */
 export async function resetCleanState(h: CleanHost, id: string): Promise<VmRecord> {
   const r = h.recs.get(id);
-  if (r.state !== 'stopped' && r.state !== 'failed' && !LIVE.includes(r.state)) throw new VmmError('conflict', `VM ${id} is ${r.state}; reset it once it runs or is stopped`);
+  if (r.state !== 'stopped' && r.state !== 'failed' && !LIVE.includes(r.state))
+    throw new VmmError('conflict', `VM ${id} is ${r.state}; reset it once it runs or is stopped`);
   if (LIVE.includes(r.state)) await h.halt(id); // what it holds now is thrown away
   const restored = restoreClean(h.recs.get(id));
   let note: string | null = null;
   if (!restored.memory) note = h.recs.get(id).cleanNote ?? 'the clean state has no memory: start boots the saved disks';
-  else if (restored.internet !== h.internet(r)) note = 'Internet access changed since the save, so the VM\'s devices differ from the saved memory: start boots the saved disks';
+  else if (restored.internet !== h.internet(r))
+    note = "Internet access changed since the save, so the VM's devices differ from the saved memory: start boots the saved disks";
   else note = await resumeOrStay(h, id, restored.memory);
   return h.recs.update(id, (v) => (v.lastReset = { at: now(), memory: note === null, note }));
 }
@@ -106,12 +112,24 @@ async function resumeOrStay(h: CleanHost, id: string, memory: string): Promise<s
  */
 export async function quoteAfterResume(r: VmRecord, pcrs: number[] | null, deadlineMs: number): Promise<string | null> {
   const script = readFileSync(GUEST_QUOTE_SCRIPT, 'utf8');
-  const cmd = ['env', ...(pcrs ? [`ATTEST_PCRS=${pcrs.join(',')}`] : []), 'sh', '-c', script, 'guest-quote.sh', 'ready', GUEST_NET.metadata, '80'];
+  const cmd = [
+    'env',
+    ...(pcrs ? [`ATTEST_PCRS=${pcrs.join(',')}`] : []),
+    'sh',
+    '-c',
+    script,
+    'guest-quote.sh',
+    'ready',
+    GUEST_NET.metadata,
+    '80',
+  ];
   const end = Date.now() + deadlineMs;
   for (;;) {
     try {
       const out = await sshRun(r, cmd, Math.max(10_000, end - Date.now()));
-      return out.exitCode === 0 ? null : `guest-quote.sh exited ${out.exitCode}: ${(out.stderr.trim() || out.stdout.trim()).split('\n').slice(-2).join(' ')}`;
+      return out.exitCode === 0
+        ? null
+        : `guest-quote.sh exited ${out.exitCode}: ${(out.stderr.trim() || out.stdout.trim()).split('\n').slice(-2).join(' ')}`;
     } catch (e) {
       if (Date.now() > end) return `the guest did not answer over SSH: ${e instanceof Error ? e.message : String(e)}`;
       await sleep(1000);

@@ -52,7 +52,10 @@ type Flags = ReturnType<typeof parse>['values'];
 function parse(argv: string[]) {
   return parseFlags(argv, OPTIONS, 'povdesk vm-manager --help', (message, flag) =>
     flag === '--learn-golden' && !message.startsWith('unknown')
-      ? new VmmError('invalid_request', '--learn-golden needs the image(s) to learn, e.g. --learn-golden povdesk-test (learn mode is per image, never the whole daemon)')
+      ? new VmmError(
+          'invalid_request',
+          '--learn-golden needs the image(s) to learn, e.g. --learn-golden povdesk-test (learn mode is per image, never the whole daemon)',
+        )
       : new VmmError('invalid_request', message),
   );
 }
@@ -76,7 +79,10 @@ function tokenOption(flags: Flags, env: NodeJS.ProcessEnv, warn: (s: string) => 
     const st = statSync(file, { throwIfNoEntry: false });
     if (!st?.isFile()) throw new VmmError('invalid_request', `--token-file ${file} is not a file`);
     if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
-      throw new VmmError('invalid_request', `--token-file ${file} may be read by other users (mode ${(st.mode & 0o777).toString(8)}): chmod 600 ${file}`);
+      throw new VmmError(
+        'invalid_request',
+        `--token-file ${file} may be read by other users (mode ${(st.mode & 0o777).toString(8)}): chmod 600 ${file}`,
+      );
     }
     const token = readFileSync(file, 'utf8').trim();
     if (!token) throw new VmmError('invalid_request', `--token-file ${file} is empty`);
@@ -84,13 +90,20 @@ function tokenOption(flags: Flags, env: NodeJS.ProcessEnv, warn: (s: string) => 
   }
   const arg = flags.token;
   if (typeof arg === 'string') {
-    warn('warning: --token puts the token on the command line, readable by every local user (ps, /proc/<pid>/cmdline); use POVDESK_VMM_TOKEN or --token-file <file> (chmod 600)');
+    warn(
+      'warning: --token puts the token on the command line, readable by every local user (ps, /proc/<pid>/cmdline); use POVDESK_VMM_TOKEN or --token-file <file> (chmod 600)',
+    );
     return arg;
   }
   return env.POVDESK_VMM_TOKEN || undefined;
 }
 
-export async function runVmManagerCli(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + '\n'), err: (s: string) => void = (s) => process.stderr.write(s + '\n'), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runVmManagerCli(
+  argv: string[],
+  out: (s: string) => void = (s) => process.stdout.write(s + '\n'),
+  err: (s: string) => void = (s) => process.stderr.write(s + '\n'),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   try {
     const { positionals: pos, values: flags } = parse(argv);
     const str = (k: keyof typeof OPTIONS) => (typeof flags[k] === 'string' ? flags[k] : undefined);
@@ -118,17 +131,36 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       const port = str('port');
       if (port !== undefined && !/^\d+$/.test(port)) throw new VmmError('invalid_request', `--port must be a number, got ${port}`);
       const m = await serve({
-        stateDir, port: port ? Number(port) : 0, socket: str('socket'), token: tokenOption(flags, env, err), learn: str('learn-golden')?.split(',').filter(Boolean),
+        stateDir,
+        port: port ? Number(port) : 0,
+        socket: str('socket'),
+        token: tokenOption(flags, env, err),
+        learn: str('learn-golden')?.split(',').filter(Boolean),
         log: (s) => err(`vm-manager: ${s}`),
       });
-      out(JSON.stringify({ url: m.url, token: m.token, stateDir: m.stateDir, pid: process.pid, accelerator: m.host.accelerator.chosen, recovered: m.recovered }));
+      out(
+        JSON.stringify({
+          url: m.url,
+          token: m.token,
+          stateDir: m.stateDir,
+          pid: process.pid,
+          accelerator: m.host.accelerator.chosen,
+          recovered: m.recovered,
+        }),
+      );
       await new Promise<void>((r) => {
         process.once('SIGINT', r);
         process.once('SIGTERM', r);
         const ownerFile = str('exit-unowned');
         if (ownerFile) {
           const graceMs = Number(process.env.POVDESK_VMM_UNOWNED_GRACE_MS) || UNOWNED_GRACE_MS;
-          exitWhenUnowned({ ownerFile, vms: () => m.vms.list(), requests: m.requests, graceMs, exit: (why) => (err(`vm-manager: exiting: ${why}`), r()) });
+          exitWhenUnowned({
+            ownerFile,
+            vms: () => m.vms.list(),
+            requests: m.requests,
+            graceMs,
+            exit: (why) => (err(`vm-manager: exiting: ${why}`), r()),
+          });
         }
       });
       await m.close({ stopVms: flags['stop-vms-on-exit'] === true });
@@ -154,7 +186,13 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
     if (cmd === 'image' && sub === 'references') {
       if (!arg) throw new VmmError('invalid_request', 'image references needs an image name: image references <image>');
       const policy = remakeReferences(stateDir, arg);
-      out(JSON.stringify({ image: arg, references: policy.references ? referencesSummary(policy.references) : null, unpredictable: policy.unpredictable ?? null }));
+      out(
+        JSON.stringify({
+          image: arg,
+          references: policy.references ? referencesSummary(policy.references) : null,
+          unpredictable: policy.unpredictable ?? null,
+        }),
+      );
       return policy.references ? 0 : 1;
     }
     if (cmd === 'image' && sub === 'golden') {
@@ -162,13 +200,25 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
       const vmId = str('from-vm');
       if (!vmId) throw new VmmError('invalid_request', 'image golden needs --from-vm <id>');
       const image = getImage(stateDir, arg);
-      let att: { image: string; cpus?: number; memoryMiB?: number; ready: VmRecord['attestation']['ready']; initrd: VmRecord['attestation']['initrd'] };
+      let att: {
+        image: string;
+        cpus?: number;
+        memoryMiB?: number;
+        ready: VmRecord['attestation']['ready'];
+        initrd: VmRecord['attestation']['initrd'];
+      };
       const server = str('server');
       if (server) {
         // The attestation answer carries this daemon's stage results under `povdesk` (views.ts).
-        const res = await fetch(new URL(`/api/v1/vms/${encodeURIComponent(vmId)}/attestation`, server), { headers: { Authorization: `Bearer ${tokenOption(flags, env, err) ?? ''}` } });
+        const res = await fetch(new URL(`/api/v1/vms/${encodeURIComponent(vmId)}/attestation`, server), {
+          headers: { Authorization: `Bearer ${tokenOption(flags, env, err) ?? ''}` },
+        });
         const body = (await res.json().catch(() => null)) as { povdesk?: typeof att; error?: { code: string; message: string } } | null;
-        if (!res.ok || !body?.povdesk) throw new VmmError(res.status === 404 ? 'not_found' : 'internal', `${server} answered ${res.status} for VM ${vmId}'s attestation: ${body?.error?.message ?? 'no attestation with stage results (is it a POV Desk vm-manager?)'}`);
+        if (!res.ok || !body?.povdesk)
+          throw new VmmError(
+            res.status === 404 ? 'not_found' : 'internal',
+            `${server} answered ${res.status} for VM ${vmId}'s attestation: ${body?.error?.message ?? 'no attestation with stage results (is it a POV Desk vm-manager?)'}`,
+          );
         att = body.povdesk;
       } else {
         const file = join(stateDir, 'vms', vmId, 'vm.json');
@@ -176,13 +226,19 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
         att = attestationView(stateDir, JSON.parse(readFileSync(file, 'utf8')) as VmRecord);
       }
       if (att.image !== image.name) throw new VmmError('invalid_request', `VM ${vmId} runs image "${att.image}", not "${image.name}"`);
-      if (!att.ready?.verified) throw new VmmError('conflict', `VM ${vmId} has no verified ready-stage quote (${att.ready?.message ?? 'none yet'}); boot it with \`serve --learn-golden\` and wait until it is ready`);
+      if (!att.ready?.verified)
+        throw new VmmError(
+          'conflict',
+          `VM ${vmId} has no verified ready-stage quote (${att.ready?.message ?? 'none yet'}); boot it with \`serve --learn-golden\` and wait until it is ready`,
+        );
       const policy = readPolicy(image.dir) as ImagePolicy | null;
       if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json`);
       // The values hold for the VM's size (shared/golden-size.ts): the default size's go to golden,
       // another size's to golden_sizes (always whole: --clear is for the default set only).
       const size = { cpus: att.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMiB: att.memoryMiB ?? GOLDEN_VM_SIZE.memoryMiB };
-      const next = isGoldenVmSize(size.cpus, size.memoryMiB) ? recordGolden(policy, att.ready.pcrs, { clear: flags['clear'] === true }) : recordGoldenForSize(policy, size, att.ready.pcrs);
+      const next = isGoldenVmSize(size.cpus, size.memoryMiB)
+        ? recordGolden(policy, att.ready.pcrs, { clear: flags['clear'] === true })
+        : recordGoldenForSize(policy, size, att.ready.pcrs);
       writePolicy(image.dir, next);
       out(JSON.stringify({ image: image.name, size: sizeKey(size), golden: goldenForSize(next, size).sha256 }));
       return 0;
@@ -201,14 +257,25 @@ export async function runVmManagerCli(argv: string[], out: (s: string) => void =
  * boot). Only when they cannot be made (the policy's `unpredictable` says why) does one learn boot
  * record golden values instead, unless kept from an identical build or --no-golden.
  */
-async function buildTest(stateDir: string, flags: Flags, signal: AbortSignal, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+async function buildTest(
+  stateDir: string,
+  flags: Flags,
+  signal: AbortSignal,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): Promise<number> {
   const t = Date.now();
   const info = buildTestImage(stateDir, { ovmfCode: findOvmf()?.code ?? null });
   const built = readPolicy(join(stateDir, 'images', info.name));
   const references = built?.references ? referencesSummary(built.references) : null;
-  if (!references) err(`vm-manager: no reference measurements for ${info.name}: ${built?.unpredictable ?? 'unknown'}; golden values are the fallback`);
-  const kept = !references && Object.keys(built?.golden.sha256 ?? {}).length > 0 && firmwareChange(built, findOvmf()?.code ?? null) === null;
-  const golden = references || flags['no-golden'] === true || kept ? null : await learnOffline(stateDir, info.name, (s) => err(`vm-manager: ${s}`), signal);
+  if (!references)
+    err(`vm-manager: no reference measurements for ${info.name}: ${built?.unpredictable ?? 'unknown'}; golden values are the fallback`);
+  const kept =
+    !references && Object.keys(built?.golden.sha256 ?? {}).length > 0 && firmwareChange(built, findOvmf()?.code ?? null) === null;
+  const golden =
+    references || flags['no-golden'] === true || kept
+      ? null
+      : await learnOffline(stateDir, info.name, (s) => err(`vm-manager: ${s}`), signal);
   out(JSON.stringify({ ...info, seconds: (Date.now() - t) / 1000, references, golden: golden?.golden ?? null, goldenKept: kept }));
   return 0;
 }

@@ -29,8 +29,20 @@ export function writeCpio(entries: CpioEntry[]): Buffer {
   const one = (name: string, mode: number, data: Buffer, nlink: number) => {
     const nameBuf = Buffer.from(name + '\0');
     const header =
-      '070701' + hex8(ino++) + hex8(mode) + hex8(0) + hex8(0) + hex8(nlink) + hex8(0) + hex8(data.length) +
-      hex8(0) + hex8(0) + hex8(0) + hex8(0) + hex8(nameBuf.length) + hex8(0);
+      '070701' +
+      hex8(ino++) +
+      hex8(mode) +
+      hex8(0) +
+      hex8(0) +
+      hex8(nlink) +
+      hex8(0) +
+      hex8(data.length) +
+      hex8(0) +
+      hex8(0) +
+      hex8(0) +
+      hex8(0) +
+      hex8(nameBuf.length) +
+      hex8(0);
     const head = Buffer.concat([Buffer.from(header, 'ascii'), nameBuf]);
     parts.push(head, pad4(head.length), data, pad4(data.length));
   };

@@ -1,5 +1,15 @@
 /** Errors of the vm-manager daemon. It shares only shared/ with the app, so it has its own small set. */
-export type VmmCode = 'invalid_request' | 'not_found' | 'conflict' | 'unauthorized' | 'forbidden' | 'unavailable' | 'timeout' | 'vm_failed' | 'unsupported' | 'internal';
+export type VmmCode =
+  | 'invalid_request'
+  | 'not_found'
+  | 'conflict'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'unavailable'
+  | 'timeout'
+  | 'vm_failed'
+  | 'unsupported'
+  | 'internal';
 
 export const STATUS: Record<VmmCode, number> = {
   invalid_request: 400,
@@ -15,7 +25,10 @@ export const STATUS: Record<VmmCode, number> = {
 };
 
 export class VmmError extends Error {
-  constructor(public code: VmmCode, message: string) {
+  constructor(
+    public code: VmmCode,
+    message: string,
+  ) {
     super(message);
     this.name = 'VmmError';
   }

@@ -23,12 +23,17 @@ export const EXEC_MAX_OUTPUT = 4 * 1024 * 1024;
 /** Makes the manager's key for this VM unless it has one; answers the OpenSSH public key line. */
 export async function ensureManagerKey(keyFile: string, vmId: string): Promise<{ publicKey: string }> {
   try {
-    if (!existsSync(keyFile)) await run(findTool('ssh-keygen') ?? 'ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `vm-manager@${vmId}`, '-f', keyFile], { timeout: 30_000 });
+    if (!existsSync(keyFile))
+      await run(findTool('ssh-keygen') ?? 'ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `vm-manager@${vmId}`, '-f', keyFile], {
+        timeout: 30_000,
+      });
     const pub = readFileSync(`${keyFile}.pub`, 'utf8').trim().split(' ');
     return { publicKey: `${pub[0]} ${pub[1]}` };
   } catch (e) {
     const err = (e as { stderr?: string }).stderr?.trim() || (e instanceof Error ? e.message : String(e));
-    throw new Error(`could not make the manager's SSH key for VM ${vmId} with ssh-keygen (apt-get install openssh-client): ${err}`, { cause: e });
+    throw new Error(`could not make the manager's SSH key for VM ${vmId} with ssh-keygen (apt-get install openssh-client): ${err}`, {
+      cause: e,
+    });
   }
 }
 
@@ -46,7 +51,11 @@ export function execBlocker(r: VmRecord): string | null {
   return null;
 }
 
-export async function execInGuest(r: VmRecord, command: string[], timeoutMs = 600_000): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+export async function execInGuest(
+  r: VmRecord,
+  command: string[],
+  timeoutMs = 600_000,
+): Promise<{ stdout: string; stderr: string; exitCode: number }> {
   const blocker = execBlocker(r);
   if (blocker) throw new VmmError('conflict', blocker);
   return sshRun(r, command, timeoutMs);
@@ -58,10 +67,32 @@ export function sshRun(r: VmRecord, command: string[], timeoutMs: number): Promi
   const known = join(r.paths.dir, `exec_known_hosts.${randomBytes(6).toString('hex')}`);
   writeFileSync(known, `[127.0.0.1]:${port} ${r.sshHostKey?.publicKey}\n`, { mode: 0o600 });
   const args = [
-    '-F', 'none', '-i', r.paths.sshKey, '-p', String(port), '-l', 'root',
-    '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${known}`,
-    '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=15', '-o', 'LogLevel=ERROR', '-T',
-    '127.0.0.1', '--', command.map(shQuote).join(' '),
+    '-F',
+    'none',
+    '-i',
+    r.paths.sshKey,
+    '-p',
+    String(port),
+    '-l',
+    'root',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    `UserKnownHostsFile=${known}`,
+    '-o',
+    'GlobalKnownHostsFile=/dev/null',
+    '-o',
+    'ConnectTimeout=15',
+    '-o',
+    'LogLevel=ERROR',
+    '-T',
+    '127.0.0.1',
+    '--',
+    command.map(shQuote).join(' '),
   ];
   const ssh = findTool('ssh') ?? 'ssh';
   return new Promise((resolve, reject) => {
@@ -80,10 +111,19 @@ export function sshRun(r: VmRecord, command: string[], timeoutMs: number): Promi
     child.on('close', (code, sig) => {
       clearTimeout(timer);
       rmSync(known, { force: true });
-      for (const k of ['stdout', 'stderr'] as const) if (out[k].length > EXEC_MAX_OUTPUT) out[k] = `${out[k].slice(0, EXEC_MAX_OUTPUT)}\n[cut at ${EXEC_MAX_OUTPUT} bytes]`;
-      if (sig) return reject(new VmmError('timeout', `exec in VM ${r.id} did not finish within ${Math.round(timeoutMs / 1000)} s and was stopped`));
+      for (const k of ['stdout', 'stderr'] as const)
+        if (out[k].length > EXEC_MAX_OUTPUT) out[k] = `${out[k].slice(0, EXEC_MAX_OUTPUT)}\n[cut at ${EXEC_MAX_OUTPUT} bytes]`;
+      if (sig)
+        return reject(
+          new VmmError('timeout', `exec in VM ${r.id} did not finish within ${Math.round(timeoutMs / 1000)} s and was stopped`),
+        );
       // 255 is ssh's own failure (or the command's 255): its message says which.
-      if (code === 255 && /^(ssh: |Host key verification failed|Permission denied|kex_exchange|Connection (closed|reset|refused)|.*port 22: )/m.test(out.stderr)) {
+      if (
+        code === 255 &&
+        /^(ssh: |Host key verification failed|Permission denied|kex_exchange|Connection (closed|reset|refused)|.*port 22: )/m.test(
+          out.stderr,
+        )
+      ) {
         return reject(new VmmError('conflict', `cannot reach VM ${r.id} over SSH for exec: ${out.stderr.trim().split('\n')[0]}`));
       }
       resolve({ stdout: out.stdout, stderr: out.stderr, exitCode: code ?? -1 });

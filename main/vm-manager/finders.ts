@@ -21,7 +21,12 @@ export interface FindOptions {
   root?: string;
 }
 
-const opts = (o: FindOptions = {}) => ({ platform: o.platform ?? process.platform, arch: o.arch ?? process.arch, env: o.env ?? process.env, root: o.root ?? '' });
+const opts = (o: FindOptions = {}) => ({
+  platform: o.platform ?? process.platform,
+  arch: o.arch ?? process.arch,
+  env: o.env ?? process.env,
+  root: o.root ?? '',
+});
 
 function isFile(p: string): boolean {
   try {
@@ -48,7 +53,12 @@ export function toolDirs(o: FindOptions = {}): string[] {
   if (x.platform === 'darwin') return macPrefixes(x).flatMap((p) => [join(p, 'bin'), join(p, 'sbin')]);
   if (x.platform === 'win32') {
     const drive = x.env.SystemDrive ?? 'C:';
-    return [...windowsDirs(x, ['qemu']), ...windowsDirs(x, ['swtpm', 'bin']), join(x.root + drive, 'msys64', 'ucrt64', 'bin'), join(x.root + drive, 'msys64', 'usr', 'bin')];
+    return [
+      ...windowsDirs(x, ['qemu']),
+      ...windowsDirs(x, ['swtpm', 'bin']),
+      join(x.root + drive, 'msys64', 'ucrt64', 'bin'),
+      join(x.root + drive, 'msys64', 'usr', 'bin'),
+    ];
   }
   // A Linux desktop session hands apps the user's PATH; only the sbin folders may be missing from it.
   return ['/usr/local/sbin', '/usr/sbin', '/sbin'].map((p) => x.root + p);
@@ -58,7 +68,16 @@ export function toolDirs(o: FindOptions = {}): string[] {
 export function findTool(cmd: string, o: FindOptions = {}): string | null {
   const x = opts(o);
   const delimiter = x.platform === 'win32' ? ';' : x.platform === process.platform ? hostDelimiter : ':';
-  const exts = x.platform === 'win32' ? ['', ...(x.env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';').filter(Boolean).map((e) => e.toLowerCase())] : [''];
+  const exts =
+    x.platform === 'win32'
+      ? [
+          '',
+          ...(x.env.PATHEXT ?? '.EXE;.CMD;.BAT')
+            .split(';')
+            .filter(Boolean)
+            .map((e) => e.toLowerCase()),
+        ]
+      : [''];
   const path = (x.env.PATH ?? x.env.Path ?? '').split(delimiter).filter(Boolean);
   for (const dir of [...path, ...toolDirs(o)]) {
     for (const ext of exts) {
@@ -106,7 +125,8 @@ export function platformNote(platform: NodeJS.Platform, arch: string): string | 
     return 'Apple Silicon Mac: x86_64 images (every Skytap template, the test image) run under TCG emulation, which is slow but correct (expect boots several times longer than on an Intel Mac or a Linux laptop with KVM); arm64 images would run at full speed with HVF.';
   }
   if (platform === 'darwin') return 'Intel Mac: x86_64 images run with HVF acceleration.';
-  if (platform === 'win32') return 'Windows: x86_64 images run with WHPX when the Windows Hypervisor Platform feature is on, else under TCG emulation; swtpm (for attested boots) has no official Windows build.';
+  if (platform === 'win32')
+    return 'Windows: x86_64 images run with WHPX when the Windows Hypervisor Platform feature is on, else under TCG emulation; swtpm (for attested boots) has no official Windows build.';
   if (platform === 'linux' && arch !== 'x64') return `Linux on ${arch}: x86_64 images run under TCG emulation (slow but correct).`;
   return null;
 }
@@ -117,8 +137,14 @@ export type Needed = 'qemu' | 'qemu-img' | 'swtpm' | 'firmware';
 export function installHint(what: Needed, platform: NodeJS.Platform = process.platform): string {
   if (platform === 'darwin') return what === 'swtpm' ? 'brew install swtpm' : 'brew install qemu';
   if (platform === 'win32') {
-    if (what === 'swtpm') return 'swtpm has no official Windows build: install one (MSYS2 or Cygwin) and put it on PATH; attested boots need it';
+    if (what === 'swtpm')
+      return 'swtpm has no official Windows build: install one (MSYS2 or Cygwin) and put it on PATH; attested boots need it';
     return 'winget install SoftwareFreedomConservancy.QEMU';
   }
-  return { qemu: 'apt-get install qemu-system-x86', 'qemu-img': 'apt-get install qemu-utils', swtpm: 'apt-get install swtpm swtpm-tools', firmware: 'apt-get install ovmf' }[what];
+  return {
+    qemu: 'apt-get install qemu-system-x86',
+    'qemu-img': 'apt-get install qemu-utils',
+    swtpm: 'apt-get install swtpm swtpm-tools',
+    firmware: 'apt-get install ovmf',
+  }[what];
 }

@@ -36,7 +36,9 @@ export function firmwareChange(policy: ImagePolicy | null, ovmfCode: string | nu
     } catch {
       return `the firmware ${ovmfCode} cannot be read`;
     }
-    return now === refs.sha256 ? null : `the host's firmware changed since the reference measurements were made (${refs.path} ${refs.sha256.slice(0, 12)}… → ${ovmfCode} ${now.slice(0, 12)}…): every attested VM of this image will fail; make them again from the files (no boot)`;
+    return now === refs.sha256
+      ? null
+      : `the host's firmware changed since the reference measurements were made (${refs.path} ${refs.sha256.slice(0, 12)}… → ${ovmfCode} ${now.slice(0, 12)}…): every attested VM of this image will fail; make them again from the files (no boot)`;
   }
   const rec = policy?.golden_firmware;
   if (!rec || !ovmfCode || !hasGolden(policy!)) return null;
@@ -46,7 +48,9 @@ export function firmwareChange(policy: ImagePolicy | null, ovmfCode: string | nu
   } catch {
     return `the firmware ${ovmfCode} the golden values were taken with cannot be read`;
   }
-  return now === rec.sha256 ? null : `the host's firmware changed since the golden values were learned (${rec.path} ${rec.sha256.slice(0, 12)}… → ${ovmfCode} ${now.slice(0, 12)}…): every attested VM of this image will fail; learn them again`;
+  return now === rec.sha256
+    ? null
+    : `the host's firmware changed since the golden values were learned (${rec.path} ${rec.sha256.slice(0, 12)}… → ${ovmfCode} ${now.slice(0, 12)}…): every attested VM of this image will fail; learn them again`;
 }
 
 /**
@@ -54,27 +58,46 @@ export function firmwareChange(policy: ImagePolicy | null, ovmfCode: string | nu
  * at `size` (by default GOLDEN_VM_SIZE, that of a create without a size): the measurements depend
  * on it (shared/golden-size.ts), so the values hold for VMs of that size only.
  */
-export async function learnWith(vms: VmService, stateDir: string, imageName: string, size: VmSize = GOLDEN_VM_SIZE): Promise<LearnedGolden> {
+export async function learnWith(
+  vms: VmService,
+  stateDir: string,
+  imageName: string,
+  size: VmSize = GOLDEN_VM_SIZE,
+): Promise<LearnedGolden> {
   const image = getImage(stateDir, imageName);
   const policy = readPolicy(image.dir);
   if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json; rebuild or re-import it`);
   if (policy.references) {
-    throw new VmmError('conflict', `image ${image.name} has reference measurements made from its files: its VMs attest at any size with no learn boot (golden values are only the fallback for an image whose boot cannot be predicted)`);
+    throw new VmmError(
+      'conflict',
+      `image ${image.name} has reference measurements made from its files: its VMs attest at any size with no learn boot (golden values are only the fallback for an image whose boot cannot be predicted)`,
+    );
   }
   const started = Date.now();
   const vm = await vms.create({
-    name: `learn-${image.name}`.slice(0, 50) + `-${Date.now().toString(36)}`, image: image.name,
-    cpus: size.cpus, memoryMiB: size.memoryMiB, diskGiB: CREATE_VM_DEFAULTS.disk_gib,
-    userData: null, requireAttestation: true, waitFor: 'ready', learnGolden: true,
+    name: `learn-${image.name}`.slice(0, 50) + `-${Date.now().toString(36)}`,
+    image: image.name,
+    cpus: size.cpus,
+    memoryMiB: size.memoryMiB,
+    diskGiB: CREATE_VM_DEFAULTS.disk_gib,
+    userData: null,
+    requireAttestation: true,
+    waitFor: 'ready',
+    learnGolden: true,
   });
   try {
     const ready = await vms.waitFor(vm.id, 'ready', vms.timeouts.bootMs + vms.timeouts.startMs);
     const quote = ready.attestation.ready;
-    if (!quote?.verified) throw new VmmError('vm_failed', `the learn boot of ${image.name} has no verified ready quote: ${quote?.message ?? 'none arrived'}`);
+    if (!quote?.verified)
+      throw new VmmError('vm_failed', `the learn boot of ${image.name} has no verified ready quote: ${quote?.message ?? 'none arrived'}`);
     const next = recordGolden(policy, quote.pcrs, { clear: true });
     const ovmf = findOvmf()?.code ?? null;
     return {
-      image: image.name, cpus: size.cpus, memoryMiB: size.memoryMiB, golden: next.golden.sha256, pcrs: quote.pcrs,
+      image: image.name,
+      cpus: size.cpus,
+      memoryMiB: size.memoryMiB,
+      golden: next.golden.sha256,
+      pcrs: quote.pcrs,
       firmware: ovmf ? { path: ovmf, sha256: firmwareDigest(ovmf) } : null,
       seconds: Math.round((Date.now() - started) / 100) / 10,
     };
@@ -87,7 +110,13 @@ export async function learnWith(vms: VmService, stateDir: string, imageName: str
  * Writes confirmed golden values of one VM size (and the firmware they hold for) into the image's
  * policy.json. Values of other sizes learned with another firmware are stale and are dropped.
  */
-export function saveGolden(stateDir: string, imageName: string, golden: Record<string, string>, firmware: LearnedGolden['firmware'], size: VmSize = GOLDEN_VM_SIZE): ImagePolicy {
+export function saveGolden(
+  stateDir: string,
+  imageName: string,
+  golden: Record<string, string>,
+  firmware: LearnedGolden['firmware'],
+  size: VmSize = GOLDEN_VM_SIZE,
+): ImagePolicy {
   const image = getImage(stateDir, imageName);
   const policy = readPolicy(image.dir);
   if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json; rebuild or re-import it`);

@@ -6,7 +6,10 @@ import { VmmError } from './errors';
 import { LIVE, now, secondsBetween, type StageResult, type VmRecord, type VmRecords, type WaitFor } from './vm-record';
 
 export class GuestBook {
-  constructor(private readonly recs: VmRecords, private readonly clearBootTimer: (id: string) => void) {}
+  constructor(
+    private readonly recs: VmRecords,
+    private readonly clearBootTimer: (id: string) => void,
+  ) {}
 
   contact(id: string) {
     const r = this.recs.find(id);
@@ -69,11 +72,39 @@ export function waitFor(recs: VmRecords, id: string, milestone: WaitFor, ms: num
     const check = (r: VmRecord) => {
       if (r.id !== id) return;
       if (reached(r, milestone)) finish(() => resolve(r));
-      else if (ended(r)) finish(() => reject(new VmmError('vm_failed', `VM ${id} is ${r.state} before "${milestone}" (the VM still exists: GET /api/v1/vms/${id}, or delete it): ${r.lastError ?? 'no error recorded'}`)));
-      else if (late(r)) finish(() => reject(new VmmError('timeout', `VM ${id} did not reach "${milestone}" within the boot timeout; it keeps running (state running): GET /api/v1/vms/${id}. ${r.lastError?.split('\n')[0] ?? ''}`.trim())));
+      else if (ended(r))
+        finish(() =>
+          reject(
+            new VmmError(
+              'vm_failed',
+              `VM ${id} is ${r.state} before "${milestone}" (the VM still exists: GET /api/v1/vms/${id}, or delete it): ${r.lastError ?? 'no error recorded'}`,
+            ),
+          ),
+        );
+      else if (late(r))
+        finish(() =>
+          reject(
+            new VmmError(
+              'timeout',
+              `VM ${id} did not reach "${milestone}" within the boot timeout; it keeps running (state running): GET /api/v1/vms/${id}. ${r.lastError?.split('\n')[0] ?? ''}`.trim(),
+            ),
+          ),
+        );
     };
-    const onDeleted = (d: string) => d === id && finish(() => reject(new VmmError('vm_failed', `VM ${id} was deleted while waiting for "${milestone}"`)));
-    const timer = setTimeout(() => finish(() => reject(new VmmError('timeout', `VM ${id} did not reach "${milestone}" within ${Math.round(ms / 1000)} s; it keeps running: GET /api/v1/vms/${id}`))), ms);
+    const onDeleted = (d: string) =>
+      d === id && finish(() => reject(new VmmError('vm_failed', `VM ${id} was deleted while waiting for "${milestone}"`)));
+    const timer = setTimeout(
+      () =>
+        finish(() =>
+          reject(
+            new VmmError(
+              'timeout',
+              `VM ${id} did not reach "${milestone}" within ${Math.round(ms / 1000)} s; it keeps running: GET /api/v1/vms/${id}`,
+            ),
+          ),
+        ),
+      ms,
+    );
     const finish = (f: () => void) => {
       clearTimeout(timer);
       recs.events.off('change', check);

@@ -33,10 +33,17 @@ export function referencesSummary(r: References) {
   const b = r.boot;
   return {
     madeAt: r.made_at,
-    firmware: { code: r.firmware.code.path, sha256: r.firmware.code.sha256, volumes: r.firmware.volumes.length, optionRoms: r.firmware.option_roms.map((o) => o.path), secureBoot: r.firmware.secure_boot.SecureBoot === '01' },
-    boot: b.kind === 'kernel'
-      ? { kind: b.kind, kernel: b.kernel.sha256, initrd: b.initrd.sha256, cmdline: b.cmdline }
-      : { kind: b.kind, efiApps: b.efi_apps.map((a) => a.path), files: Object.keys(b.files).length, cmdline: b.cmdlines[0]! },
+    firmware: {
+      code: r.firmware.code.path,
+      sha256: r.firmware.code.sha256,
+      volumes: r.firmware.volumes.length,
+      optionRoms: r.firmware.option_roms.map((o) => o.path),
+      secureBoot: r.firmware.secure_boot.SecureBoot === '01',
+    },
+    boot:
+      b.kind === 'kernel'
+        ? { kind: b.kind, kernel: b.kernel.sha256, initrd: b.initrd.sha256, cmdline: b.cmdline }
+        : { kind: b.kind, efiApps: b.efi_apps.map((a) => a.path), files: Object.keys(b.files).length, cmdline: b.cmdlines[0]! },
   };
 }
 export type ReferencesSummary = ReturnType<typeof referencesSummary>;

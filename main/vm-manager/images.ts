@@ -5,7 +5,23 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, existsSync, lstatSync, openSync, readSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  lstatSync,
+  openSync,
+  readSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
@@ -18,12 +34,20 @@ import { headerReferences, infoReferences, type QemuImgInfo } from '../lib/image
 import { dyingWithParent } from '../lib/procs';
 import { makeReferences } from './image-references';
 
-
 export const TEST_IMAGE = 'povdesk-test';
 /** Load order measured on the cloud kernel: a wrong order fails with "Unknown symbol". */
 export const GUEST_MODULES = [
-  'virtio_ring', 'virtio', 'virtio_pci_modern_dev', 'virtio_pci_legacy_dev', 'virtio_pci', 'virtio_blk',
-  'failover', 'net_failover', 'virtio_net', 'evdev', 'button',
+  'virtio_ring',
+  'virtio',
+  'virtio_pci_modern_dev',
+  'virtio_pci_legacy_dev',
+  'virtio_pci',
+  'virtio_blk',
+  'failover',
+  'net_failover',
+  'virtio_net',
+  'evdev',
+  'button',
 ];
 export const TEST_CMDLINE = 'console=ttyS0,115200 rdinit=/init panic=-1 quiet loglevel=4';
 /**
@@ -66,7 +90,7 @@ function sha256File(file: string): string {
   const buf = Buffer.alloc(1024 * 1024);
   const fd = openSync(file, 'r');
   try {
-    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) h.update(buf.subarray(0, n));
+    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0;) h.update(buf.subarray(0, n));
   } finally {
     closeSync(fd);
   }
@@ -109,7 +133,12 @@ export function writeJsonAtomic(file: string, value: unknown): void {
 export function findKernel(): { kernel: string; version: string } {
   const boot = existsSync('/boot') ? readdirSync('/boot') : [];
   const cands = boot.filter((f) => /^vmlinuz-.*-cloud-amd64$/.test(f)).sort();
-  const pick = cands[cands.length - 1] ?? boot.filter((f) => f.startsWith('vmlinuz-')).sort().pop();
+  const pick =
+    cands[cands.length - 1] ??
+    boot
+      .filter((f) => f.startsWith('vmlinuz-'))
+      .sort()
+      .pop();
   if (!pick) throw new VmmError('unavailable', 'no guest kernel in /boot: install it with `apt-get install linux-image-cloud-amd64`');
   return { kernel: join('/boot', pick), version: pick.slice('vmlinuz-'.length) };
 }
@@ -205,7 +234,14 @@ export function buildInitramfs(opts: { kernelVersion: string; initScript?: strin
 }
 
 function findModule(root: string, name: string): string | null {
-  const dirs = ['kernel/drivers/virtio', 'kernel/drivers/block', 'kernel/drivers/net', 'kernel/net/core', 'kernel/drivers/acpi', 'kernel/drivers/input'];
+  const dirs = [
+    'kernel/drivers/virtio',
+    'kernel/drivers/block',
+    'kernel/drivers/net',
+    'kernel/net/core',
+    'kernel/drivers/acpi',
+    'kernel/drivers/input',
+  ];
   for (const d of dirs) {
     const p = join(root, d, `${name}.ko`);
     if (existsSync(p)) return p;
@@ -219,7 +255,10 @@ export function firmwareFingerprint(ovmfCode: string | null): Policy['golden_fir
 }
 
 /** Builds (or rebuilds) the test image: the host's cloud kernel plus our initramfs. Seconds, offline. */
-export function buildTestImage(stateDir: string, opts: { ovmfCode: string | null; name?: string; cmdline?: string; initScript?: string }): ImageInfo {
+export function buildTestImage(
+  stateDir: string,
+  opts: { ovmfCode: string | null; name?: string; cmdline?: string; initScript?: string },
+): ImageInfo {
   const name = opts.name ?? TEST_IMAGE;
   const { kernel, version } = findKernel();
   const initrd = buildInitramfs({ kernelVersion: version, initScript: opts.initScript });
@@ -253,11 +292,21 @@ export function buildTestImage(stateDir: string, opts: { ovmfCode: string | null
     record_only: RECORD_ONLY,
     ...('references' in refs
       ? { references: refs.references }
-      : { unpredictable: refs.unpredictable, golden_firmware: same && oldPolicy?.golden_firmware ? oldPolicy.golden_firmware : firmwareFingerprint(opts.ovmfCode) }),
+      : {
+          unpredictable: refs.unpredictable,
+          golden_firmware: same && oldPolicy?.golden_firmware ? oldPolicy.golden_firmware : firmwareFingerprint(opts.ovmfCode),
+        }),
   });
   const info: ImageInfo = {
-    name, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline,
-    sizeBytes: statSync(join(tmp, 'vmlinuz')).size + initrd.length, sha256: initrdSha, kernelSha256: kernelSha,
+    name,
+    kind: 'kernel',
+    createdAt: new Date().toISOString(),
+    kernel: 'vmlinuz',
+    initrd: 'initrd.img',
+    cmdline,
+    sizeBytes: statSync(join(tmp, 'vmlinuz')).size + initrd.length,
+    sha256: initrdSha,
+    kernelSha256: kernelSha,
   };
   savePolicy(join(tmp, 'policy.json'), policy);
   writeJsonAtomic(join(tmp, 'image.json'), info);
@@ -285,9 +334,15 @@ export function remakeReferences(stateDir: string, name: string): Policy {
   const img = getImage(stateDir, name);
   const policy = readPolicy(img.dir);
   if (!policy) throw new VmmError('not_found', `image ${name} has no policy.json; rebuild or re-import it`);
-  const refs = img.kind === 'kernel'
-    ? makeReferences(img.dir, { kind: 'kernel', kernel: img.kernel ?? 'vmlinuz', initrd: img.initrd ?? 'initrd.img', cmdline: img.cmdline ?? '' })
-    : makeReferences(img.dir, { kind: 'disk', disk: img.disk ?? 'base.qcow2' });
+  const refs =
+    img.kind === 'kernel'
+      ? makeReferences(img.dir, {
+          kind: 'kernel',
+          kernel: img.kernel ?? 'vmlinuz',
+          initrd: img.initrd ?? 'initrd.img',
+          cmdline: img.cmdline ?? '',
+        })
+      : makeReferences(img.dir, { kind: 'disk', disk: img.disk ?? 'base.qcow2' });
   const { references: _old, unpredictable: _why, ...rest } = policy;
   const next = imagePolicySchema.parse({ ...rest, ...refs });
   writePolicy(img.dir, next);
@@ -328,9 +383,14 @@ export function listImages(stateDir: string): (ImageInfo & { dir: string; policy
 }
 
 export function getImage(stateDir: string, name: string) {
-  if (!NAME_RE.test(name)) throw new VmmError('invalid_request', `image "${name}" is not a valid image name (lowercase letters, digits and -)`);
+  if (!NAME_RE.test(name))
+    throw new VmmError('invalid_request', `image "${name}" is not a valid image name (lowercase letters, digits and -)`);
   const img = listImages(stateDir).find((i) => i.name === name);
-  if (!img) throw new VmmError('not_found', `no image "${name}": build one with \`povdesk vm-manager image build-test\` or import one with \`image import <file>\``);
+  if (!img)
+    throw new VmmError(
+      'not_found',
+      `no image "${name}": build one with \`povdesk vm-manager image build-test\` or import one with \`image import <file>\``,
+    );
   return img;
 }
 
@@ -353,25 +413,50 @@ const importing = new Set<string>();
  * runs as a child and the hash is streamed, so the daemon answers its VMs all along (an import of a
  * large disk used to stop attestation, the metadata service and QMP for its whole length).
  */
-export async function importImage(stateDir: string, file: string, opts: { name?: string; maxVirtualBytes?: number } = {}): Promise<ImageInfo> {
+export async function importImage(
+  stateDir: string,
+  file: string,
+  opts: { name?: string; maxVirtualBytes?: number } = {},
+): Promise<ImageInfo> {
   const src = resolve(file);
-  if (!existsSync(src) || !statSync(src).isFile()) throw new VmmError('invalid_request', `${src} is not a file: give the path of a qcow2, raw or vmdk image`);
-  const name = opts.name ?? basename(src).replace(/\.[^.]*$/, '').toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
-  if (!NAME_RE.test(name)) throw new VmmError('invalid_request', `cannot derive an image name from ${basename(src)}: pass --name <dns-label>`);
+  if (!existsSync(src) || !statSync(src).isFile())
+    throw new VmmError('invalid_request', `${src} is not a file: give the path of a qcow2, raw or vmdk image`);
+  const name =
+    opts.name ??
+    basename(src)
+      .replace(/\.[^.]*$/, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 63);
+  if (!NAME_RE.test(name))
+    throw new VmmError('invalid_request', `cannot derive an image name from ${basename(src)}: pass --name <dns-label>`);
   // Files the image names (main/lib/image-refs.ts): refused before qemu-img opens any, and after.
   const refuse = (refs: string[]) => {
-    if (refs.length) throw new VmmError('invalid_request', `${src} names external files (${refs.join('; ')}); import a flattened single-file image (qemu-img convert -O qcow2)`);
+    if (refs.length)
+      throw new VmmError(
+        'invalid_request',
+        `${src} names external files (${refs.join('; ')}); import a flattened single-file image (qemu-img convert -O qcow2)`,
+      );
   };
   refuse(headerReferences(src));
   const head = fileHead(src, 1024);
   let info: QemuImgInfo;
   try {
-    info = JSON.parse((await execFileAsync(findTool('qemu-img') ?? 'qemu-img', ['info', '--output=json', src], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 })).stdout);
+    info = JSON.parse(
+      (
+        await execFileAsync(findTool('qemu-img') ?? 'qemu-img', ['info', '--output=json', src], {
+          encoding: 'utf8',
+          maxBuffer: 16 * 1024 * 1024,
+        })
+      ).stdout,
+    );
   } catch (e) {
     throw new VmmError('invalid_request', `qemu-img cannot read ${src}: ${String((e as { stderr?: string }).stderr ?? e).trim()}`);
   }
   const format = info.format ?? '';
-  if (!FORMATS.has(format)) throw new VmmError('invalid_request', `${src} is ${format || 'of an unknown format'}; import takes qcow2, raw or vmdk`);
+  if (!FORMATS.has(format))
+    throw new VmmError('invalid_request', `${src} is ${format || 'of an unknown format'}; import takes qcow2, raw or vmdk`);
   refuse(infoReferences(src, info));
   const vsize = info['virtual-size'] ?? 0;
   const max = opts.maxVirtualBytes ?? MAX_IMPORT_BYTES;
@@ -384,19 +469,37 @@ export async function importImage(stateDir: string, file: string, opts: { name?:
     if (!mbr && !gpt) throw new VmmError('invalid_request', `${src} is not a disk image: a raw image needs an MBR or GPT partition table`);
   }
   const dir = join(imagesDir(stateDir), name);
-  if (existsSync(dir) || importing.has(name)) throw new VmmError('conflict', `image "${name}" exists${importing.has(name) ? ' (being imported)' : ''}; delete it first or pass another --name`);
+  if (existsSync(dir) || importing.has(name))
+    throw new VmmError(
+      'conflict',
+      `image "${name}" exists${importing.has(name) ? ' (being imported)' : ''}; delete it first or pass another --name`,
+    );
   importing.add(name);
   const tmp = `${dir}.importing-${process.pid}-${randomBytes(4).toString('hex')}`;
   mkdirSync(tmp, { recursive: true });
   try {
-    await execFileAsync(...dyingWithParent(findTool('qemu-img') ?? 'qemu-img', ['convert', '-f', format, '-O', 'qcow2', src, join(tmp, 'base.qcow2')]), { maxBuffer: 16 * 1024 * 1024 });
+    await execFileAsync(
+      ...dyingWithParent(findTool('qemu-img') ?? 'qemu-img', ['convert', '-f', format, '-O', 'qcow2', src, join(tmp, 'base.qcow2')]),
+      { maxBuffer: 16 * 1024 * 1024 },
+    );
     const meta: ImageInfo = {
-      name, kind: 'disk', createdAt: new Date().toISOString(), disk: 'base.qcow2', sourceFormat: format,
-      virtualSizeBytes: vsize, sizeBytes: statSync(join(tmp, 'base.qcow2')).size, sha256: await sha256FileAsync(join(tmp, 'base.qcow2')),
+      name,
+      kind: 'disk',
+      createdAt: new Date().toISOString(),
+      disk: 'base.qcow2',
+      sourceFormat: format,
+      virtualSizeBytes: vsize,
+      sizeBytes: statSync(join(tmp, 'base.qcow2')).size,
+      sha256: await sha256FileAsync(join(tmp, 'base.qcow2')),
     };
     const refs = makeReferences(tmp, { kind: 'disk', disk: 'base.qcow2' });
     const policy: Policy = imagePolicySchema.parse({
-      image_id: name, image_version: meta.sha256.slice(0, 12), pcrs: DISK_STAGE_PCRS, golden: { sha256: {} }, record_only: RECORD_ONLY, ...refs,
+      image_id: name,
+      image_version: meta.sha256.slice(0, 12),
+      pcrs: DISK_STAGE_PCRS,
+      golden: { sha256: {} },
+      record_only: RECORD_ONLY,
+      ...refs,
     });
     savePolicy(join(tmp, 'policy.json'), policy);
     writeJsonAtomic(join(tmp, 'image.json'), meta);

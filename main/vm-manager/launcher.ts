@@ -11,7 +11,18 @@ import { vmAsset } from './assets';
 import { qemuArgv, shellWord, type Accel, type QemuSpec, type VmNetwork } from './argv';
 import { tailLines } from './console';
 import { findTool } from './finders';
-import { aliveWith, freeLoopbackPort, pidsMatching, readPid, removePid, signal, startDetached, terminate, waitGone, writePid } from '../lib/procs';
+import {
+  aliveWith,
+  freeLoopbackPort,
+  pidsMatching,
+  readPid,
+  removePid,
+  signal,
+  startDetached,
+  terminate,
+  waitGone,
+  writePid,
+} from '../lib/procs';
 import { sleep } from '../lib/sleep';
 import { Qmp, openQmpWhenReady } from './qmp';
 import { provisionVmAk } from './attest/provision';
@@ -108,7 +119,9 @@ export class QemuLauncher implements Launcher {
     if (r.paths.disk) {
       // an overlay of a disk image, or a blank disk beside a kernel boot
       const backing = baseDisk ? ['-F', 'qcow2', '-b', baseDisk] : [];
-      execFileSync(findTool('qemu-img') ?? 'qemu-img', ['create', '-q', '-f', 'qcow2', ...backing, r.paths.disk, `${r.diskGiB}G`], { stdio: ['ignore', 'ignore', 'pipe'] });
+      execFileSync(findTool('qemu-img') ?? 'qemu-img', ['create', '-q', '-f', 'qcow2', ...backing, r.paths.disk, `${r.diskGiB}G`], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
     }
   }
 
@@ -133,7 +146,21 @@ export class QemuLauncher implements Launcher {
     const swtpmLog = join(r.paths.dir, 'swtpm.log');
     let swtpm;
     try {
-      swtpm = startDetached(findTool('swtpm') ?? 'swtpm', ['socket', '--tpm2', '--tpmstate', `dir=${r.paths.tpmState}`, '--ctrl', `type=unixio,path=${r.paths.swtpmSocket}`, '--log', 'level=1'], swtpmLog, { dieWithParent });
+      swtpm = startDetached(
+        findTool('swtpm') ?? 'swtpm',
+        [
+          'socket',
+          '--tpm2',
+          '--tpmstate',
+          `dir=${r.paths.tpmState}`,
+          '--ctrl',
+          `type=unixio,path=${r.paths.swtpmSocket}`,
+          '--log',
+          'level=1',
+        ],
+        swtpmLog,
+        { dieWithParent },
+      );
     } catch (e) {
       throw new LaunchError(`swtpm did not start: ${e instanceof Error ? e.message : String(e)}`);
     }
@@ -141,7 +168,8 @@ export class QemuLauncher implements Launcher {
     o.onPid('swtpm', swtpm.pid);
     const sockEnd = Date.now() + 5000;
     while (!existsSync(r.paths.swtpmSocket) && Date.now() < sockEnd && aliveWith(swtpm.pid, r.paths.tpmState)) await sleep(20);
-    if (!existsSync(r.paths.swtpmSocket)) throw new LaunchError(`swtpm did not open its socket within 5 s: ${tailLines(swtpmLog, 5).join(' | ') || 'no output'}`);
+    if (!existsSync(r.paths.swtpmSocket))
+      throw new LaunchError(`swtpm did not open its socket within 5 s: ${tailLines(swtpmLog, 5).join(' | ') || 'no output'}`);
 
     const internet = o.internet ? await this.startPasst(r) : null;
     const serialSocket = r.paths.serialSocket ?? join(r.paths.dir, 'serial.sock');
@@ -152,13 +180,32 @@ export class QemuLauncher implements Launcher {
     const guestForwards = r.hostForwards.map((f) => {
       const slots = join(r.paths.dir, `hostfwd-${f.guestPort}`);
       mkdirSync(slots, { recursive: true });
-      return { address: GUEST_HOST_ALIAS, port: f.guestPort, cmd: hostForwardArgv(slots, [node, HOST_FORWARD_PROXY, r.id, String(f.hostPort)]) };
+      return {
+        address: GUEST_HOST_ALIAS,
+        port: f.guestPort,
+        cmd: hostForwardArgv(slots, [node, HOST_FORWARD_PROXY, r.id, String(f.hostPort)]),
+      };
     });
     const spec: QemuSpec = {
-      id: r.id, accel: r.accel, cpus: r.cpus, memoryMib: r.memoryMiB, ovmfCode: this.o.ovmf.code, ovmfVars: r.paths.ovmfVars,
-      boot: o.boot, consoleFile: r.paths.console, serialSocket, qmpSocket: r.paths.qmpSocket, swtpmSocket: r.paths.swtpmSocket,
-      metadataProxy: metadataForwardArgv(r.paths.dir, [node, METADATA_PROXY, this.o.metadataSocket, r.id]), guestForwards,
-      sshHostPort: sshPort, forwards: r.forwards.map((f) => ({ hostPort: f.hostPort, guestPort: f.port })), network: o.network, lan: o.lan, internet, qmpEventsSocket: eventsSocket(r),
+      id: r.id,
+      accel: r.accel,
+      cpus: r.cpus,
+      memoryMib: r.memoryMiB,
+      ovmfCode: this.o.ovmf.code,
+      ovmfVars: r.paths.ovmfVars,
+      boot: o.boot,
+      consoleFile: r.paths.console,
+      serialSocket,
+      qmpSocket: r.paths.qmpSocket,
+      swtpmSocket: r.paths.swtpmSocket,
+      metadataProxy: metadataForwardArgv(r.paths.dir, [node, METADATA_PROXY, this.o.metadataSocket, r.id]),
+      guestForwards,
+      sshHostPort: sshPort,
+      forwards: r.forwards.map((f) => ({ hostPort: f.hostPort, guestPort: f.port })),
+      network: o.network,
+      lan: o.lan,
+      internet,
+      qmpEventsSocket: eventsSocket(r),
       incoming: o.incoming !== undefined,
     };
     writeFileSync(r.paths.console, ''); // QEMU appends (logappend=on, so capConsole can truncate it)
@@ -182,7 +229,9 @@ export class QemuLauncher implements Launcher {
     try {
       if (o.incoming !== undefined) await resumeFrom(qmp, o.incoming);
     } catch (e) {
-      throw new LaunchError(`qemu could not resume the saved memory: ${tailLines(qemuLog, 3).join(' | ') || (e instanceof Error ? e.message : String(e))}`);
+      throw new LaunchError(
+        `qemu could not resume the saved memory: ${tailLines(qemuLog, 3).join(' | ') || (e instanceof Error ? e.message : String(e))}`,
+      );
     } finally {
       qmp.close();
     }
@@ -201,7 +250,12 @@ export class QemuLauncher implements Launcher {
     const log = join(r.paths.dir, 'passt.log');
     // --runas: as the manager's own user (passt started by root would switch to nobody, whose socket QEMU never sees)
     const runas = typeof process.getuid === 'function' ? ['--runas', String(process.getuid())] : [];
-    const p = startDetached(bin, ['-f', '-q', '-4', ...runas, '--no-map-gw', '-a', '10.0.2.15', '-n', '24', '-g', '10.0.2.2', '-s', sock], log, { dieWithParent: this.o.dieWithParent });
+    const p = startDetached(
+      bin,
+      ['-f', '-q', '-4', ...runas, '--no-map-gw', '-a', '10.0.2.15', '-n', '24', '-g', '10.0.2.2', '-s', sock],
+      log,
+      { dieWithParent: this.o.dieWithParent },
+    );
     writePid(join(r.paths.dir, 'passt.pid'), p.pid);
     let exited = false;
     void p.exited.then(() => (exited = true));
@@ -211,7 +265,9 @@ export class QemuLauncher implements Launcher {
       const said = tailLines(log, 3).join(' | ');
       // passt NATs through the interface of the host's default route: with none (offline, or a sandbox) it exits at once.
       if (/no external routable interface/i.test(said)) {
-        throw new LaunchError(`Internet access is on for network ${r.network}, but this machine has no route out (no default route), so passt cannot give the VM one: connect the machine to a network, or turn Internet access off for this POV and start the VM again (passt: ${said})`);
+        throw new LaunchError(
+          `Internet access is on for network ${r.network}, but this machine has no route out (no default route), so passt cannot give the VM one: connect the machine to a network, or turn Internet access off for this POV and start the VM again (passt: ${said})`,
+        );
       }
       throw new LaunchError(`passt did not open its socket within 5 s: ${said || 'no output'}`);
     }

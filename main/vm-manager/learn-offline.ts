@@ -14,8 +14,17 @@ import { serve } from './server';
 import { GOLDEN_VM_SIZE } from '../../shared/golden-size';
 
 /** One learn boot on a private copy of the image, then the values are saved for it in `stateDir`. */
-export async function learnOffline(stateDir: string, imageName: string, log?: (s: string) => void, signal?: AbortSignal): Promise<LearnedGolden> {
-  const stopped = () => new VmmError('unavailable', `the learn boot of ${imageName} was stopped (${String(signal?.reason ?? 'aborted')}); its VM is gone and no golden values were saved`);
+export async function learnOffline(
+  stateDir: string,
+  imageName: string,
+  log?: (s: string) => void,
+  signal?: AbortSignal,
+): Promise<LearnedGolden> {
+  const stopped = () =>
+    new VmmError(
+      'unavailable',
+      `the learn boot of ${imageName} was stopped (${String(signal?.reason ?? 'aborted')}); its VM is gone and no golden values were saved`,
+    );
   if (signal?.aborted) throw stopped();
   const tmp = mkdtempSync(join(tmpdir(), 'povdesk-learn-'));
   try {

@@ -34,32 +34,107 @@ export interface McpRoute {
 
 const vmId = lazySchema(() => z.string().min(1).max(64).describe('the VM id (8 hex characters)'));
 const ref = lazySchema(() => z.string().min(1).max(200).describe('an image name in the store'));
-const importBody = lazySchema(() => z
-  .object({ path: z.string().min(1).max(4096).describe('a file under the state dir'), name: z.string().max(63).optional() })
-  .strict());
+const importBody = lazySchema(() =>
+  z.object({ path: z.string().min(1).max(4096).describe('a file under the state dir'), name: z.string().max(63).optional() }).strict(),
+);
 
 export const ROUTES: McpRoute[] = [
-  { tool: 'get_host', verb: 'GET', path: '/host', kind: 'read', summary: 'The host: accelerator chosen and why, QEMU/swtpm/OVMF found, what is missing. Call this first.' },
-  { tool: 'list_images', verb: 'GET', path: '/images', kind: 'read', summary: 'Images in the store, with their attestation policy (golden PCR values) when they have one' },
+  {
+    tool: 'get_host',
+    verb: 'GET',
+    path: '/host',
+    kind: 'read',
+    summary: 'The host: accelerator chosen and why, QEMU/swtpm/OVMF found, what is missing. Call this first.',
+  },
+  {
+    tool: 'list_images',
+    verb: 'GET',
+    path: '/images',
+    kind: 'read',
+    summary: 'Images in the store, with their attestation policy (golden PCR values) when they have one',
+  },
   { tool: 'get_image', verb: 'GET', path: '/images/{ref}', kind: 'read', summary: 'One image of the store' },
-  { tool: 'import_image', verb: 'POST', path: '/images', kind: 'write', body: importBody, summary: 'Import a disk or kernel image from a file under the state dir into the store' },
+  {
+    tool: 'import_image',
+    verb: 'POST',
+    path: '/images',
+    kind: 'write',
+    body: importBody,
+    summary: 'Import a disk or kernel image from a file under the state dir into the store',
+  },
   { tool: 'list_vms', verb: 'GET', path: '/vms', kind: 'read', summary: 'VMs, oldest first' },
-  { tool: 'create_vm', verb: 'POST', path: '/vms', kind: 'write', body: createVmRequestSchema, summary: 'Create and boot a VM; waits until wait_for (default ready: attested and READY=1), which can take minutes' },
+  {
+    tool: 'create_vm',
+    verb: 'POST',
+    path: '/vms',
+    kind: 'write',
+    body: createVmRequestSchema,
+    summary: 'Create and boot a VM; waits until wait_for (default ready: attested and READY=1), which can take minutes',
+  },
   { tool: 'get_vm', verb: 'GET', path: '/vms/{id}', kind: 'read', summary: 'One VM record' },
   { tool: 'delete_vm', verb: 'DELETE', path: '/vms/{id}', kind: 'destroy', summary: 'Stop a VM and delete it with its disk and TPM state' },
   { tool: 'start_vm', verb: 'POST', path: '/vms/{id}/start', kind: 'write', summary: 'Start a stopped or failed VM' },
-  { tool: 'stop_vm', verb: 'POST', path: '/vms/{id}/stop', kind: 'destroy', summary: 'Stop a running VM (powerdown, then SIGTERM, then SIGKILL)' },
+  {
+    tool: 'stop_vm',
+    verb: 'POST',
+    path: '/vms/{id}/stop',
+    kind: 'destroy',
+    summary: 'Stop a running VM (powerdown, then SIGTERM, then SIGKILL)',
+  },
   { tool: 'reboot_vm', verb: 'POST', path: '/vms/{id}/reboot', kind: 'destroy', summary: 'Reset a running VM' },
   {
-    tool: 'get_vm_console', verb: 'GET', path: '/vms/{id}/console', kind: 'read', summary: 'The last lines of the VM serial console',
+    tool: 'get_vm_console',
+    verb: 'GET',
+    path: '/vms/{id}/console',
+    kind: 'read',
+    summary: 'The last lines of the VM serial console',
     query: { lines: z.number().int().min(1).max(10000).optional().describe('how many lines (default 100)') },
   },
-  { tool: 'get_vm_attestation', verb: 'GET', path: '/vms/{id}/attestation', kind: 'read', summary: 'Attestation: stages, verdicts, the PCR table against golden values' },
-  { tool: 'get_vm_metrics', verb: 'GET', path: '/vms/{id}/metrics', kind: 'read', summary: 'Per-VM metrics: state, attestation, QEMU CPU time and resident memory, disk size' },
-  { tool: 'exec_vm', verb: 'POST', path: '/vms/{id}/exec', kind: 'destroy', body: execRequestSchema, summary: 'Run a command as root in the guest over SSH; a non-zero exit is a result (exitCode)' },
-  { tool: 'forward_port', verb: 'POST', path: '/vms/{id}/forward', kind: 'write', body: forwardRequestSchema, summary: 'Expose a guest TCP port on a host loopback address until the VM is deleted' },
-  { tool: 'list_networks', verb: 'GET', path: '/networks', kind: 'read', summary: 'The networks (default and nat always exist), with their leases' },
-  { tool: 'create_network', verb: 'POST', path: '/networks', kind: 'write', body: createNetworkRequestSchema, summary: 'Create a network (restricted: the guest reaches the metadata service and its forwards only)' },
+  {
+    tool: 'get_vm_attestation',
+    verb: 'GET',
+    path: '/vms/{id}/attestation',
+    kind: 'read',
+    summary: 'Attestation: stages, verdicts, the PCR table against golden values',
+  },
+  {
+    tool: 'get_vm_metrics',
+    verb: 'GET',
+    path: '/vms/{id}/metrics',
+    kind: 'read',
+    summary: 'Per-VM metrics: state, attestation, QEMU CPU time and resident memory, disk size',
+  },
+  {
+    tool: 'exec_vm',
+    verb: 'POST',
+    path: '/vms/{id}/exec',
+    kind: 'destroy',
+    body: execRequestSchema,
+    summary: 'Run a command as root in the guest over SSH; a non-zero exit is a result (exitCode)',
+  },
+  {
+    tool: 'forward_port',
+    verb: 'POST',
+    path: '/vms/{id}/forward',
+    kind: 'write',
+    body: forwardRequestSchema,
+    summary: 'Expose a guest TCP port on a host loopback address until the VM is deleted',
+  },
+  {
+    tool: 'list_networks',
+    verb: 'GET',
+    path: '/networks',
+    kind: 'read',
+    summary: 'The networks (default and nat always exist), with their leases',
+  },
+  {
+    tool: 'create_network',
+    verb: 'POST',
+    path: '/networks',
+    kind: 'write',
+    body: createNetworkRequestSchema,
+    summary: 'Create a network (restricted: the guest reaches the metadata service and its forwards only)',
+  },
   { tool: 'get_network', verb: 'GET', path: '/networks/{name}', kind: 'read', summary: 'One network' },
   { tool: 'delete_network', verb: 'DELETE', path: '/networks/{name}', kind: 'destroy', summary: 'Delete a network no VM is attached to' },
 ];
@@ -80,7 +155,12 @@ function toTool(r: McpRoute): Tool {
     name: r.tool,
     description: `${r.summary} (${r.verb} /api/v1${r.path})`,
     inputSchema: { ...json, type: 'object' } as Tool['inputSchema'],
-    annotations: { readOnlyHint: r.kind === 'read', destructiveHint: r.kind === 'destroy', idempotentHint: r.kind !== 'write', openWorldHint: false },
+    annotations: {
+      readOnlyHint: r.kind === 'read',
+      destructiveHint: r.kind === 'destroy',
+      idempotentHint: r.kind !== 'write',
+      openWorldHint: false,
+    },
   };
 }
 
@@ -137,7 +217,8 @@ function mcpServer(rest: RestHandler, token: string): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
     const route = ROUTES.find((r) => r.tool === req.params.name);
-    if (!route) return text({ error: { code: 'not_found', message: `no tool ${JSON.stringify(req.params.name)}; tools/list names them` } }, true);
+    if (!route)
+      return text({ error: { code: 'not_found', message: `no tool ${JSON.stringify(req.params.name)}; tools/list names them` } }, true);
     const parsed = argsSchema(route).safeParse(req.params.arguments ?? {});
     if (!parsed.success) {
       const message = listZodIssues(parsed.error, 'arguments');
@@ -146,7 +227,10 @@ function mcpServer(rest: RestHandler, token: string): Server {
     const { id, ref: image, ...rest2 } = parsed.data as Record<string, unknown>;
     const netName = route.path.includes('{name}') ? String(rest2.name) : '';
     if (route.path.includes('{name}')) delete rest2.name;
-    let path = route.path.replace('{id}', encodeURIComponent(String(id))).replace('{ref}', encodeURIComponent(String(image))).replace('{name}', encodeURIComponent(netName));
+    let path = route.path
+      .replace('{id}', encodeURIComponent(String(id)))
+      .replace('{ref}', encodeURIComponent(String(image)))
+      .replace('{name}', encodeURIComponent(netName));
     const query = new URLSearchParams();
     for (const k of Object.keys(route.query ?? {})) {
       if (rest2[k] !== undefined) query.set(k, String(rest2[k]));
@@ -167,12 +251,20 @@ export const isMcpPath = (url: string | undefined) => /^\/mcp\/?(\?|$)/.test(url
 export function createMcpHandler(opts: { token: string; rest: RestHandler }) {
   return (req: IncomingMessage, res: ServerResponse) => {
     if (!tokenOk(req.headers.authorization, opts.token)) {
-      const body = JSON.stringify({ error: { code: 'unauthorized', message: 'missing or wrong bearer token: send "Authorization: Bearer <token>" (printed by `povdesk vm-manager serve`)' } });
+      const body = JSON.stringify({
+        error: {
+          code: 'unauthorized',
+          message: 'missing or wrong bearer token: send "Authorization: Bearer <token>" (printed by `povdesk vm-manager serve`)',
+        },
+      });
       res.writeHead(401, { 'Content-Type': 'application/json', 'WWW-Authenticate': 'Bearer' }).end(body);
       return;
     }
     answerStateless(mcpServer(opts.rest, opts.token), req, res, (e) => {
-      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 'internal_error', message: String((e as Error)?.message ?? e) } }));
+      if (!res.headersSent)
+        res
+          .writeHead(500, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ error: { code: 'internal_error', message: String((e as Error)?.message ?? e) } }));
     });
   };
 }

@@ -121,7 +121,12 @@ export class MetadataService {
     const vmId = this.vmOf.get(req.socket as Socket);
     const send = (status: number, body: string | object = '', headers: Record<string, string> = {}) => {
       const text = typeof body === 'string' ? body : JSON.stringify(body);
-      res.writeHead(status, { 'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json', 'Content-Length': String(Buffer.byteLength(text)), Connection: 'close', ...headers });
+      res.writeHead(status, {
+        'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
+        'Content-Length': String(Buffer.byteLength(text)),
+        Connection: 'close',
+        ...headers,
+      });
       res.end(text);
     };
     let vm;
@@ -136,7 +141,7 @@ export class MetadataService {
 
     if (req.method === 'GET' && (path === '/skytap/vms/self/user_data' || path === '/skytap' || path === '/skytap/')) {
       if (vm.requireAttestation && !vm.attestation.userDataReleased) {
-        return send(503, 'user-data is withheld until this VM\'s initrd-stage quote verifies\n', { 'Retry-After': '2' });
+        return send(503, "user-data is withheld until this VM's initrd-stage quote verifies\n", { 'Retry-After': '2' });
       }
       const ud = this.o.vms.readUserData(vmId);
       if (path === '/skytap/vms/self/user_data') return ud === null ? send(204) : send(200, ud);
@@ -145,7 +150,7 @@ export class MetadataService {
     if (req.method === 'GET' && path === '/povdesk/ssh-host-key') {
       // The VM's stable SSH host key, under the same gate as its user-data.
       if (vm.requireAttestation && !vm.attestation.userDataReleased) {
-        return send(503, 'the SSH host key is withheld until this VM\'s initrd-stage quote verifies\n', { 'Retry-After': '2' });
+        return send(503, "the SSH host key is withheld until this VM's initrd-stage quote verifies\n", { 'Retry-After': '2' });
       }
       const key = sshHostKeyForGuest(vm.paths.dir);
       return key === null ? send(404, 'this VM has no SSH host key\n') : send(200, `${key}\n`);
@@ -153,7 +158,7 @@ export class MetadataService {
     if (req.method === 'GET' && path === '/povdesk/ssh-authorized-keys') {
       // root's keys: the manager's own first (exec), then the create request's ssh_authorized_keys.
       if (vm.requireAttestation && !vm.attestation.userDataReleased) {
-        return send(503, 'the authorized keys are withheld until this VM\'s initrd-stage quote verifies\n', { 'Retry-After': '2' });
+        return send(503, "the authorized keys are withheld until this VM's initrd-stage quote verifies\n", { 'Retry-After': '2' });
       }
       const keys = [vm.sshKey?.publicKey, ...vm.sshAuthorizedKeys].filter((k): k is string => !!k);
       return send(200, keys.map((k) => `${k}\n`).join(''));
@@ -177,7 +182,12 @@ export class MetadataService {
       try {
         body = JSON.parse(await readBody(req));
       } catch (e) {
-        return send(400, { stage: null, verified: false, user_data_released: false, message: `the quote body is not JSON: ${e instanceof Error ? e.message : String(e)}` });
+        return send(400, {
+          stage: null,
+          verified: false,
+          user_data_released: false,
+          message: `the quote body is not JSON: ${e instanceof Error ? e.message : String(e)}`,
+        });
       }
       let policy;
       let imageDir: string;
@@ -185,11 +195,29 @@ export class MetadataService {
         imageDir = getImage(this.o.stateDir, vm.image).dir;
         policy = readPolicy(imageDir);
       } catch (e) {
-        return send(503, { verified: false, user_data_released: false, message: `cannot verify: ${e instanceof Error ? e.message : String(e)}` }, { 'Retry-After': '5' });
+        return send(
+          503,
+          { verified: false, user_data_released: false, message: `cannot verify: ${e instanceof Error ? e.message : String(e)}` },
+          { 'Retry-After': '5' },
+        );
       }
-      if (!policy) return send(503, { verified: false, user_data_released: false, message: `image ${vm.image} has no policy.json; rebuild or re-import it` }, { 'Retry-After': '5' });
+      if (!policy)
+        return send(
+          503,
+          { verified: false, user_data_released: false, message: `image ${vm.image} has no policy.json; rebuild or re-import it` },
+          { 'Retry-After': '5' },
+        );
       // Never trust on first use: the only key is the one the manager made in this VM's swtpm.
-      if (!vm.attestation.akFingerprint) return send(503, { verified: false, user_data_released: false, message: `VM ${vmId} has no attestation key provisioned by the manager; stop and start it` }, { 'Retry-After': '5' });
+      if (!vm.attestation.akFingerprint)
+        return send(
+          503,
+          {
+            verified: false,
+            user_data_released: false,
+            message: `VM ${vmId} has no attestation key provisioned by the manager; stop and start it`,
+          },
+          { 'Retry-After': '5' },
+        );
       const stageGuess = (body as { stage?: unknown } | null)?.stage === 'ready' ? 'ready' : 'initrd';
       // With reference measurements: what this VM's boot must measure (its memory size moves the
       // kernel as loaded). Without: the golden values of this VM's size, else the default size's.
@@ -203,7 +231,11 @@ export class MetadataService {
       }
       const sized = goldenForSize(policy, { cpus: vm.cpus, memoryMiB: vm.memoryMiB });
       const verdict = verifyQuote({
-        vmId, body, nonces: this.nonces, pinnedAk: vm.attestation.akFingerprint, expectations,
+        vmId,
+        body,
+        nonces: this.nonces,
+        pinnedAk: vm.attestation.akFingerprint,
+        expectations,
         // A learn boot measures afresh (stale values of an older firmware must not fail it); serve
         // --learn-golden <image> only fills the PCRs that have none.
         policy: { ...policy, golden: { sha256: vm.attestation.learn ? {} : sized.sha256 } },
@@ -211,18 +243,36 @@ export class MetadataService {
         userData: stageGuess === 'ready' ? this.o.vms.readUserData(vmId) : undefined,
       });
       // A golden mismatch of a VM of a size no learn boot ran at: say that is why.
-      const sizeWarning = verdict.failed === 'golden' && verdict.mismatches.length && !sized.atSize
-        ? goldenSizeWarning(vm.cpus, vm.memoryMiB, learnedSizes(policy).map((s) => ({ cpus: s.cpus, memoryMib: s.memoryMiB })))
-        : null;
+      const sizeWarning =
+        verdict.failed === 'golden' && verdict.mismatches.length && !sized.atSize
+          ? goldenSizeWarning(
+              vm.cpus,
+              vm.memoryMiB,
+              learnedSizes(policy).map((s) => ({ cpus: s.cpus, memoryMib: s.memoryMiB })),
+            )
+          : null;
       if (sizeWarning) verdict.message += `; ${sizeWarning}`;
-      this.o.vms.recordQuote(vmId, {
-        verified: verdict.ok, message: verdict.message, at: new Date().toISOString(), failed: verdict.failed,
-        pcrs: verdict.pcrs, mismatches: verdict.mismatches, learned: verdict.learned, events: verdict.events,
-      }, verdict.stage);
+      this.o.vms.recordQuote(
+        vmId,
+        {
+          verified: verdict.ok,
+          message: verdict.message,
+          at: new Date().toISOString(),
+          failed: verdict.failed,
+          pcrs: verdict.pcrs,
+          mismatches: verdict.mismatches,
+          learned: verdict.learned,
+          events: verdict.events,
+        },
+        verdict.stage,
+      );
       const after = this.o.vms.get(vmId);
       this.o.log?.(`metadata: vm ${vmId} ${verdict.stage} quote ${verdict.ok ? 'verified' : 'rejected'}: ${verdict.message}`);
       return send(verdict.ok ? 200 : verdict.failed === 'body' ? 400 : 403, {
-        stage: verdict.stage, verified: verdict.ok, user_data_released: after.attestation.userDataReleased, message: verdict.message,
+        stage: verdict.stage,
+        verified: verdict.ok,
+        user_data_released: after.attestation.userDataReleased,
+        message: verdict.message,
       });
     }
     if (req.method === 'POST' && path === '/report') {
@@ -233,7 +283,12 @@ export class MetadataService {
         return send(400, 'the report body must be JSON {"stage":"ready"}\n');
       }
       if (stage !== 'ready') return send(400, 'only {"stage":"ready"} is reported\n');
-      return this.o.vms.guestReady(vmId) ? send(204) : send(409, `VM ${vmId} cannot be ready now (state ${this.o.vms.get(vmId).state}, user-data ${this.o.vms.get(vmId).attestation.userDataReleased ? 'released' : 'withheld'})\n`);
+      return this.o.vms.guestReady(vmId)
+        ? send(204)
+        : send(
+            409,
+            `VM ${vmId} cannot be ready now (state ${this.o.vms.get(vmId).state}, user-data ${this.o.vms.get(vmId).attestation.userDataReleased ? 'released' : 'withheld'})\n`,
+          );
     }
     return send(404);
   }

@@ -10,8 +10,26 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import {
-  arpReply, BROADCAST_MAC, DHCP, dhcpReply, DNS_A, dnsAnswer, eth, ETH_ARP, ETH_IP, ipNum, macBytes, macText, parseArpRequest, parseDhcp,
-  parseDnsQuery, parseEth, parseUdp, RCODE, udp, type DnsQuery,
+  arpReply,
+  BROADCAST_MAC,
+  DHCP,
+  dhcpReply,
+  DNS_A,
+  dnsAnswer,
+  eth,
+  ETH_ARP,
+  ETH_IP,
+  ipNum,
+  macBytes,
+  macText,
+  parseArpRequest,
+  parseDhcp,
+  parseDnsQuery,
+  parseEth,
+  parseUdp,
+  RCODE,
+  udp,
+  type DnsQuery,
 } from './net-packets';
 
 export interface GatewayLease {
@@ -137,8 +155,15 @@ export class NetworkGateway {
     const ip = ipNum(lease.ip);
     const type = req.type === DHCP.DISCOVER ? DHCP.OFFER : req.requested !== null && req.requested !== ip ? DHCP.NAK : DHCP.ACK;
     const body = dhcpReply(req, {
-      type, yiaddr: type === DHCP.NAK ? 0 : ip, server: this.ip, mask: this.mask, leaseSeconds: LEASE_SECONDS, dns: this.ip,
-      router: null, hostname: lease.names[0] ?? null, domain: this.c.dnsSearchDomain,
+      type,
+      yiaddr: type === DHCP.NAK ? 0 : ip,
+      server: this.ip,
+      mask: this.mask,
+      leaseSeconds: LEASE_SECONDS,
+      dns: this.ip,
+      router: null,
+      hostname: lease.names[0] ?? null,
+      domain: this.c.dnsSearchDomain,
     });
     this.send(eth(BROADCAST_MAC, this.mac, ETH_IP, udp(this.ip, 0xffffffff, 67, 68, body)));
   }

@@ -48,7 +48,8 @@ export const ETH_IP = 0x0800;
 
 /** An ARP request for `target`: who asks (mac, ip). */
 export function parseArpRequest(p: Buffer): { senderMac: Mac; senderIp: number; targetIp: number } | null {
-  if (p.length < 28 || p.readUInt16BE(0) !== 1 || p.readUInt16BE(2) !== ETH_IP || p[4] !== 6 || p[5] !== 4 || p.readUInt16BE(6) !== 1) return null;
+  if (p.length < 28 || p.readUInt16BE(0) !== 1 || p.readUInt16BE(2) !== ETH_IP || p[4] !== 6 || p[5] !== 4 || p.readUInt16BE(6) !== 1)
+    return null;
   return { senderMac: p.subarray(8, 14), senderIp: p.readUInt32BE(14), targetIp: p.readUInt32BE(24) };
 }
 
@@ -130,7 +131,7 @@ export function parseDhcp(d: Buffer): DhcpRequest | null {
   if (d.length < 240 || d[0] !== 1 || d[1] !== 1 || d[2] !== 6 || d.readUInt32BE(236) !== MAGIC) return null;
   let type = 0;
   let requested: number | null = null;
-  for (let i = 240; i < d.length; ) {
+  for (let i = 240; i < d.length;) {
     const code = d[i]!;
     if (code === 255) break;
     if (code === 0) {
@@ -220,7 +221,14 @@ export function parseDnsQuery(d: Buffer): DnsQuery | null {
     i += len;
   }
   if (i + 4 > d.length) return null;
-  return { id: d.readUInt16BE(0), flags, name: labels.join('.').toLowerCase(), qtype: d.readUInt16BE(i), qclass: d.readUInt16BE(i + 2), question: d.subarray(12, i + 4) };
+  return {
+    id: d.readUInt16BE(0),
+    flags,
+    name: labels.join('.').toLowerCase(),
+    qtype: d.readUInt16BE(i),
+    qclass: d.readUInt16BE(i + 2),
+    question: d.subarray(12, i + 4),
+  };
 }
 
 export const DNS_A = 1;

@@ -74,7 +74,11 @@ export class LanSwitches {
     const sock = this.sock(n.name);
     if (!this.running(n.name)) {
       const bin = findTool('vde_switch');
-      if (!bin) throw new VmmError('unavailable', 'vde_switch is missing, so VMs cannot share a network: install it with `apt-get install vde2` (macOS: `brew install vde`)');
+      if (!bin)
+        throw new VmmError(
+          'unavailable',
+          'vde_switch is missing, so VMs cannot share a network: install it with `apt-get install vde2` (macOS: `brew install vde`)',
+        );
       const dir = this.dir(n.name);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       rmSync(sock, { recursive: true, force: true });
@@ -83,7 +87,12 @@ export class LanSwitches {
       const console = join(dir, 'console.fifo');
       rmSync(console, { force: true });
       execFileSync('mkfifo', ['-m', '600', console]);
-      const started = startDetached('/bin/sh', ['-c', 'exec "$0" -s "$1" -m 0600 --dirmode 0700 -n 128 <>"$2"', bin, sock, console], join(dir, 'switch.log'), { dieWithParent: this.o.dieWithParent });
+      const started = startDetached(
+        '/bin/sh',
+        ['-c', 'exec "$0" -s "$1" -m 0600 --dirmode 0700 -n 128 <>"$2"', bin, sock, console],
+        join(dir, 'switch.log'),
+        { dieWithParent: this.o.dieWithParent },
+      );
       writePid(this.pidFile(n.name), started.pid);
       // Its exit, not /proc: while sh execs vde_switch its command line can read empty for a moment.
       let exited = false;
@@ -91,17 +100,28 @@ export class LanSwitches {
       const end = Date.now() + 10_000;
       while (!existsSync(join(sock, 'ctl')) && Date.now() < end && !exited) await sleep(20);
       if (!existsSync(join(sock, 'ctl'))) {
-        throw new VmmError('internal', `the switch of network "${n.name}" did not start (${exited ? 'it exited' : 'no socket within 10 s'}): ${tailLines(join(dir, 'switch.log'), 3).join(' | ') || 'no output'}`);
+        throw new VmmError(
+          'internal',
+          `the switch of network "${n.name}" did not start (${exited ? 'it exited' : 'no socket within 10 s'}): ${tailLines(join(dir, 'switch.log'), 3).join(' | ') || 'no output'}`,
+        );
       }
       this.o.log?.(`network ${n.name}: switch up (pid ${started.pid})`);
     }
     if (!this.gateways.has(n.name)) {
       const plug = findTool('vde_plug');
-      if (!plug) throw new VmmError('unavailable', 'vde_plug is missing, so a network cannot hand out addresses: install it with `apt-get install vdeplug` (macOS: `brew install vde`)');
+      if (!plug)
+        throw new VmmError(
+          'unavailable',
+          'vde_plug is missing, so a network cannot hand out addresses: install it with `apt-get install vdeplug` (macOS: `brew install vde`)',
+        );
       const gw = new NetworkGateway({
-        name: n.name, cidr: n.cidr, gateway: n.gatewayIP, dnsSearchDomain: n.dnsSearchDomain,
+        name: n.name,
+        cidr: n.cidr,
+        gateway: n.gatewayIP,
+        dnsSearchDomain: n.dnsSearchDomain,
         internet: () => this.o.entry(n.name)?.internet ?? false,
-        leases: () => this.o.leases(n.name), log: this.o.log,
+        leases: () => this.o.leases(n.name),
+        log: this.o.log,
       });
       gw.start(plug, sock);
       this.gateways.set(n.name, gw);

@@ -36,8 +36,26 @@ export interface Lease {
 }
 
 const BUILTIN: NetworkEntry[] = [
-  { name: 'default', cidr: '192.168.127.0/24', gatewayIP: '192.168.127.1', dnsSearchDomain: null, mode: 'restricted', builtin: true, internet: false, createdAt: '1970-01-01T00:00:00.000Z' },
-  { name: 'nat', cidr: '192.168.128.0/24', gatewayIP: '192.168.128.1', dnsSearchDomain: null, mode: 'nat', builtin: true, internet: false, createdAt: '1970-01-01T00:00:00.000Z' },
+  {
+    name: 'default',
+    cidr: '192.168.127.0/24',
+    gatewayIP: '192.168.127.1',
+    dnsSearchDomain: null,
+    mode: 'restricted',
+    builtin: true,
+    internet: false,
+    createdAt: '1970-01-01T00:00:00.000Z',
+  },
+  {
+    name: 'nat',
+    cidr: '192.168.128.0/24',
+    gatewayIP: '192.168.128.1',
+    dnsSearchDomain: null,
+    mode: 'nat',
+    builtin: true,
+    internet: false,
+    createdAt: '1970-01-01T00:00:00.000Z',
+  },
 ];
 
 /** A VM's MAC on its network: 52:54 (QEMU's prefix) and its 4-byte id, so it is unique among the manager's VMs. */
@@ -72,7 +90,9 @@ export class Networks {
   constructor(stateDir: string) {
     this.file = join(stateDir, 'networks.json');
     // Entries from before real networks have no `internet` (off).
-    this.made = existsSync(this.file) ? (JSON.parse(readFileSync(this.file, 'utf8')) as NetworkEntry[]).map((n) => ({ ...n, internet: n.internet ?? false })) : [];
+    this.made = existsSync(this.file)
+      ? (JSON.parse(readFileSync(this.file, 'utf8')) as NetworkEntry[]).map((n) => ({ ...n, internet: n.internet ?? false }))
+      : [];
   }
 
   list(): NetworkEntry[] {
@@ -91,7 +111,16 @@ export class Networks {
 
   create(o: { name: string; cidr: string; dnsSearchDomain?: string; internet?: boolean }): NetworkEntry {
     if (this.has(o.name)) throw new VmmError('conflict', `a network named "${o.name}" exists`);
-    const n: NetworkEntry = { name: o.name, cidr: o.cidr, gatewayIP: firstAddress(o.cidr), dnsSearchDomain: o.dnsSearchDomain ?? null, mode: 'restricted', builtin: false, internet: o.internet ?? false, createdAt: new Date().toISOString() };
+    const n: NetworkEntry = {
+      name: o.name,
+      cidr: o.cidr,
+      gatewayIP: firstAddress(o.cidr),
+      dnsSearchDomain: o.dnsSearchDomain ?? null,
+      mode: 'restricted',
+      builtin: false,
+      internet: o.internet ?? false,
+      createdAt: new Date().toISOString(),
+    };
     this.made.push(n);
     writeJsonAtomic(this.file, this.made);
     return n;
@@ -110,7 +139,11 @@ export class Networks {
   /** `attached`: ids of the VMs (running or stopped) on the network; any makes it a conflict. */
   delete(name: string, attached: string[]): void {
     const n = this.get(name);
-    if (attached.length) throw new VmmError('conflict', `network "${name}" has VM${attached.length > 1 ? 's' : ''} ${attached.join(', ')} attached: delete ${attached.length > 1 ? 'them' : 'it'} first`);
+    if (attached.length)
+      throw new VmmError(
+        'conflict',
+        `network "${name}" has VM${attached.length > 1 ? 's' : ''} ${attached.join(', ')} attached: delete ${attached.length > 1 ? 'them' : 'it'} first`,
+      );
     if (n.builtin) throw new VmmError('conflict', `network "${name}" is built in and cannot be deleted`);
     this.made = this.made.filter((x) => x.name !== name);
     writeJsonAtomic(this.file, this.made);

@@ -20,13 +20,27 @@ export function openApiDocument(): string {
   const json = (s: z.ZodType, io: 'input' | 'output') => z.toJSONSchema(s, { io, unrepresentable: 'any' });
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [operationId, r] of Object.entries(ROUTES)) {
-    const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, description: PARAM_DOC[m[1] ?? ''], schema: { type: 'string' } }));
-    if (operationId === 'getVMConsole') params.push({ name: 'lines', in: 'query', required: false, description: `Trailing lines to return, default ${CONSOLE_LINES.default}, at most ${CONSOLE_LINES.max}.`, schema: { type: 'integer' } } as never);
-    const ok = r.response === null
-      ? { description: 'Done.' }
-      : operationId === 'getOpenAPI'
-        ? { description: 'The OpenAPI document.', content: { 'application/yaml': { schema: { type: 'string' } } } }
-        : { description: 'Success.', content: { 'application/json': { schema: json(r.response, 'output') } } };
+    const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      description: PARAM_DOC[m[1] ?? ''],
+      schema: { type: 'string' },
+    }));
+    if (operationId === 'getVMConsole')
+      params.push({
+        name: 'lines',
+        in: 'query',
+        required: false,
+        description: `Trailing lines to return, default ${CONSOLE_LINES.default}, at most ${CONSOLE_LINES.max}.`,
+        schema: { type: 'integer' },
+      } as never);
+    const ok =
+      r.response === null
+        ? { description: 'Done.' }
+        : operationId === 'getOpenAPI'
+          ? { description: 'The OpenAPI document.', content: { 'application/yaml': { schema: { type: 'string' } } } }
+          : { description: 'Success.', content: { 'application/json': { schema: json(r.response, 'output') } } };
     const responses: Record<string, unknown> = { [String(r.status)]: ok };
     for (const s of r.errors) responses[String(s)] = { $ref: '#/components/responses/Error' };
     paths[r.path] ??= {};
@@ -42,9 +56,10 @@ export function openApiDocument(): string {
     info: {
       title: 'vm-manager API (POV Desk local daemon)',
       version: 'v1',
-      description: 'giantswarm/vm-manager\'s /api/v1 (api/openapi.yaml @ dc39fe35c638a4f6ec4b9b8cb9788c1a69ef18e3) as this laptop daemon serves it. '
-        + 'Request bodies snake_case, records camelCase, errors {"error":{"code","message"}}. Records may carry a `povdesk` object with what only this daemon knows; '
-        + 'fields without a meaning here say so in their value (docs/vm-manager-api.md).',
+      description:
+        "giantswarm/vm-manager's /api/v1 (api/openapi.yaml @ dc39fe35c638a4f6ec4b9b8cb9788c1a69ef18e3) as this laptop daemon serves it. " +
+        'Request bodies snake_case, records camelCase, errors {"error":{"code","message"}}. Records may carry a `povdesk` object with what only this daemon knows; ' +
+        'fields without a meaning here say so in their value (docs/vm-manager-api.md).',
     },
     servers: [{ url: API_PREFIX }],
     paths,

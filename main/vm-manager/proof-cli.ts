@@ -27,7 +27,13 @@ export interface ProofCliOptions {
 function runningManager(stateDir: string): { url: string; token: string; pid: number } | null {
   try {
     const ep = JSON.parse(readFileSync(join(stateDir, 'endpoint.json'), 'utf8')) as { url?: unknown; token?: unknown; pid?: unknown };
-    if (typeof ep.url !== 'string' || !/^http:\/\/127\.0\.0\.1:\d+$/.test(ep.url) || typeof ep.token !== 'string' || typeof ep.pid !== 'number') return null;
+    if (
+      typeof ep.url !== 'string' ||
+      !/^http:\/\/127\.0\.0\.1:\d+$/.test(ep.url) ||
+      typeof ep.token !== 'string' ||
+      typeof ep.pid !== 'number'
+    )
+      return null;
     return pidExists(ep.pid) ? { url: ep.url, token: ep.token, pid: ep.pid } : null;
   } catch {
     return null;
@@ -39,7 +45,8 @@ export async function runProofCli(o: ProofCliOptions): Promise<number> {
   let target: { url: string; token: string };
   let own: RunningManager | null = null;
   if (o.server) {
-    if (!o.token) throw new VmmError('invalid_request', '--server needs its token: set POVDESK_VMM_TOKEN or pass --token-file <file> (chmod 600)');
+    if (!o.token)
+      throw new VmmError('invalid_request', '--server needs its token: set POVDESK_VMM_TOKEN or pass --token-file <file> (chmod 600)');
     target = { url: o.server, token: o.token };
     o.out(`proving the vm-manager at ${o.server}`);
   } else {
@@ -61,7 +68,14 @@ export async function runProofCli(o: ProofCliOptions): Promise<number> {
   process.once('SIGTERM', onSignal);
   let result: ProofResult;
   try {
-    result = await runProof({ ...target, skipVm: o.skipVm, ...(vmTimeoutMs ? { vmTimeoutMs } : {}), ...(o.image ? { image: o.image } : {}), out: o.out, signal: stop.signal });
+    result = await runProof({
+      ...target,
+      skipVm: o.skipVm,
+      ...(vmTimeoutMs ? { vmTimeoutMs } : {}),
+      ...(o.image ? { image: o.image } : {}),
+      out: o.out,
+      signal: stop.signal,
+    });
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -69,10 +83,14 @@ export async function runProofCli(o: ProofCliOptions): Promise<number> {
   }
   if (result.durations) {
     const d = result.durations;
-    o.out(`install: ${d.installSeconds === null ? 'none (no installer phase)' : `${d.installSeconds.toFixed(1)} s`}; boot: ${d.bootSeconds.toFixed(1)} s`);
+    o.out(
+      `install: ${d.installSeconds === null ? 'none (no installer phase)' : `${d.installSeconds.toFixed(1)} s`}; boot: ${d.bootSeconds.toFixed(1)} s`,
+    );
   }
   const failed = result.checks.filter((c) => c.result === 'fail').map((c) => c.name);
-  o.out(failed.length ? `proof FAILED: ${failed.join(', ')}` : `proof passed (${result.checks.filter((c) => c.result === 'ok').length} checks)`);
+  o.out(
+    failed.length ? `proof FAILED: ${failed.join(', ')}` : `proof passed (${result.checks.filter((c) => c.result === 'ok').length} checks)`,
+  );
   return failed.length ? 1 : 0;
 }
 

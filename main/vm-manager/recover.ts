@@ -69,13 +69,14 @@ export async function recoverVms(o: {
     removePid(join(dir, 'qemu.pid'));
     removePid(join(dir, 'swtpm.pid'));
     if (wasLive || r.state === 'stopping') {
-      const why = r.state === 'stopping'
-        ? null
-        : qAlive && !sAlive
-          ? 'swtpm was gone when vm-manager restarted, so QEMU was stopped'
-          : r.state === 'creating'
-            ? 'vm-manager stopped while the VM was being created'
-            : 'qemu exited while vm-manager was not running (exit status unknown)';
+      const why =
+        r.state === 'stopping'
+          ? null
+          : qAlive && !sAlive
+            ? 'swtpm was gone when vm-manager restarted, so QEMU was stopped'
+            : r.state === 'creating'
+              ? 'vm-manager stopped while the VM was being created'
+              : 'qemu exited while vm-manager was not running (exit status unknown)';
       r.state = why ? 'failed' : 'stopped';
       r.lastError = why ? errorWithTail(r, why) : r.lastError;
       r.stoppedAt = now();

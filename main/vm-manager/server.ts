@@ -70,7 +70,10 @@ function takeLock(stateDir: string) {
     const argv = procCmdline(pid);
     const start = readPidStart(file);
     if (argv && argv.some((a) => /node|electron|povdesk|tsx|vm-manager/.test(a)) && (start === null || procStart(pid) === start)) {
-      throw new VmmError('conflict', `another vm-manager (pid ${pid}) serves ${stateDir}; stop it first, or remove ${file} if that pid is not a vm-manager`);
+      throw new VmmError(
+        'conflict',
+        `another vm-manager (pid ${pid}) serves ${stateDir}; stop it first, or remove ${file} if that pid is not a vm-manager`,
+      );
     }
   }
   writePid(file, process.pid);
@@ -89,27 +92,54 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   const ovmf = findOvmf();
   const accel = o.accel ?? host.accelerator.chosen;
   if (!ovmf || !accel || !host.qemu.found || !host.swtpm.found) {
-    throw new VmmError('unavailable', `this host cannot run VMs: ${host.missing.map((m) => `${m.what} (${m.install})`).join('; ') || host.accelerator.reason}`);
+    throw new VmmError(
+      'unavailable',
+      `this host cannot run VMs: ${host.missing.map((m) => `${m.what} (${m.install})`).join('; ') || host.accelerator.reason}`,
+    );
   }
   if (host.accelerator.warning) o.log?.(`warning: ${host.accelerator.warning}`);
   const token = o.token ?? randomBytes(24).toString('hex');
   const timeouts = { ...DEFAULT_TIMEOUTS, ...o.timeouts };
-  const launcher = new QemuLauncher({ accel, ovmf, metadataSocket: join(stateDir, 'metadata.sock'), nodeBinary: o.nodeBinary, startMs: timeouts.startMs, termMs: timeouts.termMs, dieWithParent: o.dieWithParent });
+  const launcher = new QemuLauncher({
+    accel,
+    ovmf,
+    metadataSocket: join(stateDir, 'metadata.sock'),
+    nodeBinary: o.nodeBinary,
+    startMs: timeouts.startMs,
+    termMs: timeouts.termMs,
+    dieWithParent: o.dieWithParent,
+  });
   const networks = new Networks(stateDir);
   const switches = new LanSwitches({
-    stateDir, dieWithParent: o.dieWithParent, log: o.log,
+    stateDir,
+    dieWithParent: o.dieWithParent,
+    log: o.log,
     entry: (name) => (networks.has(name) ? networks.get(name) : null),
-    leases: (name) => vms.list().filter((v) => v.network === name && v.lease).map((v) => ({ mac: v.lease!.mac, ip: v.lease!.ip, names: [...new Set([v.hostname ?? v.name, v.name])] })),
+    leases: (name) =>
+      vms
+        .list()
+        .filter((v) => v.network === name && v.lease)
+        .map((v) => ({ mac: v.lease!.mac, ip: v.lease!.ip, names: [...new Set([v.hostname ?? v.name, v.name])] })),
   });
   const vms: VmService = new VmService({
-    stateDir, launcher, networkMode: (n) => networks.get(n).mode, timeouts, consoleMaxBytes: o.consoleMaxBytes, log: o.log,
-    lan: { leaseFor: (n, id, taken) => leaseFor(networks.get(n), id, taken), up: (n) => switches.up(networks.get(n)), internet: (n) => networks.get(n).internet },
+    stateDir,
+    launcher,
+    networkMode: (n) => networks.get(n).mode,
+    timeouts,
+    consoleMaxBytes: o.consoleMaxBytes,
+    log: o.log,
+    lan: {
+      leaseFor: (n, id, taken) => leaseFor(networks.get(n), id, taken),
+      up: (n) => switches.up(networks.get(n)),
+      internet: (n) => networks.get(n).internet,
+    },
   });
   // A network's switch runs while a VM of it may use it: creating, live or stopping.
   const usesSwitch = (state: string) => state === 'creating' || state === 'stopping' || (LIVE as string[]).includes(state);
   const idle = () => {
     for (const n of networks.list()) {
-      if (!switches.busy(n.name) && switches.running(n.name) && !vms.list().some((v) => v.network === n.name && usesSwitch(v.state))) void switches.down(n.name).catch(() => {});
+      if (!switches.busy(n.name) && switches.running(n.name) && !vms.list().some((v) => v.network === n.name && usesSwitch(v.state)))
+        void switches.down(n.name).catch(() => {});
     }
   };
   vms.events.on('change', idle);
@@ -119,7 +149,12 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
   await metadata.listen();
   const recovered = await vms.recover();
   // Reattached VMs get their networks' gateways back (their switches kept running).
-  for (const name of new Set(vms.list().filter((v) => (LIVE as string[]).includes(v.state) && v.lease && networks.has(v.network)).map((v) => v.network))) {
+  for (const name of new Set(
+    vms
+      .list()
+      .filter((v) => (LIVE as string[]).includes(v.state) && v.lease && networks.has(v.network))
+      .map((v) => v.network),
+  )) {
     await switches.up(networks.get(name)).catch((e: unknown) => o.log?.(`network ${name}: ${e instanceof Error ? e.message : String(e)}`));
   }
   idle();
@@ -135,7 +170,10 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
     res.once('close', () => requests--);
     if (!isMcpPath(req.url)) return handler(req, res);
     const wrongHost = allowedHost === null ? null : foreignRequest(req, allowedHost);
-    if (wrongHost) return void res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 'forbidden', message: wrongHost } }));
+    if (wrongHost)
+      return void res
+        .writeHead(403, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 'forbidden', message: wrongHost } }));
     mcp(req, res);
   });
   server.requestTimeout = 0; // create with wait_for may take minutes
@@ -152,7 +190,15 @@ export async function serve(o: ServeOptions): Promise<RunningManager> {
     allowedHost = `${a.address}:${a.port}`;
   }
   return {
-    url, socket: o.socket ?? null, token, stateDir, vms, metadata, host, recovered, requests: () => requests,
+    url,
+    socket: o.socket ?? null,
+    token,
+    stateDir,
+    vms,
+    metadata,
+    host,
+    recovered,
+    requests: () => requests,
     async close(opts = {}) {
       releaseLock(stateDir);
       if (opts.stopVms) await vms.stopAll();

@@ -85,7 +85,11 @@ export function saveClean(r: VmRecord, o: { memory: boolean; internet: boolean }
 /** Puts the saved disk, vTPM state and firmware variables back; says what a resume may use. */
 export function restoreClean(r: VmRecord): Restored {
   const meta = readMeta(r);
-  if (!meta) throw new VmmError('conflict', `VM ${r.id} has no clean state: save one first (POST /vms/${r.id}/povdesk/save-clean while it is stopped)`);
+  if (!meta)
+    throw new VmmError(
+      'conflict',
+      `VM ${r.id} has no clean state: save one first (POST /vms/${r.id}/povdesk/save-clean while it is stopped)`,
+    );
   try {
     if (meta.diskTag && r.paths.disk) qemuImg(['snapshot', '-a', meta.diskTag, r.paths.disk]);
     const tpmTmp = `${r.paths.tpmState}.restoring`;

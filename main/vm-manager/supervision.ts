@@ -38,7 +38,7 @@ export function errorWithTail(r: VmRecord, message: string, lines = 40): string 
   return tail.length ? `${message}\n--- last ${tail.length} console lines ---\n${tail.join('\n')}` : `${message} (the console is empty)`;
 }
 
-const SWTPM_GONE = 'swtpm (the VM\'s TPM) exited unexpectedly, so the VM was stopped';
+const SWTPM_GONE = "swtpm (the VM's TPM) exited unexpectedly, so the VM was stopped";
 
 export class Supervisor {
   private rt = new Map<string, Runtime>();
@@ -96,7 +96,9 @@ export class Supervisor {
       if (qpid) signal(qpid, 'SIGTERM');
     };
     if (qemuExit) {
-      qemuExit.then(({ code, signal: sig }) => onQemuGone(sig ? `qemu was killed by ${sig}` : `qemu exited with code ${code}`, code === 0 && !sig));
+      qemuExit.then(({ code, signal: sig }) =>
+        onQemuGone(sig ? `qemu was killed by ${sig}` : `qemu exited with code ${code}`, code === 0 && !sig),
+      );
     }
     if (swtpmExit) {
       swtpmExit.then(() => {
@@ -108,8 +110,10 @@ export class Supervisor {
     const consoleMax = this.o.consoleMaxBytes ?? CONSOLE_MAX_BYTES;
     rt.poll = setInterval(() => {
       if (done || gen !== rt.generation) return;
-      if (++ticks % 3 === 0 && capConsole(r.paths.console, consoleMax)) this.o.log(`vm ${id}: console.log over ${consoleMax} bytes, older half dropped`);
-      if (!qemuExit && qpid && !this.launcher.alive(r, 'qemu', qpid)) onQemuGone('qemu exited while vm-manager was not its parent (exit status unknown)', false);
+      if (++ticks % 3 === 0 && capConsole(r.paths.console, consoleMax))
+        this.o.log(`vm ${id}: console.log over ${consoleMax} bytes, older half dropped`);
+      if (!qemuExit && qpid && !this.launcher.alive(r, 'qemu', qpid))
+        onQemuGone('qemu exited while vm-manager was not its parent (exit status unknown)', false);
       if (!swtpmExit && spid && !rt.stopping && !rt.failReason && !this.launcher.alive(r, 'swtpm', spid)) swtpmGone();
     }, 300);
     rt.poll.unref();
@@ -144,18 +148,22 @@ export class Supervisor {
   armBootTimer(id: string, ms: number) {
     const rt = this.runtime(id);
     if (rt.bootTimer) clearTimeout(rt.bootTimer);
-    rt.bootTimer = setTimeout(() => {
-      rt.bootTimer = null;
-      const r = this.recs.find(id);
-      if (!r || (r.state !== 'booting' && r.state !== 'attesting')) return;
-      const why = r.requireAttestation && !r.attestation.userDataReleased
-        ? `no READY within ${Math.round(ms / 1000)} s: attestation did not verify, so user-data was withheld (${r.attestation.initrd?.message ?? 'no initrd quote arrived'})`
-        : `no READY within ${Math.round(ms / 1000)} s; the VM keeps running and a late READY still makes it ready`;
-      this.recs.update(id, (v) => {
-        v.state = 'running';
-        v.lastError = errorWithTail(v, why);
-      });
-    }, Math.max(0, ms));
+    rt.bootTimer = setTimeout(
+      () => {
+        rt.bootTimer = null;
+        const r = this.recs.find(id);
+        if (!r || (r.state !== 'booting' && r.state !== 'attesting')) return;
+        const why =
+          r.requireAttestation && !r.attestation.userDataReleased
+            ? `no READY within ${Math.round(ms / 1000)} s: attestation did not verify, so user-data was withheld (${r.attestation.initrd?.message ?? 'no initrd quote arrived'})`
+            : `no READY within ${Math.round(ms / 1000)} s; the VM keeps running and a late READY still makes it ready`;
+        this.recs.update(id, (v) => {
+          v.state = 'running';
+          v.lastError = errorWithTail(v, why);
+        });
+      },
+      Math.max(0, ms),
+    );
     rt.bootTimer.unref();
   }
 
@@ -167,7 +175,9 @@ export class Supervisor {
     try {
       rt.unwatch = await this.launcher.watchResets(this.recs.get(id), onReset);
     } catch (e) {
-      this.o.log(`vm ${id}: no QMP event watch, so a reboot from inside the guest is not re-gated: ${e instanceof Error ? e.message : String(e)}`);
+      this.o.log(
+        `vm ${id}: no QMP event watch, so a reboot from inside the guest is not re-gated: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
   }
 

@@ -55,16 +55,19 @@ export function exitWhenUnowned(o: {
   exit: (why: string) => void;
 }): () => void {
   let idleSince: number | null = null;
-  const timer = setInterval(() => {
-    if (reasonToStay({ vms: o.vms(), requests: o.requests(), ownerFile: o.ownerFile })) {
-      idleSince = null;
-      return;
-    }
-    idleSince ??= Date.now();
-    if (Date.now() - idleSince < o.graceMs) return;
-    clearInterval(timer);
-    o.exit(`no VM to supervise and the owner of the data directory is gone (${o.ownerFile}) for ${Math.round(o.graceMs / 1000)} s`);
-  }, o.checkMs ?? Math.max(100, Math.min(2000, Math.floor(o.graceMs / 4))));
+  const timer = setInterval(
+    () => {
+      if (reasonToStay({ vms: o.vms(), requests: o.requests(), ownerFile: o.ownerFile })) {
+        idleSince = null;
+        return;
+      }
+      idleSince ??= Date.now();
+      if (Date.now() - idleSince < o.graceMs) return;
+      clearInterval(timer);
+      o.exit(`no VM to supervise and the owner of the data directory is gone (${o.ownerFile}) for ${Math.round(o.graceMs / 1000)} s`);
+    },
+    o.checkMs ?? Math.max(100, Math.min(2000, Math.floor(o.graceMs / 4))),
+  );
   timer.unref();
   return () => clearInterval(timer);
 }

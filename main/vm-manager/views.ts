@@ -44,7 +44,13 @@ const LIVE_STATES = ['booting', 'attesting', 'ready', 'running'];
 export function vmView(r: VmRecord) {
   const live = LIVE_STATES.includes(r.state);
   return compact({
-    id: r.id, name: r.name, image: r.image, cpus: r.cpus, memoryMiB: r.memoryMiB, diskGiB: r.diskGiB, network: r.network,
+    id: r.id,
+    name: r.name,
+    image: r.image,
+    cpus: r.cpus,
+    memoryMiB: r.memoryMiB,
+    diskGiB: r.diskGiB,
+    network: r.network,
     sshAuthorizedKeys: r.sshAuthorizedKeys.length ? r.sshAuthorizedKeys : undefined,
     hostname: r.hostname ?? r.name,
     metadata: Object.keys(r.metadata).length ? r.metadata : undefined,
@@ -65,13 +71,37 @@ export function vmView(r: VmRecord) {
     readyAt: opt(r.readyAt),
     lastError: opt(r.lastError),
     paths: compact({
-      dir: r.paths.dir, volume: opt(r.paths.disk), console: r.paths.console, tpmState: r.paths.tpmState, ovmfVars: r.paths.ovmfVars,
-      qmpSocket: r.paths.qmpSocket, sshKey: r.sshKey ? r.paths.sshKey : undefined, userData: r.hasUserData ? r.paths.userData : undefined,
+      dir: r.paths.dir,
+      volume: opt(r.paths.disk),
+      console: r.paths.console,
+      tpmState: r.paths.tpmState,
+      ovmfVars: r.paths.ovmfVars,
+      qmpSocket: r.paths.qmpSocket,
+      sshKey: r.sshKey ? r.paths.sshKey : undefined,
+      userData: r.hasUserData ? r.paths.userData : undefined,
     }),
     povdesk: {
-      accel: r.accel, startedAt: r.startedAt, stoppedAt: r.stoppedAt, durations: r.durations, ports: r.ports, forwards: r.forwards, hostForwards: r.hostForwards,
-      pids: r.pids, sshHostKey: r.sshHostKey, serialSocket: r.paths.serialSocket, hasUserData: r.hasUserData, cleanAt: r.cleanAt, cleanMemory: r.cleanMemory, cleanNote: r.cleanNote, lastReset: r.lastReset,
-      attestation: { akFingerprint: r.attestation.akFingerprint, initrd: r.attestation.initrd, ready: r.attestation.ready, ...(r.attestation.learn ? { learn: true } : {}) },
+      accel: r.accel,
+      startedAt: r.startedAt,
+      stoppedAt: r.stoppedAt,
+      durations: r.durations,
+      ports: r.ports,
+      forwards: r.forwards,
+      hostForwards: r.hostForwards,
+      pids: r.pids,
+      sshHostKey: r.sshHostKey,
+      serialSocket: r.paths.serialSocket,
+      hasUserData: r.hasUserData,
+      cleanAt: r.cleanAt,
+      cleanMemory: r.cleanMemory,
+      cleanNote: r.cleanNote,
+      lastReset: r.lastReset,
+      attestation: {
+        akFingerprint: r.attestation.akFingerprint,
+        initrd: r.attestation.initrd,
+        ready: r.attestation.ready,
+        ...(r.attestation.learn ? { learn: true } : {}),
+      },
     },
   });
 }
@@ -80,16 +110,32 @@ export type VmView = ReturnType<typeof vmView>;
 export function hostView(h: HostReport): Host & { povdesk: HostReport } {
   const kvm = h.accelerator.probes.find((p) => p.accel === 'kvm');
   return compact({
-    hostname: h.hostname, kernel: h.kernel, cpus: h.cpus, memoryBytes: h.memoryBytes,
-    kvm: compact({ path: '/dev/kvm', accessible: kvm?.result === 'usable', error: kvm && kvm.result !== 'usable' ? kvm.detail : kvm ? undefined : `not probed on ${h.platform}: ${h.accelerator.reason}` }),
-    vhostVsock: { path: '/dev/vhost-vsock', accessible: false, error: 'not used: guests here reach the manager over QEMU user-mode networking (metadata service at 169.254.169.254), not vsock' },
+    hostname: h.hostname,
+    kernel: h.kernel,
+    cpus: h.cpus,
+    memoryBytes: h.memoryBytes,
+    kvm: compact({
+      path: '/dev/kvm',
+      accessible: kvm?.result === 'usable',
+      error: kvm && kvm.result !== 'usable' ? kvm.detail : kvm ? undefined : `not probed on ${h.platform}: ${h.accelerator.reason}`,
+    }),
+    vhostVsock: {
+      path: '/dev/vhost-vsock',
+      accessible: false,
+      error: 'not used: guests here reach the manager over QEMU user-mode networking (metadata service at 169.254.169.254), not vsock',
+    },
     qemu: compact({ found: h.qemu.found, version: opt(h.qemu.version), error: opt(h.qemu.error) }),
     swtpm: compact({ found: h.swtpm.found, version: opt(h.swtpm.version), error: opt(h.swtpm.error) }),
-    systemd: { found: false, error: 'not used: VMs here are detached QEMU + swtpm processes supervised by vm-manager itself, not systemd units' },
+    systemd: {
+      found: false,
+      error: 'not used: VMs here are detached QEMU + swtpm processes supervised by vm-manager itself, not systemd units',
+    },
     ovmfCode: opt(h.ovmfCode),
     storageProviders: [],
     ready: h.ready,
-    missing: h.ready ? undefined : h.missing.map((m) => `${m.what} (${m.install})`).concat(h.accelerator.chosen ? [] : [`an accelerator: ${h.accelerator.reason}`]),
+    missing: h.ready
+      ? undefined
+      : h.missing.map((m) => `${m.what} (${m.install})`).concat(h.accelerator.chosen ? [] : [`an accelerator: ${h.accelerator.reason}`]),
     povdesk: h,
   });
 }
@@ -104,13 +150,18 @@ export function localImageView(i: StoredImage) {
     path: dir,
     policy: policy
       ? {
-        pcrs: policy.pcrs, recordOnly: policy.record_only ?? [], golden: policy.golden.sha256, goldenCount: Object.keys(policy.golden.sha256).length,
-        // what the boot will measure, made from the files (any VM size); else why not (golden values are the fallback)
-        references: policy.references ? referencesSummary(policy.references) : null, unpredictable: policy.unpredictable ?? null,
-        // sizes other than the default one that a learn boot ran at (shared/golden-size.ts)
-        goldenSizes: learnedSizes(policy),
-        firmware: policy.golden_firmware ?? null, firmwareChanged: firmwareChange(policy, findOvmf()?.code ?? null),
-      }
+          pcrs: policy.pcrs,
+          recordOnly: policy.record_only ?? [],
+          golden: policy.golden.sha256,
+          goldenCount: Object.keys(policy.golden.sha256).length,
+          // what the boot will measure, made from the files (any VM size); else why not (golden values are the fallback)
+          references: policy.references ? referencesSummary(policy.references) : null,
+          unpredictable: policy.unpredictable ?? null,
+          // sizes other than the default one that a learn boot ran at (shared/golden-size.ts)
+          goldenSizes: learnedSizes(policy),
+          firmware: policy.golden_firmware ?? null,
+          firmwareChanged: firmwareChange(policy, findOvmf()?.code ?? null),
+        }
       : null,
   };
 }
@@ -135,10 +186,20 @@ export function imageByRef(stateDir: string, ref: string) {
   return getImage(stateDir, ref.endsWith(suffix) ? ref.slice(0, -suffix.length) : ref);
 }
 
-export function networkView(n: NetworkEntry, vms: VmRecord[]): Network & { povdesk: { mode: string; builtin: boolean; internet: boolean } } {
+export function networkView(
+  n: NetworkEntry,
+  vms: VmRecord[],
+): Network & { povdesk: { mode: string; builtin: boolean; internet: boolean } } {
   const on = vms.filter((v) => v.network === n.name && v.state !== 'deleting' && v.lease);
   return {
-    spec: compact({ name: n.name, cidr: n.cidr, gatewayIP: n.gatewayIP, dnsSearchDomain: opt(n.dnsSearchDomain), enableIMDS: true, enableHostAlias: n.mode === 'nat' }),
+    spec: compact({
+      name: n.name,
+      cidr: n.cidr,
+      gatewayIP: n.gatewayIP,
+      dnsSearchDomain: opt(n.dnsSearchDomain),
+      enableIMDS: true,
+      enableHostAlias: n.mode === 'nat',
+    }),
     gateway: n.gatewayIP,
     leases: on.map((v) => ({ vmID: v.id, mac: v.lease!.mac, ip: v.lease!.ip })),
     povdesk: { mode: n.mode, builtin: n.builtin, internet: n.internet },
@@ -159,7 +220,13 @@ function procUsage(pid: number): { cpu: number; rss: number } | null {
 }
 
 export function metricsView(r: VmRecord, vms: VmRecord[]): Metrics {
-  const att = !r.requireAttestation ? 'disabled' : r.attestation.userDataReleased ? 'released' : r.attestation.initrd && !r.attestation.initrd.verified ? 'failed' : 'pending';
+  const att = !r.requireAttestation
+    ? 'disabled'
+    : r.attestation.userDataReleased
+      ? 'released'
+      : r.attestation.initrd && !r.attestation.initrd.verified
+        ? 'failed'
+        : 'pending';
   const pid = r.pids.qemu ?? undefined;
   const use = pid ? procUsage(pid) : null;
   return {
@@ -173,7 +240,12 @@ export function metricsView(r: VmRecord, vms: VmRecord[]): Metrics {
       disk_bytes: r.diskGiB * 1024 ** 3,
       boot_to_ready_seconds: opt(r.durations.readySeconds),
       // No per-network counters: each VM's user-mode network lives inside its QEMU (docs/vm-manager-api.md).
-      network: { name: r.network, bytes_sent: 0, bytes_received: 0, leases: vms.filter((v) => v.network === r.network && v.state !== 'deleting').length },
+      network: {
+        name: r.network,
+        bytes_sent: 0,
+        bytes_received: 0,
+        leases: vms.filter((v) => v.network === r.network && v.state !== 'deleting').length,
+      },
     }),
     guest: null,
     note: 'no systemd-report upload: the guest here reports READY to the metadata service, not a systemd-report',

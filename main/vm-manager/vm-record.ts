@@ -105,7 +105,18 @@ export interface VmRecord {
   /** Guest→host forwards (the create body's povdesk.host_forwards): GUEST_HOST_ALIAS:guestPort in the guest reaches 127.0.0.1:hostPort here. */
   hostForwards: HostForward[];
   /** serialSocket: null for a VM last started by a vm-manager without the serial socket. */
-  paths: { dir: string; console: string; serialSocket: string | null; tpmState: string; swtpmSocket: string; ovmfVars: string; qmpSocket: string; userData: string; disk: string | null; sshKey: string };
+  paths: {
+    dir: string;
+    console: string;
+    serialSocket: string | null;
+    tpmState: string;
+    swtpmSocket: string;
+    ovmfVars: string;
+    qmpSocket: string;
+    userData: string;
+    disk: string | null;
+    sshKey: string;
+  };
 }
 
 export interface CreateInput {
@@ -127,13 +138,21 @@ export interface CreateInput {
 }
 
 export const now = () => new Date().toISOString();
-export const secondsBetween = (a: string | null, b: string | null) => (a && b ? Math.round((Date.parse(b) - Date.parse(a)) / 100) / 10 : null);
+export const secondsBetween = (a: string | null, b: string | null) =>
+  a && b ? Math.round((Date.parse(b) - Date.parse(a)) / 100) / 10 : null;
 
 export function recordPaths(dir: string, hasDisk: boolean): VmRecord['paths'] {
   return {
-    dir, console: join(dir, 'console.log'), serialSocket: join(dir, 'serial.sock'), tpmState: join(dir, 'tpm'), swtpmSocket: join(dir, 'tpm', 'swtpm.sock'),
-    ovmfVars: join(dir, 'OVMF_VARS.fd'), qmpSocket: join(dir, 'qmp.sock'), userData: join(dir, 'user-data'),
-    disk: hasDisk ? join(dir, 'disk.qcow2') : null, sshKey: join(dir, 'manager_ed25519_key'),
+    dir,
+    console: join(dir, 'console.log'),
+    serialSocket: join(dir, 'serial.sock'),
+    tpmState: join(dir, 'tpm'),
+    swtpmSocket: join(dir, 'tpm', 'swtpm.sock'),
+    ovmfVars: join(dir, 'OVMF_VARS.fd'),
+    qmpSocket: join(dir, 'qmp.sock'),
+    userData: join(dir, 'user-data'),
+    disk: hasDisk ? join(dir, 'disk.qcow2') : null,
+    sshKey: join(dir, 'manager_ed25519_key'),
   };
 }
 

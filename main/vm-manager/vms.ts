@@ -19,7 +19,18 @@ import { recoverVms } from './recover';
 import { ensureSshHostKey } from './ssh-host-key';
 import { quoteAfterResume, resetCleanState, saveCleanState, type CleanHost } from './clean-state';
 import { DEFAULT_TIMEOUTS, Supervisor, type Timeouts } from './supervision';
-import { LIVE, now, recordPaths, secondsBetween, VmRecords, type CreateInput, type PortForward, type StageResult, type VmRecord, type WaitFor } from './vm-record';
+import {
+  LIVE,
+  now,
+  recordPaths,
+  secondsBetween,
+  VmRecords,
+  type CreateInput,
+  type PortForward,
+  type StageResult,
+  type VmRecord,
+  type WaitFor,
+} from './vm-record';
 
 export { METADATA_PROXY } from './launcher';
 export { DEFAULT_TIMEOUTS, type Timeouts } from './supervision';
@@ -154,21 +165,58 @@ export class VmService {
       throw new VmmError('conflict', `a VM named "${input.name}" exists; pick another name or delete it first`);
     }
     if (image.kind === 'disk' && image.virtualSizeBytes && input.diskGiB * 1024 ** 3 < image.virtualSizeBytes) {
-      throw new VmmError('invalid_request', `disk_gib ${input.diskGiB} is smaller than image "${image.name}" (${Math.ceil(image.virtualSizeBytes / 1024 ** 3)} GiB)`);
+      throw new VmmError(
+        'invalid_request',
+        `disk_gib ${input.diskGiB} is smaller than image "${image.name}" (${Math.ceil(image.virtualSizeBytes / 1024 ** 3)} GiB)`,
+      );
     }
     let id = newId();
     while (this.recs.has(id)) id = newId();
     const dir = join(this.vmsDir, id);
     const network = input.network ?? 'default';
     const r: VmRecord = {
-      id, name: input.name, image: image.name, cpus: input.cpus, memoryMiB: input.memoryMiB, diskGiB: input.diskGiB,
-      requireAttestation: input.requireAttestation, waitFor: input.waitFor, network, lease: this.leaseOn(network, id), accel: this.launcher.accel,
-      state: 'creating', machineID: randomBytes(16).toString('hex'), hostname: input.hostname ?? null, metadata: input.metadata ?? {}, sshAuthorizedKeys: input.sshAuthorizedKeys ?? [],
-      createdAt: now(), installedAt: null, startedAt: null, bootedAt: null, readyAt: null, stoppedAt: null, booted: false,
+      id,
+      name: input.name,
+      image: image.name,
+      cpus: input.cpus,
+      memoryMiB: input.memoryMiB,
+      diskGiB: input.diskGiB,
+      requireAttestation: input.requireAttestation,
+      waitFor: input.waitFor,
+      network,
+      lease: this.leaseOn(network, id),
+      accel: this.launcher.accel,
+      state: 'creating',
+      machineID: randomBytes(16).toString('hex'),
+      hostname: input.hostname ?? null,
+      metadata: input.metadata ?? {},
+      sshAuthorizedKeys: input.sshAuthorizedKeys ?? [],
+      createdAt: now(),
+      installedAt: null,
+      startedAt: null,
+      bootedAt: null,
+      readyAt: null,
+      stoppedAt: null,
+      booted: false,
       durations: { installSeconds: null, bootSeconds: null, readySeconds: null },
-      lastError: null, hasUserData: input.userData !== null && input.userData !== '',
-      attestation: { required: input.requireAttestation, ...(input.learnGolden ? { learn: true } : {}), userDataReleased: false, nonceIssuedAt: null, akFingerprint: null, akPub: null, initrd: null, ready: null },
-      sshHostKey: null, sshKey: null, cleanAt: null, cleanMemory: false, cleanNote: null, lastReset: null,
+      lastError: null,
+      hasUserData: input.userData !== null && input.userData !== '',
+      attestation: {
+        required: input.requireAttestation,
+        ...(input.learnGolden ? { learn: true } : {}),
+        userDataReleased: false,
+        nonceIssuedAt: null,
+        akFingerprint: null,
+        akPub: null,
+        initrd: null,
+        ready: null,
+      },
+      sshHostKey: null,
+      sshKey: null,
+      cleanAt: null,
+      cleanMemory: false,
+      cleanNote: null,
+      lastReset: null,
       pids: { qemu: null, swtpm: null },
       ports: { ssh: null },
       forwards: [],
@@ -194,13 +242,16 @@ export class VmService {
   /** A new lease on the network, in the record before it is first saved (so a crash never leaves a VM without one). */
   private leaseOn(network: string, id: string): Lease | null {
     if (!this.o.lan) return null;
-    const taken = this.list().filter((v) => v.network === network && v.lease && v.id !== id).map((v) => v.lease!.ip);
+    const taken = this.list()
+      .filter((v) => v.network === network && v.lease && v.id !== id)
+      .map((v) => v.lease!.ip);
     return this.o.lan.leaseFor(network, id, taken);
   }
 
   async start(id: string): Promise<VmRecord> {
     const r = this.get(id);
-    if (r.state !== 'stopped' && r.state !== 'failed') throw new VmmError('conflict', `VM ${id} is ${r.state}; start works only from stopped or failed`);
+    if (r.state !== 'stopped' && r.state !== 'failed')
+      throw new VmmError('conflict', `VM ${id} is ${r.state}; start works only from stopped or failed`);
     await this.launch(id);
     return this.get(id);
   }
@@ -255,7 +306,10 @@ export class VmService {
         v.pids = { qemu: null, swtpm: null };
         v.ports = { ssh: null };
       });
-      throw new VmmError('vm_failed', `VM ${id}: ${msg.split('\n')[0]}; the VM still exists: see GET /api/v1/vms/${id} (lastError) or delete it`);
+      throw new VmmError(
+        'vm_failed',
+        `VM ${id}: ${msg.split('\n')[0]}; the VM still exists: see GET /api/v1/vms/${id} (lastError) or delete it`,
+      );
     };
     try {
       // The AK is the manager's: made in the VM's swtpm before the guest runs, and pinned (a record from
@@ -325,7 +379,11 @@ export class VmService {
       this.recs.update(id, (x) => (x.attestation.userDataReleased = true));
       this.guest.ready(id);
     } else {
-      this.recs.update(id, (x) => (x.lastError = `resumed from its clean state, but its fresh quote did not verify: ${why ?? x.attestation.ready?.message ?? 'no quote arrived'}`));
+      this.recs.update(
+        id,
+        (x) =>
+          (x.lastError = `resumed from its clean state, but its fresh quote did not verify: ${why ?? x.attestation.ready?.message ?? 'no quote arrived'}`),
+      );
     }
   }
 
@@ -350,7 +408,13 @@ export class VmService {
   private bootSource(r: VmRecord): QemuSpec['boot'] {
     const img = getImage(this.o.stateDir, r.image);
     if (img.kind === 'kernel' && img.kernel && img.initrd) {
-      return { kind: 'kernel', kernel: join(img.dir, img.kernel), initrd: join(img.dir, img.initrd), append: img.cmdline ?? '', dataDisk: r.paths.disk };
+      return {
+        kind: 'kernel',
+        kernel: join(img.dir, img.kernel),
+        initrd: join(img.dir, img.initrd),
+        append: img.cmdline ?? '',
+        dataDisk: r.paths.disk,
+      };
     }
     if (!r.paths.disk) throw new VmmError('internal', `VM ${r.id} has a disk image but no overlay`);
     return { kind: 'disk', overlay: r.paths.disk };
@@ -371,7 +435,10 @@ export class VmService {
       v.stoppedAt = now();
       v.pids = { qemu: null, swtpm: null };
       v.ports = { ssh: null };
-      v.lastError = how === 'powerdown' || how === 'gone' ? null : `the guest did not power down within ${Math.round(powerdownMs / 1000)} s, so QEMU got ${how === 'term' ? 'SIGTERM' : 'SIGKILL'}`;
+      v.lastError =
+        how === 'powerdown' || how === 'gone'
+          ? null
+          : `the guest did not power down within ${Math.round(powerdownMs / 1000)} s, so QEMU got ${how === 'term' ? 'SIGTERM' : 'SIGKILL'}`;
     });
     rt.stopping = false;
     rt.generation++;
@@ -384,7 +451,10 @@ export class VmService {
     try {
       await this.launcher.reset(r);
     } catch (e) {
-      throw new VmmError('conflict', `VM ${id}: QEMU did not take the reset (${e instanceof Error ? e.message : String(e)}); stop and start it instead`);
+      throw new VmmError(
+        'conflict',
+        `VM ${id}: QEMU did not take the reset (${e instanceof Error ? e.message : String(e)}); stop and start it instead`,
+      );
     }
     this.newBoot(id);
     return this.get(id);
@@ -418,7 +488,10 @@ export class VmService {
     try {
       await this.launcher.addForward(r, f.hostPort, port);
     } catch (e) {
-      throw new VmmError('conflict', `VM ${id}: QEMU did not take the forward of port ${port} (${e instanceof Error ? e.message : String(e)})`);
+      throw new VmmError(
+        'conflict',
+        `VM ${id}: QEMU did not take the forward of port ${port} (${e instanceof Error ? e.message : String(e)})`,
+      );
     }
     this.recs.update(id, (v) => v.forwards.push(f));
     return f;
@@ -428,7 +501,14 @@ export class VmService {
 
   /** Loads every record; reattaches to live VMs and cleans up after dead ones (recover.ts). Call once at start. */
   recover(): Promise<{ reattached: string[]; cleaned: string[] }> {
-    return recoverVms({ vmsDir: this.vmsDir, recs: this.recs, launcher: this.launcher, sup: this.sup, bootMs: this.timeouts.bootMs, onGuestReset: (id) => this.guestReset(id) });
+    return recoverVms({
+      vmsDir: this.vmsDir,
+      recs: this.recs,
+      launcher: this.launcher,
+      sup: this.sup,
+      bootMs: this.timeouts.bootMs,
+      onGuestReset: (id) => this.guestReset(id),
+    });
   }
 
   /** Stops supervision timers (the VMs keep running: they are detached). */
@@ -443,6 +523,10 @@ export class VmService {
    */
   async stopAll() {
     await Promise.allSettled([...this.launching]);
-    await Promise.all(this.list().filter((r) => LIVE.includes(r.state)).map((r) => this.stop(r.id).catch(() => {})));
+    await Promise.all(
+      this.list()
+        .filter((r) => LIVE.includes(r.state))
+        .map((r) => this.stop(r.id).catch(() => {})),
+    );
   }
 }

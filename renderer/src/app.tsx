@@ -65,7 +65,13 @@ export function App() {
             </button>
           </div>
         )}
-        <Suspense fallback={<p className="muted" role="status">Loading…</p>}>
+        <Suspense
+          fallback={
+            <p className="muted" role="status">
+              Loading…
+            </p>
+          }
+        >
           <Page />
         </Suspense>
       </main>

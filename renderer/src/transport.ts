@@ -47,9 +47,12 @@ async function exchangeLaunchCode(url: string, code: string): Promise<string> {
   const res = await fetch(url, { method: 'POST', headers: { [LAUNCH_CODE_HEADER]: code }, cache: 'no-store' });
   const body = (await res.json().catch(() => null)) as { token?: unknown } | null;
   if (!res.ok || typeof body?.token !== 'string') {
-    throw Object.assign(new Error('This launch link was already used or has expired. Open the URL `povdesk serve` printed, or start it again.'), {
-      code: 'unauthorized',
-    });
+    throw Object.assign(
+      new Error('This launch link was already used or has expired. Open the URL `povdesk serve` printed, or start it again.'),
+      {
+        code: 'unauthorized',
+      },
+    );
   }
   return body.token;
 }
@@ -81,46 +84,55 @@ export function wsTransport(url: string, launchToken: string | Promise<string>):
 
   const connect = (): Promise<WebSocket> => {
     if (ready) return ready;
-    ready = tokenReady.then(() => new Promise<WebSocket>((resolve, reject) => {
-      const sock = new WebSocket(url, [WS_PROTOCOL, WS_TOKEN_PREFIX + token]);
-      sock.binaryType = 'arraybuffer';
-      sock.onerror = () => reject(new ConnectionError('cannot reach the POV Desk host; is `povdesk serve` still running?'));
-      sock.onclose = () => {
-        ws = null;
-        conn = null;
-        ready = null;
-        for (const p of pending.values()) p.reject(new ConnectionError('the connection to the POV Desk host closed'));
-        pending.clear();
-      };
-      sock.onmessage = (ev) => {
-        const msg = (ev.data instanceof ArrayBuffer ? { t: 'event', ...decodeBinaryEvent(ev.data) } : JSON.parse(String(ev.data))) as ServerMessage;
-        if (msg.t === 'hello') {
-          // The host's first message: from here on the connection can be used.
-          ws = sock;
-          conn = msg.conn;
-          for (const { stream, key } of listeners.pairs()) {
-            if (!BYTE_STREAMS.includes(stream)) sock.send(JSON.stringify({ t: 'sub', stream, key }));
-          }
-          resolve(sock);
-          return;
-        }
-        if (msg.t === 'event') {
-          listeners.deliver(msg.stream, msg.key, msg.data, msg.bytes);
-          return;
-        }
-        const p = pending.get(msg.id);
-        if (!p) return;
-        pending.delete(msg.id);
-        if (msg.t === 'result') p.resolve(msg.result);
-        else p.reject(toError(msg.error));
-      };
-    }));
+    ready = tokenReady.then(
+      () =>
+        new Promise<WebSocket>((resolve, reject) => {
+          const sock = new WebSocket(url, [WS_PROTOCOL, WS_TOKEN_PREFIX + token]);
+          sock.binaryType = 'arraybuffer';
+          sock.onerror = () => reject(new ConnectionError('cannot reach the POV Desk host; is `povdesk serve` still running?'));
+          sock.onclose = () => {
+            ws = null;
+            conn = null;
+            ready = null;
+            for (const p of pending.values()) p.reject(new ConnectionError('the connection to the POV Desk host closed'));
+            pending.clear();
+          };
+          sock.onmessage = (ev) => {
+            const msg = (
+              ev.data instanceof ArrayBuffer ? { t: 'event', ...decodeBinaryEvent(ev.data) } : JSON.parse(String(ev.data))
+            ) as ServerMessage;
+            if (msg.t === 'hello') {
+              // The host's first message: from here on the connection can be used.
+              ws = sock;
+              conn = msg.conn;
+              for (const { stream, key } of listeners.pairs()) {
+                if (!BYTE_STREAMS.includes(stream)) sock.send(JSON.stringify({ t: 'sub', stream, key }));
+              }
+              resolve(sock);
+              return;
+            }
+            if (msg.t === 'event') {
+              listeners.deliver(msg.stream, msg.key, msg.data, msg.bytes);
+              return;
+            }
+            const p = pending.get(msg.id);
+            if (!p) return;
+            pending.delete(msg.id);
+            if (msg.t === 'result') p.resolve(msg.result);
+            else p.reject(toError(msg.error));
+          };
+        }),
+    );
     return ready;
   };
 
   const send = (m: unknown) => {
     if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(m));
-    else void connect().then((s) => s.send(JSON.stringify(m)), () => undefined);
+    else
+      void connect().then(
+        (s) => s.send(JSON.stringify(m)),
+        () => undefined,
+      );
   };
 
   let readBody: BodyReader | null = null;
@@ -161,7 +173,10 @@ export function wsTransport(url: string, launchToken: string | Promise<string>):
     },
     subscribe(stream, key, fn) {
       if (!BYTE_STREAMS.includes(stream)) {
-        return listeners.add(stream, key, fn, { first: () => send({ t: 'sub', stream, key }), last: () => send({ t: 'unsub', stream, key }) });
+        return listeners.add(stream, key, fn, {
+          first: () => send({ t: 'sub', stream, key }),
+          last: () => send({ t: 'unsub', stream, key }),
+        });
       }
       const k = streamKey(stream, key);
       return listeners.add(stream, key, fn, {

@@ -24,10 +24,18 @@ const sets: MethodHints = { readOnly: false, destructive: false, idempotent: tru
 /** Removes or stops something that cannot be brought back as it was. */
 const destroys: MethodHints = { readOnly: false, destructive: true, idempotent: true };
 /** Where a secret may go in from a shell: not the command line, which every local user can read. */
-export const SECRET_ARGS_ADVICE = 'give `povdesk call <method>` the JSON on standard input (`-`) or in a file (`@path`), never on its command line';
-const takesSecret = (what: string): MethodHints => ({ ...sets, takesSecret: what, notOverMcp: `takes ${what}; use the app, or ${SECRET_ARGS_ADVICE}` });
+export const SECRET_ARGS_ADVICE =
+  'give `povdesk call <method>` the JSON on standard input (`-`) or in a file (`@path`), never on its command line';
+const takesSecret = (what: string): MethodHints => ({
+  ...sets,
+  takesSecret: what,
+  notOverMcp: `takes ${what}; use the app, or ${SECRET_ARGS_ADVICE}`,
+});
 /** Answers with a secret (a share link's password): secrets never cross MCP. */
-const returnsSecret = (what: string, base: MethodHints): MethodHints => ({ ...base, notOverMcp: `answers with ${what}; use the app or \`povdesk call\`` });
+const returnsSecret = (what: string, base: MethodHints): MethodHints => ({
+  ...base,
+  notOverMcp: `answers with ${what}; use the app or \`povdesk call\``,
+});
 const needsStream = (stream: string, instead: string): MethodHints => ({
   ...write,
   notOverMcp: `is only useful with a ${stream} stream subscription, which MCP does not carry; use ${instead}`,
@@ -96,7 +104,11 @@ export const methodHints = {
   'pam.getSettings': read,
   // The Jumpoint image and its docker run flags run on every POV's control node beside the Docker
   // socket: an assistant (or a prompt injected into one) must not choose them.
-  'pam.saveSettings': { ...sets, notOverMcp: 'sets the POV Gateway container image and its docker run flags, which every control node runs; use the app or `povdesk call`' },
+  'pam.saveSettings': {
+    ...sets,
+    notOverMcp:
+      'sets the POV Gateway container image and its docker run flags, which every control node runs; use the app or `povdesk call`',
+  },
   'vm.connection': read,
   'vm.setConnection': takesSecret("a remote vm-manager's bearer token"),
   'vm.host': read,
@@ -114,7 +126,11 @@ export const methodHints = {
   'vm.imageBuildTest': sets,
   'vm.learnGolden': write,
   // Golden values decide which boots attestation trusts: a person reviews the learned table first.
-  'vm.saveGolden': { ...sets, notOverMcp: 'saves golden PCR values, which decide what attestation trusts; review the learned values and save them in the app or with `povdesk call`' },
+  'vm.saveGolden': {
+    ...sets,
+    notOverMcp:
+      'saves golden PCR values, which decide what attestation trusts; review the learned values and save them in the app or with `povdesk call`',
+  },
   'vm.remakeReferences': sets,
   'vm.login': { ...write, notOverMcp: 'is a person logging in at the identity provider; use the app' },
   'vm.logout': destroys,

@@ -19,8 +19,11 @@ export const DEPRECATED_METHOD_NAMES = {
 
 /** The method an old name became, or undefined for any other name. */
 export function renamedMethod(name: string): MethodName | undefined {
-  return Object.prototype.hasOwnProperty.call(DEPRECATED_METHOD_NAMES, name) ? DEPRECATED_METHOD_NAMES[name as keyof typeof DEPRECATED_METHOD_NAMES] : undefined;
+  return Object.prototype.hasOwnProperty.call(DEPRECATED_METHOD_NAMES, name)
+    ? DEPRECATED_METHOD_NAMES[name as keyof typeof DEPRECATED_METHOD_NAMES]
+    : undefined;
 }
 
 /** What --help and the MCP listing say of an old name. */
-export const deprecationNote = (old: string, current: string) => `deprecated: ${old} is now ${current}; the old name goes in the next release`;
+export const deprecationNote = (old: string, current: string) =>
+  `deprecated: ${old} is now ${current}; the old name goes in the next release`;

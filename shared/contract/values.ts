@@ -7,7 +7,11 @@
 
 /** Demo readiness levels (readiness.ts) and the badge words, the same in the list and the POV page. */
 export const READINESS = ['ready', 'attention', 'not_ready'] as const;
-export const READINESS_WORDS: Record<(typeof READINESS)[number], string> = { ready: 'ready', attention: 'attention', not_ready: 'not ready' };
+export const READINESS_WORDS: Record<(typeof READINESS)[number], string> = {
+  ready: 'ready',
+  attention: 'attention',
+  not_ready: 'not ready',
+};
 /** A checklist item's states: not_configured is an optional service not set up (neutral). */
 export const READINESS_ITEM_STATES = ['ok', 'not_configured', 'attention', 'not_ready'] as const;
 

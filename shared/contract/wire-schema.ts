@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { lazySchema } from '../lazy-schema';
 import { ERROR_CODES } from './errors';
 
-export const wireErrorSchema = lazySchema(() => z.strictObject({
-  code: z.enum(ERROR_CODES),
-  message: z.string(),
-  detail: z.unknown().optional(),
-}));
+export const wireErrorSchema = lazySchema(() =>
+  z.strictObject({
+    code: z.enum(ERROR_CODES),
+    message: z.string(),
+    detail: z.unknown().optional(),
+  }),
+);

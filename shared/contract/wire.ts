@@ -80,7 +80,15 @@ export function decodeBinaryEvent(buf: ArrayBuffer): { stream: string; key: stri
   const len = new DataView(buf).getUint32(0);
   if (4 + len > buf.byteLength) throw new Error(`binary frame header says ${len} bytes but the frame has ${buf.byteLength - 4}`);
   const h = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 4, len))) as Partial<BinaryEventHeader>;
-  if (h.t !== 'event' || typeof h.stream !== 'string' || typeof h.key !== 'string' || typeof h.bytes !== 'number' || typeof h.binary !== 'string' || !h.data || typeof h.data !== 'object') {
+  if (
+    h.t !== 'event' ||
+    typeof h.stream !== 'string' ||
+    typeof h.key !== 'string' ||
+    typeof h.bytes !== 'number' ||
+    typeof h.binary !== 'string' ||
+    !h.data ||
+    typeof h.data !== 'object'
+  ) {
     throw new Error('binary frame header is not an event');
   }
   return { stream: h.stream, key: h.key, bytes: h.bytes, data: { ...h.data, [h.binary]: new Uint8Array(buf, 4 + len) } };

@@ -70,11 +70,22 @@ describe.skipIf(skip !== null)('bake.start: bad input and cancel leave nothing',
     // 128 MiB NTFS disk with \Windows\System32 and no registry, and a copy of the base whose / is
     // filled up to 8 MiB.
     copyFileSync(base, full);
-    await guestfish([
-      `disk-create ${win} qcow2 134217728`, `add ${win} format:qcow2`, `add ${full} format:qcow2`, 'run',
-      'part-disk /dev/sda mbr', 'mkfs ntfs /dev/sda1', 'mount /dev/sda1 /', 'mkdir-p /Windows/System32/config', 'write /Windows/System32/config/notes.txt "fake"',
-      'umount-all', 'mount /dev/sdb3 /', 'sh "fallocate -l $(( $(stat -f -c %a /) * $(stat -f -c %S /) - 8388608 )) /filler"',
-    ].join('\n') + '\n');
+    await guestfish(
+      [
+        `disk-create ${win} qcow2 134217728`,
+        `add ${win} format:qcow2`,
+        `add ${full} format:qcow2`,
+        'run',
+        'part-disk /dev/sda mbr',
+        'mkfs ntfs /dev/sda1',
+        'mount /dev/sda1 /',
+        'mkdir-p /Windows/System32/config',
+        'write /Windows/System32/config/notes.txt "fake"',
+        'umount-all',
+        'mount /dev/sdb3 /',
+        'sh "fallocate -l $(( $(stat -f -c %a /) * $(stat -f -c %S /) - 8388608 )) /filler"',
+      ].join('\n') + '\n',
+    );
   }, 900_000);
   afterAll(async () => {
     await w?.close();
@@ -87,7 +98,12 @@ describe.skipIf(skip !== null)('bake.start: bad input and cancel leave nothing',
     mkdirSync(join(w.state, 'incoming'), { recursive: true });
     writeFileSync(join(w.state, 'incoming', '4194305-job-x.qcow2'), 'half a disk');
     writeFileSync(join(w.sources, 'notes.qcow2'), 'these are my notes, not a disk\n'.repeat(100));
-    await expectRefused(w, { source: join(w.sources, 'notes.qcow2'), name: 'notes' }, 'invalid_request', /not a disk image: it has no MBR or GPT partition table/);
+    await expectRefused(
+      w,
+      { source: join(w.sources, 'notes.qcow2'), name: 'notes' },
+      'invalid_request',
+      /not a disk image: it has no MBR or GPT partition table/,
+    );
   });
 
   it('a source outside the allowed directories (also through a symlink): refused before anything is made', async () => {
@@ -102,7 +118,12 @@ describe.skipIf(skip !== null)('bake.start: bad input and cancel leave nothing',
   }, 300_000);
 
   it('an image with no free space: refused naming the space it needs and sizeGib', async () => {
-    await expectRefused(w, { source: full, name: 'full' }, 'invalid_request', /MiB free on \/ and the bake needs about \d+ MiB: pass sizeGib/);
+    await expectRefused(
+      w,
+      { source: full, name: 'full' },
+      'invalid_request',
+      /MiB free on \/ and the bake needs about \d+ MiB: pass sizeGib/,
+    );
     rmSync(full);
   }, 600_000);
 
@@ -113,20 +134,27 @@ describe.skipIf(skip !== null)('bake.start: bad input and cancel leave nothing',
       const name = `cancel-${stage}`;
       const source = stage === 'register' || stage === 'proof' ? baked : base;
       const id = w.svc.start({ source, name, docker: 'skip' });
-      await until(`stage ${stage}`, () => {
-        const j = w.jobs.get(id);
-        if (j && ['failed', 'succeeded'].includes(j.state)) throw new Error(`job ended ${j.state} before ${stage}: ${j.error?.message}`);
-        return j?.progress.step === stage;
-      }, 900_000, 100);
+      await until(
+        `stage ${stage}`,
+        () => {
+          const j = w.jobs.get(id);
+          if (j && ['failed', 'succeeded'].includes(j.state)) throw new Error(`job ended ${j.state} before ${stage}: ${j.error?.message}`);
+          return j?.progress.step === stage;
+        },
+        900_000,
+        100,
+      );
       // inside the stage's tool (the proof: once the VM runs)
       if (stage === 'proof') await until('proof VM', async () => (await w.client.list()).length > 0, 120_000);
       else await new Promise((r) => setTimeout(r, stage === 'register' ? 0 : 1500));
       w.jobs.cancel(id);
       const job = await w.jobs.wait(id);
       expect(job.state).toBe('cancelled');
-      await until(`nothing left after cancel in ${stage}`, async () => (await leftovers(w, name)).length === 0, 30_000, 500).catch(async () => {
-        expect(await leftovers(w, name)).toEqual([]);
-      });
+      await until(`nothing left after cancel in ${stage}`, async () => (await leftovers(w, name)).length === 0, 30_000, 500).catch(
+        async () => {
+          expect(await leftovers(w, name)).toEqual([]);
+        },
+      );
       expect(existsSync(source)).toBe(true);
     }, 900_000);
   }

@@ -61,13 +61,28 @@ function guestFiles(disk: string, paths: string[]): (string | null)[] {
 async function bootView(disk: string): Promise<Map<string, string>> {
   const d = openDisk(disk);
   try {
-    const out = new Map<string, string>([['sectors 0-4095', createHash('sha256').update(d.read(0, 2 * 1024 ** 2)).digest('hex')]]);
+    const out = new Map<string, string>([
+      [
+        'sectors 0-4095',
+        createHash('sha256')
+          .update(d.read(0, 2 * 1024 ** 2))
+          .digest('hex'),
+      ],
+    ]);
     let n = 0;
     const walk = async (fs: Ext4Fs | FatFs, at: string, dir: string): Promise<void> => {
       for (const e of fs.list(dir) ?? []) {
         const p = `${dir === '/' ? '' : dir}/${e.name}`;
         if (e.dir) await walk(fs, at, p);
-        else out.set(`${at}${p}`, e.size === -1 ? 'symlink' : createHash('sha256').update(fs.readFile(p) ?? 'unreadable').digest('hex'));
+        else
+          out.set(
+            `${at}${p}`,
+            e.size === -1
+              ? 'symlink'
+              : createHash('sha256')
+                  .update(fs.readFile(p) ?? 'unreadable')
+                  .digest('hex'),
+          );
         if (++n % 200 === 0) await new Promise((r) => setImmediate(r));
       }
     };
@@ -103,13 +118,26 @@ async function sameAsProven(w: BakeWorld, proven: string, o: ProofInput): Promis
   const [a, b] = [await bootView(imageDisk(w, o.image)), await bootView(imageDisk(w, proven))];
   const differ = [...new Set([...a.keys(), ...b.keys()])].filter((k) => a.get(k) !== b.get(k)).sort();
   const others = differ.filter((k) => k !== GUEST_MANIFEST);
-  if (others.length) problems.push(`${others.length} differ from ${proven}'s (only ${GUEST_MANIFEST} may): ${others.slice(0, 20).join(', ')}`);
+  if (others.length)
+    problems.push(`${others.length} differ from ${proven}'s (only ${GUEST_MANIFEST} may): ${others.slice(0, 20).join(', ')}`);
   const runnerSha256 = a.get(RUNNER_PATH) ?? null;
   if (runnerSha256 !== o.expectRunnerSha256) problems.push(`the runner's sha256 is ${runnerSha256}, the app's is ${o.expectRunnerSha256}`);
   return {
-    passed: problems.length === 0, at: new Date().toISOString(), seconds: Math.round((Date.now() - started) / 100) / 10, dockerEnabled: null, runnerSha256, consoleTail: '',
-    message: problems.length ? problems.join('; ') : `the same ${a.size} files and boot sectors (but ${GUEST_MANIFEST}) and the same reference measurements as ${proven}, whose proof boot passed`,
-    attestation: { required: o.attest === true, verified: null, message: `as ${proven}'s: ${first?.attestation?.message ?? 'none'}`, events: null },
+    passed: problems.length === 0,
+    at: new Date().toISOString(),
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+    dockerEnabled: null,
+    runnerSha256,
+    consoleTail: '',
+    message: problems.length
+      ? problems.join('; ')
+      : `the same ${a.size} files and boot sectors (but ${GUEST_MANIFEST}) and the same reference measurements as ${proven}, whose proof boot passed`,
+    attestation: {
+      required: o.attest === true,
+      verified: null,
+      message: `as ${proven}'s: ${first?.attestation?.message ?? 'none'}`,
+      events: null,
+    },
   };
 }
 
@@ -131,8 +159,19 @@ describe.skipIf(skip !== null)('bake.start (real mmdebstrap, libguestfs, QEMU/TC
     const log = w.jobs.log(id).map((l) => l.message);
     if (job.state !== 'succeeded') console.log(log.slice(-60).join('\n'));
     expect(job.state, job.error?.message).toBe('succeeded');
-    const r = job.result as { manifest: { stages: Record<string, number>; docker: string; packages: Record<string, string>; runner: { sha256: string } }; proof: { passed: boolean; dockerEnabled: string; runnerSha256: string; message: string; attestation?: { required: boolean; verified: boolean | null; message: string; events: { count: number; checked: number } | null } } };
-    console.log(`bake debian: ${Math.round((Date.now() - t0) / 1000)} s, stages ${JSON.stringify(r.manifest.stages)}; ${log.find((l) => l.startsWith('source: Debian base'))}`);
+    const r = job.result as {
+      manifest: { stages: Record<string, number>; docker: string; packages: Record<string, string>; runner: { sha256: string } };
+      proof: {
+        passed: boolean;
+        dockerEnabled: string;
+        runnerSha256: string;
+        message: string;
+        attestation?: { required: boolean; verified: boolean | null; message: string; events: { count: number; checked: number } | null };
+      };
+    };
+    console.log(
+      `bake debian: ${Math.round((Date.now() - t0) / 1000)} s, stages ${JSON.stringify(r.manifest.stages)}; ${log.find((l) => l.startsWith('source: Debian base'))}`,
+    );
     expect(r.proof.passed).toBe(true);
     // The import made the disk's reference measurements (its GRUB, read from the disk): the proof VM
     // required attestation, so its runner got the probe only after the quote and event log verified.
@@ -212,7 +251,11 @@ describe.skipIf(skip !== null)('bake.start (real mmdebstrap, libguestfs, QEMU/TC
     await copyFile(ova, src); // not cp under execFileSync: the in-process vm-manager must keep its event loop
     const before = (w.svc.list()[0]?.manifest.packages ?? {})['docker.io'];
     const again = new BakeService({
-      home: w.home, jobs: w.jobs, allowedDirs: [w.sources], cacheDir: CACHE, vmm: async () => ({ client: w.client, stateDir: w.state }),
+      home: w.home,
+      jobs: w.jobs,
+      allowedDirs: [w.sources],
+      cacheDir: CACHE,
+      vmm: async () => ({ client: w.client, stateDir: w.state }),
       proof: (o) => sameAsProven(w, NAME, o),
     });
     const id = again.start({ source: src, name: 'ctl-again' });
@@ -220,7 +263,10 @@ describe.skipIf(skip !== null)('bake.start (real mmdebstrap, libguestfs, QEMU/TC
     const log = w.jobs.log(id).map((l) => l.message);
     if (job.state !== 'succeeded') console.log(log.slice(-60).join('\n'));
     expect(job.state, job.error?.message).toBe('succeeded');
-    const r = job.result as { manifest: { docker: string; packages: Record<string, string>; stages: Record<string, number> }; proof: ProofResult };
+    const r = job.result as {
+      manifest: { docker: string; packages: Record<string, string>; stages: Record<string, number> };
+      proof: ProofResult;
+    };
     expect(r.manifest.docker).toBe('present');
     expect(r.manifest.packages).toEqual({}); // nothing fetched or installed: docker.io, open-vm-tools, curl and tpm2-tools were there
     expect(log.find((l) => l.startsWith('inspect: ') && l.includes('runtime'))).toContain('runtime docker.io');
@@ -232,7 +278,11 @@ describe.skipIf(skip !== null)('bake.start (real mmdebstrap, libguestfs, QEMU/TC
     expect(r.proof.runnerSha256).toBe(runnerScript().sha256);
     // the version in the image after the bake is the one before (read from the image's disk by the
     // manager's own ext4 reader: no libguestfs appliance launch, ~20 s under TCG, for three files)
-    const [manifest, status, machineId] = guestFiles(imageDisk(w, 'ctl-again'), ['/etc/povdesk/template-manifest.json', '/var/lib/dpkg/status', '/etc/machine-id']);
+    const [manifest, status, machineId] = guestFiles(imageDisk(w, 'ctl-again'), [
+      '/etc/povdesk/template-manifest.json',
+      '/var/lib/dpkg/status',
+      '/etc/machine-id',
+    ]);
     const after = JSON.parse(manifest!);
     expect(after.docker).toBe('present');
     // the source by its file name only: no host path (a user's name) inside the template (issue 33 item 7)

@@ -93,7 +93,10 @@ describe.skipIf(skip !== null)('the Debian base: BIOS GRUB goes to the guest dis
   async function expectBiosGrub(disk: string) {
     const b = await head(disk);
     expect(b.subarray(0, 440).toString('latin1'), 'GRUB boot code in the MBR').toContain('GRUB');
-    expect(b.subarray(1024 * 1024, 1024 * 1024 + 512).some((x) => x !== 0), 'core.img in the BIOS boot partition').toBe(true);
+    expect(
+      b.subarray(1024 * 1024, 1024 * 1024 + 512).some((x) => x !== 0),
+      'core.img in the BIOS boot partition',
+    ).toBe(true);
   }
 
   it('the appliance disk named /dev/sda (the flake): GRUB still goes to the guest disk', async () => {

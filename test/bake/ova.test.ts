@@ -17,7 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), 'ova-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe.skipIf(skip !== null)('OVA/OVF/VMDK export', () => {
-  it('an OVA: USTAR members .ovf, .mf, .vmdk in order; SHA256 lines verify; the OVF parses and names the VMDK\'s size and the capacity', async () => {
+  it("an OVA: USTAR members .ovf, .mf, .vmdk in order; SHA256 lines verify; the OVF parses and names the VMDK's size and the capacity", async () => {
     const disk = join(dir, 'd.qcow2');
     execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', disk, '64M']);
     const out = join(dir, 'ova');
@@ -31,7 +31,11 @@ describe.skipIf(skip !== null)('OVA/OVF/VMDK export', () => {
     execFileSync('tar', ['-xf', join(out, 'tiny.ova'), '-C', out]);
     for (const line of readFileSync(join(out, 'tiny.mf'), 'utf8').trimEnd().split('\n')) {
       const [, f, hex] = /^SHA256\((.+)\)= ([0-9a-f]{64})$/.exec(line)!;
-      expect(createHash('sha256').update(readFileSync(join(out, f!))).digest('hex')).toBe(hex);
+      expect(
+        createHash('sha256')
+          .update(readFileSync(join(out, f!)))
+          .digest('hex'),
+      ).toBe(hex);
     }
     execFileSync('xmllint', ['--noout', join(out, 'tiny.ovf')]);
     const ovf = readFileSync(join(out, 'tiny.ovf'), 'utf8');
@@ -53,11 +57,13 @@ describe.skipIf(skip !== null)('OVA/OVF/VMDK export', () => {
     expect(mf).toContain(`SHA256(tiny.ovf)= ${files[0]!.sha256}`);
   });
 
-  it('a 5 TB disk: refused with Skytap\'s limit, nothing written', async () => {
+  it("a 5 TB disk: refused with Skytap's limit, nothing written", async () => {
     const disk = join(dir, 'huge.qcow2');
     execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', disk, '5T']);
     const out = mkdtempSync(join(dir, 'huge-'));
-    await expect(writeExport({ name: 'huge', disk, capacityBytes: 5 * 1024 ** 4, format: 'ova', dir: out })).rejects.toThrow(/Skytap imports VMs under 4 TB/);
+    await expect(writeExport({ name: 'huge', disk, capacityBytes: 5 * 1024 ** 4, format: 'ova', dir: out })).rejects.toThrow(
+      /Skytap imports VMs under 4 TB/,
+    );
     expect(readdirSync(out)).toEqual([]);
   });
 });

@@ -42,7 +42,12 @@ describe.skipIf(tarSkip)('preloadImages: checked before a bake makes anything', 
 
   it('takes a docker-archive with a tagged image and names its refs and checksum', async () => {
     const [img] = await checkPreloadImages([join(allowed, 'agent.tar')], [allowed]);
-    expect(img).toMatchObject({ path: join(allowed, 'agent.tar'), refs: [AGENT_REF], bytes: agentImageTar().length, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(img).toMatchObject({
+      path: join(allowed, 'agent.tar'),
+      refs: [AGENT_REF],
+      bytes: agentImageTar().length,
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
   });
 
   it.each([
@@ -56,12 +61,17 @@ describe.skipIf(tarSkip)('preloadImages: checked before a bake makes anything', 
     ['shell.tar', 'allowed', /an image reference like name:tag/],
   ])('refuses %s', async (file, sub, message) => {
     const path = sub ? join(dir, sub, file) : file === 'link.tar' ? join(allowed, file) : join(dir, file);
-    await expect(checkPreloadImages([path], [allowed])).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(message) });
+    await expect(checkPreloadImages([path], [allowed])).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(message),
+    });
   });
 
   it('refuses the same file twice and one ref in two archives', async () => {
     await expect(checkPreloadImages([join(allowed, 'agent.tar'), join(allowed, 'agent.tar')], [allowed])).rejects.toThrow(/twice/);
-    await expect(checkPreloadImages([join(allowed, 'agent.tar'), join(allowed, 'agent-again.tar')], [allowed])).rejects.toThrow(/povdesk\/test-agent:1 is in two/);
+    await expect(checkPreloadImages([join(allowed, 'agent.tar'), join(allowed, 'agent-again.tar')], [allowed])).rejects.toThrow(
+      /povdesk\/test-agent:1 is in two/,
+    );
   });
 
   it('the guest side: the unit loads before the runner and is required by it; the probe checks each ref', () => {
@@ -75,12 +85,13 @@ describe.skipIf(tarSkip)('preloadImages: checked before a bake makes anything', 
     expect(() => probePayload('0123456789abcdef', ['x; reboot'])).toThrow(/not an image reference/);
   });
 
-  it('the probe\'s image check, run by a shell against a docker that knows one of two refs, names the missing one', () => {
+  it("the probe's image check, run by a shell against a docker that knows one of two refs, names the missing one", () => {
     const payload = probePayload('0123456789abcdef', ['povdesk/a:1', 'b:2']);
     const check = payload.slice(payload.indexOf('i=ok'), payload.indexOf('c=failed'));
     const bin = mkdtempSync(join(dir, 'bin-'));
     writeFileSync(join(bin, 'docker'), '#!/bin/sh\n[ "$1 $2 $3" = "image inspect povdesk/a:1" ]\n', { mode: 0o755 });
-    const run = () => execFileSync('/bin/sh', ['-c', `${check}echo "$i"`], { env: { PATH: `${bin}:/usr/bin:/bin` }, encoding: 'utf8' }).trim();
+    const run = () =>
+      execFileSync('/bin/sh', ['-c', `${check}echo "$i"`], { env: { PATH: `${bin}:/usr/bin:/bin` }, encoding: 'utf8' }).trim();
     expect(run()).toBe('missing:b:2,');
     writeFileSync(join(bin, 'docker'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
     expect(run()).toBe('ok');
@@ -101,7 +112,10 @@ describe.skipIf(bakeSkip() !== null)('bake.start with bad preloadImages: a clear
   it('refuses a bad archive and preloading without Docker before making anything', async () => {
     const cases: [BakeArgs, RegExp][] = [
       [{ source: { debian: 'bookworm' }, name: 'pre-bad', preloadImages: [join(w.sources, 'notes.tar')] }, /not a docker-archive tar/],
-      [{ source: { debian: 'bookworm' }, name: 'pre-skip', docker: 'skip', preloadImages: [join(w.sources, 'agent.tar')] }, /needs Docker in the guest/],
+      [
+        { source: { debian: 'bookworm' }, name: 'pre-skip', docker: 'skip', preloadImages: [join(w.sources, 'agent.tar')] },
+        /needs Docker in the guest/,
+      ],
     ];
     for (const [args, message] of cases) {
       const job = await w.jobs.wait(w.svc.start(args));

@@ -15,7 +15,9 @@ import { needs } from '../support/system';
 
 const SHELLS = ['/bin/sh', '/bin/dash', '/bin/bash', '/bin/busybox'];
 const APPARMOR = 'docker: Error response from daemon: AppArmor enabled on system but the docker-default profile could not be loaded.';
-const skip = needs([...SHELLS, 'tar', 'ldd', 'chroot', 'timeout']) ?? (process.getuid?.() !== 0 ? 'not running as root: the stand-in docker runs the image with chroot' : null);
+const skip =
+  needs([...SHELLS, 'tar', 'ldd', 'chroot', 'timeout']) ??
+  (process.getuid?.() !== 0 ? 'not running as root: the stand-in docker runs the image with chroot' : null);
 
 /** Records each call; import keeps the tar, run extracts it and runs the command in a chroot. */
 const FAKE_DOCKER = `#!/bin/sh
@@ -54,12 +56,12 @@ describe.skipIf(skip)('the proof runs a container, not only asks whether docker.
     return { out, calls, console };
   };
 
-  it.each(SHELLS)('%s: an image of the guest\'s own /bin/sh is imported, runs with no network, and is removed', (shell) => {
+  it.each(SHELLS)("%s: an image of the guest's own /bin/sh is imported, runs with no network, and is removed", (shell) => {
     const r = run(shell);
     expect(r.out).toBe('ok');
     expect(r.calls).toEqual([
       'import - povdesk-proof:0123456789abcdef',
-      "run --rm --network none povdesk-proof:0123456789abcdef /bin/sh -c echo ran",
+      'run --rm --network none povdesk-proof:0123456789abcdef /bin/sh -c echo ran',
       'rmi -f povdesk-proof:0123456789abcdef',
     ]);
     const members = execFileSync('tar', ['-tf', join(dir, 'image.tar')], { encoding: 'utf8' });

@@ -20,8 +20,18 @@ import { pidsWith } from '../vm-manager/support';
 /** Its folder keeps the name `templates` from before the bake domain's rename: the caches stay valid. */
 export const CACHE = join(process.env.POVDESK_TEST_CACHE ?? join(homedir(), '.cache', 'povdesk-test'), 'templates');
 export const TOOLS = [
-  'qemu-system-x86_64', 'qemu-img', 'swtpm', '/usr/share/OVMF/OVMF_CODE_4M.fd', 'mmdebstrap', 'guestfish', 'virt-copy-out',
-  'virt-resize', 'virt-filesystems', 'apt-get', 'tar', 'xmllint',
+  'qemu-system-x86_64',
+  'qemu-img',
+  'swtpm',
+  '/usr/share/OVMF/OVMF_CODE_4M.fd',
+  'mmdebstrap',
+  'guestfish',
+  'virt-copy-out',
+  'virt-resize',
+  'virt-filesystems',
+  'apt-get',
+  'tar',
+  'xmllint',
 ];
 
 export function bakeSkip(): string | null {
@@ -49,7 +59,11 @@ export interface BakeWorld {
  */
 export function guestfsFolders(): string[] {
   const dirs = new Set(['/tmp', tmpdir(), process.env.XDG_RUNTIME_DIR].filter((d): d is string => !!d && existsSync(d)));
-  return [...dirs].flatMap((d) => readdirSync(d).filter((n) => /^libguestfs[A-Za-z0-9]{6}$|^povdesk-guestfs-/.test(n)).map((n) => join(d, n)));
+  return [...dirs].flatMap((d) =>
+    readdirSync(d)
+      .filter((n) => /^libguestfs[A-Za-z0-9]{6}$|^povdesk-guestfs-/.test(n))
+      .map((n) => join(d, n)),
+  );
 }
 
 export async function bakeWorld(o: { proofTimeoutMs?: number } = {}): Promise<BakeWorld> {
@@ -63,11 +77,22 @@ export async function bakeWorld(o: { proofTimeoutMs?: number } = {}): Promise<Ba
   const db = openDatabase(join(home, 'povdesk.sqlite'));
   const jobs = new JobRunner(db);
   const svc = new BakeService({
-    home, jobs, allowedDirs: [sources], cacheDir: CACHE, proofTimeoutMs: o.proofTimeoutMs,
+    home,
+    jobs,
+    allowedDirs: [sources],
+    cacheDir: CACHE,
+    proofTimeoutMs: o.proofTimeoutMs,
     vmm: async () => ({ client, stateDir: state }),
   });
   return {
-    home, state, sources, m, client, jobs, svc, guestfsBefore: new Set(guestfsFolders()),
+    home,
+    state,
+    sources,
+    m,
+    client,
+    jobs,
+    svc,
+    guestfsBefore: new Set(guestfsFolders()),
     async close() {
       await jobs.shutdown();
       for (const v of m.vms.list()) await m.vms.delete(v.id).catch(() => {});
@@ -115,9 +140,19 @@ export function tarMembers(file: string) {
     let off = 0;
     for (;;) {
       if (readSync(fd, h, 0, 512, off) < 512 || h.every((b) => b === 0)) break;
-      const str = (a: number, n: number) => h.subarray(a, a + n).toString('latin1').replace(/\0.*$/s, '');
+      const str = (a: number, n: number) =>
+        h
+          .subarray(a, a + n)
+          .toString('latin1')
+          .replace(/\0.*$/s, '');
       const size = parseInt(str(124, 12).trim(), 8);
-      out.push({ name: str(0, 100), size, magic: h.subarray(257, 263).toString('latin1'), version: h.subarray(263, 265).toString('latin1'), offset: off + 512 });
+      out.push({
+        name: str(0, 100),
+        size,
+        magic: h.subarray(257, 263).toString('latin1'),
+        version: h.subarray(263, 265).toString('latin1'),
+        offset: off + 512,
+      });
       off += 512 + Math.ceil(size / 512) * 512;
     }
   } finally {

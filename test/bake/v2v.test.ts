@@ -44,7 +44,9 @@ function cacheKey(): string {
 /** The cached control-node disk exported as `bake.export` writes it: the OVA and the disk's size. */
 async function exported(log: (l: string) => void): Promise<{ ova: string; work: string; capacityBytes: number }> {
   const { disk } = await controlNodeDisk(log);
-  const capacityBytes = (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', disk]).toString()) as { 'virtual-size': number })['virtual-size'];
+  const capacityBytes = (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', disk]).toString()) as { 'virtual-size': number })[
+    'virtual-size'
+  ];
   const work = tempDir('povdesk-v2v-');
   const ova = (await writeExport({ name: 'v2v-cn', disk, capacityBytes, format: 'ova', dir: work }))[0]!.path;
   return { ova, work, capacityBytes };
@@ -59,7 +61,9 @@ async function converted(log: (l: string) => void): Promise<{ disk: string; said
   const dir = dirname(out);
   if (existsSync(out)) {
     const { disk } = await controlNodeDisk(log);
-    const capacityBytes = (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', disk]).toString()) as { 'virtual-size': number })['virtual-size'];
+    const capacityBytes = (JSON.parse(execFileSync('qemu-img', ['info', '--output=json', disk]).toString()) as { 'virtual-size': number })[
+      'virtual-size'
+    ];
     return { disk: out, said: readFileSync(join(dir, 'virt-v2v.txt'), 'utf8'), capacityBytes, seconds: null };
   }
   // what virt-v2v printed, then the libvirt domain it wrote (the cached text is the same)
@@ -68,7 +72,9 @@ async function converted(log: (l: string) => void): Promise<{ disk: string; said
   mkdirSync(target);
   const t0 = Date.now();
   // the same libguestfs set-up as the bake's tools (direct backend, TCG, nothing left behind)
-  const said = await runGuestfs('virt-v2v', ['-i', 'ova', ova, '-o', 'local', '-os', target, '-of', 'qcow2', '-on', 'v2v-cn'], { what: 'virt-v2v -i ova' });
+  const said = await runGuestfs('virt-v2v', ['-i', 'ova', ova, '-o', 'local', '-os', target, '-of', 'qcow2', '-on', 'v2v-cn'], {
+    what: 'virt-v2v -i ova',
+  });
   const seconds = Math.round((Date.now() - t0) / 1000);
   const xml = readFileSync(join(target, 'v2v-cn.xml'), 'utf8');
   const written = /<source file=['"]([^'"]+)['"]/.exec(xml)?.[1];
@@ -108,31 +114,35 @@ describe.skipIf(skip !== null)('virt-v2v imports the exported OVA; the converted
   }, 600_000);
 
   // the conversion: `npm run test:slow`, or a cached one (see the file's comment)
-  it.skipIf(skip !== null || (!SLOW && !existsSync(cachedConversion())))('export → virt-v2v -i ova → import into the vm-manager → the proof probe answered', async () => {
-    const c = await converted((l) => console.log(l));
-    console.log(c.seconds === null ? 'virt-v2v: the cached conversion' : `virt-v2v converted the OVA in ${c.seconds} s`);
-    // virt-v2v found the guest's OS and its virtio drivers, and read the OVF's size (2 vCPUs, 4096 MB)
-    expect(c.said).toMatch(/Converting 12\.\d+ to run on KVM/);
-    expect(c.said).toMatch(/This guest has virtio drivers installed/);
-    expect(c.said).toContain("<libosinfo:os id='http://debian.org/debian/12'/>");
-    expect(c.said).toContain("<memory unit='KiB'>4194304</memory>");
-    expect(c.said).toContain('<vcpu>2</vcpu>');
+  it.skipIf(skip !== null || (!SLOW && !existsSync(cachedConversion())))(
+    'export → virt-v2v -i ova → import into the vm-manager → the proof probe answered',
+    async () => {
+      const c = await converted((l) => console.log(l));
+      console.log(c.seconds === null ? 'virt-v2v: the cached conversion' : `virt-v2v converted the OVA in ${c.seconds} s`);
+      // virt-v2v found the guest's OS and its virtio drivers, and read the OVF's size (2 vCPUs, 4096 MB)
+      expect(c.said).toMatch(/Converting 12\.\d+ to run on KVM/);
+      expect(c.said).toMatch(/This guest has virtio drivers installed/);
+      expect(c.said).toContain("<libosinfo:os id='http://debian.org/debian/12'/>");
+      expect(c.said).toContain("<memory unit='KiB'>4194304</memory>");
+      expect(c.said).toContain('<vcpu>2</vcpu>');
 
-    // imported as the lab imports the cached control-node disk: a copy in the manager's incoming folder
-    const incoming = join(w.state, 'incoming', 'v2v-control-node.qcow2');
-    mkdirSync(join(w.state, 'incoming'), { recursive: true });
-    await copyFile(c.disk, incoming);
-    await w.client.importImage(incoming, 'v2v-control-node');
-    const proof = await proofBoot({
-      client: w.client,
-      image: 'v2v-control-node',
-      diskGib: Math.ceil(c.capacityBytes / 1024 ** 3),
-      expectRunnerSha256: createHash('sha256').update(runnerScript().script).digest('hex'),
-      expectDocker: true,
-      expectImages: [AGENT_REF],
-      timeoutMs: 600_000,
-      log: (l) => (l.startsWith('console:') ? undefined : console.log(l)),
-    });
-    expect(proof.passed, `${proof.message}\n${proof.consoleTail}`).toBe(true);
-  }, 3_000_000);
+      // imported as the lab imports the cached control-node disk: a copy in the manager's incoming folder
+      const incoming = join(w.state, 'incoming', 'v2v-control-node.qcow2');
+      mkdirSync(join(w.state, 'incoming'), { recursive: true });
+      await copyFile(c.disk, incoming);
+      await w.client.importImage(incoming, 'v2v-control-node');
+      const proof = await proofBoot({
+        client: w.client,
+        image: 'v2v-control-node',
+        diskGib: Math.ceil(c.capacityBytes / 1024 ** 3),
+        expectRunnerSha256: createHash('sha256').update(runnerScript().script).digest('hex'),
+        expectDocker: true,
+        expectImages: [AGENT_REF],
+        timeoutMs: 600_000,
+        log: (l) => (l.startsWith('console:') ? undefined : console.log(l)),
+      });
+      expect(proof.passed, `${proof.message}\n${proof.consoleTail}`).toBe(true);
+    },
+    3_000_000,
+  );
 });

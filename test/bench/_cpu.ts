@@ -99,7 +99,9 @@ export const total = (u: CpuUse) => KINDS.reduce((n, k) => n + u[k], 0);
 /** "renderer's main thread 3.21, … = 8.70 CPU s per 100 MB" for `mb` megabytes moved. */
 export function describeCpu(u: CpuUse, mb: number): string {
   const per = (x: number) => ((x / mb) * 100).toFixed(2);
-  return `${KINDS.filter((k) => u[k] > 0.005).map((k) => `${LABEL[k]} ${per(u[k])}`).join(', ')} = ${per(total(u))} CPU s per 100 MB`;
+  return `${KINDS.filter((k) => u[k] > 0.005)
+    .map((k) => `${LABEL[k]} ${per(u[k])}`)
+    .join(', ')} = ${per(total(u))} CPU s per 100 MB`;
 }
 
 /**

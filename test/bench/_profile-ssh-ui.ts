@@ -20,9 +20,21 @@ const tracing = trace === '1';
 const jsprof = trace === '2';
 
 async function host(out: string) {
-  const prof = process.env.PROF_HOST ? ['--import', "data:text/javascript,process.on('SIGUSR2',()=>process.exit(0))", '--cpu-prof', '--cpu-prof-dir', process.env.PROF_HOST] : [];
-  const child = spawn(process.execPath, [...prof, join(out, 'main', 'cli.js'), 'serve', '--port', '0'], { env: { ...process.env, POVDESK_HOME: mkdtempSync(join(tmpdir(), 'pp-')) }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((r) => { let o = ''; child.stdout.on('data', (b) => { o += b; const m = /serving (http:\/\/\S+)/.exec(o); if (m) r(m[1]!); }); });
+  const prof = process.env.PROF_HOST
+    ? ['--import', "data:text/javascript,process.on('SIGUSR2',()=>process.exit(0))", '--cpu-prof', '--cpu-prof-dir', process.env.PROF_HOST]
+    : [];
+  const child = spawn(process.execPath, [...prof, join(out, 'main', 'cli.js'), 'serve', '--port', '0'], {
+    env: { ...process.env, POVDESK_HOME: mkdtempSync(join(tmpdir(), 'pp-')) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((r) => {
+    let o = '';
+    child.stdout.on('data', (b) => {
+      o += b;
+      const m = /serving (http:\/\/\S+)/.exec(o);
+      if (m) r(m[1]!);
+    });
+  });
   return { child, url };
 }
 
@@ -41,7 +53,10 @@ function summarize(buf: Buffer, label: string) {
     const byName = new Map<string, number>();
     for (const e of evs) {
       byName.set(e.name, (byName.get(e.name) ?? 0) + e.dur);
-      if (e.ts >= end) { top.push(e); end = e.ts + e.dur; }
+      if (e.ts >= end) {
+        top.push(e);
+        end = e.ts + e.dur;
+      }
     }
     // What ended each idle gap: the names of the events inside the task that followed it.
     const gapBy = new Map<string, [number, number]>();
@@ -49,14 +64,23 @@ function summarize(buf: Buffer, label: string) {
       const gap = top[i].ts - (top[i - 1].ts + top[i - 1].dur);
       if (gap < 500) continue;
       const inner = evs.filter((e) => e.ts >= top[i].ts && e.ts < top[i].ts + top[i].dur && e !== top[i]).map((e) => e.name);
-      const k = inner.includes('TimerFire') ? 'TimerFire' : inner.includes('FireAnimationFrame') || inner.includes('BeginMainFrame') || inner.includes('WebFrameWidgetImpl::BeginMainFrame') ? 'frame' : inner.includes('RunMicrotasks') ? 'microtasks(data?)' : (inner.slice(0, 3).join('>') || 'bare RunTask');
+      const k = inner.includes('TimerFire')
+        ? 'TimerFire'
+        : inner.includes('FireAnimationFrame') || inner.includes('BeginMainFrame') || inner.includes('WebFrameWidgetImpl::BeginMainFrame')
+          ? 'frame'
+          : inner.includes('RunMicrotasks')
+            ? 'microtasks(data?)'
+            : inner.slice(0, 3).join('>') || 'bare RunTask';
       const [n, d] = gapBy.get(k) ?? [0, 0];
       gapBy.set(k, [n + 1, d + gap]);
     }
-    for (const [k, [n, d]] of [...gapBy].sort((a, b) => b[1][1] - a[1][1]).slice(0, 8)) console.log(`   idle ${(d / 1000).toFixed(0).padStart(5)} ms in ${n} gaps ended by ${k}`);
+    for (const [k, [n, d]] of [...gapBy].sort((a, b) => b[1][1] - a[1][1]).slice(0, 8))
+      console.log(`   idle ${(d / 1000).toFixed(0).padStart(5)} ms in ${n} gaps ended by ${k}`);
     const span = (evs.at(-1).ts + evs.at(-1).dur - evs[0].ts) / 1000;
     const busy = top.reduce((n, e) => n + e.dur, 0) / 1000;
-    console.log(`${label} main thread ${k}: span ${span.toFixed(0)} ms, busy ${busy.toFixed(0)} ms (${((busy / span) * 100).toFixed(0)} %)`);
+    console.log(
+      `${label} main thread ${k}: span ${span.toFixed(0)} ms, busy ${busy.toFixed(0)} ms (${((busy / span) * 100).toFixed(0)} %)`,
+    );
     const rows = [...byName].sort((a, b) => b[1] - a[1]).slice(0, 22);
     for (const [n, d] of rows) console.log(`   ${(d / 1000).toFixed(0).padStart(6)} ms  ${n}`);
   }
@@ -96,9 +120,16 @@ async function appRun(browser: Browser, out: string, sshd: Awaited<ReturnType<ty
   })()`);
   try {
     const rows = await connectInApp(page, h.url, sshd);
-    if (tracing) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'toplevel', 'loading'] });
+    if (tracing)
+      await browser.startTracing(page, {
+        categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'toplevel', 'loading'],
+      });
     const cdp = jsprof ? await page.context().newCDPSession(page) : null;
-    if (cdp) { await cdp.send('Profiler.enable'); await cdp.send('Profiler.setSamplingInterval', { interval: 200 }); await cdp.send('Profiler.start'); }
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      await cdp.send('Profiler.start');
+    }
     const before = cpuSnapshot(h.child.pid!, sshd.sshd.pid);
     const t = Date.now();
     await page.keyboard.type(`cat ${sshd.data}; echo; echo END-$((40+2))\n`);
@@ -106,11 +137,21 @@ async function appRun(browser: Browser, out: string, sshd: Awaited<ReturnType<ty
     const secs = (Date.now() - t) / 1000;
     console.log(`${out}: ${cpuReport(cpuSince(before, cpuSnapshot(h.child.pid!, sshd.sshd.pid)), SIZE / MB, secs)}`);
     const log = (await page.evaluate('window.__chunks')) as number[];
-    const sizes: number[] = []; const gaps: number[] = [];
-    for (let i = 0; i < log.length; i += 2) { sizes.push(log[i + 1]!); if (i) gaps.push(log[i]! - log[i - 2]!); }
-    sizes.sort((a, b) => a - b); gaps.sort((a, b) => a - b);
+    const sizes: number[] = [];
+    const gaps: number[] = [];
+    for (let i = 0; i < log.length; i += 2) {
+      sizes.push(log[i + 1]!);
+      if (i) gaps.push(log[i]! - log[i - 2]!);
+    }
+    sizes.sort((a, b) => a - b);
+    gaps.sort((a, b) => a - b);
     const q = (xs: number[], f: number) => xs[Math.floor((xs.length - 1) * f)] ?? 0;
-    console.log(`chunks ${sizes.length}: size p10/p50/p90 ${q(sizes, 0.1)}/${q(sizes, 0.5)}/${q(sizes, 0.9)}; gaps ms p50/p90/p99/max ${q(gaps, 0.5).toFixed(1)}/${q(gaps, 0.9).toFixed(1)}/${q(gaps, 0.99).toFixed(1)}/${q(gaps, 1).toFixed(1)}; gaps>20ms total ${gaps.filter((g) => g > 20).reduce((a, b) => a + b, 0).toFixed(0)} ms of ${(secs * 1000).toFixed(0)}`);
+    console.log(
+      `chunks ${sizes.length}: size p10/p50/p90 ${q(sizes, 0.1)}/${q(sizes, 0.5)}/${q(sizes, 0.9)}; gaps ms p50/p90/p99/max ${q(gaps, 0.5).toFixed(1)}/${q(gaps, 0.9).toFixed(1)}/${q(gaps, 0.99).toFixed(1)}/${q(gaps, 1).toFixed(1)}; gaps>20ms total ${gaps
+        .filter((g) => g > 20)
+        .reduce((a, b) => a + b, 0)
+        .toFixed(0)} ms of ${(secs * 1000).toFixed(0)}`,
+    );
     if (tracing) summarize(await browser.stopTracing(), `app ${out}`);
     if (cdp) jsSummary((await cdp.send('Profiler.stop')).profile, `app ${out}`);
     return SIZE / MB / secs;
@@ -127,10 +168,17 @@ async function bare(browser: Browser): Promise<number> {
     const lib = join(process.cwd(), 'node_modules', '@xterm', 'xterm');
     await page.addStyleTag({ path: join(lib, 'css', 'xterm.css') });
     await page.addScriptTag({ path: join(lib, 'lib', 'xterm.js') });
-    if (tracing) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'toplevel'] });
+    if (tracing)
+      await browser.startTracing(page, {
+        categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'toplevel'],
+      });
     const before = cpuSnapshot(null, null);
     const cdp = jsprof ? await page.context().newCDPSession(page) : null;
-    if (cdp) { await cdp.send('Profiler.enable'); await cdp.send('Profiler.setSamplingInterval', { interval: 200 }); await cdp.send('Profiler.start'); }
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      await cdp.send('Profiler.start');
+    }
     const ms = (await page.evaluate(`new Promise((resolve) => {
       const term = new Terminal({ cols: 130, rows: 24, scrollback: 10000, fontSize: 13, fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace" });
       term.open(document.getElementById('t'));
@@ -151,7 +199,10 @@ async function bare(browser: Browser): Promise<number> {
 }
 
 const sshd = await sshdWithData(SIZE);
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+});
 try {
   const res: string[] = [];
   const b = await bare(browser);

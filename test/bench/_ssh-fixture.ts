@@ -28,7 +28,20 @@ export async function sshdWithData(size: number): Promise<SshdWithData> {
   chmodSync(keyFile, 0o600);
   const data = join(sshd.dir, 'data.bin');
   await run('sh', ['-c', `head -c ${size} /dev/zero | tr '\\0' a > ${data}`]);
-  const sshArgs = ['-tt', '-i', keyFile, '-p', String(sshd.port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', `${sshLogin()}@127.0.0.1`];
+  const sshArgs = [
+    '-tt',
+    '-i',
+    keyFile,
+    '-p',
+    String(sshd.port),
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    'UserKnownHostsFile=/dev/null',
+    '-o',
+    'LogLevel=ERROR',
+    `${sshLogin()}@127.0.0.1`,
+  ];
   await run('ssh', [...sshArgs, 'true']); // warm up (key exchange, page cache)
   return {
     sshd,

@@ -38,15 +38,24 @@ if (needs([...SYSTEM_NEEDS, 'tpm2_eventlog'])) {
 const fixture = (n: string) => fileURLToPath(new URL(`../vm-manager/attest/fixtures/${n}`, import.meta.url));
 const logFile = fixture('ovmf-kernel-2x2048.eventlog');
 const ex = JSON.parse(readFileSync(fixture('ovmf-kernel-2x2048.expectations.json'), 'utf8')) as {
-  firmware: References['firmware']; apps: Record<string, string>; tags: Record<string, { sha256: string; what: string }>;
+  firmware: References['firmware'];
+  apps: Record<string, string>;
+  tags: Record<string, { sha256: string; what: string }>;
 };
 const expectations: Expectations = {
-  firmware: ex.firmware, apps: new Map(Object.entries(ex.apps)), requiredApps: Object.keys(ex.apps),
-  tags: new Map(Object.entries(ex.tags).map(([k, v]) => [Number(k), v])), grub: null,
+  firmware: ex.firmware,
+  apps: new Map(Object.entries(ex.apps)),
+  requiredApps: Object.keys(ex.apps),
+  tags: new Map(Object.entries(ex.tags).map(([k, v]) => [Number(k), v])),
+  grub: null,
 };
 const root = tempDir('bench-attest');
 const tpm = await startSwtpm(root, 'tpm');
-const policy = { ...newPolicy('bench', '1'), pcrs: { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 9, 11], ready: [0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 13] }, references: { made_at: 'bench' } as unknown as References };
+const policy = {
+  ...newPolicy('bench', '1'),
+  pcrs: { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 9, 11], ready: [0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 13] },
+  references: { made_at: 'bench' } as unknown as References,
+};
 const stub = await startMetadataStub({ vmId: 'vm-a', pinnedAk: tpm.ak.fingerprint, policy, learn: false, expectations });
 try {
   // One genuine quote from the guest script, over the recorded boot's log.
@@ -86,7 +95,9 @@ try {
 
   const a = median(inproc);
   const b = median(spawned);
-  console.log(`bench attest-verify-inprocess: ${(a * 1000).toFixed(1)} us per quote with its event log (${verdict.events.count} events; median of 15 rounds × 200)`);
+  console.log(
+    `bench attest-verify-inprocess: ${(a * 1000).toFixed(1)} us per quote with its event log (${verdict.events.count} events; median of 15 rounds × 200)`,
+  );
   console.log(`bench attest-eventlog-checkquote-spawn: ${b.toFixed(2)} ms per quote (tpm2_eventlog + tpm2_checkquote; median of 9 runs)`);
   console.log(`bench attest-verify-speedup: ${(b / a).toFixed(1)} x ratio ${(b / a).toFixed(1)} target 20`);
 
@@ -102,7 +113,9 @@ try {
     }
     const t0 = performance.now();
     for (let i = 0; i < 1000; i++) expectationsFor(refs, imageDir, { memoryMiB: 256 });
-    console.log(`bench attest-expectations: ${median(cold).toFixed(1)} ms for a memory size not seen yet (the kernel read, patched and hashed), ${((performance.now() - t0) / 1000 * 1000).toFixed(1)} us cached`);
+    console.log(
+      `bench attest-expectations: ${median(cold).toFixed(1)} ms for a memory size not seen yet (the kernel read, patched and hashed), ${(((performance.now() - t0) / 1000) * 1000).toFixed(1)} us cached`,
+    );
   }
 } finally {
   await stub.close();

@@ -43,7 +43,13 @@ const m = await serve({ stateDir: state, token: 'bench' });
 const client = new VmManagerClient(m.url, 'bench', 900_000);
 const db = openDatabase(join(home, 'db.sqlite'));
 const jobs = new JobRunner(db);
-const svc = new BakeService({ home, jobs, allowedDirs: [home, dirname(baked)], cacheDir: cache, vmm: async () => ({ client, stateDir: state }) });
+const svc = new BakeService({
+  home,
+  jobs,
+  allowedDirs: [home, dirname(baked)],
+  cacheDir: cache,
+  vmm: async () => ({ client, stateDir: state }),
+});
 
 async function bake(name: string, source: string | { debian: 'bookworm' } = { debian: 'bookworm' }) {
   const t = performance.now();
@@ -59,11 +65,15 @@ try {
     const cold = await bake('bench-cold');
     const warm = await bake('bench-warm');
     for (const [k, v] of Object.entries(cold.stages)) console.log(`bench bake stage ${k}: cold ${v} s, warm ${warm.stages[k]} s`);
-    console.log(`bench bake: ${warm.seconds.toFixed(1)} s warm vs ${cold.seconds.toFixed(1)} s cold ratio ${(warm.seconds / cold.seconds).toFixed(2)} target 0.7`);
+    console.log(
+      `bench bake: ${warm.seconds.toFixed(1)} s warm vs ${cold.seconds.toFixed(1)} s cold ratio ${(warm.seconds / cold.seconds).toFixed(2)} target 0.7`,
+    );
   } else if (rebake) {
     const one = await bake('bench-warm', baked);
     for (const [k, v] of Object.entries(one.stages)) console.log(`bench bake stage ${k}: re-bake ${v} s`);
-    console.log(`bench bake: ${one.seconds.toFixed(1)} s, a re-bake of the cached control-node image (Docker present, nothing to install; the fresh Debian bake by stage: test/bake/bake.test.ts; cold vs warm: npx tsx test/bench/bake.ts --cold)`);
+    console.log(
+      `bench bake: ${one.seconds.toFixed(1)} s, a re-bake of the cached control-node image (Docker present, nothing to install; the fresh Debian bake by stage: test/bake/bake.test.ts; cold vs warm: npx tsx test/bench/bake.ts --cold)`,
+    );
   } else {
     const label = warmCache ? 'warm' : 'cold';
     const one = await bake('bench-warm');
@@ -73,9 +83,16 @@ try {
   const exp = await jobs.wait(svc.exportImage({ imageId: 'bench-warm', format: 'ova' }));
   if (exp.state !== 'succeeded') throw new Error(`export ${exp.error?.message}`);
   const ova = (exp.result as { files: { path: string; bytes: number }[] }).files[0]!;
-  const map = JSON.parse(execFileSync('qemu-img', ['map', '--output=json', join(state, 'images', last, 'base.qcow2')], { encoding: 'utf8', maxBuffer: 64 * 1024 ** 2 })) as { length: number; data: boolean }[];
+  const map = JSON.parse(
+    execFileSync('qemu-img', ['map', '--output=json', join(state, 'images', last, 'base.qcow2')], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 ** 2,
+    }),
+  ) as { length: number; data: boolean }[];
   const used = map.filter((e) => e.data).reduce((n, e) => n + e.length, 0);
-  console.log(`bench bake ova-size: ${statSync(ova.path).size} bytes vs ${used} used bytes ratio ${(statSync(ova.path).size / used).toFixed(2)} target 1`);
+  console.log(
+    `bench bake ova-size: ${statSync(ova.path).size} bytes vs ${used} used bytes ratio ${(statSync(ova.path).size / used).toFixed(2)} target 1`,
+  );
 } finally {
   await jobs.shutdown();
   for (const v of m.vms.list()) await m.vms.delete(v.id).catch(() => {});

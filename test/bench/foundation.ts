@@ -111,14 +111,20 @@ async function rendererBuild() {
       for (const e of entries) parent.set(e, null);
       while (queue.length) {
         const id = queue.shift()!;
-        for (const next of this.getModuleInfo(id)?.importedIds ?? []) if (!parent.has(next)) {
-          parent.set(next, id);
-          queue.push(next);
-        }
+        for (const next of this.getModuleInfo(id)?.importedIds ?? [])
+          if (!parent.has(next)) {
+            parent.set(next, id);
+            queue.push(next);
+          }
       }
     },
   };
-  const out = (await build({ ...config, logLevel: 'silent', plugins: [...(config.plugins ?? []), graph], build: { ...config.build, write: false } })) as Rollup.RollupOutput;
+  const out = (await build({
+    ...config,
+    logLevel: 'silent',
+    plugins: [...(config.plugins ?? []), graph],
+    build: { ...config.build, write: false },
+  })) as Rollup.RollupOutput;
   const gzip = new Map<string, number>();
   for (const o of out.output) {
     if (/\.(js|css)$/.test(o.fileName)) gzip.set(o.fileName, gzipSync(o.type === 'chunk' ? o.code : o.source, { level: 9 }).length);
@@ -126,7 +132,8 @@ async function rendererBuild() {
   const html = String((out.output.find((o) => o.fileName === 'index.html') as Rollup.OutputAsset).source);
   const firstPaint = [...html.matchAll(/(?:src|href)="\.?\/?(assets\/[^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
   const chunks = new Map(out.output.filter((o): o is Rollup.OutputChunk => o.type === 'chunk').map((c) => [c.fileName, c]));
-  for (let i = 0; i < firstPaint.length; i++) for (const f of chunks.get(firstPaint[i]!)?.imports ?? []) if (!firstPaint.includes(f)) firstPaint.push(f);
+  for (let i = 0; i < firstPaint.length; i++)
+    for (const f of chunks.get(firstPaint[i]!)?.imports ?? []) if (!firstPaint.includes(f)) firstPaint.push(f);
   const parts = new Map<string, number>();
   const members = new Map<string, string[]>();
   const appModules: { id: string; bytes: number }[] = [];
@@ -164,7 +171,9 @@ for (let i = 0; i < 5; i++) {
 }
 const s = median(starts);
 const b = median(bare);
-console.log(`bench host-cold-start-to-first-answer: ${s.toFixed(0)} ms [ratio ${(s / b).toFixed(1)} vs bare node start ${b.toFixed(0)} ms]`);
+console.log(
+  `bench host-cold-start-to-first-answer: ${s.toFixed(0)} ms [ratio ${(s / b).toFixed(1)} vs bare node start ${b.toFixed(0)} ms]`,
+);
 
 const empty = await emptyReactPage();
 const r = await rendererBuild();
@@ -177,19 +186,27 @@ console.log(
   `bench renderer-bundle-gzip: ${(app / 1024).toFixed(1)} KiB [ratio ${(app / empty).toFixed(2)} vs empty Vite React page ${(empty / 1024).toFixed(1)} KiB] target ${BUNDLE_TARGET}`,
 );
 const parts = [...r.parts].sort((a, b) => b[1] - a[1]);
-console.log(`bench renderer-startup-contents: ${parts.map(([k, v]) => `${k} ${(v / 1024).toFixed(1)}`).join(', ')} (KiB gzip, the file's shared out by each module's own code gzipped)`);
+console.log(
+  `bench renderer-startup-contents: ${parts.map(([k, v]) => `${k} ${(v / 1024).toFixed(1)}`).join(', ')} (KiB gzip, the file's shared out by each module's own code gzipped)`,
+);
 const strangers = parts.filter(([k]) => k.startsWith('node_modules/') && !FIRST_PAINT_PACKAGES.has(k.slice('node_modules/'.length)));
 for (const [k, v] of strangers) {
   const chain = r.chain(r.entryOf(k));
   const into = chain.slice(0, chain.findIndex((id) => partOf(id) === k) + 1); // up to the package's first module
-  console.log(`bench renderer-startup-guard: ${k.slice('node_modules/'.length)} (${(v / 1024).toFixed(1)} KiB gzip) is in the first paint, imported through ${into.join(' -> ')}`);
+  console.log(
+    `bench renderer-startup-guard: ${k.slice('node_modules/'.length)} (${(v / 1024).toFixed(1)} KiB gzip) is in the first paint, imported through ${into.join(' -> ')}`,
+  );
 }
 if (strangers.length) {
-  console.log('bench renderer-startup-guard: FAILED: load it behind a dynamic import (React.lazy), or add it to FIRST_PAINT_PACKAGES in this file with the reason the POVs page needs it');
+  console.log(
+    'bench renderer-startup-guard: FAILED: load it behind a dynamic import (React.lazy), or add it to FIRST_PAINT_PACKAGES in this file with the reason the POVs page needs it',
+  );
   process.exitCode = 1;
 } else if (entry / empty > STARTUP_TARGET) {
   const big = r.appModules.slice(0, 5);
-  console.log(`bench renderer-startup-guard: FAILED: over ${STARTUP_TARGET}×; the largest app modules in it: ${big.map((m) => `${m.id} (${(m.bytes / 1024).toFixed(1)} KiB, through ${r.chain(m.id).slice(-3, -1).join(' -> ')})`).join('; ')}`);
+  console.log(
+    `bench renderer-startup-guard: FAILED: over ${STARTUP_TARGET}×; the largest app modules in it: ${big.map((m) => `${m.id} (${(m.bytes / 1024).toFixed(1)} KiB, through ${r.chain(m.id).slice(-3, -1).join(' -> ')})`).join('; ')}`,
+  );
   process.exitCode = 1;
 } else {
   console.log(`bench renderer-startup-guard: ok (first paint holds only ${[...FIRST_PAINT_PACKAGES].join(', ')} and app code)`);

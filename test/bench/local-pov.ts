@@ -34,14 +34,18 @@ try {
   const { t, m, cp, seen } = w;
   const { template } = await t.call('labTemplates.create', {
     name: 'Bench control node',
-    vms: [{ name: 'control-node', image: CONTROL_NODE_IMAGE, os: 'linux', cpus: 2, memoryMib: 2048, diskGib: 8, requireAttestation: false }],
+    vms: [
+      { name: 'control-node', image: CONTROL_NODE_IMAGE, os: 'linux', cpus: 2, memoryMib: 2048, diskGib: 8, requireAttestation: false },
+    ],
   });
   const run = await createLocalPov(w, template.id, 'Bench local POV', 'control-node');
   const { t0, enrolledAt } = run;
   const vm = m.vms.list()[0];
   const status = getPov(t.db, run.povId)?.control_node_status;
   if (run.create.state !== 'succeeded' || run.install?.state !== 'succeeded' || status !== 'enrolled' || !enrolledAt || !vm) {
-    throw new Error(`the POV did not reach an enrolled control node (create ${run.create.state}, install ${run.install?.state ?? 'none'}, control node ${status})\n${run.diagnose()}`);
+    throw new Error(
+      `the POV did not reach an enrolled control node (create ${run.create.state}, install ${run.install?.state ?? 'none'}, control node ${status})\n${run.diagnose()}`,
+    );
   }
   const total = enrolledAt - t0;
   const created = seen.created.get(vm.name)!;
@@ -49,7 +53,8 @@ try {
   const payloadRead = seen.fetches.find((f) => f.vmId === vm.id && f.payload);
   const redeemed = cp.redemptions.find((r) => r.status === 200);
   const set = seen.userData.find((u) => u.vmId === vm.id && u.set);
-  if (!firstRead || !payloadRead || !redeemed || !set) throw new Error('a moment of the chain was not observed (first read, payload read, enrol request or user-data set)');
+  if (!firstRead || !payloadRead || !redeemed || !set)
+    throw new Error('a moment of the chain was not observed (first read, payload read, enrol request or user-data set)');
   const boot = firstRead.at - created;
   const agent = redeemed.at - payloadRead.at;
   const parts = boot + interval * 1000 + agent;
@@ -65,7 +70,7 @@ try {
   // Whether the interval was paid: a payload set before the runner's first read is run at once.
   const paid = set.at > firstRead.at;
   console.log(
-    `bench local-pov runner interval ${paid ? 'paid: the payload was set after the runner\'s first read' : 'not paid: the payload was set before the runner\'s first read'}; ` +
+    `bench local-pov runner interval ${paid ? "paid: the payload was set after the runner's first read" : "not paid: the payload was set before the runner's first read"}; ` +
       `total / (boot + agent start) ${(total / (boot + agent)).toFixed(3)} (the app's own share: create request, polls, install steps)`,
   );
   if (ratio > 1.2) console.log(`bench local-pov: TARGET NOT MET: ${ratio.toFixed(3)} > 1.2`);

@@ -8,7 +8,20 @@ import { Window } from 'happy-dom';
 
 const win = new Window({ width: 1280, height: 800, url: 'http://localhost/' });
 const g = globalThis as Record<string, unknown>;
-for (const k of ['window', 'document', 'navigator', 'HTMLElement', 'Element', 'Node', 'ResizeObserver', 'getComputedStyle', 'requestAnimationFrame', 'cancelAnimationFrame', 'MutationObserver', 'Event']) {
+for (const k of [
+  'window',
+  'document',
+  'navigator',
+  'HTMLElement',
+  'Element',
+  'Node',
+  'ResizeObserver',
+  'getComputedStyle',
+  'requestAnimationFrame',
+  'cancelAnimationFrame',
+  'MutationObserver',
+  'Event',
+]) {
   if (k === 'window') g.window = win;
   else if (k === 'navigator') Object.defineProperty(globalThis, 'navigator', { value: win.navigator, configurable: true });
   else g[k] = (win as unknown as Record<string, unknown>)[k];
@@ -27,11 +40,22 @@ function rows(n: number): PovView[] {
   return Array.from({ length: n }, (_, i) => {
     const runstate = i % 3 === 0 ? 'suspended' : 'running';
     return {
-      id: `p${i}`, name: `POV ${i}`, platform: 'skytap', templateId: '500', templateName: `Template ${i % 7}`,
-      envId: String(1000 + i), state: 'active' as const, runstate, rateLimited: i % 50 === 1, errorMessage: null,
-      lastConfirmedAt: new Date(NOW - (i % 600) * 1000).toISOString(), envGoneAt: null,
+      id: `p${i}`,
+      name: `POV ${i}`,
+      platform: 'skytap',
+      templateId: '500',
+      templateName: `Template ${i % 7}`,
+      envId: String(1000 + i),
+      state: 'active' as const,
+      runstate,
+      rateLimited: i % 50 === 1,
+      errorMessage: null,
+      lastConfirmedAt: new Date(NOW - (i % 600) * 1000).toISOString(),
+      envGoneAt: null,
       controlNode: { name: null, vmId: null, status: i % 4 === 0 ? 'installed' : null, reason: null, mode: null },
-      createdAt: new Date(NOW - i * 1000).toISOString(), updatedAt: new Date(NOW).toISOString(), activeJobId: null,
+      createdAt: new Date(NOW - i * 1000).toISOString(),
+      updatedAt: new Date(NOW).toISOString(),
+      activeJobId: null,
       actions: povActionsFor({ state: 'active', runstate, envId: String(1000 + i), busy: false }),
     };
   });
@@ -39,9 +63,31 @@ function rows(n: number): PovView[] {
 
 function PlainTable({ povs }: { povs: PovView[] }) {
   const h = React.createElement;
-  return h('table', null, h('tbody', null, povs.map((p) =>
-    h('tr', { key: p.id }, h('td', null, p.name), h('td', null, p.templateName), h('td', null, p.runstate), h('td', null, p.controlNode.status ?? '—'),
-      h('td', null, h('button', { disabled: !p.actions.start }, 'Start'), h('button', { disabled: !p.actions.suspend }, 'Suspend'), h('button', null, 'Destroy'))))));
+  return h(
+    'table',
+    null,
+    h(
+      'tbody',
+      null,
+      povs.map((p) =>
+        h(
+          'tr',
+          { key: p.id },
+          h('td', null, p.name),
+          h('td', null, p.templateName),
+          h('td', null, p.runstate),
+          h('td', null, p.controlNode.status ?? '—'),
+          h(
+            'td',
+            null,
+            h('button', { disabled: !p.actions.start }, 'Start'),
+            h('button', { disabled: !p.actions.suspend }, 'Suspend'),
+            h('button', null, 'Destroy'),
+          ),
+        ),
+      ),
+    ),
+  );
 }
 
 /** Time from render() to the rows being in the document (flushSync commits synchronously). */
@@ -83,7 +129,9 @@ for (let i = 0; i < RUNS; i++) {
 }
 if (dom20 === 0 || dom2000 === 0) {
   // React logs a render error and commits nothing: the times would measure an empty list
-  console.error('pov-list: PovList rendered no rows, so there is nothing to time (run it through scripts/bench.mjs, which gives tsx the JSX options)');
+  console.error(
+    'pov-list: PovList rendered no rows, so there is nothing to time (run it through scripts/bench.mjs, which gives tsx the JSX options)',
+  );
   process.exit(1);
 }
 const ratio = median(t2000) / median(t20);

@@ -32,11 +32,21 @@ try {
   await c.call('POST', '/networks', { name: 'bench', cidr: '10.88.0.0/24' });
   const relayPort = await freeLoopbackPort();
   const size = { cpus: 1, memory_mib: 768, network: 'bench', wait_for: 'none' as const };
-  const ready = (ids: string[]) => Promise.all(ids.map((id) => until(`${id} ready`, async () => {
-    const v = await c.get(id);
-    if (v.state === 'failed') throw new Error(`VM ${id} failed: ${v.lastError}`);
-    return v.state === 'ready' && v;
-  }, 280_000, 250)));
+  const ready = (ids: string[]) =>
+    Promise.all(
+      ids.map((id) =>
+        until(
+          `${id} ready`,
+          async () => {
+            const v = await c.get(id);
+            if (v.state === 'failed') throw new Error(`VM ${id} failed: ${v.lastError}`);
+            return v.state === 'ready' && v;
+          },
+          280_000,
+          250,
+        ),
+      ),
+    );
 
   const t0 = Date.now();
   const made = await Promise.all([
@@ -62,17 +72,32 @@ try {
   const send = async (to: string, port: number, listen = port): Promise<number> => {
     // The receiver counts what arrived, so a transfer cut short is an error, not a figure. Its stdin
     // never ends: busybox nc given a closed stdin (the exec's, once it returns) gives up after one read.
-    await c.exec(b!.id, ['sh', '-c', `rm -f /tmp/got.${listen}; (sleep 600 | nc -l -p ${listen} | wc -c > /tmp/got.${listen}) > /dev/null 2>&1 &`]);
-    const out = await c.exec(a!.id, ['sh', '-c', `s=$(cut -d' ' -f1 /proc/uptime); dd if=/dev/zero bs=65536 count=${MIB * 16} 2>/dev/null | nc -w 10 ${to} ${port}; e=$(cut -d' ' -f1 /proc/uptime); echo "$s $e"`]);
+    await c.exec(b!.id, [
+      'sh',
+      '-c',
+      `rm -f /tmp/got.${listen}; (sleep 600 | nc -l -p ${listen} | wc -c > /tmp/got.${listen}) > /dev/null 2>&1 &`,
+    ]);
+    const out = await c.exec(a!.id, [
+      'sh',
+      '-c',
+      `s=$(cut -d' ' -f1 /proc/uptime); dd if=/dev/zero bs=65536 count=${MIB * 16} 2>/dev/null | nc -w 10 ${to} ${port}; e=$(cut -d' ' -f1 /proc/uptime); echo "$s $e"`,
+    ]);
     const [st, en] = out.stdout.trim().split(/\s+/).slice(-2).map(Number);
     if (!(en! > st!)) throw new Error(`no timing from the sender: ${out.stdout} ${out.stderr}`);
-    const got = await until(`the receiver's count on ${listen}`, async () => Number((await c.exec(b!.id, ['sh', '-c', `cat /tmp/got.${listen} 2>/dev/null`])).stdout.trim()) || null, 30_000, 500);
+    const got = await until(
+      `the receiver's count on ${listen}`,
+      async () => Number((await c.exec(b!.id, ['sh', '-c', `cat /tmp/got.${listen} 2>/dev/null`])).stdout.trim()) || null,
+      30_000,
+      500,
+    );
     if (got !== MIB * 1024 * 1024) throw new Error(`the receiver got ${got} bytes of ${MIB * 1024 * 1024} on port ${listen}`);
     return MIB / (en! - st!);
   };
   const lan = await send(b!.ip!, 5001);
   const viaHost = await send(GUEST_HOST_ALIAS, 5003, 5002);
-  console.log(`bench pov-network throughput: network ${lan.toFixed(1)} MiB/s vs through the host ${viaHost.toFixed(1)} MiB/s ratio ${(lan / viaHost).toFixed(3)} (higher is better; ${MIB} MiB each)`);
+  console.log(
+    `bench pov-network throughput: network ${lan.toFixed(1)} MiB/s vs through the host ${viaHost.toFixed(1)} MiB/s ratio ${(lan / viaHost).toFixed(3)} (higher is better; ${MIB} MiB each)`,
+  );
 
   // The clean state: saved once while both are ready (with their memory; they run on from it), then a reset measured.
   const ids = [a!.id, b!.id];
@@ -80,12 +105,16 @@ try {
   await ready(ids);
   await c.exec(a!.id, ['sh', '-c', 'echo dirty | dd of=/dev/vda 2>/dev/null; sync']);
   const r0 = Date.now();
-  const answers = await Promise.all(ids.map((id) => c.call<{ povdesk: { lastReset: { memory: boolean; note: string | null } } }>('POST', `/vms/${id}/povdesk/reset-clean`)));
+  const answers = await Promise.all(
+    ids.map((id) => c.call<{ povdesk: { lastReset: { memory: boolean; note: string | null } } }>('POST', `/vms/${id}/povdesk/reset-clean`)),
+  );
   const cold = answers.map((x) => x.povdesk.lastReset).filter((x) => !x.memory);
   if (cold.length) throw new Error(`a reset did not resume the saved memory: ${cold.map((x) => x.note).join('; ')}`);
   await ready(ids);
   const resetMs = Date.now() - r0;
-  console.log(`bench pov-network reset: clean state (memory resumed) to both ready after a fresh quote ${s(resetMs)} s vs fresh create ${s(createMs)} s ratio ${(resetMs / createMs).toFixed(3)} target 0.2`);
+  console.log(
+    `bench pov-network reset: clean state (memory resumed) to both ready after a fresh quote ${s(resetMs)} s vs fresh create ${s(createMs)} s ratio ${(resetMs / createMs).toFixed(3)} target 0.2`,
+  );
 } finally {
   relay?.close();
   await m.close({ stopVms: true });

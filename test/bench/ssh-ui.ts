@@ -43,7 +43,13 @@ async function main() {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const rows = await connectInApp(page, host.openUrl, { sshd, key });
     await page.keyboard.type('echo SZ-$(stty size | tr " " x)-END\n');
-    const [termRows, termCols] = (await rows.getByText(/SZ-\d+x\d+-END/).first().textContent())!.match(/SZ-(\d+)x(\d+)/)!.slice(1).map(Number);
+    const [termRows, termCols] = (await rows
+      .getByText(/SZ-\d+x\d+-END/)
+      .first()
+      .textContent())!
+      .match(/SZ-(\d+)x(\d+)/)!
+      .slice(1)
+      .map(Number);
     // What draws the app's terminal (issue 16): with --disable-gpu this Chromium's WebGL is software,
     // so the app keeps xterm's DOM renderer, the one the bare xterm below uses and this bench reads.
     const host0 = page.locator('.term-box .term-host');
@@ -74,7 +80,9 @@ async function main() {
       const oursCpu = cpuSince(c0, snap());
       const { mbs: alone, cpu: aloneCpu } = await xtermAlone(browser, termCols!, termRows!, snap);
       rounds.push({ pty, noPty, ours, alone, oursCpu, aloneCpu });
-      console.log(`bench ssh-ui round ${i + 1}: app ${ours.toFixed(1)} MB/s, ssh -tt ${pty.toFixed(1)} (set-up ${setupMs} ms taken off), bare xterm ${alone.toFixed(1)}: ratios ${(ours / pty).toFixed(2)} / ${(ours / alone).toFixed(2)}`);
+      console.log(
+        `bench ssh-ui round ${i + 1}: app ${ours.toFixed(1)} MB/s, ssh -tt ${pty.toFixed(1)} (set-up ${setupMs} ms taken off), bare xterm ${alone.toFixed(1)}: ratios ${(ours / pty).toFixed(2)} / ${(ours / alone).toFixed(2)}`,
+      );
       slowest = Math.max(slowest, performance.now() - r0);
     }
     clearInterval(sampler);
@@ -83,19 +91,25 @@ async function main() {
       const vsAlone = rounds.map((r) => r.ours / r.alone);
       console.log(`bench ssh-ui-openssh-pty: ${median(rounds.map((r) => r.pty)).toFixed(1)} MB/s`);
       console.log(`bench ssh-ui-openssh-nopty: ${rounds[0]!.noPty.toFixed(1)} MB/s`);
-      console.log(`bench ssh-ui-xterm: ${median(rounds.map((r) => r.ours)).toFixed(1)} MB/s ratio ${median(vsPty).toFixed(2)} target 0.6 (median of ${rounds.length}; lowest ${Math.min(...vsPty).toFixed(2)}, target none below 0.5)`);
+      console.log(
+        `bench ssh-ui-xterm: ${median(rounds.map((r) => r.ours)).toFixed(1)} MB/s ratio ${median(vsPty).toFixed(2)} target 0.6 (median of ${rounds.length}; lowest ${Math.min(...vsPty).toFixed(2)}, target none below 0.5)`,
+      );
       console.log(`bench ssh-ui-xterm-vs-nopty: ratio ${(rounds[0]!.ours / rounds[0]!.noPty).toFixed(2)}`);
-      console.log(`bench ssh-ui-xterm-alone: ${median(rounds.map((r) => r.alone)).toFixed(1)} MB/s (the same 100 MB written into a bare xterm of the same size, ${termCols}x${termRows}, in the same Chromium: the renderer's ceiling) ratio ours/alone ${median(vsAlone).toFixed(2)} target 0.9 (rounds ${vsAlone.map((x) => x.toFixed(2)).join('/')})`);
+      console.log(
+        `bench ssh-ui-xterm-alone: ${median(rounds.map((r) => r.alone)).toFixed(1)} MB/s (the same 100 MB written into a bare xterm of the same size, ${termCols}x${termRows}, in the same Chromium: the renderer's ceiling) ratio ours/alone ${median(vsAlone).toFixed(2)} target 0.9 (rounds ${vsAlone.map((x) => x.toFixed(2)).join('/')})`,
+      );
       // The two targets are one only where OpenSSH runs at most 1.5x the bare xterm (0.9 / 0.6);
       // above 1.0 here, 0.6 of `ssh -tt` is faster than xterm alone renders in this Chromium.
       const needs = rounds.map((r) => (0.6 * r.pty) / r.alone);
-      console.log(`bench ssh-ui-targets: 0.6 of ssh -tt needs ${median(needs).toFixed(2)} of the bare xterm's speed (median; rounds ${needs.map((x) => x.toFixed(2)).join('/')}; above 1.00 no terminal in this Chromium reaches it)`);
+      console.log(
+        `bench ssh-ui-targets: 0.6 of ssh -tt needs ${median(needs).toFixed(2)} of the bare xterm's speed (median; rounds ${needs.map((x) => x.toFixed(2)).join('/')}; above 1.00 no terminal in this Chromium reaches it)`,
+      );
       // Where the CPU went (the median round by the app's ratio to bare xterm), and what it allows:
       // the bare xterm has the machine's cores to itself, the app shares them with sshd, the host
       // and Chromium's network path, so its least possible time is bounded by all its CPU seconds.
       const mid = [...rounds].sort((a, b) => a.ours / a.alone - b.ours / b.alone)[Math.floor(rounds.length / 2)]!;
       const cores = cpus().length;
-      const least = leastWall(mid.oursCpu, cores) / (SIZE / MB) * 100;
+      const least = (leastWall(mid.oursCpu, cores) / (SIZE / MB)) * 100;
       const bareWall = 100 / mid.alone;
       console.log(`bench ssh-ui-cpu-app: ${describeCpu(mid.oursCpu, SIZE / MB)}`);
       console.log(`bench ssh-ui-cpu-bare-xterm: ${describeCpu(mid.aloneCpu, SIZE / MB)}`);
@@ -105,7 +119,9 @@ async function main() {
     }
     // and what is still held once the output has stopped (the copy's buffer stays; the rest is heap)
     await new Promise((r) => setTimeout(r, 3000));
-    console.log(`bench ssh-ui-host-peak-rss-growth: ${((peak - base) / 1024).toFixed(1)} MB (3 s after the last transfer: ${((rssKb(pid) - base) / 1024).toFixed(1)} MB)`);
+    console.log(
+      `bench ssh-ui-host-peak-rss-growth: ${((peak - base) / 1024).toFixed(1)} MB (3 s after the last transfer: ${((rssKb(pid) - base) / 1024).toFixed(1)} MB)`,
+    );
     // A slower renderer keeps the whole pipeline full, the worst case for Ctrl-C: for A/B runs
     // POVDESK_SSH_UI_CTRL_C_THROTTLE=4 slows the page's CPU fourfold (CDP) for the Ctrl-C trials.
     const throttle = Number(process.env.POVDESK_SSH_UI_CTRL_C_THROTTLE ?? 1);
@@ -158,10 +174,19 @@ async function ctrlC(page: Page, file: string, trial: number): Promise<{ after: 
   // The screen cleared first, so the wait below cannot match the previous trial's lines.
   // A marker, not "no numbered line visible": that also matched a screen between two pictures.
   await page.keyboard.type(`clear; echo CLEARED-$((5+${trial}))\n`);
-  await rows.getByText(`CLEARED-${5 + trial}`).first().waitFor({ timeout: 30_000 });
-  await rows.getByText(/L\d{9}/).first().waitFor({ state: 'detached', timeout: 30_000 });
+  await rows
+    .getByText(`CLEARED-${5 + trial}`)
+    .first()
+    .waitFor({ timeout: 30_000 });
+  await rows
+    .getByText(/L\d{9}/)
+    .first()
+    .waitFor({ state: 'detached', timeout: 30_000 });
   await page.keyboard.type(`cat ${file}\n`);
-  await rows.getByText(/L000[1-9]\d{5}/).first().waitFor({ timeout: 120_000 }); // 10 MB into the flood
+  await rows
+    .getByText(/L000[1-9]\d{5}/)
+    .first()
+    .waitFor({ timeout: 120_000 }); // 10 MB into the flood
   const lastLine = async () => Math.max(-1, ...[...((await rows.textContent()) ?? '').matchAll(/L(\d{9})/g)].map((m) => Number(m[1])));
   // The last line on screen when the key reaches the page, read there: read through Playwright
   // before sending the key, it missed what scrolled during two CDP round trips (~1-4 MB here).
@@ -186,7 +211,10 @@ async function ctrlC(page: Page, file: string, trial: number): Promise<{ after: 
   await page.keyboard.press('Control+C');
   const atKey = (await page.evaluate('window.__atCtrlC')) as number;
   await page.keyboard.type(`echo STOPPED-$((2+${trial}))\n`);
-  await rows.getByText(`STOPPED-${2 + trial}`).first().waitFor({ timeout: 120_000 });
+  await rows
+    .getByText(`STOPPED-${2 + trial}`)
+    .first()
+    .waitFor({ timeout: 120_000 });
   const ms = Date.now() - t;
   // Read after the closing picture (screen and scrollback), which follows the output by QUIET_MS.
   let end = -1;

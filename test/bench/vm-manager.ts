@@ -73,21 +73,40 @@ async function bareBoot(n: number): Promise<number> {
   // so the manager's own provisioning counts as its overhead.
   await provisionVmAk(join(dir, 'tpm'));
   const t0 = performance.now();
-  const swtpm = startDetached('swtpm', ['socket', '--tpm2', '--tpmstate', `dir=${join(dir, 'tpm')}`, '--ctrl', `type=unixio,path=${join(dir, 'tpm', 'swtpm.sock')}`], join(dir, 'swtpm.log'));
+  const swtpm = startDetached(
+    'swtpm',
+    ['socket', '--tpm2', '--tpmstate', `dir=${join(dir, 'tpm')}`, '--ctrl', `type=unixio,path=${join(dir, 'tpm', 'swtpm.sock')}`],
+    join(dir, 'swtpm.log'),
+  );
   while (!pidsWith(join(dir, 'tpm')).length) await new Promise((r) => setTimeout(r, 10));
   const { existsSync } = await import('node:fs');
   while (!existsSync(join(dir, 'tpm', 'swtpm.sock'))) await new Promise((r) => setTimeout(r, 10));
-  const qemu = startDetached('qemu-system-x86_64', qemuArgv({
-    id: `bare${n}`, accel: 'tcg', cpus: 1, memoryMib: 512, ovmfCode: ovmf.code, ovmfVars: join(dir, 'vars.fd'),
-    boot: { kind: 'kernel', kernel: join(img, 'vmlinuz'), initrd: join(img, 'initrd.img'), append: TEST_CMDLINE },
-    consoleFile: join(dir, 'console.log'), serialSocket: join(dir, 'serial.sock'), qmpSocket: join(dir, 'qmp.sock'), swtpmSocket: join(dir, 'tpm', 'swtpm.sock'),
-    metadataProxy: [process.execPath, METADATA_PROXY, sock, '0000000' + n],
-  }), join(dir, 'qemu.log'));
+  const qemu = startDetached(
+    'qemu-system-x86_64',
+    qemuArgv({
+      id: `bare${n}`,
+      accel: 'tcg',
+      cpus: 1,
+      memoryMib: 512,
+      ovmfCode: ovmf.code,
+      ovmfVars: join(dir, 'vars.fd'),
+      boot: { kind: 'kernel', kernel: join(img, 'vmlinuz'), initrd: join(img, 'initrd.img'), append: TEST_CMDLINE },
+      consoleFile: join(dir, 'console.log'),
+      serialSocket: join(dir, 'serial.sock'),
+      qmpSocket: join(dir, 'qmp.sock'),
+      swtpmSocket: join(dir, 'tpm', 'swtpm.sock'),
+      metadataProxy: [process.execPath, METADATA_PROXY, sock, '0000000' + n],
+    }),
+    join(dir, 'qemu.log'),
+  );
   // The timer is cleared: a pending one kept the process alive for up to 180 s after its last
   // figure (the bench's 291 s in the CI-style run was ~110 s of work and the rest this wait).
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([ready, new Promise((_, j) => (timer = setTimeout(() => j(new Error(`bare boot ${n} not ready in 180 s`)), 180_000)))]);
+    await Promise.race([
+      ready,
+      new Promise((_, j) => (timer = setTimeout(() => j(new Error(`bare boot ${n} not ready in 180 s`)), 180_000))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -122,12 +141,20 @@ const m = await serve({ stateDir: state, token: 'bench' });
 const client = new VmManagerClient(m.url, 'bench');
 async function managed(n: number, attested: boolean): Promise<{ secs: number; id: string }> {
   const t0 = performance.now();
-  const vm = await client.create({ name: `b${n}-${attested ? 'a' : 'u'}`, require_attestation: attested, wait_for: 'ready', user_data: 'bench', memory_mib: 512, cpus: 1 });
+  const vm = await client.create({
+    name: `b${n}-${attested ? 'a' : 'u'}`,
+    require_attestation: attested,
+    wait_for: 'ready',
+    user_data: 'bench',
+    memory_mib: 512,
+    cpus: 1,
+  });
   const secs = (performance.now() - t0) / 1000;
   (attested ? guestAtt : guestUnatt).push(readyUptime(vm.paths.console!));
   if (vm.state !== 'ready') throw new Error(`VM ${vm.id} is ${vm.state}`);
   if (attested && !vm.attestation.initrd?.verified) throw new Error(`VM ${vm.id} initrd quote not verified`);
-  if (attested && vm.povdesk.attestation.initrd?.events?.mismatch !== null) throw new Error(`VM ${vm.id} was not checked against its references: ${vm.povdesk.attestation.initrd?.message}`);
+  if (attested && vm.povdesk.attestation.initrd?.events?.mismatch !== null)
+    throw new Error(`VM ${vm.id} was not checked against its references: ${vm.povdesk.attestation.initrd?.message}`);
   if (attested) attestShare.push(attestSeconds(vm.paths.console!));
   return { secs, id: vm.id };
 }
@@ -143,7 +170,9 @@ const sec = (ms: number) => (ms / 1000).toFixed(0);
 async function consoleTail(id: string): Promise<string> {
   const log = (await client.get(id)).paths.console!;
   const fd = openSync(log, 'a');
-  const block = Buffer.from(Array.from({ length: 16384 }, (_, i) => `[${String(i).padStart(6, '0')}] console line with some text to fill the log\n`).join(''));
+  const block = Buffer.from(
+    Array.from({ length: 16384 }, (_, i) => `[${String(i).padStart(6, '0')}] console line with some text to fill the log\n`).join(''),
+  );
   let written = 0;
   while (written < 1024 ** 3) written += writeSync(fd, block);
   closeSync(fd);
@@ -200,14 +229,26 @@ try {
       tailMs = performance.now() - t;
     } else await client.delete(a.id);
   }
-  console.log(`bench vm-manager rounds: ${bare.length} of 3 (set-up ${sec(setupMs)} s, rounds ${roundMs.map(sec).join('/')} s, console tail ${sec(tailMs)} s; planned to end by ${sec(planEndMs)} s = budget ${sec(budgetMs)} s / ${SLOWER_MACHINE})`);
+  console.log(
+    `bench vm-manager rounds: ${bare.length} of 3 (set-up ${sec(setupMs)} s, rounds ${roundMs.map(sec).join('/')} s, console tail ${sec(tailMs)} s; planned to end by ${sec(planEndMs)} s = budget ${sec(budgetMs)} s / ${SLOWER_MACHINE})`,
+  );
   const rb = median(unatt) / median(bare);
-  console.log(`bench vm-manager create-to-ready: ${median(unatt).toFixed(2)} s (bare qemu ${median(bare).toFixed(2)} s; runs ${unatt.map((x) => x.toFixed(1)).join('/')} vs ${bare.map((x) => x.toFixed(1)).join('/')}) ratio ${rb.toFixed(3)} target 1.15`);
-  console.log(`bench vm-manager guest-uptime-at-READY: bare ${guestReady.map((x) => x.toFixed(1)).join('/')} s, managed ${guestUnatt.map((x) => x.toFixed(1)).join('/')} s, attested ${guestAtt.map((x) => x.toFixed(1)).join('/')} s`);
+  console.log(
+    `bench vm-manager create-to-ready: ${median(unatt).toFixed(2)} s (bare qemu ${median(bare).toFixed(2)} s; runs ${unatt.map((x) => x.toFixed(1)).join('/')} vs ${bare.map((x) => x.toFixed(1)).join('/')}) ratio ${rb.toFixed(3)} target 1.15`,
+  );
+  console.log(
+    `bench vm-manager guest-uptime-at-READY: bare ${guestReady.map((x) => x.toFixed(1)).join('/')} s, managed ${guestUnatt.map((x) => x.toFixed(1)).join('/')} s, attested ${guestAtt.map((x) => x.toFixed(1)).join('/')} s`,
+  );
   const outside = (wall: number[], guest: number[]) => median(wall.map((w, i) => w - (guest[i] ?? NaN)));
-  console.log(`bench vm-manager time-outside-guest (wall minus guest uptime at READY: processes, firmware, host overhead): bare ${outside(bare, guestReady).toFixed(2)} s, managed ${outside(unatt, guestUnatt).toFixed(2)} s, attested ${outside(att, guestAtt).toFixed(2)} s`);
-  console.log(`bench vm-manager attestation-added: ${(median(att) - median(unatt)).toFixed(2)} s (attested ${median(att).toFixed(2)} s vs unattested ${median(unatt).toFixed(2)} s) target 0.5`);
-  console.log(`bench vm-manager attestation-share: the attested guest spent ${median(attestShare).toFixed(2)} s quoting (both stages: nonce, tpm2_quote, the event log, verification; runs ${attestShare.map((x) => x.toFixed(2)).join('/')} s) of ${median(att).toFixed(2)} s create-to-ready (${((100 * median(attestShare)) / median(att)).toFixed(1)} %)`);
+  console.log(
+    `bench vm-manager time-outside-guest (wall minus guest uptime at READY: processes, firmware, host overhead): bare ${outside(bare, guestReady).toFixed(2)} s, managed ${outside(unatt, guestUnatt).toFixed(2)} s, attested ${outside(att, guestAtt).toFixed(2)} s`,
+  );
+  console.log(
+    `bench vm-manager attestation-added: ${(median(att) - median(unatt)).toFixed(2)} s (attested ${median(att).toFixed(2)} s vs unattested ${median(unatt).toFixed(2)} s) target 0.5`,
+  );
+  console.log(
+    `bench vm-manager attestation-share: the attested guest spent ${median(attestShare).toFixed(2)} s quoting (both stages: nonce, tpm2_quote, the event log, verification; runs ${attestShare.map((x) => x.toFixed(2)).join('/')} s) of ${median(att).toFixed(2)} s create-to-ready (${((100 * median(attestShare)) / median(att)).toFixed(1)} %)`,
+  );
   console.log(tailLine);
 } finally {
   await m.close({ stopVms: true });

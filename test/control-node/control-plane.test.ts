@@ -42,7 +42,10 @@ describe('HTTP control plane against the loopback double', () => {
       message: expect.stringContaining('Settings → Control node'),
     });
     const dead = new HttpControlPlane('http://127.0.0.1:9', 't', { timeoutMs: 2000 });
-    await expect(dead.enrolmentState('a')).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('http://127.0.0.1:9') });
+    await expect(dead.enrolmentState('a')).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringContaining('http://127.0.0.1:9'),
+    });
     expect(() => new HttpControlPlane('ftp://x', 't')).toThrow(/not an http/);
   });
 
@@ -58,7 +61,10 @@ describe('HTTP control plane against the loopback double', () => {
     const client = new HttpControlPlane(url, 't');
     try {
       body = { hello: 'world' };
-      await expect(client.mintEnrolmentCode('p')).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('cannot read') });
+      await expect(client.mintEnrolmentCode('p')).rejects.toMatchObject({
+        code: 'unavailable',
+        message: expect.stringContaining('cannot read'),
+      });
       body = { agentId: 'a1', code: "x'; id #", expiresAt: new Date(Date.now() + 60_000).toISOString() };
       await expect(client.mintEnrolmentCode('p')).rejects.toMatchObject({ code: 'unavailable' });
       body = { agentId: 'a1', code: 'abc', expiresAt: new Date(Date.now() + 3_600_000).toISOString() };
@@ -76,12 +82,19 @@ describe('HTTP control plane against the loopback double', () => {
     try {
       const client = new HttpControlPlane(local.url, local.token);
       const redeem = async (agentId: string, body: unknown) => {
-        const r = await fetch(`${local.url}/v1/agents/${agentId}/enrol`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+        const r = await fetch(`${local.url}/v1/agents/${agentId}/enrol`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+        });
         return { status: r.status, body: (await r.json()) as unknown };
       };
       const a = await client.mintEnrolmentCode('pov-agent');
       for (const bad of ['not json', {}, { code: 5 }, { code: a.code, extra: 1 }]) expect((await redeem(a.agentId, bad)).status).toBe(400);
-      expect(await redeem(a.agentId, { code: `${a.code}x` })).toMatchObject({ status: 403, body: { error: { code: 'forbidden', message: 'wrong enrolment code' } } });
+      expect(await redeem(a.agentId, { code: `${a.code}x` })).toMatchObject({
+        status: 403,
+        body: { error: { code: 'forbidden', message: 'wrong enrolment code' } },
+      });
       expect((await redeem('agt_nobody', { code: a.code })).status).toBe(404);
       expect(await client.enrolmentState(a.agentId)).toMatchObject({ state: 'pending', attestation: null });
       expect(await redeem(a.agentId, { code: a.code })).toEqual({ status: 200, body: { state: 'enrolled' } });
@@ -90,7 +103,10 @@ describe('HTTP control plane against the loopback double', () => {
 
       const b = await client.mintEnrolmentCode('pov-agent');
       clock += 15 * 60_000 + 1;
-      expect(await redeem(b.agentId, { code: b.code })).toMatchObject({ status: 403, body: { error: { message: 'the enrolment code expired' } } });
+      expect(await redeem(b.agentId, { code: b.code })).toMatchObject({
+        status: 403,
+        body: { error: { message: 'the enrolment code expired' } },
+      });
       expect(await client.enrolmentState(b.agentId)).toMatchObject({ state: 'expired', attestation: null });
       expect(local.redemptions.map((r) => r.status)).toEqual([400, 400, 400, 400, 403, 404, 200, 403, 403]);
     } finally {

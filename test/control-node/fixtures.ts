@@ -26,8 +26,27 @@ export function baseInput(root: string, over: Partial<BootstrapInput> = {}): Boo
 export function makeBundle(): string {
   const dir = mkdtempSync(join(tmpdir(), 'povdesk-pem-'));
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-      '-subj', '/CN=test bundle', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=test bundle',
+        '-keyout',
+        join(dir, 'k.pem'),
+        '-out',
+        join(dir, 'c.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     return readFileSync(join(dir, 'c.pem'), 'utf8');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -43,7 +43,27 @@ describe.skipIf(missing)('fuzz: 1,000 hostile VM names, IPs and codes', () => {
       `\${IFS}touch\${IFS}${c}`,
       `$((1+1))`,
       `DASHBOARD_POLICY_EOF`,
-      `"`, `'`, '\\', '#', '*', '?', '~', '!', '%s', '{', '}', '[', ']', '&', ' ', 'é', '漢', '🙂', ':', '- ', '"\\u0000"',
+      `"`,
+      `'`,
+      '\\',
+      '#',
+      '*',
+      '?',
+      '~',
+      '!',
+      '%s',
+      '{',
+      '}',
+      '[',
+      ']',
+      '&',
+      ' ',
+      'é',
+      '漢',
+      '🙂',
+      ':',
+      '- ',
+      '"\\u0000"',
     ];
   };
   const name = () => {
@@ -61,7 +81,11 @@ describe.skipIf(missing)('fuzz: 1,000 hostile VM names, IPs and codes', () => {
       const { script, policy } = buildBootstrap(baseInput(box.root, { vms, controlNodeName: vms[k % 10]!.name, povId: `pov-${k}` }));
       const file = join(box.dir, `fuzz-${k}.sh`);
       writeFileSync(file, script);
-      for (const sh of [['dash', '-n'], ['bash', '-n'], ['busybox', 'sh', '-n']]) {
+      for (const sh of [
+        ['dash', '-n'],
+        ['bash', '-n'],
+        ['busybox', 'sh', '-n'],
+      ]) {
         const r = spawnSync(sh[0]!, [...sh.slice(1), file], { encoding: 'utf8' });
         expect(r.status, `${sh.join(' ')} on script ${k}: ${r.stderr}`).toBe(0);
       }

@@ -98,7 +98,9 @@ describe('control-node handlers through the contract', () => {
     const provision = await w.jobs.wait(created.jobId);
     expect(provision.state, JSON.stringify(provision.error)).toBe('succeeded');
     const povId = (await w.call('pov.list', {})).povs[0]!.id;
-    const installs = (w.db.prepare("SELECT id FROM jobs WHERE kind = 'pov.installControlNode' AND subject = ?").all(povId) as { id: string }[]);
+    const installs = w.db.prepare("SELECT id FROM jobs WHERE kind = 'pov.installControlNode' AND subject = ?").all(povId) as {
+      id: string;
+    }[];
     expect(installs).toHaveLength(1);
     // The provision finished while the install still waits for an agent (no guest runs yet).
     expect(['queued', 'running']).toContain(w.jobs.get(installs[0]!.id)!.state);
@@ -128,7 +130,11 @@ describe('control-node handlers through the contract', () => {
     expect((await row()).controlNode).toMatchObject({ vm: 'BtPocLin01', status: 'not_set_up', reason: gap });
     expect(w.jobs.log(created.jobId).map((l) => l.message)).toContain(`control node BtPocLin01: not installed, ${gap}`);
     const item = (await w.call('pov.readiness', { id: povId })).items.find((i) => i.key === 'controlNode');
-    expect(item).toMatchObject({ state: 'not_configured', detail: `Not set up: ${gap}. The POV works without it; it is what enrols BtPocLin01 with the control plane.`, action: { method: 'controlNode.saveSettings' } });
+    expect(item).toMatchObject({
+      state: 'not_configured',
+      detail: `Not set up: ${gap}. The POV works without it; it is what enrols BtPocLin01 with the control plane.`,
+      action: { method: 'controlNode.saveSettings' },
+    });
 
     // Install control node is refused before any job, and the row stays as it was.
     const before = await row();
@@ -154,7 +160,10 @@ describe('control-node handlers through the contract', () => {
     const povId = (await w.call('pov.list', {})).povs[0]!.id;
     expect((await w.call('pov.get', { id: povId })).pov.controlNode.reason).toMatch(/no control-plane URL|no Linux VM/);
     await w.jobs.wait((await w.call('pov.suspend', { id: povId })).jobId);
-    await expect(w.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('suspended') });
+    await expect(w.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('suspended'),
+    });
   }, 60_000);
 
   it('argument objects are strict', () => {

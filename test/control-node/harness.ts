@@ -37,5 +37,7 @@ export function guest(w: Seen, cp: ControlPlaneDouble, povId: string, seen: { pa
 }
 
 export function jobLog(w: Pick<Seen, 'db'>, jobId: string): string[] {
-  return (w.db.prepare('SELECT message FROM job_log WHERE job_id = ? ORDER BY seq').all(jobId) as { message: string }[]).map((r) => r.message);
+  return (w.db.prepare('SELECT message FROM job_log WHERE job_id = ? ORDER BY seq').all(jobId) as { message: string }[]).map(
+    (r) => r.message,
+  );
 }

@@ -78,7 +78,11 @@ describe('installControlNode: ordering against the control-plane double and a re
   let cp: ControlPlaneDouble;
   let clock: number;
   let agents: AgentStore;
-  const config: ControlNodeConfig = { ...DEFAULT_CONFIG, controlPlaneUrl: 'https://cp.example.com', agentImage: 'registry.example.com/agent:1' };
+  const config: ControlNodeConfig = {
+    ...DEFAULT_CONFIG,
+    controlPlaneUrl: 'https://cp.example.com',
+    agentImage: 'registry.example.com/agent:1',
+  };
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'povdesk-install-'));
@@ -181,7 +185,7 @@ describe('installControlNode: ordering against the control-plane double and a re
     expect(povs.row.mode).toBe('spire');
   });
 
-  it('SPIRE: trust domain and bundle from Settings override the control plane\'s for the check and the payload', async () => {
+  it("SPIRE: trust domain and bundle from Settings override the control plane's for the check and the payload", async () => {
     cp.spireInfo = { trustDomain: 'povdesk.test', serverAddress: 'spire.povdesk.test:8091', trustBundle: BUNDLE };
     const own = makeBundle();
     const povs = new Povs(pov());
@@ -191,7 +195,13 @@ describe('installControlNode: ordering against the control-plane double and a re
     const { job } = jobLog();
     await installControlNode(
       deps(povs, ud, {
-        config: { ...config, spireEnabled: true, spireTrustDomain: 'corp.example', spireTrustBundle: own, spireAddress: 'spire.corp.example:8081' },
+        config: {
+          ...config,
+          spireEnabled: true,
+          spireTrustDomain: 'corp.example',
+          spireTrustBundle: own,
+          spireAddress: 'spire.corp.example:8081',
+        },
         checkSpire: async (i) => (checked.push(i), { offered: true, answered: true, message: 'verified' }),
       }),
       'pov-1',
@@ -213,7 +223,11 @@ describe('installControlNode: ordering against the control-plane double and a re
     await installControlNode(
       deps(povs, ud, {
         config: { ...config, spireEnabled: true, spireAddress: 'other.example:8081' },
-        checkSpire: async (i) => ({ offered: false, address: i.address, message: `${i.address} answered with another certificate; fix it` }),
+        checkSpire: async (i) => ({
+          offered: false,
+          address: i.address,
+          message: `${i.address} answered with another certificate; fix it`,
+        }),
       }),
       'pov-1',
       job,
@@ -232,7 +246,11 @@ describe('installControlNode: ordering against the control-plane double and a re
     ud.onSet = () => setTimeout(() => cp.enrol([...cp.agents.keys()][0]!, mode), 5);
     const { job, lines } = jobLog();
     const config2 = { ...config, spireEnabled: true };
-    const r = await installControlNode(deps(povs, ud, { config: config2, checkSpire: async () => ({ offered: true, answered: true, message: 'verified' }) }), 'pov-1', job);
+    const r = await installControlNode(
+      deps(povs, ud, { config: config2, checkSpire: async () => ({ offered: true, answered: true, message: 'verified' }) }),
+      'pov-1',
+      job,
+    );
     return { r, lines, povs, ud };
   }
 
@@ -261,7 +279,7 @@ describe('installControlNode: ordering against the control-plane double and a re
         id: `v${i}`,
         name: i === 0 ? 'BtPocLin01' : `win-${String(i).padStart(3, '0')}-${(i * 2654435761) % 1e6}`,
         os: (i === 0 ? 'linux' : 'windows') as 'linux' | 'windows',
-        ip: `10.0.${i >> 8}.${(i & 255) || 1}`,
+        ip: `10.0.${i >> 8}.${i & 255 || 1}`,
       })),
     });
 
@@ -304,7 +322,9 @@ describe('installControlNode: ordering against the control-plane double and a re
     const { job } = jobLog();
     await expect(installControlNode(deps(povs, ud), 'pov-1', job)).rejects.toMatchObject({ code: 'conflict' });
     expect(povs.row).toMatchObject({ vmId: 'v2', status: 'failed' });
-    expect(povs.row.reason).toMatch(/^BtPocLin01 is on a manual network: Skytap's metadata service answers only on VMs attached to an automatic network/);
+    expect(povs.row.reason).toMatch(
+      /^BtPocLin01 is on a manual network: Skytap's metadata service answers only on VMs attached to an automatic network/,
+    );
     expect(cp.agents.size).toBe(0);
     expect(ud.events).toEqual([]);
   });
@@ -366,10 +386,17 @@ describe('installControlNode: ordering against the control-plane double and a re
     const { job, controller } = jobLog();
     ud.onSet = () => setTimeout(() => controller.abort(), 5);
     await expect(
-      installControlNode(deps(povs, ud, { sleep: (ms, signal) => new Promise((res, rej) => {
-        const t = setTimeout(res, 20);
-        signal.addEventListener('abort', () => (clearTimeout(t), rej(new Error('cancelled'))), { once: true });
-      }) }), 'pov-1', job),
+      installControlNode(
+        deps(povs, ud, {
+          sleep: (ms, signal) =>
+            new Promise((res, rej) => {
+              const t = setTimeout(res, 20);
+              signal.addEventListener('abort', () => (clearTimeout(t), rej(new Error('cancelled'))), { once: true });
+            }),
+        }),
+        'pov-1',
+        job,
+      ),
     ).rejects.toThrow();
     expect(ud.events.map((e) => e.op)).toEqual(['set', 'clear']);
     expect(povs.row).toMatchObject({ status: 'failed', reason: expect.stringContaining('cancelled') });

@@ -29,7 +29,12 @@ describe('pov.updated after the control node is named', () => {
     expect(named).toEqual((await w.call('pov.list', {})).povs.find((p) => p.id === povId));
 
     await w.call('pov.setRoleHosts', { id: povId, brokerHost: 'rhel-target' });
-    const hosts = await until('an event with the broker host', () => seen.find((p) => p.controlNode.brokerHost === 'rhel-target'), 5_000, 20);
+    const hosts = await until(
+      'an event with the broker host',
+      () => seen.find((p) => p.controlNode.brokerHost === 'rhel-target'),
+      5_000,
+      20,
+    );
     expect(hosts.id).toBe(povId);
   }, 60_000);
 });

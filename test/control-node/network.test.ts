@@ -39,11 +39,16 @@ describe('a control node on a manual network', () => {
     const { pov, vms } = await w.call('pov.get', { id: povId });
     expect(pov.controlNode.status).toBe('failed');
     expect(pov.controlNode.vm).toBe('BtPocLin01');
-    expect(pov.controlNode.reason).toMatch(/^BtPocLin01 is on a manual network: Skytap's metadata service answers only on VMs attached to an automatic network/);
+    expect(pov.controlNode.reason).toMatch(
+      /^BtPocLin01 is on a manual network: Skytap's metadata service answers only on VMs attached to an automatic network/,
+    );
     expect(vms.find((v) => v.name === 'BtPocLin01')!.network).toEqual({ name: 'Lab Manual', type: 'manual' });
     expect(vms.find((v) => v.name === 'win01')!.network).toEqual({ name: 'Default Network', type: 'automatic' });
 
-    await expect(w.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({ code: 'conflict', message: expect.stringMatching(/manual network/) });
+    await expect(w.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringMatching(/manual network/),
+    });
     expect(w.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'pov.installControlNode'").get()).toEqual({ n: 0 });
     expect(cp.agents.size).toBe(0);
     expect(w.emu.requests.filter((r) => r.method === 'PUT' && r.path.includes('/user_data'))).toEqual([]);
@@ -61,7 +66,13 @@ describe('published services on the VMs tab', () => {
     const env = [...w.emu.state.environments.values()].find((e) => e.vms.some((v) => v.name === 'win01'))!;
     const emuWin = env.vms.find((v) => v.name === 'win01')!;
     const win = vms.find((v) => v.name === 'win01')!;
-    expect(win.published).toEqual(emuWin.services.map((s) => ({ internalPort: s.internalPort, externalHost: 'services-uswest.skytap.com', externalPort: s.externalPort })));
+    expect(win.published).toEqual(
+      emuWin.services.map((s) => ({
+        internalPort: s.internalPort,
+        externalHost: 'services-uswest.skytap.com',
+        externalPort: s.externalPort,
+      })),
+    );
     expect(win.published.map((p) => p.internalPort)).toEqual([3389, 5986]);
     // The private address stays the VM's address (the policy and the wiring use it).
     expect(win.ip).toBe(emuWin.ip);
@@ -73,7 +84,11 @@ describe('published services on the VMs tab', () => {
     const nic = `nic-${env.id}-${emuWin.id}-0`;
     const res = await fetch(`${w.emu.url}/v2/configurations/${env.id}/vms/${emuWin.id}/interfaces/${nic}/services`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from('demo:demo-token').toString('base64')}`, 'content-type': 'application/json', accept: 'application/json' },
+      headers: {
+        authorization: `Basic ${Buffer.from('demo:demo-token').toString('base64')}`,
+        'content-type': 'application/json',
+        accept: 'application/json',
+      },
       body: JSON.stringify({ internal_port: 443 }),
     });
     expect(res.status).toBe(200);
@@ -82,7 +97,11 @@ describe('published services on the VMs tab', () => {
     const refresh = await w.call('pov.refreshVms', { id: povId });
     expect((await w.jobs.wait(refresh.jobId)).state).toBe('succeeded');
     vms = (await w.call('pov.get', { id: povId })).vms;
-    expect(vms.find((v) => v.name === 'win01')!.published).toContainEqual({ internalPort: 443, externalHost: added.external_ip, externalPort: added.external_port });
+    expect(vms.find((v) => v.name === 'win01')!.published).toContainEqual({
+      internalPort: 443,
+      externalHost: added.external_ip,
+      externalPort: added.external_port,
+    });
     expect(vms.find((v) => v.name === 'BtPocLin01')!.published.map((p) => p.internalPort)).toEqual([22]);
   }, 60_000);
 });

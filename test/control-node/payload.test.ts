@@ -101,9 +101,7 @@ describe.skipIf(missing)('bootstrap payload, executed', () => {
 
   it('tier 2 removes comment lines but keeps heredoc bodies byte for byte', () => {
     const bundle = makeBundle();
-    const { script, policy } = buildBootstrap(
-      baseInput('/x', { spire: spireOf(bundle, 'tok-1') }),
-    );
+    const { script, policy } = buildBootstrap(baseInput('/x', { spire: spireOf(bundle, 'tok-1') }));
     const t2 = stripComments(script);
     expect(t2.length).toBeLessThan(script.length);
     expect(t2).toContain(policy); // the policy's own '#' header lines survive
@@ -144,7 +142,9 @@ describe.skipIf(missing)('bootstrap payload, executed', () => {
     expect(r.stderr).toContain('attestation: ed25519');
     const calls = b.calls();
     const logs = calls.findIndex((c) => c[0] === 'logs' && c.includes('dashboard-spire-agent'));
-    const rmSidecars = calls.findIndex((c, i) => i > logs && c[0] === 'rm' && c.includes('dashboard-spiffe-helper') && c.includes('dashboard-spire-agent'));
+    const rmSidecars = calls.findIndex(
+      (c, i) => i > logs && c[0] === 'rm' && c.includes('dashboard-spiffe-helper') && c.includes('dashboard-spire-agent'),
+    );
     const agent = calls.findIndex(isAgentRun);
     expect(logs).toBeGreaterThan(0);
     expect(rmSidecars).toBeGreaterThan(logs);
@@ -176,7 +176,9 @@ describe.skipIf(missing)('bootstrap payload, executed', () => {
     expect(() => buildBootstrap(baseInput('/x', { vms: [{ name: 'a\nb', ip: '10.0.0.1' }] }))).toThrow(/control character/);
     expect(() => buildBootstrap(baseInput('/x', { controlPlaneUrl: 'https://x.example/$(id)' }))).toThrow(/control-plane URL/);
     expect(() => buildBootstrap(baseInput('/x', { agentImage: 'Agent:latest' }))).toThrow(/agent image/);
-    expect(() => buildBootstrap(baseInput('/x', { spire: { ...spireOf('not a pem', 't'), trustBundle: 'x\nDASHBOARD_BUNDLE_EOF\nid' } }))).toThrow(/trust bundle/);
+    expect(() =>
+      buildBootstrap(baseInput('/x', { spire: { ...spireOf('not a pem', 't'), trustBundle: 'x\nDASHBOARD_BUNDLE_EOF\nid' } })),
+    ).toThrow(/trust bundle/);
   });
 
   it('policy: one /32 per VM on 22,443,3389,5985,5986, never a subnet; 169.254.0.0/16 denied; metadata IPs refused', () => {
@@ -195,8 +197,13 @@ describe.skipIf(missing)('bootstrap payload, executed', () => {
 });
 
 describe.skipIf(missing)('fitting to 16,384 characters', () => {
-  const vms = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `vm-${i}`, ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${(i & 255) + 1 > 255 ? 1 : (i & 255) + 1}` }));
-  const uniqueVms = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `customer-host-${i}`, ip: `10.${(i >> 8) & 255}.${i & 255}.${1 + (i % 250)}` }));
+  const vms = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      name: `vm-${i}`,
+      ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${(i & 255) + 1 > 255 ? 1 : (i & 255) + 1}`,
+    }));
+  const uniqueVms = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ name: `customer-host-${i}`, ip: `10.${(i >> 8) & 255}.${i & 255}.${1 + (i % 250)}` }));
 
   it('tier 1 as written when it fits', () => {
     const { script } = buildBootstrap(baseInput('', { vms: vms(3) }));

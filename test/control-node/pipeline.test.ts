@@ -74,9 +74,16 @@ describe.skipIf(missing)('runner + fitted bootstrap, end to end on the guest sid
     const payload = stripComments(buildBootstrap(baseInput(box.root)).script);
     const url = await serve('/skytap/vms/self/user_data', payload);
     const runner = join(box.dir, 'runner.sh');
-    writeFileSync(runner, buildRunner({ metadataUrl: url, intervalSeconds: 1, stateDir: join(box.dir, 'state'), runFile: join(box.dir, 'run/p.sh') }));
+    writeFileSync(
+      runner,
+      buildRunner({ metadataUrl: url, intervalSeconds: 1, stateDir: join(box.dir, 'state'), runFile: join(box.dir, 'run/p.sh') }),
+    );
     proc = spawn('dash', [runner], {
-      env: { PATH: `${box.bin}:/usr/bin:/bin`, FAKE_DOCKER_LOG: box.log, FAKE_CODE_FILE: join(box.root, 'etc/dashboard-agent/enrolment-code') },
+      env: {
+        PATH: `${box.bin}:/usr/bin:/bin`,
+        FAKE_DOCKER_LOG: box.log,
+        FAKE_CODE_FILE: join(box.root, 'etc/dashboard-agent/enrolment-code'),
+      },
       stdio: 'ignore',
     });
     expect(await agentStarted(box, 8000)).toBe(true);
@@ -93,9 +100,17 @@ describe.skipIf(missing)('runner + fitted bootstrap, end to end on the guest sid
     const payload = compressPayload(buildBootstrap(baseInput(box.root)).script);
     const url = await serve('/skytap', JSON.stringify({ id: '1', user_data: payload }).replace(/\//g, '\\/'));
     const runner = join(box.dir, 'runner.sh');
-    writeFileSync(runner, buildRunner({ metadataUrl: url, intervalSeconds: 1, stateDir: join(box.dir, 'state'), runFile: join(box.dir, 'run/p.sh') }));
+    writeFileSync(
+      runner,
+      buildRunner({ metadataUrl: url, intervalSeconds: 1, stateDir: join(box.dir, 'state'), runFile: join(box.dir, 'run/p.sh') }),
+    );
     proc = spawn('busybox', ['sh', runner], {
-      env: { PATH: `${box.bin}:${bb}`, TMPDIR: box.dir, FAKE_DOCKER_LOG: box.log, FAKE_CODE_FILE: join(box.root, 'etc/dashboard-agent/enrolment-code') },
+      env: {
+        PATH: `${box.bin}:${bb}`,
+        TMPDIR: box.dir,
+        FAKE_DOCKER_LOG: box.log,
+        FAKE_CODE_FILE: join(box.root, 'etc/dashboard-agent/enrolment-code'),
+      },
       stdio: 'ignore',
     });
     expect(await agentStarted(box, 8000)).toBe(true);

@@ -65,10 +65,19 @@ describe('the provision hook and the status the installer recorded', () => {
     let installer: ControlNodeInstaller = async () => {
       throw new AppError('unavailable', 'control plane unreachable');
     };
-    const svc = new PovService({ ...pw.deps, jobs: pw.jobs, hub: pw.hub, controlNode: { ...pw.deps.controlNode, installAfterPowerOn: (povId, ctx) => installer(povId, ctx) } });
+    const svc = new PovService({
+      ...pw.deps,
+      jobs: pw.jobs,
+      hub: pw.hub,
+      controlNode: { ...pw.deps.controlNode, installAfterPowerOn: (povId, ctx) => installer(povId, ctx) },
+    });
     const a = await createPov({ ...pw, svc }, 'A');
     expect(a.job.state).toBe('succeeded');
-    expect(getPov(w.db, a.povId)).toMatchObject({ control_node_status: 'failed', control_node_reason: 'control plane unreachable', error_message: null });
+    expect(getPov(w.db, a.povId)).toMatchObject({
+      control_node_status: 'failed',
+      control_node_reason: 'control plane unreachable',
+      error_message: null,
+    });
 
     installer = async (povId) => {
       svc.setControlNode(povId, { control_node_status: 'none', control_node_reason: 'no Linux VM is available' });
@@ -85,7 +94,13 @@ describe('role hosts per POV', () => {
     const h = await setup();
     const povId = await pamPov(h);
     const set = await h.call('pov.setRoleHosts', { id: povId, brokerHost: 'RHEL-TARGET' });
-    expect(set.controlNode).toMatchObject({ resolvedVm: 'control-node', status: null, reason: null, brokerHost: 'RHEL-TARGET', entitleHost: null });
+    expect(set.controlNode).toMatchObject({
+      resolvedVm: 'control-node',
+      status: null,
+      reason: null,
+      brokerHost: 'RHEL-TARGET',
+      entitleHost: null,
+    });
     const view = (await h.call('pov.list', {})).povs[0]!;
     expect(view.controlNode).toMatchObject({ vm: 'control-node', brokerHost: 'RHEL-TARGET' });
     const preview = await h.call('controlNode.previewBootstrap', { povId });
@@ -143,7 +158,11 @@ describe('destroy revokes the agent', () => {
     const row = getPov(w.db, povId)!;
     expect(row.state).toBe('destroyed');
     expect(row.error_message).toBeNull();
-    expect(row.control_node_reason).toMatch(new RegExp(`could not revoke the control node's agent: agent ${agentId} .*cannot reach the control plane.*revoke the agent in the control plane`));
+    expect(row.control_node_reason).toMatch(
+      new RegExp(
+        `could not revoke the control node's agent: agent ${agentId} .*cannot reach the control plane.*revoke the agent in the control plane`,
+      ),
+    );
     expect(jobLog(w, destroy.jobId).some((m) => m.startsWith("could not revoke the control node's agent"))).toBe(true);
     // left live so a later teardown can still revoke it
     expect(new AgentStore(w.db).get(agentId)!.state).toBe('enrolled');
@@ -177,7 +196,9 @@ describe('an install running beside the lifecycle', () => {
     const agentId = new AgentStore(w.db).latest(povId)!.agent_id;
     expect(cp.agents.get(agentId)!.state).toBe('revoked');
     // user_data was cleared before the environment was deleted
-    const clearAt = w.emu.requests.findIndex((r) => r.method === 'PUT' && r.path.includes('/user_data') && (r.body as { contents: string }).contents === '');
+    const clearAt = w.emu.requests.findIndex(
+      (r) => r.method === 'PUT' && r.path.includes('/user_data') && (r.body as { contents: string }).contents === '',
+    );
     const deleteAt = w.emu.requests.findIndex((r) => r.method === 'DELETE');
     expect(clearAt).toBeGreaterThanOrEqual(0);
     expect(clearAt).toBeLessThan(deleteAt);
@@ -196,7 +217,10 @@ describe('after a restart', () => {
     pw.svc.setControlNode(b.povId, { control_node_status: 'enrolled', control_node_mode: 'spire' });
     const restarted = new PovService({ ...pw.deps, jobs: pw.jobs, hub: pw.hub });
     restarted.resumeInterrupted();
-    expect(getPov(w.db, a.povId)).toMatchObject({ control_node_status: 'failed', control_node_reason: expect.stringMatching(/interrupted.*press Install control node/) });
+    expect(getPov(w.db, a.povId)).toMatchObject({
+      control_node_status: 'failed',
+      control_node_reason: expect.stringMatching(/interrupted.*press Install control node/),
+    });
     expect(getPov(w.db, b.povId)).toMatchObject({ control_node_status: 'enrolled', control_node_mode: 'spire', control_node_reason: null });
   }, 30_000);
 });
@@ -212,10 +236,17 @@ describe('Settings → Control node', () => {
       spireTrustDomain: 'example.org',
       spireTrustBundle: bundle,
     });
-    expect(saved).toMatchObject({ spireEnabled: true, spireAddress: 'spire.example.org:8081', spireTrustDomain: 'example.org', tokenSet: true });
+    expect(saved).toMatchObject({
+      spireEnabled: true,
+      spireAddress: 'spire.example.org:8081',
+      spireTrustDomain: 'example.org',
+      tokenSet: true,
+    });
     expect(saved.spireTrustBundle.trim()).toBe(bundle.trim());
     expect(JSON.stringify(saved)).not.toContain(cp.token);
-    await expect(h.call('controlNode.saveSettings', { spireTrustBundle: 'not a certificate' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(h.call('controlNode.saveSettings', { spireTrustBundle: 'not a certificate' })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
     await expect(h.call('controlNode.saveSettings', { spireTrustDomain: 'Bad Domain' })).rejects.toMatchObject({ code: 'invalid_request' });
     await expect(h.call('controlNode.saveSettings', { spireAddress: 'host:99999' })).rejects.toMatchObject({ code: 'invalid_request' });
     expect((await h.call('controlNode.getSettings', {})).spireAddress).toBe('spire.example.org:8081');

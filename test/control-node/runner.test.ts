@@ -77,7 +77,10 @@ describe.skipIf(missing)('template runner against a loopback metadata service', 
 
   function startRunner(shell: string[], env: NodeJS.ProcessEnv = process.env) {
     const file = join(dir, 'runner.sh');
-    writeFileSync(file, buildRunner({ metadataUrl: md.url, intervalSeconds: 1, stateDir: join(dir, 'state'), runFile: join(dir, 'run/payload.sh') }));
+    writeFileSync(
+      file,
+      buildRunner({ metadataUrl: md.url, intervalSeconds: 1, stateDir: join(dir, 'state'), runFile: join(dir, 'run/payload.sh') }),
+    );
     proc = spawn(shell[0]!, [...shell.slice(1), file], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     proc.stderr!.on('data', (d) => (stderr += String(d)));
   }
@@ -190,7 +193,9 @@ describe('runner script text', () => {
       const file = join(dir, 'runner');
       writeFileSync(file, r.script);
       expect(spawnSync('sha256sum', [file], { encoding: 'utf8' }).stdout.split(' ')[0]).toBe(r.sha256);
-      const out = spawnSync('sh', ['-c', r.checks.perLine.replaceAll('/usr/local/sbin/dashboard-bootstrap-runner', file)], { encoding: 'utf8' }).stdout;
+      const out = spawnSync('sh', ['-c', r.checks.perLine.replaceAll('/usr/local/sbin/dashboard-bootstrap-runner', file)], {
+        encoding: 'utf8',
+      }).stdout;
       expect(out.trim().split('\n')).toEqual(r.lines.map((l) => `${l.n} ${l.sum}`));
       expect(r.lines.map((l) => l.text).join('\n') + '\n').toBe(r.script);
     } finally {

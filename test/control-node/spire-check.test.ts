@@ -14,16 +14,59 @@ const missing = needs(['openssl']);
 function pki(dir: string) {
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   const ca = (name: string) => {
-    ssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-      '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.pem`);
+    ssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${name}`,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.pem`,
+    );
     return readFileSync(join(dir, `${name}.pem`), 'utf8');
   };
   const leaf = (name: string, caName: string, san: string) => {
-    ssl('req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/O=SPIRE',
-      '-keyout', `${name}.key`, '-out', `${name}.csr`);
+    ssl(
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-subj',
+      '/O=SPIRE',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+    );
     writeFileSync(join(dir, `${name}.ext`), `subjectAltName=${san}\nbasicConstraints=CA:FALSE\n`);
-    ssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${caName}.pem`, '-CAkey', `${caName}.key`, '-CAcreateserial',
-      '-days', '1', '-extfile', `${name}.ext`, '-out', `${name}.pem`);
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      `${caName}.pem`,
+      '-CAkey',
+      `${caName}.key`,
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.pem`,
+    );
     return { key: readFileSync(join(dir, `${name}.key`), 'utf8'), cert: readFileSync(join(dir, `${name}.pem`), 'utf8') };
   };
   return { ca, leaf };
@@ -54,10 +97,22 @@ describe.skipIf(missing)('SPIRE server check over real TLS on loopback', () => {
     const good = leaf('good', 'ours', 'URI:spiffe://povdesk.test/spire/server');
     const otherDashboard = leaf('other', 'theirs', 'URI:spiffe://povdesk.test/spire/server');
     const wrongId = leaf('wrongid', 'ours', 'URI:spiffe://elsewhere.test/spire/server');
-    await listen('good', createTlsServer({ ...good, ALPNProtocols: ['h2'] }, (s) => s.end()));
-    await listen('other', createTlsServer(otherDashboard, (s) => s.end()));
-    await listen('wrongid', createTlsServer(wrongId, (s) => s.end()));
-    await listen('http', createNetServer((s) => s.end('HTTP/1.1 400 Bad Request\r\n\r\n')));
+    await listen(
+      'good',
+      createTlsServer({ ...good, ALPNProtocols: ['h2'] }, (s) => s.end()),
+    );
+    await listen(
+      'other',
+      createTlsServer(otherDashboard, (s) => s.end()),
+    );
+    await listen(
+      'wrongid',
+      createTlsServer(wrongId, (s) => s.end()),
+    );
+    await listen(
+      'http',
+      createNetServer((s) => s.end('HTTP/1.1 400 Bad Request\r\n\r\n')),
+    );
     // A port that was listening and is now closed: nothing answers.
     const closed = createNetServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));

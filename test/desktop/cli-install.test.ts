@@ -16,8 +16,13 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('cliInstallPlan', () => {
   it('links /usr/local/bin/povdesk on macOS and says the sudo command when that needs rights', () => {
-    const p = cliInstallPlan({ platform: 'darwin', resourcesPath: "/Applications/POV Desk.app/Contents/Resources", home: '/Users/se' });
-    expect(p).toEqual({ kind: 'symlink', link: '/usr/local/bin/povdesk', target: '/Applications/POV Desk.app/Contents/Resources/bin/povdesk', sudoCommand: "sudo ln -sf '/Applications/POV Desk.app/Contents/Resources/bin/povdesk' /usr/local/bin/povdesk" });
+    const p = cliInstallPlan({ platform: 'darwin', resourcesPath: '/Applications/POV Desk.app/Contents/Resources', home: '/Users/se' });
+    expect(p).toEqual({
+      kind: 'symlink',
+      link: '/usr/local/bin/povdesk',
+      target: '/Applications/POV Desk.app/Contents/Resources/bin/povdesk',
+      sudoCommand: "sudo ln -sf '/Applications/POV Desk.app/Contents/Resources/bin/povdesk' /usr/local/bin/povdesk",
+    });
   });
 
   it('has nothing to do for the deb and Windows, whose installers put povdesk on PATH', () => {
@@ -31,7 +36,10 @@ describe('cliInstallPlan', () => {
     mkdirSync(join(appDir, 'resources', 'cli'), { recursive: true });
     mkdirSync(join(appDir, 'resources', 'bin'), { recursive: true });
     copyFileSync(join(ROOT, 'resources', 'bin', 'povdesk-cli.cjs'), join(appDir, 'resources', 'bin', 'povdesk-cli.cjs'));
-    writeFileSync(join(appDir, 'resources', 'cli', 'povdesk-cli.mjs'), 'process.stdout.write(JSON.stringify({ args: process.argv.slice(2), asNode: process.env.ELECTRON_RUN_AS_NODE }));\n');
+    writeFileSync(
+      join(appDir, 'resources', 'cli', 'povdesk-cli.mjs'),
+      'process.stdout.write(JSON.stringify({ args: process.argv.slice(2), asNode: process.env.ELECTRON_RUN_AS_NODE }));\n',
+    );
     const appImage = join(work, "POV Desk-0.1.0 it's.AppImage");
     writeFileSync(appImage, `#!/bin/sh\nAPPDIR='${appDir}' exec '${process.execPath}' "$@"\n`);
     chmodSync(appImage, 0o755);

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LAUNCH_SETTINGS, deepLinkFromArgv, launchPlan, loginItemSettings, onWindowClosed, parseDeepLink, povHash, quitPlan, quitQuestion } from '../../main/desktop/lifecycle';
+import {
+  DEFAULT_LAUNCH_SETTINGS,
+  deepLinkFromArgv,
+  launchPlan,
+  loginItemSettings,
+  onWindowClosed,
+  parseDeepLink,
+  povHash,
+  quitPlan,
+  quitQuestion,
+} from '../../main/desktop/lifecycle';
 
 const vms = [
   { id: 'a', name: 'dc01', state: 'running' },
@@ -37,16 +47,33 @@ describe('launching', () => {
   it('start at login is off by default; start in background hides the window (macOS: openAsHidden; others: a flag)', () => {
     expect(DEFAULT_LAUNCH_SETTINGS).toEqual({ openAtLogin: false, startInBackground: false });
     expect(loginItemSettings({ openAtLogin: true, startInBackground: true }, 'darwin')).toEqual({ openAtLogin: true, openAsHidden: true });
-    expect(loginItemSettings({ openAtLogin: true, startInBackground: true }, 'win32')).toEqual({ openAtLogin: true, args: ['--background'] });
+    expect(loginItemSettings({ openAtLogin: true, startInBackground: true }, 'win32')).toEqual({
+      openAtLogin: true,
+      args: ['--background'],
+    });
     expect(loginItemSettings(DEFAULT_LAUNCH_SETTINGS, 'linux')).toEqual({ openAtLogin: false, args: [] });
   });
 
   it('shows the window unless started in background; a launch never starts a VM', () => {
     const s = { openAtLogin: true, startInBackground: true };
-    expect(launchPlan(['povdesk-desktop'], { openedAtLogin: false, settings: s })).toEqual({ showWindow: true, openPov: null, startVms: [] });
-    expect(launchPlan(['povdesk-desktop'], { openedAtLogin: true, settings: s })).toEqual({ showWindow: false, openPov: null, startVms: [] });
-    expect(launchPlan(['povdesk-desktop', '--background'], { openedAtLogin: false, settings: DEFAULT_LAUNCH_SETTINGS }).showWindow).toBe(false);
-    expect(launchPlan(['povdesk-desktop', '--background', 'povdesk://pov/p-1'], { openedAtLogin: true, settings: s })).toEqual({ showWindow: true, openPov: 'p-1', startVms: [] });
+    expect(launchPlan(['povdesk-desktop'], { openedAtLogin: false, settings: s })).toEqual({
+      showWindow: true,
+      openPov: null,
+      startVms: [],
+    });
+    expect(launchPlan(['povdesk-desktop'], { openedAtLogin: true, settings: s })).toEqual({
+      showWindow: false,
+      openPov: null,
+      startVms: [],
+    });
+    expect(launchPlan(['povdesk-desktop', '--background'], { openedAtLogin: false, settings: DEFAULT_LAUNCH_SETTINGS }).showWindow).toBe(
+      false,
+    );
+    expect(launchPlan(['povdesk-desktop', '--background', 'povdesk://pov/p-1'], { openedAtLogin: true, settings: s })).toEqual({
+      showWindow: true,
+      openPov: 'p-1',
+      startVms: [],
+    });
   });
 });
 
@@ -54,7 +81,19 @@ describe('povdesk:// links', () => {
   it('opens povdesk://pov/<id> and refuses everything else', () => {
     expect(parseDeepLink('povdesk://pov/7f3a-b_2')).toEqual({ povId: '7f3a-b_2' });
     expect(parseDeepLink('povdesk://POV/abc/')).toEqual({ povId: 'abc' });
-    for (const bad of ['povdesk://pov/', 'povdesk://pov/a/b', 'povdesk://settings/x', 'https://pov/abc', 'povdesk://pov/..', 'povdesk://pov/a%2Fb', 'povdesk://pov/abc?x=1', 'povdesk://u:p@pov/abc', 'povdesk://pov/<script>', `povdesk://pov/${'a'.repeat(300)}`, 'not a url']) {
+    for (const bad of [
+      'povdesk://pov/',
+      'povdesk://pov/a/b',
+      'povdesk://settings/x',
+      'https://pov/abc',
+      'povdesk://pov/..',
+      'povdesk://pov/a%2Fb',
+      'povdesk://pov/abc?x=1',
+      'povdesk://u:p@pov/abc',
+      'povdesk://pov/<script>',
+      `povdesk://pov/${'a'.repeat(300)}`,
+      'not a url',
+    ]) {
       expect(parseDeepLink(bad), bad).toBeNull();
     }
   });

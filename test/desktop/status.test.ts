@@ -5,14 +5,27 @@ import { createPov, HOUR, shareWorld, type ShareTestWorld } from '../share/helpe
 
 const now = Date.parse('2026-12-01T12:00:00Z');
 const job = (id: string, state: JobRecord['state'], fraction: number | null, routine = false): JobRecord => ({
-  id, kind: 'vm.create', title: `job ${id}`, subject: null, routine, state, progress: { step: 's', fraction, message: '' },
-  createdAt: '2026-12-01T11:00:00Z', startedAt: null, finishedAt: null, error: null, result: null,
+  id,
+  kind: 'vm.create',
+  title: `job ${id}`,
+  subject: null,
+  routine,
+  state,
+  progress: { step: 's', fraction, message: '' },
+  createdAt: '2026-12-01T11:00:00Z',
+  startedAt: null,
+  finishedAt: null,
+  error: null,
+  result: null,
 });
 
 describe('tray model', () => {
   it('lists running VMs, POVs near auto-delete (soonest first) and jobs in progress, then Open and Quit', () => {
     const m = trayModel({
-      vms: [{ id: 'a', name: 'dc01', state: 'running' }, { id: 'b', name: 'web', state: 'stopped' }],
+      vms: [
+        { id: 'a', name: 'dc01', state: 'running' },
+        { id: 'b', name: 'web', state: 'stopped' },
+      ],
       povs: [
         { id: 'p1', name: 'Acme', autoDeleteAt: '2026-12-01T20:00:00Z' },
         { id: 'p2', name: 'Globex', autoDeleteAt: '2026-12-01T12:30:00Z' },
@@ -24,10 +37,16 @@ describe('tray model', () => {
       now,
     });
     expect(m.items.filter((i) => i.kind !== 'separator').map((i) => ('label' in i ? i.label : ''))).toEqual([
-      'Running VMs (1)', 'dc01 — running',
-      'POVs near auto-delete (2)', 'Globex — deleted in 30 min', 'Acme — deleted in 8 h',
-      'Jobs in progress (2)', 'job 1 — 42%', 'job 2 — queued',
-      'Open POV Desk', 'Quit POV Desk',
+      'Running VMs (1)',
+      'dc01 — running',
+      'POVs near auto-delete (2)',
+      'Globex — deleted in 30 min',
+      'Acme — deleted in 8 h',
+      'Jobs in progress (2)',
+      'job 1 — 42%',
+      'job 2 — queued',
+      'Open POV Desk',
+      'Quit POV Desk',
     ]);
     expect(m.items.find((i) => i.kind === 'item' && i.label.startsWith('Globex'))).toMatchObject({ action: { open: 'povs/p2' } });
     expect(m.tooltip).toBe('POV Desk — 1 VM running, 2 jobs in progress');
@@ -35,7 +54,12 @@ describe('tray model', () => {
 
   it('is just Open and Quit when nothing runs, and caps long lists', () => {
     expect(trayModel({ vms: [], povs: [], jobs: [], now }).items.map((i) => i.kind)).toEqual(['action', 'action']);
-    const many = trayModel({ vms: Array.from({ length: 12 }, (_, i) => ({ id: `${i}`, name: `vm${i}`, state: 'running' })), povs: [], jobs: [], now });
+    const many = trayModel({
+      vms: Array.from({ length: 12 }, (_, i) => ({ id: `${i}`, name: `vm${i}`, state: 'running' })),
+      povs: [],
+      jobs: [],
+      now,
+    });
     expect(many.items.filter((i) => i.kind === 'item')).toHaveLength(9);
     expect(many.items.some((i) => i.kind === 'item' && i.label === '… 4 more')).toBe(true);
   });

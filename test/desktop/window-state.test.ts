@@ -2,7 +2,15 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_SIZE, loadWindowState, pageFromUrl, restoreBounds, saveWindowState, windowStateFile, type WindowState } from '../../main/desktop/window-state';
+import {
+  DEFAULT_SIZE,
+  loadWindowState,
+  pageFromUrl,
+  restoreBounds,
+  saveWindowState,
+  windowStateFile,
+  type WindowState,
+} from '../../main/desktop/window-state';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));

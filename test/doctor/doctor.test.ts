@@ -32,14 +32,35 @@ function requestsSince(from: ReturnType<typeof marks>) {
     cp: p.cp.requests.slice(from.cp).map((r) => `${r.method} ${r.path}`),
   };
 }
-const marks = () => ({ skytap: p.w.emu.requests.length, pra: p.pra.requests.length, ps: p.ps.requests.length, en: p.en.requests.length, cp: p.cp.requests.length });
+const marks = () => ({
+  skytap: p.w.emu.requests.length,
+  pra: p.pra.requests.length,
+  ps: p.ps.requests.length,
+  en: p.en.requests.length,
+  cp: p.cp.requests.length,
+});
 
 describe('povdesk doctor against the emulator and the doubles', () => {
   it('answers every named assumption, confirmed where the doubles behave as documented, and writes nothing anywhere', async () => {
     const before = marks();
     const report = await p.w.call('doctor.run', {});
     const c = byId(report);
-    for (const id of ['skytap.account', 'skytap.paging', 'skytap.project-404', 'skytap.rate-limit-headers', 'share.env-listing', 'share.schedules', 'pam.pra-token', 'pam.pra-reads', 'pam.pra-node', 'pam.ps-session', 'pam.ps-platforms', 'pam.entitle-envelope', 'pam.entitle-pra', 'control-plane.spire']) {
+    for (const id of [
+      'skytap.account',
+      'skytap.paging',
+      'skytap.project-404',
+      'skytap.rate-limit-headers',
+      'share.env-listing',
+      'share.schedules',
+      'pam.pra-token',
+      'pam.pra-reads',
+      'pam.pra-node',
+      'pam.ps-session',
+      'pam.ps-platforms',
+      'pam.entitle-envelope',
+      'pam.entitle-pra',
+      'control-plane.spire',
+    ]) {
       expect(c.get(id), `${id}: ${JSON.stringify(c.get(id))}`).toMatchObject({ result: 'confirmed' });
     }
     // nothing to look at, said so (no project, the local vm-manager)
@@ -52,7 +73,11 @@ describe('povdesk doctor against the emulator and the doubles', () => {
     // read-only: GETs, and the sign-ins (PRA's token, Password Safe's SignAppIn/Signout) alone
     const seen = requestsSince(before);
     const writes = Object.entries(seen).flatMap(([who, list]) => list.filter((r) => !r.startsWith('GET ')).map((r) => `${who} ${r}`));
-    expect(writes.sort()).toEqual(['pra POST /oauth2/token', 'ps POST /BeyondTrust/api/public/v3/Auth/SignAppIn', 'ps POST /BeyondTrust/api/public/v3/Auth/Signout']);
+    expect(writes.sort()).toEqual([
+      'pra POST /oauth2/token',
+      'ps POST /BeyondTrust/api/public/v3/Auth/SignAppIn',
+      'ps POST /BeyondTrust/api/public/v3/Auth/Signout',
+    ]);
     expect(seen.skytap.length).toBeGreaterThanOrEqual(5);
     expect(seen.cp).toEqual(['GET /v1/spire']);
   }, 60_000);
@@ -63,9 +88,18 @@ describe('povdesk doctor against the emulator and the doubles', () => {
     p.pra.renamed = { code_name: 'codeName' };
     try {
       const c = byId(await p.w.call('doctor.run', {}));
-      expect(c.get('skytap.paging')).toMatchObject({ result: 'contradicted', seen: expect.stringMatching(/asked for count=1, got \d+ items .*no Content-Range/) });
-      expect(c.get('share.schedules')).toMatchObject({ result: 'contradicted', seen: expect.stringMatching(/no configuration_id \(or configuration_url\).*environment_id/) });
-      expect(c.get('pam.pra-reads')).toMatchObject({ result: 'contradicted', seen: expect.stringMatching(/no code_name \(it has .*codeName/) });
+      expect(c.get('skytap.paging')).toMatchObject({
+        result: 'contradicted',
+        seen: expect.stringMatching(/asked for count=1, got \d+ items .*no Content-Range/),
+      });
+      expect(c.get('share.schedules')).toMatchObject({
+        result: 'contradicted',
+        seen: expect.stringMatching(/no configuration_id \(or configuration_url\).*environment_id/),
+      });
+      expect(c.get('pam.pra-reads')).toMatchObject({
+        result: 'contradicted',
+        seen: expect.stringMatching(/no code_name \(it has .*codeName/),
+      });
       // the rest still holds
       expect(c.get('skytap.account')?.result).toBe('confirmed');
       expect(c.get('pam.pra-token')?.result).toBe('confirmed');
@@ -89,15 +123,23 @@ describe('povdesk doctor against the emulator and the doubles', () => {
     expect(text).toMatch(/=== log .*\.log/);
     const bytes = readFileSync(b.path);
     for (const secret of ['demo-token', ...Object.values(SECRETS).filter((s) => s.length > 0), p.en.token, p.cp.token]) {
-      for (const form of [secret, Buffer.from(secret).toString('base64')]) expect(bytes.includes(Buffer.from(form)), `the bundle holds a secret (${secret.slice(0, 6)}…)`).toBe(false);
+      for (const form of [secret, Buffer.from(secret).toString('base64')])
+        expect(bytes.includes(Buffer.from(form)), `the bundle holds a secret (${secret.slice(0, 6)}…)`).toBe(false);
     }
   }, 60_000);
 });
 
 describe('the served document compared with the one the client speaks', () => {
-  it('reads operations from the daemon\'s JSON and from YAML in giantswarm\'s layout', () => {
-    expect(declaredOperations(JSON.stringify({ paths: { '/host': { get: { operationId: 'getHost' } } } }))).toEqual(new Map([['getHost', 'GET /host']]));
+  it("reads operations from the daemon's JSON and from YAML in giantswarm's layout", () => {
+    expect(declaredOperations(JSON.stringify({ paths: { '/host': { get: { operationId: 'getHost' } } } }))).toEqual(
+      new Map([['getHost', 'GET /host']]),
+    );
     const yaml = 'paths:\n  /vms/{id}:\n    get:\n      operationId: getVM\n    delete:\n      operationId: deleteVM\n';
-    expect(declaredOperations(yaml)).toEqual(new Map([['getVM', 'GET /vms/{id}'], ['deleteVM', 'DELETE /vms/{id}']]));
+    expect(declaredOperations(yaml)).toEqual(
+      new Map([
+        ['getVM', 'GET /vms/{id}'],
+        ['deleteVM', 'DELETE /vms/{id}'],
+      ]),
+    );
   });
 });

@@ -37,7 +37,9 @@ test.describe('Attested local VM', () => {
       await expect(att).toContainText('user-data released');
       await expect(att.getByRole('heading', { name: /^Stage initrd: verified$/ })).toBeVisible();
       await expect(att.getByRole('heading', { name: /^Stage ready: verified$/ })).toBeVisible();
-      await expect(att.getByLabel('Event log, stage initrd')).toContainText(/Event log: \d+ events, \d+ checked against the image's reference measurements, \d+ allowed by type · all match/);
+      await expect(att.getByLabel('Event log, stage initrd')).toContainText(
+        /Event log: \d+ events, \d+ checked against the image's reference measurements, \d+ allowed by type · all match/,
+      );
       await page.screenshot({ path: test.info().outputPath('local-vm-attested.png'), fullPage: true });
       await page.getByRole('tab', { name: 'Console' }).click();
       await expect(page.locator('.vm-console .xterm-rows')).toContainText('quote ready verified', { timeout: 20_000 });

@@ -15,7 +15,11 @@ let emu: Emulator;
 let cp: ControlPlaneDouble;
 let guest: NodeJS.Timeout | null = null;
 test.beforeAll(async () => {
-  emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 300, runstateBusyMs: 300, deleteMs: 300, rateLimitedMs: 600 } });
+  emu = await startEmulator({
+    port: 0,
+    seed: SEEDS.demo,
+    timing: { createBusyMs: 300, runstateBusyMs: 300, deleteMs: 300, rateLimitedMs: 600 },
+  });
   cp = await new ControlPlaneDouble().start();
 });
 test.afterAll(async () => {
@@ -26,8 +30,9 @@ test.afterAll(async () => {
 
 test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
 
-
-test('two Linux VMs: none with the reason; name VM, then Install control node ends with the Ed25519 label; Destroy revokes the agent', async ({ app }) => {
+test('two Linux VMs: none with the reason; name VM, then Install control node ends with the Ed25519 label; Destroy revokes the agent', async ({
+  app,
+}) => {
   const { page } = app;
   await app.open('Settings');
   await page.getByRole('form', { name: 'Skytap credentials' }).getByLabel('Username').fill('demo');

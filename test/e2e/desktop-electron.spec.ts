@@ -27,15 +27,18 @@ async function launch(home: string, extraArgs: string[] = []): Promise<{ app: El
 
 /** Replaces dialog.showMessageBox in the main process: records the question, answers `response` after `delayMs`. */
 async function answerDialogs(app: ElectronApplication, response: number, delayMs = 0): Promise<void> {
-  await app.evaluate(({ dialog }, [r, d]) => {
-    const g = globalThis as unknown as { asked: unknown[] };
-    g.asked = [];
-    dialog.showMessageBox = (async (...a: unknown[]) => {
-      g.asked.push(a[a.length - 1]);
-      await new Promise((res) => setTimeout(res, d));
-      return { response: r, checkboxChecked: false };
-    }) as typeof dialog.showMessageBox;
-  }, [response, delayMs] as const);
+  await app.evaluate(
+    ({ dialog }, [r, d]) => {
+      const g = globalThis as unknown as { asked: unknown[] };
+      g.asked = [];
+      dialog.showMessageBox = (async (...a: unknown[]) => {
+        g.asked.push(a[a.length - 1]);
+        await new Promise((res) => setTimeout(res, d));
+        return { response: r, checkboxChecked: false };
+      }) as typeof dialog.showMessageBox;
+    },
+    [response, delayMs] as const,
+  );
 }
 
 const asked = (app: ElectronApplication) => app.evaluate(() => (globalThis as unknown as { asked: { message: string }[] }).asked);

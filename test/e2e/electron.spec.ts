@@ -6,7 +6,12 @@ test('Electron: the renderer has window.povdesk and no Node, and Settings answer
   const { page } = app;
   expect(await page.evaluate(() => typeof (window as unknown as { require?: unknown }).require)).toBe('undefined');
   expect(await page.evaluate(() => typeof (window as unknown as { process?: unknown }).process)).toBe('undefined');
-  expect(await page.evaluate(() => Object.keys((window as unknown as { povdesk: object }).povdesk).sort())).toEqual(['ack', 'call', 'subscribe', 'transport']);
+  expect(await page.evaluate(() => Object.keys((window as unknown as { povdesk: object }).povdesk).sort())).toEqual([
+    'ack',
+    'call',
+    'subscribe',
+    'transport',
+  ]);
   await app.open('Settings');
   await expect(page.getByTestId('token-status')).toHaveText(/token (not )?set/);
   await expect(app.call('settings.get', { extra: 1 })).rejects.toThrow(/Unrecognized key/);

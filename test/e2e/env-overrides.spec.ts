@@ -20,7 +20,12 @@ test('Saving Settings never writes an environment override to the database', asy
   await expect(page.getByText('Saved.')).toBeVisible();
 
   const db = new Database(join(app.home, 'povdesk.db'), { readonly: true });
-  const rows = Object.fromEntries((db.prepare("SELECT key, value FROM settings WHERE key LIKE 'skytap.%'").all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+  const rows = Object.fromEntries(
+    (db.prepare("SELECT key, value FROM settings WHERE key LIKE 'skytap.%'").all() as { key: string; value: string }[]).map((r) => [
+      r.key,
+      r.value,
+    ]),
+  );
   db.close();
   expect(rows).toEqual({ 'skytap.username': 'se@example.com', 'skytap.projectId': '4242' });
 

@@ -28,7 +28,15 @@ export interface App {
   call(method: string, args: unknown): Promise<unknown>;
 }
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /**
  * The Electron binary's path, or why there is none (no binary can be downloaded on some machines).
@@ -48,9 +56,14 @@ interface Running {
 }
 
 /** Browser mode keeps one Chromium page across restarts of the host, as a person's tab would. */
-async function startBrowserMode(env: NodeJS.ProcessEnv, chromium: BrowserType, reuse?: { browser: Browser; page: Page }): Promise<Running & { browser: Browser }> {
+async function startBrowserMode(
+  env: NodeJS.ProcessEnv,
+  chromium: BrowserType,
+  reuse?: { browser: Browser; page: Page },
+): Promise<Running & { browser: Browser }> {
   const host: HostProcess = await startHostProcess(env);
-  const browser = reuse?.browser ?? (await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS }));
+  const browser =
+    reuse?.browser ?? (await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS }));
   const page = reuse?.page ?? (await browser.newPage());
   if (!reuse) page.on('pageerror', (e) => console.error('[page error]', e.message));
   await page.goto(host.openUrl);

@@ -15,7 +15,11 @@ import { expect, test, type App } from './fixtures';
 export function useDemoEmulator(): () => Emulator {
   let emu: Emulator | undefined;
   test.beforeAll(async () => {
-    emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 200, runstateBusyMs: 200, deleteMs: 200, rateLimitedMs: 400 } });
+    emu = await startEmulator({
+      port: 0,
+      seed: SEEDS.demo,
+      timing: { createBusyMs: 200, runstateBusyMs: 200, deleteMs: 200, rateLimitedMs: 400 },
+    });
   });
   test.afterAll(async () => {
     await emu?.close();
@@ -58,7 +62,12 @@ export interface AccessDoubles {
 
 /** The control-plane and BeyondTrust doubles on loopback, with the accounts the specs use. */
 export async function startAccessDoubles(): Promise<AccessDoubles> {
-  const [cp, pra, ps, en] = await Promise.all([new ControlPlaneDouble().start(), new PraDouble().start(), new PasswordSafeDouble().start(), new EntitleDouble().start()]);
+  const [cp, pra, ps, en] = await Promise.all([
+    new ControlPlaneDouble().start(),
+    new PraDouble().start(),
+    new PasswordSafeDouble().start(),
+    new EntitleDouble().start(),
+  ]);
   pra.addApiAccount('ui-api', 'ui-pra-secret-91c2');
   ps.apiKeys.set('ui-ps-key-55e0', { runAs: 'svc', password: null });
   en.addIntegration('PRA', 'BeyondTrust Privileged Remote Access');

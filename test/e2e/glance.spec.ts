@@ -29,7 +29,11 @@ test('the list at 1280×800: badges in words, full reasons reachable, actions in
   await app.open('POVs');
   const a = await createPovInUi(page, /Windows AD lab/, 'Initech — quarterly access review with the security architecture team');
   await createPovInUi(page, /Windows AD lab/, 'Globex eval');
-  await page.getByRole('button', { name: 'Refresh' }).first().click().catch(() => undefined);
+  await page
+    .getByRole('button', { name: 'Refresh' })
+    .first()
+    .click()
+    .catch(() => undefined);
 
   // the badge is words, and the reason is on hover
   const badge = a.getByTestId('readiness');

@@ -41,7 +41,10 @@ test.afterAll(async () => {
 
 test('the browser opened with the one-time code gets in; the link does not work twice', async ({ playwright }, testInfo) => {
   test.skip(testInfo.project.name === 'electron', browserModeOnly);
-  const browser = await playwright.chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  const browser = await playwright.chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
   const page = await browser.newPage();
   const token = /#token=([A-Za-z0-9_-]+)/.exec(host.openUrl)![1]!;
   expect(opened).toMatch(/#code=[A-Za-z0-9_-]+$/);

@@ -22,7 +22,8 @@ async function faults(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const out: string[] = [];
     const vw = document.documentElement.clientWidth;
-    if (document.documentElement.scrollWidth > vw + 1) out.push(`the page is ${document.documentElement.scrollWidth}px wide in a ${vw}px viewport`);
+    if (document.documentElement.scrollWidth > vw + 1)
+      out.push(`the page is ${document.documentElement.scrollWidth}px wide in a ${vw}px viewport`);
     const name = (el: Element) => {
       const text = (el.getAttribute('aria-label') ?? (el as HTMLElement).innerText ?? '').trim().replace(/\s+/g, ' ').slice(0, 40);
       return `${el.tagName.toLowerCase()}${text ? ` "${text}"` : ''}${el.id ? `#${el.id}` : ''}`;

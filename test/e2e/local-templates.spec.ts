@@ -13,12 +13,24 @@ import { missingHostTools, stopManager } from './local-vm-helpers';
 test.describe('Local templates', () => {
   test.skip(missingHostTools.length > 0 && process.env.CI !== 'true', `missing ${missingHostTools.join(', ')}`);
 
-  test('built-in first; a template made from the vm-manager\'s images is listed, then deleted after a confirm', async ({ app }, info) => {
+  test("built-in first; a template made from the vm-manager's images is listed, then deleted after a confirm", async ({ app }, info) => {
     test.setTimeout(120_000);
     const { page } = app;
     const img = join(app.home, 'vm-manager', 'images', 'control-node');
     mkdirSync(img, { recursive: true });
-    writeFileSync(join(img, 'image.json'), JSON.stringify({ name: 'control-node', kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
+    writeFileSync(
+      join(img, 'image.json'),
+      JSON.stringify({
+        name: 'control-node',
+        kind: 'kernel',
+        createdAt: new Date().toISOString(),
+        kernel: 'vmlinuz',
+        initrd: 'initrd.img',
+        cmdline: 'console=ttyS0',
+        sizeBytes: 1,
+        sha256: '0'.repeat(64),
+      }),
+    );
     try {
       await app.open('Templates');
       const panel = page.getByRole('region', { name: 'Local templates' });
@@ -35,7 +47,11 @@ test.describe('Local templates', () => {
       await form.getByLabel('Local template name').fill('E2E node');
       await vm1.getByLabel('VM name').fill('ctl');
 
-      const axe = await new AxeBuilder({ page }).setLegacyMode(true).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).include('.local-templates').analyze();
+      const axe = await new AxeBuilder({ page })
+        .setLegacyMode(true)
+        .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
+        .include('.local-templates')
+        .analyze();
       expect(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`)).toEqual([]);
 
       await panel.screenshot({ path: info.outputPath('new-local-template.png') }); // for a reviewer, not compared

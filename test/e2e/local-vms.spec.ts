@@ -7,7 +7,9 @@ const missing = missingHostTools;
 test.describe('Local VMs', () => {
   test.skip(missing.length > 0 && process.env.CI !== 'true', `missing ${missing.join(', ')}`);
 
-  test('host report with the TCG warning; a VM created from the UI reaches ready, outlives an app restart, and is deleted', async ({ app }) => {
+  test('host report with the TCG warning; a VM created from the UI reaches ready, outlives an app restart, and is deleted', async ({
+    app,
+  }) => {
     test.setTimeout(240_000);
     let page = app.page;
     try {
@@ -68,4 +70,3 @@ test.describe('Local VMs', () => {
     }
   });
 });
-

@@ -20,9 +20,24 @@ let ps: PasswordSafeDouble;
 let en: EntitleDouble;
 let guest: NodeJS.Timeout | null = null;
 test.beforeAll(async () => {
-  emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 300, runstateBusyMs: 300, deleteMs: 300, rateLimitedMs: 600 } });
-  emu.state.addTemplate({ name: 'Access two VMs', vms: [{ name: 'control-node', guestOS: 'ubuntu-64' }, { name: 'win-broker', guestOS: 'windows2019srv-64' }] });
-  [cp, pra, ps, en] = await Promise.all([new ControlPlaneDouble().start(), new PraDouble().start(), new PasswordSafeDouble().start(), new EntitleDouble().start()]);
+  emu = await startEmulator({
+    port: 0,
+    seed: SEEDS.demo,
+    timing: { createBusyMs: 300, runstateBusyMs: 300, deleteMs: 300, rateLimitedMs: 600 },
+  });
+  emu.state.addTemplate({
+    name: 'Access two VMs',
+    vms: [
+      { name: 'control-node', guestOS: 'ubuntu-64' },
+      { name: 'win-broker', guestOS: 'windows2019srv-64' },
+    ],
+  });
+  [cp, pra, ps, en] = await Promise.all([
+    new ControlPlaneDouble().start(),
+    new PraDouble().start(),
+    new PasswordSafeDouble().start(),
+    new EntitleDouble().start(),
+  ]);
   pra.addApiAccount('ui-api', 'ui-pra-secret-91c2');
   ps.apiKeys.set('ui-ps-key-55e0', { runAs: 'svc', password: null });
   en.addIntegration('PRA', 'BeyondTrust Privileged Remote Access');
@@ -36,10 +51,16 @@ test.afterAll(async () => {
 
 test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
 
-test('tenants typed into the Access panel, Wire: Gateway connected, a row per VM, broker verified; Destroy leaves every tenant empty', async ({ app }) => {
+test('tenants typed into the Access panel, Wire: Gateway connected, a row per VM, broker verified; Destroy leaves every tenant empty', async ({
+  app,
+}) => {
   const { page } = app;
   await app.call('settings.saveSkytap', { username: 'demo', url: emu.url });
-  await app.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/povdesk/agent:1' });
+  await app.call('controlNode.saveSettings', {
+    controlPlaneUrl: cp.url,
+    token: cp.token,
+    agentImage: 'registry.example.com/povdesk/agent:1',
+  });
   const tpl = [...emu.state.templates.values()].find((t) => t.name === 'Access two VMs')!;
   await app.call('pov.create', { templateId: tpl.id, name: 'Access eval' });
   guest = enrolGuestsWhenBootstrapped(emu, cp);
@@ -70,10 +91,19 @@ test('tenants typed into the Access panel, Wire: Gateway connected, a row per VM
   await expect(page.getByLabel('access control-node')).toContainText('shell jump');
   await expect(page.getByLabel('access win-broker')).toContainText('remote RDP');
   await expect(page.getByLabel('Resource Broker', { exact: true })).toContainText('broker: verified — win-broker');
-  expect([pra.store['shell-jump'].size, pra.store['remote-rdp'].size, ps.assets.size, ps.systems.size, en.resources.size, cp.containers.size]).toEqual([1, 1, 2, 2, 1, 1]);
+  expect([
+    pra.store['shell-jump'].size,
+    pra.store['remote-rdp'].size,
+    ps.assets.size,
+    ps.systems.size,
+    en.resources.size,
+    cp.containers.size,
+  ]).toEqual([1, 1, 2, 2, 1, 1]);
 
   const povId = ((await app.call('pov.list', {})) as { povs: { id: string }[] }).povs[0]!.id;
   const d = (await app.call('pov.destroy', { id: povId })) as { jobId: string };
-  await expect.poll(async () => ((await app.call('jobs.get', { id: d.jobId })) as { job: { state: string } }).job.state, { timeout: 60_000 }).toBe('succeeded');
+  await expect
+    .poll(async () => ((await app.call('jobs.get', { id: d.jobId })) as { job: { state: string } }).job.state, { timeout: 60_000 })
+    .toBe('succeeded');
   expect(pra.count() + ps.count() + en.resources.size + cp.containers.size).toBe(0);
 });

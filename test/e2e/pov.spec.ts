@@ -9,7 +9,11 @@ import { expect, test } from './fixtures';
  */
 let emu: Emulator;
 test.beforeAll(async () => {
-  emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 400, runstateBusyMs: 400, deleteMs: 400, rateLimitedMs: 800 } });
+  emu = await startEmulator({
+    port: 0,
+    seed: SEEDS.demo,
+    timing: { createBusyMs: 400, runstateBusyMs: 400, deleteMs: 400, rateLimitedMs: 800 },
+  });
 });
 test.afterAll(async () => {
   await emu.close();

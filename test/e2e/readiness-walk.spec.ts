@@ -12,8 +12,18 @@ let emu: Emulator;
 let d: AccessDoubles;
 let stopGuests: (() => void) | null = null;
 test.beforeAll(async () => {
-  emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 300, runstateBusyMs: 300, deleteMs: 300, rateLimitedMs: 600 } });
-  emu.state.addTemplate({ name: 'Ready two VMs', vms: [{ name: 'control-node', guestOS: 'ubuntu-64' }, { name: 'win-broker', guestOS: 'windows2019srv-64' }] });
+  emu = await startEmulator({
+    port: 0,
+    seed: SEEDS.demo,
+    timing: { createBusyMs: 300, runstateBusyMs: 300, deleteMs: 300, rateLimitedMs: 600 },
+  });
+  emu.state.addTemplate({
+    name: 'Ready two VMs',
+    vms: [
+      { name: 'control-node', guestOS: 'ubuntu-64' },
+      { name: 'win-broker', guestOS: 'windows2019srv-64' },
+    ],
+  });
   d = await startAccessDoubles();
 });
 test.afterAll(async () => {
@@ -40,11 +50,22 @@ test('a POV walks from not ready to ready: control node enrolled, wired, shared'
   await expect(row.getByTestId('runstate')).toHaveText('running', { timeout: 60_000 });
   await expect(row.getByTestId('readiness')).toHaveText('not ready');
   const povId = ((await app.call('pov.list', {})) as { povs: { id: string }[] }).povs[0]!.id;
-  const states = async () => Object.fromEntries(((await app.call('pov.readiness', { id: povId })) as Readiness).items.map((i) => [i.key, i.state]));
-  expect(await states()).toMatchObject({ environment: 'ok', controlNode: 'not_configured', gateway: 'not_configured', share: 'not_ready', autoDelete: 'ok' });
+  const states = async () =>
+    Object.fromEntries(((await app.call('pov.readiness', { id: povId })) as Readiness).items.map((i) => [i.key, i.state]));
+  expect(await states()).toMatchObject({
+    environment: 'ok',
+    controlNode: 'not_configured',
+    gateway: 'not_configured',
+    share: 'not_ready',
+    autoDelete: 'ok',
+  });
 
   // the control node enrols through the control-plane double
-  await app.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/povdesk/agent:1' });
+  await app.call('controlNode.saveSettings', {
+    controlPlaneUrl: cp.url,
+    token: cp.token,
+    agentImage: 'registry.example.com/povdesk/agent:1',
+  });
   stopGuests = enrolGuests(emu, d.cp);
   await row.getByRole('button', { name: 'Install control node for Walk eval' }).click();
   await expect(row.getByTestId('cn-status')).toHaveText('enrolled', { timeout: 60_000 });
@@ -61,7 +82,9 @@ test('a POV walks from not ready to ready: control node enrolled, wired, shared'
   });
   const wiring = (await app.call('pam.status', { povId })) as { jobId: string | null };
   const job = wiring.jobId ?? ((await app.call('pam.wire', { povId })) as { jobId: string }).jobId;
-  await expect.poll(async () => ((await app.call('jobs.get', { id: job })) as { job: { state: string } }).job.state, { timeout: 60_000 }).toBe('succeeded');
+  await expect
+    .poll(async () => ((await app.call('jobs.get', { id: job })) as { job: { state: string } }).job.state, { timeout: 60_000 })
+    .toBe('succeeded');
   await expect.poll(async () => (await states()).gateway, { timeout: 10_000 }).toBe('ok');
 
   // the last missing piece: a share link, made on the POV page; the checklist turns ready

@@ -10,7 +10,11 @@ import { expect, test } from './fixtures';
  */
 let emu: Emulator;
 test.beforeAll(async () => {
-  emu = await startEmulator({ port: 0, seed: SEEDS.demo, timing: { createBusyMs: 300, runstateBusyMs: 300, deleteMs: 300, rateLimitedMs: 600 } });
+  emu = await startEmulator({
+    port: 0,
+    seed: SEEDS.demo,
+    timing: { createBusyMs: 300, runstateBusyMs: 300, deleteMs: 300, rateLimitedMs: 600 },
+  });
 });
 test.afterAll(async () => {
   await emu.close();
@@ -25,7 +29,10 @@ function localInput(ms: number): string {
 }
 
 test('share link, handout, extend, revoke, and a ladder warning', async ({ app }) => {
-  test.skip(app.mode !== 'browser', 'Web Notifications and the clipboard are checked in browser mode; Electron shows OS notifications instead');
+  test.skip(
+    app.mode !== 'browser',
+    'Web Notifications and the clipboard are checked in browser mode; Electron shows OS notifications instead',
+  );
   const { page } = app;
   const origin = new URL(app.url).origin;
   await page.context().grantPermissions(['notifications', 'clipboard-read', 'clipboard-write'], { origin });

@@ -126,7 +126,9 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     await expect(page.getByText('No terminals open')).toBeVisible();
   });
 
-  test('what draws the terminal: the DOM over software WebGL, WebGL when chosen, the DOM again when its context is lost', async ({ app }) => {
+  test('what draws the terminal: the DOM over software WebGL, WebGL when chosen, the DOM again when its context is lost', async ({
+    app,
+  }) => {
     test.skip(!!skipReason, skipReason ?? '');
     const { page } = app;
     await app.open('Terminals');
@@ -227,7 +229,10 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
 
   test('a host named in ~/.ssh/config fills Quick connect and connects as ssh would', async ({ app }) => {
     test.skip(!!skipReason, skipReason ?? '');
-    writeFileSync(SSH_CONFIG, `Host e2e-box\n  HostName 127.0.0.1\n  Port ${sshd.port}\n  User ${USER}\n\nHost via-proxy\n  ProxyCommand nc %h %p\n\nMatch host nothing\n  User nobody\n`);
+    writeFileSync(
+      SSH_CONFIG,
+      `Host e2e-box\n  HostName 127.0.0.1\n  Port ${sshd.port}\n  User ${USER}\n\nHost via-proxy\n  ProxyCommand nc %h %p\n\nMatch host nothing\n  User nobody\n`,
+    );
     const { page } = app;
     await app.open('Terminals');
     const form = page.getByRole('form', { name: 'Quick connect' });

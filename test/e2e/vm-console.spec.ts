@@ -6,7 +6,9 @@ const missing = missingHostTools;
 test.describe('Local VM console', () => {
   test.skip(missing.length > 0 && process.env.CI !== 'true', `missing ${missing.join(', ')}`);
 
-  test('interactive serial console from the Local VMs page: a command comes back, the runner is typed with sha256 match; the read-only tail has no typing', async ({ app }) => {
+  test('interactive serial console from the Local VMs page: a command comes back, the runner is typed with sha256 match; the read-only tail has no typing', async ({
+    app,
+  }) => {
     test.setTimeout(300_000);
     const page = app.page;
     try {
@@ -29,11 +31,15 @@ test.describe('Local VM console', () => {
       await expect(page.locator('.term-box .xterm-rows')).toContainText('hello-42', { timeout: 20_000 });
 
       await page.getByRole('button', { name: 'Type runner script' }).click();
-      await expect(page.getByTestId('type-result')).toHaveText(/sha256 match \(\d+ lines at \/tmp\/dashboard-bootstrap-runner\)/, { timeout: 90_000 });
+      await expect(page.getByTestId('type-result')).toHaveText(/sha256 match \(\d+ lines at \/tmp\/dashboard-bootstrap-runner\)/, {
+        timeout: 90_000,
+      });
 
       await app.open('Local VMs');
       await page.locator('tr[data-vm="e2e-con"]').getByRole('button', { name: 'Open console' }).click();
-      await expect(page.getByRole('tab', { name: 'e2e-con console (read-only)' })).toHaveAttribute('aria-selected', 'true', { timeout: 15_000 });
+      await expect(page.getByRole('tab', { name: 'e2e-con console (read-only)' })).toHaveAttribute('aria-selected', 'true', {
+        timeout: 15_000,
+      });
       // the tail's last screen: the end of the runner typed above, with the guest's sha256sum line
       await expect(page.locator('.term-box .xterm-rows')).toContainText('POVDESK_SUM:', { timeout: 20_000 });
       await expect(page.getByTestId('term-status')).toContainText('read-only');

@@ -79,16 +79,21 @@ async function openConn(host: Host): Promise<{ ws: WebSocket; conn: string }> {
   return { ws, conn: hello.conn };
 }
 
-function getBytes(host: Host, query: Record<string, string>, headers: Record<string, string> = { [BYTES_TOKEN_HEADER]: host.token }): Promise<IncomingMessage> {
+function getBytes(
+  host: Host,
+  query: Record<string, string>,
+  headers: Record<string, string> = { [BYTES_TOKEN_HEADER]: host.token },
+): Promise<IncomingMessage> {
   const url = `${host.url.replace(/\/$/, '')}${BYTES_PATH}?${new URLSearchParams(query)}`;
   return new Promise((resolve, reject) => get(url, { headers }, resolve).once('error', reject));
 }
 
-const bodyOf = (res: IncomingMessage) => new Promise<string>((r) => {
-  let text = '';
-  res.on('data', (d: Buffer) => (text += d));
-  res.on('end', () => r(text));
-});
+const bodyOf = (res: IncomingMessage) =>
+  new Promise<string>((r) => {
+    let text = '';
+    res.on('data', (d: Buffer) => (text += d));
+    res.on('end', () => r(text));
+  });
 
 describe('byte streams over an HTTP body, tied to a WebSocket connection', () => {
   const f = hostFixture();
@@ -117,7 +122,7 @@ describe('byte streams over an HTTP body, tied to a WebSocket connection', () =>
 
   it('delivers published bytes exactly; WebSocket acks release the pressure; a second reader replaces the first; closing the WebSocket ends it', async () => {
     const { ws, conn } = await openConn(f.host);
-    const first = await getBytes(f.host, { stream: 'ssh.data', key: 's-3', conn, });
+    const first = await getBytes(f.host, { stream: 'ssh.data', key: 's-3', conn });
     expect(first.statusCode).toBe(200);
     expect(first.headers['content-type']).toBe('application/octet-stream');
     const chunks: Buffer[] = [];

@@ -37,7 +37,9 @@ describe('povdesk: flags by node:util parseArgs', () => {
 
   it('a value missing or given to a switch is refused the same way; --port still checks its range', async () => {
     expect(JSON.parse((await povdesk(['serve', '--port'])).err).error.message).toBe('--port needs a value; see povdesk --help');
-    expect(JSON.parse((await povdesk(['call', 'settings.get', '--wait=yes'])).err).error.message).toBe('--wait takes no value; see povdesk --help');
+    expect(JSON.parse((await povdesk(['call', 'settings.get', '--wait=yes'])).err).error.message).toBe(
+      '--wait takes no value; see povdesk --help',
+    );
     expect(JSON.parse((await povdesk(['serve', '--port', '70000'])).err).error.message).toBe('--port takes a number from 0 to 65535');
   });
 });
@@ -46,13 +48,25 @@ describe('povdesk vm-manager: flags by node:util parseArgs', () => {
   it('an unknown flag is refused with exit 2 naming it and --help; the state dir is not made', async () => {
     const state = join(tempDir('povdesk-vmm-flags-'), 'state');
     const err: string[] = [];
-    const code = await runVmManagerCli(['image', 'import', '/nonexistent.qcow2', '--nmae', 'x', '--state-dir', state], () => {}, (s) => err.push(s), {});
+    const code = await runVmManagerCli(
+      ['image', 'import', '/nonexistent.qcow2', '--nmae', 'x', '--state-dir', state],
+      () => {},
+      (s) => err.push(s),
+      {},
+    );
     expect(code).toBe(2);
     expect(err).toEqual(['vm-manager: invalid_request: unknown option --nmae; see povdesk vm-manager --help']);
     expect(existsSync(state)).toBe(false);
 
     const serveErr: string[] = [];
-    expect(await runVmManagerCli(['serve', '--state-dir', state, '--tokenfile', '/dev/null'], () => {}, (s) => serveErr.push(s), {})).toBe(2);
+    expect(
+      await runVmManagerCli(
+        ['serve', '--state-dir', state, '--tokenfile', '/dev/null'],
+        () => {},
+        (s) => serveErr.push(s),
+        {},
+      ),
+    ).toBe(2);
     expect(serveErr[0]).toMatch(/unknown option --tokenfile; see povdesk vm-manager --help/);
     expect(existsSync(state)).toBe(false);
     expect(readdirSync(join(state, '..'))).toEqual([]);
@@ -60,7 +74,14 @@ describe('povdesk vm-manager: flags by node:util parseArgs', () => {
 
   it('--learn-golden without an image still says learn mode is per image', async () => {
     const err: string[] = [];
-    expect(await runVmManagerCli(['serve', '--learn-golden', '--stop-vms-on-exit'], () => {}, (s) => err.push(s), {})).toBe(2);
+    expect(
+      await runVmManagerCli(
+        ['serve', '--learn-golden', '--stop-vms-on-exit'],
+        () => {},
+        (s) => err.push(s),
+        {},
+      ),
+    ).toBe(2);
     expect(err[0]).toMatch(/--learn-golden needs the image\(s\) to learn.*per image/);
   });
 });

@@ -18,7 +18,7 @@ const gc = runInNewContext('gc') as () => void;
 
 /** Collects garbage a few times over `ms`, as a busy process would while a wait runs. */
 async function collectFor(ms: number): Promise<void> {
-  for (const until = Date.now() + ms; Date.now() < until; ) {
+  for (const until = Date.now() + ms; Date.now() < until;) {
     gc();
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -64,7 +64,10 @@ describe('jobs_wait over MCP', () => {
       const started = Date.now();
       const wait = client.callTool({ name: 'jobs_wait', arguments: { id, timeoutSeconds: 1 } });
       let answeredAfter = 0;
-      wait.then(() => (answeredAfter = Date.now() - started), () => {});
+      wait.then(
+        () => (answeredAfter = Date.now() - started),
+        () => {},
+      );
       await collectFor(3000);
       expect(answeredAfter, 'jobs_wait {timeoutSeconds: 1} had not answered after 3 s').toBeGreaterThan(0);
       expect(answeredAfter).toBeLessThan(2500);

@@ -32,7 +32,10 @@ describe('the previous release method names', () => {
 
   it('povdesk --help lists each as deprecated, with its new name', () => {
     const text = helpText();
-    for (const [old, now] of OLD) expect(text).toMatch(new RegExp(`\\n  ${old.replace('.', '\\.')}\\s+deprecated: ${old.replace('.', '\\.')} is now ${now.replace('.', '\\.')}`));
+    for (const [old, now] of OLD)
+      expect(text).toMatch(
+        new RegExp(`\\n  ${old.replace('.', '\\.')}\\s+deprecated: ${old.replace('.', '\\.')} is now ${now.replace('.', '\\.')}`),
+      );
   });
 
   it('povdesk call templates.list answers as labTemplates.list, with a note on stderr', async () => {
@@ -64,7 +67,7 @@ describe('the previous release method names', () => {
       await t?.close();
     });
 
-    it('lists each old tool after the new ones, flagged deprecated, with the new one\'s schema', async () => {
+    it("lists each old tool after the new ones, flagged deprecated, with the new one's schema", async () => {
       const { tools } = await client.listTools();
       const names = tools.map((x) => x.name);
       for (const [old, now] of OLD) {

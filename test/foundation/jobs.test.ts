@@ -34,7 +34,10 @@ describe('JobRunner', () => {
     const hub = new StreamHub();
     const r = new JobRunner(openDatabase(join(tempHome(), 'j.db')), { hub });
     const got: string[] = [];
-    const sub: Subscriber = { unacked: new Map(), send: (stream, key, data) => got.push(`${stream} ${key} ${(data as { state: string }).state}`) };
+    const sub: Subscriber = {
+      unacked: new Map(),
+      send: (stream, key, data) => got.push(`${stream} ${key} ${(data as { state: string }).state}`),
+    };
     hub.subscribe('jobs.update', '*', sub);
     const id = r.start({ kind: JOB_KIND.povRefreshVms, title: 'Demo' }, async () => 1);
     await r.wait(id);
@@ -53,8 +56,9 @@ describe('JobRunner', () => {
 
   it('cancel aborts the signal and ends the job cancelled', async () => {
     const { runner: r } = runner();
-    const id = r.start({ kind: JOB_KIND.povRefreshVms, title: 'Long' }, (job) =>
-      new Promise((_res, rej) => job.signal.addEventListener('abort', () => rej(job.signal.reason))),
+    const id = r.start(
+      { kind: JOB_KIND.povRefreshVms, title: 'Long' },
+      (job) => new Promise((_res, rej) => job.signal.addEventListener('abort', () => rej(job.signal.reason))),
     );
     await new Promise((res) => setTimeout(res, 10));
     r.cancel(id);

@@ -88,7 +88,11 @@ describe('layers', () => {
   it('app code reaches the vm-manager daemon only through main/vm-api/, apart from its documented entry points', () => {
     const offenders = [...appDirs(), 'preload']
       .flatMap(sources)
-      .flatMap((f) => targets(f).filter((t) => under(t, 'main/vm-manager')).map((t) => `${f} -> ${t}`))
+      .flatMap((f) =>
+        targets(f)
+          .filter((t) => under(t, 'main/vm-manager'))
+          .map((t) => `${f} -> ${t}`),
+      )
       .filter((edge) => !(edge in DAEMON_ENTRY_POINTS));
     expect(offenders).toEqual([]);
   });
@@ -112,19 +116,30 @@ describe('layers, as ESLint checks them', () => {
   const refused = (...parts: string[]) => parts.map((p) => expect.stringContaining(p));
 
   it('renderer/ and shared/ import only their own and shared/ (resolved, static and dynamic), no Node built-ins, no electron', async () => {
-    expect(await lint('renderer/src/pages/x.tsx', `import '../../../main/core/create'; import '../main'; import '../../../shared/csp'; export const f = () => import('../../../preload/index');`)).toEqual(
-      refused('main/core/create is outside', 'preload/index is outside'),
-    );
-    expect(await lint('shared/contract/x.ts', `import 'node:fs'; import 'path'; import 'electron'; import '../csp'; export type T = import('../../renderer/src/api').Api;`)).toEqual(
-      refused('no node:fs', 'no path', 'import electron', 'renderer/src/api is outside'),
-    );
+    expect(
+      await lint(
+        'renderer/src/pages/x.tsx',
+        `import '../../../main/core/create'; import '../main'; import '../../../shared/csp'; export const f = () => import('../../../preload/index');`,
+      ),
+    ).toEqual(refused('main/core/create is outside', 'preload/index is outside'));
+    expect(
+      await lint(
+        'shared/contract/x.ts',
+        `import 'node:fs'; import 'path'; import 'electron'; import '../csp'; export type T = import('../../renderer/src/api').Api;`,
+      ),
+    ).toEqual(refused('no node:fs', 'no path', 'import electron', 'renderer/src/api is outside'));
   });
 
   it('services, the daemon, its client and main/lib import only the layers below them; only main/electron and preload import electron', async () => {
-    expect(await lint('main/services/pov/x.ts', `import '../../core/create'; import 'electron'; import '../../lib/sleep'; import '../../vm-api/client'; import '../../../shared/csp'; export {};`)).toEqual(
-      refused('main/core/create is outside', 'import electron'),
+    expect(
+      await lint(
+        'main/services/pov/x.ts',
+        `import '../../core/create'; import 'electron'; import '../../lib/sleep'; import '../../vm-api/client'; import '../../../shared/csp'; export {};`,
+      ),
+    ).toEqual(refused('main/core/create is outside', 'import electron'));
+    expect(await lint('main/vm-manager/x.ts', `import '../services/hub'; import '../vm-api/client'; export {};`)).toEqual(
+      refused('main/services/hub is outside'),
     );
-    expect(await lint('main/vm-manager/x.ts', `import '../services/hub'; import '../vm-api/client'; export {};`)).toEqual(refused('main/services/hub is outside'));
     expect(await lint('main/vm-api/x.ts', `import '../vm-manager/vms'; export {};`)).toEqual(refused('main/vm-manager/vms is outside'));
     expect(await lint('main/lib/x.ts', `import '../vm-api/client'; export {};`)).toEqual(refused('main/vm-api/client is outside'));
     expect(await lint('main/core/x.ts', `import 'electron/main'; export {};`)).toEqual(refused('import electron'));

@@ -69,7 +69,9 @@ describe('lazy named schemas', () => {
     expect(inner.optional().safeParse(undefined).success).toBe(true);
     expect(inner.description).toBe('a name of two letters or more');
     // The description survives JSON Schema generation whether the proxy or the schema is met.
-    const json = z.toJSONSchema(outer) as unknown as { properties: { name: { description?: string }; tags: { items: { description?: string } } } };
+    const json = z.toJSONSchema(outer) as unknown as {
+      properties: { name: { description?: string }; tags: { items: { description?: string } } };
+    };
     expect(json.properties.name.description).toBe('a name of two letters or more');
     expect(json.properties.tags.items.description).toBe('a name of two letters or more');
     expect(builds).toBe(1);
@@ -91,7 +93,9 @@ describe('lazy named schemas', () => {
           let e = d.initializer;
           while (e && (ts.isCallExpression(e) || ts.isPropertyAccessExpression(e) || ts.isNonNullExpression(e))) e = e.expression;
           if (e && ts.isIdentifier(e) && e.text === 'z') {
-            eager.push(`${relative(root, join(root, file))}:${sf.getLineAndCharacterOfPosition(d.getStart(sf)).line + 1} ${d.name.getText(sf)}`);
+            eager.push(
+              `${relative(root, join(root, file))}:${sf.getLineAndCharacterOfPosition(d.getStart(sf)).line + 1} ${d.name.getText(sf)}`,
+            );
           }
         }
       }

@@ -77,11 +77,16 @@ describe('store', () => {
 });
 
 describe('migration 14: povs.skytap_name → env_name', () => {
-  it('an old-schema database file opens with each POV\'s environment name under env_name', () => {
+  it("an old-schema database file opens with each POV's environment name under env_name", () => {
     const file = join(tempHome(), 'old.db');
-    const old = openDatabase(file, migrations.filter((m) => m.version < 14));
+    const old = openDatabase(
+      file,
+      migrations.filter((m) => m.version < 14),
+    );
     old
-      .prepare("INSERT INTO povs (id, name, template_id, template_name, skytap_name, state, created_at, updated_at) VALUES ('p1', 'Old', 't', '', 'Old [povdesk p1]', 'active', 'x', 'x')")
+      .prepare(
+        "INSERT INTO povs (id, name, template_id, template_name, skytap_name, state, created_at, updated_at) VALUES ('p1', 'Old', 't', '', 'Old [povdesk p1]', 'active', 'x', 'x')",
+      )
       .run();
     old.close();
 

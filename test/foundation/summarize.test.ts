@@ -26,36 +26,72 @@ const bin = (name: string) => join(ROOT, 'node_modules', '.bin', name);
 it('names every failed Vitest and Playwright test with the first lines of its error, and exits 1', async () => {
   writeFileSync(join(dir, 'vitest.config.mjs'), 'export default { test: { include: ["v/*.test.mjs"] } };');
   mkdirSync(join(dir, 'v'));
-  writeFileSync(join(dir, 'v', 'a.test.mjs'), `import { it, expect } from 'vitest';
+  writeFileSync(
+    join(dir, 'v', 'a.test.mjs'),
+    `import { it, expect } from 'vitest';
 it('adds', () => expect(1 + 1).toBe(2));
-it('breaks on purpose', () => expect('the reason it broke').toBe('something else'));`);
+it('breaks on purpose', () => expect('the reason it broke').toBe('something else'));`,
+  );
   mkdirSync(join(dir, 'v2'));
-  writeFileSync(join(dir, 'v2', 'b.test.mjs'), `import { beforeAll, it } from 'vitest';
+  writeFileSync(
+    join(dir, 'v2', 'b.test.mjs'),
+    `import { beforeAll, it } from 'vitest';
 beforeAll(() => { throw new Error('set-up went wrong'); });
-it('never runs', () => {});`);
+it('never runs', () => {});`,
+  );
   // a worker that dies mid-file (as one did when a test's cleanup signalled its own process)
-  writeFileSync(join(dir, 'v2', 'c.test.mjs'), `import { it } from 'vitest';
-it('dies with its worker', async () => { process.kill(process.pid, 'SIGKILL'); await new Promise((r) => setTimeout(r, 5000)); });`);
+  writeFileSync(
+    join(dir, 'v2', 'c.test.mjs'),
+    `import { it } from 'vitest';
+it('dies with its worker', async () => { process.kill(process.pid, 'SIGKILL'); await new Promise((r) => setTimeout(r, 5000)); });`,
+  );
   writeFileSync(join(dir, 'playwright.config.mjs'), 'export default { testDir: "p" };');
   mkdirSync(join(dir, 'p'));
-  writeFileSync(join(dir, 'p', 'c.spec.mjs'), `import { test, expect } from '@playwright/test';
+  writeFileSync(
+    join(dir, 'p', 'c.spec.mjs'),
+    `import { test, expect } from '@playwright/test';
 test('holds', () => expect(2).toBe(2));
-test('fails in the browser suite', () => expect('seen').toBe('wanted'));`);
+test('fails in the browser suite', () => expect('seen').toBe('wanted'));`,
+  );
 
-  const vitest = await run(bin('vitest'), ['run', '--config', 'vitest.config.mjs', '--reporter=json', `--outputFile=${join(reports, 'vitest.json')}`]);
+  const vitest = await run(bin('vitest'), [
+    'run',
+    '--config',
+    'vitest.config.mjs',
+    '--reporter=json',
+    `--outputFile=${join(reports, 'vitest.json')}`,
+  ]);
   expect(vitest.code, vitest.out).not.toBe(0);
   writeFileSync(join(dir, 'vitest.config.mjs'), 'export default { test: { include: ["v2/*.test.mjs"], pool: "forks" } };');
-  const keyring = await run(bin('vitest'), ['run', '--config', 'vitest.config.mjs', '--reporter=json', `--outputFile=${join(reports, 'keyring.json')}`]);
+  const keyring = await run(bin('vitest'), [
+    'run',
+    '--config',
+    'vitest.config.mjs',
+    '--reporter=json',
+    `--outputFile=${join(reports, 'keyring.json')}`,
+  ]);
   expect(keyring.code, keyring.out).not.toBe(0);
   // the system lane's report (scripts/test.sh runs it beside the others): one passing test
   mkdirSync(join(dir, 'v3'));
-  writeFileSync(join(dir, 'v3', 'd.test.mjs'), `import { it, expect } from 'vitest';
-it('boots', () => expect(3).toBe(3));`);
+  writeFileSync(
+    join(dir, 'v3', 'd.test.mjs'),
+    `import { it, expect } from 'vitest';
+it('boots', () => expect(3).toBe(3));`,
+  );
   writeFileSync(join(dir, 'vitest.config.mjs'), 'export default { test: { include: ["v3/*.test.mjs"] } };');
-  const system = await run(bin('vitest'), ['run', '--config', 'vitest.config.mjs', '--reporter=json', `--outputFile=${join(reports, 'vitest-system.json')}`]);
+  const system = await run(bin('vitest'), [
+    'run',
+    '--config',
+    'vitest.config.mjs',
+    '--reporter=json',
+    `--outputFile=${join(reports, 'vitest-system.json')}`,
+  ]);
   expect(system.code, system.out).toBe(0);
   // lane 2's share of the system project: a report with nothing in it
-  writeFileSync(join(reports, 'vitest-system2.json'), JSON.stringify({ numPassedTests: 0, numFailedTests: 0, numPendingTests: 0, testResults: [] }));
+  writeFileSync(
+    join(reports, 'vitest-system2.json'),
+    JSON.stringify({ numPassedTests: 0, numFailedTests: 0, numPendingTests: 0, testResults: [] }),
+  );
   const pw = await run(bin('playwright'), ['test', '--config', 'playwright.config.mjs', '--reporter=json'], {
     PLAYWRIGHT_JSON_OUTPUT_NAME: join(reports, 'playwright.json'),
   });
@@ -84,7 +120,10 @@ it('counts a step skipped for its reason (no gnome-keyring off Linux) as skipped
   writeFileSync(join(skipDir, 'vitest.json'), report(5));
   writeFileSync(join(skipDir, 'vitest-system2.json'), report(0));
   // each step's lane and start (epoch seconds), and when each lane ended: the summary gives minutes
-  writeFileSync(join(skipDir, 'nodes'), 'typecheck\tv24.22.3 (/x/node)\t1\t1000\nlint: eslint\tv24.22.3 (/x/node)\t3\t1000\nvitest: node\tv24.22.3 (/x/node)\t2\t1060\nsummary\tv24.22.3 (/x/node)\t1\t1400\n');
+  writeFileSync(
+    join(skipDir, 'nodes'),
+    'typecheck\tv24.22.3 (/x/node)\t1\t1000\nlint: eslint\tv24.22.3 (/x/node)\t3\t1000\nvitest: node\tv24.22.3 (/x/node)\t2\t1060\nsummary\tv24.22.3 (/x/node)\t1\t1400\n',
+  );
   writeFileSync(join(skipDir, 'lane-ends'), '1\t1120\n2\t1300\n3\t1030\n');
   const why = 'no dbus-run-session gnome-keyring-daemon on this machine';
   const summary = () => run(process.execPath, [join(ROOT, 'scripts', 'summarize.mjs'), skipDir]);
@@ -98,6 +137,8 @@ it('counts a step skipped for its reason (no gnome-keyring off Linux) as skipped
   expect(code, out).toBe(0);
   expect(out).toContain(`skipped step: keyring (${why})`);
   expect(out).toContain(`skipped step: playwright (${why})`);
-  expect(out).toMatch(/which Node ran each step, and its minutes:\n {2}typecheck: v24\.22\.3 \(\/x\/node\) \(2\.0 min\)\n {2}lint: eslint: v24\.22\.3 \(\/x\/node\) \(0\.5 min, lane 3\)\n {2}vitest: node: v24\.22\.3 \(\/x\/node\) \(4\.0 min, lane 2\)\n {2}summary: v24\.22\.3 \(\/x\/node\)\n/);
+  expect(out).toMatch(
+    /which Node ran each step, and its minutes:\n {2}typecheck: v24\.22\.3 \(\/x\/node\) \(2\.0 min\)\n {2}lint: eslint: v24\.22\.3 \(\/x\/node\) \(0\.5 min, lane 3\)\n {2}vitest: node: v24\.22\.3 \(\/x\/node\) \(4\.0 min, lane 2\)\n {2}summary: v24\.22\.3 \(\/x\/node\)\n/,
+  );
   expect(out).toMatch(/^7 passed, 0 failed, 0 skipped$/m);
 });

@@ -45,8 +45,14 @@ describe('tsc -b type-checks each environment on its own', () => {
       join(dir, 'main', 'read.ts'),
       `import { readFileSync } from 'node:fs';\nimport { host } from '../shared/words';\nexport const read = (f: string): string => host(readFileSync(f, 'utf8')) + process.pid;\n`,
     );
-    writeFileSync(join(dir, 'renderer', 'title.ts'), `import { host } from '../shared/words';\nexport const title = (): string => host(document.location.href);\n`);
-    writeFileSync(join(dir, 'test', 'all.ts'), `import { read } from '../main/read';\nimport { title } from '../renderer/title';\nexport const both = (): string => read('x') + title();\n`);
+    writeFileSync(
+      join(dir, 'renderer', 'title.ts'),
+      `import { host } from '../shared/words';\nexport const title = (): string => host(document.location.href);\n`,
+    );
+    writeFileSync(
+      join(dir, 'test', 'all.ts'),
+      `import { read } from '../main/read';\nimport { title } from '../renderer/title';\nexport const both = (): string => read('x') + title();\n`,
+    );
   });
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -66,11 +72,16 @@ describe('tsc -b type-checks each environment on its own', () => {
   it('fails on a renderer file importing main/', () => {
     const r = buildWith('renderer/bad.ts', `import { read } from '../main/read';\nexport const bad = read;\n`);
     expect(r.code).not.toBe(0);
-    expect(r.out).toMatch(/error TS6307: File '.*main\/read\.ts' is not listed within the file list of project '.*tsconfig\.renderer\.json'/);
+    expect(r.out).toMatch(
+      /error TS6307: File '.*main\/read\.ts' is not listed within the file list of project '.*tsconfig\.renderer\.json'/,
+    );
   }, 120_000);
 
   it('fails on a shared file using document, Buffer or process', () => {
-    const r = buildWith('shared/bad.ts', `export const a = (): string => document.title;\nexport const b = Buffer.from('x');\nexport const c = process.pid;\n`);
+    const r = buildWith(
+      'shared/bad.ts',
+      `export const a = (): string => document.title;\nexport const b = Buffer.from('x');\nexport const c = process.pid;\n`,
+    );
     expect(r.code).not.toBe(0);
     expect(r.out).toContain(`shared/bad.ts(1,32): error TS2584: Cannot find name 'document'`);
     expect(r.out).toContain(`shared/bad.ts(2,18): error TS2591: Cannot find name 'Buffer'`);

@@ -47,7 +47,9 @@ describe('keychain (real gnome-keyring over D-Bus)', () => {
     const home = tempHome();
     const env = { POVDESK_HOME: home, SKYTAP_USERNAME: 'env-user', SKYTAP_API_TOKEN: 'env-token-123', SKYTAP_URL: 'http://127.0.0.1:9' };
     const core = await createCore({ home, env, role: 'test' });
-    const view = (await core.dispatcher.call('settings.get', {}, { transport: 'test' })) as { skytap: { username: string; tokenSet: boolean; fromEnv: string[] } };
+    const view = (await core.dispatcher.call('settings.get', {}, { transport: 'test' })) as {
+      skytap: { username: string; tokenSet: boolean; fromEnv: string[] };
+    };
     expect(view.skytap).toMatchObject({ username: 'env-user', tokenSet: true });
     expect(view.skytap.fromEnv).toEqual(['SKYTAP_USERNAME', 'SKYTAP_API_TOKEN', 'SKYTAP_URL']);
     await core.close();

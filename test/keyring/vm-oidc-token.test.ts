@@ -18,7 +18,8 @@ describe('the vm-manager OIDC login in the real keychain (gnome-keyring over D-B
     w = await oidcWorld(secrets);
     await w.connect();
     expect((await w.login()).error).toBeNull();
-    const lookup = () => storedTokens.parse(JSON.parse(execFileSync('secret-tool', ['lookup', 'service', 'povdesk', 'account', OIDC_ACCOUNT]).toString()));
+    const lookup = () =>
+      storedTokens.parse(JSON.parse(execFileSync('secret-tool', ['lookup', 'service', 'povdesk', 'account', OIDC_ACCOUNT]).toString()));
     const first = lookup();
     expect(w.issuer.accepts(first.bearer)).toBe(true);
     await w.snapshot();

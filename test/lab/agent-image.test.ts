@@ -51,7 +51,11 @@ describe.skipIf(skip)('the test agent image', () => {
     const configBytes = get(m.Config)!.data;
     expect(m.Config).toBe(`${sha256(configBytes)}.json`);
     const config = JSON.parse(configBytes.toString('utf8'));
-    expect(config).toMatchObject({ architecture: 'amd64', os: 'linux', config: { User: `${AGENT_UID}:${AGENT_UID}`, Entrypoint: ['/bin/sh', '/agent.sh'] } });
+    expect(config).toMatchObject({
+      architecture: 'amd64',
+      os: 'linux',
+      config: { User: `${AGENT_UID}:${AGENT_UID}`, Entrypoint: ['/bin/sh', '/agent.sh'] },
+    });
     expect(m.Layers).toHaveLength(1);
     const layer = get(m.Layers[0]!)!.data;
     expect(config.rootfs).toEqual({ type: 'layers', diff_ids: [`sha256:${sha256(layer)}`] });
@@ -73,7 +77,13 @@ describe.skipIf(skip)('the test agent image', () => {
     const codeFile = join(dir, 'code');
     writeFileSync(codeFile, 'enr_wrong\n');
     const state = mkdtempSync(join(dir, 'state-'));
-    const env = { PATH: '/usr/bin:/bin', AGENT_ID: code.agentId, AGENT_CONTROL_PLANE_URL: `${cp.url}/`, AGENT_ENROLMENT_CODE_FILE: codeFile, AGENT_STATE_DIR: state };
+    const env = {
+      PATH: '/usr/bin:/bin',
+      AGENT_ID: code.agentId,
+      AGENT_CONTROL_PLANE_URL: `${cp.url}/`,
+      AGENT_ENROLMENT_CODE_FILE: codeFile,
+      AGENT_STATE_DIR: state,
+    };
     const run = () => {
       const p = spawn('/bin/busybox', ['sh', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       started.push(p);
@@ -83,7 +93,11 @@ describe.skipIf(skip)('the test agent image', () => {
       return { p, out: () => out };
     };
     const first = run();
-    await until('two refused tries', () => cp.redemptions.filter((r) => r.agentId === code.agentId && r.status === 403).length >= 2, 20_000);
+    await until(
+      'two refused tries',
+      () => cp.redemptions.filter((r) => r.agentId === code.agentId && r.status === 403).length >= 2,
+      20_000,
+    );
     const [a, b] = cp.redemptions.filter((r) => r.agentId === code.agentId);
     expect(b!.at - a!.at).toBeGreaterThanOrEqual(1900);
     expect(await client.enrolmentState(code.agentId)).toMatchObject({ state: 'pending' });

@@ -79,12 +79,16 @@ export function agentLayer(busybox: Buffer = readFileSync(BUSYBOX)): Buffer {
 export function agentImageTar(busybox?: Buffer): Buffer {
   const layer = agentLayer(busybox);
   const diffId = sha256(layer);
-  const config = Buffer.from(JSON.stringify({
-    architecture: 'amd64', os: 'linux', created: CREATED,
-    config: { User: `${AGENT_UID}:${AGENT_UID}`, Env: ['PATH=/bin'], Entrypoint: ['/bin/sh', '/agent.sh'], WorkingDir: '/' },
-    rootfs: { type: 'layers', diff_ids: [`sha256:${diffId}`] },
-    history: [{ created: CREATED, created_by: 'test/lab/agent-image.ts (busybox-static + agent.sh)' }],
-  }));
+  const config = Buffer.from(
+    JSON.stringify({
+      architecture: 'amd64',
+      os: 'linux',
+      created: CREATED,
+      config: { User: `${AGENT_UID}:${AGENT_UID}`, Env: ['PATH=/bin'], Entrypoint: ['/bin/sh', '/agent.sh'], WorkingDir: '/' },
+      rootfs: { type: 'layers', diff_ids: [`sha256:${diffId}`] },
+      history: [{ created: CREATED, created_by: 'test/lab/agent-image.ts (busybox-static + agent.sh)' }],
+    }),
+  );
   const configName = `${sha256(config)}.json`;
   const manifest = Buffer.from(JSON.stringify([{ Config: configName, RepoTags: [AGENT_REF], Layers: [`${diffId}/layer.tar`] }]));
   return tarBytes([
@@ -113,6 +117,7 @@ export async function buildAgentImage(dir: string): Promise<{ path: string; ref:
 export function dockerArchive(bytes: Buffer) {
   const members = readTar(bytes);
   const get = (name: string) => members.find((m) => m.name === name);
-  const manifest = JSON.parse(get('manifest.json')?.data.toString('utf8') ?? 'null') as { Config: string; RepoTags: string[]; Layers: string[] }[] | null;
+  const manifest = JSON.parse(get('manifest.json')?.data.toString('utf8') ?? 'null') as
+    { Config: string; RepoTags: string[]; Layers: string[] }[] | null;
   return { members, manifest, get };
 }

@@ -19,7 +19,6 @@ import { fakeManager, fakeManagerSkip, type FakeManager } from '../pov/local-sup
 const FEATURES: Feature[] = ['templates', 'suspend', 'publishSets', 'schedules', 'projectScoping', 'bootstrapInjection'];
 const supported = (p: 'skytap' | 'local') => FEATURES.filter((f) => PLATFORMS[p].features[f].supported).sort();
 
-
 describe.skipIf(fakeManagerSkip)('the local platform does what the registry says', () => {
   let m: FakeManager;
   let vmm: VmManagerClient;
@@ -38,10 +37,27 @@ describe.skipIf(fakeManagerSkip)('the local platform does what the registry says
     expect(PLATFORMS.local.bootstrapInjection).toBe('metadata');
   });
 
-  it('bootstrapInjection metadata: the metadata service serves a VM\'s user_data at /skytap/vms/self/user_data (204 when it has none)', async () => {
+  it("bootstrapInjection metadata: the metadata service serves a VM's user_data at /skytap/vms/self/user_data (204 when it has none)", async () => {
     const payload = 'BEGIN-DASHBOARD-AGENT-BOOTSTRAP\nline\nEND-DASHBOARD-AGENT-BOOTSTRAP';
-    const withData = await vmm.create({ name: 'truth-ud', image: TEST_IMAGE, cpus: 1, memory_mib: 256, disk_gib: 1, user_data: payload, require_attestation: false, wait_for: 'none' });
-    const without = await vmm.create({ name: 'truth-none', image: TEST_IMAGE, cpus: 1, memory_mib: 256, disk_gib: 1, require_attestation: false, wait_for: 'none' });
+    const withData = await vmm.create({
+      name: 'truth-ud',
+      image: TEST_IMAGE,
+      cpus: 1,
+      memory_mib: 256,
+      disk_gib: 1,
+      user_data: payload,
+      require_attestation: false,
+      wait_for: 'none',
+    });
+    const without = await vmm.create({
+      name: 'truth-none',
+      image: TEST_IMAGE,
+      cpus: 1,
+      memory_mib: 256,
+      disk_gib: 1,
+      require_attestation: false,
+      wait_for: 'none',
+    });
     expect(await m.guestUserData(withData.id)).toEqual({ status: 200, text: payload });
     expect((await m.guestUserData(without.id)).status).toBe(204);
     await vmm.delete(withData.id);
@@ -49,8 +65,17 @@ describe.skipIf(fakeManagerSkip)('the local platform does what the registry says
   });
 
   it('suspend is stop then start: the VM boots again (a new process) from the same disk', async () => {
-    const v = await vmm.create({ name: 'truth-stop', image: TEST_IMAGE, cpus: 1, memory_mib: 256, disk_gib: 1, require_attestation: false, wait_for: 'none' });
-    const qemuPids = () => [...m.launcher.procs.entries()].filter(([, p]) => p.vm === v.id && p.kind === 'qemu' && p.alive).map(([pid]) => pid);
+    const v = await vmm.create({
+      name: 'truth-stop',
+      image: TEST_IMAGE,
+      cpus: 1,
+      memory_mib: 256,
+      disk_gib: 1,
+      require_attestation: false,
+      wait_for: 'none',
+    });
+    const qemuPids = () =>
+      [...m.launcher.procs.entries()].filter(([, p]) => p.vm === v.id && p.kind === 'qemu' && p.alive).map(([pid]) => pid);
     const before = qemuPids();
     const disk = m.vms.get(v.id).paths.disk;
     expect(before).toHaveLength(1);
@@ -64,7 +89,7 @@ describe.skipIf(fakeManagerSkip)('the local platform does what the registry says
     await vmm.delete(v.id);
   });
 
-  it('templates: the bundled template\'s images are in the vm-manager\'s image list', async () => {
+  it("templates: the bundled template's images are in the vm-manager's image list", async () => {
     const images = (await vmm.images()).map((i) => i.id);
     const t = new LocalLabTemplates({ dir: join(m.state, 'lab-templates') }).get(TEST_TEMPLATE_ID)!;
     for (const vm of t.vms) expect(images).toContain(vm.image);
@@ -96,7 +121,8 @@ describe('the Skytap platform does what the registry says (against the emulator)
     const running = emu.state.addEnvironment({ name: 'r', templateId: templates[0]!.id, runstate: 'running' });
     // suspend
     await c.setRunstate(running.id, 'suspended');
-    for (let i = 0; i < 200 && (await c.getEnvironment(running.id))?.runstate !== 'suspended'; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 200 && (await c.getEnvironment(running.id))?.runstate !== 'suspended'; i++)
+      await new Promise((r) => setTimeout(r, 10));
     expect((await c.getEnvironment(running.id))?.runstate).toBe('suspended');
     // bootstrapInjection: user_data on a VM
     const vm = (await c.listVms(running.id))[0]!;
@@ -104,7 +130,13 @@ describe('the Skytap platform does what the registry says (against the emulator)
     expect(await c.getVmUserData(running.id, vm.id)).toBe('payload');
     // publishSets and schedules
     const api = shareApi(c);
-    await api.createPublishSet(running.id, { name: 'p', vmIds: [vm.id], access: 'use', password: generatePassword(), expiresAt: new Date(Date.now() + 86_400_000) });
+    await api.createPublishSet(running.id, {
+      name: 'p',
+      vmIds: [vm.id],
+      access: 'use',
+      password: generatePassword(),
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
     expect(emu.sharing.portals.size).toBe(1);
     const s = await api.createSchedule({ title: 't', envId: env.id, startAt: new Date(), endAt: new Date(Date.now() + 3_600_000) });
     expect(s).toMatchObject({ delete_at_end: true });

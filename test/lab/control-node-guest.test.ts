@@ -44,7 +44,9 @@ describe.skipIf(skip !== null || !SLOW)('a local control node enrols its agent t
     client = new VmManagerClient(m.url, 'lab', 900_000);
     const t0 = Date.now();
     img = await ensureControlNodeImage(client, state, (l) => console.log(l));
-    console.log(`control-node image: ${img.baked ? `baked in ${img.bakeSeconds} s (cold)` : 'from the cache (warm)'}, imported in ${img.importSeconds} s; ${secs(Date.now() - t0)} s in all`);
+    console.log(
+      `control-node image: ${img.baked ? `baked in ${img.bakeSeconds} s (cold)` : 'from the cache (warm)'}, imported in ${img.importSeconds} s; ${secs(Date.now() - t0)} s in all`,
+    );
     cp = await new ControlPlaneDouble().start();
   }, 1_800_000);
 
@@ -64,29 +66,45 @@ describe.skipIf(skip !== null || !SLOW)('a local control node enrols its agent t
     const code = await plane.mintEnrolmentCode('pov-lab');
     const t0 = Date.now();
     const vm = await client.create({
-      name: 'lab-ctl', image: CONTROL_NODE_IMAGE, cpus: 1, memory_mib: 1024, disk_gib: 4, require_attestation: false, wait_for: 'none',
+      name: 'lab-ctl',
+      image: CONTROL_NODE_IMAGE,
+      cpus: 1,
+      memory_mib: 1024,
+      disk_gib: 4,
+      require_attestation: false,
+      wait_for: 'none',
       povdesk: { host_forwards: [{ guest_port: port, host_port: port }] },
     });
     id = vm.id;
     // Powered on: the guest's runner polls the metadata service (204: no user_data yet).
-    const booted = await until('the guest\'s first metadata contact', async () => (await client.get(id)).bootedAt, 600_000, 1000);
+    const booted = await until("the guest's first metadata contact", async () => (await client.get(id)).bootedAt, 600_000, 1000);
     const tBoot = Date.now();
     expect(cp.redemptions).toEqual([]);
 
     // No VM in the policy: a local guest's address (169.254.169.15) is in the link-local range the
     // policy always denies, so buildBootstrap refuses it.
     const { script } = buildBootstrap({
-      povId: 'pov-lab', agentId: code.agentId, controlNodeName: 'lab-ctl', vms: [],
-      enrolmentCode: code.code, agentImage: img.agentRef, controlPlaneUrl: `http://${GUEST_HOST_ALIAS}:${port}`,
+      povId: 'pov-lab',
+      agentId: code.agentId,
+      controlNodeName: 'lab-ctl',
+      vms: [],
+      enrolmentCode: code.code,
+      agentImage: img.agentRef,
+      controlPlaneUrl: `http://${GUEST_HOST_ALIAS}:${port}`,
     });
     await client.setUserData(id, script);
-    const enrolled = await until('the agent\'s enrolment', async () => {
-      const s = await plane.enrolmentState(code.agentId);
-      if (s.state === 'enrolled') return s;
-      const v = await client.get(id);
-      if (v.state === 'failed' || v.state === 'stopped') throw new Error(`the control node ${v.state}: ${v.lastError ?? ''}`);
-      return null;
-    }, 600_000, 1000).catch(async (e: Error) => {
+    const enrolled = await until(
+      "the agent's enrolment",
+      async () => {
+        const s = await plane.enrolmentState(code.agentId);
+        if (s.state === 'enrolled') return s;
+        const v = await client.get(id);
+        if (v.state === 'failed' || v.state === 'stopped') throw new Error(`the control node ${v.state}: ${v.lastError ?? ''}`);
+        return null;
+      },
+      600_000,
+      1000,
+    ).catch(async (e: Error) => {
       console.log((await client.console(id, 200)).console);
       throw e;
     });
@@ -96,6 +114,8 @@ describe.skipIf(skip !== null || !SLOW)('a local control node enrols its agent t
 
     await client.setUserData(id, null);
     expect((await client.get(id)).povdesk.hasUserData).toBe(false);
-    console.log(`control node: powered on → first metadata contact ${secs(tBoot - t0)} s (bootedAt ${booted}); user_data set → enrolled ${secs(tEnrol - tBoot)} s (tries: ${cp.redemptions.length})`);
+    console.log(
+      `control node: powered on → first metadata contact ${secs(tBoot - t0)} s (bootedAt ${booted}); user_data set → enrolled ${secs(tEnrol - tBoot)} s (tries: ${cp.redemptions.length})`,
+    );
   }, 1_200_000);
 });

@@ -80,12 +80,18 @@ export async function controlNodeDisk(log: (l: string) => void = () => {}): Prom
       const id = w.svc.start(controlNodeBakeArgs(w));
       const job = await w.jobs.wait(id);
       if (job.state !== 'succeeded') {
-        const tail = w.jobs.log(id).map((l) => l.message).slice(-40).join('\n');
+        const tail = w.jobs
+          .log(id)
+          .map((l) => l.message)
+          .slice(-40)
+          .join('\n');
         throw new Error(`the control-node bake ${job.state}: ${job.error?.message ?? ''}\n${tail}`);
       }
       await keepControlNodeDisk(w);
       bakeSeconds = Math.round((Date.now() - t0) / 1000);
-      log(`control-node image baked in ${bakeSeconds} s (${JSON.stringify((job.result as { manifest?: { stages?: unknown } } | null)?.manifest?.stages ?? {})})`);
+      log(
+        `control-node image baked in ${bakeSeconds} s (${JSON.stringify((job.result as { manifest?: { stages?: unknown } } | null)?.manifest?.stages ?? {})})`,
+      );
     } finally {
       await w.close();
     }
@@ -94,7 +100,11 @@ export async function controlNodeDisk(log: (l: string) => void = () => {}): Prom
 }
 
 /** Bakes (once per input change) and imports the control-node image into `client`'s manager, whose state dir is `stateDir`. */
-export async function ensureControlNodeImage(client: VmManagerClient, stateDir: string, log: (l: string) => void = () => {}): Promise<ControlNodeImage> {
+export async function ensureControlNodeImage(
+  client: VmManagerClient,
+  stateDir: string,
+  log: (l: string) => void = () => {},
+): Promise<ControlNodeImage> {
   const { disk, bakeSeconds } = await controlNodeDisk(log);
   const t1 = Date.now();
   if (!(await client.localImages()).some((i) => i.name === CONTROL_NODE_IMAGE)) {
@@ -113,5 +123,12 @@ export async function ensureControlNodeImage(client: VmManagerClient, stateDir: 
       rmSync(incoming, { force: true });
     }
   }
-  return { name: CONTROL_NODE_IMAGE, agentRef: AGENT_REF, disk, baked: bakeSeconds !== null, bakeSeconds, importSeconds: Math.round((Date.now() - t1) / 100) / 10 };
+  return {
+    name: CONTROL_NODE_IMAGE,
+    agentRef: AGENT_REF,
+    disk,
+    baked: bakeSeconds !== null,
+    bakeSeconds,
+    importSeconds: Math.round((Date.now() - t1) / 100) / 10,
+  };
 }

@@ -28,10 +28,30 @@ const NODE_IMAGE = 'debian-node';
 function addImage(state: string, name: string): void {
   const img = join(state, 'images', name);
   mkdirSync(img, { recursive: true });
-  writeFileSync(join(img, 'image.json'), JSON.stringify({ name, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
+  writeFileSync(
+    join(img, 'image.json'),
+    JSON.stringify({
+      name,
+      kind: 'kernel',
+      createdAt: new Date().toISOString(),
+      kernel: 'vmlinuz',
+      initrd: 'initrd.img',
+      cmdline: 'console=ttyS0',
+      sizeBytes: 1,
+      sha256: '0'.repeat(64),
+    }),
+  );
 }
 
-const vm = (over: Record<string, unknown> = {}) => ({ name: 'ctl', image: NODE_IMAGE, os: 'linux' as const, cpus: 2, memoryMib: 2048, diskGib: 20, ...over });
+const vm = (over: Record<string, unknown> = {}) => ({
+  name: 'ctl',
+  image: NODE_IMAGE,
+  os: 'linux' as const,
+  cpus: 2,
+  memoryMib: 2048,
+  diskGib: 20,
+  ...over,
+});
 
 describe.skipIf(skip)('templates.* through the core', () => {
   let w: CoreWorld;
@@ -60,7 +80,7 @@ describe.skipIf(skip)('templates.* through the core', () => {
     if (state) rmSync(state, { recursive: true, force: true });
   });
 
-  it('lists Skytap\'s catalogue as skytap.listTemplates reads it, each VM with its OS and no image', async () => {
+  it("lists Skytap's catalogue as skytap.listTemplates reads it, each VM with its OS and no image", async () => {
     const { templates: catalogue } = await w.call('skytap.listTemplates', {});
     const r = await w.call('labTemplates.list', { platform: 'skytap' });
     expect(r.platform).toBe('skytap');
@@ -77,17 +97,38 @@ describe.skipIf(skip)('templates.* through the core', () => {
 
   it('lists the bundled test template first for local, then creates, lists and deletes a user template', async () => {
     const before = await w.call('labTemplates.list', { platform: 'local' });
-    expect(before.templates).toEqual([{
-      id: TEST_TEMPLATE_ID, name: expect.any(String), description: expect.any(String), builtIn: true,
-      vms: [{ name: 'test-vm', os: 'linux', image: TEST_IMAGE, cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true }],
-    }]);
+    expect(before.templates).toEqual([
+      {
+        id: TEST_TEMPLATE_ID,
+        name: expect.any(String),
+        description: expect.any(String),
+        builtIn: true,
+        vms: [{ name: 'test-vm', os: 'linux', image: TEST_IMAGE, cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true }],
+      },
+    ]);
 
-    const { template } = await w.call('labTemplates.create', { name: 'Two node', description: 'control node and test VM', vms: [vm(), vm({ name: 'target', image: TEST_IMAGE, requireAttestation: true })] });
-    expect(template).toMatchObject({ name: 'Two node', builtIn: false, vms: [{ name: 'ctl', image: NODE_IMAGE, os: 'linux' }, { name: 'target', image: TEST_IMAGE }] });
+    const { template } = await w.call('labTemplates.create', {
+      name: 'Two node',
+      description: 'control node and test VM',
+      vms: [vm(), vm({ name: 'target', image: TEST_IMAGE, requireAttestation: true })],
+    });
+    expect(template).toMatchObject({
+      name: 'Two node',
+      builtIn: false,
+      vms: [
+        { name: 'ctl', image: NODE_IMAGE, os: 'linux' },
+        { name: 'target', image: TEST_IMAGE },
+      ],
+    });
     expect(files()).toEqual([`${template.id}.json`]);
     expect((await w.call('labTemplates.list', { platform: 'local' })).templates.map((t) => t.id)).toEqual([TEST_TEMPLATE_ID, template.id]);
     // the store the platform reads sees the sizes
-    expect(w.services.localLabTemplates.get(template.id)?.vms[1]).toMatchObject({ cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true });
+    expect(w.services.localLabTemplates.get(template.id)?.vms[1]).toMatchObject({
+      cpus: 2,
+      memoryMib: 2048,
+      diskGib: 20,
+      requireAttestation: true,
+    });
 
     expect(await w.call('labTemplates.delete', { id: template.id })).toEqual({});
     expect(files()).toEqual([]);
@@ -98,10 +139,16 @@ describe.skipIf(skip)('templates.* through the core', () => {
     const { template } = await w.call('labTemplates.create', { name: 'Edit me', vms: [vm()] });
     const path = join(dir(), `${template.id}.json`);
     const { template: edited } = await w.call('labTemplates.update', {
-      id: template.id, name: 'Edited', description: 'two VMs now', vms: [vm({ memoryMib: 4096 }), vm({ name: 'target', image: TEST_IMAGE, requireAttestation: true })],
+      id: template.id,
+      name: 'Edited',
+      description: 'two VMs now',
+      vms: [vm({ memoryMib: 4096 }), vm({ name: 'target', image: TEST_IMAGE, requireAttestation: true })],
     });
     expect(edited).toEqual({
-      id: template.id, name: 'Edited', description: 'two VMs now', builtIn: false,
+      id: template.id,
+      name: 'Edited',
+      description: 'two VMs now',
+      builtIn: false,
       vms: [
         { name: 'ctl', image: NODE_IMAGE, os: 'linux', cpus: 2, memoryMib: 4096, diskGib: 20, requireAttestation: false },
         { name: 'target', image: TEST_IMAGE, os: 'linux', cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true },
@@ -110,23 +157,34 @@ describe.skipIf(skip)('templates.* through the core', () => {
     expect((await w.call('labTemplates.list', { platform: 'local' })).templates[1]).toEqual(edited);
     expect(files()).toEqual([`${template.id}.json`]);
     const bytes = readFileSync(path, 'utf8');
-    await expect(w.call('labTemplates.update', { id: template.id, name: 'Edited', vms: [vm({ image: 'no-such-image' })] })).rejects.toMatchObject({
+    await expect(
+      w.call('labTemplates.update', { id: template.id, name: 'Edited', vms: [vm({ image: 'no-such-image' })] }),
+    ).rejects.toMatchObject({
       code: 'invalid_request',
       message: expect.stringMatching(/no image "no-such-image" \(VM ctl\)/),
     });
     // The built-in template is refused before its images are even asked about.
-    await expect(w.call('labTemplates.update', { id: TEST_TEMPLATE_ID, name: 'Mine', vms: [vm({ image: 'no-such-image' })] })).rejects.toMatchObject({
+    await expect(
+      w.call('labTemplates.update', { id: TEST_TEMPLATE_ID, name: 'Mine', vms: [vm({ image: 'no-such-image' })] }),
+    ).rejects.toMatchObject({
       code: 'invalid_request',
       message: 'The bundled test template is built in and cannot be changed.',
     });
-    await expect(w.call('labTemplates.update', { id: 'not-there', name: 'Mine', vms: [vm()] })).rejects.toMatchObject({ code: 'not_found' });
-    await expect(w.call('labTemplates.update', { id: template.id, name: 'x', vms: [vm()], owner: 'me' } as never)).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/owner/) });
+    await expect(w.call('labTemplates.update', { id: 'not-there', name: 'Mine', vms: [vm()] })).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    await expect(w.call('labTemplates.update', { id: template.id, name: 'x', vms: [vm()], owner: 'me' } as never)).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/owner/),
+    });
     expect(readFileSync(path, 'utf8')).toBe(bytes);
     await w.call('labTemplates.delete', { id: template.id });
   });
 
   it('refuses an image the connected vm-manager does not have, naming it and what it has; writes nothing', async () => {
-    await expect(w.call('labTemplates.create', { name: 'Missing', vms: [vm(), vm({ name: 'two', image: 'no-such-image' })] })).rejects.toMatchObject({
+    await expect(
+      w.call('labTemplates.create', { name: 'Missing', vms: [vm(), vm({ name: 'two', image: 'no-such-image' })] }),
+    ).rejects.toMatchObject({
       code: 'invalid_request',
       message: expect.stringMatching(/no image "no-such-image" \(VM two\); it has debian-node, povdesk-test/),
     });
@@ -142,14 +200,23 @@ describe.skipIf(skip)('templates.* through the core', () => {
     ['memory below 256 MiB', 'labTemplates.create', { name: 'x', vms: [vm({ memoryMib: 100 })] }, /memoryMib/],
     ['a path as id', 'labTemplates.delete', { id: '../../etc/passwd' }, /id/],
   ])('refuses %s as invalid_request, writing nothing', async (_what, method, args, message) => {
-    await expect(w.call(method as 'labTemplates.list', args as never)).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(message) });
+    await expect(w.call(method as 'labTemplates.list', args as never)).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(message),
+    });
     expect(files()).toEqual([]);
   });
 
   it('refuses a name already taken, deleting the built-in template and an unknown id', async () => {
     const { template } = await w.call('labTemplates.create', { name: 'Taken', vms: [vm()] });
-    await expect(w.call('labTemplates.create', { name: 'TAKEN', vms: [vm()] })).rejects.toMatchObject({ code: 'conflict', message: expect.stringMatching(/already exists/) });
-    await expect(w.call('labTemplates.delete', { id: TEST_TEMPLATE_ID })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/built in/) });
+    await expect(w.call('labTemplates.create', { name: 'TAKEN', vms: [vm()] })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringMatching(/already exists/),
+    });
+    await expect(w.call('labTemplates.delete', { id: TEST_TEMPLATE_ID })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/built in/),
+    });
     await expect(w.call('labTemplates.delete', { id: 'not-there' })).rejects.toMatchObject({ code: 'not_found' });
     expect(files()).toEqual([`${template.id}.json`]);
     await w.call('labTemplates.delete', { id: template.id });
@@ -165,7 +232,10 @@ describe('labTemplates.create with no vm-manager answering', () => {
       const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
       await new Promise<void>((r) => closed.close(() => r()));
       await t.call('vm.setConnection', { mode: 'remote', url, token: 'a-token-for-nobody' });
-      await expect(t.call('labTemplates.create', { name: 'Offline', vms: [vm()] })).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/Cannot check the template's images/) });
+      await expect(t.call('labTemplates.create', { name: 'Offline', vms: [vm()] })).rejects.toMatchObject({
+        code: 'unavailable',
+        message: expect.stringMatching(/Cannot check the template's images/),
+      });
       expect(existsSync(join(t.home, 'lab-templates'))).toBe(false);
     } finally {
       await t.close();

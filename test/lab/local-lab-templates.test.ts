@@ -54,7 +54,11 @@ describe('local templates on a real directory', () => {
   });
 
   it('creates a template as one JSON file named by a file-safe id, listed after the built-in one and read back by get', () => {
-    const t = store.create({ name: 'Two node POV', description: 'control node and a target', vms: [vm(), vm({ name: 'target', os: 'windows', requireAttestation: true })] });
+    const t = store.create({
+      name: 'Two node POV',
+      description: 'control node and a target',
+      vms: [vm(), vm({ name: 'target', os: 'windows', requireAttestation: true })],
+    });
     expect(t.id).toMatch(/^two-node-pov-[0-9a-f]{6}$/);
     expect(t.builtIn).toBe(false);
     expect(t.vms[0]!.requireAttestation).toBe(false);
@@ -87,14 +91,20 @@ describe('local templates on a real directory', () => {
     ['a name with a newline', { name: 'a\nb', vms: [vm()] }, /control characters/],
     ['an unknown field', { name: 'x', vms: [vm()], id: '../../etc' }, /Unrecognized key/],
   ])('refuses %s with a clear error and writes nothing', (_what, input, message) => {
-    expect(() => store.create(input as never)).toThrow(expect.objectContaining({ code: 'invalid_request', message: expect.stringMatching(message) }));
+    expect(() => store.create(input as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_request', message: expect.stringMatching(message) }),
+    );
     expect(files()).toEqual([]);
   });
 
   it('refuses a name already taken in any case, including the built-in one, and writes nothing more', () => {
     const first = store.create({ name: 'Demo', vms: [vm()] });
-    expect(() => store.create({ name: 'demo', vms: [vm()] })).toThrow(expect.objectContaining({ code: 'conflict', message: expect.stringMatching(/"Demo" already exists/) }));
-    expect(() => store.create({ name: store.get(TEST_TEMPLATE_ID)!.name.toUpperCase(), vms: [vm()] })).toThrow(expect.objectContaining({ code: 'conflict' }));
+    expect(() => store.create({ name: 'demo', vms: [vm()] })).toThrow(
+      expect.objectContaining({ code: 'conflict', message: expect.stringMatching(/"Demo" already exists/) }),
+    );
+    expect(() => store.create({ name: store.get(TEST_TEMPLATE_ID)!.name.toUpperCase(), vms: [vm()] })).toThrow(
+      expect.objectContaining({ code: 'conflict' }),
+    );
     expect(files()).toEqual([`${first.id}.json`]);
   });
 
@@ -103,10 +113,20 @@ describe('local templates on a real directory', () => {
     const other = store.create({ name: 'Other', vms: [vm()] });
     const path = join(dir, `${demo.id}.json`);
     const createdAt = JSON.parse(readFileSync(path, 'utf8')).createdAt;
-    const after = store.update(demo.id, { name: 'Demo two', description: 'now two VMs', vms: [vm({ cpus: 4 }), vm({ name: 'target', os: 'windows', requireAttestation: true })] });
+    const after = store.update(demo.id, {
+      name: 'Demo two',
+      description: 'now two VMs',
+      vms: [vm({ cpus: 4 }), vm({ name: 'target', os: 'windows', requireAttestation: true })],
+    });
     expect(after).toEqual({
-      id: demo.id, name: 'Demo two', description: 'now two VMs', builtIn: false,
-      vms: [{ ...vm({ cpus: 4 }), requireAttestation: false }, { ...vm({ name: 'target', os: 'windows' }), requireAttestation: true }],
+      id: demo.id,
+      name: 'Demo two',
+      description: 'now two VMs',
+      builtIn: false,
+      vms: [
+        { ...vm({ cpus: 4 }), requireAttestation: false },
+        { ...vm({ name: 'target', os: 'windows' }), requireAttestation: true },
+      ],
     });
     expect(store.get(demo.id)).toEqual(after);
     expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ version: 1, id: demo.id, createdAt, name: 'Demo two' });
@@ -114,9 +134,15 @@ describe('local templates on a real directory', () => {
     // Keeping its own name (another case) is fine; another template's name is not.
     expect(store.update(demo.id, { name: 'DEMO TWO', vms: [vm()] }).name).toBe('DEMO TWO');
     const bytes = readFileSync(path, 'utf8');
-    expect(() => store.update(demo.id, { name: 'other', vms: [vm()] })).toThrow(expect.objectContaining({ code: 'conflict', message: expect.stringMatching(/"Other" already exists/) }));
-    expect(() => store.update(demo.id, { name: 'Dup', vms: [vm(), vm()] })).toThrow(expect.objectContaining({ code: 'invalid_request', message: expect.stringMatching(/unique/) }));
-    expect(() => store.update(TEST_TEMPLATE_ID, { name: 'Mine', vms: [vm()] })).toThrow(expect.objectContaining({ code: 'invalid_request', message: 'The bundled test template is built in and cannot be changed.' }));
+    expect(() => store.update(demo.id, { name: 'other', vms: [vm()] })).toThrow(
+      expect.objectContaining({ code: 'conflict', message: expect.stringMatching(/"Other" already exists/) }),
+    );
+    expect(() => store.update(demo.id, { name: 'Dup', vms: [vm(), vm()] })).toThrow(
+      expect.objectContaining({ code: 'invalid_request', message: expect.stringMatching(/unique/) }),
+    );
+    expect(() => store.update(TEST_TEMPLATE_ID, { name: 'Mine', vms: [vm()] })).toThrow(
+      expect.objectContaining({ code: 'invalid_request', message: 'The bundled test template is built in and cannot be changed.' }),
+    );
     expect(() => store.update('no-such-1', { name: 'Mine', vms: [vm()] })).toThrow(expect.objectContaining({ code: 'not_found' }));
     expect(() => store.update(`../x/${demo.id}`, { name: 'Mine', vms: [vm()] })).toThrow(expect.objectContaining({ code: 'not_found' }));
     expect(readFileSync(path, 'utf8')).toBe(bytes);
@@ -129,7 +155,9 @@ describe('local templates on a real directory', () => {
     store.delete(gone.id);
     expect(store.get(gone.id)).toBeNull();
     expect(files()).toEqual([`${keep.id}.json`]);
-    expect(() => store.delete(TEST_TEMPLATE_ID)).toThrow(expect.objectContaining({ code: 'invalid_request', message: expect.stringMatching(/built in/) }));
+    expect(() => store.delete(TEST_TEMPLATE_ID)).toThrow(
+      expect.objectContaining({ code: 'invalid_request', message: expect.stringMatching(/built in/) }),
+    );
     expect(() => store.delete(gone.id)).toThrow(expect.objectContaining({ code: 'not_found' }));
     expect(() => store.delete('../lab-templates/' + keep.id)).toThrow(expect.objectContaining({ code: 'not_found' }));
     expect(files()).toEqual([`${keep.id}.json`]);
@@ -139,10 +167,50 @@ describe('local templates on a real directory', () => {
     const good = store.create({ name: 'Good', vms: [vm()] });
     const bad = (name: string, body: string) => writeFileSync(join(dir, name), body);
     bad('broken.json', '{ not json');
-    bad('too-big.json', JSON.stringify({ version: 1, id: 'too-big', name: 'Big', description: null, createdAt: 'x', vms: [vm({ cpus: 1000, requireAttestation: false })] }));
-    bad('renamed.json', JSON.stringify({ version: 1, id: 'other', name: 'Renamed', description: null, createdAt: 'x', vms: [vm({ requireAttestation: false })] }));
-    bad(`${TEST_TEMPLATE_ID}.json`, JSON.stringify({ version: 1, id: TEST_TEMPLATE_ID, name: 'Shadow', description: null, createdAt: 'x', vms: [vm({ requireAttestation: false })] }));
-    bad('zz-same-name.json', JSON.stringify({ version: 1, id: 'zz-same-name', name: 'GOOD', description: null, createdAt: 'x', vms: [vm({ requireAttestation: false })] }));
+    bad(
+      'too-big.json',
+      JSON.stringify({
+        version: 1,
+        id: 'too-big',
+        name: 'Big',
+        description: null,
+        createdAt: 'x',
+        vms: [vm({ cpus: 1000, requireAttestation: false })],
+      }),
+    );
+    bad(
+      'renamed.json',
+      JSON.stringify({
+        version: 1,
+        id: 'other',
+        name: 'Renamed',
+        description: null,
+        createdAt: 'x',
+        vms: [vm({ requireAttestation: false })],
+      }),
+    );
+    bad(
+      `${TEST_TEMPLATE_ID}.json`,
+      JSON.stringify({
+        version: 1,
+        id: TEST_TEMPLATE_ID,
+        name: 'Shadow',
+        description: null,
+        createdAt: 'x',
+        vms: [vm({ requireAttestation: false })],
+      }),
+    );
+    bad(
+      'zz-same-name.json',
+      JSON.stringify({
+        version: 1,
+        id: 'zz-same-name',
+        name: 'GOOD',
+        description: null,
+        createdAt: 'x',
+        vms: [vm({ requireAttestation: false })],
+      }),
+    );
     bad('notes.txt', 'ignored: not a .json file');
     expect(store.list().map((t) => t.id)).toEqual([TEST_TEMPLATE_ID, good.id]);
     const reasons = Object.fromEntries(warnings.map((w) => [String(w.fields?.file).split('/').pop(), String(w.fields?.reason)]));

@@ -55,7 +55,9 @@ export interface LocalPovWorld {
   close(): Promise<void>;
 }
 
-export async function localPovWorld(o: { tuning?: CoreTuning; env?: Record<string, string>; log?: (l: string) => void } = {}): Promise<LocalPovWorld> {
+export async function localPovWorld(
+  o: { tuning?: CoreTuning; env?: Record<string, string>; log?: (l: string) => void } = {},
+): Promise<LocalPovWorld> {
   const log = o.log ?? (() => {});
   const state = stateWithImage('vmm-localpov-full-');
   let m: RunningManager | null = null;
@@ -162,7 +164,10 @@ export async function createLocalPov(w: LocalPovWorld, templateId: string, name:
   let installId: string | undefined;
   const diagnose = () => {
     const vm = m.vms.list().find((v) => v.name.endsWith(`-${controlVm}`));
-    const tail = [jobId, installId].flatMap((id) => (id ? t.jobs.log(id).map((l) => l.message) : [])).slice(-40).join('\n');
+    const tail = [jobId, installId]
+      .flatMap((id) => (id ? t.jobs.log(id).map((l) => l.message) : []))
+      .slice(-40)
+      .join('\n');
     return `${tail}\n--- ${controlVm} console\n${vm ? w.consoleTail(vm.id, 80) : '(no VM)'}`;
   };
   try {

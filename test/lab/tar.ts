@@ -71,14 +71,23 @@ export function readTar(buf: Buffer): TarMember[] {
   while (off + 512 <= buf.length) {
     const h = buf.subarray(off, off + 512);
     if (h.every((b) => b === 0)) break;
-    const str = (a: number, n: number) => h.subarray(a, a + n).toString('utf8').replace(/\0.*$/s, '');
+    const str = (a: number, n: number) =>
+      h
+        .subarray(a, a + n)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
     const num = (a: number, n: number) => parseInt(str(a, n).trim() || '0', 8);
     const size = num(124, 12);
     const prefix = str(345, 155);
     const name = str(0, 100);
     out.push({
-      name: prefix ? `${prefix}/${name}` : name, type: str(156, 1) || '0', mode: num(100, 8), uid: num(108, 8), gid: num(116, 8),
-      linkname: str(157, 100), data: buf.subarray(off + 512, off + 512 + size),
+      name: prefix ? `${prefix}/${name}` : name,
+      type: str(156, 1) || '0',
+      mode: num(100, 8),
+      uid: num(108, 8),
+      gid: num(116, 8),
+      linkname: str(157, 100),
+      data: buf.subarray(off + 512, off + 512 + size),
     });
     off += 512 + Math.ceil(size / 512) * 512;
   }

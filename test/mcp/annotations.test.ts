@@ -28,7 +28,8 @@ describe('the contract annotations table', () => {
 
   it('is consistent: read-only is neither destructive nor non-idempotent', () => {
     for (const [name, h] of Object.entries(methodHints)) {
-      if (h.readOnly) expect({ name, destructive: h.destructive, idempotent: h.idempotent }).toEqual({ name, destructive: false, idempotent: true });
+      if (h.readOnly)
+        expect({ name, destructive: h.destructive, idempotent: h.idempotent }).toEqual({ name, destructive: false, idempotent: true });
     }
   });
 

@@ -17,7 +17,8 @@ import { tempDir } from '../support/temp-dirs';
 const INSPECTOR = join(process.cwd(), 'node_modules/@modelcontextprotocol/inspector-cli/build/index.js');
 const exec = promisify(execFile);
 /** Run from its own build folder: it looks for its package.json at ../package.json of the working directory. */
-const run = (file: string, args: string[], o: { env?: NodeJS.ProcessEnv; timeout: number; maxBuffer?: number }) => exec(file, args, { ...o, cwd: dirname(INSPECTOR) });
+const run = (file: string, args: string[], o: { env?: NodeJS.ProcessEnv; timeout: number; maxBuffer?: number }) =>
+  exec(file, args, { ...o, cwd: dirname(INSPECTOR) });
 
 async function inspect(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Record<string, any>> {
   const { stdout } = await run(process.execPath, [INSPECTOR, ...args], { env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
@@ -40,7 +41,7 @@ describe('povdesk mcp, driven by the MCP Inspector CLI over stdio', () => {
     await emu.close();
   });
 
-  it('tools/list offers the contract\'s tools with their hints; tools/call answers settings, the POV list and a not_found, without the token', async () => {
+  it("tools/list offers the contract's tools with their hints; tools/call answers settings, the POV list and a not_found, without the token", async () => {
     const listed = await inspect([process.execPath, BIN, 'mcp', '--method', 'tools/list'], env);
     const byName = new Map((listed.tools as { name: string; annotations?: Record<string, unknown> }[]).map((t) => [t.name, t]));
     expect(byName.get('pov_list')?.annotations).toMatchObject({ readOnlyHint: true });
@@ -51,13 +52,16 @@ describe('povdesk mcp, driven by the MCP Inspector CLI over stdio', () => {
     expect(settings.structuredContent.skytap).toMatchObject({ tokenSet: true, username: 'demo' });
     const povs = await inspect([process.execPath, BIN, 'mcp', '--method', 'tools/call', '--tool-name', 'pov_list'], env);
     expect(povs.structuredContent.povs).toEqual([]);
-    const unknown = await inspect([process.execPath, BIN, 'mcp', '--method', 'tools/call', '--tool-name', 'jobs_get', '--tool-arg', 'id=no-such-job'], env);
+    const unknown = await inspect(
+      [process.execPath, BIN, 'mcp', '--method', 'tools/call', '--tool-name', 'jobs_get', '--tool-arg', 'id=no-such-job'],
+      env,
+    );
     expect(unknown).toMatchObject({ isError: true, structuredContent: { error: { code: 'not_found' } } });
     expect(JSON.stringify([listed, settings, povs, unknown])).not.toContain(TOKEN);
   }, 120_000);
 });
 
-describe('the vm-manager\'s /mcp, driven by the MCP Inspector CLI over streamable HTTP', () => {
+describe("the vm-manager's /mcp, driven by the MCP Inspector CLI over streamable HTTP", () => {
   let m: RunningManager;
   const MCP_TOKEN = 'inspector-vmm-token-0a7e';
   beforeAll(async () => {
@@ -67,10 +71,22 @@ describe('the vm-manager\'s /mcp, driven by the MCP Inspector CLI over streamabl
 
   const at = () => [`${m.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${MCP_TOKEN}`];
 
-  it('tools/list has giantswarm\'s tool names; tools/call answers get_host and list_vms, and a documented error for a missing image', async () => {
+  it("tools/list has giantswarm's tool names; tools/call answers get_host and list_vms, and a documented error for a missing image", async () => {
     const listed = await inspect([...at(), '--method', 'tools/list']);
     const names = (listed.tools as { name: string }[]).map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['get_host', 'list_vms', 'create_vm', 'exec_vm', 'forward_port', 'get_vm_console', 'get_vm_attestation', 'get_vm_metrics', 'delete_vm']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'get_host',
+        'list_vms',
+        'create_vm',
+        'exec_vm',
+        'forward_port',
+        'get_vm_console',
+        'get_vm_attestation',
+        'get_vm_metrics',
+        'delete_vm',
+      ]),
+    );
     const host = await inspect([...at(), '--method', 'tools/call', '--tool-name', 'get_host']);
     expect(host.isError ?? false).toBe(false);
     expect(JSON.parse(host.content[0].text)).toMatchObject({ ready: expect.any(Boolean) });
@@ -82,7 +98,9 @@ describe('the vm-manager\'s /mcp, driven by the MCP Inspector CLI over streamabl
   }, 120_000);
 
   it('without the bearer token the Inspector is refused', async () => {
-    const r = await run(process.execPath, [INSPECTOR, `${m.url}/mcp`, '--transport', 'http', '--method', 'tools/list'], { timeout: 60_000 }).then(
+    const r = await run(process.execPath, [INSPECTOR, `${m.url}/mcp`, '--transport', 'http', '--method', 'tools/list'], {
+      timeout: 60_000,
+    }).then(
       () => 'connected',
       (e: { stdout?: string; stderr?: string }) => `${e.stdout ?? ''}${e.stderr ?? ''}`,
     );

@@ -46,7 +46,12 @@ describe.skipIf(skip !== null)('povdesk mcp runs a local POV end to end', () => 
     };
     client = new Client({ name: 'test', version: '1' });
     await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: envFor(home, 'http://127.0.0.1:9', { SKYTAP_API_TOKEN: SKYTAP_TOKEN }) as Record<string, string>, stderr: 'pipe' }),
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'mcp'],
+        env: envFor(home, 'http://127.0.0.1:9', { SKYTAP_API_TOKEN: SKYTAP_TOKEN }) as Record<string, string>,
+        stderr: 'pipe',
+      }),
     );
     // Every result and progress notification is kept for the byte scan at the end.
     const results: string[] = [];
@@ -76,13 +81,26 @@ describe.skipIf(skip !== null)('povdesk mcp runs a local POV end to end', () => 
 
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    for (const n of ['labTemplates_list', 'pov_create', 'jobs_wait', 'pov_get', 'pov_destroy', 'vm_list', 'vm_console', 'vm_attestation', 'vm_imageBuildTest']) expect(names).toContain(n);
+    for (const n of [
+      'labTemplates_list',
+      'pov_create',
+      'jobs_wait',
+      'pov_get',
+      'pov_destroy',
+      'vm_list',
+      'vm_console',
+      'vm_attestation',
+      'vm_imageBuildTest',
+    ])
+      expect(names).toContain(n);
 
     // The local platform's templates: the bundled test template first, with its one attested VM.
     const listed = await tool('labTemplates_list', { platform: 'local' });
     expect(listed.platform).toBe('local');
     expect(listed.templates[0]).toMatchObject({ id: TEST_TEMPLATE_ID });
-    expect(listed.templates[0].vms).toEqual([{ name: 'test-vm', os: 'linux', image: TEST_IMAGE, cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true }]);
+    expect(listed.templates[0].vms).toEqual([
+      { name: 'test-vm', os: 'linux', image: TEST_IMAGE, cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true },
+    ]);
 
     // A fresh machine has no test image: a POV made now fails naming it, and is destroyed cleanly.
     expect(await tool('vm_host')).toMatchObject({ mode: 'local', ready: true });
@@ -127,9 +145,15 @@ describe.skipIf(skip !== null)('povdesk mcp runs a local POV end to end', () => 
     expect(vms).toHaveLength(1);
     const vm = vms[0]!;
     // pov_create ends at power-on (as on Skytap): the guest may still be booting; vm_get tells when it is ready.
-    expect(vm).toMatchObject({ name: `povdesk-${povId.slice(0, 8)}-test-vm`, image: TEST_IMAGE, requireAttestation: true, state: expect.stringMatching(/^(booting|attesting|running|ready)$/) });
+    expect(vm).toMatchObject({
+      name: `povdesk-${povId.slice(0, 8)}-test-vm`,
+      image: TEST_IMAGE,
+      requireAttestation: true,
+      state: expect.stringMatching(/^(booting|attesting|running|ready)$/),
+    });
     await timed('ready', async () => {
-      for (let i = 0; i < 300 && (await tool('vm_get', { id: vm.id })).vm.state !== 'ready'; i++) await new Promise((r) => setTimeout(r, 1000));
+      for (let i = 0; i < 300 && (await tool('vm_get', { id: vm.id })).vm.state !== 'ready'; i++)
+        await new Promise((r) => setTimeout(r, 1000));
     });
     expect(got.vms[0].vmId).toBe(vm.id);
     expect(pidsWith(join(home, 'vm-manager')).length).toBeGreaterThanOrEqual(3); // the manager, qemu, swtpm
@@ -138,7 +162,10 @@ describe.skipIf(skip !== null)('povdesk mcp runs a local POV end to end', () => 
     expect(con.lines.length).toBeGreaterThan(0);
     const att = await tool('vm_attestation', { id: vm.id });
     expect(att).toMatchObject({ id: vm.id, required: true, userDataReleased: true, policyKnown: true });
-    expect(att.stages.map((s: { stage: string; verified: boolean }) => [s.stage, s.verified])).toEqual([['initrd', true], ['ready', true]]);
+    expect(att.stages.map((s: { stage: string; verified: boolean }) => [s.stage, s.verified])).toEqual([
+      ['initrd', true],
+      ['ready', true],
+    ]);
     expect((await tool('vm_get', { id: vm.id })).vm).toMatchObject({ id: vm.id, state: 'ready' });
 
     // Suspend is the vm-manager's stop; start is a cold boot (the one extra boot).
@@ -166,13 +193,22 @@ describe.skipIf(skip !== null)('povdesk mcp runs a local POV end to end', () => 
       const text = all.join('\n');
       expect(text.length).toBeGreaterThan(1000);
       for (const secret of [SKYTAP_TOKEN, managerToken]) {
-        for (const form of [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('hex'), encodeURIComponent(secret)]) {
+        for (const form of [
+          secret,
+          Buffer.from(secret).toString('base64'),
+          Buffer.from(secret).toString('hex'),
+          encodeURIComponent(secret),
+        ]) {
           expect(text.includes(form), `a tool result carries a secret (${form.slice(0, 8)}…)`).toBe(false);
         }
       }
     };
     scan(results);
     expect(() => scan([...results, `{"x":"${Buffer.from(managerToken).toString('hex')}"}`])).toThrow(); // the scan can fail
-    console.log(`local POV over MCP (TCG): ${Object.entries(times).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}`);
+    console.log(
+      `local POV over MCP (TCG): ${Object.entries(times)
+        .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
+        .join(', ')}`,
+    );
   }, 1_200_000);
 });

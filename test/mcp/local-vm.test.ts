@@ -28,7 +28,14 @@ describe.skipIf(skip !== null)('povdesk mcp drives a local VM', () => {
   it('host, images, create (a job), console, attestation, delete', async () => {
     cpSync(cachedImageDir(), join(home, 'vm-manager', 'images', TEST_IMAGE), { recursive: true });
     client = new Client({ name: 'test', version: '1' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: envFor(home, 'http://127.0.0.1:9') as Record<string, string>, stderr: 'pipe' }));
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'mcp'],
+        env: envFor(home, 'http://127.0.0.1:9') as Record<string, string>,
+        stderr: 'pipe',
+      }),
+    );
     const tool = async (name: string, args: Record<string, unknown> = {}) => {
       const r = (await client!.callTool({ name, arguments: args }, undefined, { timeout: 600_000 })) as CallToolResult;
       expect(r.isError, `${name}: ${JSON.stringify(r)}`).toBeFalsy();
@@ -36,7 +43,15 @@ describe.skipIf(skip !== null)('povdesk mcp drives a local VM', () => {
     };
     expect(await tool('vm_host')).toMatchObject({ mode: 'local', ready: true });
     expect((await tool('vm_images')).images.map((i: { name: string }) => i.name)).toContain(TEST_IMAGE);
-    const { jobId } = await tool('vm_create', { name: 'mcp-local', image: TEST_IMAGE, cpus: 1, memoryMib: 512, diskGib: 2, requireAttestation: false, waitFor: 'ready' });
+    const { jobId } = await tool('vm_create', {
+      name: 'mcp-local',
+      image: TEST_IMAGE,
+      cpus: 1,
+      memoryMib: 512,
+      diskGib: 2,
+      requireAttestation: false,
+      waitFor: 'ready',
+    });
     let waited = await tool('jobs_wait', { id: jobId, timeoutSeconds: 300 });
     while (!waited.finished) waited = await tool('jobs_wait', { id: jobId, timeoutSeconds: 300 });
     expect(waited.job).toMatchObject({ kind: expect.stringMatching(/vm/), state: 'succeeded' });

@@ -33,7 +33,11 @@ const freshHome = () => {
 const TOKEN = `mcp-secret-${randomBytes(12).toString('hex')}`;
 
 beforeEach(async () => {
-  emu = await startEmulator({ seed: SEEDS.demo, credentials: { username: 'demo', token: TOKEN }, timing: { createBusyMs: 200, runstateBusyMs: 200, deleteMs: 200 } });
+  emu = await startEmulator({
+    seed: SEEDS.demo,
+    credentials: { username: 'demo', token: TOKEN },
+    timing: { createBusyMs: 200, runstateBusyMs: 200, deleteMs: 200 },
+  });
 });
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close().catch(() => {});
@@ -44,7 +48,12 @@ afterEach(async () => {
 
 async function connect(env: NodeJS.ProcessEnv): Promise<{ client: Client; results: string[] }> {
   const client = new Client({ name: 'test', version: '1' });
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: env as Record<string, string>, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp'],
+    env: env as Record<string, string>,
+    stderr: 'pipe',
+  });
   await client.connect(transport);
   clients.push(client);
   const results: string[] = [];
@@ -89,7 +98,11 @@ describe('povdesk mcp (stdio)', () => {
       expect(tool!.description).toContain(def.summary);
       expect(tool!.inputSchema.type).toBe('object');
       expect(() => ajv.compile(tool!.inputSchema), `${name}'s input schema`).not.toThrow();
-      expect(tool!.annotations).toMatchObject({ readOnlyHint: hints.readOnly, destructiveHint: hints.destructive, idempotentHint: hints.idempotent });
+      expect(tool!.annotations).toMatchObject({
+        readOnlyHint: hints.readOnly,
+        destructiveHint: hints.destructive,
+        idempotentHint: hints.idempotent,
+      });
     }
     expect(byName.get('pov_destroy')!.annotations!.destructiveHint).toBe(true);
     expect(byName.get('pov_list')!.annotations!.readOnlyHint).toBe(true);
@@ -151,7 +164,9 @@ describe('povdesk mcp (stdio)', () => {
     const env = envFor(freshHome(), emu.url);
     const { client } = await connect(env);
     // Calls at once in a directory nobody owns: one core is built, none fails.
-    const together = (await Promise.all(['app_info', 'pov_list', 'jobs_list', 'settings_get'].map((name) => client.callTool({ name, arguments: {} })))) as CallToolResult[];
+    const together = (await Promise.all(
+      ['app_info', 'pov_list', 'jobs_list', 'settings_get'].map((name) => client.callTool({ name, arguments: {} })),
+    )) as CallToolResult[];
     expect(together.map((r) => r.isError ?? false)).toEqual([false, false, false, false]);
     const bad = (await client.callTool({ name: 'jobs_get', arguments: { id: 5 } })) as CallToolResult;
     expect(bad.isError).toBe(true);
@@ -169,7 +184,11 @@ describe('povdesk mcp (stdio)', () => {
     const started = body(await client.callTool({ name: 'pov_create', arguments: { templateId: templateId(), name: 'Denied' } }));
     const failed = (await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId } })) as CallToolResult;
     expect(failed.isError).toBe(true);
-    expect(body(failed)).toMatchObject({ error: { code: 'unauthorized', message: expect.stringMatching(/API security token/) }, finished: true, job: { state: 'failed' } });
+    expect(body(failed)).toMatchObject({
+      error: { code: 'unauthorized', message: expect.stringMatching(/API security token/) },
+      finished: true,
+      job: { state: 'failed' },
+    });
   }, 120_000);
 
   it('beside povdesk serve the calls and the job run in serve; the MCP process never takes the lock', async () => {
@@ -185,9 +204,13 @@ describe('povdesk mcp (stdio)', () => {
     let release = () => {};
     emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (release = r)) });
     const started = body(await client.callTool({ name: 'pov_create', arguments: { templateId: templateId(), name: 'Via owner' } }));
-    expect(body(await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId, timeoutSeconds: 1 } }))).toMatchObject({ finished: false });
+    expect(body(await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId, timeoutSeconds: 1 } }))).toMatchObject({
+      finished: false,
+    });
     const progress: Progress[] = [];
-    const wait = client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId } }, undefined, { onprogress: (p) => progress.push(p) });
+    const wait = client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId } }, undefined, {
+      onprogress: (p) => progress.push(p),
+    });
     release();
     const waited = body(await wait);
     expect(waited).toMatchObject({ finished: true, job: { kind: 'pov.create', state: 'succeeded' } });
@@ -197,7 +220,7 @@ describe('povdesk mcp (stdio)', () => {
     expect(emu.count('POST /configurations')).toBe(1);
   }, 180_000);
 
-  it('povdesk serve answers the same tools over streamable HTTP at owner.json\'s mcpUrl, with mcp.token', async () => {
+  it("povdesk serve answers the same tools over streamable HTTP at owner.json's mcpUrl, with mcp.token", async () => {
     const home = freshHome();
     const env = envFor(home, emu.url, { SKYTAP_API_TOKEN: TOKEN });
     const serve = povdesk(['serve', '--port', '0'], env);
@@ -205,13 +228,30 @@ describe('povdesk mcp (stdio)', () => {
     await serve.waitFor(/serving http/);
     const url = readOwnerInfo(home)?.mcpUrl;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     for (const auth of [undefined, 'Bearer wrong-token-wrong-token']) {
-      const res = await fetch(url!, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(auth ? { Authorization: auth } : {}) }, body: JSON.stringify(init) });
+      const res = await fetch(url!, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          ...(auth ? { Authorization: auth } : {}),
+        },
+        body: JSON.stringify(init),
+      });
       expect(res.status).toBe(401);
     }
     const client = new Client({ name: 'test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url!), { requestInit: { headers: { Authorization: `Bearer ${readFileSync(ownerFiles(home).mcpToken, 'utf8').trim()}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url!), {
+        requestInit: { headers: { Authorization: `Bearer ${readFileSync(ownerFiles(home).mcpToken, 'utf8').trim()}` } },
+      }),
+    );
     clients.push(client);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(povdeskTools().map((t) => t.name));
@@ -220,7 +260,9 @@ describe('povdesk mcp (stdio)', () => {
     const waited = await client.callTool({ name: 'jobs_wait', arguments: { id: started.jobId } });
     results.push(JSON.stringify(waited), JSON.stringify(await client.callTool({ name: 'settings_get', arguments: {} })));
     expect(body(waited)).toMatchObject({ finished: true, job: { kind: 'pov.create', state: 'succeeded' } });
-    expect(body(await client.callTool({ name: 'pov_list', arguments: {} })).povs.map((p: { name: string }) => p.name)).toEqual(['Over HTTP']);
+    expect(body(await client.callTool({ name: 'pov_list', arguments: {} })).povs.map((p: { name: string }) => p.name)).toEqual([
+      'Over HTTP',
+    ]);
     const bad = (await client.callTool({ name: 'jobs_get', arguments: { id: 5 } })) as CallToolResult;
     expect(body(bad).error.code).toBe('invalid_request');
     expectNoSecret(results);

@@ -40,7 +40,9 @@ describe('parallel povdesk calls with no app running', () => {
     expect(w.emu.state.environmentIds()).toHaveLength(CALLERS);
     const jobs = JSON.parse((await run(['call', 'jobs.list', '{}'], env)).out).jobs as { kind: string; state: string }[];
     expect(jobs.filter((j) => j.kind === JOB_KIND.povCreate).map((j) => j.state)).toEqual(Array(CALLERS).fill('succeeded'));
-    const logs = readdirSync(join(home, 'logs')).map((f) => readFileSync(join(home, 'logs', f), 'utf8')).join('\n');
+    const logs = readdirSync(join(home, 'logs'))
+      .map((f) => readFileSync(join(home, 'logs', f), 'utf8'))
+      .join('\n');
     expect(logs).not.toMatch(/marked interrupted/);
   }, 300_000);
 });
@@ -56,7 +58,9 @@ describe('povdesk mcp as the owner', () => {
     w.emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (releaseMcp = r)) });
     w.emu.faults.push({ match: 'POST /configurations', holdUntil: new Promise<void>((r) => (releaseCall = r)) });
     const client = new Client({ name: 'test', version: '1' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: env as Record<string, string>, stderr: 'pipe' }));
+    await client.connect(
+      new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: env as Record<string, string>, stderr: 'pipe' }),
+    );
     try {
       const body = (r: unknown) => (r as CallToolResult).structuredContent as { jobId: string; job: { state: string } };
       const own = body(await client.callTool({ name: 'pov_create', arguments: { templateId, name: 'By MCP' } }));
@@ -75,11 +79,15 @@ describe('povdesk mcp as the owner', () => {
       expect(parseJob(call.out())?.state).toBe('succeeded');
       expect(call.err()).toMatch(/run by POV Desk \(pid \d+\)/);
       // Idle again, the MCP process gives the lock back.
-      await until(() => {
-        const lock = tryAcquireOwnerLock(home, 'test');
-        lock?.release();
-        return lock !== null;
-      }, 30_000, 'the MCP process to give the lock back');
+      await until(
+        () => {
+          const lock = tryAcquireOwnerLock(home, 'test');
+          lock?.release();
+          return lock !== null;
+        },
+        30_000,
+        'the MCP process to give the lock back',
+      );
     } finally {
       await client.close().catch(() => {});
     }

@@ -77,7 +77,11 @@ export async function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ cod
   return { code, out: p.out(), err: p.err() };
 }
 
-export async function until<T>(fn: () => T | null | undefined | false | Promise<T | null | undefined | false>, ms = 30_000, what = 'condition'): Promise<T> {
+export async function until<T>(
+  fn: () => T | null | undefined | false | Promise<T | null | undefined | false>,
+  ms = 30_000,
+  what = 'condition',
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();

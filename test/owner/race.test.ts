@@ -46,7 +46,9 @@ describe('one owner per data directory', () => {
     expect(w.emu.count('POST /configurations'), 'POSTs that reached Skytap').toBe(1);
     expect(w.emu.state.environmentIds()).toHaveLength(1);
     // No process marked A's live job interrupted on the way (today B did, then A overwrote it).
-    const logs = readdirSync(join(home, 'logs')).map((f) => readFileSync(join(home, 'logs', f), 'utf8')).join('\n');
+    const logs = readdirSync(join(home, 'logs'))
+      .map((f) => readFileSync(join(home, 'logs', f), 'utf8'))
+      .join('\n');
     expect(logs).not.toMatch(/marked interrupted/);
     expect(served).toBe('exited');
     expect(await serve.exited).toBe(1);
@@ -101,7 +103,12 @@ describe('one owner per data directory', () => {
     expect(w.emu.state.environmentIds()).toHaveLength(1);
     expect(w.emu.count('POST /configurations')).toBe(1);
     const jobs = JSON.parse((await run(['call', 'jobs.list', '{}'], env)).out).jobs as { kind: string; state: string; title: string }[];
-    expect(jobs.filter((j) => j.kind === JOB_KIND.povCreate).map((j) => j.state).sort()).toEqual(['interrupted', 'succeeded']);
+    expect(
+      jobs
+        .filter((j) => j.kind === JOB_KIND.povCreate)
+        .map((j) => j.state)
+        .sort(),
+    ).toEqual(['interrupted', 'succeeded']);
     console.log(`next owner serving ${startMs} ms after the SIGKILL`);
   }, 120_000);
 });

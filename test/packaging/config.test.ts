@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ROOT, builderRequire } from './pack';
 
-interface Target { target: string; arch: string[] }
+interface Target {
+  target: string;
+  arch: string[];
+}
 type Config = Record<string, any>;
 
 const configModule = builderRequire('app-builder-lib/out/util/config/config.js') as {
@@ -18,14 +21,17 @@ const configModule = builderRequire('app-builder-lib/out/util/config/config.js')
 const { DebugLogger } = builderRequire('builder-util') as { DebugLogger: new (enabled: boolean) => unknown };
 
 const raw = (): Config => parse(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8')) as Config;
-const targets = (platform: Config): Record<string, string[]> => Object.fromEntries((platform.target as Target[]).map((t) => [t.target, [...t.arch].sort()]));
+const targets = (platform: Config): Record<string, string[]> =>
+  Object.fromEntries((platform.target as Target[]).map((t) => [t.target, [...t.arch].sort()]));
 
 describe('electron-builder.yml', () => {
   it('passes electron-builder’s own configuration check, and that check rejects a misspelt key', async () => {
     const config = await configModule.getConfig(ROOT, null, null);
     await expect(configModule.validateConfiguration(config, new DebugLogger(false))).resolves.toBeUndefined();
     const misspelt = { ...config, linux: { ...config.linux, tagret: config.linux.target } };
-    await expect(configModule.validateConfiguration(misspelt, new DebugLogger(false))).rejects.toThrow(/configuration object that does not match the API schema/);
+    await expect(configModule.validateConfiguration(misspelt, new DebugLogger(false))).rejects.toThrow(
+      /configuration object that does not match the API schema/,
+    );
   });
 
   it('builds AppImage + deb, dmg (+ the zip updates use) for x64 and arm64, and an NSIS installer', () => {
@@ -39,7 +45,15 @@ describe('electron-builder.yml', () => {
 
   it('names the files and icons that exist in the repository', () => {
     const c = raw();
-    for (const rel of [c.icon, c.mac.entitlements, c.nsis.include, 'resources/bin/povdesk', 'resources/bin/povdesk.cmd', 'resources/bin/povdesk-cli.cjs', 'resources/icons/tray.png']) {
+    for (const rel of [
+      c.icon,
+      c.mac.entitlements,
+      c.nsis.include,
+      'resources/bin/povdesk',
+      'resources/bin/povdesk.cmd',
+      'resources/bin/povdesk-cli.cjs',
+      'resources/icons/tray.png',
+    ]) {
       expect(() => readFileSync(join(ROOT, rel))).not.toThrow();
     }
     const png = readFileSync(join(ROOT, c.icon));
@@ -50,10 +64,26 @@ describe('electron-builder.yml', () => {
   it('ships the app from out/, unpacks native addons, and puts the daemon, the CLI, launchers and icons outside the asar', () => {
     const c = raw();
     expect(c.asar).toBe(true);
-    expect(c.files).toEqual(expect.arrayContaining(['package.json', 'out/main/**', 'out/preload/**', 'out/renderer/**', '!out/vm-manager/**', '!out/cli/**', '!node_modules/cpu-features/**']));
+    expect(c.files).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'out/main/**',
+        'out/preload/**',
+        'out/renderer/**',
+        '!out/vm-manager/**',
+        '!out/cli/**',
+        '!node_modules/cpu-features/**',
+      ]),
+    );
     expect(c.asarUnpack).toContain('**/*.node');
     const extra = Object.fromEntries((c.extraResources as { from: string; to: string }[]).map((e) => [e.to, e.from]));
-    expect(extra).toEqual({ 'vm-manager': 'out/vm-manager', cli: 'out/cli', 'cli/node_modules': 'out/cli/node_modules', bin: 'resources/bin', icons: 'resources/icons' });
+    expect(extra).toEqual({
+      'vm-manager': 'out/vm-manager',
+      cli: 'out/cli',
+      'cli/node_modules': 'out/cli/node_modules',
+      bin: 'resources/bin',
+      icons: 'resources/icons',
+    });
     expect(c.electronFuses).toEqual({ runAsNode: true });
     // Node-API modules only: nothing to rebuild for Electron (docs/decisions/packaging.md, "Native modules")
     expect(c.npmRebuild).toBe(false);

@@ -34,7 +34,10 @@ describe('one Node for the tests and the app', () => {
   });
 
   it('--shell prints the PATH that puts this Node first, and the headers node-gyp builds against, without reinstalling', () => {
-    const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'node-runtime.mjs'), '--shell', '--no-install'], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'node-runtime.mjs'), '--shell', '--no-install'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^export PATH='[^\n]+'$/m);
     expect(r.stdout).toMatch(new RegExp(`^export POVDESK_NODE='v${NODE_MAJOR}\\.`, 'm'));
@@ -45,9 +48,13 @@ describe('one Node for the tests and the app', () => {
 
   it('the install stamp names this lockfile and this Node ABI (npm ci runs again when either changes)', () => {
     const stamp = join(ROOT, 'node_modules', '.povdesk-install.json');
-    expect(existsSync(stamp), 'node_modules was installed by hand: npm test and npm start install through scripts/node-runtime.mjs').toBe(true);
+    expect(existsSync(stamp), 'node_modules was installed by hand: npm test and npm start install through scripts/node-runtime.mjs').toBe(
+      true,
+    );
     expect(JSON.parse(readFileSync(stamp, 'utf8'))).toEqual({
-      lock: createHash('sha256').update(readFileSync(join(ROOT, 'package-lock.json'))).digest('hex'),
+      lock: createHash('sha256')
+        .update(readFileSync(join(ROOT, 'package-lock.json')))
+        .digest('hex'),
       abi: process.versions.modules,
     });
   });

@@ -48,7 +48,18 @@ export function packLinuxDir(extraConfig: string[] = []): Packed {
   const cli = createRequire(join(ROOT, 'package.json')).resolve('electron-builder/cli.js');
   const log = execFileSync(
     process.execPath,
-    [cli, '--linux', 'dir', '--x64', '--publish', 'never', `-c.electronDist=${dist}`, '-c.npmRebuild=false', `-c.directories.output=${out}`, ...extraConfig],
+    [
+      cli,
+      '--linux',
+      'dir',
+      '--x64',
+      '--publish',
+      'never',
+      `-c.electronDist=${dist}`,
+      '-c.npmRebuild=false',
+      `-c.directories.output=${out}`,
+      ...extraConfig,
+    ],
     { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CSC_IDENTITY_AUTO_DISCOVERY: 'false' } },
   );
   const appDir = join(out, 'linux-unpacked');

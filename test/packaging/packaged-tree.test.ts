@@ -57,7 +57,11 @@ const isBuiltin = (s: string) => s.startsWith('node:') || builtinModules.include
 const packageName = (s: string) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]!);
 
 /** Walks relative imports from `entry` inside a file list; returns the bare (package) imports seen. */
-function walk(entry: string, has: (p: string) => boolean, read: (p: string) => string): { missing: string[]; packages: Set<string>; subpaths: Map<string, Set<string>> } {
+function walk(
+  entry: string,
+  has: (p: string) => boolean,
+  read: (p: string) => string,
+): { missing: string[]; packages: Set<string>; subpaths: Map<string, Set<string>> } {
   const missing: string[] = [];
   const packages = new Set<string>();
   const subpaths = new Map<string, Set<string>>();
@@ -90,7 +94,9 @@ function packageEntry(pkgDir: string, pkg: { main?: string; exports?: unknown },
   else if (sub !== '.' && target && typeof target === 'object') {
     // a pattern such as "./*": { import: "./dist/esm/*" }, else the file itself
     const star = Object.keys(target).find((k) => k.endsWith('*') && sub.startsWith(k.slice(0, -1)));
-    target = star ? JSON.parse(JSON.stringify((target as Record<string, unknown>)[star]).replaceAll('*', sub.slice(star.length - 1))) : undefined;
+    target = star
+      ? JSON.parse(JSON.stringify((target as Record<string, unknown>)[star]).replaceAll('*', sub.slice(star.length - 1)))
+      : undefined;
   } else if (sub !== '.') target = undefined;
   while (target && typeof target === 'object') {
     const t = target as Record<string, unknown>;
@@ -115,7 +121,9 @@ describe('the packaged file list', () => {
       const meta = JSON.parse(read(`${dir}/package.json`)) as { main?: string; exports?: unknown };
       for (const sub of subpaths.get(name) ?? ['.']) {
         const main = packageEntry(dir, meta, sub);
-        expect(has(main) || has(`${main.replace(/\.js$/, '')}/index.js`), `${name}'s entry ${main} (for ${sub}) is not in ${where}`).toBe(true);
+        expect(has(main) || has(`${main.replace(/\.js$/, '')}/index.js`), `${name}'s entry ${main} (for ${sub}) is not in ${where}`).toBe(
+          true,
+        );
       }
     }
   }
@@ -127,15 +135,23 @@ describe('the packaged file list', () => {
 
   it('holds every module and package the CLI imports in <resources>/cli, outside the asar, and nothing of the CLI in the asar', () => {
     const cli = join(packed.resources, 'cli');
-    holdsImports('/povdesk-cli.mjs', (p) => existsSync(join(cli, p)), (p) => readFileSync(join(cli, p), 'utf8'), '<resources>/cli');
+    holdsImports(
+      '/povdesk-cli.mjs',
+      (p) => existsSync(join(cli, p)),
+      (p) => readFileSync(join(cli, p), 'utf8'),
+      '<resources>/cli',
+    );
     // the packages it requires at run time (main/services/lazy.ts, keytar; no static import is left) are beside it
-    for (const name of ['better-sqlite3', 'keytar', 'ssh2', 'undici', 'ws']) expect(existsSync(join(cli, 'node_modules', name, 'package.json')), name).toBe(true);
+    for (const name of ['better-sqlite3', 'keytar', 'ssh2', 'undici', 'ws'])
+      expect(existsSync(join(cli, 'node_modules', name, 'package.json')), name).toBe(true);
     expect([...files].some((f) => f.startsWith('/out/cli/'))).toBe(false);
   });
 
   it('unpacks every native addon from the asar and leaves out ssh2’s optional cpu-features and other platforms’ addons', () => {
     const natives = [...files].filter((f) => f.endsWith('.node'));
-    expect(natives.filter((f) => f.startsWith('/node_modules/better-sqlite3/'))).toEqual(['/node_modules/better-sqlite3/prebuilds/linux-x64.node']);
+    expect(natives.filter((f) => f.startsWith('/node_modules/better-sqlite3/'))).toEqual([
+      '/node_modules/better-sqlite3/prebuilds/linux-x64.node',
+    ]);
     expect(natives.some((f) => f.startsWith('/node_modules/keytar/'))).toBe(true);
     for (const f of natives) {
       expect(asar.statFile(join(packed.resources, 'app.asar'), f.slice(1)).unpacked, `${f} is inside the asar`).toBe(true);
@@ -148,7 +164,8 @@ describe('the packaged file list', () => {
     const dir = join(packed.resources, 'vm-manager');
     const daemon = readFileSync(join(dir, 'vm-manager.mjs'), 'utf8');
     expect(specifiers(daemon).filter((s) => !isBuiltin(s))).toEqual([]);
-    for (const f of ['guest/init.sh', 'guest/metadata-proxy.cjs', 'attest/guest-quote.sh']) expect(existsSync(join(dir, 'vm-manager-assets', f)), f).toBe(true);
+    for (const f of ['guest/init.sh', 'guest/metadata-proxy.cjs', 'attest/guest-quote.sh'])
+      expect(existsSync(join(dir, 'vm-manager-assets', f)), f).toBe(true);
     expect(managerCommand({}, packed.resources)).toEqual({ argv: [process.execPath, join(dir, 'vm-manager.mjs')], cwd: dir });
   });
 
@@ -233,21 +250,34 @@ describe('running the packaged tree (Node standing in for the Electron runtime)'
     expect(lonely.status).toBe(127);
     expect(lonely.stderr).toMatch(/the app's CLI is missing \(looked in .*cli\/povdesk-cli\.mjs/);
     // An AppImage wrapper runs the bootstrap from outside the image; $APPDIR names the mount.
-    const viaAppDir = run(process.execPath, [join(dirname(app), 'lonely-bin', 'povdesk-cli.cjs'), '--version'], { ELECTRON_RUN_AS_NODE: '1', APPDIR: app });
+    const viaAppDir = run(process.execPath, [join(dirname(app), 'lonely-bin', 'povdesk-cli.cjs'), '--version'], {
+      ELECTRON_RUN_AS_NODE: '1',
+      APPDIR: app,
+    });
     expect(viaAppDir.stdout).toContain(APP_VERSION);
   });
 
   it('the packaged daemon starts from resources/vm-manager with the runtime under ELECTRON_RUN_AS_NODE=1', () => {
-    const r = run(join(app, 'povdesk-desktop'), [join(app, 'resources', 'vm-manager', 'vm-manager.mjs'), '--help'], { ELECTRON_RUN_AS_NODE: '1' });
+    const r = run(join(app, 'povdesk-desktop'), [join(app, 'resources', 'vm-manager', 'vm-manager.mjs'), '--help'], {
+      ELECTRON_RUN_AS_NODE: '1',
+    });
     expect(r.stdout + r.stderr).toContain('povdesk vm-manager serve');
     const refused = run(join(app, 'povdesk-desktop'), [join(app, 'resources', 'vm-manager', 'vm-manager.mjs'), '--help']);
     expect(refused.status).toBe(9); // the stand-in, like Electron, needs the variable to act as Node
   });
 
   it('the native addon loads from the packaged tree, for the app and for the CLI', () => {
-    for (const mod of [join(app, 'resources', 'app', 'node_modules', 'better-sqlite3'), join(app, 'resources', 'cli', 'node_modules', 'better-sqlite3')]) {
+    for (const mod of [
+      join(app, 'resources', 'app', 'node_modules', 'better-sqlite3'),
+      join(app, 'resources', 'cli', 'node_modules', 'better-sqlite3'),
+    ]) {
       const script = `const D=require(${JSON.stringify(mod)});const d=new D(':memory:');process.stdout.write(String(d.prepare('select 41+1 as x').get().x))`;
-      expect(execFileSync(join(app, 'povdesk-desktop'), ['-e', script], { encoding: 'utf8', env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } })).toBe('42');
+      expect(
+        execFileSync(join(app, 'povdesk-desktop'), ['-e', script], {
+          encoding: 'utf8',
+          env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+        }),
+      ).toBe('42');
     }
   });
 

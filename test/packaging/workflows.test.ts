@@ -15,7 +15,10 @@ const step = z
     name: z.string().optional(),
     id: z.string().optional(),
     if: z.string().optional(),
-    uses: z.string().regex(/^[\w.-]+\/[\w.-]+(\/[\w./-]+)?@[0-9a-f]{40}$/, 'an action pinned to a commit SHA').optional(),
+    uses: z
+      .string()
+      .regex(/^[\w.-]+\/[\w.-]+(\/[\w./-]+)?@[0-9a-f]{40}$/, 'an action pinned to a commit SHA')
+      .optional(),
     run: z.string().min(1).optional(),
     shell: z.enum(['bash', 'pwsh', 'sh']).optional(),
     with: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
@@ -32,11 +35,20 @@ const job = z
     if: z.string().optional(),
     environment: z.string().optional(),
     permissions: z.record(z.string(), z.enum(['read', 'write', 'none'])).optional(),
-    strategy: z.object({ 'fail-fast': z.boolean().optional(), matrix: z.object({ include: z.array(z.record(z.string(), z.string())).min(1) }).strict() }).strict().optional(),
+    strategy: z
+      .object({
+        'fail-fast': z.boolean().optional(),
+        matrix: z.object({ include: z.array(z.record(z.string(), z.string())).min(1) }).strict(),
+      })
+      .strict()
+      .optional(),
     container: z.union([z.string(), z.object({ image: z.string(), options: z.string().optional() }).strict()]).optional(),
     'timeout-minutes': z.number().int().positive().optional(),
     env: z.record(z.string(), z.string()).optional(),
-    defaults: z.object({ run: z.object({ shell: z.enum(['bash', 'pwsh', 'sh']) }).strict() }).strict().optional(),
+    defaults: z
+      .object({ run: z.object({ shell: z.enum(['bash', 'pwsh', 'sh']) }).strict() })
+      .strict()
+      .optional(),
     steps: z.array(step).min(1),
   })
   .strict();
@@ -53,13 +65,33 @@ const workflow = z
 type Workflow = z.infer<typeof workflow>;
 
 const CONTEXTS = new Set(['github', 'env', 'matrix', 'secrets', 'steps', 'needs', 'runner', 'inputs', 'job', 'strategy']);
-const FUNCTIONS = new Set(['startsWith', 'endsWith', 'contains', 'format', 'join', 'toJSON', 'fromJSON', 'hashFiles', 'success', 'failure', 'always', 'cancelled']);
+const FUNCTIONS = new Set([
+  'startsWith',
+  'endsWith',
+  'contains',
+  'format',
+  'join',
+  'toJSON',
+  'fromJSON',
+  'hashFiles',
+  'success',
+  'failure',
+  'always',
+  'cancelled',
+]);
 /** Files other branches add (merged by the lead): referenced here, not yet in this tree. */
 const FROM_OTHER_BRANCHES = new Set(['scripts/native-abi.mjs']);
 
 function load(file: string): Workflow {
-  const doc = parseDocument(readFileSync(join(ROOT, '.github', 'workflows', file), 'utf8'), { uniqueKeys: true, strict: true, prettyErrors: true });
-  expect(doc.errors.map((e) => e.message), `${file}: YAML errors`).toEqual([]);
+  const doc = parseDocument(readFileSync(join(ROOT, '.github', 'workflows', file), 'utf8'), {
+    uniqueKeys: true,
+    strict: true,
+    prettyErrors: true,
+  });
+  expect(
+    doc.errors.map((e) => e.message),
+    `${file}: YAML errors`,
+  ).toEqual([]);
   return workflow.parse(doc.toJS());
 }
 
@@ -78,7 +110,8 @@ function expressionProblems(name: string, j: z.infer<typeof job>): string[] {
   const exprs = [j.if, ...j.steps.map((s) => s.if)].filter((x): x is string => !!x);
   for (const text of strings(j)) {
     exprs.push(...[...text.matchAll(/\$\{\{(.*?)\}\}/g)].map((m) => m[1]!));
-    if ((text.match(/\$\{\{/g) ?? []).length !== (text.match(/\$\{\{.*?\}\}/g) ?? []).length) problems.push(`${name}: an unclosed \${{ in "${text.slice(0, 60)}"`);
+    if ((text.match(/\$\{\{/g) ?? []).length !== (text.match(/\$\{\{.*?\}\}/g) ?? []).length)
+      problems.push(`${name}: an unclosed \${{ in "${text.slice(0, 60)}"`);
   }
   for (const e of exprs) {
     const bare = e.replace(/'[^']*'/g, "''");
@@ -113,7 +146,8 @@ function referenceProblems(w: Workflow): string[] {
         if (script !== 'ci' && script !== 'install' && !(script! in pkg.scripts)) problems.push(`npm script ${script} does not exist`);
       }
       for (const [, project] of run.matchAll(/--project[= ]([\w-]+)/g)) {
-        if (!playwright.includes(`name: '${project}'`) && !['node', 'renderer', 'keyring'].includes(project!)) problems.push(`no test project ${project}`);
+        if (!playwright.includes(`name: '${project}'`) && !['node', 'renderer', 'keyring'].includes(project!))
+          problems.push(`no test project ${project}`);
       }
     }
     for (const need of [j.needs ?? []].flat()) if (!(need in w.jobs)) problems.push(`needs ${need}, which is not a job`);
@@ -121,7 +155,10 @@ function referenceProblems(w: Workflow): string[] {
   return problems;
 }
 
-const runs = (w: Workflow) => Object.values(w.jobs).flatMap((j) => j.steps.map((s) => s.run ?? '')).join('\n');
+const runs = (w: Workflow) =>
+  Object.values(w.jobs)
+    .flatMap((j) => j.steps.map((s) => s.run ?? ''))
+    .join('\n');
 
 describe('.github/workflows', () => {
   it('holds exactly the test and release workflows, each well formed with no dangling reference', () => {
@@ -138,13 +175,35 @@ describe('.github/workflows', () => {
     expect(dup.errors.length).toBeGreaterThan(0);
     const base = load('release.yml');
     const pkgJob = base.jobs.package!;
-    expect(() => job.parse({ ...pkgJob, steps: [{ uses: 'actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683', run: 'ls' }] })).toThrow(/exactly one of uses and run/);
+    expect(() =>
+      job.parse({ ...pkgJob, steps: [{ uses: 'actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683', run: 'ls' }] }),
+    ).toThrow(/exactly one of uses and run/);
     expect(() => job.parse({ ...pkgJob, steps: [{ uses: 'actions/checkout@v4' }] })).toThrow(/pinned to a commit SHA/);
     const bad = { ...pkgJob, steps: [...pkgJob.steps, { name: 'x', run: 'echo ${{ matrix.nope }} ${{ secret.X }}' }] };
-    expect(expressionProblems('package', bad)).toEqual(['package: matrix.nope is not in every include entry', 'package: unknown context secret in " secret.X "']);
-    expect(expressionProblems('package', { ...pkgJob, steps: [{ run: 'echo ${{ matrix.os' }] })).toEqual(['package: an unclosed ${{ in "echo ${{ matrix.os"']);
-    const missing = { ...base, jobs: { ...base.jobs, extra: { ...pkgJob, needs: 'nobody', steps: [{ run: 'node scripts/nope.mjs && npm run nope && npx playwright test --project=nope' }] } } };
-    expect(referenceProblems(missing)).toEqual(['scripts/nope.mjs does not exist', 'npm script nope does not exist', 'no test project nope', 'needs nobody, which is not a job']);
+    expect(expressionProblems('package', bad)).toEqual([
+      'package: matrix.nope is not in every include entry',
+      'package: unknown context secret in " secret.X "',
+    ]);
+    expect(expressionProblems('package', { ...pkgJob, steps: [{ run: 'echo ${{ matrix.os' }] })).toEqual([
+      'package: an unclosed ${{ in "echo ${{ matrix.os"',
+    ]);
+    const missing = {
+      ...base,
+      jobs: {
+        ...base.jobs,
+        extra: {
+          ...pkgJob,
+          needs: 'nobody',
+          steps: [{ run: 'node scripts/nope.mjs && npm run nope && npx playwright test --project=nope' }],
+        },
+      },
+    };
+    expect(referenceProblems(missing)).toEqual([
+      'scripts/nope.mjs does not exist',
+      'npm script nope does not exist',
+      'no test project nope',
+      'needs nobody, which is not a job',
+    ]);
   });
 
   it('the test workflow runs README’s test command on every push, on Debian 12', () => {
@@ -162,7 +221,11 @@ describe('.github/workflows', () => {
     expect(w.on.push).toEqual({ tags: ['v*'] });
     const pkgJob = w.jobs.package!;
     const include = pkgJob.strategy!.matrix.include;
-    expect(include.map((e) => [e.platform, e.os!.split('-')[0]])).toEqual([['linux', 'ubuntu'], ['mac', 'macos'], ['win', 'windows']]);
+    expect(include.map((e) => [e.platform, e.os!.split('-')[0]])).toEqual([
+      ['linux', 'ubuntu'],
+      ['mac', 'macos'],
+      ['win', 'windows'],
+    ]);
     expect(include.find((e) => e.platform === 'mac')!.builder).toMatch(/--mac dmg zip --x64 --arm64/);
     expect(include.find((e) => e.platform === 'linux')!.builder).toMatch(/--linux AppImage deb/);
     expect(include.find((e) => e.platform === 'win')!.builder).toMatch(/--win nsis/);
@@ -176,6 +239,8 @@ describe('.github/workflows', () => {
     expect(String(upload.with!.path)).toContain('dist/latest*.yml'); // electron-updater's feed
     expect(w.permissions).toEqual({ contents: 'read' });
     expect(w.jobs.release).toMatchObject({ needs: 'package', permissions: { contents: 'write' } });
-    expect(runs({ ...w, jobs: { release: w.jobs.release! } })).toMatch(/gh release create "\$GITHUB_REF_NAME" artifacts\/\* .*--verify-tag/);
+    expect(runs({ ...w, jobs: { release: w.jobs.release! } })).toMatch(
+      /gh release create "\$GITHUB_REF_NAME" artifacts\/\* .*--verify-tag/,
+    );
   });
 });

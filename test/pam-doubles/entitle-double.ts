@@ -61,7 +61,10 @@ export class EntitleDouble extends Double {
     }
     return {
       status: 200,
-      body: { result: all.slice((page - 1) * perPage, page * perPage), pagination: { page, perPage, totalResults: all.length, totalPages: Math.ceil(all.length / perPage) } },
+      body: {
+        result: all.slice((page - 1) * perPage, page * perPage),
+        pagination: { page, perPage, totalResults: all.length, totalPages: Math.ceil(all.length / perPage) },
+      },
     };
   }
 
@@ -87,7 +90,11 @@ export class EntitleDouble extends Double {
         this.agentTokens.set(row.id, row);
         return { status: 201, body: { result: { id: row.id, name, token: row.secret } } };
       }
-      if (r.method === 'GET' && !id) return this.page([...this.agentTokens.values()].map(({ secret: _s, ...x }) => x), r);
+      if (r.method === 'GET' && !id)
+        return this.page(
+          [...this.agentTokens.values()].map(({ secret: _s, ...x }) => x),
+          r,
+        );
       const row = id ? this.agentTokens.get(id) : undefined;
       if (!row) return { status: 404, body: { message: 'Agent token not found' } };
       if (r.method === 'GET') return { status: 200, body: { result: { id: row.id, name: row.name } } };
@@ -102,7 +109,9 @@ export class EntitleDouble extends Double {
       if (!integ) return { status: 400, body: { message: 'integrationId is required' } };
       const q = r.query.search?.toLowerCase();
       return this.page(
-        [...this.resources.values()].filter((x) => (x.integration as { id: string }).id === integ && (!q || String(x.name).toLowerCase().includes(q))).map((x) => ({ id: x.id, integration: x.integration, name: x.name })),
+        [...this.resources.values()]
+          .filter((x) => (x.integration as { id: string }).id === integ && (!q || String(x.name).toLowerCase().includes(q)))
+          .map((x) => ({ id: x.id, integration: x.integration, name: x.name })),
         r,
       );
     }
@@ -114,7 +123,14 @@ export class EntitleDouble extends Double {
       if (Object.keys(errors).length) return { status: 400, body: { message: Object.values(errors).flat().join(' ') } };
       const integ = this.integrations.get(String((body.integration as { id?: unknown }).id));
       if (!integ) return { status: 404, body: { message: 'Integration not found' } };
-      const row: Row = { id: randomUUID(), name: body.name, integration: { id: integ.id, name: integ.name, application: integ.application }, requestable: body.requestable, roles: body.roles ?? [], userDefinedDescription: body.userDefinedDescription ?? null };
+      const row: Row = {
+        id: randomUUID(),
+        name: body.name,
+        integration: { id: integ.id, name: integ.name, application: integ.application },
+        requestable: body.requestable,
+        roles: body.roles ?? [],
+        userDefinedDescription: body.userDefinedDescription ?? null,
+      };
       this.resources.set(row.id, row);
       return { status: 201, body: { result: row } };
     }

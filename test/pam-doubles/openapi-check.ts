@@ -64,7 +64,8 @@ export function validate(spec: Spec, schema: unknown, v: unknown, path: string, 
     v.forEach((x, i) => errs.push(...validate(spec, s.items, x, `${path}[${i}]`, opts)));
     return errs;
   }
-  if (t === 'integer' && !(typeof v === 'number' && Number.isInteger(v))) return [...errs, `${path}: expected an integer (a JSON number), got ${JSON.stringify(v)}`];
+  if (t === 'integer' && !(typeof v === 'number' && Number.isInteger(v)))
+    return [...errs, `${path}: expected an integer (a JSON number), got ${JSON.stringify(v)}`];
   if (t === 'number' && typeof v !== 'number') return [...errs, `${path}: expected a number`];
   if (t === 'boolean' && typeof v !== 'boolean') return [...errs, `${path}: expected a boolean`];
   if (t === 'string' && typeof v !== 'string') return [...errs, `${path}: expected a string`];
@@ -102,7 +103,11 @@ export function findOperation(spec: Spec, method: string, path: string): Operati
 }
 
 /** Checks one recorded request: its operation, query parameters and JSON body. */
-export function checkRequest(spec: Spec, req: { method: string; path: string; query: Record<string, string>; body: unknown }, opts: { strict: boolean }): string[] {
+export function checkRequest(
+  spec: Spec,
+  req: { method: string; path: string; query: Record<string, string>; body: unknown },
+  opts: { strict: boolean },
+): string[] {
   const where = `${req.method} ${req.path}`;
   const found = findOperation(spec, req.method, req.path);
   if (!found) return [`${where}: no such operation in the spec`];
@@ -117,11 +122,14 @@ export function checkRequest(spec: Spec, req: { method: string; path: string; qu
     const value = ps.type === 'integer' || ps.type === 'number' ? Number(raw) : raw;
     errs.push(...validate(spec, ps, value, `${where}?${k}`, { request: true, strict: false }));
   }
-  for (const p of found.params.filter((x) => x.in === 'query' && x.required === true)) if (req.query[p.name as string] === undefined) errs.push(`${where}: required query parameter ${p.name as string} missing`);
+  for (const p of found.params.filter((x) => x.in === 'query' && x.required === true))
+    if (req.query[p.name as string] === undefined) errs.push(`${where}: required query parameter ${p.name as string} missing`);
   const body = (found.op.requestBody as Schema | undefined) && resolve(spec, found.op.requestBody);
   const schema = body ? (body.content as Record<string, { schema: unknown }> | undefined)?.['application/json']?.schema : undefined;
-  if (req.body !== undefined && req.body !== '' && schema) errs.push(...validate(spec, schema, req.body, `${where} body`, { request: true, ...opts }));
-  else if (req.body !== undefined && req.body !== '' && !schema && req.method !== 'DELETE') errs.push(`${where}: sends a body the operation does not take`);
+  if (req.body !== undefined && req.body !== '' && schema)
+    errs.push(...validate(spec, schema, req.body, `${where} body`, { request: true, ...opts }));
+  else if (req.body !== undefined && req.body !== '' && !schema && req.method !== 'DELETE')
+    errs.push(`${where}: sends a body the operation does not take`);
   return errs;
 }
 

@@ -16,25 +16,84 @@ import { checkFields, Double, type Field, type Reply, type Req } from './server'
  * managed system cannot be deleted.
  */
 const S = (max: number, req = false): Field => ({ t: 'string', max, req });
-const I = (min?: number, max?: number, req = false): Field => ({ t: 'integer', ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}), req });
+const I = (min?: number, max?: number, req = false): Field => ({
+  t: 'integer',
+  ...(min !== undefined ? { min } : {}),
+  ...(max !== undefined ? { max } : {}),
+  req,
+});
 const B: Field = { t: 'boolean' };
 
 export const PS_FIELDS = {
   workgroup: { OrganizationID: S(36), Name: S(256, true) },
-  asset: { IPAddress: S(46, true), AssetName: S(128), DnsName: S(255), DomainName: S(64), MacAddress: S(128), AssetType: S(64), Description: S(255), OperatingSystem: S(255) },
+  asset: {
+    IPAddress: S(46, true),
+    AssetName: S(128),
+    DnsName: S(255),
+    DomainName: S(64),
+    MacAddress: S(128),
+    AssetType: S(64),
+    Description: S(255),
+    OperatingSystem: S(255),
+  },
   managedSystem: {
-    PlatformID: I(1, undefined, true), ContactEmail: S(1000), Description: S(255), Port: I(1, 65535), Timeout: I(1), SshKeyEnforcementMode: I(0, 2), PasswordRuleID: I(0), DSSKeyRuleID: I(0),
-    LoginAccountID: I(0), ReleaseDuration: I(1, 525600), MaxReleaseDuration: I(1, 525600), ISAReleaseDuration: I(1, 525600), AutoManagementFlag: B, FunctionalAccountID: I(1),
-    ElevationCommand: S(80), CheckPasswordFlag: B, ChangePasswordAfterAnyReleaseFlag: B, ResetPasswordOnMismatchFlag: B, ChangeFrequencyType: { t: 'string', enum: ['first', 'last', 'xdays'] },
-    ChangeFrequencyDays: I(1, 999), ChangeTime: { t: 'string', pattern: /^([01]\d|2[0-3]):[0-5]\d$/ }, RemoteClientType: { t: 'string', enum: ['None', 'EPM'] }, ApplicationHostID: I(1), IsApplicationHost: B,
+    PlatformID: I(1, undefined, true),
+    ContactEmail: S(1000),
+    Description: S(255),
+    Port: I(1, 65535),
+    Timeout: I(1),
+    SshKeyEnforcementMode: I(0, 2),
+    PasswordRuleID: I(0),
+    DSSKeyRuleID: I(0),
+    LoginAccountID: I(0),
+    ReleaseDuration: I(1, 525600),
+    MaxReleaseDuration: I(1, 525600),
+    ISAReleaseDuration: I(1, 525600),
+    AutoManagementFlag: B,
+    FunctionalAccountID: I(1),
+    ElevationCommand: S(80),
+    CheckPasswordFlag: B,
+    ChangePasswordAfterAnyReleaseFlag: B,
+    ResetPasswordOnMismatchFlag: B,
+    ChangeFrequencyType: { t: 'string', enum: ['first', 'last', 'xdays'] },
+    ChangeFrequencyDays: I(1, 999),
+    ChangeTime: { t: 'string', pattern: /^([01]\d|2[0-3]):[0-5]\d$/ },
+    RemoteClientType: { t: 'string', enum: ['None', 'EPM'] },
+    ApplicationHostID: I(1),
+    IsApplicationHost: B,
   },
   functionalAccount: {
-    PlatformID: I(1, undefined, true), DomainName: S(500), AccountName: S(245, true), DisplayName: S(100), Password: S(10_000), PrivateKey: S(100_000), Passphrase: S(10_000), Description: S(1000),
-    ElevationCommand: S(80), TenantID: S(36), ObjectID: S(36), Secret: S(255), ServiceAccountEmail: S(255), AzureInstance: { t: 'string', enum: ['AzurePublic', 'AzureUsGovernment'] },
+    PlatformID: I(1, undefined, true),
+    DomainName: S(500),
+    AccountName: S(245, true),
+    DisplayName: S(100),
+    Password: S(10_000),
+    PrivateKey: S(100_000),
+    Passphrase: S(10_000),
+    Description: S(1000),
+    ElevationCommand: S(80),
+    TenantID: S(36),
+    ObjectID: S(36),
+    Secret: S(255),
+    ServiceAccountEmail: S(255),
+    AzureInstance: { t: 'string', enum: ['AzurePublic', 'AzureUsGovernment'] },
   },
   managedAccount: {
-    AccountName: S(245, true), Password: S(10_000), DomainName: S(50), UserPrincipalName: S(500), SAMAccountName: S(20), DistinguishedName: S(1000), PrivateKey: S(100_000), Passphrase: S(10_000),
-    PasswordFallbackFlag: B, LoginAccountFlag: B, Description: S(1024), AutoManagementFlag: B, ReleaseDuration: I(1, 525600), MaxReleaseDuration: I(1, 525600), ISAReleaseDuration: I(1, 525600),
+    AccountName: S(245, true),
+    Password: S(10_000),
+    DomainName: S(50),
+    UserPrincipalName: S(500),
+    SAMAccountName: S(20),
+    DistinguishedName: S(1000),
+    PrivateKey: S(100_000),
+    Passphrase: S(10_000),
+    PasswordFallbackFlag: B,
+    LoginAccountFlag: B,
+    Description: S(1024),
+    AutoManagementFlag: B,
+    ReleaseDuration: I(1, 525600),
+    MaxReleaseDuration: I(1, 525600),
+    ISAReleaseDuration: I(1, 525600),
   },
 } satisfies Record<string, Record<string, Field>>;
 
@@ -85,7 +144,11 @@ export class PasswordSafeDouble extends Double {
     const sid = randomBytes(16).toString('hex');
     this.sessions.add(sid);
     this.signIns.push(sid);
-    return { status: 200, headers: { 'Set-Cookie': `ASP.NET_SessionId=${sid}; path=/; HttpOnly; SameSite=Lax` }, body: { UserId: 7, EmailAddress: `${user}@example.test`, UserName: user, Name: user } };
+    return {
+      status: 200,
+      headers: { 'Set-Cookie': `ASP.NET_SessionId=${sid}; path=/; HttpOnly; SameSite=Lax` },
+      body: { UserId: 7, EmailAddress: `${user}@example.test`, UserName: user, Name: user },
+    };
   }
 
   protected handle(r: Req): Reply {
@@ -97,7 +160,8 @@ export class PasswordSafeDouble extends Double {
     }
     if (r.method === 'POST' && path === 'Auth/Connect/Token') {
       const f = new URLSearchParams(r.raw);
-      if (f.get('grant_type') !== 'client_credentials' || this.oauthClients.get(f.get('client_id') ?? '') !== f.get('client_secret')) return { status: 401, body: { error: 'invalid_client' } };
+      if (f.get('grant_type') !== 'client_credentials' || this.oauthClients.get(f.get('client_id') ?? '') !== f.get('client_secret'))
+        return { status: 401, body: { error: 'invalid_client' } };
       const t = randomBytes(20).toString('hex');
       this.bearers.add(t);
       return { status: 200, body: { access_token: t, expires_in: 3600, token_type: 'Bearer', scope: 'publicapi' } };
@@ -115,7 +179,8 @@ export class PasswordSafeDouble extends Double {
   }
 
   private validate(body: unknown, fields: Record<string, Field>): { row: Row } | { error: Reply } {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return { error: this.bad('The request body must be a JSON object') };
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      return { error: this.bad('The request body must be a JSON object') };
     const row = body as Row;
     const { unknown, errors } = checkFields(row, fields);
     if (unknown.length) return { error: this.bad(`Unknown field(s): ${unknown.join(', ')}`) };
@@ -134,7 +199,8 @@ export class PasswordSafeDouble extends Double {
       if (r.method === 'POST') {
         const v = this.validate(r.json, PS_FIELDS.workgroup);
         if ('error' in v) return v.error;
-        if ([...this.workgroups.values()].some((w) => String(w.Name).toLowerCase() === String(v.row.Name).toLowerCase())) return { status: 409, body: 'A workgroup with that name already exists' };
+        if ([...this.workgroups.values()].some((w) => String(w.Name).toLowerCase() === String(v.row.Name).toLowerCase()))
+          return { status: 409, body: 'A workgroup with that name already exists' };
         const ID = ++this.seq;
         const wg = { ID, OrganizationID: v.row.OrganizationID ?? '00000000-0000-0000-0000-000000000000', Name: v.row.Name };
         this.workgroups.set(ID, wg);
@@ -157,7 +223,19 @@ export class PasswordSafeDouble extends Double {
         if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(String(v.row.IPAddress))) return this.bad('IPAddress must be an IP address');
         const AssetID = ++this.seq;
         const now = new Date().toISOString();
-        const asset = { WorkgroupID: wg.ID, AssetID, AssetName: v.row.AssetName ?? '', AssetType: v.row.AssetType ?? 'Server', DnsName: v.row.DnsName ?? '', DomainName: v.row.DomainName ?? '', IPAddress: v.row.IPAddress, OperatingSystem: v.row.OperatingSystem ?? '', CreateDate: now, LastUpdateDate: now, Description: v.row.Description ?? '' };
+        const asset = {
+          WorkgroupID: wg.ID,
+          AssetID,
+          AssetName: v.row.AssetName ?? '',
+          AssetType: v.row.AssetType ?? 'Server',
+          DnsName: v.row.DnsName ?? '',
+          DomainName: v.row.DomainName ?? '',
+          IPAddress: v.row.IPAddress,
+          OperatingSystem: v.row.OperatingSystem ?? '',
+          CreateDate: now,
+          LastUpdateDate: now,
+          Description: v.row.Description ?? '',
+        };
         this.assets.set(AssetID, asset);
         return { status: 201, body: asset };
       }
@@ -189,10 +267,23 @@ export class PasswordSafeDouble extends Double {
         const v = this.validate(r.json, PS_FIELDS.managedAccount);
         if ('error' in v) return v.error;
         if (!v.row.AutoManagementFlag && !v.row.Password) return this.bad('Password is required when AutoManagementFlag is false');
-        if (v.row.AutoManagementFlag && !s.FunctionalAccountID) return this.bad('AutoManagementFlag requires the managed system to have a functional account');
-        if ([...this.accounts.values()].some((x) => x.SystemId === s.ManagedSystemID && String(x.AccountName).toLowerCase() === String(v.row.AccountName).toLowerCase())) return { status: 409, body: 'The account already exists' };
+        if (v.row.AutoManagementFlag && !s.FunctionalAccountID)
+          return this.bad('AutoManagementFlag requires the managed system to have a functional account');
+        if (
+          [...this.accounts.values()].some(
+            (x) => x.SystemId === s.ManagedSystemID && String(x.AccountName).toLowerCase() === String(v.row.AccountName).toLowerCase(),
+          )
+        )
+          return { status: 409, body: 'The account already exists' };
         const ManagedAccountID = ++this.seq;
-        const acct = { ManagedAccountID, ManagedSystemID: s.ManagedSystemID, SystemId: s.ManagedSystemID, AccountName: v.row.AccountName, PlatformID: s.PlatformID, secret: v.row.Password ?? null };
+        const acct = {
+          ManagedAccountID,
+          ManagedSystemID: s.ManagedSystemID,
+          SystemId: s.ManagedSystemID,
+          AccountName: v.row.AccountName,
+          PlatformID: s.PlatformID,
+          secret: v.row.Password ?? null,
+        };
         this.accounts.set(ManagedAccountID, acct);
         const { secret: _s, SystemId: _i, ...shown } = acct;
         return { status: 201, body: shown };
@@ -208,7 +299,17 @@ export class PasswordSafeDouble extends Double {
         if ('error' in v) return v.error;
         if (!PLATFORMS.some((p) => p.PlatformID === v.row.PlatformID)) return this.bad('PlatformID is not a valid platform');
         const FunctionalAccountID = ++this.seq;
-        const fa = { FunctionalAccountID, PlatformID: v.row.PlatformID, DomainName: v.row.DomainName ?? '', AccountName: v.row.AccountName, DisplayName: v.row.DisplayName ?? v.row.AccountName, Description: v.row.Description ?? '', ElevationCommand: '', SystemReferenceCount: 0, secret: v.row.Password ?? null };
+        const fa = {
+          FunctionalAccountID,
+          PlatformID: v.row.PlatformID,
+          DomainName: v.row.DomainName ?? '',
+          AccountName: v.row.AccountName,
+          DisplayName: v.row.DisplayName ?? v.row.AccountName,
+          Description: v.row.Description ?? '',
+          ElevationCommand: '',
+          SystemReferenceCount: 0,
+          secret: v.row.Password ?? null,
+        };
         this.functionalAccounts.set(FunctionalAccountID, fa);
         const { secret: _s, ...shown } = fa;
         return { status: 201, body: shown };
@@ -216,7 +317,8 @@ export class PasswordSafeDouble extends Double {
     }
     if (a === 'FunctionalAccounts' && seg.length === 2 && r.method === 'DELETE') {
       if (!this.functionalAccounts.has(n(1))) return { status: 404, body: 'Functional account not found' };
-      if ([...this.systems.values()].some((s) => s.FunctionalAccountID === n(1))) return this.bad('The functional account is used by a managed system');
+      if ([...this.systems.values()].some((s) => s.FunctionalAccountID === n(1)))
+        return this.bad('The functional account is used by a managed system');
       this.functionalAccounts.delete(n(1));
       return { status: 200 };
     }
@@ -228,13 +330,26 @@ export class PasswordSafeDouble extends Double {
     const v = this.validate(r.json, PS_FIELDS.managedSystem);
     if ('error' in v) return v.error;
     const row = v.row;
-    if (row.AutoManagementFlag === true && !row.FunctionalAccountID) return this.bad('FunctionalAccountID is required when AutoManagementFlag is true');
-    if (row.ChangeFrequencyType === 'xdays' && !row.ChangeFrequencyDays) return this.bad('ChangeFrequencyDays is required when ChangeFrequencyType is xdays');
-    if (row.FunctionalAccountID && !this.functionalAccounts.has(row.FunctionalAccountID as number)) return this.bad('FunctionalAccountID is not a functional account');
+    if (row.AutoManagementFlag === true && !row.FunctionalAccountID)
+      return this.bad('FunctionalAccountID is required when AutoManagementFlag is true');
+    if (row.ChangeFrequencyType === 'xdays' && !row.ChangeFrequencyDays)
+      return this.bad('ChangeFrequencyDays is required when ChangeFrequencyType is xdays');
+    if (row.FunctionalAccountID && !this.functionalAccounts.has(row.FunctionalAccountID as number))
+      return this.bad('FunctionalAccountID is not a functional account');
     if (!PLATFORMS.some((p) => p.PlatformID === row.PlatformID)) return this.bad('PlatformID is not a valid platform');
     if (existing) return { status: 409, body: 'The asset is already a managed system' };
     const ManagedSystemID = ++this.seq;
-    const sys = { ManagedSystemID, EntityTypeID: 1, AssetID: asset.AssetID, WorkgroupID: asset.WorkgroupID, HostName: asset.AssetName, DnsName: asset.DnsName, IPAddress: asset.IPAddress, SystemName: asset.AssetName, ...row };
+    const sys = {
+      ManagedSystemID,
+      EntityTypeID: 1,
+      AssetID: asset.AssetID,
+      WorkgroupID: asset.WorkgroupID,
+      HostName: asset.AssetName,
+      DnsName: asset.DnsName,
+      IPAddress: asset.IPAddress,
+      SystemName: asset.AssetName,
+      ...row,
+    };
     this.systems.set(ManagedSystemID, sys);
     if (row.FunctionalAccountID) (this.functionalAccounts.get(row.FunctionalAccountID as number)!.SystemReferenceCount as number)++;
     return { status: 201, body: sys };

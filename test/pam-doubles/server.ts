@@ -73,7 +73,15 @@ export class DoubleServer {
     } catch (err) {
       reply = { status: 500, body: { message: String(err) } };
     }
-    this.requests.push({ method: r.method, path: r.path, query, headers, body: typeof json === 'symbol' ? raw : (json ?? (raw || undefined)), status: reply.status, response: reply.body });
+    this.requests.push({
+      method: r.method,
+      path: r.path,
+      query,
+      headers,
+      body: typeof json === 'symbol' ? raw : (json ?? (raw || undefined)),
+      status: reply.status,
+      response: reply.body,
+    });
     res.statusCode = reply.status;
     for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
     if (reply.body === undefined) return res.end();

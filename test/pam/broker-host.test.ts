@@ -13,7 +13,7 @@ const host = (over: Partial<BrokerHostFacts> = {}): BrokerHostFacts => ({
 const cn = host({ name: 'control-node', guestOs: 'ubuntu-64' });
 
 describe('the Resource Broker host check (what the platform reports)', () => {
-  it('Windows Server 2019 and 2022 x64 on the control node\'s automatic network pass; WinRM is said to be unchecked from here', () => {
+  it("Windows Server 2019 and 2022 x64 on the control node's automatic network pass; WinRM is said to be unchecked from here", () => {
     for (const guestOs of ['windows2019srv-64', 'windows2019srvNext-64', 'windows2019srv_64']) {
       const r = checkBrokerHost(host({ guestOs }), cn);
       expect(r.refusal, guestOs).toBeNull();
@@ -22,7 +22,15 @@ describe('the Resource Broker host check (what the platform reports)', () => {
   });
 
   it('older or desktop Windows, 32-bit and non-Windows guests are refused naming what the platform reports', () => {
-    for (const guestOs of ['windows9srv-64', 'windows8srv-64', 'windows7srv-64', 'winNetStandard', 'windows9-64', 'windows2019srv', 'ubuntu-64']) {
+    for (const guestOs of [
+      'windows9srv-64',
+      'windows8srv-64',
+      'windows7srv-64',
+      'winNetStandard',
+      'windows9-64',
+      'windows2019srv',
+      'ubuntu-64',
+    ]) {
       const r = checkBrokerHost(host({ guestOs }), cn);
       expect(r.refusal, guestOs).toContain(`reports guest OS ${guestOs}`);
       expect(r.refusal).toMatch(/Windows Server 2019 or 2022 x64/);
@@ -30,13 +38,20 @@ describe('the Resource Broker host check (what the platform reports)', () => {
   });
 
   it('no guest OS, or a later server id this list does not know, is said but not refused', () => {
-    expect(checkBrokerHost(host({ guestOs: null }), cn)).toMatchObject({ refusal: null, unknowns: [expect.stringMatching(/reports no guest OS/), expect.stringMatching(/WinRM/)] });
-    expect(checkBrokerHost(host({ guestOs: 'windows2022srvNext-64' }), cn).unknowns[0]).toMatch(/not known to be Windows Server 2019 or 2022/);
+    expect(checkBrokerHost(host({ guestOs: null }), cn)).toMatchObject({
+      refusal: null,
+      unknowns: [expect.stringMatching(/reports no guest OS/), expect.stringMatching(/WinRM/)],
+    });
+    expect(checkBrokerHost(host({ guestOs: 'windows2022srvNext-64' }), cn).unknowns[0]).toMatch(
+      /not known to be Windows Server 2019 or 2022/,
+    );
   });
 
-  it('a manual network, or another network than the control node\'s, is refused; a network not reported is said', () => {
+  it("a manual network, or another network than the control node's, is refused; a network not reported is said", () => {
     expect(checkBrokerHost(host({ networkType: 'manual' }), cn).refusal).toMatch(/^win-broker is on a manual network/);
-    expect(checkBrokerHost(host({ networkId: 'net-2', networkName: 'Lab B' }), cn).refusal).toMatch(/^win-broker is on Lab B and the control node control-node on Default Network/);
+    expect(checkBrokerHost(host({ networkId: 'net-2', networkName: 'Lab B' }), cn).refusal).toMatch(
+      /^win-broker is on Lab B and the control node control-node on Default Network/,
+    );
     const unreported = checkBrokerHost(host({ networkId: null, networkName: null, networkType: null }), cn);
     expect(unreported.refusal).toBeNull();
     expect(unreported.unknowns).toContainEqual(expect.stringMatching(/cannot be told \(the platform reports no network\)/));
@@ -50,7 +65,10 @@ afterEach(async () => {
 });
 
 function broker(p: PamWorld) {
-  return p.w.db.prepare("SELECT state, error FROM pam_artifacts WHERE pov_id = ? AND kind = 'broker'").get(p.povId) as { state: string; error: string | null };
+  return p.w.db.prepare("SELECT state, error FROM pam_artifacts WHERE pov_id = ? AND kind = 'broker'").get(p.povId) as {
+    state: string;
+    error: string | null;
+  };
 }
 
 describe('wiring checks the broker host from the VM read (emulator, doubles, real core)', () => {
@@ -58,7 +76,12 @@ describe('wiring checks the broker host from the VM read (emulator, doubles, rea
     p = await pamWorld({ windowsVm: { name: 'win-broker', guestOS: 'windows9srv-64' } });
     const { jobId } = await p.w.call('pam.wire', { povId: p.povId });
     await p.w.jobs.wait(jobId);
-    expect(broker(p)).toEqual({ state: 'failed', error: expect.stringMatching(/^win-broker reports guest OS windows9srv-64; the Resource Broker needs Windows Server 2019 or 2022 x64/) });
+    expect(broker(p)).toEqual({
+      state: 'failed',
+      error: expect.stringMatching(
+        /^win-broker reports guest OS windows9srv-64; the Resource Broker needs Windows Server 2019 or 2022 x64/,
+      ),
+    });
     expect(p.cp.brokerInstalls.size).toBe(0);
     expect(p.pra.store['remote-rdp'].size).toBe(1);
   }, 60_000);

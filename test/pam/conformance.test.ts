@@ -36,12 +36,25 @@ if (missing && process.env.CI !== 'true') {
     afterAll(async () => p?.close());
 
     it('the checker refuses what PRA refuses (a string id, an unknown field, a read-only field, an undeclared filter)', () => {
-      const bad = checkRequest(pra, { method: 'POST', path: '/jump-item/shell-jump', query: {}, body: { name: 'x', jumpoint_id: '1', hostname: 'h', protocol: 'ssh', jump_group_id: 1, colour: 'red', id: 4 } }, { strict: true });
+      const bad = checkRequest(
+        pra,
+        {
+          method: 'POST',
+          path: '/jump-item/shell-jump',
+          query: {},
+          body: { name: 'x', jumpoint_id: '1', hostname: 'h', protocol: 'ssh', jump_group_id: 1, colour: 'red', id: 4 },
+        },
+        { strict: true },
+      );
       expect(bad.join('\n')).toMatch(/jumpoint_id: expected an integer/);
       expect(bad.join('\n')).toMatch(/colour: not in the schema/);
       expect(bad.join('\n')).toMatch(/\.id: read-only/);
-      expect(checkRequest(pra, { method: 'GET', path: '/jumpoint', query: { tag: 'x' }, body: undefined }, { strict: true })).toEqual(['GET /jumpoint: query parameter tag is not declared']);
-      expect(checkRequest(pra, { method: 'GET', path: '/jump-group', query: { per_page: '500' }, body: undefined }, { strict: true })[0]).toMatch(/above 100/);
+      expect(checkRequest(pra, { method: 'GET', path: '/jumpoint', query: { tag: 'x' }, body: undefined }, { strict: true })).toEqual([
+        'GET /jumpoint: query parameter tag is not declared',
+      ]);
+      expect(
+        checkRequest(pra, { method: 'GET', path: '/jump-group', query: { per_page: '500' }, body: undefined }, { strict: true })[0],
+      ).toMatch(/above 100/);
     });
 
     it('every PRA and Entitle request of a wire, a re-wire and an unwire matches the spec; the doubles answer as declared', async () => {
@@ -54,7 +67,17 @@ if (missing && process.env.CI !== 'true') {
       const tokens = p.pra.requests.filter((r) => r.path === '/oauth2/token');
       expect(praCalls.length).toBeGreaterThanOrEqual(20);
       const seen = new Set(praCalls.map((r) => `${r.method} ${r.path.slice(API.length).replace(/\/\d+/g, '/{id}')}`));
-      for (const op of ['POST /jumpoint', 'POST /jump-group', 'POST /jump-item/shell-jump', 'POST /jump-item/remote-rdp', 'GET /jumpoint/{id}', 'GET /jumpoint/{id}/node', 'DELETE /jumpoint/{id}', 'DELETE /jump-group/{id}']) expect(seen).toContain(op);
+      for (const op of [
+        'POST /jumpoint',
+        'POST /jump-group',
+        'POST /jump-item/shell-jump',
+        'POST /jump-item/remote-rdp',
+        'GET /jumpoint/{id}',
+        'GET /jumpoint/{id}/node',
+        'DELETE /jumpoint/{id}',
+        'DELETE /jump-group/{id}',
+      ])
+        expect(seen).toContain(op);
 
       const errors: string[] = [];
       for (const r of praCalls) {
@@ -64,7 +87,12 @@ if (missing && process.env.CI !== 'true') {
         if (r.status < 300 && !path.endsWith('/node')) errors.push(...checkResponse(pra, { ...r, path }));
       }
       for (const t of tokens) {
-        if (t.method !== 'POST' || !String(t.headers.authorization).startsWith('Basic ') || new URLSearchParams(String(t.body)).get('grant_type') !== 'client_credentials') errors.push(`token request ${t.method} ${JSON.stringify(t.body)}`);
+        if (
+          t.method !== 'POST' ||
+          !String(t.headers.authorization).startsWith('Basic ') ||
+          new URLSearchParams(String(t.body)).get('grant_type') !== 'client_credentials'
+        )
+          errors.push(`token request ${t.method} ${JSON.stringify(t.body)}`);
       }
       const entitleCalls = p.en.requests;
       expect(entitleCalls.length).toBeGreaterThan(3);

@@ -20,12 +20,21 @@ async function started<T extends { start(): Promise<T>; stop(): Promise<void> }>
 }
 const basic = (id: string, s: string) => `Basic ${Buffer.from(`${id}:${s}`).toString('base64')}`;
 async function token(pra: PraDouble, id = 'acct', secret = 'sec') {
-  const r = await fetch(`${pra.url}/oauth2/token`, { method: 'POST', headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
+  const r = await fetch(`${pra.url}/oauth2/token`, {
+    method: 'POST',
+    headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+  });
   return { status: r.status, json: (await r.json()) as { access_token: string; expires_in: number } };
 }
-const get = (pra: PraDouble, t: string, path: string) => fetch(`${pra.url}/api/config/v1${path}`, { headers: { authorization: `Bearer ${t}` } });
+const get = (pra: PraDouble, t: string, path: string) =>
+  fetch(`${pra.url}/api/config/v1${path}`, { headers: { authorization: `Bearer ${t}` } });
 const post = (pra: PraDouble, t: string, path: string, body: unknown) =>
-  fetch(`${pra.url}/api/config/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${pra.url}/api/config/v1${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 describe('PRA double', () => {
   it('OAuth: 3600 s tokens, at most 30 live per account (the 31st invalidates the oldest), expiry enforced', async () => {
@@ -52,23 +61,48 @@ describe('PRA double', () => {
     expect((await post(pra, t, '/jump-group', { name: 'g', colour: 'red' })).status).toBe(401);
     const bad = await post(pra, t, '/jumpoint', { name: '', platform: 'mac' });
     expect(bad.status).toBe(422);
-    expect(await bad.json()).toMatchObject({ message: expect.any(String), errors: { name: [expect.any(String)], platform: [expect.any(String)] } });
-    const jp = (await (await post(pra, t, '/jumpoint', { name: 'gw', platform: 'linux-x86', clustered: true, code_name: 'pov_1' })).json()) as { id: number; connected: boolean; docker_deploy_key: string };
+    expect(await bad.json()).toMatchObject({
+      message: expect.any(String),
+      errors: { name: [expect.any(String)], platform: [expect.any(String)] },
+    });
+    const jp = (await (
+      await post(pra, t, '/jumpoint', { name: 'gw', platform: 'linux-x86', clustered: true, code_name: 'pov_1' })
+    ).json()) as { id: number; connected: boolean; docker_deploy_key: string };
     expect(jp.connected).toBe(false);
     expect(jp.docker_deploy_key).toMatch(/^dk_/);
     const g = (await (await post(pra, t, '/jump-group', { name: 'g', code_name: 'pov_1' })).json()) as { id: number };
     expect((await post(pra, t, '/jump-group', { name: 'G' })).status).toBe(422); // names are unique, case-insensitively
-    const str = await post(pra, t, '/jump-item/shell-jump', { name: 'a', jumpoint_id: String(jp.id), hostname: '10.0.0.1', protocol: 'ssh', jump_group_id: g.id });
+    const str = await post(pra, t, '/jump-item/shell-jump', {
+      name: 'a',
+      jumpoint_id: String(jp.id),
+      hostname: '10.0.0.1',
+      protocol: 'ssh',
+      jump_group_id: g.id,
+    });
     expect(str.status).toBe(422);
     expect(((await str.json()) as { errors: Record<string, unknown> }).errors.jumpoint_id).toBeDefined();
-    const sj = (await (await post(pra, t, '/jump-item/shell-jump', { name: 'a', jumpoint_id: jp.id, hostname: '10.0.0.1', protocol: 'ssh', jump_group_id: g.id })).json()) as { id: number; port: number };
-    const rdp = (await (await post(pra, t, '/jump-item/remote-rdp', { name: 'b', jumpoint_id: jp.id, hostname: '10.0.0.2', jump_group_id: g.id })).json()) as { id: number };
+    const sj = (await (
+      await post(pra, t, '/jump-item/shell-jump', {
+        name: 'a',
+        jumpoint_id: jp.id,
+        hostname: '10.0.0.1',
+        protocol: 'ssh',
+        jump_group_id: g.id,
+      })
+    ).json()) as { id: number; port: number };
+    const rdp = (await (
+      await post(pra, t, '/jump-item/remote-rdp', { name: 'b', jumpoint_id: jp.id, hostname: '10.0.0.2', jump_group_id: g.id })
+    ).json()) as { id: number };
     expect([sj.id, rdp.id, sj.port]).toEqual([1, 1, 22]);
     expect((await get(pra, t, '/jump-item/remote-rdp/2')).status).toBe(404);
     expect(pra.checkIn(jp.docker_deploy_key, { hostname: 'cn', private_ip: '10.0.0.9' })).toBe(true);
     expect(((await (await get(pra, t, `/jumpoint/${jp.id}`)).json()) as { connected: boolean }).connected).toBe(true);
-    expect(await (await get(pra, t, `/jumpoint/${jp.id}/node`)).json()).toEqual([expect.objectContaining({ hostname: 'cn', private_ip: '10.0.0.9' })]);
-    expect((await fetch(`${pra.url}/api/config/v1/jumpoint/${jp.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${t}` } })).status).toBe(204);
+    expect(await (await get(pra, t, `/jumpoint/${jp.id}/node`)).json()).toEqual([
+      expect.objectContaining({ hostname: 'cn', private_ip: '10.0.0.9' }),
+    ]);
+    expect(
+      (await fetch(`${pra.url}/api/config/v1/jumpoint/${jp.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${t}` } })).status,
+    ).toBe(204);
     expect(pra.store['shell-jump'].size + pra.store['remote-rdp'].size).toBe(0);
   });
 
@@ -91,7 +125,10 @@ describe('PRA double', () => {
     const pra = await started(new PraDouble());
     pra.addApiAccount('acct', 'sec');
     const waits: number[] = [];
-    const client = new PraClient({ site: pra.url, clientId: 'acct', clientSecret: 'sec' }, { sleep: (ms) => (waits.push(ms), new Promise((r) => setTimeout(r, ms))) });
+    const client = new PraClient(
+      { site: pra.url, clientId: 'acct', clientSecret: 'sec' },
+      { sleep: (ms) => (waits.push(ms), new Promise((r) => setTimeout(r, ms))) },
+    );
     const answers = await Promise.all(Array.from({ length: 25 }, () => client.api('GET', '/jump-group')));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     expect(waits.length).toBeGreaterThan(0);
@@ -111,7 +148,9 @@ describe('Password Safe double', () => {
     const ps = await started(new PasswordSafeDouble());
     ps.apiKeys.set('k1', { runAs: 'svc', password: 'pw' });
     ps.oauthClients.set('cid', 'csecret');
-    await expect(new PasswordSafeClient({ url: ps.url, apiKey: 'k1', runAs: 'svc' }).signIn()).rejects.toMatchObject({ code: 'unauthorized' });
+    await expect(new PasswordSafeClient({ url: ps.url, apiKey: 'k1', runAs: 'svc' }).signIn()).rejects.toMatchObject({
+      code: 'unauthorized',
+    });
     const c = new PasswordSafeClient({ url: ps.url, apiKey: 'k1', runAs: 'svc', runAsPassword: 'pw' });
     await c.session(async () => expect(await c.workgroups()).toEqual([]));
     expect(ps.signIns).toHaveLength(1);
@@ -133,11 +172,20 @@ describe('Password Safe double', () => {
       const wg = await c.createWorkgroup('wg');
       const a = await c.createAsset(wg.ID, { IPAddress: '10.0.0.5', AssetName: 'lin', OperatingSystem: 'Linux', Description: '' });
       const base = { PlatformID: 2, ReleaseDuration: 120, ChangeFrequencyType: 'first', ChangeTime: '23:30' };
-      await expect(c.createManagedSystem(a.AssetID, { ...base, AutoManagementFlag: true })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('FunctionalAccountID is required') });
-      await expect(c.createManagedSystem(a.AssetID, { ...base, ChangeFrequencyType: 'xdays' })).rejects.toMatchObject({ message: expect.stringContaining('ChangeFrequencyDays') });
-      await expect(c.createManagedSystem(a.AssetID, { ...base, ReleaseDuration: 600000 })).rejects.toMatchObject({ code: 'invalid_request' });
+      await expect(c.createManagedSystem(a.AssetID, { ...base, AutoManagementFlag: true })).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringContaining('FunctionalAccountID is required'),
+      });
+      await expect(c.createManagedSystem(a.AssetID, { ...base, ChangeFrequencyType: 'xdays' })).rejects.toMatchObject({
+        message: expect.stringContaining('ChangeFrequencyDays'),
+      });
+      await expect(c.createManagedSystem(a.AssetID, { ...base, ReleaseDuration: 600000 })).rejects.toMatchObject({
+        code: 'invalid_request',
+      });
       const sys = await c.createManagedSystem(a.AssetID, base);
-      await expect(c.createManagedAccount(sys.ManagedSystemID, { AccountName: 'x', AutoManagementFlag: false, Description: '' })).rejects.toMatchObject({ message: expect.stringContaining('Password is required') });
+      await expect(
+        c.createManagedAccount(sys.ManagedSystemID, { AccountName: 'x', AutoManagementFlag: false, Description: '' }),
+      ).rejects.toMatchObject({ message: expect.stringContaining('Password is required') });
     });
   });
 });
@@ -173,19 +221,40 @@ describe('pam.test outcomes', () => {
     const ps = await started(new PasswordSafeDouble());
     ps.apiKeys.set('k', { runAs: 'svc', password: null });
     const en = await started(new EntitleDouble());
-    const none = { pra: null, ps: null, entitle: null, brokerInstallKey: null, functionalAccounts: {}, managedAccounts: { linux: [], windows: [] } };
-    const good = { ...none, pra: { site: pra.url, clientId: 'acct', clientSecret: 'sec' }, ps: { url: ps.url, apiKey: 'k', runAs: 'svc' }, entitle: { url: en.url, token: en.token } };
+    const none = {
+      pra: null,
+      ps: null,
+      entitle: null,
+      brokerInstallKey: null,
+      functionalAccounts: {},
+      managedAccounts: { linux: [], windows: [] },
+    };
+    const good = {
+      ...none,
+      pra: { site: pra.url, clientId: 'acct', clientSecret: 'sec' },
+      ps: { url: ps.url, apiKey: 'k', runAs: 'svc' },
+      entitle: { url: en.url, token: en.token },
+    };
     for (const product of ['pra', 'passwordSafe', 'entitle'] as const) {
       expect(await testTenant(product, good)).toMatchObject({ outcome: 'ok', good: true });
       expect(await testTenant(product, none)).toMatchObject({ outcome: 'not_configured', good: false });
     }
-    const wrong = { ...none, pra: { site: pra.url, clientId: 'acct', clientSecret: 'nope' }, ps: { url: ps.url, apiKey: 'x', runAs: 'svc' }, entitle: { url: en.url, token: 'nope' } };
-    for (const product of ['pra', 'passwordSafe', 'entitle'] as const) expect(await testTenant(product, wrong)).toMatchObject({ outcome: 'unauthorized', remedy: expect.any(String) });
+    const wrong = {
+      ...none,
+      pra: { site: pra.url, clientId: 'acct', clientSecret: 'nope' },
+      ps: { url: ps.url, apiKey: 'x', runAs: 'svc' },
+      entitle: { url: en.url, token: 'nope' },
+    };
+    for (const product of ['pra', 'passwordSafe', 'entitle'] as const)
+      expect(await testTenant(product, wrong)).toMatchObject({ outcome: 'unauthorized', remedy: expect.any(String) });
     ps.denied.add('Workgroups');
     expect(await testTenant('passwordSafe', good)).toMatchObject({ outcome: 'permission_missing' });
     const gone = await new PraDouble().start();
     const dead = gone.url; // a port nothing listens on any more
     await gone.stop();
-    expect(await testTenant('pra', { ...none, pra: { site: dead, clientId: 'a', clientSecret: 'b' } })).toMatchObject({ outcome: 'failed', reason: 'network' });
+    expect(await testTenant('pra', { ...none, pra: { site: dead, clientId: 'a', clientSecret: 'b' } })).toMatchObject({
+      outcome: 'failed',
+      reason: 'network',
+    });
   });
 });

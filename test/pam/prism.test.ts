@@ -34,7 +34,11 @@ describe.skipIf(skip !== null)('PRA and Entitle clients through Prism on the off
         praPrism = await startPrism('proxy', praDocument(spec.dir), pra.url);
         enPrism = await startPrism('proxy', entitleDocument(spec.dir), en.url);
         const praFront = await front(praPrism.url, pra.url, (path) => path === '/oauth2/token');
-        closers.push(() => praPrism.close(), () => enPrism.close(), () => praFront.close());
+        closers.push(
+          () => praPrism.close(),
+          () => enPrism.close(),
+          () => praFront.close(),
+        );
         return { pra: praFront.url, entitle: enPrism.url };
       },
     });
@@ -51,10 +55,16 @@ describe.skipIf(skip !== null)('PRA and Entitle clients through Prism on the off
   }, 240_000);
 
   it('the check can fail: a PRA body field of the wrong type is refused, with where and why', async () => {
-    const r = await fetch(`${praPrism.url}/api/config/v1/jump-group`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer x' }, body: JSON.stringify({ name: 7 }) });
+    const r = await fetch(`${praPrism.url}/api/config/v1/jump-group`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: 'Bearer x' },
+      body: JSON.stringify({ name: 7 }),
+    });
     expect(r.status).toBe(422);
     const problem = (await r.json()) as { validation: { location: string[]; message: string }[] };
-    expect(problem.validation).toContainEqual(expect.objectContaining({ location: ['body', 'name'], message: expect.stringContaining('must be string') }));
+    expect(problem.validation).toContainEqual(
+      expect.objectContaining({ location: ['body', 'name'], message: expect.stringContaining('must be string') }),
+    );
     expect((await praPrism.violations()).join('\n')).toMatch(/UNPROCESSABLE_ENTITY/);
   });
 });

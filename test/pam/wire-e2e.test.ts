@@ -15,7 +15,19 @@ afterEach(async () => {
   p = undefined;
 });
 
-const WIRED = { jumpoints: 1, jumpGroups: 1, shellJumps: 1, rdps: 1, workgroups: 1, assets: 2, systems: 2, functionalAccounts: 2, managedAccounts: 2, entitleResources: 1, containers: 1 };
+const WIRED = {
+  jumpoints: 1,
+  jumpGroups: 1,
+  shellJumps: 1,
+  rdps: 1,
+  workgroups: 1,
+  assets: 2,
+  systems: 2,
+  functionalAccounts: 2,
+  managedAccounts: 2,
+  entitleResources: 1,
+  containers: 1,
+};
 const EMPTY = Object.fromEntries(Object.keys(WIRED).map((k) => [k, 0]));
 
 async function wire(p: PamWorld) {
@@ -38,7 +50,13 @@ function scanForSecrets(p: PamWorld, secrets: string[]) {
     const bytes = readFileSync(f);
     for (const s of secrets) if (bytes.includes(Buffer.from(s))) found.push(`${s.slice(0, 6)}… in ${f}`);
   }
-  const rows = JSON.stringify([p.w.db.prepare('SELECT * FROM jobs').all(), p.w.db.prepare('SELECT * FROM job_log').all(), p.w.db.prepare('SELECT * FROM pam_artifacts').all(), p.w.db.prepare('SELECT * FROM pam_tenants').all(), p.w.db.prepare('SELECT * FROM settings').all()]);
+  const rows = JSON.stringify([
+    p.w.db.prepare('SELECT * FROM jobs').all(),
+    p.w.db.prepare('SELECT * FROM job_log').all(),
+    p.w.db.prepare('SELECT * FROM pam_artifacts').all(),
+    p.w.db.prepare('SELECT * FROM pam_tenants').all(),
+    p.w.db.prepare('SELECT * FROM settings').all(),
+  ]);
   for (const s of secrets) if (rows.includes(s)) found.push(`${s.slice(0, 6)}… in a row`);
   return { found, files: files.length };
 }
@@ -52,14 +70,38 @@ describe('pam: wire and destroy end to end against the doubles', () => {
 
     // The POV Gateway: clustered linux-x86, found by code_name, run with its DEPLOY_KEY, connected.
     const [jp] = [...p.pra.store.jumpoint.values()];
-    expect(jp).toMatchObject({ code_name: `pov_${p.povId}`, platform: 'linux-x86', clustered: true, shell_jump_enabled: true, protocol_tunnel_enabled: true, connected: true, external_jump_item_network_id: `pov_${p.povId}` });
+    expect(jp).toMatchObject({
+      code_name: `pov_${p.povId}`,
+      platform: 'linux-x86',
+      clustered: true,
+      shell_jump_enabled: true,
+      protocol_tunnel_enabled: true,
+      connected: true,
+      external_jump_item_network_id: `pov_${p.povId}`,
+    });
     const [container] = [...p.cp.containers.values()];
-    expect(container).toMatchObject({ name: 'povdesk-jumpoint', image: 'registry.example.test/bt/jumpoint:25.2', env: { DEPLOY_KEY: jp!.docker_deploy_key }, args: ['--restart=unless-stopped'] });
+    expect(container).toMatchObject({
+      name: 'povdesk-jumpoint',
+      image: 'registry.example.test/bt/jumpoint:25.2',
+      env: { DEPLOY_KEY: jp!.docker_deploy_key },
+      args: ['--restart=unless-stopped'],
+    });
     // Per VM: shell-jump ssh 22 for Linux, remote-rdp for Windows, tagged with the POV, named after the VM.
     const vms = p.w.db.prepare('SELECT name, ip FROM pov_vms WHERE pov_id = ?').all(p.povId) as { name: string; ip: string }[];
     const ip = (n: string) => vms.find((v) => v.name === n)!.ip;
-    expect([...p.pra.store['shell-jump'].values()][0]).toMatchObject({ name: 'control-node', hostname: ip('control-node'), protocol: 'ssh', port: 22, jumpoint_id: jp!.id, tag: `pov_${p.povId}` });
-    expect([...p.pra.store['remote-rdp'].values()][0]).toMatchObject({ name: 'win-broker', hostname: ip('win-broker'), jumpoint_id: jp!.id });
+    expect([...p.pra.store['shell-jump'].values()][0]).toMatchObject({
+      name: 'control-node',
+      hostname: ip('control-node'),
+      protocol: 'ssh',
+      port: 22,
+      jumpoint_id: jp!.id,
+      tag: `pov_${p.povId}`,
+    });
+    expect([...p.pra.store['remote-rdp'].values()][0]).toMatchObject({
+      name: 'win-broker',
+      hostname: ip('win-broker'),
+      jumpoint_id: jp!.id,
+    });
     // Per-type id spaces: both items are id 1 in their own type.
     expect([...p.pra.store['shell-jump'].keys()]).toEqual([1]);
     expect([...p.pra.store['remote-rdp'].keys()]).toEqual([1]);
@@ -84,7 +126,12 @@ describe('pam: wire and destroy end to end against the doubles', () => {
       ['win-broker', 'remote_rdp', 'done', 'done', 'done'],
     ]);
     expect(st.entitle.sshIntegration).toMatchObject({ enabled: false, reason: expect.stringContaining('Kubernetes') });
-    expect(st.tenants).toMatchObject({ pra: { secretSet: true }, passwordSafe: { auth: 'ps-auth', secretSet: true }, entitle: { tokenSet: true }, brokerInstallKeySet: true });
+    expect(st.tenants).toMatchObject({
+      pra: { secretSet: true },
+      passwordSafe: { auth: 'ps-auth', secretSet: true },
+      entitle: { tokenSet: true },
+      brokerInstallKeySet: true,
+    });
 
     const deployKeys = [String(jp!.docker_deploy_key)];
     expect(deployKeys[0]).toMatch(/^dk_/);
@@ -100,13 +147,18 @@ describe('pam: wire and destroy end to end against the doubles', () => {
     expect(destroyed.state, JSON.stringify(destroyed.error)).toBe('succeeded');
     expect(inventory(p)).toEqual(EMPTY);
     expect(p.pra.nodes.size).toBe(0);
-    const log = (p.w.db.prepare('SELECT message FROM job_log WHERE job_id = ? ORDER BY seq').all(d.jobId) as { message: string }[]).map((r) => r.message);
+    const log = (p.w.db.prepare('SELECT message FROM job_log WHERE job_id = ? ORDER BY seq').all(d.jobId) as { message: string }[]).map(
+      (r) => r.message,
+    );
     const unwired = log.findIndex((m) => m.startsWith('unwired from BeyondTrust'));
     const revoked = log.findIndex((m) => m.startsWith('revoked control node agent'));
     expect(unwired).toBeGreaterThanOrEqual(0);
     expect(revoked).toBeGreaterThan(unwired);
     // The POV's secrets left the keychain with it.
-    expect((await p.w.call('pam.status', { povId: p.povId })).tenants).toMatchObject({ pra: { secretSet: false }, brokerInstallKeySet: false });
+    expect((await p.w.call('pam.status', { povId: p.povId })).tenants).toMatchObject({
+      pra: { secretSet: false },
+      brokerInstallKeySet: false,
+    });
 
     // A run a crash left "running" on a POV since destroyed is not restarted at start-up.
     p.w.db.prepare("UPDATE pam_runs SET op = 'wire', state = 'running'").run();
@@ -134,7 +186,18 @@ describe('pam: wire and destroy end to end against the doubles', () => {
   it('a crash at each create, then a restart: the run resumes and makes no duplicate; a crash during unwire too', async () => {
     p = await pamWorld();
     const svc = p.w.services.pam;
-    const steps = ['created:jump_group', 'created:jumpoint', 'created:container', 'created:jump_item', 'created:workgroup', 'created:functional_account', 'created:asset', 'created:managed_system', 'created:managed_account', 'created:entitle_resource'];
+    const steps = [
+      'created:jump_group',
+      'created:jumpoint',
+      'created:container',
+      'created:jump_item',
+      'created:workgroup',
+      'created:functional_account',
+      'created:asset',
+      'created:managed_system',
+      'created:managed_account',
+      'created:entitle_resource',
+    ];
     let first = true;
     for (const step of steps) {
       p.crashAt.step = step;

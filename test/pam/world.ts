@@ -38,13 +38,15 @@ export interface PamWorld {
  * and its control node enrolled, tenants saved. `crashAt.step` makes the wiring stop dead at that
  * checkpoint (as a killed process would).
  */
-export async function pamWorld(opts: {
-  tenantsBeforeEnrol?: boolean;
-  /** what the app is given as the PRA site and Entitle URL, in front of the doubles (a validating proxy) */
-  front?: (pra: PraDouble, en: EntitleDouble) => Promise<{ pra: string; entitle: string }>;
-  /** The Windows VM beside the control node (default: win-broker, Windows Server 2019, the default network). */
-  windowsVm?: VmSeed;
-} = {}): Promise<PamWorld> {
+export async function pamWorld(
+  opts: {
+    tenantsBeforeEnrol?: boolean;
+    /** what the app is given as the PRA site and Entitle URL, in front of the doubles (a validating proxy) */
+    front?: (pra: PraDouble, en: EntitleDouble) => Promise<{ pra: string; entitle: string }>;
+    /** The Windows VM beside the control node (default: win-broker, Windows Server 2019, the default network). */
+    windowsVm?: VmSeed;
+  } = {},
+): Promise<PamWorld> {
   const crashAt = { step: null as string | null };
   const w = await coreWorld({
     env: { POVDESK_SKYTAP_POLL_MS: '20' },
@@ -73,20 +75,30 @@ export async function pamWorld(opts: {
   const base = w.base;
   const log = base.log;
   await w.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, token: cp.token, agentImage: 'registry.example.com/agent:1' });
-  const tpl = w.emu.state.addTemplate({ name: 'PAM two VMs', vms: [{ name: 'control-node', guestOS: 'ubuntu-64' }, opts.windowsVm ?? { name: 'win-broker', guestOS: 'windows2019srv-64' }] });
+  const tpl = w.emu.state.addTemplate({
+    name: 'PAM two VMs',
+    vms: [{ name: 'control-node', guestOS: 'ubuntu-64' }, opts.windowsVm ?? { name: 'win-broker', guestOS: 'windows2019srv-64' }],
+  });
   const created = await w.call('pov.create', { templateId: tpl.id, name: 'Acme PAM' });
   const provision = await w.jobs.wait(created.jobId);
   if (provision.state !== 'succeeded') throw new Error(`provision ${provision.state}: ${JSON.stringify(provision.error)}`);
   const povId = (await w.call('pov.list', {})).povs[0]!.id;
   const saveTenants = async () => {
-    await w.call('pam.saveSettings', { gatewayImage: 'registry.example.test/bt/jumpoint:25.2', gatewayArgs: ['--restart=unless-stopped'], connectTimeoutSec: 10 });
+    await w.call('pam.saveSettings', {
+      gatewayImage: 'registry.example.test/bt/jumpoint:25.2',
+      gatewayArgs: ['--restart=unless-stopped'],
+      connectTimeoutSec: 10,
+    });
     await w.call('pam.saveTenants', {
       povId,
       pra: { site: urls.pra, clientId: 'povdesk-api', clientSecret: SECRETS.praSecret },
       passwordSafe: { url: ps.url, runAs: 'povdesk', apiKey: SECRETS.psKey, runAsPassword: SECRETS.psRunAsPassword },
       entitle: { url: urls.entitle, token: en.token },
       brokerInstallKey: SECRETS.brokerKey,
-      functionalAccounts: { linux: { accountName: 'root', password: SECRETS.linuxPw }, windows: { accountName: 'Administrator', password: SECRETS.windowsPw } },
+      functionalAccounts: {
+        linux: { accountName: 'root', password: SECRETS.linuxPw },
+        windows: { accountName: 'Administrator', password: SECRETS.windowsPw },
+      },
       managedAccounts: { linux: ['svc-demo'], windows: ['povadmin'] },
     });
   };
@@ -102,7 +114,15 @@ export async function pamWorld(opts: {
 
   if (!opts.tenantsBeforeEnrol) await saveTenants();
   return {
-    w, cp, pra, ps, en, base, povId, logFile: log.file!, crashAt,
+    w,
+    cp,
+    pra,
+    ps,
+    en,
+    base,
+    povId,
+    logFile: log.file!,
+    crashAt,
     async close() {
       await Promise.all([cp.stop(), pra.stop(), ps.stop(), en.stop()]);
       await w.close();

@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  capabilitiesOf,
-  PLATFORMS,
-  requireBootstrapMechanism,
-  requireCapability,
-} from '../../shared/lab-platforms';
+import { capabilitiesOf, PLATFORMS, requireBootstrapMechanism, requireCapability } from '../../shared/lab-platforms';
 
 describe('lab platform capabilities', () => {
   it('Skytap injects by metadata and supports publish sets, schedules and project scoping', () => {
@@ -19,7 +14,10 @@ describe('lab platform capabilities', () => {
 
   it('refuses up front, naming the platform and the reason', () => {
     expect(() => requireCapability('local', 'publishSets')).toThrow(
-      expect.objectContaining({ code: 'unsupported', message: expect.stringMatching(/This laptop \(vm-manager\).*share links.*no share links/) }),
+      expect.objectContaining({
+        code: 'unsupported',
+        message: expect.stringMatching(/This laptop \(vm-manager\).*share links.*no share links/),
+      }),
     );
     expect(() => requireCapability('local', 'schedules')).toThrow(/no scheduler/);
     expect(() => requireCapability('local', 'projectScoping')).toThrow(/Skytap concept/);

@@ -22,7 +22,9 @@ import { templatesOf, TOKEN, TWO_VMS } from './local-support';
 const env = process.env;
 const db = openDatabase(env.CRASH_DB!, MIGRATIONS);
 const crashAt = env.CRASH_AT ?? '';
-const local = env.CRASH_VMM ? new LocalPlatform({ api: async () => new VmManagerClient(env.CRASH_VMM!, TOKEN, 20_000), templates: templatesOf(TWO_VMS) }) : undefined;
+const local = env.CRASH_VMM
+  ? new LocalPlatform({ api: async () => new VmManagerClient(env.CRASH_VMM!, TOKEN, 20_000), templates: templatesOf(TWO_VMS) })
+  : undefined;
 const jobs = new JobRunner(db);
 const svc = new PovService({
   db,
@@ -46,7 +48,9 @@ const svc = new PovService({
 
 let jobId: string;
 if (env.CRASH_OP === 'create') {
-  const r = local ? svc.create({ platform: 'local', templateId: TWO_VMS.id, name: 'Crash POV' }) : svc.create({ templateId: env.CRASH_TEMPLATE!, name: 'Crash POV' });
+  const r = local
+    ? svc.create({ platform: 'local', templateId: TWO_VMS.id, name: 'Crash POV' })
+    : svc.create({ templateId: env.CRASH_TEMPLATE!, name: 'Crash POV' });
   jobId = r.jobId;
   process.stdout.write(`pov ${r.povId}\n`);
 } else if (env.CRASH_OP === 'destroy') {

@@ -38,7 +38,13 @@ describe('crash injection (SIGKILL at every step, restart, re-run)', () => {
   for (const step of CREATE_STEPS) {
     it(`create killed at ${step}`, async () => {
       w = await world();
-      const r = await runCrashChild({ CRASH_DB: w.file, CRASH_EMU: w.emu.url, CRASH_OP: 'create', CRASH_AT: step, CRASH_TEMPLATE: firstTemplateId(w) });
+      const r = await runCrashChild({
+        CRASH_DB: w.file,
+        CRASH_EMU: w.emu.url,
+        CRASH_OP: 'create',
+        CRASH_AT: step,
+        CRASH_TEMPLATE: firstTemplateId(w),
+      });
       expect(r.signal, r.err).toBe('SIGKILL');
       expect(r.out).toContain(`crash ${step}`);
       const povId = /pov (\S+)/.exec(r.out)![1]!;
@@ -74,7 +80,13 @@ describe('crash injection (SIGKILL at every step, restart, re-run)', () => {
 
   it('a create killed after POST but before the commit is adopted even by Destroy', async () => {
     w = await world();
-    const r = await runCrashChild({ CRASH_DB: w.file, CRASH_EMU: w.emu.url, CRASH_OP: 'create', CRASH_AT: 'after-create', CRASH_TEMPLATE: firstTemplateId(w) });
+    const r = await runCrashChild({
+      CRASH_DB: w.file,
+      CRASH_EMU: w.emu.url,
+      CRASH_OP: 'create',
+      CRASH_AT: 'after-create',
+      CRASH_TEMPLATE: firstTemplateId(w),
+    });
     const povId = /pov (\S+)/.exec(r.out)![1]!;
     expect(getPov(w.db, povId)!.env_id).toBeNull();
     expect(w.emu.state.environmentIds()).toHaveLength(1);

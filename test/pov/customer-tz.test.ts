@@ -16,14 +16,18 @@ afterEach(async () => {
   core = null;
 });
 
-
 describe('migration 8: povs.customer_tz', () => {
   it('adds the column to a database at version 7, keeping its rows (NULL: not given)', () => {
     const file = join(tempHome(), 'povdesk.db');
-    const old = openDatabase(file, migrations.filter((m) => m.version <= 7));
+    const old = openDatabase(
+      file,
+      migrations.filter((m) => m.version <= 7),
+    );
     expect(old.pragma('user_version', { simple: true })).toBe(7);
     old
-      .prepare("INSERT INTO povs (id, name, template_id, template_name, skytap_name, state, created_at, updated_at) VALUES ('p1', 'Old', 't', '', 'Old [x]', 'active', 'x', 'x')")
+      .prepare(
+        "INSERT INTO povs (id, name, template_id, template_name, skytap_name, state, created_at, updated_at) VALUES ('p1', 'Old', 't', '', 'Old [x]', 'active', 'x', 'x')",
+      )
       .run();
     old.close();
     const db = openDatabase(file);
@@ -36,12 +40,15 @@ describe('migration 8: povs.customer_tz', () => {
 describe('the customer time zone in the contract', () => {
   const create = povMethods['pov.create'].args;
   const set = povMethods['pov.setCustomerTz'].args;
-  it.each(['+01:00', 'Mars/Olympus_Mons', '', '   ', 'Europe/Berlin; DROP TABLE povs', 'x'.repeat(65)])('refuses %j with a clear message', (tz) => {
-    const r = set.safeParse({ povId: 'p1', customerTz: tz });
-    expect(r.success).toBe(false);
-    expect(r.error!.issues[0]!.message).toMatch(/IANA|too|characters|Too/i);
-    expect(create.safeParse({ templateId: '500', name: 'A', customerTz: tz }).success).toBe(false);
-  });
+  it.each(['+01:00', 'Mars/Olympus_Mons', '', '   ', 'Europe/Berlin; DROP TABLE povs', 'x'.repeat(65)])(
+    'refuses %j with a clear message',
+    (tz) => {
+      const r = set.safeParse({ povId: 'p1', customerTz: tz });
+      expect(r.success).toBe(false);
+      expect(r.error!.issues[0]!.message).toMatch(/IANA|too|characters|Too/i);
+      expect(create.safeParse({ templateId: '500', name: 'A', customerTz: tz }).success).toBe(false);
+    },
+  );
   it.each(['America/New_York', 'europe/berlin', 'UTC', 'America/Argentina/Buenos_Aires', 'Etc/GMT+5'])('accepts %j', (tz) => {
     expect(set.safeParse({ povId: 'p1', customerTz: tz }).success).toBe(true);
   });
@@ -71,7 +78,9 @@ describe('pov.create and pov.setCustomerTz store the canonical IANA name', () =>
 
     // the service checks again for callers inside main that skip the contract
     const svc = core.services.pov;
-    expect(() => svc.setCustomerTz(pov.id, '+01:00')).toThrow(expect.objectContaining({ code: 'invalid_request', message: expect.stringMatching(/IANA/) }));
+    expect(() => svc.setCustomerTz(pov.id, '+01:00')).toThrow(
+      expect.objectContaining({ code: 'invalid_request', message: expect.stringMatching(/IANA/) }),
+    );
     expect(() => svc.setCustomerTz(pov.id, 'Nowhere/Land')).toThrow(expect.objectContaining({ code: 'invalid_request' }));
     expect(() => svc.setCustomerTz('no-such-pov', 'UTC')).toThrow(expect.objectContaining({ code: 'not_found' }));
     expect((await call('pov.get', { id: pov.id })).pov.customerTz).toBe('Europe/Berlin');
@@ -80,7 +89,9 @@ describe('pov.create and pov.setCustomerTz store the canonical IANA name', () =>
     expect(cleared.pov.customerTz).toBeNull();
 
     // a create with a bad zone leaves no row behind
-    expect(() => svc.create({ templateId: '500', name: 'Bad', customerTz: 'Mars/Olympus_Mons' })).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+    expect(() => svc.create({ templateId: '500', name: 'Bad', customerTz: 'Mars/Olympus_Mons' })).toThrow(
+      expect.objectContaining({ code: 'invalid_request' }),
+    );
     expect((await call('pov.list', {})).povs.map((p) => p.name)).toEqual(['Acme']);
   });
 });

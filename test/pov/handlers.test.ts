@@ -49,7 +49,10 @@ describe('pov and skytap handlers', () => {
     await expect(w.call('pov.start', { id: pov.id })).rejects.toMatchObject({ code: 'conflict' });
     const sus = await w.call('pov.suspend', { id: pov.id });
     expect((await w.jobs.wait(sus.jobId)).state).toBe('succeeded');
-    expect((await w.call('pov.get', { id: pov.id })).pov).toMatchObject({ runstate: 'suspended', actions: { start: true, suspend: false } });
+    expect((await w.call('pov.get', { id: pov.id })).pov).toMatchObject({
+      runstate: 'suspended',
+      actions: { start: true, suspend: false },
+    });
     const st = await w.call('pov.start', { id: pov.id });
     expect((await w.jobs.wait(st.jobId)).state).toBe('succeeded');
     const rec = await w.call('reconcile.runNow', {});
@@ -60,7 +63,7 @@ describe('pov and skytap handlers', () => {
     expect((await w.call('pov.list', { includeDestroyed: true })).povs[0]!.state).toBe('destroyed');
   }, 60_000);
 
-  it('pov.list shows each row\'s readiness without asking the keychain again on every list', async () => {
+  it("pov.list shows each row's readiness without asking the keychain again on every list", async () => {
     const inner = memorySecrets();
     const asked: string[] = [];
     const secrets: SecretStore = {
@@ -71,7 +74,8 @@ describe('pov and skytap handlers', () => {
     };
     w = await coreWorld({ env: { POVDESK_SKYTAP_POLL_MS: '20' }, secrets });
     const tpl = [...w.emu.state.templates.values()].find((x) => x.name === 'Windows AD lab')!;
-    for (const name of ['One', 'Two']) expect((await w.jobs.wait((await w.call('pov.create', { templateId: tpl.id, name })).jobId)).state).toBe('succeeded');
+    for (const name of ['One', 'Two'])
+      expect((await w.jobs.wait((await w.call('pov.create', { templateId: tpl.id, name })).jobId)).state).toBe('succeeded');
     const first = await w.call('pov.list', {});
     expect(first.povs).toHaveLength(2);
     expect(first.povs.every((p) => p.readiness?.overall === 'not_ready')).toBe(true);

@@ -153,9 +153,14 @@ export async function coreWorld(
 }
 
 /** Runs test/pov/crash-child.ts (a lifecycle job that SIGKILLs itself at CRASH_AT) and collects how it ended. */
-export function runCrashChild(env: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }> {
+export function runCrashChild(
+  env: Record<string, string>,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', join(process.cwd(), 'test', 'pov', 'crash-child.ts')], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, ['--import', 'tsx', join(process.cwd(), 'test', 'pov', 'crash-child.ts')], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => (out += d));

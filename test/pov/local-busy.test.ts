@@ -48,7 +48,10 @@ beforeEach(async () => {
   events = [];
   held.reads = 0;
   m = await fakeManager();
-  t = await testCore({ env: { POVDESK_SKYTAP_POLL_MS: '20' }, tuning: { lab: { api: async () => recordingApi(), templates: templatesOf(TWO_VMS) } } });
+  t = await testCore({
+    env: { POVDESK_SKYTAP_POLL_MS: '20' },
+    tuning: { lab: { api: async () => recordingApi(), templates: templatesOf(TWO_VMS) } },
+  });
 });
 afterEach(async () => {
   await t?.close();
@@ -62,7 +65,7 @@ async function create() {
 }
 
 describe.skipIf(fakeManagerSkip)('local POVs: busy is waited out, a failed VM is not restarted', () => {
-  it('the create\'s progress names the vm-manager\'s request, not Skytap\'s', async () => {
+  it("the create's progress names the vm-manager's request, not Skytap's", async () => {
     const messages: string[] = [];
     const off = t.jobs.onChange((j) => messages.push(j.progress.message));
     const { job } = await create();
@@ -82,7 +85,10 @@ describe.skipIf(fakeManagerSkip)('local POVs: busy is waited out, a failed VM is
     expect((await t.jobs.wait(jobId)).state).toBe('succeeded');
     const firstDelete = events.indexOf('delete');
     expect(firstDelete, events.join(', ')).toBeGreaterThan(-1);
-    expect(events.slice(0, firstDelete).filter((e) => e === 'list stopping'), events.join(', ')).toHaveLength(3);
+    expect(
+      events.slice(0, firstDelete).filter((e) => e === 'list stopping'),
+      events.join(', '),
+    ).toHaveLength(3);
     expect(getPov(t.db, povId)!.state).toBe('destroyed');
     expect(await m.names()).toEqual([]);
   });
@@ -96,7 +102,10 @@ describe.skipIf(fakeManagerSkip)('local POVs: busy is waited out, a failed VM is
     const done = await t.jobs.wait(jobId);
     expect(done.state, JSON.stringify(done.error)).toBe('succeeded');
     const firstStop = events.indexOf('stop');
-    expect(events.slice(0, firstStop).filter((e) => e === 'list stopping'), events.join(', ')).toHaveLength(3);
+    expect(
+      events.slice(0, firstStop).filter((e) => e === 'list stopping'),
+      events.join(', '),
+    ).toHaveLength(3);
     expect(events.filter((e) => e === 'stop')).toHaveLength(2);
     expect(getPov(t.db, povId)!.runstate).toBe('stopped');
   });

@@ -17,18 +17,24 @@ let t: TestCore;
 beforeEach(async () => {
   if (fakeManagerSkip) return;
   m = await fakeManager();
-  t = await testCore({ env: { POVDESK_SKYTAP_POLL_MS: '20' }, tuning: { lab: { api: async () => m.client, templates: templatesOf(TWO_VMS) } } });
+  t = await testCore({
+    env: { POVDESK_SKYTAP_POLL_MS: '20' },
+    tuning: { lab: { api: async () => m.client, templates: templatesOf(TWO_VMS) } },
+  });
 });
 afterEach(async () => {
   await t?.close();
   await m?.close();
 });
 
-describe.skipIf(fakeManagerSkip)('a local POV\'s clean state and Internet access', () => {
+describe.skipIf(fakeManagerSkip)("a local POV's clean state and Internet access", () => {
   it('save stops, saves every VM and starts again; reset puts the saved firmware variables back and starts', async () => {
     const { jobId } = await t.call('pov.create', { platform: 'local', templateId: TWO_VMS.id, name: 'Clean' });
     const povId = (await t.jobs.wait(jobId)).subject!;
-    await expect(t.call('pov.reset', { id: povId })).rejects.toMatchObject({ code: 'conflict', message: /no clean state yet: press Save clean state first/ });
+    await expect(t.call('pov.reset', { id: povId })).rejects.toMatchObject({
+      code: 'conflict',
+      message: /no clean state yet: press Save clean state first/,
+    });
 
     const before = Date.now();
     const s = await t.jobs.wait((await t.call('pov.snapshot', { id: povId })).jobId);
@@ -51,14 +57,14 @@ describe.skipIf(fakeManagerSkip)('a local POV\'s clean state and Internet access
     expect((await t.call('pov.get', { id: povId })).pov.runstate).toBe('running');
   });
 
-  it('Internet access is off by default and switches the POV\'s network; a Skytap POV is refused', async () => {
+  it("Internet access is off by default and switches the POV's network; a Skytap POV is refused", async () => {
     const { jobId } = await t.call('pov.create', { platform: 'local', templateId: TWO_VMS.id, name: 'Net' });
     const povId = (await t.jobs.wait(jobId)).subject!;
     expect((await t.call('pov.get', { id: povId })).pov.internetAccess).toBe(false);
     const env = `povdesk-${povId.slice(0, 8)}`;
-    expect((await m.client.network(env) as { povdesk?: { internet?: boolean } }).povdesk?.internet).toBe(false);
+    expect(((await m.client.network(env)) as { povdesk?: { internet?: boolean } }).povdesk?.internet).toBe(false);
     expect((await t.call('pov.setInternetAccess', { povId, on: true })).pov.internetAccess).toBe(true);
-    expect((await m.client.network(env) as { povdesk?: { internet?: boolean } }).povdesk?.internet).toBe(true);
+    expect(((await m.client.network(env)) as { povdesk?: { internet?: boolean } }).povdesk?.internet).toBe(true);
     t.db.prepare("UPDATE povs SET platform = 'skytap' WHERE id = ?").run(povId);
     for (const call of [() => t.call('pov.snapshot', { id: povId }), () => t.call('pov.setInternetAccess', { povId, on: false })]) {
       await expect(call()).rejects.toMatchObject({ code: 'unsupported', message: /for POVs on this laptop/ });

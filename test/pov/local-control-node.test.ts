@@ -49,7 +49,15 @@ describe.skipIf(fakeManagerSkip)('the control-node install on a local POV', () =
     const tpl = [...w.emu.state.templates.values()].find((t) => t.name.startsWith('PAM POV'))!;
     const env = await sky.createEnvironment({ templateId: tpl.id, name: 'bytes [povdesk 00000000]' });
     const skyVm = (await sky.listVms(env.id)).find((v) => v.name === 'control-node')!;
-    const localVm = await m.client.create({ name: 'povdesk-00000000-control-node', image: TEST_IMAGE, cpus: 1, memory_mib: 256, disk_gib: 1, require_attestation: false, wait_for: 'none' });
+    const localVm = await m.client.create({
+      name: 'povdesk-00000000-control-node',
+      image: TEST_IMAGE,
+      cpus: 1,
+      memory_mib: 256,
+      disk_gib: 1,
+      require_attestation: false,
+      wait_for: 'none',
+    });
 
     const platforms: { p: LabPlatform; envId: string; vmId: string; read: () => Promise<string> }[] = [
       { p: new SkytapPlatform(sky), envId: env.id, vmId: skyVm.id, read: () => sky.getVmUserData(env.id, skyVm.id) },
@@ -82,11 +90,20 @@ describe.skipIf(fakeManagerSkip)('the control-node install on a local POV', () =
         ],
       };
       const controlPlane: ControlPlane = {
-        mintEnrolmentCode: async () => ({ agentId: 'agent-bytes', code: 'ENROL-0123456789abcdef0123456789', expiresAt: new Date(Date.now() + 900_000).toISOString() }),
+        mintEnrolmentCode: async () => ({
+          agentId: 'agent-bytes',
+          code: 'ENROL-0123456789abcdef0123456789',
+          expiresAt: new Date(Date.now() + 900_000).toISOString(),
+        }),
         mintJoinToken: async () => {
           throw new Error('no SPIRE here');
         },
-        enrolmentState: async (agentId) => ({ agentId, state: seen ? 'enrolled' : 'pending', attestation: seen ? 'ed25519' : null, enrolledAt: seen ? new Date().toISOString() : null }),
+        enrolmentState: async (agentId) => ({
+          agentId,
+          state: seen ? 'enrolled' : 'pending',
+          attestation: seen ? 'ed25519' : null,
+          enrolledAt: seen ? new Date().toISOString() : null,
+        }),
         revoke: async () => 'revoked',
         spire: async () => null,
       };
@@ -128,7 +145,12 @@ describe.skipIf(fakeManagerSkip)('the control-node install on a local POV', () =
       tuning: { controlNode: { enrolPollMs: 30 }, lab: { api: async () => m!.client, templates: templatesOf(TWO_VMS) } },
     });
     const cpPort = Number(new URL(cp.url).port);
-    await w.call('controlNode.saveSettings', { controlPlaneUrl: cp.url, agentUrl: `http://${GUEST_HOST_ALIAS}:8080`, token: cp.token, agentImage: 'povdesk/test-agent:1' });
+    await w.call('controlNode.saveSettings', {
+      controlPlaneUrl: cp.url,
+      agentUrl: `http://${GUEST_HOST_ALIAS}:8080`,
+      token: cp.token,
+      agentImage: 'povdesk/test-agent:1',
+    });
     const created = await w.call('pov.create', { platform: 'local', templateId: TWO_VMS.id, name: 'Rehearsal' });
     const povId = (await w.jobs.wait(created.jobId)).subject!;
     const control = (await m.client.list()).find((v) => v.name.endsWith('-control'))!;

@@ -18,8 +18,29 @@ import { openDatabase, type Db } from '../../main/services/store/db';
 import { bareCollaborators, MIGRATIONS, runCrashChild } from './helpers';
 import { fakeManager, fakeManagerSkip, templatesOf, TWO_VMS, type FakeManager } from './local-support';
 
-const CREATE_STEPS = ['after-commit', 'before-create-network', 'after-create-network', 'before-create-vm:control', 'after-create-vm:control', 'before-create-vm:target', 'after-create-vm:target', 'after-create', 'after-power-on', 'after-vms'];
-const DESTROY_STEPS = ['before-delete', 'before-delete-vm:control', 'after-delete-vm:control', 'before-delete-vm:target', 'after-delete-vm:target', 'before-delete-network', 'after-delete-network', 'after-delete', 'after-gone'];
+const CREATE_STEPS = [
+  'after-commit',
+  'before-create-network',
+  'after-create-network',
+  'before-create-vm:control',
+  'after-create-vm:control',
+  'before-create-vm:target',
+  'after-create-vm:target',
+  'after-create',
+  'after-power-on',
+  'after-vms',
+];
+const DESTROY_STEPS = [
+  'before-delete',
+  'before-delete-vm:control',
+  'after-delete-vm:control',
+  'before-delete-vm:target',
+  'after-delete-vm:target',
+  'before-delete-network',
+  'after-delete-network',
+  'after-delete',
+  'after-gone',
+];
 
 interface W {
   dir: string;
@@ -64,15 +85,31 @@ async function invariants(w: W) {
   const names = await w.m.names();
   const rows = listPovs(w.db, true);
   const live = rows.filter((r) => r.state !== 'destroyed' && r.env_id);
-  expect(names.filter((n) => !live.some((r) => n.startsWith(`${r.env_id}-`))), 'VMs no live POV row accounts for').toEqual([]);
-  for (const r of rows.filter((x) => x.state === 'destroyed')) expect(names.filter((n) => n.startsWith(`${r.env_id}-`)), 'VMs of a destroyed row').toEqual([]);
+  expect(
+    names.filter((n) => !live.some((r) => n.startsWith(`${r.env_id}-`))),
+    'VMs no live POV row accounts for',
+  ).toEqual([]);
+  for (const r of rows.filter((x) => x.state === 'destroyed'))
+    expect(
+      names.filter((n) => n.startsWith(`${r.env_id}-`)),
+      'VMs of a destroyed row',
+    ).toEqual([]);
   expect(new Set(names).size, 'a VM made twice').toBe(names.length);
   // Networks: each is a live row's (no orphan), and every VM of a POV is on its POV's network (none on a deleted one).
   const nets = await w.m.networks();
-  expect(nets.filter((n) => !live.some((r) => n.name === r.env_id)).map((n) => n.name), 'networks no live POV row accounts for').toEqual([]);
+  expect(
+    nets.filter((n) => !live.some((r) => n.name === r.env_id)).map((n) => n.name),
+    'networks no live POV row accounts for',
+  ).toEqual([]);
   const vms = await w.m.client.list();
-  expect(vms.filter((v) => v.network !== v.name.slice(0, 'povdesk-12345678'.length)).map((v) => `${v.name} on ${v.network}`), 'a VM off its POV\'s network').toEqual([]);
-  expect(vms.filter((v) => !nets.some((n) => n.name === v.network)).map((v) => v.name), 'a VM on a network that does not exist').toEqual([]);
+  expect(
+    vms.filter((v) => v.network !== v.name.slice(0, 'povdesk-12345678'.length)).map((v) => `${v.name} on ${v.network}`),
+    "a VM off its POV's network",
+  ).toEqual([]);
+  expect(
+    vms.filter((v) => !nets.some((n) => n.name === v.network)).map((v) => v.name),
+    'a VM on a network that does not exist',
+  ).toEqual([]);
 }
 
 async function restartAndSweep(w: W, killedJob: string) {

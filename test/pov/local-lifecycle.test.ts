@@ -19,7 +19,10 @@ beforeEach(async () => {
   if (fakeManagerSkip) return;
   m = await fakeManager();
   crash = crashingClient(m.client);
-  t = await testCore({ env: { POVDESK_SKYTAP_POLL_MS: '20' }, tuning: { lab: { api: async () => crash.api, templates: templatesOf(TWO_VMS) } } });
+  t = await testCore({
+    env: { POVDESK_SKYTAP_POLL_MS: '20' },
+    tuning: { lab: { api: async () => crash.api, templates: templatesOf(TWO_VMS) } },
+  });
 });
 afterEach(async () => {
   await t?.close();
@@ -42,7 +45,11 @@ async function noOrphans() {
   const orphans = (await m.names()).filter((n) => !live.some((r) => n.startsWith(`${r.env_id}-`)));
   expect(orphans, 'VMs no POV row accounts for').toEqual([]);
   const lying = listPovs(t.db, true).filter((r) => r.state === 'destroyed' && r.env_id);
-  for (const r of lying) expect((await m.names()).filter((n) => n.startsWith(`${r.env_id}-`)), `destroyed POV ${r.name} still has VMs`).toEqual([]);
+  for (const r of lying)
+    expect(
+      (await m.names()).filter((n) => n.startsWith(`${r.env_id}-`)),
+      `destroyed POV ${r.name} still has VMs`,
+    ).toEqual([]);
 }
 
 /** An app restart: a new core over the same home, its interrupted jobs resumed, one sweep. */
@@ -64,14 +71,23 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
     expect(crash.calls).toEqual([`create network povdesk-${tag}`, `create povdesk-${tag}-control`, `create povdesk-${tag}-target`]);
 
     const got = await t.call('pov.get', { id: povId });
-    expect(got.pov).toMatchObject({ platform: 'local', state: 'active', runstate: 'running', envId: `povdesk-${tag}`, templateName: 'Two VMs' });
+    expect(got.pov).toMatchObject({
+      platform: 'local',
+      state: 'active',
+      runstate: 'running',
+      envId: `povdesk-${tag}`,
+      templateName: 'Two VMs',
+    });
     expect(got.pov.autoDelete?.at ?? null).toBeNull();
     // Each VM's address is its lease on the POV's own network (the manager's, as it reports it).
     expect(got.vms.map((v) => [v.name, v.os, v.runstate, v.ip])).toEqual([
       ['control', 'linux', 'ready', '10.0.0.2'],
       ['target', 'windows', 'ready', '10.0.0.3'],
     ]);
-    expect((await m.client.list()).map((v) => [v.network, v.ip])).toEqual([[`povdesk-${tag}`, '10.0.0.2'], [`povdesk-${tag}`, '10.0.0.3']]);
+    expect((await m.client.list()).map((v) => [v.network, v.ip])).toEqual([
+      [`povdesk-${tag}`, '10.0.0.2'],
+      [`povdesk-${tag}`, '10.0.0.3'],
+    ]);
     expect(getPov(t.db, povId)!.auto_delete_at ?? null).toBeNull();
 
     const { jobId: s } = await t.call('pov.suspend', { id: povId });
@@ -90,9 +106,17 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
   });
 
   it('refusals up front with the registry reason: auto-delete at create (no row made), share links, moving auto-delete', async () => {
-    await expect(t.call('pov.create', { platform: 'local', templateId: TWO_VMS.id, name: 'x', autoDeleteAt: new Date(Date.now() + 86_400_000).toISOString() })).rejects.toMatchObject({
+    await expect(
+      t.call('pov.create', {
+        platform: 'local',
+        templateId: TWO_VMS.id,
+        name: 'x',
+        autoDeleteAt: new Date(Date.now() + 86_400_000).toISOString(),
+      }),
+    ).rejects.toMatchObject({
       code: 'unsupported',
-      message: 'This laptop (vm-manager) cannot do schedules (auto-delete timers): The vm-manager has no scheduler, so a local POV has no auto-delete timer; destroy it yourself.',
+      message:
+        'This laptop (vm-manager) cannot do schedules (auto-delete timers): The vm-manager has no scheduler, so a local POV has no auto-delete timer; destroy it yourself.',
     });
     expect(listPovs(t.db, true)).toEqual([]);
     expect(await m.names()).toEqual([]);
@@ -100,7 +124,8 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
     const { povId } = await create();
     await expect(t.call('share.create', { povId })).rejects.toMatchObject({
       code: 'unsupported',
-      message: 'This laptop (vm-manager) cannot do share links (publish sets): The vm-manager has no share links; share access to a local VM through your own network instead.',
+      message:
+        'This laptop (vm-manager) cannot do share links (publish sets): The vm-manager has no share links; share access to a local VM through your own network instead.',
     });
     await expect(t.call('pov.setAutoDelete', { povId, at: new Date(Date.now() + 86_400_000).toISOString() })).rejects.toMatchObject({
       code: 'unsupported',
@@ -112,7 +137,10 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
     const { povId } = await create();
     t.db.prepare("UPDATE povs SET platform = 'hyper-v' WHERE id = ?").run(povId);
     const before = t.jobs.list({ subject: povId, includeRoutine: true, limit: 100 }).length;
-    await expect(t.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({ code: 'unsupported', message: /^Unknown lab platform "hyper-v"/ });
+    await expect(t.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({
+      code: 'unsupported',
+      message: /^Unknown lab platform "hyper-v"/,
+    });
     expect(t.jobs.list({ subject: povId, includeRoutine: true, limit: 100 })).toHaveLength(before);
     t.db.prepare("UPDATE povs SET platform = 'local' WHERE id = ?").run(povId);
   });
@@ -170,11 +198,21 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
 
   it('the sweep marks a local POV whose VMs were deleted outside POV Desk destroyed, and reports VMs no POV owns', async () => {
     const { povId } = await create();
-    const stray = await m.client.create({ name: 'povdesk-0badf00d-control', image: 'povdesk-test', cpus: 1, memory_mib: 256, disk_gib: 1, wait_for: 'none' });
+    const stray = await m.client.create({
+      name: 'povdesk-0badf00d-control',
+      image: 'povdesk-test',
+      cpus: 1,
+      memory_mib: 256,
+      disk_gib: 1,
+      wait_for: 'none',
+    });
     for (const v of await m.client.list()) if (v.name.startsWith(`povdesk-${povId.slice(0, 8)}-`)) await m.client.delete(v.id);
     const sweep = await t.jobs.wait(t.services.pov.runReconcile());
     expect(sweep.state, JSON.stringify(sweep.error)).toBe('succeeded');
-    expect((sweep.result as { local: { gone: number; leftovers: string[] } }).local).toMatchObject({ gone: 1, leftovers: ['povdesk-0badf00d'] });
+    expect((sweep.result as { local: { gone: number; leftovers: string[] } }).local).toMatchObject({
+      gone: 1,
+      leftovers: ['povdesk-0badf00d'],
+    });
     const row = getPov(t.db, povId)!;
     expect(row.state).toBe('destroyed');
     expect(row.error_message).toMatch(/deleted outside POV Desk/);

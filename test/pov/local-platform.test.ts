@@ -25,22 +25,26 @@ describe('localRunstate', () => {
   });
 });
 
-describe('the lifecycle\'s create line', () => {
-  it('is the platform\'s own: Skytap\'s request for Skytap, no Skytap words for the local vm-manager', () => {
+describe("the lifecycle's create line", () => {
+  it("is the platform's own: Skytap's request for Skytap, no Skytap words for the local vm-manager", () => {
     expect(PLATFORM_WORDS.skytap.createRequest('500')).toBe('POST /configurations from template 500');
     expect(PLATFORM_WORDS.local.createRequest('two-vms')).toBe('creating the VMs of local template two-vms');
   });
 });
 
 describe('hostForwardsFor', () => {
-  it('forwards the agent URL\'s port at GUEST_HOST_ALIAS to the loopback control plane\'s port; nothing for any other agent URL', () => {
-    expect(hostForwardsFor({ agentUrl: `http://${GUEST_HOST_ALIAS}:8080`, controlPlaneUrl: 'http://127.0.0.1:41234' })).toEqual([{ guest_port: 8080, host_port: 41234 }]);
-    expect(hostForwardsFor({ agentUrl: `https://${GUEST_HOST_ALIAS}`, controlPlaneUrl: 'http://localhost:9000' })).toEqual([{ guest_port: 443, host_port: 9000 }]);
+  it("forwards the agent URL's port at GUEST_HOST_ALIAS to the loopback control plane's port; nothing for any other agent URL", () => {
+    expect(hostForwardsFor({ agentUrl: `http://${GUEST_HOST_ALIAS}:8080`, controlPlaneUrl: 'http://127.0.0.1:41234' })).toEqual([
+      { guest_port: 8080, host_port: 41234 },
+    ]);
+    expect(hostForwardsFor({ agentUrl: `https://${GUEST_HOST_ALIAS}`, controlPlaneUrl: 'http://localhost:9000' })).toEqual([
+      { guest_port: 443, host_port: 9000 },
+    ]);
     expect(hostForwardsFor({ agentUrl: 'https://cp.example.com', controlPlaneUrl: 'https://cp.example.com' })).toEqual([]);
     expect(hostForwardsFor({ agentUrl: '', controlPlaneUrl: 'http://127.0.0.1:1' })).toEqual([]);
   });
 
-  it('refuses a forward to a control plane that is not on this host\'s loopback', () => {
+  it("refuses a forward to a control plane that is not on this host's loopback", () => {
     expect(() => hostForwardsFor({ agentUrl: `http://${GUEST_HOST_ALIAS}:8080`, controlPlaneUrl: 'https://cp.example.com' })).toThrow(
       /must be on this host's loopback .* not https:\/\/cp\.example\.com; fix Settings → Control node/,
     );
@@ -73,10 +77,29 @@ describe.skipIf(fakeManagerSkip)('user_data on a vm-manager without the user-dat
   it('a client without setUserData, and a route answering 404 for a VM that exists, are both "user_data only at create"', async () => {
     m = await fakeManager();
     const real = m.client;
-    const vm = await real.create({ name: 'povdesk-00000000-a', image: TEST_IMAGE, cpus: 1, memory_mib: 256, disk_gib: 1, wait_for: 'none' });
-    const noRoute: LocalVmApi = { list: () => real.list(), get: (id) => real.get(id), networks: () => real.networks(), createNetwork: (b) => real.createNetwork(b), deleteNetwork: (n) => real.deleteNetwork(n), create: (b) => real.create(b), start: (id) => real.start(id), stop: (id) => real.stop(id), delete: (id) => real.delete(id) };
+    const vm = await real.create({
+      name: 'povdesk-00000000-a',
+      image: TEST_IMAGE,
+      cpus: 1,
+      memory_mib: 256,
+      disk_gib: 1,
+      wait_for: 'none',
+    });
+    const noRoute: LocalVmApi = {
+      list: () => real.list(),
+      get: (id) => real.get(id),
+      networks: () => real.networks(),
+      createNetwork: (b) => real.createNetwork(b),
+      deleteNetwork: (n) => real.deleteNetwork(n),
+      create: (b) => real.create(b),
+      start: (id) => real.start(id),
+      stop: (id) => real.stop(id),
+      delete: (id) => real.delete(id),
+    };
     const why = /this vm-manager takes user_data only at create/;
-    await expect(new LocalPlatform({ api: async () => noRoute, templates: templatesOf() }).setUserData('povdesk-00000000', vm.id, 'x')).rejects.toMatchObject({ code: 'unsupported', message: why });
+    await expect(
+      new LocalPlatform({ api: async () => noRoute, templates: templatesOf() }).setUserData('povdesk-00000000', vm.id, 'x'),
+    ).rejects.toMatchObject({ code: 'unsupported', message: why });
     const answers404: LocalVmApi = {
       ...noRoute,
       setUserData: async () => {
@@ -97,7 +120,7 @@ describe('SkytapPlatform: the same interface over the Skytap client (emulator)',
     w = undefined;
   });
 
-  it('finds a POV\'s environment by its tag, reads it with its VMs, writes and clears user_data, and names no environment in advance', async () => {
+  it("finds a POV's environment by its tag, reads it with its VMs, writes and clears user_data, and names no environment in advance", async () => {
     w = await world();
     const { povId, job } = await createPov(w);
     expect(job.state).toBe('succeeded');

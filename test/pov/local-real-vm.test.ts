@@ -49,7 +49,13 @@ describe.skipIf(skip !== null)('a local POV on the real vm-manager (TCG)', () =>
     expect(got.pov).toMatchObject({ platform: 'local', state: 'active', runstate: 'running', envId: `povdesk-${povId.slice(0, 8)}` });
     expect(got.vms.map((v) => [v.name, v.os])).toEqual([['test-vm', 'linux']]);
     const [rec] = await m!.vms.list();
-    expect(rec).toMatchObject({ name: `povdesk-${povId.slice(0, 8)}-test-vm`, cpus: 2, memoryMiB: 2048, diskGiB: 20, requireAttestation: true });
+    expect(rec).toMatchObject({
+      name: `povdesk-${povId.slice(0, 8)}-test-vm`,
+      cpus: 2,
+      memoryMiB: 2048,
+      diskGiB: 20,
+      requireAttestation: true,
+    });
     expect(pidsWith(state).length).toBeGreaterThanOrEqual(2); // qemu and swtpm
 
     const t1 = Date.now();
@@ -74,23 +80,43 @@ describe.skipIf(skip !== null)('a local POV on the real vm-manager (TCG)', () =>
     console.log(`local POV on TCG: create ${created} ms, suspend ${suspended} ms, start ${started} ms, destroy ${Date.now() - t3} ms`);
   }, 600_000);
 
-  it('a two-VM local POV on its own network: the payload grants both /32s, and from the control node the other VM\'s port 22 answers', async () => {
+  it("a two-VM local POV on its own network: the payload grants both /32s, and from the control node the other VM's port 22 answers", async () => {
     // A control plane nobody listens on: the install after power-on fails fast on the row, the POV stays active.
-    await t.call('controlNode.saveSettings', { controlPlaneUrl: 'http://127.0.0.1:9', token: 'unused', agentImage: 'povdesk/test-agent:1' });
+    await t.call('controlNode.saveSettings', {
+      controlPlaneUrl: 'http://127.0.0.1:9',
+      token: 'unused',
+      agentImage: 'povdesk/test-agent:1',
+    });
     const vm = { image: TEST_IMAGE, cpus: 1, memoryMib: 768, diskGib: 1, requireAttestation: false };
-    const { template } = await t.call('labTemplates.create', { name: 'Two on one network', vms: [{ name: 'control', os: 'linux', ...vm }, { name: 'target', os: 'windows', ...vm }] });
-    const job = await t.jobs.wait((await t.call('pov.create', { platform: 'local', templateId: template.id, name: 'Two VMs on TCG' })).jobId);
+    const { template } = await t.call('labTemplates.create', {
+      name: 'Two on one network',
+      vms: [
+        { name: 'control', os: 'linux', ...vm },
+        { name: 'target', os: 'windows', ...vm },
+      ],
+    });
+    const job = await t.jobs.wait(
+      (await t.call('pov.create', { platform: 'local', templateId: template.id, name: 'Two VMs on TCG' })).jobId,
+    );
     expect(job.state, JSON.stringify(job.error)).toBe('succeeded');
     const povId = job.subject!;
     const tag = povId.slice(0, 8);
-    const ready = await until('both VMs ready', () => {
-      const vms = m!.vms.list();
-      return vms.length === 2 && vms.every((v) => v.state === 'ready') && vms;
-    }, 240_000, 1000);
+    const ready = await until(
+      'both VMs ready',
+      () => {
+        const vms = m!.vms.list();
+        return vms.length === 2 && vms.every((v) => v.state === 'ready') && vms;
+      },
+      240_000,
+      1000,
+    );
     const ip = (n: string) => ready.find((v) => v.name === `povdesk-${tag}-${n}`)!.lease!.ip;
     expect(ready.map((v) => v.network)).toEqual([`povdesk-${tag}`, `povdesk-${tag}`]);
     await t.jobs.wait((await t.call('pov.refreshVms', { id: povId })).jobId);
-    expect((await t.call('pov.get', { id: povId })).vms.map((v) => [v.name, v.ip]).sort()).toEqual([['control', ip('control')], ['target', ip('target')]]);
+    expect((await t.call('pov.get', { id: povId })).vms.map((v) => [v.name, v.ip]).sort()).toEqual([
+      ['control', ip('control')],
+      ['target', ip('target')],
+    ]);
     const preview = await t.call('controlNode.previewBootstrap', { povId });
     expect(preview.vm).toBe('control');
     for (const n of ['control', 'target']) expect(preview.policy).toContain(`cidr: ${ip(n)}/32`);

@@ -47,12 +47,23 @@ export async function fakeManager(): Promise<FakeManager> {
   mkdirSync(img, { recursive: true });
   writeFileSync(
     join(img, 'image.json'),
-    JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }),
+    JSON.stringify({
+      name: TEST_IMAGE,
+      kind: 'kernel',
+      createdAt: new Date().toISOString(),
+      kernel: 'vmlinuz',
+      initrd: 'initrd.img',
+      cmdline: 'console=ttyS0',
+      sizeBytes: 1,
+      sha256: '0'.repeat(64),
+    }),
   );
   const launcher = new FakeLauncher();
   const networks = new Networks(state);
   const vms = new VmService({
-    stateDir: state, launcher, networkMode: (n) => networks.get(n).mode,
+    stateDir: state,
+    launcher,
+    networkMode: (n) => networks.get(n).mode,
     // leases as the daemon makes them (addresses on the POV's network); the fake launcher starts no switch
     lan: { leaseFor: (n, id, taken) => leaseFor(networks.get(n), id, taken), up: async (n) => `/no-switch/${n}` },
     timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 },
@@ -76,7 +87,13 @@ export async function fakeManager(): Promise<FakeManager> {
       const vmList = await client.list();
       return (await client.networks())
         .filter((n) => n.spec.name !== 'default' && n.spec.name !== 'nat')
-        .map((n) => ({ name: n.spec.name, vms: vmList.filter((v) => v.network === n.spec.name).map((v) => v.name).sort() }));
+        .map((n) => ({
+          name: n.spec.name,
+          vms: vmList
+            .filter((v) => v.network === n.spec.name)
+            .map((v) => v.name)
+            .sort(),
+        }));
     },
     guestUserData: (vmId) => metadataGet(sock, vmId, '/skytap/vms/self/user_data'),
     async close() {

@@ -17,7 +17,14 @@ describe('pov.readiness through the core', () => {
     const id = await createPov(w, new Date(Date.now() + 3 * DAY));
     const r = await w.call('pov.readiness', { id });
     const state = Object.fromEntries(r.items.map((i) => [i.key, i.state]));
-    expect(state).toEqual({ environment: 'ok', controlNode: 'not_ready', gateway: 'not_configured', share: 'not_ready', autoDelete: 'ok', jobs: 'ok' });
+    expect(state).toEqual({
+      environment: 'ok',
+      controlNode: 'not_ready',
+      gateway: 'not_configured',
+      share: 'not_ready',
+      autoDelete: 'ok',
+      jobs: 'ok',
+    });
     expect(r.overall).toBe('not_ready');
     expect(r.items.find((i) => i.key === 'share')!.action).toEqual({ label: 'Create a share link', method: 'share.create' });
 
@@ -27,7 +34,11 @@ describe('pov.readiness through the core', () => {
 
     const { povs } = await w.call('pov.list', {});
     const shares = await w.call('share.list', { povId: id });
-    expect(povs.find((p) => p.id === id)!.readiness).toEqual({ overall: 'not_ready', summary: after.summary, shareExpiresAt: shares.shares[0]!.expiresAt });
+    expect(povs.find((p) => p.id === id)!.readiness).toEqual({
+      overall: 'not_ready',
+      summary: after.summary,
+      shareExpiresAt: shares.shares[0]!.expiresAt,
+    });
     await expect(w.call('pov.readiness', { id: 'nope' })).rejects.toMatchObject({ code: 'not_found' });
     await expect(w.call('pov.readiness', { id, extra: 1 } as never)).rejects.toThrow();
   });

@@ -17,36 +17,87 @@ const done = { state: 'done' as const, id: 'x', detail: null, error: null };
 
 function readyFacts(): ReadinessFacts {
   const pov: PovView = {
-    id: 'p1', name: 'Acme', platform: 'skytap', templateId: 't', templateName: 'T', envId: 'e1', state: 'active',
-    runstate: 'running', rateLimited: false, errorMessage: null, lastConfirmedAt: at(-5 * 60_000), envGoneAt: null,
+    id: 'p1',
+    name: 'Acme',
+    platform: 'skytap',
+    templateId: 't',
+    templateName: 'T',
+    envId: 'e1',
+    state: 'active',
+    runstate: 'running',
+    rateLimited: false,
+    errorMessage: null,
+    lastConfirmedAt: at(-5 * 60_000),
+    envGoneAt: null,
     controlNode: { name: 'cn', vmId: 'v1', status: 'enrolled', reason: null, mode: 'spire', vm: 'cn' },
-    createdAt: at(-48 * H), updatedAt: at(-H), activeJobId: null,
+    createdAt: at(-48 * H),
+    updatedAt: at(-H),
+    activeJobId: null,
     actions: { start: false, suspend: true, destroy: true, refreshVms: true },
     autoDelete: { at: at(72 * H), status: 'armed', reason: null, scheduleId: 's', nextWarning: null, lastWarning: null },
   };
   const pam = {
     povId: 'p1',
-    tenants: { povId: 'p1', pra: { site: 'https://pra', clientId: 'c', secretSet: true }, passwordSafe: null, entitle: null, brokerInstallKeySet: false, functionalAccounts: { linux: null, windows: null }, managedAccounts: { linux: [], windows: [] } },
+    tenants: {
+      povId: 'p1',
+      pra: { site: 'https://pra', clientId: 'c', secretSet: true },
+      passwordSafe: null,
+      entitle: null,
+      brokerInstallKeySet: false,
+      functionalAccounts: { linux: null, windows: null },
+      managedAccounts: { linux: [], windows: [] },
+    },
     gateway: { ...done, connected: true, node: 'node-1' },
-    jumpGroup: done, workgroup: done, container: done,
+    jumpGroup: done,
+    workgroup: done,
+    container: done,
     broker: { ...done, vm: null, label: 'broker: verified' },
     entitle: { ...done, sshIntegration: { enabled: false, reason: '' } },
-    vms: [{ vmId: 'v2', name: 'web', os: 'linux', ip: '10.0.0.2', jumpItem: { ...done, type: 'shell_jump' as const }, passwordSafe: done, entitle: done }],
+    vms: [
+      {
+        vmId: 'v2',
+        name: 'web',
+        os: 'linux',
+        ip: '10.0.0.2',
+        jumpItem: { ...done, type: 'shell_jump' as const },
+        passwordSafe: done,
+        entitle: done,
+      },
+    ],
     jobId: null,
     lastRun: { op: 'wire' as const, state: 'succeeded', at: at(-2 * H) },
   } satisfies PamStatus;
   const share: ShareView = {
-    shareId: 's1', name: 'Acme – customer access', url: 'https://cloud.skytap.com/vms/abc/desktops', access: 'run_and_use', vmIds: ['v2'],
-    expiresAt: at(72 * H), runtimeLimitMinutes: null, runtimeLeftSeconds: null, managed: true, passwordStored: true, goneAt: null, createdAt: at(-3 * H),
+    shareId: 's1',
+    name: 'Acme – customer access',
+    url: 'https://cloud.skytap.com/vms/abc/desktops',
+    access: 'run_and_use',
+    vmIds: ['v2'],
+    expiresAt: at(72 * H),
+    runtimeLimitMinutes: null,
+    runtimeLeftSeconds: null,
+    managed: true,
+    passwordStored: true,
+    goneAt: null,
+    createdAt: at(-3 * H),
   };
   return { pov, pam, shares: [share], jobs: [job(JOB_KIND.povCreate, 'succeeded', -47 * H)] };
 }
 
 function job(kind: string, state: JobRecord['state'], finishedDelta: number, message = 'boom'): JobRecord {
   return {
-    id: `${kind}-${finishedDelta}`, kind, title: `${kind} job`, subject: 'p1', routine: false, state,
-    progress: { step: '', fraction: null, message: '' }, createdAt: at(finishedDelta - 60_000), startedAt: at(finishedDelta - 60_000),
-    finishedAt: at(finishedDelta), error: state === 'failed' ? { code: 'unavailable', message } : null, result: null,
+    id: `${kind}-${finishedDelta}`,
+    kind,
+    title: `${kind} job`,
+    subject: 'p1',
+    routine: false,
+    state,
+    progress: { step: '', fraction: null, message: '' },
+    createdAt: at(finishedDelta - 60_000),
+    startedAt: at(finishedDelta - 60_000),
+    finishedAt: at(finishedDelta),
+    error: state === 'failed' ? { code: 'unavailable', message } : null,
+    result: null,
   } as JobRecord;
 }
 
@@ -60,7 +111,12 @@ describe('demo readiness', () => {
     expect(r.overall).toBe('ready');
     expect(r.summary).toBe('Ready for the customer.');
     expect(r.items.map((i) => [i.key, i.state])).toEqual([
-      ['environment', 'ok'], ['controlNode', 'ok'], ['gateway', 'ok'], ['share', 'ok'], ['autoDelete', 'ok'], ['jobs', 'ok'],
+      ['environment', 'ok'],
+      ['controlNode', 'ok'],
+      ['gateway', 'ok'],
+      ['share', 'ok'],
+      ['autoDelete', 'ok'],
+      ['jobs', 'ok'],
     ]);
     expect(item(readyFacts(), 'environment').ageSeconds).toBe(300);
   });
@@ -98,8 +154,14 @@ describe('demo readiness', () => {
     const none = readyFacts();
     none.pam = null;
     expect(item(none, 'gateway').state).toBe('not_configured');
-    expect(assessReadiness(none, now)).toMatchObject({ overall: 'ready', summary: 'Ready for the customer (not configured: BeyondTrust).' });
-    expect(item(none, 'gateway').action).toEqual({ label: 'To add it: save the tenants in Access (BeyondTrust) on this page', method: 'pam.saveTenants' });
+    expect(assessReadiness(none, now)).toMatchObject({
+      overall: 'ready',
+      summary: 'Ready for the customer (not configured: BeyondTrust).',
+    });
+    expect(item(none, 'gateway').action).toEqual({
+      label: 'To add it: save the tenants in Access (BeyondTrust) on this page',
+      method: 'pam.saveTenants',
+    });
 
     const off = readyFacts();
     off.pam!.gateway.connected = false;
@@ -167,7 +229,13 @@ describe('demo readiness', () => {
 
   it('the service gathers the facts per POV and puts the badge on list rows', async () => {
     const f = readyFacts();
-    const svc = new ReadinessService({ pov: () => f.pov, pam: async () => f.pam, shares: () => f.shares, jobs: () => f.jobs, now: () => new Date(T0 + 50 * H) });
+    const svc = new ReadinessService({
+      pov: () => f.pov,
+      pam: async () => f.pam,
+      shares: () => f.shares,
+      jobs: () => f.jobs,
+      now: () => new Date(T0 + 50 * H),
+    });
     const [row] = await svc.badges([f.pov]);
     expect(row!.readiness?.overall).toBe('attention'); // confirmation stale, auto-delete in 22 h
     expect((await svc.of('p1')).items.filter((i) => i.state !== 'ok').map((i) => i.key)).toEqual(['environment', 'autoDelete']);
@@ -185,7 +253,10 @@ describe('demo readiness', () => {
     const bare = structuredClone(f);
     bare.pam = null;
     bare.pov.controlNode = { ...bare.pov.controlNode, status: 'not_set_up', reason: 'Settings → Control node is incomplete' };
-    expect(assessReadiness(bare, now)).toMatchObject({ overall: 'ready', summary: 'Ready to rehearse (not configured: control node, BeyondTrust).' });
+    expect(assessReadiness(bare, now)).toMatchObject({
+      overall: 'ready',
+      summary: 'Ready to rehearse (not configured: control node, BeyondTrust).',
+    });
     expect(readinessWords('ready', 'local')).toBe('ready to rehearse');
     expect(readinessWords('ready', 'skytap')).toBe('ready');
     f.pov.lastConfirmedAt = at(-3 * H);

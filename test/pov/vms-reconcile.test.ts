@@ -25,7 +25,10 @@ describe('VM reads', () => {
     expect(w.logs.some((l) => l.startsWith('warn:') && /never prunes/.test(l))).toBe(true);
     // a VM removed in Skytap is marked gone by the next non-empty read
     const env = w.emu.state.environments.get(getPov(w.db, povId)!.env_id!)!;
-    const removed = env.vms.splice(env.vms.findIndex((v) => v.name === 'rhel-target'), 1)[0]!;
+    const removed = env.vms.splice(
+      env.vms.findIndex((v) => v.name === 'rhel-target'),
+      1,
+    )[0]!;
     const res = await runRefreshVms(w.deps, povId, w.ctx);
     expect(res).toMatchObject({ seen: 3, markedGone: 1, emptyRead: false });
     const after = listVms(w.db, povId);
@@ -38,7 +41,7 @@ describe('VM reads', () => {
     expect(listVms(w.db, povId).every((v) => v.gone_at === null)).toBe(true);
   });
 
-  it('the OS override is kept apart from Skytap\'s value and survives every refresh', async () => {
+  it("the OS override is kept apart from Skytap's value and survives every refresh", async () => {
     w = await world();
     const { povId } = await createPov(w);
     const appliance = listVms(w.db, povId).find((v) => v.name === 'appliance')!;
@@ -103,7 +106,9 @@ describe('reconcile sweep', () => {
     const res = await reconcilePass(w.db, clientFor(w.emu.url), w.ctx);
     expect(res).toMatchObject({ managed: 2000, confirmed: 2000, lookedUp: 0, gone: 0 });
     expect(w.emu.requests).toHaveLength(20);
-    const stale = w.db.prepare("SELECT COUNT(*) AS n FROM povs WHERE runstate <> 'running' OR last_confirmed_at = ?").get(at) as { n: number };
+    const stale = w.db.prepare("SELECT COUNT(*) AS n FROM povs WHERE runstate <> 'running' OR last_confirmed_at = ?").get(at) as {
+      n: number;
+    };
     expect(stale.n).toBe(0);
   });
 
@@ -121,7 +126,9 @@ describe('reconcile sweep', () => {
     const res = await reconcilePass(w.db, clientFor(w.emu.url), w.ctx);
     expect(res).toMatchObject({ managed: 2, lookedUp: 2, gone: 1, confirmed: 1 });
     const single = w.emu.requests.filter((r) => r.method === 'GET' && /^\/v2\/configurations\/\d+/.test(r.path));
-    expect(single.map((r) => r.path.replace(/\.json$/, '')).sort()).toEqual([`/v2/configurations/${goneEnv}`, `/v2/configurations/${keptEnv}`].sort());
+    expect(single.map((r) => r.path.replace(/\.json$/, '')).sort()).toEqual(
+      [`/v2/configurations/${goneEnv}`, `/v2/configurations/${keptEnv}`].sort(),
+    );
     expect(getPov(w.db, kept.povId)!.state).toBe('active');
     const g = getPov(w.db, gone.povId)!;
     expect(g.state).toBe('destroyed');

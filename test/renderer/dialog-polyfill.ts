@@ -5,7 +5,8 @@
  * prevented, and close() gives focus back to where it was. The inert page behind (Tab staying
  * inside) is the browser's alone: the browser-mode e2e checks it in Chromium.
  */
-const FOCUSABLE = 'button:not(:disabled), [href], input:not(:disabled), select:not(:disabled), textarea:not(:disabled), [tabindex]:not([tabindex="-1"])';
+const FOCUSABLE =
+  'button:not(:disabled), [href], input:not(:disabled), select:not(:disabled), textarea:not(:disabled), [tabindex]:not([tabindex="-1"])';
 const before = new WeakMap<HTMLDialogElement, Element | null>();
 const proto = HTMLDialogElement.prototype;
 const nativeClose = proto.close;

@@ -58,7 +58,7 @@ describe('app shell', () => {
     sessionStorage.clear();
   });
 
-  it('the bell is the app\'s own icon in the sidebar, no emoji, and Escape closes its panel', async () => {
+  it("the bell is the app's own icon in the sidebar, no emoji, and Escape closes its panel", async () => {
     render(<App />);
     const nav = screen.getByRole('navigation', { name: 'Sections' });
     const bell = within(nav).getByRole('button', { name: /^Notifications \(\d+ unread\)$/ });
@@ -71,7 +71,7 @@ describe('app shell', () => {
     expect(document.activeElement).toBe(bell);
   });
 
-  it('the sidebar\'s POVs goes back to the list from a POV\'s page', async () => {
+  it("the sidebar's POVs goes back to the list from a POV's page", async () => {
     window.history.replaceState(null, '', '#/povs/p-none');
     render(<App />);
     // the POV page (here: its error, the POV does not exist) is open

@@ -22,16 +22,33 @@ describe('Templates page: Bake a template', () => {
     const dir = join(core.base.home, 'templates', 'baked', 'ctl');
     mkdirSync(dir, { recursive: true });
     const sha = runnerScript().sha256;
-    writeFileSync(join(dir, 'manifest.json'), JSON.stringify({
-      name: 'ctl', createdAt: '2026-12-01T10:00:00.000Z', source: 'debian:bookworm (abc)', baseSha256: 'a'.repeat(64),
-      guest: { distro: 'debian', version: '12', product: 'Debian GNU/Linux 12 (bookworm)', codename: 'bookworm' },
-      runner: { path: '/usr/local/sbin/dashboard-bootstrap-runner', sha256: sha, unit: 'dashboard-bootstrap-runner.service' },
-      docker: 'installed', packages: { 'docker.io': '20.10.24+dfsg1-1+deb12u1+b6' }, cloudInit: 'absent', stages: { source: 1 },
-    }));
-    writeFileSync(join(dir, 'proof.json'), JSON.stringify({
-      passed: true, at: '2026-12-01T10:05:00.000Z', seconds: 61.2, dockerEnabled: 'enabled', runnerSha256: sha,
-      message: 'the runner fetched the probe from the metadata service and ran it after 61 s; docker.service enabled and a container ran', consoleTail: '',
-    }));
+    writeFileSync(
+      join(dir, 'manifest.json'),
+      JSON.stringify({
+        name: 'ctl',
+        createdAt: '2026-12-01T10:00:00.000Z',
+        source: 'debian:bookworm (abc)',
+        baseSha256: 'a'.repeat(64),
+        guest: { distro: 'debian', version: '12', product: 'Debian GNU/Linux 12 (bookworm)', codename: 'bookworm' },
+        runner: { path: '/usr/local/sbin/dashboard-bootstrap-runner', sha256: sha, unit: 'dashboard-bootstrap-runner.service' },
+        docker: 'installed',
+        packages: { 'docker.io': '20.10.24+dfsg1-1+deb12u1+b6' },
+        cloudInit: 'absent',
+        stages: { source: 1 },
+      }),
+    );
+    writeFileSync(
+      join(dir, 'proof.json'),
+      JSON.stringify({
+        passed: true,
+        at: '2026-12-01T10:05:00.000Z',
+        seconds: 61.2,
+        dockerEnabled: 'enabled',
+        runnerSha256: sha,
+        message: 'the runner fetched the probe from the metadata service and ran it after 61 s; docker.service enabled and a container ran',
+        consoleTail: '',
+      }),
+    );
     setTransport(coreTransport(core));
   });
   afterAll(async () => {

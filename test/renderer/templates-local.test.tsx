@@ -44,19 +44,41 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     state = mkdtempSync(join(tmpdir(), 'labtpl-ui-'));
     for (const name of [TEST_IMAGE, 'control-node']) {
       mkdirSync(join(state, 'images', name), { recursive: true });
-      writeFileSync(join(state, 'images', name, 'image.json'), JSON.stringify({ name, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
+      writeFileSync(
+        join(state, 'images', name, 'image.json'),
+        JSON.stringify({
+          name,
+          kind: 'kernel',
+          createdAt: new Date().toISOString(),
+          kernel: 'vmlinuz',
+          initrd: 'initrd.img',
+          cmdline: 'console=ttyS0',
+          sizeBytes: 1,
+          sha256: '0'.repeat(64),
+        }),
+      );
     }
     // The test image has golden values at the default size and at 2 CPUs / 1024 MiB; control-node none.
-    writeFileSync(join(state, 'images', TEST_IMAGE, 'policy.json'), JSON.stringify({
-      image_id: TEST_IMAGE, image_version: '1', pcrs: { initrd: [0, 11], ready: [0, 11, 13] },
-      golden: { sha256: { 0: 'a'.repeat(64) } }, golden_sizes: { '2x1024': { sha256: { 0: 'b'.repeat(64) } } },
-    }));
+    writeFileSync(
+      join(state, 'images', TEST_IMAGE, 'policy.json'),
+      JSON.stringify({
+        image_id: TEST_IMAGE,
+        image_version: '1',
+        pcrs: { initrd: [0, 11], ready: [0, 11, 13] },
+        golden: { sha256: { 0: 'a'.repeat(64) } },
+        golden_sizes: { '2x1024': { sha256: { 0: 'b'.repeat(64) } } },
+      }),
+    );
     const networks = new Networks(state);
     vms = new VmService({ stateDir: state, launcher: new FakeLauncher(), networkMode: (n) => networks.get(n).mode });
     server = createServer(createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     core = await testCore();
-    attachLocalManager(core.base.home, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: TOKEN, stateDir: state });
+    attachLocalManager(core.base.home, {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      token: TOKEN,
+      stateDir: state,
+    });
     setTransport(coreTransport(core));
   }, 60_000);
   afterAll(async () => {
@@ -67,20 +89,32 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     if (state) rmSync(state, { recursive: true, force: true });
   });
 
-  it('lists the built-in test template, creates a two-VM template from the manager\'s images, shows a refusal, deletes', async () => {
+  it("lists the built-in test template, creates a two-VM template from the manager's images, shows a refusal, deletes", async () => {
     render(<LocalTemplatesPanel />);
     let panel = await screen.findByRole('region', { name: 'Local templates' });
     const builtIn = await within(panel).findByRole('listitem', { name: 'POV Desk test VM' });
     expect(within(builtIn).getByText('built-in')).toBeTruthy();
-    expect(within(builtIn).getByText(`test-vm: ${TEST_IMAGE} (linux)`).textContent).toBe(`test-vm: ${TEST_IMAGE} (linux) · 2 CPUs, 2048 MiB, 20 GiB disk, attested`);
+    expect(within(builtIn).getByText(`test-vm: ${TEST_IMAGE} (linux)`).textContent).toBe(
+      `test-vm: ${TEST_IMAGE} (linux) · 2 CPUs, 2048 MiB, 20 GiB disk, attested`,
+    );
     expect(within(builtIn).queryByRole('button', { name: /Delete/ })).toBeNull();
 
     fireEvent.click(within(panel).getByRole('button', { name: 'New local template' }));
     const form = await within(panel).findByRole('form', { name: 'New local template' });
     // the images come from the vm-manager; the first VM starts at 2 CPUs / 2048 MiB / 20 GiB
     const vm1 = await within(form).findByRole('group', { name: 'VM 1' });
-    await waitFor(() => expect(within(within(vm1).getByLabelText('Image')).getAllByRole('option').map((o) => o.textContent)).toEqual(['control-node (kernel)', `${TEST_IMAGE} (kernel)`]));
-    expect([within(vm1).getByLabelText('CPUs'), within(vm1).getByLabelText('Memory (MiB)'), within(vm1).getByLabelText('Disk (GiB)')].map((i) => (i as HTMLInputElement).value)).toEqual(['2', '2048', '20']);
+    await waitFor(() =>
+      expect(
+        within(within(vm1).getByLabelText('Image'))
+          .getAllByRole('option')
+          .map((o) => o.textContent),
+      ).toEqual(['control-node (kernel)', `${TEST_IMAGE} (kernel)`]),
+    );
+    expect(
+      [within(vm1).getByLabelText('CPUs'), within(vm1).getByLabelText('Memory (MiB)'), within(vm1).getByLabelText('Disk (GiB)')].map(
+        (i) => (i as HTMLInputElement).value,
+      ),
+    ).toEqual(['2', '2048', '20']);
     const create = within(form).getByRole('button', { name: 'Create' }) as HTMLButtonElement;
     expect(create.disabled).toBe(true); // no name yet
 
@@ -105,7 +139,9 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     fireEvent.click(within(vm2).getByRole('checkbox', { name: /Attested boot/ }));
     expect(sizeWarning()).toBeNull(); // unattested: the size does not matter
     fireEvent.click(within(vm1).getByRole('checkbox', { name: /Attested boot/ }));
-    expect(within(vm1).getByRole('status').textContent).toBe('Image control-node has no golden PCR values yet: learn them on the Local VMs page, or leave this VM unattested.');
+    expect(within(vm1).getByRole('status').textContent).toBe(
+      'Image control-node has no golden PCR values yet: learn them on the Local VMs page, or leave this VM unattested.',
+    );
     fireEvent.click(within(vm1).getByRole('checkbox', { name: /Attested boot/ }));
     fireEvent.click(create);
     await waitFor(() => expect(within(form).getByRole('alert').textContent).toMatch(/VM names must be unique/));
@@ -114,12 +150,20 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     fireEvent.change(within(vm2).getByLabelText('VM name'), { target: { value: 'target' } });
     fireEvent.click(create);
     let made = await within(panel).findByRole('listitem', { name: 'Two node' }, { timeout: 10_000 });
-    expect(within(made).getByText('ctl: control-node (linux)').textContent).toBe('ctl: control-node (linux) · 2 CPUs, 2048 MiB, 20 GiB disk');
-    expect(within(made).getByText(`target: ${TEST_IMAGE} (linux)`).textContent).toBe(`target: ${TEST_IMAGE} (linux) · 2 CPUs, 4096 MiB, 20 GiB disk`); // the sizes saved, shown
+    expect(within(made).getByText('ctl: control-node (linux)').textContent).toBe(
+      'ctl: control-node (linux) · 2 CPUs, 2048 MiB, 20 GiB disk',
+    );
+    expect(within(made).getByText(`target: ${TEST_IMAGE} (linux)`).textContent).toBe(
+      `target: ${TEST_IMAGE} (linux) · 2 CPUs, 4096 MiB, 20 GiB disk`,
+    ); // the sizes saved, shown
     expect(within(panel).queryByRole('form')).toBeNull();
-    const items = within(panel).getAllByRole('listitem').filter((li) => li.parentElement?.classList.contains('local-template-list'));
+    const items = within(panel)
+      .getAllByRole('listitem')
+      .filter((li) => li.parentElement?.classList.contains('local-template-list'));
     expect(items.map((li) => li.getAttribute('aria-label'))).toEqual(['POV Desk test VM', 'Two node']);
-    const saved = (await core.dispatcher.call('labTemplates.list', { platform: 'local' }, { transport: 'test' })) as { templates: { id: string }[] };
+    const saved = (await core.dispatcher.call('labTemplates.list', { platform: 'local' }, { transport: 'test' })) as {
+      templates: { id: string }[];
+    };
     expect(saved.templates.map((t) => t.id)[0]).toBe(TEST_TEMPLATE_ID);
     expect(files()).toHaveLength(1);
     expect(within(panel).queryByText(/image gone/)).toBeNull();
@@ -130,16 +174,24 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     const editForm = await within(panel).findByRole('form', { name: 'Edit local template Two node' });
     const evm2 = await within(editForm).findByRole('group', { name: 'VM 2' });
     expect((within(editForm).getByLabelText('Local template name') as HTMLInputElement).value).toBe('Two node');
-    expect([within(evm2).getByLabelText('VM name'), within(evm2).getByLabelText('Image'), within(evm2).getByLabelText('Memory (MiB)')].map((i) => (i as HTMLInputElement).value)).toEqual([
-      'target', TEST_IMAGE, '4096',
-    ]);
+    expect(
+      [within(evm2).getByLabelText('VM name'), within(evm2).getByLabelText('Image'), within(evm2).getByLabelText('Memory (MiB)')].map(
+        (i) => (i as HTMLInputElement).value,
+      ),
+    ).toEqual(['target', TEST_IMAGE, '4096']);
     expect((within(evm2).getByRole('checkbox', { name: /Attested boot/ }) as HTMLInputElement).checked).toBe(false);
     fireEvent.change(within(evm2).getByLabelText('Memory (MiB)'), { target: { value: '1024' } });
     fireEvent.change(within(editForm).getByLabelText('Local template description'), { target: { value: 'edited' } });
     fireEvent.click(within(editForm).getByRole('button', { name: 'Save changes' }));
     await waitFor(() => expect(within(panel).queryByRole('form')).toBeNull());
-    const after = (await core.dispatcher.call('labTemplates.list', { platform: 'local' }, { transport: 'test' })) as { templates: { id: string; description: string; vms: { memoryMib?: number }[] }[] };
-    expect(after.templates[1]).toMatchObject({ id: file!.replace(/\.json$/, ''), description: 'edited', vms: [{ memoryMib: 2048 }, { memoryMib: 1024 }] });
+    const after = (await core.dispatcher.call('labTemplates.list', { platform: 'local' }, { transport: 'test' })) as {
+      templates: { id: string; description: string; vms: { memoryMib?: number }[] }[];
+    };
+    expect(after.templates[1]).toMatchObject({
+      id: file!.replace(/\.json$/, ''),
+      description: 'edited',
+      vms: [{ memoryMib: 2048 }, { memoryMib: 1024 }],
+    });
     expect(files()).toEqual([file]);
     made = await within(panel).findByRole('listitem', { name: 'Two node' });
     expect(within(made).queryByRole('button', { name: 'Edit POV Desk test VM' })).toBeNull();
@@ -151,7 +203,9 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     render(<LocalTemplatesPanel />);
     panel = await screen.findByRole('region', { name: 'Local templates' });
     made = await within(panel).findByRole('listitem', { name: 'Two node' });
-    expect((await within(made).findByText(/image gone/)).closest('li')!.textContent).toBe('ctl: control-node (linux) · 2 CPUs, 2048 MiB, 20 GiB disk — image gone from the vm-manager');
+    expect((await within(made).findByText(/image gone/)).closest('li')!.textContent).toBe(
+      'ctl: control-node (linux) · 2 CPUs, 2048 MiB, 20 GiB disk — image gone from the vm-manager',
+    );
     expect(within(made).getByRole('status').textContent).toBe(
       'A POV from Two node would fail: bake or import the missing image again under the same name, or delete this template.',
     );
@@ -159,7 +213,9 @@ describe.skipIf(skip)('Templates page: Local templates', () => {
     expect(within(within(panel).getByRole('listitem', { name: 'POV Desk test VM' })).queryByText(/— image/)).toBeNull(); // its image is there too
     // Its form still shows the saved image, marked, rather than silently picking another.
     fireEvent.click(within(made).getByRole('button', { name: 'Edit Two node' }));
-    const goneVm = await within(await within(panel).findByRole('form', { name: 'Edit local template Two node' })).findByRole('group', { name: 'VM 1' });
+    const goneVm = await within(await within(panel).findByRole('form', { name: 'Edit local template Two node' })).findByRole('group', {
+      name: 'VM 1',
+    });
     const select = within(goneVm).getByLabelText('Image') as HTMLSelectElement;
     expect(select.value).toBe('control-node');
     expect(select.selectedOptions[0]?.textContent).toBe('control-node (gone from the vm-manager)');

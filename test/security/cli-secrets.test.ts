@@ -83,13 +83,18 @@ describe('secrets off the command line', () => {
     expect(r.seen.filter((l) => l.includes(TOKEN))).toEqual([]);
     const missing = await cli(['call', 'settings.saveSkytap', '@/nonexistent/args.json']);
     expect(missing.code).toBe(1);
-    expect(JSON.parse(missing.err.trim()).error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('cannot read the arguments file') });
+    expect(JSON.parse(missing.err.trim()).error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('cannot read the arguments file'),
+    });
   }, 60_000);
 
   it('a secret-bearing method with its JSON on the command line still works, with a warning naming - and @', async () => {
     const r = await cli(['call', 'settings.saveSkytap', JSON.stringify(save)]);
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toMatch(/warning: settings\.saveSkytap takes the Skytap API token, and this command line is readable by every local user.*standard input \(`-`\).*\(`@path`\)/);
+    expect(r.err).toMatch(
+      /warning: settings\.saveSkytap takes the Skytap API token, and this command line is readable by every local user.*standard input \(`-`\).*\(`@path`\)/,
+    );
     const plain = await cli(['call', 'settings.get', '{}']);
     expect(plain.err).not.toMatch(/warning/);
   }, 60_000);
@@ -97,7 +102,13 @@ describe('secrets off the command line', () => {
   it('--help and the MCP refusal texts say how to pass secrets', () => {
     expect(helpText()).toMatch(/povdesk call <method> - \[--wait\]/);
     expect(helpText()).toMatch(/POVDESK_VMM_TOKEN/);
-    for (const m of ['settings.saveSkytap', 'pam.saveTenants', 'controlNode.saveSettings', 'vm.setConnection', 'ssh.profiles.save'] as const) {
+    for (const m of [
+      'settings.saveSkytap',
+      'pam.saveTenants',
+      'controlNode.saveSettings',
+      'vm.setConnection',
+      'ssh.profiles.save',
+    ] as const) {
       const h = methodHints[m] as { takesSecret?: string; notOverMcp?: string };
       expect(h.takesSecret, m).toBeTruthy();
       expect(h.notOverMcp, m).toMatch(/standard input \(`-`\) or in a file \(`@path`\), never on its command line/);
@@ -127,7 +138,12 @@ describe('vm-manager tokens: POVDESK_VMM_TOKEN or a 0600 --token-file', () => {
 
   const golden = async (extra: string[], env: NodeJS.ProcessEnv = {}) => {
     const lines: string[] = [];
-    const code = await runVmManagerCli(['image', 'golden', 'img', '--from-vm', 'abcd1234', '--state-dir', state, '--server', url, ...extra], (s) => lines.push(s), (s) => lines.push(s), env);
+    const code = await runVmManagerCli(
+      ['image', 'golden', 'img', '--from-vm', 'abcd1234', '--state-dir', state, '--server', url, ...extra],
+      (s) => lines.push(s),
+      (s) => lines.push(s),
+      env,
+    );
     return { code, text: lines.join('\n') };
   };
 

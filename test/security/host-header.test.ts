@@ -39,14 +39,27 @@ describe('the browser-mode host answers only its own Host', () => {
 
   it('serves the page and opens the socket for Host 127.0.0.1:<port>', async () => {
     expect(await statusWithHost(f.host.port, `127.0.0.1:${f.host.port}`, { path: '/no-such-file.js' })).toBe(404);
-    expect(await statusWithHost(f.host.port, `127.0.0.1:${f.host.port}`, { path: WS_PATH, upgrade: [WS_PROTOCOL, WS_TOKEN_PREFIX + f.host.token] })).toBe(101);
+    expect(
+      await statusWithHost(f.host.port, `127.0.0.1:${f.host.port}`, {
+        path: WS_PATH,
+        upgrade: [WS_PROTOCOL, WS_TOKEN_PREFIX + f.host.token],
+      }),
+    ).toBe(101);
   });
 
   it('refuses any other Host with 403, on pages, byte streams and the socket', async () => {
-    for (const host of ['evil.test', `evil.test:${f.host.port}`, `127.0.0.1:${f.host.port + 1}`, `127.0.0.1.evil.test:${f.host.port}`, '']) {
+    for (const host of [
+      'evil.test',
+      `evil.test:${f.host.port}`,
+      `127.0.0.1:${f.host.port + 1}`,
+      `127.0.0.1.evil.test:${f.host.port}`,
+      '',
+    ]) {
       expect(await statusWithHost(f.host.port, host), host).toBe(403);
       expect(await statusWithHost(f.host.port, host, { path: '/bytes?stream=x' }), host).toBe(403);
-      expect(await statusWithHost(f.host.port, host, { path: WS_PATH, upgrade: [WS_PROTOCOL, WS_TOKEN_PREFIX + f.host.token] }), host).toBe(403);
+      expect(await statusWithHost(f.host.port, host, { path: WS_PATH, upgrade: [WS_PROTOCOL, WS_TOKEN_PREFIX + f.host.token] }), host).toBe(
+        403,
+      );
     }
     // No Host at all: Node's HTTP server refuses it (400) before the host sees it.
     expect(await statusWithHost(f.host.port, null)).toBe(400);

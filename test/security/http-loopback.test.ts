@@ -45,7 +45,8 @@ describe('plain http only for loopback', () => {
 
   it('controlNode.saveSettings refuses a control-plane URL on plain http to another host', async () => {
     core = await testCore();
-    const call = (controlPlaneUrl: string) => code(core.dispatcher.call('controlNode.saveSettings', { controlPlaneUrl }, { transport: 'ws' }));
+    const call = (controlPlaneUrl: string) =>
+      code(core.dispatcher.call('controlNode.saveSettings', { controlPlaneUrl }, { transport: 'ws' }));
     expect(await call('http://cp.example.com')).toBe('invalid_request');
     expect(core.base.settings.getValue('controlNode.controlPlaneUrl')).toBeNull();
     expect(await call('https://cp.example.com')).toBe('ok');

@@ -29,8 +29,16 @@ function hostSecret(file: string): void {
 
 function descriptor(extent: string, header = true): string {
   return [
-    ...(header ? ['# Disk DescriptorFile'] : []), 'version=1', 'CID=fffffffe', 'parentCID=ffffffff', 'createType="monolithicFlat"', '',
-    `RW 2048 FLAT "${extent}" 0`, '', 'ddb.virtualHWVersion = "4"', '',
+    ...(header ? ['# Disk DescriptorFile'] : []),
+    'version=1',
+    'CID=fffffffe',
+    'parentCID=ffffffff',
+    'createType="monolithicFlat"',
+    '',
+    `RW 2048 FLAT "${extent}" 0`,
+    '',
+    'ddb.virtualHWVersion = "4"',
+    '',
   ].join('\n');
 }
 
@@ -40,7 +48,15 @@ function patchedSparse(file: string, patch: (desc: string) => string, capacity?:
   const b = readFileSync(file);
   const at = Number(b.readBigUInt64LE(28)) * 512;
   const size = Number(b.readBigUInt64LE(36)) * 512;
-  const desc = Buffer.from(patch(b.subarray(at, at + size).toString('latin1').replace(/\0+$/, '')), 'latin1');
+  const desc = Buffer.from(
+    patch(
+      b
+        .subarray(at, at + size)
+        .toString('latin1')
+        .replace(/\0+$/, ''),
+    ),
+    'latin1',
+  );
   expect(desc.length).toBeLessThan(size);
   b.fill(0, at, at + size);
   desc.copy(b, at);
@@ -51,7 +67,10 @@ function patchedSparse(file: string, patch: (desc: string) => string, capacity?:
 /** An OVA (tar: .ovf then the disk) holding `disk` as `name`. */
 function ova(file: string, disk: string, name: string): void {
   const dir = tempDir('ova-src-');
-  writeFileSync(join(dir, 'vm.ovf'), `<?xml version="1.0"?>\n<Envelope><References><File ovf:href="${name}" ovf:id="file1"/></References></Envelope>\n`);
+  writeFileSync(
+    join(dir, 'vm.ovf'),
+    `<?xml version="1.0"?>\n<Envelope><References><File ovf:href="${name}" ovf:id="file1"/></References></Envelope>\n`,
+  );
   execFileSync('cp', [disk, join(dir, name)]);
   execFileSync('tar', ['-cf', file, '-C', dir, 'vm.ovf', name]);
 }
@@ -93,11 +112,22 @@ describe.skipIf(skip !== null)('images that name host files: refused by the bake
     mkdirSync(dirname(parent));
     execFileSync('qemu-img', ['convert', '-q', '-f', 'raw', '-O', 'vmdk', secret, parent]);
     const cid = /^CID=(\w+)$/m.exec(readFileSync(parent, 'latin1'))?.[1];
-    patchedSparse(bad['sparse VMDK naming a parent (parentFileNameHint)']!, (d) => d.replace('parentCID=ffffffff', `parentCID=${cid}\nparentFileNameHint="${parent}"`));
+    patchedSparse(bad['sparse VMDK naming a parent (parentFileNameHint)']!, (d) =>
+      d.replace('parentCID=ffffffff', `parentCID=${cid}\nparentFileNameHint="${parent}"`),
+    );
     bad['qcow2 with a data-file'] = join(sources, 'datafile.qcow2');
     // qemu-img create truncates the data file it names: aim it at a copy, then fill that with the secret
     const dataFile = join(root, 'home', '.ssh', 'data.raw');
-    execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-o', `data_file=${dataFile},data_file_raw=on`, bad['qcow2 with a data-file']!, '1M']);
+    execFileSync('qemu-img', [
+      'create',
+      '-q',
+      '-f',
+      'qcow2',
+      '-o',
+      `data_file=${dataFile},data_file_raw=on`,
+      bad['qcow2 with a data-file']!,
+      '1M',
+    ]);
     hostSecret(dataFile);
     bad['qcow2 with a backing file'] = join(sources, 'backed.qcow2');
     execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', secret, '-F', 'raw', bad['qcow2 with a backing file']!]);
@@ -121,7 +151,7 @@ describe.skipIf(skip !== null)('images that name host files: refused by the bake
     }
   });
 
-  it('bake.start\'s source refuses each, before making a working copy', async () => {
+  it("bake.start's source refuses each, before making a working copy", async () => {
     for (const [what, file] of Object.entries(bad)) {
       const out = join(root, `bake-${++n}.qcow2`);
       const attempt = (async () => workingCopy(await diskOf(file, work()), out))();
@@ -130,7 +160,7 @@ describe.skipIf(skip !== null)('images that name host files: refused by the bake
     }
   });
 
-  it('the vm-manager\'s image import refuses each, and stores nothing', async () => {
+  it("the vm-manager's image import refuses each, and stores nothing", async () => {
     for (const [what, file] of Object.entries(bad)) {
       if (file.endsWith('.ova')) continue; // import takes qcow2, raw or vmdk
       await expect(importImage(state, file, { name: `bad-${++n}` }), what).rejects.toThrow(/names external files/);

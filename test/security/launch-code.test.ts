@@ -24,7 +24,13 @@ describe('serve --open hands the browser a one-time code, never the token', () =
     }
     const home = tempHome();
     child = spawn(process.execPath, [join(ROOT, 'bin/povdesk.mjs'), 'serve', '--port', '0', '--open'], {
-      env: { ...process.env, POVDESK_HOME: home, POVDESK_FROM_SOURCE: '1', PATH: `${bin}:${process.env.PATH}`, DBUS_SESSION_BUS_ADDRESS: 'disabled:' },
+      env: {
+        ...process.env,
+        POVDESK_HOME: home,
+        POVDESK_FROM_SOURCE: '1',
+        PATH: `${bin}:${process.env.PATH}`,
+        DBUS_SESSION_BUS_ADDRESS: 'disabled:',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     await new Promise<void>((resolve, reject) => {
@@ -70,7 +76,10 @@ describe('serve --open hands the browser a one-time code, never the token', () =
 
   it('a guessed code or a page from elsewhere gets nothing', async () => {
     expect((await exchange('not-a-real-code-0000000000')).status).toBe(403);
-    const foreign = await fetch(base() + LAUNCH_PATH, { method: 'POST', headers: { [LAUNCH_CODE_HEADER]: 'x', Origin: 'http://evil.test' } });
+    const foreign = await fetch(base() + LAUNCH_PATH, {
+      method: 'POST',
+      headers: { [LAUNCH_CODE_HEADER]: 'x', Origin: 'http://evil.test' },
+    });
     expect(foreign.status).toBe(403);
     expect((await fetch(base() + LAUNCH_PATH)).status).toBe(405);
   });

@@ -16,7 +16,12 @@ import { ownerFiles, readOwnerInfo } from '../../main/core/owner';
 import { MemorySecretStore } from '../../main/services/secrets/store';
 import { tempDir } from '../support/temp-dirs';
 
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+};
 
 describe('the owner MCP endpoint: Host, Origin, and what it offers', () => {
   let core: Core;
@@ -26,7 +31,12 @@ describe('the owner MCP endpoint: Host, Origin, and what it offers', () => {
 
   beforeAll(async () => {
     const home = tempDir('mcp-exposure-');
-    core = await createCore({ home, env: { POVDESK_HOME: home }, role: 'app', secrets: new MemorySecretStore({ backend: 'memory', available: false, message: 't', remedy: null }) });
+    core = await createCore({
+      home,
+      env: { POVDESK_HOME: home },
+      role: 'app',
+      secrets: new MemorySecretStore({ backend: 'memory', available: false, message: 't', remedy: null }),
+    });
     url = new URL(readOwnerInfo(home)!.mcpUrl!);
     // mcp.token since item 4; owner.token before it
     const files = ownerFiles(home) as { mcpToken?: string; token: string };
@@ -45,8 +55,17 @@ describe('the owner MCP endpoint: Host, Origin, and what it offers', () => {
       const body = JSON.stringify(INIT);
       const req = request(
         {
-          host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST',
-          headers: { Host: host, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}`, ...(origin ? { Origin: origin } : {}) },
+          host: '127.0.0.1',
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: {
+            Host: host,
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            Authorization: `Bearer ${token}`,
+            ...(origin ? { Origin: origin } : {}),
+          },
         },
         (res) => {
           let text = '';
@@ -81,12 +100,26 @@ describe('the owner MCP endpoint: Host, Origin, and what it offers', () => {
     expect(names).not.toContain('pam_saveSettings');
     expect(names).toContain('vm_learnGolden');
     expect(names).not.toContain('vm_saveGolden');
-    const image = (await client.callTool({ name: 'pam_saveSettings', arguments: { gatewayImage: 'evil.example/jumpoint:1', gatewayArgs: ['--privileged'] } })) as CallToolResult;
+    const image = (await client.callTool({
+      name: 'pam_saveSettings',
+      arguments: { gatewayImage: 'evil.example/jumpoint:1', gatewayArgs: ['--privileged'] },
+    })) as CallToolResult;
     expect(image.isError).toBe(true);
-    expect(JSON.parse((image.content[0] as { text: string }).text).error).toMatchObject({ code: 'forbidden', message: expect.stringContaining('docker run flags') });
-    expect((await core.dispatcher.call('pam.getSettings', {}, { transport: 'cli' })) as object).not.toMatchObject({ gatewayImage: 'evil.example/jumpoint:1' });
-    const golden = (await client.callTool({ name: 'vm_saveGolden', arguments: { image: 'povdesk-test', golden: {}, firmware: null } })) as CallToolResult;
-    expect(JSON.parse((golden.content[0] as { text: string }).text).error).toMatchObject({ code: 'forbidden', message: expect.stringContaining('golden PCR values') });
+    expect(JSON.parse((image.content[0] as { text: string }).text).error).toMatchObject({
+      code: 'forbidden',
+      message: expect.stringContaining('docker run flags'),
+    });
+    expect((await core.dispatcher.call('pam.getSettings', {}, { transport: 'cli' })) as object).not.toMatchObject({
+      gatewayImage: 'evil.example/jumpoint:1',
+    });
+    const golden = (await client.callTool({
+      name: 'vm_saveGolden',
+      arguments: { image: 'povdesk-test', golden: {}, firmware: null },
+    })) as CallToolResult;
+    expect(JSON.parse((golden.content[0] as { text: string }).text).error).toMatchObject({
+      code: 'forbidden',
+      message: expect.stringContaining('golden PCR values'),
+    });
   });
 
   it('annotates vm.exec and ssh.typeInto as destructive', async () => {

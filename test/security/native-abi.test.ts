@@ -31,7 +31,13 @@ function appBuiltFor(abi: number): string {
   }
   const f = addonFile(dir, 'better-sqlite3');
   const symbol = `node_register_module_v${abi}`;
-  writeFileSync(f, Buffer.from(readFileSync(f).toString('latin1').replace('napi_register_module_v1', symbol.padEnd('napi_register_module_v1'.length, '_')), 'latin1'));
+  writeFileSync(
+    f,
+    Buffer.from(
+      readFileSync(f).toString('latin1').replace('napi_register_module_v1', symbol.padEnd('napi_register_module_v1'.length, '_')),
+      'latin1',
+    ),
+  );
   return app;
 }
 
@@ -68,7 +74,9 @@ describe('the native module ABI reader', () => {
     expect(ok.stdout).toContain(`${process.platform}-${process.arch}.node: Node-API v1`);
     expect(ok.stdout).toContain('keytar.node: Node-API v1');
     const dir = join(appBuiltFor(OTHER_ABI), 'node_modules');
-    const bad = await run(process.execPath, [join(ROOT, 'scripts/native-abi.mjs'), dir, '--expect', String(NODE_ABI)], { cwd: ROOT }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+    const bad = await run(process.execPath, [join(ROOT, 'scripts/native-abi.mjs'), dir, '--expect', String(NODE_ABI)], { cwd: ROOT }).catch(
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
     expect((bad as { code: number }).code).toBe(1);
     expect((bad as { stdout: string }).stdout).toContain('MISMATCH');
     expect((bad as { stderr: string }).stderr).toMatch(/npm ci/);
@@ -77,7 +85,10 @@ describe('the native module ABI reader', () => {
 
 describe('the Electron app refuses native modules of another ABI', () => {
   it('starts with the Node-API modules in node_modules, handing createCore their paths', () => {
-    expect(electronNative(ROOT, String(OTHER_ABI))).toEqual({ ok: true, native: { sqliteBinding: SQLITE, keytarModule: join(MODULES, 'keytar') } });
+    expect(electronNative(ROOT, String(OTHER_ABI))).toEqual({
+      ok: true,
+      native: { sqliteBinding: SQLITE, keytarModule: join(MODULES, 'keytar') },
+    });
   });
 
   it('refuses a module built for another ABI with what to do', () => {

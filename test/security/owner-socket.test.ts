@@ -55,7 +55,9 @@ async function squat(path: string): Promise<{ got: () => string }> {
       fs.chmodSync(${JSON.stringify(path)}, 0o777);
       process.stderr.write('listening\\n');
     });`;
-  const p = spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, '-e', script], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   attackers.push(p);
   let out = '';
   let err = '';
@@ -67,7 +69,7 @@ async function squat(path: string): Promise<{ got: () => string }> {
 }
 
 describe('the owner socket: private directory, owner checked before the token goes', () => {
-  it('a deep home gets its socket in a 0700 directory of this user\'s, not a predictable /tmp name', async () => {
+  it("a deep home gets its socket in a 0700 directory of this user's, not a predictable /tmp name", async () => {
     const home = deepHome();
     core = await createCore({ home, env: { POVDESK_HOME: home }, role: 'test', secrets: secrets() });
     const sock = ownerFiles(home).endpoint;
@@ -79,7 +81,7 @@ describe('the owner socket: private directory, owner checked before the token go
     expect((await connectOwner(home))?.pid).toBe(process.pid);
   });
 
-  it.skipIf(!asRoot)('another user who creates the deep home\'s socket (and its directory) first receives no token', async () => {
+  it.skipIf(!asRoot)("another user who creates the deep home's socket (and its directory) first receives no token", async () => {
     const home = deepHome();
     // where the socket's directory does not exist yet, so the other user can make it first
     process.env.XDG_RUNTIME_DIR = join(tempDir('xdg-'), 'run');
@@ -98,7 +100,7 @@ describe('the owner socket: private directory, owner checked before the token go
     expect(reached).toMatch(/^forbidden: not sending the owner token .*belongs to another user/);
   });
 
-  it.skipIf(!asRoot)('an owner.sock of another user\'s in a data directory others may write: no token', async () => {
+  it.skipIf(!asRoot)("an owner.sock of another user's in a data directory others may write: no token", async () => {
     const home = tempDir('loose-home-');
     lock = tryAcquireOwnerLock(home, 'test');
     chmodSync(home, 0o777); // a misconfigured (or shared) data directory
@@ -109,16 +111,25 @@ describe('the owner socket: private directory, owner checked before the token go
     expect(attacker.got()).not.toContain(token);
   });
 
-  it('MCP over HTTP has its own bearer token (mcp.token, 0600): the socket\'s owner.token is refused', async () => {
+  it("MCP over HTTP has its own bearer token (mcp.token, 0600): the socket's owner.token is refused", async () => {
     const home = tempDir('mcp-token-');
     core = await createCore({ home, env: { POVDESK_HOME: home }, role: 'app', secrets: secrets() });
     const url = readOwnerInfo(home)?.mcpUrl;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     const files = ownerFiles(home);
     expect(lstatSync(files.mcpToken).mode & 0o777).toBe(0o600);
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const post = (token: string) =>
-      fetch(url!, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` }, body: JSON.stringify(init) });
+      fetch(url!, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+        body: JSON.stringify(init),
+      });
     const ownerToken = readFileSync(files.token, 'utf8').trim();
     const mcpToken = readFileSync(files.mcpToken, 'utf8').trim();
     expect(mcpToken).not.toBe(ownerToken);

@@ -14,7 +14,11 @@ import { coreWorld, type CoreWorld } from '../pov/helpers';
 let w: CoreWorld;
 afterEach(async () => w?.close());
 
-const outcome = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string }) => e.code ?? String(e));
+const outcome = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: { code?: string }) => e.code ?? String(e),
+  );
 
 /** A POV made through the contract on the emulator: its id. */
 async function newPov(name: string): Promise<string> {
@@ -54,7 +58,9 @@ describe('BeyondTrust tenant URLs: https, or http to loopback only', () => {
   it('a refused URL says why and what to do', async () => {
     w = await coreWorld({ env: { POVDESK_SKYTAP_POLL_MS: '20' } });
     const povId = await newPov('Message');
-    await expect(w.call('pam.saveTenants', { povId, entitle: { url: 'http://entitle.example.com', token: 't' } })).rejects.toThrow(/the Entitle URL must be https:\/\/ .*in clear/);
+    await expect(w.call('pam.saveTenants', { povId, entitle: { url: 'http://entitle.example.com', token: 't' } })).rejects.toThrow(
+      /the Entitle URL must be https:\/\/ .*in clear/,
+    );
   });
 
   it('each client refuses plain http to another host however the URL arrived (an older database)', () => {

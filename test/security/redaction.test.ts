@@ -33,10 +33,14 @@ describe('the logger redacts nested fields and errors', () => {
     const dir = tempHome();
     const log = createLogger({ dir, name: 't' });
     log.addSecret('registered-secret-value');
-    log.info('nested', { req: { apiToken: 'nested-api-token-value', headers: { authorization: 'opaque-auth-value' } }, items: [{ password: 'in-array-password' }] });
+    log.info('nested', {
+      req: { apiToken: 'nested-api-token-value', headers: { authorization: 'opaque-auth-value' } },
+      items: [{ password: 'in-array-password' }],
+    });
     log.error('failed', { error: new Error('server said registered-secret-value is wrong'), user: 'me' });
     const text = readFileSync(join(dir, 't.log'), 'utf8');
-    for (const s of ['nested-api-token-value', 'opaque-auth-value', 'in-array-password', 'registered-secret-value']) expect(text).not.toContain(s);
+    for (const s of ['nested-api-token-value', 'opaque-auth-value', 'in-array-password', 'registered-secret-value'])
+      expect(text).not.toContain(s);
     expect(text).toContain('"user":"me"');
     // The error's message is kept (redacted), not dropped as `{}`.
     expect(text).toContain('server said [redacted] is wrong');
@@ -89,13 +93,21 @@ describe('no secret reaches a file or the diagnostics', () => {
         job.log(`using ${value}`);
         job.progress(`step ${value}`, 0.5, `message ${value}`);
       }
-      throw new AppError('unauthorized', `rejected ${SECRETS.controlPlaneToken}`, { token: SECRETS.remoteVmToken, nested: { t: SECRETS.skytapToken } });
+      throw new AppError('unauthorized', `rejected ${SECRETS.controlPlaneToken}`, {
+        token: SECRETS.remoteVmToken,
+        nested: { t: SECRETS.skytapToken },
+      });
     });
     expect((await jobs.wait(id)).state).toBe('failed');
     const ok = jobs.start({ kind: JOB_KIND.sshTypeInto, title: 'leaky result' }, async () => ({ echoed: SECRETS.launchToken }));
     expect((await jobs.wait(ok)).state).toBe('succeeded');
     // Another process's log (the vm-manager's) that never learned these secrets.
-    writeFileSync(join(core.base.paths.logs, 'other-process.log'), Object.values(SECRETS).map((v) => `{"message":"saw ${v}"}`).join('\n') + '\n');
+    writeFileSync(
+      join(core.base.paths.logs, 'other-process.log'),
+      Object.values(SECRETS)
+        .map((v) => `{"message":"saw ${v}"}`)
+        .join('\n') + '\n',
+    );
     diagnostics = ((await call('app.diagnostics', {})) as { text: string }).text;
   }, 60_000);
   afterAll(async () => {
@@ -105,7 +117,9 @@ describe('no secret reaches a file or the diagnostics', () => {
   });
 
   it('the job records hold no secret', () => {
-    const rows = JSON.stringify(core.base.jobs.list({ includeRoutine: true, limit: 10 }).map((j) => ({ j, log: core.base.jobs.log(j.id) })));
+    const rows = JSON.stringify(
+      core.base.jobs.list({ includeRoutine: true, limit: 10 }).map((j) => ({ j, log: core.base.jobs.log(j.id) })),
+    );
     expect(rows).toContain('[redacted]');
     for (const value of Object.values(SECRETS)) expect(rows).not.toContain(value);
   });

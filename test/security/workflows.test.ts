@@ -16,9 +16,25 @@ const ROOT = join(__dirname, '..', '..');
 const DIR = join(ROOT, '.github', 'workflows');
 const FILES = readdirSync(DIR).filter((f) => /\.ya?ml$/.test(f));
 
-interface Step { name?: string; uses?: string; run?: string; if?: string; env?: Record<string, string>; with?: Record<string, unknown> }
-interface Job { if?: string; environment?: string; env?: Record<string, string>; steps: Step[]; needs?: string | string[] }
-interface Workflow { on: Record<string, unknown>; jobs: Record<string, Job> }
+interface Step {
+  name?: string;
+  uses?: string;
+  run?: string;
+  if?: string;
+  env?: Record<string, string>;
+  with?: Record<string, unknown>;
+}
+interface Job {
+  if?: string;
+  environment?: string;
+  env?: Record<string, string>;
+  steps: Step[];
+  needs?: string | string[];
+}
+interface Workflow {
+  on: Record<string, unknown>;
+  jobs: Record<string, Job>;
+}
 const load = (f: string) => parse(readFileSync(join(DIR, f), 'utf8')) as Workflow;
 const release = () => load('release.yml');
 
@@ -35,7 +51,8 @@ describe('release workflow: secrets and pinned code', () => {
         if (!m) continue;
         const [, ref, rest] = m;
         if (ref!.startsWith('./')) continue; // an action of this repository
-        if (!/^[\w.-]+\/[\w.-]+(\/[\w./-]+)?@[0-9a-f]{40}$/.test(ref!) || !/^\s*#\s*v\d+\.\d+\.\d+\s*$/.test(rest!)) bad.push(`${f}: ${line.trim()}`);
+        if (!/^[\w.-]+\/[\w.-]+(\/[\w./-]+)?@[0-9a-f]{40}$/.test(ref!) || !/^\s*#\s*v\d+\.\d+\.\d+\s*$/.test(rest!))
+          bad.push(`${f}: ${line.trim()}`);
       }
     }
     expect(bad).toEqual([]);
@@ -56,7 +73,11 @@ describe('release workflow: secrets and pinned code', () => {
     expect(pkg.if).toBe("github.event_name == 'push' && startsWith(github.ref, 'refs/tags/v')");
     expect(w.jobs.release!.if).toBe(pkg.if);
     // every other job runs without the environment (its secrets are not readable there)
-    expect(Object.entries(w.jobs).filter(([, j]) => j.environment).map(([n]) => n)).toEqual(['package']);
+    expect(
+      Object.entries(w.jobs)
+        .filter(([, j]) => j.environment)
+        .map(([n]) => n),
+    ).toEqual(['package']);
     // the tests, npm ci of the test jobs and Playwright run in verify, which the secrets never reach
     const verify = JSON.stringify(w.jobs.verify);
     expect(verify).toContain('npx playwright test');
@@ -65,7 +86,8 @@ describe('release workflow: secrets and pinned code', () => {
     // Linux packages are not signed: the step's values are empty there
     const env = pkg.steps.find((s) => s.name?.startsWith('Installers'))!.env!;
     for (const s of ['CSC_LINK', 'CSC_KEY_PASSWORD']) expect(env[s]).toBe(`\${{ matrix.platform != 'linux' && secrets.${s} || '' }}`);
-    for (const s of ['APPLE_ID', 'APPLE_APP_SPECIFIC_PASSWORD', 'APPLE_TEAM_ID']) expect(env[s]).toBe(`\${{ matrix.platform == 'mac' && secrets.${s} || '' }}`);
+    for (const s of ['APPLE_ID', 'APPLE_APP_SPECIFIC_PASSWORD', 'APPLE_TEAM_ID'])
+      expect(env[s]).toBe(`\${{ matrix.platform == 'mac' && secrets.${s} || '' }}`);
   });
 
   it('workflow_dispatch is a dry run: it cannot reach the package and release jobs', () => {
@@ -102,8 +124,14 @@ describe('release workflow: secrets and pinned code', () => {
     });
 
     it('with every secret: electron-builder with forceCodeSigning; Linux: no signing flag', () => {
-      expect(run({ PLATFORM: 'mac', ...all })).toMatchObject({ code: 0, npx: 'electron-builder --mac dmg --publish never -c.forceCodeSigning=true' });
-      expect(run({ PLATFORM: 'win', CSC_LINK: 'x', CSC_KEY_PASSWORD: 'y' })).toMatchObject({ code: 0, npx: 'electron-builder --mac dmg --publish never -c.forceCodeSigning=true' });
+      expect(run({ PLATFORM: 'mac', ...all })).toMatchObject({
+        code: 0,
+        npx: 'electron-builder --mac dmg --publish never -c.forceCodeSigning=true',
+      });
+      expect(run({ PLATFORM: 'win', CSC_LINK: 'x', CSC_KEY_PASSWORD: 'y' })).toMatchObject({
+        code: 0,
+        npx: 'electron-builder --mac dmg --publish never -c.forceCodeSigning=true',
+      });
       expect(run({ PLATFORM: 'linux' })).toMatchObject({ code: 0, npx: 'electron-builder --mac dmg --publish never' });
     });
   });

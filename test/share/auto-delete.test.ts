@@ -82,7 +82,15 @@ describe('auto-delete', () => {
     w = await shareWorld();
     await createPov(w); // a Skytap POV, armed: the sweep lists schedules
     const at = w.clock.now().toISOString();
-    insertPov(w.db, { id: 'local-pov-1', name: 'Rehearsal', templateId: 'povdesk-test', templateName: 'POV Desk test', envName: 'povdesk-local-pov', at, platform: 'local' });
+    insertPov(w.db, {
+      id: 'local-pov-1',
+      name: 'Rehearsal',
+      templateId: 'povdesk-test',
+      templateName: 'POV Desk test',
+      envName: 'povdesk-local-pov',
+      at,
+      platform: 'local',
+    });
     updatePov(w.db, 'local-pov-1', { env_id: 'povdesk-local-po', state: 'active' }, at);
     const r = await w.share.autoDelete.sweep([]);
     expect(r.notArmed).toEqual([]);
@@ -246,7 +254,10 @@ describe('the warning ladder', () => {
   it('do-not-disturb holds every step but the last; identical events fold into one', async () => {
     w = await shareWorld();
     const published: string[] = [];
-    w.base.hub.subscribe('notify.event', '*', { send: (_s, _k, data) => published.push((data as { title: string }).title), unacked: new Map() });
+    w.base.hub.subscribe('notify.event', '*', {
+      send: (_s, _k, data) => published.push((data as { title: string }).title),
+      unacked: new Map(),
+    });
     await w.call('notify.setSettings', { doNotDisturb: true });
     const povId = await createPov(w, new Date(w.clock.now().getTime() + 2 * DAY));
     // 2 days left at create: the 3 d step was due at once and fired when the schedule was armed

@@ -99,5 +99,8 @@ export function skytapRequest(w: ShareTestWorld, method: 'GET' | 'POST', path: s
 export function postPortal(w: ShareTestWorld, access: string, name = 'made in Skytap'): Promise<Response> {
   const envId = w.emu.state.environmentIds()[0]!;
   const vm = w.emu.state.environments.get(envId)!.vms[0]!;
-  return skytapRequest(w, 'POST', `/v2/configurations/${envId}/publish_sets.json`, { name, vms: [{ vm_ref: `${w.emu.url}/vms/${vm.id}`, access }] });
+  return skytapRequest(w, 'POST', `/v2/configurations/${envId}/publish_sets.json`, {
+    name,
+    vms: [{ vm_ref: `${w.emu.url}/vms/${vm.id}`, access }],
+  });
 }

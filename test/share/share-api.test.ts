@@ -32,11 +32,13 @@ describe('sharing portals and schedules through the client', () => {
     expect(emu.requests.filter((r) => r.method === 'GET').every((r) => r.query.keep_idle === 'true')).toBe(true);
   });
 
-  it('a malformed expiration_date is Skytap\'s 422, reported as invalid_request', async () => {
+  it("a malformed expiration_date is Skytap's 422, reported as invalid_request", async () => {
     const { env, emu } = await envWithVms();
     const { c } = client(emu);
     const path = `/v2/configurations/${env.id}/publish_sets.json`;
-    const e = await failure(c.sendOk('POST', path, { body: { vms: [{ vm_ref: `${emu.url}/vms/${env.vms[0]!.id}` }], expiration_date: 'next tuesday' } }));
+    const e = await failure(
+      c.sendOk('POST', path, { body: { vms: [{ vm_ref: `${emu.url}/vms/${env.vms[0]!.id}` }], expiration_date: 'next tuesday' } }),
+    );
     expect(e.code).toBe('invalid_request');
     expect(e.message).toMatch(/Expiration date is not a valid date/);
   });
@@ -86,7 +88,7 @@ describe('formats', () => {
     expect(PASSWORD_ALPHABET).not.toMatch(/[01ilo]/);
   });
 
-  it('the handout names the expiry in the customer\'s zone and holds no secret but the password', () => {
+  it("the handout names the expiry in the customer's zone and holds no secret but the password", () => {
     const text = handoutText({
       povName: 'Acme',
       url: 'https://cloud.skytap.com/vms/abc/desktops',

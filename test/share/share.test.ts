@@ -50,7 +50,9 @@ describe('share links against the emulator', () => {
       code: 'invalid_request',
       message: expect.stringMatching(/after this POV's auto-delete time/),
     });
-    await expect(w.call('share.extend', { povId, shareId: share.shareId, expiresAt: later })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(w.call('share.extend', { povId, shareId: share.shareId, expiresAt: later })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
     expect(portalPosts(w)).toHaveLength(1);
 
     const newExpiry = new Date(w.clock.now().getTime() + 2 * DAY);
@@ -86,10 +88,10 @@ describe('share links against the emulator', () => {
     expect((await postPortal(w, 'view_only')).status).toBe(409);
 
     w.emu.sharing.portalsDisabled = true;
-    const err = (await w.call('share.create', { povId }).then(
+    const err = await w.call('share.create', { povId }).then(
       () => ({ code: 'none', message: 'it succeeded' }),
       (e: unknown) => e as { code: string; message: string },
-    ));
+    );
     expect(err).toMatchObject({ code: 'forbidden' });
     expect(err.message).toContain(PORTALS_DISABLED_MESSAGE);
     expect(err.message).toMatch(/administrator of the Skytap account can enable sharing portals/);

@@ -125,7 +125,18 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       }
     }
     const auth = decodeBasic(req.headers.authorization);
-    const record: RequestRecord = { method, path, query, auth, body, status: 0, at: Date.now(), ms: 0, conn: req.socket.remotePort ?? 0, fault: null };
+    const record: RequestRecord = {
+      method,
+      path,
+      query,
+      auth,
+      body,
+      status: 0,
+      at: Date.now(),
+      ms: 0,
+      conn: req.socket.remotePort ?? 0,
+      fault: null,
+    };
     const started = performance.now();
     res.once('finish', () => (record.ms = performance.now() - started));
     requests.push(record);
@@ -190,7 +201,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     body: unknown,
     fault: Fault | null,
   ): Promise<HttpReply> {
-    const p = path.replace(/\.json$/, '').replace(/^\/v1\//, '/').replace(/\/+$/, '');
+    const p = path
+      .replace(/\.json$/, '')
+      .replace(/^\/v1\//, '/')
+      .replace(/\/+$/, '');
     const seg = p.split('/').slice(1);
     const v2 = seg[0] === 'v2';
     const s = v2 ? seg.slice(1) : seg;
@@ -237,7 +251,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
         if (s.length === 5 && s[4] === 'user_data') return new HttpReply(200, { contents: vm.userData });
         if (s.length === 7 && s[4] === 'interfaces' && s[6] === 'services') {
           if (s[5] !== state.nicId(env, vm)) return error(404, `Interface ${s[5]} not found`);
-          return new HttpReply(200, vm.services.map((x) => state.serviceJson(x)));
+          return new HttpReply(
+            200,
+            vm.services.map((x) => state.serviceJson(x)),
+          );
         }
       }
       return error(404, `No route GET ${path}`);
@@ -265,16 +282,24 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     }
 
     // Published services: POST …/vms/{vid}/interfaces/{nic}/services {internal_port}, DELETE …/services/{id}
-    if ((method === 'POST' || method === 'DELETE') && s[0] === 'configurations' && s[2] === 'vms' && s[4] === 'interfaces' && s[6] === 'services') {
+    if (
+      (method === 'POST' || method === 'DELETE') &&
+      s[0] === 'configurations' &&
+      s[2] === 'vms' &&
+      s[4] === 'interfaces' &&
+      s[6] === 'services'
+    ) {
       const env = state.settle(s[1]!);
       if (!env) return error(404, `Environment ${s[1]} not found`);
       const vm = env.vms.find((v) => v.id === s[3]);
       if (!vm) return error(404, `VM ${s[3]} not found`);
       if (s[5] !== state.nicId(env, vm)) return error(404, `Interface ${s[5]} not found`);
-      if (state.isBusy(env)) return error(423, 'The environment is busy. Try again later.', { 'retry-after': String(state.busyRetryAfterSec) });
+      if (state.isBusy(env))
+        return error(423, 'The environment is busy. Try again later.', { 'retry-after': String(state.busyRetryAfterSec) });
       if (method === 'POST' && s.length === 7) {
         const port = asObject(body)?.internal_port;
-        if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return error(422, 'Internal port must be an integer from 1 to 65535');
+        if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
+          return error(422, 'Internal port must be an integer from 1 to 65535');
         if (vm.services.some((x) => x.internalPort === port)) return error(422, `Port ${port} is already published`);
         const svc = state.newService(port, env.region);
         vm.services.push(svc);

@@ -34,8 +34,7 @@ export interface EmuSchedule {
 
 export type SharingReply = { status: number; body: unknown } | { page: unknown[] };
 
-export const PORTALS_DISABLED_MESSAGE =
-  'Sharing portals have been disabled for this account by an administrator.';
+export const PORTALS_DISABLED_MESSAGE = 'Sharing portals have been disabled for this account by an administrator.';
 
 export class SharingState {
   readonly portals = new Map<string, EmuPortal>();
@@ -179,10 +178,18 @@ export class SharingState {
 
   private checkFields(b: Record<string, unknown>): { status: number; body: unknown } | null {
     if (b.password !== undefined && b.password !== null && typeof b.password !== 'string') return err(422, 'Password must be a string');
-    if (b.runtime_limit !== undefined && b.runtime_limit !== null && (!Number.isInteger(b.runtime_limit) || (b.runtime_limit as number) < 1)) {
+    if (
+      b.runtime_limit !== undefined &&
+      b.runtime_limit !== null &&
+      (!Number.isInteger(b.runtime_limit) || (b.runtime_limit as number) < 1)
+    ) {
       return err(422, 'Runtime limit must be a positive number of minutes');
     }
-    if (b.expiration_date !== undefined && b.expiration_date !== null && (typeof b.expiration_date !== 'string' || !SKYTAP_DATE.test(b.expiration_date))) {
+    if (
+      b.expiration_date !== undefined &&
+      b.expiration_date !== null &&
+      (typeof b.expiration_date !== 'string' || !SKYTAP_DATE.test(b.expiration_date))
+    ) {
       return err(422, 'Expiration date is not a valid date');
     }
     return null;

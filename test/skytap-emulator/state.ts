@@ -165,7 +165,13 @@ export class EmulatorState {
       name: s.name,
       guestOS: s.guestOS === undefined ? null : s.guestOS,
       ip: s.ip === undefined ? `10.0.${envIndex % 250}.${10 + i}` : s.ip,
-      hostname: s.hostname === undefined ? s.name.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 32) : s.hostname,
+      hostname:
+        s.hostname === undefined
+          ? s.name
+              .toLowerCase()
+              .replace(/[^a-z0-9-]/g, '-')
+              .slice(0, 32)
+          : s.hostname,
       networkType: s.networkType ?? 'automatic',
       networkName: s.networkName ?? ((s.networkType ?? 'automatic') === 'automatic' ? 'Default Network' : 'Manual Network'),
       services: (s.publishedPorts ?? []).map((port) => this.newService(port)),
@@ -189,13 +195,7 @@ export class EmulatorState {
   }
 
   /** Adds an environment directly (seeding; the bench's 2,000). Not busy unless asked. */
-  addEnvironment(seed: {
-    name: string;
-    templateId?: string;
-    runstate?: StableRunstate;
-    vms?: VmSeed[];
-    projects?: string[];
-  }): EmuEnv {
+  addEnvironment(seed: { name: string; templateId?: string; runstate?: StableRunstate; vms?: VmSeed[]; projects?: string[] }): EmuEnv {
     const id = String(this.nextEnv++);
     const tpl = seed.templateId ? this.templates.get(seed.templateId) : undefined;
     const env: EmuEnv = {

@@ -19,8 +19,12 @@ describe('Skytap account: test the form, remove the account', () => {
     const r = await w.call('skytap.testForm', { username: 'demo', apiToken: 'demo-token', url: w.emu.url, projectId: '' });
     expect(r).toMatchObject({ outcome: 'ok', good: true, templateCount: 3, scope: 'account' });
     // the form's project id and token are what is tested, not the (empty) saved ones
-    expect(await w.call('skytap.testForm', { username: 'demo', apiToken: 'demo-token', url: w.emu.url, projectId: '999' })).toMatchObject({ outcome: 'project_not_found' });
-    expect(await w.call('skytap.testForm', { username: 'demo', apiToken: 'my-password', url: w.emu.url })).toMatchObject({ outcome: 'unauthorized' });
+    expect(await w.call('skytap.testForm', { username: 'demo', apiToken: 'demo-token', url: w.emu.url, projectId: '999' })).toMatchObject({
+      outcome: 'project_not_found',
+    });
+    expect(await w.call('skytap.testForm', { username: 'demo', apiToken: 'my-password', url: w.emu.url })).toMatchObject({
+      outcome: 'unauthorized',
+    });
     // an incomplete form says what to fill in, once
     await expect(w.call('skytap.testForm', { username: 'demo', url: w.emu.url })).rejects.toMatchObject({
       code: 'invalid_request',
@@ -32,7 +36,10 @@ describe('Skytap account: test the form, remove the account', () => {
 
   it('a blank token field uses the saved token, but only at the saved URL', async () => {
     w = await coreWorld();
-    expect(await w.call('skytap.testForm', { username: 'demo', url: w.emu.url, projectId: '77' })).toMatchObject({ outcome: 'ok', scope: 'project' });
+    expect(await w.call('skytap.testForm', { username: 'demo', url: w.emu.url, projectId: '77' })).toMatchObject({
+      outcome: 'ok',
+      scope: 'project',
+    });
     await expect(w.call('skytap.testForm', { username: 'demo', url: 'https://skytap.example.test' })).rejects.toMatchObject({
       code: 'invalid_request',
       message: expect.stringContaining('type the token into the form'),

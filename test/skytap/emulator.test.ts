@@ -146,7 +146,10 @@ describe('skytap emulator', () => {
         child.once('exit', (code) => reject(new Error(`serve.ts exited ${code}`)));
         setTimeout(() => reject(new Error('serve.ts did not start')), 20_000);
       });
-      await fetch(`${url}/__emulator/faults`, { method: 'POST', body: JSON.stringify({ match: 'GET /v2/templates', status: 429, retryAfter: 2 }) });
+      await fetch(`${url}/__emulator/faults`, {
+        method: 'POST',
+        body: JSON.stringify({ match: 'GET /v2/templates', status: 429, retryAfter: 2 }),
+      });
       const r = await call(`${url}/v2/templates`);
       expect(r.status).toBe(429);
       expect(r.headers.get('retry-after')).toBe('2');
@@ -157,7 +160,10 @@ describe('skytap emulator', () => {
       expect(state.templates).toHaveLength(3);
       const bad = await fetch(`${url}/__emulator/faults`, { method: 'POST', body: JSON.stringify({ match: 'GET /x', status: 99 }) });
       expect(bad.status).toBe(400);
-      await fetch(`${url}/__emulator/faults`, { method: 'POST', body: JSON.stringify({ match: 'GET /v2/templates', status: 500, times: 'Infinity' }) });
+      await fetch(`${url}/__emulator/faults`, {
+        method: 'POST',
+        body: JSON.stringify({ match: 'GET /v2/templates', status: 500, times: 'Infinity' }),
+      });
       for (let i = 0; i < 3; i++) expect((await call(`${url}/v2/templates`)).status).toBe(500);
       const reset = await fetch(`${url}/__emulator/reset`, { method: 'POST', body: JSON.stringify({ seed: 'empty' }) });
       expect(await reset.json()).toEqual({ templates: 0, environments: 0 });

@@ -24,10 +24,14 @@ export function recordingSleep(scale = 0): { sleep: (ms: number, signal?: AbortS
         waits.push(ms);
         if (signal?.aborted) return reject(signal.reason);
         const t = setTimeout(resolve, ms * scale);
-        signal?.addEventListener('abort', () => {
-          clearTimeout(t);
-          reject(signal.reason);
-        }, { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(t);
+            reject(signal.reason);
+          },
+          { once: true },
+        );
       }),
   };
 }

@@ -22,10 +22,19 @@ describe('inferOs', () => {
     ['  Ubuntu-64 ', 'linux'],
   ])('%s → %s', (id, want) => expect(os(id)).toBe(want));
 
-  it.each([[''], ['   '], [null], [undefined], ['solaris10-64'], ['freebsd-64'], ['darwin-64'], ['other-64'], ['aix'], ['wonky'], ['winter-os']])(
-    'blank or unrecognised %s → unknown, never a guess',
-    (id) => expect(os(id)).toBe('unknown'),
-  );
+  it.each([
+    [''],
+    ['   '],
+    [null],
+    [undefined],
+    ['solaris10-64'],
+    ['freebsd-64'],
+    ['darwin-64'],
+    ['other-64'],
+    ['aix'],
+    ['wonky'],
+    ['winter-os'],
+  ])('blank or unrecognised %s → unknown, never a guess', (id) => expect(os(id)).toBe('unknown'));
 
   it('a VM without hardware is unknown', () => {
     expect(inferOs({})).toBe('unknown');

@@ -52,13 +52,23 @@ describe.skipIf(skip)('SSH agent sign-in (real ssh-agent and sshd)', () => {
     const env = makeEnv({ agentSocket: () => sock });
     try {
       const id = await env.manager.open({
-        target: { host: 'localhost', port: sshd.port, username: sshLogin(), auth: { kind: 'agent' }, jump: [{ host: '127.0.0.1', port: jumpd.port, username: sshLogin() }], keepaliveSec: 15, autoReconnect: false },
-        cols: 80, rows: 24,
+        target: {
+          host: 'localhost',
+          port: sshd.port,
+          username: sshLogin(),
+          auth: { kind: 'agent' },
+          jump: [{ host: '127.0.0.1', port: jumpd.port, username: sshLogin() }],
+          keepaliveSec: 15,
+          autoReconnect: false,
+        },
+        cols: 80,
+        rows: 24,
       });
       const c = await shell(env, id, 2);
       await run(env, c, 'echo agent-$((20+22))', /agent-42/);
       const fp = execFileSync('ssh-keygen', ['-lf', `${keyFile}.pub`], { encoding: 'utf8' }).split(/\s+/)[1]!;
-      for (const d of [jumpd, sshd]) expect(d.log).toMatch(new RegExp(`Accepted publickey for ${sshLogin()} .* ED25519 ${fp.replace(/[+/]/g, '\\$&')}`));
+      for (const d of [jumpd, sshd])
+        expect(d.log).toMatch(new RegExp(`Accepted publickey for ${sshLogin()} .* ED25519 ${fp.replace(/[+/]/g, '\\$&')}`));
     } finally {
       env.dispose();
     }
@@ -67,7 +77,17 @@ describe.skipIf(skip)('SSH agent sign-in (real ssh-agent and sshd)', () => {
   it('a profile that signs in with the agent stores nothing in the keychain and connects', async () => {
     const env = makeEnv({ agentSocket: () => sock });
     try {
-      const p = await env.manager.profiles.save({ name: 'via agent', host: '127.0.0.1', port: sshd.port, username: sshLogin(), credentials: { kind: 'agent' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
+      const p = await env.manager.profiles.save({
+        name: 'via agent',
+        host: '127.0.0.1',
+        port: sshd.port,
+        username: sshLogin(),
+        credentials: { kind: 'agent' },
+        jump: [],
+        keepaliveSec: 15,
+        autoReconnect: false,
+        agentForward: false,
+      });
       expect(p).toMatchObject({ authKind: 'agent', publicKey: null });
       for (const kind of ['key', 'passphrase', 'password']) expect(await env.secrets.get(`ssh:profile:${p.id}:${kind}`)).toBeNull();
       const c = await shell(env, await env.manager.open({ profileId: p.id, cols: 80, rows: 24 }));
@@ -81,7 +101,19 @@ describe.skipIf(skip)('SSH agent sign-in (real ssh-agent and sshd)', () => {
     const env = makeEnv({ agentSocket: () => null });
     try {
       await expect(
-        env.manager.open({ target: { host: '127.0.0.1', port: sshd.port, username: sshLogin(), auth: { kind: 'agent' }, jump: [], keepaliveSec: 15, autoReconnect: false }, cols: 80, rows: 24 }),
+        env.manager.open({
+          target: {
+            host: '127.0.0.1',
+            port: sshd.port,
+            username: sshLogin(),
+            auth: { kind: 'agent' },
+            jump: [],
+            keepaliveSec: 15,
+            autoReconnect: false,
+          },
+          cols: 80,
+          rows: 24,
+        }),
       ).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/no SSH agent: .*SSH_AUTH_SOCK.*ssh-add/) });
       expect(env.manager.list()).toEqual([]);
     } finally {
@@ -95,7 +127,19 @@ describe.skipIf(skip)('SSH agent sign-in (real ssh-agent and sshd)', () => {
     await other.start();
     const env = makeEnv({ agentSocket: () => sock });
     try {
-      const id = await env.manager.open({ target: { host: '127.0.0.1', port: other.port, username: sshLogin(), auth: { kind: 'agent' }, jump: [], keepaliveSec: 15, autoReconnect: false }, cols: 80, rows: 24 });
+      const id = await env.manager.open({
+        target: {
+          host: '127.0.0.1',
+          port: other.port,
+          username: sshLogin(),
+          auth: { kind: 'agent' },
+          jump: [],
+          keepaliveSec: 15,
+          autoReconnect: false,
+        },
+        cols: 80,
+        rows: 24,
+      });
       env.manager.answerHostKey((await nextPrompt(env, id)).promptId, true);
       const s = await waitState(env, id, 'closed');
       expect(s).toMatchObject({ closedBy: 'failed', reason: expect.stringMatching(/accepted none of the keys the SSH agent holds/) });
@@ -113,8 +157,12 @@ describe('migration 10: profiles may sign in with the agent', () => {
     const dir = mkdtempSync(join(tmpdir(), 'povdesk-mig10-'));
     try {
       const file = join(dir, 'p.db');
-      const before = openDatabase(file, migrations.filter((m) => m.version < 10));
-      const insert = before.prepare(`INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, public_key, jump_json, keepalive_sec, auto_reconnect, agent_forward, created_at, updated_at)
+      const before = openDatabase(
+        file,
+        migrations.filter((m) => m.version < 10),
+      );
+      const insert =
+        before.prepare(`INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, public_key, jump_json, keepalive_sec, auto_reconnect, agent_forward, created_at, updated_at)
         VALUES (@id, @name, 'h.example', 2222, 'se', @kind, @pub, '[{"host":"b","port":22,"username":"x","profileId":null}]', 40, 0, 0, '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z')`);
       insert.run({ id: 'k', name: 'key one', kind: 'key', pub: 'ssh-ed25519 AAAA k' });
       insert.run({ id: 'p', name: 'pw one', kind: 'password', pub: null });
@@ -124,8 +172,16 @@ describe('migration 10: profiles may sign in with the agent', () => {
 
       const db = openDatabase(file);
       expect(db.prepare('SELECT * FROM ssh_profiles ORDER BY id').all()).toEqual(rows);
-      db.prepare(`INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, created_at, updated_at) VALUES ('a', 'agent one', 'h', 22, 'se', 'agent', 'x', 'x')`).run();
-      expect(() => db.prepare(`INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, created_at, updated_at) VALUES ('z', 'z', 'h', 22, 'se', 'magic', 'x', 'x')`).run()).toThrow(/CHECK constraint failed/);
+      db.prepare(
+        `INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, created_at, updated_at) VALUES ('a', 'agent one', 'h', 22, 'se', 'agent', 'x', 'x')`,
+      ).run();
+      expect(() =>
+        db
+          .prepare(
+            `INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, created_at, updated_at) VALUES ('z', 'z', 'h', 22, 'se', 'magic', 'x', 'x')`,
+          )
+          .run(),
+      ).toThrow(/CHECK constraint failed/);
       db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

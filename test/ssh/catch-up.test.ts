@@ -29,7 +29,8 @@ const state = (t: Term) => {
 };
 /** What the serializer leaves out: the cursor's visibility and the mouse report encoding (xterm's core; no public API). */
 const hidden = (t: Term) => {
-  const core = (t as unknown as { _core: { coreService: { isCursorHidden: boolean }; coreMouseService: { activeEncoding: string } } })._core;
+  const core = (t as unknown as { _core: { coreService: { isCursorHidden: boolean }; coreMouseService: { activeEncoding: string } } })
+    ._core;
   return { modes: t.modes, cursorHidden: core.coreService.isCursorHidden, mouseEncoding: core.coreMouseService.activeEncoding };
 };
 const text = (t: Term) => {
@@ -85,7 +86,15 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     const env = makeEnv();
     onTestFinished(() => env.dispose()); // passed or failed: no session or temp dir left behind
     const id = await env.manager.open({
-      target: { host: '127.0.0.1', port: sshd.port, username: sshLogin(), auth: { kind: 'privateKey', privateKey: key.private }, jump: [], keepaliveSec: 15, autoReconnect: false },
+      target: {
+        host: '127.0.0.1',
+        port: sshd.port,
+        username: sshLogin(),
+        auth: { kind: 'privateKey', privateKey: key.private },
+        jump: [],
+        keepaliveSec: 15,
+        autoReconnect: false,
+      },
       cols: COLS,
       rows: ROWS,
     });
@@ -94,7 +103,10 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     const win = new SlowWindow(env, id, msPer64k, msPerEvent);
     env.manager.answerHostKey((await nextPrompt(env, id, 15_000, () => sshd.logTail())).promptId, true);
     await waitState(env, id, 'open');
-    await waitFor(() => `the prompt; the window shows ${JSON.stringify(text(win.term).slice(-300))}`, () => PROMPT.test(text(win.term).trimEnd() + ' '));
+    await waitFor(
+      () => `the prompt; the window shows ${JSON.stringify(text(win.term).slice(-300))}`,
+      () => PROMPT.test(text(win.term).trimEnd() + ' '),
+    );
     return { env, id, session: env.manager.get(id), reference, win };
   }
 
@@ -108,7 +120,11 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     let held = 0;
     const sampler = setInterval(() => (held = Math.max(held, session.held())), 5);
     env.manager.input(id, flood + '\n');
-    await waitFor(() => `FLOOD-2; the window shows ${JSON.stringify(text(win.term).slice(-300))}`, () => /^FLOOD-2$/m.test(text(win.term)), 60_000);
+    await waitFor(
+      () => `FLOOD-2; the window shows ${JSON.stringify(text(win.term).slice(-300))}`,
+      () => /^FLOOD-2$/m.test(text(win.term)),
+      60_000,
+    );
     await waitFor('catch-up to end', () => !session.catchingUp, 10_000);
     clearInterval(sampler);
     env.manager.input(id, 'echo AFTER-$((2+3))\n');
@@ -116,7 +132,9 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     await waitFor('the window to settle', () => env.hub.pressure('ssh.data', id) === 0, 10_000);
     await Promise.all([parsed(win.term), parsed(reference)]);
     const sent = win.received - before;
-    console.log(`catch-up: ${session.catchUps} catch-up(s), ${(sent / 1048576).toFixed(2)} MB sent to the window for the flood; at most ${held} bytes held in the host`);
+    console.log(
+      `catch-up: ${session.catchUps} catch-up(s), ${(sent / 1048576).toFixed(2)} MB sent to the window for the flood; at most ${held} bytes held in the host`,
+    );
     expect(session.catchUps).toBeGreaterThan(0);
     expect(sent).toBeLessThan(5 * 1024 * 1024);
     // What still scrolls past after Ctrl-C while catching up: what the copy has not parsed, plus ssh2's.
@@ -124,7 +142,11 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     expect(text(win.term)).toContain('00199999 padding');
     expect(state(win.term)).toBe(state(reference));
     expect(hidden(win.term)).toEqual(hidden(reference));
-    expect(hidden(reference)).toMatchObject({ cursorHidden: true, mouseEncoding: 'SGR', modes: { applicationCursorKeysMode: false, mouseTrackingMode: 'vt200' } });
+    expect(hidden(reference)).toMatchObject({
+      cursorHidden: true,
+      mouseEncoding: 'SGR',
+      modes: { applicationCursorKeysMode: false, mouseTrackingMode: 'vt200' },
+    });
     // A window attaching now (a reload) is given the same state.
     const replay = makeTerm();
     replay.write(await env.manager.replay(id));
@@ -136,12 +158,21 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
 
   it('plain text (wrapped, then lines) ends in the same state though the copy parsed only its end; so does the replay', async () => {
     const { env, id, session, reference, win } = await open(8);
-    env.manager.input(id, `head -c 12000000 /dev/zero | tr '\\0' a; echo; awk 'BEGIN{for(i=0;i<150000;i++) printf "%08d %s\\n", i, "plain-text-plain-text-plain-text-plain-text"}'; echo PLAIN-$((2+2))\n`);
-    await waitFor(() => `PLAIN-4; the window shows ${JSON.stringify(text(win.term).slice(-300))}`, () => /^PLAIN-4$/m.test(text(win.term)), 60_000);
+    env.manager.input(
+      id,
+      `head -c 12000000 /dev/zero | tr '\\0' a; echo; awk 'BEGIN{for(i=0;i<150000;i++) printf "%08d %s\\n", i, "plain-text-plain-text-plain-text-plain-text"}'; echo PLAIN-$((2+2))\n`,
+    );
+    await waitFor(
+      () => `PLAIN-4; the window shows ${JSON.stringify(text(win.term).slice(-300))}`,
+      () => /^PLAIN-4$/m.test(text(win.term)),
+      60_000,
+    );
     await waitFor('catch-up to end', () => !session.catchingUp, 10_000);
     await waitFor('the window to settle', () => env.hub.pressure('ssh.data', id) === 0, 10_000);
     await Promise.all([parsed(win.term), parsed(reference)]);
-    console.log(`catch-up, plain text: ${session.catchUps} catch-up(s), ${(session.unparsed / 1048576).toFixed(2)} MB never parsed by the copy`);
+    console.log(
+      `catch-up, plain text: ${session.catchUps} catch-up(s), ${(session.unparsed / 1048576).toFixed(2)} MB never parsed by the copy`,
+    );
     expect(session.catchUps).toBeGreaterThan(0);
     // ~20 MB of output, of which the buffer (10 040 lines) can hold ~1.3 MB of the wrapped and ~0.5 MB of the lines
     expect(session.unparsed).toBeGreaterThan(10 * 1024 * 1024);
@@ -159,7 +190,12 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     const { env, id, session, win } = await open(8, 60);
     let arrived = -1; // the last numbered line the host has received
     session.observe((chunk) => {
-      const m = [...chunk.subarray(-200).toString('latin1').matchAll(/L(\d{9})/g)];
+      const m = [
+        ...chunk
+          .subarray(-200)
+          .toString('latin1')
+          .matchAll(/L(\d{9})/g),
+      ];
       if (m.length) arrived = Number(m[m.length - 1]![1]);
     });
     let worst = 0;
@@ -172,19 +208,35 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     // from the first picture on: before it the window is still parsing the bytes it was sent.
     const sampler = setInterval(() => session.catchingUp && pictures > 0 && (worst = Math.max(worst, arrived - lastShown())), 5);
     const LINE = 60; // "L000000042 " + 47 characters + CRLF
-    env.manager.input(id, `awk 'BEGIN{for(i=0;i<400000;i++) printf "L%09d %s\\n", i, "plain-text-plain-text-plain-text-plain-text-pl"}'; echo PACED-$((3+4))\n`);
-    await waitFor(() => `PACED-7; the window shows ${JSON.stringify(text(win.term).slice(-300))}`, () => /^PACED-7$/m.test(text(win.term)), 90_000);
+    env.manager.input(
+      id,
+      `awk 'BEGIN{for(i=0;i<400000;i++) printf "L%09d %s\\n", i, "plain-text-plain-text-plain-text-plain-text-pl"}'; echo PACED-$((3+4))\n`,
+    );
+    await waitFor(
+      () => `PACED-7; the window shows ${JSON.stringify(text(win.term).slice(-300))}`,
+      () => /^PACED-7$/m.test(text(win.term)),
+      90_000,
+    );
     clearInterval(sampler);
-    console.log(`catch-up pacing: ${pictures} pictures; the screen shown was at most ${((worst * LINE) / 1048576).toFixed(2)} MB behind the output that had arrived`);
+    console.log(
+      `catch-up pacing: ${pictures} pictures; the screen shown was at most ${((worst * LINE) / 1048576).toFixed(2)} MB behind the output that had arrived`,
+    );
     // past the mark: what arrived before the pause took (one ssh2 packet, ≤ 32 KB), and a line
     expect(worst * LINE).toBeLessThanOrEqual(PICTURE_AHEAD + 64 * 1024);
     expect(pictures).toBeGreaterThan(20);
   }, 120_000);
 
-  it('a query in the output while catching up is answered once, by the host\'s copy (the window never saw it)', async () => {
+  it("a query in the output while catching up is answered once, by the host's copy (the window never saw it)", async () => {
     const { env, id, session, win } = await open(8);
-    env.manager.input(id, `head -c 8000000 /dev/zero | tr '\\0' q; printf '\\033[6n'; IFS= read -rs -d R ans; echo; echo "GOT-\${ans#*[}-END"\n`);
-    await waitFor(() => `the answer; the window shows ${JSON.stringify(text(win.term).slice(-300))}`, () => /GOT-\d+;\d+-END/.test(text(win.term)), 60_000);
+    env.manager.input(
+      id,
+      `head -c 8000000 /dev/zero | tr '\\0' q; printf '\\033[6n'; IFS= read -rs -d R ans; echo; echo "GOT-\${ans#*[}-END"\n`,
+    );
+    await waitFor(
+      () => `the answer; the window shows ${JSON.stringify(text(win.term).slice(-300))}`,
+      () => /GOT-\d+;\d+-END/.test(text(win.term)),
+      60_000,
+    );
     expect(session.catchUps).toBeGreaterThan(0);
     expect({ copy: session.answered, window: win.answered }).toEqual({ copy: 1, window: 0 });
   }, 90_000);

@@ -19,7 +19,10 @@ const skip = needs(['script', 'sh', 'sha256sum', 'stty']);
 function serialShell(path: string, noise?: (b: Buffer) => Buffer): { server: Server; kids: ChildProcess[] } {
   const kids: ChildProcess[] = [];
   const server = createServer((sock) => {
-    const kid = spawn('script', ['-qfec', 'exec sh', '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PS1: '$ ', ENV: '' } });
+    const kid = spawn('script', ['-qfec', 'exec sh', '/dev/null'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, PS1: '$ ', ENV: '' },
+    });
     kids.push(kid);
     if (noise) sock.on('data', (b: Buffer) => kid.stdin!.write(noise(b)));
     else sock.pipe(kid.stdin!);

@@ -42,7 +42,9 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     });
     const secs = (Date.now() - started) / 1000;
     const got = c.bytes - startBytes;
-    console.log(`flow: ${(got / 1048576).toFixed(1)} MB in ${secs.toFixed(1)} s (${(got / 1048576 / secs).toFixed(1)} MB/s), rss growth ${growthMb.toFixed(1)} MB, max unacked ${c.maxPressure} bytes, events ${c.events}`);
+    console.log(
+      `flow: ${(got / 1048576).toFixed(1)} MB in ${secs.toFixed(1)} s (${(got / 1048576 / secs).toFixed(1)} MB/s), rss growth ${growthMb.toFixed(1)} MB, max unacked ${c.maxPressure} bytes, events ${c.events}`,
+    );
     env.manager.close(c.sessionId);
     return { got, growthMb, maxPressure: c.maxPressure };
   }
@@ -67,7 +69,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     }
   }, 150_000);
 
-  it('a stalled window: the host holds its batch, ssh2\'s 64 KB read buffer and the window granted, not 2 MB more (what scrolls past after Ctrl-C)', async () => {
+  it("a stalled window: the host holds its batch, ssh2's 64 KB read buffer and the window granted, not 2 MB more (what scrolls past after Ctrl-C)", async () => {
     // Its own env: the shared one already trusts sshd's key, and openShell waits for the question.
     const env = makeEnv({ session: { catchUp: false } });
     const c = await openShell(env, sshd.port, key.private, { context: () => sshd.logTail() });
@@ -86,7 +88,7 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
       env.manager.input(id, `head -c ${64 * 1024 * 1024} /dev/zero | tr '\\0' 'c'\n`);
       // Settled: nothing more published for a second (ssh2's window has had time to fill too).
       const until = Date.now() + 30_000;
-      for (let last = -1; stalled.bytes === 0 || stalled.bytes !== last; ) {
+      for (let last = -1; stalled.bytes === 0 || stalled.bytes !== last;) {
         if (Date.now() > until) throw new Error(`the stalled session never settled (${stalled.bytes} bytes published)`);
         last = stalled.bytes;
         await new Promise((r) => setTimeout(r, 1000));
@@ -104,11 +106,19 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     }
   }, 60_000);
 
-  it('a high-water mark below the hub\'s low-water mark still delivers everything', async () => {
+  it("a high-water mark below the hub's low-water mark still delivers everything", async () => {
     const tight = makeEnv({ session: { highWater: 1000, catchUp: false } });
     try {
       const id = await tight.manager.open({
-        target: { host: '127.0.0.1', port: sshd.port, username: sshLogin(), auth: { kind: 'privateKey', privateKey: key.private }, jump: [], keepaliveSec: 15, autoReconnect: false },
+        target: {
+          host: '127.0.0.1',
+          port: sshd.port,
+          username: sshLogin(),
+          auth: { kind: 'privateKey', privateKey: key.private },
+          jump: [],
+          keepaliveSec: 15,
+          autoReconnect: false,
+        },
         cols: 80,
         rows: 24,
       });

@@ -14,10 +14,31 @@ describe.skipIf(skip)('ssh methods through the real core (SQLite, job runner, st
   beforeAll(async () => {
     sshd = new Sshd();
     t = await testCore({ secrets: memorySecrets(true) });
-    const p = await t.call('ssh.profiles.save', { name: 'loop', host: '127.0.0.1', port: 22, username: sshLogin(), credentials: { kind: 'generate' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
+    const p = await t.call('ssh.profiles.save', {
+      name: 'loop',
+      host: '127.0.0.1',
+      port: 22,
+      username: sshLogin(),
+      credentials: { kind: 'generate' },
+      jump: [],
+      keepaliveSec: 15,
+      autoReconnect: false,
+      agentForward: false,
+    });
     sshd.authorize(p.publicKey!);
     await sshd.start();
-    await t.call('ssh.profiles.save', { id: p.id, name: 'loop', host: '127.0.0.1', port: sshd.port, username: sshLogin(), credentials: { kind: 'keep' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
+    await t.call('ssh.profiles.save', {
+      id: p.id,
+      name: 'loop',
+      host: '127.0.0.1',
+      port: sshd.port,
+      username: sshLogin(),
+      credentials: { kind: 'keep' },
+      jump: [],
+      keepaliveSec: 15,
+      autoReconnect: false,
+      agentForward: false,
+    });
   });
   afterAll(async () => {
     await t?.close();
@@ -46,7 +67,9 @@ describe.skipIf(skip)('ssh methods through the real core (SQLite, job runner, st
     const job = await t.jobs.wait(jobId);
     expect(job.state).toBe('succeeded');
     expect(job.result).toMatchObject({ match: true, lines: 2 });
-    expect(await t.call('ssh.knownHosts.list', {})).toEqual([expect.objectContaining({ host: '127.0.0.1', port: sshd.port, keyType: 'ssh-ed25519' })]);
+    expect(await t.call('ssh.knownHosts.list', {})).toEqual([
+      expect.objectContaining({ host: '127.0.0.1', port: sshd.port, keyType: 'ssh-ed25519' }),
+    ]);
     await t.call('ssh.close', { sessionId });
     await expect(t.call('ssh.input', { sessionId, data: 'x' })).rejects.toMatchObject({ code: 'not_found' });
     expect(await t.call('ssh.knownHosts.remove', { host: '127.0.0.1', port: sshd.port })).toEqual({ removed: true });

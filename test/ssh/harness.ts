@@ -56,7 +56,9 @@ export class Consumer implements Subscriber {
     if (this.ackDelayMs > 0) {
       // One event at a time, like a terminal rendering: each takes ackDelayMs after the previous.
       const held = d.data;
-      this.queue = this.queue.then(() => new Promise<void>((r) => setTimeout(() => (void held.length, ack(), r()), Math.max(1, (this.ackDelayMs * d.bytes) / 65536))));
+      this.queue = this.queue.then(
+        () => new Promise<void>((r) => setTimeout(() => (void held.length, ack(), r()), Math.max(1, (this.ackDelayMs * d.bytes) / 65536))),
+      );
     } else queueMicrotask(ack);
   }
   close() {
@@ -116,10 +118,14 @@ export function lastStatus(env: Env, id: string): SshStatus | undefined {
 }
 
 export async function waitState(env: Env, id: string, state: SshStatus['state'], ms = 15_000): Promise<SshStatus> {
-  return waitFor(`session ${id} to be ${state} (last: ${JSON.stringify(lastStatus(env, id))})`, () => {
-    const s = lastStatus(env, id);
-    return s && s.state === state ? s : undefined;
-  }, ms);
+  return waitFor(
+    `session ${id} to be ${state} (last: ${JSON.stringify(lastStatus(env, id))})`,
+    () => {
+      const s = lastStatus(env, id);
+      return s && s.state === state ? s : undefined;
+    },
+    ms,
+  );
 }
 
 /**
@@ -134,7 +140,9 @@ export async function nextPrompt(env: Env, sessionId: string, ms = 15_000, conte
   };
   const until = Date.now() + ms;
   for (;;) {
-    const p = env.prompts.items.find((q) => q.sessionId === sessionId && q.state === 'pending' && env.manager.pendingPrompts().some((x) => x.promptId === q.promptId));
+    const p = env.prompts.items.find(
+      (q) => q.sessionId === sessionId && q.state === 'pending' && env.manager.pendingPrompts().some((x) => x.promptId === q.promptId),
+    );
     if (p) return p;
     if (lastStatus(env, sessionId)?.state === 'closed') throw new Error(`the session closed before ${explain()}`);
     if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${explain()}`);
@@ -146,7 +154,11 @@ export async function nextPrompt(env: Env, sessionId: string, ms = 15_000, conte
 export async function run(env: Env, c: Consumer, command: string, marker: RegExp, ms = 10_000): Promise<RegExpExecArray> {
   const from = c.text.length;
   env.manager.input(c.sessionId, command + '\n');
-  return waitFor(`output matching ${marker} after ${JSON.stringify(command)}; got ${JSON.stringify(c.text.slice(-300))}`, () => marker.exec(c.text.slice(Math.max(0, from - 10))), ms);
+  return waitFor(
+    `output matching ${marker} after ${JSON.stringify(command)}; got ${JSON.stringify(c.text.slice(-300))}`,
+    () => marker.exec(c.text.slice(Math.max(0, from - 10))),
+    ms,
+  );
 }
 
 /**
@@ -163,15 +175,31 @@ export const SHELL_SIZE = { cols: 120, rows: 40 };
  * Opens a shell on a loopback sshd as the test login (sshLogin; a guest's: `username`) with `privateKey`, accepts the host key, and waits for
  * the shell's prompt. The consumer acks after `ackDelayMs` per 64 KB (see Consumer).
  */
-export async function openShell(env: Env, port: number, privateKey: string, opts: { ackDelayMs?: number; keepText?: number; context?: () => string; username?: string } = {}): Promise<Consumer> {
+export async function openShell(
+  env: Env,
+  port: number,
+  privateKey: string,
+  opts: { ackDelayMs?: number; keepText?: number; context?: () => string; username?: string } = {},
+): Promise<Consumer> {
   const id = await env.manager.open({
-    target: { host: '127.0.0.1', port, username: opts.username ?? sshLogin(), auth: { kind: 'privateKey', privateKey }, jump: [], keepaliveSec: 15, autoReconnect: false },
+    target: {
+      host: '127.0.0.1',
+      port,
+      username: opts.username ?? sshLogin(),
+      auth: { kind: 'privateKey', privateKey },
+      jump: [],
+      keepaliveSec: 15,
+      autoReconnect: false,
+    },
     ...SHELL_SIZE,
   });
   const c = new Consumer(env.hub, id, opts.ackDelayMs ?? 0, opts.keepText ?? 256 * 1024);
   env.manager.answerHostKey((await nextPrompt(env, id, 15_000, opts.context)).promptId, true);
   await waitState(env, id, 'open');
-  await waitFor(() => `the prompt; the session printed ${JSON.stringify(c.text.slice(-300))}`, () => PROMPT.test(c.text));
+  await waitFor(
+    () => `the prompt; the session printed ${JSON.stringify(c.text.slice(-300))}`,
+    () => PROMPT.test(c.text),
+  );
   return c;
 }
 

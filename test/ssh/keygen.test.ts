@@ -61,7 +61,7 @@ describe.skipIf(skip)('Ed25519 key generation', () => {
     }
   });
 
-  it('control: ssh2 1.17\'s own generator makes keys that do not load (why keygen.ts exists)', () => {
+  it("control: ssh2 1.17's own generator makes keys that do not load (why keygen.ts exists)", () => {
     let bad = 0;
     for (let i = 0; i < 5000 && bad === 0; i++) {
       const pair = ssh2.utils.generateKeyPairSync('ed25519');

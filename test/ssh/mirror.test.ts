@@ -13,24 +13,60 @@ import { makeEnv, waitState } from './harness';
 
 /** Pieces of output: mostly plain text (long runs, lines, bare CR and LF), now and then anything else a shell prints. */
 function stream(r: () => number, pieces: number): Buffer {
-  const pick = <T,>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
   const printable = () => String.fromCharCode(0x20 + Math.floor(r() * 95));
   const other = [
-    '\x1b[31m', '\x1b[0m', '\x1b[1;44m', '\x1b[3A', '\x1b[2;5H', '\x1b[2;4r', '\x1b[r', '\x1b[?1049h', '\x1b[?1049l',
-    '\x1b[4h', '\x1b[4l', '\x1b[?7l', '\x1b[?7h', '\x1b(0', '\x1b(B', '\x1b]0;title aaaa bbbb\x07', '\t', '\b',
-    'é€x', '\x1b[2J', '\x1b[K', '\x1b[?25l', '\x1b[?25h', '\x1b[?1h', '\x1b[?2004h', '\x1b7', '\x1b8', '\x1bM', '\x1b[S',
+    '\x1b[31m',
+    '\x1b[0m',
+    '\x1b[1;44m',
+    '\x1b[3A',
+    '\x1b[2;5H',
+    '\x1b[2;4r',
+    '\x1b[r',
+    '\x1b[?1049h',
+    '\x1b[?1049l',
+    '\x1b[4h',
+    '\x1b[4l',
+    '\x1b[?7l',
+    '\x1b[?7h',
+    '\x1b(0',
+    '\x1b(B',
+    '\x1b]0;title aaaa bbbb\x07',
+    '\t',
+    '\b',
+    'é€x',
+    '\x1b[2J',
+    '\x1b[K',
+    '\x1b[?25l',
+    '\x1b[?25h',
+    '\x1b[?1h',
+    '\x1b[?2004h',
+    '\x1b7',
+    '\x1b8',
+    '\x1bM',
+    '\x1b[S',
     // margins set, put back and ignored in every spelling xterm reads; the soft and the full reset
-    '\x1b[0;99r', '\x1b[2r', '\x1b[1;2r', '\x1b[3;2r', '\x1b[;0r', '\x1b[!p', '\x1bc', '\x1b[1:2;3r',
+    '\x1b[0;99r',
+    '\x1b[2r',
+    '\x1b[1;2r',
+    '\x1b[3;2r',
+    '\x1b[;0r',
+    '\x1b[!p',
+    '\x1bc',
+    '\x1b[1:2;3r',
   ];
   let out = '';
   for (let i = 0; i < pieces; i++) {
     const k = r();
     if (k < 0.3) out += 'a'.repeat(1 + Math.floor(r() * 400));
-    else if (k < 0.55) for (let j = Math.floor(r() * 30); j > 0; j--) out += Array.from({ length: Math.floor(r() * 40) }, printable).join('') + '\r\n';
+    else if (k < 0.55)
+      for (let j = Math.floor(r() * 30); j > 0; j--) out += Array.from({ length: Math.floor(r() * 40) }, printable).join('') + '\r\n';
     else if (k < 0.65) out += pick(['\r', '\n', '\r\n', '\n\n\n', 'x\r']);
     else if (k < 0.8) out += Array.from({ length: Math.floor(r() * 200) }, printable).join('');
-    else if (k < 0.83) out += pick(['\x1b[H', '\x1b[1;1H\x1b[J']); // back to the top: the lines below are old
-    else if (k < 0.85) out += `\x1b]0;${'t'.repeat(Math.floor(r() * 900))}\x07`; // plain bytes inside a sequence
+    else if (k < 0.83)
+      out += pick(['\x1b[H', '\x1b[1;1H\x1b[J']); // back to the top: the lines below are old
+    else if (k < 0.85)
+      out += `\x1b]0;${'t'.repeat(Math.floor(r() * 900))}\x07`; // plain bytes inside a sequence
     else out += pick(other);
   }
   return Buffer.from(out, 'utf8');
@@ -54,7 +90,10 @@ const cursor = (m: TermMirror) => {
 const actual = (m: TermMirror) => {
   const { term } = m as unknown as Internals;
   const normal = term._core.buffers.normal;
-  return { margins: normal.scrollTop !== 0 || normal.scrollBottom !== term.rows - 1, utf8Whole: term._core._inputHandler._utf8Decoder.interim[0] === 0 };
+  return {
+    margins: normal.scrollTop !== 0 || normal.scrollBottom !== term.rows - 1,
+    utf8Whole: term._core._inputHandler._utf8Decoder.interim[0] === 0,
+  };
 };
 const parsed = (m: TermMirror) => new Promise<void>((resolve) => m.whenParsed(resolve));
 
@@ -83,7 +122,7 @@ async function compare(seed: number, totals: { skipped: number; plainPictures: n
   expect(fast.plainPath).toBe(true);
   const bytes = stream(r, 40 + Math.floor(r() * 80));
   const where = `seed ${seed} (${cols}x${rows}, scrollback ${scrollback})`;
-  for (let at = 0; at < bytes.length; ) {
+  for (let at = 0; at < bytes.length;) {
     const n = r() < 0.2 ? 1 + Math.floor(r() * 3) : 1 + Math.floor(r() * 300);
     const chunk = bytes.subarray(at, at + n);
     at += chunk.length;
@@ -175,7 +214,11 @@ describe('plain runs in the copy of the screen', () => {
   });
 
   it('a resize to other columns with a run held: the run is laid out at the old size first', async () => {
-    for (const [cols, to] of [[20, 12], [12, 20], [30, 29]] as const) {
+    for (const [cols, to] of [
+      [20, 12],
+      [12, 20],
+      [30, 29],
+    ] as const) {
       const m = new TermMirror(cols, 5, () => {}, { scrollback: 20 });
       const ref = new TermMirror(cols, 5, () => {}, { scrollback: 20, plain: false });
       for (const t of [m, ref]) t.write(Buffer.from('$ cat x\r\n'), false);
@@ -192,14 +235,18 @@ describe('plain runs in the copy of the screen', () => {
   });
 
   it('a resize with nothing left to parse: the plain text after it is laid out at the new size', async () => {
-    for (const [cols, to] of [[20, 12], [12, 20]] as const) {
+    for (const [cols, to] of [
+      [20, 12],
+      [12, 20],
+    ] as const) {
       const m = new TermMirror(cols, 5, () => {}, { scrollback: 20 });
       const ref = new TermMirror(cols, 5, () => {}, { scrollback: 20, plain: false });
       for (const t of [m, ref]) t.write(Buffer.from('$ cat x\r\n'), false);
       await Promise.all([parsed(m), parsed(ref)]); // idle: the resize waits for nothing
       for (const t of [m, ref]) t.resize(to, 7);
       const lines = (from: number) => {
-        for (let i = from; i < from + 200; i++) for (const t of [m, ref]) t.write(Buffer.from(`line ${i} ${'y'.repeat(i % 37)}\r\n`), false);
+        for (let i = from; i < from + 200; i++)
+          for (const t of [m, ref]) t.write(Buffer.from(`line ${i} ${'y'.repeat(i % 37)}\r\n`), false);
       };
       lines(0); // before the resize takes effect: parsed, not a run laid out at the old size
       await Promise.all([parsed(m), parsed(ref)]);
@@ -241,7 +288,20 @@ describe('plain runs in the copy of the screen', () => {
     ref.dispose();
   });
 
-  const MARGINS = ['\x1b[2;4r', '\x1b[r', '\x1b[0;99r', '\x1b[2r', '\x1b[1;2r', '\x1b[3;2r', '\x1b[;0r', '\x1b[1:2;3r', '\x1b[!p', '\x1bc', '\x1b[?1049h', '\x1b[?1049l'];
+  const MARGINS = [
+    '\x1b[2;4r',
+    '\x1b[r',
+    '\x1b[0;99r',
+    '\x1b[2r',
+    '\x1b[1;2r',
+    '\x1b[3;2r',
+    '\x1b[;0r',
+    '\x1b[1:2;3r',
+    '\x1b[!p',
+    '\x1bc',
+    '\x1b[?1049h',
+    '\x1b[?1049l',
+  ];
   it("what the copy follows through parser hooks and bytes is what xterm's core holds (margins, half a UTF-8 character)", async () => {
     let halves = 0;
     let margins = 0;
@@ -251,9 +311,10 @@ describe('plain runs in the copy of the screen', () => {
       const m = new TermMirror(cols, 2 + Math.floor(r() * 7), () => {}, { scrollback: 10, plain: false });
       // what a shell prints, with characters of 2, 3 and 4 bytes, and every way to set or put back margins
       let text = '';
-      for (let i = 0; i < 40; i++) text += r() < 0.4 ? MARGINS[Math.floor(r() * MARGINS.length)] : stream(r, 2).toString('utf8').replaceAll('x', 'é€😀');
+      for (let i = 0; i < 40; i++)
+        text += r() < 0.4 ? MARGINS[Math.floor(r() * MARGINS.length)] : stream(r, 2).toString('utf8').replaceAll('x', 'é€😀');
       const bytes = Buffer.from(text, 'utf8');
-      for (let at = 0; at < bytes.length; ) {
+      for (let at = 0; at < bytes.length;) {
         // now and then a chunk that ends inside a UTF-8 character (just after its first byte)
         const lead = bytes.subarray(at, at + 120).findIndex((b) => b >= 0xc0);
         const chunk = bytes.subarray(at, at + 1 + (lead >= 0 && r() < 0.5 ? lead : Math.floor(r() * 120)));
@@ -306,7 +367,11 @@ describe('plain runs in the copy of the screen', () => {
       await withoutWriteSync(async () => {
         writeFileSync(join(env.dir, 'serial.log'), 'boot\r\n');
         for (const title of ['vm1', 'vm2']) {
-          const id = env.manager.attach(new FileTailBackend(join(env.dir, 'serial.log'), title), { cols: 80, rows: 24 }, { autoReconnect: false });
+          const id = env.manager.attach(
+            new FileTailBackend(join(env.dir, 'serial.log'), title),
+            { cols: 80, rows: 24 },
+            { autoReconnect: false },
+          );
           await waitState(env, id, 'open');
         }
       });

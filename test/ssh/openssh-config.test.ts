@@ -23,23 +23,34 @@ const hasSsh = (() => {
 })();
 
 mkdirSync(join(dir, 'conf.d'));
-writeFileSync(join(dir, 'conf.d', '10-lab.conf'), `# included from inside "Host *.lab"
+writeFileSync(
+  join(dir, 'conf.d', '10-lab.conf'),
+  `# included from inside "Host *.lab"
 User labber
 Host db.lab
   HostName 10.9.0.7
   Port 5522
-`);
-writeFileSync(join(dir, 'conf.d', '20-more.conf'), `# only for names that match *.lab: "extra" never does
+`,
+);
+writeFileSync(
+  join(dir, 'conf.d', '20-more.conf'),
+  `# only for names that match *.lab: "extra" never does
 Host extra
   HostName wrong.example.net
-`);
-writeFileSync(join(dir, 'extra.conf'), `Host extra
+`,
+);
+writeFileSync(
+  join(dir, 'extra.conf'),
+  `Host extra
   HostName extra.example.net
   User "extra.user"
-`);
+`,
+);
 writeFileSync(join(dir, 'conf.d', 'skipped.txt'), 'Host notincluded\n  HostName nope\n');
 const config = join(dir, 'config');
-writeFileSync(config, `# global lines apply to every host
+writeFileSync(
+  config,
+  `# global lines apply to every host
 ServerAliveInterval 25
 Include ${dir}/extra.conf
 
@@ -86,7 +97,8 @@ Host web2
 Host *
   User everyone
   IdentityFile %d/.ssh/id_ed25519
-`);
+`,
+);
 
 const aliases = ['extra', 'web1', 'web2', 'deep.lab', 'db.lab', 'bastion', 'edge', 'git.corp', 'ci-box'];
 
@@ -109,7 +121,10 @@ function sshChain(value: string | undefined, seen: string[] = []): OpensshHop[] 
   if (!value || value === 'none') return [];
   return parseJump(value)!.flatMap((h) => {
     const g = sshG(h.host);
-    return [...sshChain(one(g, 'proxyjump'), [...seen, h.host]), { host: one(g, 'hostname')!, port: h.port ?? Number(one(g, 'port')), username: h.user ?? one(g, 'user')! }];
+    return [
+      ...sshChain(one(g, 'proxyjump'), [...seen, h.host]),
+      { host: one(g, 'hostname')!, port: h.port ?? Number(one(g, 'port')), username: h.user ?? one(g, 'user')! },
+    ];
   });
 }
 
@@ -123,7 +138,11 @@ describe.skipIf(!hasSsh && process.env.CI !== 'true')('~/.ssh/config as OpenSSH 
   it.each(aliases)('%s: address, user, port, identity files, keepalive and ProxyCommand are what ssh -G says', (alias) => {
     const g = sshG(alias);
     const h = read.hosts.find((x) => x.alias === alias)!;
-    expect({ host: h.host, port: h.port, username: h.username }).toEqual({ host: one(g, 'hostname'), port: Number(one(g, 'port')), username: one(g, 'user') });
+    expect({ host: h.host, port: h.port, username: h.username }).toEqual({
+      host: one(g, 'hostname'),
+      port: Number(one(g, 'port')),
+      username: one(g, 'user'),
+    });
     const expand = (f: string) => f.replace(/^~(?=\/)/, home).replace(/%d/g, home);
     expect(h.identityFiles).toEqual((g.get('identityfile') ?? []).map(expand));
     expect(h.keepaliveSec ?? 0).toBe(Number(one(g, 'serveraliveinterval')));
@@ -140,10 +159,16 @@ describe.skipIf(!hasSsh && process.env.CI !== 'true')('~/.ssh/config as OpenSSH 
     expect(by('web2').host).toBe('10.0.0.5'); // first value wins
     expect(by('db.lab')).toMatchObject({ host: '10.9.0.7', port: 5522, username: 'labber' }); // included inside *.lab
     expect(by('deep.lab').jump.map((j) => `${j.username}@${j.host}:${j.port}`)).toEqual([
-      'ops2@203.0.113.9:8022', 'everyone@203.0.113.9:443', 'ops@bastion.example.com:22',
+      'ops2@203.0.113.9:8022',
+      'everyone@203.0.113.9:443',
+      'ops@bastion.example.com:22',
     ]);
     expect(by('extra')).toMatchObject({ host: 'extra.example.net', username: 'extra.user' }); // quoted, and not the include *.lab cannot reach
-    expect(by('git.corp')).toMatchObject({ host: 'git.corp.example.com', username: 'git', proxyCommand: 'nc -X connect -x proxy:3128 %h %p' });
+    expect(by('git.corp')).toMatchObject({
+      host: 'git.corp.example.com',
+      username: 'git',
+      proxyCommand: 'nc -X connect -x proxy:3128 %h %p',
+    });
     expect(by('ci-box').keepaliveSec).toBe(25); // the global line came first
     expect(read.problems).toEqual([expect.stringMatching(/Match blocks are not read/)]);
   });
@@ -203,8 +228,20 @@ describe('ssh.opensshHosts through the real core', () => {
       expect(await t.call('ssh.opensshHosts', {})).toEqual({ file: f, hosts: [], problems: [] });
       writeFileSync(f, 'Host box\n  HostName 192.0.2.8\n  User se\n');
       expect(await t.call('ssh.opensshHosts', {})).toEqual({
-        file: f, problems: [],
-        hosts: [{ alias: 'box', host: '192.0.2.8', port: 22, username: 'se', jump: [], identityFiles: [], keepaliveSec: null, proxyCommand: null }],
+        file: f,
+        problems: [],
+        hosts: [
+          {
+            alias: 'box',
+            host: '192.0.2.8',
+            port: 22,
+            username: 'se',
+            jump: [],
+            identityFiles: [],
+            keepaliveSec: null,
+            proxyCommand: null,
+          },
+        ],
       });
       expect(await none.call('ssh.opensshHosts', {})).toEqual({ file: null, hosts: [], problems: [] });
     } finally {

@@ -15,9 +15,19 @@ const skip = needs(['ssh-keygen']);
 
 /** host, port: the names a terminal looks up. */
 const QUERIES: [string, number][] = [
-  ['alpha.example', 22], ['ALPHA.example', 22], ['10.0.0.1', 22], ['alpha.example', 2222], ['alpha.example', 2200],
-  ['x.corp.example', 22], ['bad.corp.example', 22], ['rev.example', 22], ['host.example', 22], ['hoost.example', 22],
-  ['y.ca.example', 22], ['beta.example', 22], ['127.0.0.1', 2022],
+  ['alpha.example', 22],
+  ['ALPHA.example', 22],
+  ['10.0.0.1', 22],
+  ['alpha.example', 2222],
+  ['alpha.example', 2200],
+  ['x.corp.example', 22],
+  ['bad.corp.example', 22],
+  ['rev.example', 22],
+  ['host.example', 22],
+  ['hoost.example', 22],
+  ['y.ca.example', 22],
+  ['beta.example', 22],
+  ['127.0.0.1', 2022],
 ];
 
 describe.skipIf(skip)('OpenSSH known_hosts: the lines ssh-keygen -F finds, plain and hashed', () => {
@@ -27,7 +37,13 @@ describe.skipIf(skip)('OpenSSH known_hosts: the lines ssh-keygen -F finds, plain
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'povdesk-kh-'));
     for (const k of ['a', 'b']) execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', k, '-f', join(dir, k)]);
-    [a, b] = ['a', 'b'].map((k) => readFileSync(join(dir, `${k}.pub`), 'utf8').trim().split(' ').slice(0, 2).join(' ')) as [string, string];
+    [a, b] = ['a', 'b'].map((k) =>
+      readFileSync(join(dir, `${k}.pub`), 'utf8')
+        .trim()
+        .split(' ')
+        .slice(0, 2)
+        .join(' '),
+    ) as [string, string];
     writeFileSync(
       join(dir, 'known_hosts'),
       [
@@ -50,10 +66,15 @@ describe.skipIf(skip)('OpenSSH known_hosts: the lines ssh-keygen -F finds, plain
   /** Line numbers `ssh-keygen -F` prints for a name, leaving out CA lines (POV Desk skips them). */
   const oracle = (file: string, name: string) =>
     // exit status 1 when nothing is found; the lines are what counts
-    [...spawnSync('ssh-keygen', ['-F', name, '-f', file], { encoding: 'utf8' }).stdout.matchAll(/^# Host \S+ found: line (\d+)(?: (\w+))?/gm)]
+    [
+      ...spawnSync('ssh-keygen', ['-F', name, '-f', file], { encoding: 'utf8' }).stdout.matchAll(
+        /^# Host \S+ found: line (\d+)(?: (\w+))?/gm,
+      ),
+    ]
       .filter((m) => m[2] !== 'CA')
       .map((m) => Number(m[1]));
-  const ours = (file: string, host: string, port: number) => keysInText(readFileSync(file, 'utf8'), file, host, port, '').map((k) => k.line);
+  const ours = (file: string, host: string, port: number) =>
+    keysInText(readFileSync(file, 'utf8'), file, host, port, '').map((k) => k.line);
 
   it('finds the same lines as OpenSSH in a plain file', () => {
     const file = join(dir, 'known_hosts');
@@ -70,7 +91,9 @@ describe.skipIf(skip)('OpenSSH known_hosts: the lines ssh-keygen -F finds, plain
   it('finds the same lines after ssh-keygen -H hashed the names', () => {
     const file = join(dir, 'hashed');
     // ssh-keygen -H refuses a file with lines it cannot read: hash the valid ones.
-    const valid = readFileSync(join(dir, 'known_hosts'), 'utf8').split('\n').filter((l) => !l.startsWith('not a key') && !l.includes('not*base64'));
+    const valid = readFileSync(join(dir, 'known_hosts'), 'utf8')
+      .split('\n')
+      .filter((l) => !l.startsWith('not a key') && !l.includes('not*base64'));
     writeFileSync(file, valid.join('\n'));
     execFileSync('ssh-keygen', ['-q', '-H', '-f', file], { stdio: 'ignore' });
     expect(readFileSync(file, 'utf8')).toMatch(/^\|1\|/m);
@@ -84,9 +107,15 @@ describe.skipIf(skip)('OpenSSH known_hosts: the lines ssh-keygen -F finds, plain
     const blob = (k: string) => k.split(' ')[1]!;
     const keys = (host: string, port = 22) => opensshKeysFor([join(dir, 'missing'), file], host, port);
     expect(opensshVerdict(keys('alpha.example'), 'ssh-ed25519', blob(a))).toMatchObject({ kind: 'match', entry: { line: 2 } });
-    expect(opensshVerdict(keys('alpha.example'), 'ssh-ed25519', blob(b))).toMatchObject({ kind: 'changed', entry: { line: 2, keyBase64: blob(a) } });
+    expect(opensshVerdict(keys('alpha.example'), 'ssh-ed25519', blob(b))).toMatchObject({
+      kind: 'changed',
+      entry: { line: 2, keyBase64: blob(a) },
+    });
     expect(opensshVerdict(keys('alpha.example'), 'ssh-rsa', 'AAAA')).toEqual({ kind: 'none' });
-    expect(opensshVerdict(keys('rev.example'), 'ssh-ed25519', blob(b))).toMatchObject({ kind: 'revoked', entry: { line: 5, revoked: true } });
+    expect(opensshVerdict(keys('rev.example'), 'ssh-ed25519', blob(b))).toMatchObject({
+      kind: 'revoked',
+      entry: { line: 5, revoked: true },
+    });
     expect(opensshVerdict(keys('y.ca.example'), 'ssh-ed25519', blob(a))).toEqual({ kind: 'none' });
     expect(opensshVerdict(keys('127.0.0.1', 2022), 'ssh-ed25519', blob(a))).toMatchObject({ kind: 'match', entry: { file } });
     expect(opensshKeysFor([join(dir, 'missing'), dir], 'alpha.example', 22)).toEqual([]);

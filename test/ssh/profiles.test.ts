@@ -5,7 +5,15 @@ import { sshMethods } from '../../shared/contract/ssh';
 import { secretAccount } from '../../main/services/ssh/profiles';
 import { makeEnv, type Env } from './harness';
 
-const base = { host: 'Lab-Box.example', port: 2222, username: 'demo', jump: [], keepaliveSec: 15, autoReconnect: true, agentForward: false as const };
+const base = {
+  host: 'Lab-Box.example',
+  port: 2222,
+  username: 'demo',
+  jump: [],
+  keepaliveSec: 15,
+  autoReconnect: true,
+  agentForward: false as const,
+};
 
 describe('ssh profiles and the contract', () => {
   let env: Env;
@@ -43,7 +51,12 @@ describe('ssh profiles and the contract', () => {
   it('a profile used as a jump host cannot be deleted out from under another', async () => {
     env = makeEnv();
     const jump = await env.manager.profiles.save({ name: 'bastion', ...base, credentials: { kind: 'generate' } });
-    await env.manager.profiles.save({ name: 'inner', ...base, jump: [{ host: 'bastion', port: 22, username: 'j', profileId: jump.id }], credentials: { kind: 'generate' } });
+    await env.manager.profiles.save({
+      name: 'inner',
+      ...base,
+      jump: [{ host: 'bastion', port: 22, username: 'j', profileId: jump.id }],
+      credentials: { kind: 'generate' },
+    });
     await expect(env.manager.profiles.delete(jump.id)).rejects.toMatchObject({ code: 'conflict' });
   });
 
@@ -66,7 +79,9 @@ describe('ssh profiles and the contract', () => {
     expect(open.safeParse({ target: { ...t, host: 'bad host;rm' }, cols: 80, rows: 24 }).success).toBe(false);
     expect(open.safeParse({ target: { ...t, port: 70000 }, cols: 80, rows: 24 }).success).toBe(false);
     const save = sshMethods['ssh.profiles.save'].args;
-    expect(save.safeParse({ name: 'x', host: 'h', username: 'u', credentials: { kind: 'generate' }, agentForward: true }).success).toBe(false);
+    expect(save.safeParse({ name: 'x', host: 'h', username: 'u', credentials: { kind: 'generate' }, agentForward: true }).success).toBe(
+      false,
+    );
     expect(sshMethods['ssh.typeInto'].args.safeParse({ sessionId: 's', script: 'x', path: '/tmp/a b' }).success).toBe(false);
   });
 });

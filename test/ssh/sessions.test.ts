@@ -67,7 +67,14 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     const id = await e.manager.open({ target: keyTarget(), cols: 80, rows: 24 });
     const c = new Consumer(e.hub, id);
     const p = await nextPrompt(e, id);
-    expect(p).toMatchObject({ kind: 'first', host: '127.0.0.1', port: sshd.port, keyType: 'ssh-ed25519', fingerprint: sshd.hostKey().fingerprint, stored: null });
+    expect(p).toMatchObject({
+      kind: 'first',
+      host: '127.0.0.1',
+      port: sshd.port,
+      keyType: 'ssh-ed25519',
+      fingerprint: sshd.hostKey().fingerprint,
+      stored: null,
+    });
     // The user takes their time: nothing has tried to log in.
     await new Promise((r) => setTimeout(r, 700));
     expect(e.statuses.items.filter((s) => s.sessionId === id).at(-1)?.state).toBe('verifying');
@@ -88,7 +95,9 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
 
   it('a pre-trusted key (a local attested VM): no question when it matches, refused without one when it differs', async () => {
     const blob = Buffer.from(sshd.hostKey().line.split(' ')[1]!, 'base64');
-    const good = makeEnv({ pretrusted: async (host, port) => (host === '127.0.0.1' && port === sshd.port ? { key: blob, what: 'local VM t (attested)' } : null) });
+    const good = makeEnv({
+      pretrusted: async (host, port) => (host === '127.0.0.1' && port === sshd.port ? { key: blob, what: 'local VM t (attested)' } : null),
+    });
     envs.push(good);
     const id = await good.manager.open({ target: keyTarget(), cols: 80, rows: 24 });
     await waitState(good, id, 'open');
@@ -131,7 +140,11 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     sshd.clearLog();
     const id2 = await changed.manager.open({ target: keyTarget(), cols: 80, rows: 24 });
     const p = await nextPrompt(changed, id2);
-    expect(p).toMatchObject({ kind: 'changed', fingerprint: sshd.hostKey().fingerprint, stored: { keyType: 'ssh-ed25519', source: `${changedFile} line 1` } });
+    expect(p).toMatchObject({
+      kind: 'changed',
+      fingerprint: sshd.hostKey().fingerprint,
+      stored: { keyType: 'ssh-ed25519', source: `${changedFile} line 1` },
+    });
     expect(p.stored?.fingerprint).toBe(sha256Fingerprint(Buffer.from(other.split(' ')[1]!, 'base64')));
     expect(() => changed.manager.answerHostKey(p.promptId, true)).toThrow(/CHANGED/);
     changed.manager.answerHostKey(p.promptId, false);
@@ -198,7 +211,11 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     const c = await openAccepted(e, keyTarget({ username: USER, auth: { kind: 'password', password: PASSWORD } }));
     await run(e, c, 'echo "I am $(id -un)"', new RegExp(`I am ${USER}`));
     // A wrong password fails without retrying and says so.
-    const bad = await e.manager.open({ target: keyTarget({ username: USER, auth: { kind: 'password', password: 'wrong' } }), cols: 80, rows: 24 });
+    const bad = await e.manager.open({
+      target: keyTarget({ username: USER, auth: { kind: 'password', password: 'wrong' } }),
+      cols: 80,
+      rows: 24,
+    });
     const s = await waitState(e, bad, 'closed');
     expect(s.closedBy).toBe('failed');
     expect(s.reason).toMatch(/authentication failed/);
@@ -220,7 +237,17 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
 
   it('key authentication with a generated profile key and an imported passphrase-protected key', async () => {
     const e = env();
-    const gen = await e.manager.profiles.save({ name: 'gen', host: '127.0.0.1', port: sshd.port, username: sshLogin(), credentials: { kind: 'generate' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
+    const gen = await e.manager.profiles.save({
+      name: 'gen',
+      host: '127.0.0.1',
+      port: sshd.port,
+      username: sshLogin(),
+      credentials: { kind: 'generate' },
+      jump: [],
+      keepaliveSec: 15,
+      autoReconnect: false,
+      agentForward: false,
+    });
     expect(gen.publicKey).toMatch(/^ssh-ed25519 AAAA\S+ povdesk-gen$/);
     sshd.authorize(gen.publicKey!);
     const id = await e.manager.open({ profileId: gen.id, cols: 80, rows: 24 });
@@ -235,9 +262,29 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     sshd.authorize(readFileSync(join(dir, 'k.pub'), 'utf8'));
     rmSync(dir, { recursive: true, force: true });
     await expect(
-      e.manager.profiles.save({ name: 'imp', host: '127.0.0.1', port: sshd.port, username: sshLogin(), credentials: { kind: 'import', privateKey: priv, passphrase: 'nope' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false }),
+      e.manager.profiles.save({
+        name: 'imp',
+        host: '127.0.0.1',
+        port: sshd.port,
+        username: sshLogin(),
+        credentials: { kind: 'import', privateKey: priv, passphrase: 'nope' },
+        jump: [],
+        keepaliveSec: 15,
+        autoReconnect: false,
+        agentForward: false,
+      }),
     ).rejects.toThrow(/passphrase/);
-    const imp = await e.manager.profiles.save({ name: 'imp', host: '127.0.0.1', port: sshd.port, username: sshLogin(), credentials: { kind: 'import', privateKey: priv, passphrase: 'sesame' }, jump: [], keepaliveSec: 15, autoReconnect: false, agentForward: false });
+    const imp = await e.manager.profiles.save({
+      name: 'imp',
+      host: '127.0.0.1',
+      port: sshd.port,
+      username: sshLogin(),
+      credentials: { kind: 'import', privateKey: priv, passphrase: 'sesame' },
+      jump: [],
+      keepaliveSec: 15,
+      autoReconnect: false,
+      agentForward: false,
+    });
     const id2 = await e.manager.open({ profileId: imp.id, cols: 80, rows: 24 });
     const c2 = new Consumer(e.hub, id2);
     await waitState(e, id2, 'open');
@@ -313,13 +360,21 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     }
   });
 
-  it('a saved profile whose jump host signs in with another profile\'s key', async () => {
+  it("a saved profile whose jump host signs in with another profile's key", async () => {
     const jumpd = new Sshd();
     await jumpd.start();
     try {
       const e = env();
       const common = { keepaliveSec: 15, autoReconnect: false, agentForward: false as const };
-      const bastion = await e.manager.profiles.save({ name: 'bastion', host: '127.0.0.1', port: jumpd.port, username: sshLogin(), credentials: { kind: 'generate' }, jump: [], ...common });
+      const bastion = await e.manager.profiles.save({
+        name: 'bastion',
+        host: '127.0.0.1',
+        port: jumpd.port,
+        username: sshLogin(),
+        credentials: { kind: 'generate' },
+        jump: [],
+        ...common,
+      });
       jumpd.authorize(bastion.publicKey!);
       const inner = await e.manager.profiles.save({
         name: 'inner',
@@ -353,9 +408,13 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     const c = await openAccepted(e, keyTarget({ autoReconnect: true }));
     e.manager.resize(c.sessionId, 100, 30);
     await sshd.restart();
-    const dropped = await waitFor('a dropped status', () => e.statuses.items.find((s) => s.sessionId === c.sessionId && s.closedBy === 'dropped'));
+    const dropped = await waitFor('a dropped status', () =>
+      e.statuses.items.find((s) => s.sessionId === c.sessionId && s.closedBy === 'dropped'),
+    );
     expect(dropped.state).toBe('reconnecting');
-    const back = await waitFor('reopened', () => e.statuses.items.find((s) => s.sessionId === c.sessionId && s.state === 'open' && s.attempt > 0));
+    const back = await waitFor('reopened', () =>
+      e.statuses.items.find((s) => s.sessionId === c.sessionId && s.state === 'open' && s.attempt > 0),
+    );
     expect(back.reason).toMatch(/reconnected/);
     await run(e, c, 'stty size; echo rs-$((1+1))', /30 100\r?\n(?:.*\n)?rs-2/);
 
@@ -392,12 +451,20 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
     await relay.start();
     try {
       const e = env();
-      const id = await e.manager.open({ target: keyTarget({ port: relay.port, keepaliveSec: 1, autoReconnect: true }), cols: 80, rows: 24 });
+      const id = await e.manager.open({
+        target: keyTarget({ port: relay.port, keepaliveSec: 1, autoReconnect: true }),
+        cols: 80,
+        rows: 24,
+      });
       const c = new Consumer(e.hub, id);
       e.manager.answerHostKey((await nextPrompt(e, id)).promptId, true);
       await waitState(e, id, 'open');
       relay.freeze();
-      const dropped = await waitFor('keepalive to give up', () => e.statuses.items.find((s) => s.sessionId === id && s.closedBy === 'dropped'), 10_000);
+      const dropped = await waitFor(
+        'keepalive to give up',
+        () => e.statuses.items.find((s) => s.sessionId === id && s.closedBy === 'dropped'),
+        10_000,
+      );
       expect(dropped.reason).toMatch(/keepalive/);
       relay.thaw();
       e.manager.wake();
@@ -411,7 +478,13 @@ describe.skipIf(skip)('ssh sessions against a real sshd on loopback', () => {
   it('types a script into a real shell line by line and reports the sha256 match', async () => {
     const e = env();
     const c = await openAccepted(e);
-    const script = ['#!/bin/sh', 'echo "hello $USER" > /dev/null', "printf '%s\\n' 'quotes \" and $dollars stay'", ...Array.from({ length: 40 }, (_, i) => `# line ${i} ${'x'.repeat(i * 5)}`)].join('\n') + '\n';
+    const script =
+      [
+        '#!/bin/sh',
+        'echo "hello $USER" > /dev/null',
+        "printf '%s\\n' 'quotes \" and $dollars stay'",
+        ...Array.from({ length: 40 }, (_, i) => `# line ${i} ${'x'.repeat(i * 5)}`),
+      ].join('\n') + '\n';
     const path = join(sshd.scratch, 'typed.sh');
     const r = await e.manager.typeInto(c.sessionId, script, { path });
     expect(r.match).toBe(true);

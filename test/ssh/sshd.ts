@@ -108,7 +108,11 @@ export class Sshd {
   }
   /** The end of sshd's log, with whether the listener still runs: context for a failed wait. */
   logTail(chars = 3000): string {
-    const state = this.proc ? (this.proc.exitCode === null && this.proc.signalCode === null ? `pid ${this.proc.pid} running` : `exited (${this.proc.exitCode ?? this.proc.signalCode})`) : 'stopped';
+    const state = this.proc
+      ? this.proc.exitCode === null && this.proc.signalCode === null
+        ? `pid ${this.proc.pid} running`
+        : `exited (${this.proc.exitCode ?? this.proc.signalCode})`
+      : 'stopped';
     return `sshd on port ${this.port}, ${state}; last of its log:\n${this.logText.slice(-chars)}`;
   }
   clearLog() {
@@ -257,7 +261,9 @@ export class FreezableRelay {
   private pairs: [Socket, Socket][] = [];
   constructor(private readonly target: number) {}
   start(): Promise<void> {
-    return new Promise((r) => this.server.listen(0, '127.0.0.1', () => ((this.port = (this.server.address() as { port: number }).port), r())));
+    return new Promise((r) =>
+      this.server.listen(0, '127.0.0.1', () => ((this.port = (this.server.address() as { port: number }).port), r())),
+    );
   }
   /** Existing and new connections go silent until thaw(). */
   freeze() {

@@ -89,7 +89,8 @@ export class ControlPlaneDouble {
     if (!agent || agent.state === 'revoked') return answer(404, { error: { code: 'not_found', message: `no agent ${agentId}` } });
     const same = Buffer.from(code).length === Buffer.from(agent.code).length && timingSafeEqual(Buffer.from(code), Buffer.from(agent.code));
     if (!same) return answer(403, { error: { code: 'forbidden', message: 'wrong enrolment code' } });
-    if (agent.state === 'enrolled') return answer(403, { error: { code: 'forbidden', message: 'this enrolment code was already redeemed (single use)' } });
+    if (agent.state === 'enrolled')
+      return answer(403, { error: { code: 'forbidden', message: 'this enrolment code was already redeemed (single use)' } });
     if (agent.state === 'expired' || this.now() > agent.expiresAt) {
       agent.state = 'expired';
       return answer(403, { error: { code: 'forbidden', message: 'the enrolment code expired' } });
@@ -102,7 +103,8 @@ export class ControlPlaneDouble {
   private task(res: ServerResponse, method: string, agentId: string, kind: string, name: string, body: Record<string, unknown>) {
     const agent = this.agents.get(agentId);
     if (!agent || agent.state === 'revoked') return this.reply(res, 404, { error: { code: 'not_found', message: `no agent ${agentId}` } });
-    if (agent.state !== 'enrolled') return this.reply(res, 409, { error: { code: 'conflict', message: `agent ${agentId} is ${agent.state}, not enrolled` } });
+    if (agent.state !== 'enrolled')
+      return this.reply(res, 409, { error: { code: 'conflict', message: `agent ${agentId} is ${agent.state}, not enrolled` } });
     const key = `${agentId}/${name}`;
     if (kind === 'containers' && method === 'PUT') {
       const env = body.env as Record<string, string> | undefined;
@@ -119,7 +121,8 @@ export class ControlPlaneDouble {
       return this.reply(res, 204);
     }
     if (kind === 'broker-install' && method === 'PUT') {
-      if (typeof body.installKey !== 'string' || !body.installKey) return this.reply(res, 400, { error: { code: 'invalid_request', message: 'installKey is required' } });
+      if (typeof body.installKey !== 'string' || !body.installKey)
+        return this.reply(res, 400, { error: { code: 'invalid_request', message: 'installKey is required' } });
       const existed = this.brokerInstalls.has(key);
       this.brokerInstalls.set(key, { agentId, host: name, installKey: body.installKey });
       return this.reply(res, existed ? 200 : 202, { state: existed ? 'installed' : 'accepted' });
@@ -162,7 +165,9 @@ export class ControlPlaneDouble {
       const agent: Agent = {
         agentId,
         povId: body.povId,
-        code: `enr_${randomBytes(18).toString('base64url').replace(/^[-_]+/, 'x')}`,
+        code: `enr_${randomBytes(18)
+          .toString('base64url')
+          .replace(/^[-_]+/, 'x')}`,
         expiresAt: this.now() + ENROLMENT_CODE_TTL_MS,
         state: 'pending',
         attestation: null,
@@ -193,7 +198,12 @@ export class ControlPlaneDouble {
     }
     if (method === 'GET' && !m[2]) {
       if (agent.state === 'pending' && this.now() > agent.expiresAt) agent.state = 'expired';
-      return this.reply(res, 200, { agentId: agent.agentId, state: agent.state, attestation: agent.attestation, enrolledAt: agent.enrolledAt });
+      return this.reply(res, 200, {
+        agentId: agent.agentId,
+        state: agent.state,
+        attestation: agent.attestation,
+        enrolledAt: agent.enrolledAt,
+      });
     }
     if (method === 'DELETE' && !m[2]) {
       agent.state = 'revoked';

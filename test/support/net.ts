@@ -5,7 +5,10 @@ export function firstLine(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const c = connect(port, '127.0.0.1');
     let text = '';
-    const t = setTimeout(() => (c.destroy(), reject(new Error(`no line from 127.0.0.1:${port} in 10 s (got ${JSON.stringify(text)})`))), 10_000);
+    const t = setTimeout(
+      () => (c.destroy(), reject(new Error(`no line from 127.0.0.1:${port} in 10 s (got ${JSON.stringify(text)})`))),
+      10_000,
+    );
     c.on('data', (d: Buffer) => {
       text += d.toString();
       if (!text.includes('\n')) return;

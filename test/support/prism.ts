@@ -36,7 +36,10 @@ export function specFolder(env: string, file: string, example: string): SpecFold
 
 /** Whether a suite needing these folders runs: null, or the reason it skips (a failure under CI=true, see the suites). */
 export const skipUnlessCi = (...f: SpecFolder[]): string | null => {
-  const m = f.map((x) => x.missing).filter(Boolean).join('; ');
+  const m = f
+    .map((x) => x.missing)
+    .filter(Boolean)
+    .join('; ');
   return m && process.env.CI !== 'true' ? m : null;
 };
 
@@ -100,8 +103,21 @@ export async function startPrism(mode: 'mock' | 'proxy', doc: Doc, upstream?: st
   const file = join(tempDir('povdesk-prism-'), 'openapi.json');
   writeFileSync(file, JSON.stringify(forPrism(doc)));
   const port = await freePort();
-  const args = [PRISM, mode, '-h', '127.0.0.1', '-p', String(port), ...(o.errors === false ? [] : ['--errors']), file, ...(upstream ? [upstream] : [])];
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } });
+  const args = [
+    PRISM,
+    mode,
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(port),
+    ...(o.errors === false ? [] : ['--errors']),
+    file,
+    ...(upstream ? [upstream] : []),
+  ];
+  const child: ChildProcess = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+  });
   let out = '';
   const onData = (d: Buffer) => (out += d.toString());
   child.stdout!.on('data', onData);
@@ -109,8 +125,8 @@ export async function startPrism(mode: 'mock' | 'proxy', doc: Doc, upstream?: st
   await new Promise<void>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`Prism did not start in 60 s:\n${out.slice(-2000)}`)), 60_000);
     const check = () => {
-      if (out.includes('Prism is listening')) return clearTimeout(t), resolve();
-      if (child.exitCode !== null) return clearTimeout(t), reject(new Error(`Prism exited ${child.exitCode}:\n${out.slice(-2000)}`));
+      if (out.includes('Prism is listening')) return (clearTimeout(t), resolve());
+      if (child.exitCode !== null) return (clearTimeout(t), reject(new Error(`Prism exited ${child.exitCode}:\n${out.slice(-2000)}`)));
       setTimeout(check, 50);
     };
     check();
@@ -120,11 +136,13 @@ export async function startPrism(mode: 'mock' | 'proxy', doc: Doc, upstream?: st
     url: `http://127.0.0.1:${port}`,
     log: plain,
     async violations() {
-      for (let seen = -1; seen !== out.length; ) {
+      for (let seen = -1; seen !== out.length;) {
         seen = out.length;
         await new Promise((r) => setTimeout(r, 200));
       }
-      return plain().split('\n').filter((l) => /Violation:|✖/.test(l));
+      return plain()
+        .split('\n')
+        .filter((l) => /Violation:|✖/.test(l));
     },
     close: () =>
       new Promise<void>((r) => {
@@ -140,7 +158,11 @@ export async function startPrism(mode: 'mock' | 'proxy', doc: Doc, upstream?: st
  * `direct(path)`: for an endpoint the document does not describe (PRA's /oauth2/token is in the
  * text of its spec, not in its paths).
  */
-export async function front(prismUrl: string, upstream: string, direct: (path: string) => boolean): Promise<{ url: string; close(): Promise<void> }> {
+export async function front(
+  prismUrl: string,
+  upstream: string,
+  direct: (path: string) => boolean,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server = createHttpServer((req, res) => {
     const target = new URL(req.url ?? '/', direct(new URL(req.url ?? '/', 'http://x').pathname) ? upstream : prismUrl);
     const out = httpRequest(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (answer) => {

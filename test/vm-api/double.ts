@@ -16,8 +16,16 @@ import { createServer as createHttps } from 'node:https';
 import { createServer as createTcp, type Server as TcpServer } from 'node:net';
 import type { z } from 'zod';
 import {
-  API_PREFIX, CONSOLE_LINES, CREATE_VM_DEFAULTS, ERROR_STATUS, ROUTES, errorSchema,
-  type ApiErrorCode, type ApiVm, type Network, type OperationId,
+  API_PREFIX,
+  CONSOLE_LINES,
+  CREATE_VM_DEFAULTS,
+  ERROR_STATUS,
+  ROUTES,
+  errorSchema,
+  type ApiErrorCode,
+  type ApiVm,
+  type Network,
+  type OperationId,
 } from '../../main/vm-api/schemas';
 
 export interface DoubleOptions {
@@ -30,7 +38,10 @@ export interface DoubleOptions {
 }
 
 class Fail extends Error {
-  constructor(readonly code: ApiErrorCode, message: string) {
+  constructor(
+    readonly code: ApiErrorCode,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -55,10 +66,22 @@ export class StrictDouble {
   private server: Server | null = null;
   private readonly vms = new Map<string, VmState>();
   private readonly networks = new Map<string, Network>();
-  private readonly images = [{ id: 'giantswarm-vm-base', version: '1.2.0', uki: '/var/lib/vm-manager/images/base_1.2.0.efi', disk: '/var/lib/vm-manager/images/base_1.2.0.raw', kubernetesVersions: ['1.31.2'] }];
+  private readonly images = [
+    {
+      id: 'giantswarm-vm-base',
+      version: '1.2.0',
+      uki: '/var/lib/vm-manager/images/base_1.2.0.efi',
+      disk: '/var/lib/vm-manager/images/base_1.2.0.raw',
+      kubernetesVersions: ['1.31.2'],
+    },
+  ];
 
   constructor(private readonly o: DoubleOptions) {
-    this.networks.set('default', { spec: { name: 'default', cidr: '10.100.0.0/24', gatewayIP: '10.100.0.1', enableIMDS: true }, gateway: '10.100.0.1', leases: [] });
+    this.networks.set('default', {
+      spec: { name: 'default', cidr: '10.100.0.0/24', gatewayIP: '10.100.0.1', enableIMDS: true },
+      gateway: '10.100.0.1',
+      leases: [],
+    });
   }
 
   async start(): Promise<this> {
@@ -140,10 +163,18 @@ export class StrictDouble {
     switch (op) {
       case 'getHost':
         return {
-          hostname: 'double', kernel: '6.1.0', cpus: 8, memoryBytes: 16 * 1024 ** 3,
-          kvm: { path: '/dev/kvm', accessible: true }, vhostVsock: { path: '/dev/vhost-vsock', accessible: true },
-          qemu: { found: true, version: '8.2.2' }, swtpm: { found: true, version: '0.8.0' }, systemd: { found: true, version: '256' },
-          ovmfCode: '/usr/share/OVMF/OVMF_CODE_4M.fd', storageProviders: ['fs'], ready: true,
+          hostname: 'double',
+          kernel: '6.1.0',
+          cpus: 8,
+          memoryBytes: 16 * 1024 ** 3,
+          kvm: { path: '/dev/kvm', accessible: true },
+          vhostVsock: { path: '/dev/vhost-vsock', accessible: true },
+          qemu: { found: true, version: '8.2.2' },
+          swtpm: { found: true, version: '0.8.0' },
+          systemd: { found: true, version: '256' },
+          ovmfCode: '/usr/share/OVMF/OVMF_CODE_4M.fd',
+          storageProviders: ['fs'],
+          ready: true,
         };
       case 'listImages':
         return this.images;
@@ -158,7 +189,17 @@ export class StrictDouble {
         const b = await this.body(req, ROUTES.createNetwork.request);
         if (this.networks.has(b.name)) throw new Fail('conflict', `network ${b.name} exists`);
         const gw = b.cidr.replace(/\.\d+\/\d+$/, '.1');
-        const n: Network = { spec: { name: b.name, cidr: b.cidr, gatewayIP: gw, enableIMDS: true, ...(b.dns_search_domain ? { dnsSearchDomain: b.dns_search_domain } : {}) }, gateway: gw, leases: [] };
+        const n: Network = {
+          spec: {
+            name: b.name,
+            cidr: b.cidr,
+            gatewayIP: gw,
+            enableIMDS: true,
+            ...(b.dns_search_domain ? { dnsSearchDomain: b.dns_search_domain } : {}),
+          },
+          gateway: gw,
+          leases: [],
+        };
         this.networks.set(b.name, n);
         return n;
       }
@@ -178,17 +219,30 @@ export class StrictDouble {
         const b = await this.body(req, ROUTES.createVM.request);
         const d = CREATE_VM_DEFAULTS;
         const image = b.image ?? `${this.images[0]!.id}_${this.images[0]!.version}`;
-        if (!this.images.some((i) => i.id === image || `${i.id}_${i.version}` === image)) throw new Fail('invalid_request', `image ${image} does not exist`);
+        if (!this.images.some((i) => i.id === image || `${i.id}_${i.version}` === image))
+          throw new Fail('invalid_request', `image ${image} does not exist`);
         const network = b.network ?? d.network;
         if (!this.networks.has(network)) throw new Fail('invalid_request', `network ${network} does not exist`);
         if ([...this.vms.values()].some((s) => s.vm.name === b.name)) throw new Fail('conflict', `a VM named ${b.name} exists`);
         const id = randomBytes(4).toString('hex');
         const vm: ApiVm = {
-          id, name: b.name, image, cpus: b.cpus ?? d.cpus, memoryMiB: b.memory_mib ?? d.memory_mib, diskGiB: b.disk_gib ?? d.disk_gib, network,
-          requireAttestation: b.require_attestation ?? d.require_attestation, state: 'creating', phase: 'install', cid: 3 + this.vms.size,
-          machineID: randomBytes(16).toString('hex'), booted: false, sshPublicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDouble',
+          id,
+          name: b.name,
+          image,
+          cpus: b.cpus ?? d.cpus,
+          memoryMiB: b.memory_mib ?? d.memory_mib,
+          diskGiB: b.disk_gib ?? d.disk_gib,
+          network,
+          requireAttestation: b.require_attestation ?? d.require_attestation,
+          state: 'creating',
+          phase: 'install',
+          cid: 3 + this.vms.size,
+          machineID: randomBytes(16).toString('hex'),
+          booted: false,
+          sshPublicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDouble',
           attestation: { required: b.require_attestation ?? d.require_attestation, userDataReleased: false },
-          createdAt: new Date().toISOString(), paths: { dir: `/var/lib/vm-manager/vms/${id}`, console: `/var/lib/vm-manager/vms/${id}/console.log` },
+          createdAt: new Date().toISOString(),
+          paths: { dir: `/var/lib/vm-manager/vms/${id}`, console: `/var/lib/vm-manager/vms/${id}/console.log` },
         };
         const s: VmState = { vm, born: Date.now(), since: Date.now(), forwards: [], stopped: false };
         this.vms.set(id, s);
@@ -207,7 +261,8 @@ export class StrictDouble {
       }
       case 'startVM': {
         const s = this.get(p.id ?? '');
-        if (s.vm.state !== 'stopped' && s.vm.state !== 'failed') throw new Fail('conflict', `vm ${s.vm.id} is ${s.vm.state}; start needs stopped or failed`);
+        if (s.vm.state !== 'stopped' && s.vm.state !== 'failed')
+          throw new Fail('conflict', `vm ${s.vm.id} is ${s.vm.state}; start needs stopped or failed`);
         s.stopped = false;
         s.vm.state = 'creating';
         s.since = Date.now() - 2 * (this.o.stepMs ?? 100); // from booting: it is installed
@@ -216,7 +271,8 @@ export class StrictDouble {
       case 'stopVM':
       case 'rebootVM': {
         const s = this.get(p.id ?? '');
-        if (['stopped', 'failed', 'stopping', 'deleting'].includes(s.vm.state)) throw new Fail('conflict', `vm ${s.vm.id} is ${s.vm.state}`);
+        if (['stopped', 'failed', 'stopping', 'deleting'].includes(s.vm.state))
+          throw new Fail('conflict', `vm ${s.vm.id} is ${s.vm.state}`);
         if (op === 'stopVM') {
           s.stopped = true;
           s.vm.state = 'stopped';
@@ -229,7 +285,8 @@ export class StrictDouble {
       case 'execVM': {
         const b = await this.body(req, ROUTES.execVM.request);
         const s = this.get(p.id ?? '');
-        if (s.vm.state !== 'ready' && s.vm.state !== 'running') throw new Fail('conflict', `vm ${s.vm.id} is ${s.vm.state}; exec needs a running guest`);
+        if (s.vm.state !== 'ready' && s.vm.state !== 'running')
+          throw new Fail('conflict', `vm ${s.vm.id} is ${s.vm.state}; exec needs a running guest`);
         const [prog, ...args] = b.command;
         if (prog === 'echo') return { stdout: `${args.join(' ')}\n`, stderr: '', exitCode: 0 };
         if (prog === 'false') return { stdout: '', stderr: '', exitCode: 1 };
@@ -243,7 +300,8 @@ export class StrictDouble {
       case 'forwardPort': {
         const b = await this.body(req, ROUTES.forwardPort.request);
         const s = this.get(p.id ?? '');
-        if (s.vm.state !== 'ready' && s.vm.state !== 'running') throw new Fail('conflict', `vm ${s.vm.id} is ${s.vm.state}; forward needs a running guest`);
+        if (s.vm.state !== 'ready' && s.vm.state !== 'running')
+          throw new Fail('conflict', `vm ${s.vm.id} is ${s.vm.state}; forward needs a running guest`);
         const guest = createTcp((c) => {
           c.write(`guest ${s.vm.id}:${b.port}\n`);
           c.pipe(c);
@@ -255,9 +313,13 @@ export class StrictDouble {
       case 'getVMConsole': {
         const raw = url.searchParams.get('lines') ?? String(CONSOLE_LINES.default);
         const n = Number(raw);
-        if (!/^\d+$/.test(raw) || n < 1 || n > CONSOLE_LINES.max) throw new Fail('invalid_request', `lines must be 1..${CONSOLE_LINES.max}`);
+        if (!/^\d+$/.test(raw) || n < 1 || n > CONSOLE_LINES.max)
+          throw new Fail('invalid_request', `lines must be 1..${CONSOLE_LINES.max}`);
         const s = this.get(p.id ?? '');
-        const all = Array.from({ length: 3 + Math.floor((Date.now() - s.born) / 50) }, (_, i) => `[${i}] ${s.vm.name} ${i === 0 ? 'booting' : 'log line'}`);
+        const all = Array.from(
+          { length: 3 + Math.floor((Date.now() - s.born) / 50) },
+          (_, i) => `[${i}] ${s.vm.name} ${i === 0 ? 'booting' : 'log line'}`,
+        );
         const tail = all.slice(-n);
         return { id: s.vm.id, lines: tail.length, console: tail.join('\n') };
       }
@@ -267,7 +329,12 @@ export class StrictDouble {
         const s = this.get(p.id ?? '');
         return {
           id: s.vm.id,
-          host: { state: s.vm.state, attestation: s.vm.requireAttestation ? (s.vm.attestation.userDataReleased ? 'released' : 'pending') : 'disabled', disk_bytes: s.vm.diskGiB * 1024 ** 3, network: { name: s.vm.network, bytes_sent: 0, bytes_received: 0, leases: 1 } },
+          host: {
+            state: s.vm.state,
+            attestation: s.vm.requireAttestation ? (s.vm.attestation.userDataReleased ? 'released' : 'pending') : 'disabled',
+            disk_bytes: s.vm.diskGiB * 1024 ** 3,
+            network: { name: s.vm.network, bytes_sent: 0, bytes_received: 0, leases: 1 },
+          },
           guest: null,
           note: 'the guest has not uploaded a report',
         };
@@ -303,7 +370,9 @@ export class StrictDouble {
     const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
     if (!auth || !this.o.tokenOk(auth[1]!)) {
       this.seen.push('unauthorized');
-      res.writeHead(401, { 'Content-Type': 'application/json', 'WWW-Authenticate': 'Bearer error="invalid_token"' }).end(JSON.stringify({ error: 'invalid_token', error_description: 'missing or invalid bearer token' }));
+      res
+        .writeHead(401, { 'Content-Type': 'application/json', 'WWW-Authenticate': 'Bearer error="invalid_token"' })
+        .end(JSON.stringify({ error: 'invalid_token', error_description: 'missing or invalid bearer token' }));
       return;
     }
     if (!url.pathname.startsWith(`${API_PREFIX}/`)) return fail('not_found', `no route ${url.pathname}`);

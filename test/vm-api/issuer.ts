@@ -30,7 +30,10 @@ export interface IssuerOptions {
 const KID = 'povdesk-test-1';
 const rsaJwk = (): { priv: JsonWebKey; pub: JsonWebKey } => {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return { priv: { ...privateKey.export({ format: 'jwk' }), kid: KID, use: 'sig', alg: 'RS256' }, pub: { ...publicKey.export({ format: 'jwk' }), kid: KID, use: 'sig', alg: 'RS256' } };
+  return {
+    priv: { ...privateKey.export({ format: 'jwk' }), kid: KID, use: 'sig', alg: 'RS256' },
+    pub: { ...publicKey.export({ format: 'jwk' }), kid: KID, use: 'sig', alg: 'RS256' },
+  };
 };
 
 export class TestIssuer {
@@ -66,7 +69,15 @@ export class TestIssuer {
     this.url = `https://127.0.0.1:${(this.server.address() as { port: number }).port}`;
     const seconds = this.o.tokenSeconds ?? 3600;
     this.provider = new Provider(this.url, {
-      clients: [{ client_id: this.o.clientId, token_endpoint_auth_method: 'none', grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], response_types: [], redirect_uris: [] }],
+      clients: [
+        {
+          client_id: this.o.clientId,
+          token_endpoint_auth_method: 'none',
+          grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'],
+          response_types: [],
+          redirect_uris: [],
+        },
+      ],
       jwks: { keys: [this.key.priv as never] },
       cookies: { keys: [randomBytes(16).toString('hex')] },
       features: { deviceFlow: { enabled: true }, devInteractions: { enabled: false }, revocation: { enabled: true } },
@@ -125,7 +136,7 @@ export class TestIssuer {
   async approve(userCode: string, accountId = 'se@example.com'): Promise<void> {
     const code = await this.pending(userCode);
     const grant = new this.provider.Grant({ accountId, clientId: this.o.clientId });
-    grant.addOIDCScope(code.params?.scope as string ?? 'openid');
+    grant.addOIDCScope((code.params?.scope as string) ?? 'openid');
     const grantId = await grant.save();
     Object.assign(code, { accountId, grantId, scope: code.params?.scope, authTime: Math.floor(Date.now() / 1000) });
     await code.save();

@@ -47,7 +47,15 @@ export async function oidcWorld(secrets: SecretStore | null, opts: Partial<Issue
     t,
     secrets: store,
     seenTokens,
-    connect: () => t.call('vm.setConnection', { mode: 'remote', url: double.url, auth: 'oidc', oidcIssuer: issuer.url, oidcClientId: CLIENT_ID, caBundle: issuer.caFile }),
+    connect: () =>
+      t.call('vm.setConnection', {
+        mode: 'remote',
+        url: double.url,
+        auth: 'oidc',
+        oidcIssuer: issuer.url,
+        oidcClientId: CLIENT_ID,
+        caBundle: issuer.caFile,
+      }),
     async login() {
       const login = await t.call('vm.login', {});
       await issuer.approve(login.userCode);

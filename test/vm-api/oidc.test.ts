@@ -47,7 +47,10 @@ describe('the device-code login against oidc-provider', () => {
     issuer.foreignKeys = true;
     try {
       const d2 = await discover(issuer.url, CLIENT_ID, http); // a fresh JWKS cache
-      await expect(refreshTokens(d2, good)).rejects.toMatchObject({ relogin: false, message: expect.stringMatching(/id_token .* failed verification/) });
+      await expect(refreshTokens(d2, good)).rejects.toMatchObject({
+        relogin: false,
+        message: expect.stringMatching(/id_token .* failed verification/),
+      });
       const auth2 = await startDeviceLogin(d2, 'openid offline_access');
       await issuer.approve(auth2.user_code);
       await expect(pollDeviceToken(d2, auth2)).rejects.toThrow(/failed verification/);
@@ -79,7 +82,11 @@ describe('vm.* with an OIDC login to the cluster', () => {
   it('not logged in: the call is unauthorized with the re-login flag, and nothing reaches the manager', async () => {
     const conn = await w.connect();
     expect(conn).toMatchObject({ mode: 'remote', auth: 'oidc', tokenSet: false, oidcIssuer: w.issuer.url, oidcClientId: CLIENT_ID });
-    await expect(w.t.call('vm.list', {})).rejects.toMatchObject({ code: 'unauthorized', detail: { relogin: true }, message: expect.stringContaining('Log in') });
+    await expect(w.t.call('vm.list', {})).rejects.toMatchObject({
+      code: 'unauthorized',
+      detail: { relogin: true },
+      message: expect.stringContaining('Log in'),
+    });
     expect(w.double.seen).toEqual([]);
   });
 
@@ -94,7 +101,14 @@ describe('vm.* with an OIDC login to the cluster', () => {
     expect(w.seenTokens.size).toBe(2);
     expect((await w.t.call('vm.connection', {})).tokenSet).toBe(true);
     expect((await w.t.call('vm.list', {})).vms).toEqual([]);
-    const { jobId } = await w.t.call('vm.create', { name: 'c1', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false });
+    const { jobId } = await w.t.call('vm.create', {
+      name: 'c1',
+      image: 'giantswarm-vm-base',
+      cpus: 1,
+      memoryMib: 512,
+      diskGib: 1,
+      requireAttestation: false,
+    });
     expect((await w.t.jobs.wait(jobId)).error).toBeNull();
   }, 20_000);
 
@@ -113,7 +127,10 @@ describe('vm.* with an OIDC login to the cluster', () => {
     w.issuer.foreignKeys = true;
     try {
       const seen = w.double.seen.length;
-      await expect(w.t.call('vm.list', {})).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/failed verification/) });
+      await expect(w.t.call('vm.list', {})).rejects.toMatchObject({
+        code: 'unavailable',
+        message: expect.stringMatching(/failed verification/),
+      });
       expect(w.double.seen.slice(seen)).toEqual(['unauthorized']); // the old token once, never a new one
       expect(await w.secrets.get(OIDC_ACCOUNT)).toBe(kept);
     } finally {

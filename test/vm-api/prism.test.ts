@@ -16,7 +16,7 @@ const spec = specFolder('POVDESK_GIANTSWARM_SPECS', 'openapi.yaml', '../shared/r
 const skip = skipUnlessCi(spec);
 const TOKEN = 'static-token-for-prism';
 
-describe.skipIf(skip !== null)('the vm client against Prism on giantswarm\'s document', () => {
+describe.skipIf(skip !== null)("the vm client against Prism on giantswarm's document", () => {
   it('has the document (under CI=true a missing folder is a failure)', () => {
     expect(spec.missing).toBeNull();
   });
@@ -55,7 +55,11 @@ describe.skipIf(skip !== null)('the vm client against Prism on giantswarm\'s doc
     }, 60_000);
 
     it('the check can fail: a request outside the document is refused and logged', async () => {
-      const r = await fetch(`${prism.url}/api/v1/vms/x/forward`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ port: 'eighty' }) });
+      const r = await fetch(`${prism.url}/api/v1/vms/x/forward`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ port: 'eighty' }),
+      });
       expect(r.status).toBe(400); // Prism answers with the operation's documented 400
       expect((await prism.violations()).join('\n')).toMatch(/request\.body\.port .*must be integer/);
     });
@@ -92,7 +96,9 @@ describe.skipIf(skip !== null)('the vm client against Prism on giantswarm\'s doc
     }, 60_000);
 
     it('the check can fail: an answer outside the document is a violation', async () => {
-      const liar = createServer((_req, res) => void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify([{ id: 5, state: 'asleep' }])));
+      const liar = createServer(
+        (_req, res) => void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify([{ id: 5, state: 'asleep' }])),
+      );
       await new Promise<void>((r) => liar.listen(0, '127.0.0.1', () => r()));
       const p = await startPrism('proxy', giantswarmDocument(spec.dir), `http://127.0.0.1:${(liar.address() as { port: number }).port}`);
       try {
@@ -100,7 +106,9 @@ describe.skipIf(skip !== null)('the vm client against Prism on giantswarm\'s doc
         const problem = (await r.json()) as { type: string; validation: { location: string[]; message: string }[] };
         expect(r.status).toBeGreaterThanOrEqual(400);
         expect(problem.type).toMatch(/VIOLATIONS/);
-        expect(problem.validation.map((v) => v.location.join('.'))).toEqual(expect.arrayContaining([expect.stringMatching(/^response\.body/)]));
+        expect(problem.validation.map((v) => v.location.join('.'))).toEqual(
+          expect.arrayContaining([expect.stringMatching(/^response\.body/)]),
+        );
         expect((await p.violations()).join('\n')).toMatch(/VIOLATIONS/);
       } finally {
         await p.close();
@@ -109,4 +117,3 @@ describe.skipIf(skip !== null)('the vm client against Prism on giantswarm\'s doc
     }, 90_000);
   });
 });
-

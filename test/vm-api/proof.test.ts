@@ -35,13 +35,31 @@ describe.skipIf(skip)('the proof against the daemon handlers (fake launcher)', (
     const keep = await client.create({ name: 'someone-elses', image: TEST_IMAGE, wait_for: 'none' });
     const lines: string[] = [];
     const r = await runProof({ url, token: TOKEN, out: (l) => lines.push(l), pollMs: 50 });
-    expect(r.checks.filter((c) => c.result === 'fail'), lines.join('\n')).toEqual([]);
+    expect(
+      r.checks.filter((c) => c.result === 'fail'),
+      lines.join('\n'),
+    ).toEqual([]);
     expect(r.ok).toBe(true);
     expect(lines[0]).toBe(`ok   leftovers: removed ${PROOF_VM_PREFIX}old (${old.id}) from an earlier run`);
-    expect(r.checks.map((c) => c.name)).toEqual(['leftovers', 'identity', 'host', 'mcp tools', 'mcp instructions', 'mcp get_host', 'mcp lists', 'vm create', 'vm ready', 'vm attestation', 'vm console', 'vm delete']);
+    expect(r.checks.map((c) => c.name)).toEqual([
+      'leftovers',
+      'identity',
+      'host',
+      'mcp tools',
+      'mcp instructions',
+      'mcp get_host',
+      'mcp lists',
+      'vm create',
+      'vm ready',
+      'vm attestation',
+      'vm console',
+      'vm delete',
+    ]);
     expect(lines.find((l) => l.startsWith('ok   mcp tools'))).toContain(`the core ${CORE_TOOLS.length} among them`);
     expect(lines.find((l) => l.startsWith('ok   mcp lists'))).toMatch(/without golden PCR values: povdesk-test; list_networks: .*default/);
-    expect(lines.find((l) => l.startsWith('ok   vm create'))).toMatch(/1 CPU, 1024 MiB, without attestation: the image has no golden PCR values yet/);
+    expect(lines.find((l) => l.startsWith('ok   vm create'))).toMatch(
+      /1 CPU, 1024 MiB, without attestation: the image has no golden PCR values yet/,
+    );
     expect(r.durations).toEqual({ installSeconds: null, bootSeconds: expect.any(Number) });
     expect(r.durations!.bootSeconds).toBeGreaterThanOrEqual(0);
     const names = (await client.list()).map((v) => v.name);
@@ -49,7 +67,7 @@ describe.skipIf(skip)('the proof against the daemon handlers (fake launcher)', (
     await client.delete(keep.id);
   }, 60_000);
 
-  it('a failed boot fails the proof with the VM\'s lastError and console tail, and the VM is still deleted', async () => {
+  it("a failed boot fails the proof with the VM's lastError and console tail, and the VM is still deleted", async () => {
     d.launcher.failNextStart = 'qemu';
     const lines: string[] = [];
     const r = await runProof({ url, token: TOKEN, out: (l) => lines.push(l), pollMs: 50 });
@@ -87,8 +105,16 @@ describe.skipIf(skip)('the proof against the daemon handlers (fake launcher)', (
     await new Promise<void>((r) => open.listen(0, '127.0.0.1', () => r()));
     try {
       const lines: string[] = [];
-      const r = await runProof({ url: `http://127.0.0.1:${(open.address() as AddressInfo).port}`, token: TOKEN, skipVm: true, out: (l) => lines.push(l) });
-      expect(r.checks.find((c) => c.name === 'identity')).toMatchObject({ result: 'fail', detail: expect.stringMatching(/answered 200, not 401: this vm-manager answers anonymously/) });
+      const r = await runProof({
+        url: `http://127.0.0.1:${(open.address() as AddressInfo).port}`,
+        token: TOKEN,
+        skipVm: true,
+        out: (l) => lines.push(l),
+      });
+      expect(r.checks.find((c) => c.name === 'identity')).toMatchObject({
+        result: 'fail',
+        detail: expect.stringMatching(/answered 200, not 401: this vm-manager answers anonymously/),
+      });
     } finally {
       open.closeAllConnections();
       await new Promise<void>((r) => open.close(() => r()));
@@ -102,15 +128,34 @@ describe.skipIf(skip)('the proof against the daemon handlers (fake launcher)', (
   it('the CLI: --server with POVDESK_VMM_TOKEN and --skip-vm passes; bad options are refused with exit 2', async () => {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runVmManagerCli(['test', '--server', url, '--skip-vm'], (s) => out.push(s), (s) => err.push(s), { POVDESK_VMM_TOKEN: TOKEN });
+    const code = await runVmManagerCli(
+      ['test', '--server', url, '--skip-vm'],
+      (s) => out.push(s),
+      (s) => err.push(s),
+      { POVDESK_VMM_TOKEN: TOKEN },
+    );
     expect(code, out.concat(err).join('\n')).toBe(0);
     expect(out).toContain('skip vm: --skip-vm');
     expect(out.at(-1)).toBe('proof passed (7 checks)');
 
     const bad: string[] = [];
-    expect(await runVmManagerCli(['test', '--server', url, '--vm-timeout', 'soon'], () => {}, (s) => bad.push(s), { POVDESK_VMM_TOKEN: TOKEN })).toBe(2);
+    expect(
+      await runVmManagerCli(
+        ['test', '--server', url, '--vm-timeout', 'soon'],
+        () => {},
+        (s) => bad.push(s),
+        { POVDESK_VMM_TOKEN: TOKEN },
+      ),
+    ).toBe(2);
     expect(bad.join('\n')).toMatch(/not a duration: "soon"/);
-    expect(await runVmManagerCli(['test', '--server', url], () => {}, (s) => bad.push(s), {})).toBe(2);
+    expect(
+      await runVmManagerCli(
+        ['test', '--server', url],
+        () => {},
+        (s) => bad.push(s),
+        {},
+      ),
+    ).toBe(2);
     expect(bad.at(-1)).toMatch(/--server needs its token/);
   }, 60_000);
 });
@@ -130,7 +175,12 @@ describe.skipIf(skip)('povdesk vm-manager test on this host (a daemon it starts 
     const dir = tempDir('vmm-proof-cli-');
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runVmManagerCli(['test', '--skip-vm', '--state-dir', dir], (s) => out.push(s), (s) => err.push(s), {});
+    const code = await runVmManagerCli(
+      ['test', '--skip-vm', '--state-dir', dir],
+      (s) => out.push(s),
+      (s) => err.push(s),
+      {},
+    );
     expect(code, out.concat(err).join('\n')).toBe(0);
     expect(out[0]).toMatch(/^proving a vm-manager started for this run at http:\/\/127\.0\.0\.1:\d+ \(.*; stopped at the end\)$/);
     expect(out).toContainEqual(expect.stringMatching(/^ok {3}host: ready: /));

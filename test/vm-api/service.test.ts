@@ -19,7 +19,12 @@ describe.skipIf(opensslSkip() !== null)('vm.* against a cluster vm-manager that 
   beforeAll(async () => {
     const tls = makeTls();
     caFile = tls.caFile;
-    double = await new StrictDouble({ tokenOk: (tok) => tok === TOKEN, stepMs: 600, https: { key: tls.key, cert: tls.cert }, proxyTimeoutMs: 2000 }).start();
+    double = await new StrictDouble({
+      tokenOk: (tok) => tok === TOKEN,
+      stepMs: 600,
+      https: { key: tls.key, cert: tls.cert },
+      proxyTimeoutMs: 2000,
+    }).start();
     t = await testCore();
   });
   afterAll(async () => {
@@ -28,7 +33,9 @@ describe.skipIf(opensslSkip() !== null)('vm.* against a cluster vm-manager that 
   });
 
   it('connects with URL, token and CA bundle; a bad CA path is refused and nothing is saved', async () => {
-    await expect(t.call('vm.setConnection', { mode: 'remote', url: double.url, token: TOKEN, caBundle: '/nonexistent/ca.pem' })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('/nonexistent/ca.pem') });
+    await expect(
+      t.call('vm.setConnection', { mode: 'remote', url: double.url, token: TOKEN, caBundle: '/nonexistent/ca.pem' }),
+    ).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('/nonexistent/ca.pem') });
     expect((await t.call('vm.connection', {})).mode).toBe('local');
     const conn = await t.call('vm.setConnection', { mode: 'remote', url: double.url, token: TOKEN, caBundle: caFile });
     expect(conn).toMatchObject({ mode: 'remote', auth: 'token', tokenSet: true, caBundle: caFile });
@@ -42,7 +49,14 @@ describe.skipIf(opensslSkip() !== null)('vm.* against a cluster vm-manager that 
     const off = t.jobs.onChange((j) => {
       if (j.kind === 'vm.create' && steps[steps.length - 1] !== j.progress.step) steps.push(j.progress.step);
     });
-    const { jobId } = await t.call('vm.create', { name: 'web', image: 'giantswarm-vm-base', cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true });
+    const { jobId } = await t.call('vm.create', {
+      name: 'web',
+      image: 'giantswarm-vm-base',
+      cpus: 2,
+      memoryMib: 2048,
+      diskGib: 20,
+      requireAttestation: true,
+    });
     const job = await t.jobs.wait(jobId);
     off();
     expect(job.error).toBeNull();
@@ -53,7 +67,14 @@ describe.skipIf(opensslSkip() !== null)('vm.* against a cluster vm-manager that 
 
   it('a create whose answer is lost (connection dropped) still finds and follows the VM, once', async () => {
     double.dropNextCreate = true;
-    const { jobId } = await t.call('vm.create', { name: 'lost-answer', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false });
+    const { jobId } = await t.call('vm.create', {
+      name: 'lost-answer',
+      image: 'giantswarm-vm-base',
+      cpus: 1,
+      memoryMib: 512,
+      diskGib: 1,
+      requireAttestation: false,
+    });
     const job = await t.jobs.wait(jobId);
     expect(job.error).toBeNull();
     expect((job.result as { vm: { state: string } }).vm.state).toBe('ready');
@@ -65,13 +86,16 @@ describe.skipIf(opensslSkip() !== null)('vm.* against a cluster vm-manager that 
     const con = await t.call('vm.console', { id: web.id, lines: 2 });
     expect(con.lines).toHaveLength(2);
     const att = await t.call('vm.attestation', { id: web.id });
-    expect(att.stages.map((s) => [s.stage, s.verified, s.pcrs.length])).toEqual([['initrd', true, 0], ['ready', true, 0]]);
+    expect(att.stages.map((s) => [s.stage, s.verified, s.pcrs.length])).toEqual([
+      ['initrd', true, 0],
+      ['ready', true, 0],
+    ]);
     expect(await t.call('vm.exec', { id: web.id, command: ['echo', 'hi'] })).toEqual({ stdout: 'hi\n', stderr: '', exitCode: 0 });
     expect((await t.call('vm.exec', { id: web.id, command: ['sh', '-c', 'exit 3'] })).exitCode).toBe(3);
     await expect(t.call('vm.forward', { id: web.id, port: 80 })).rejects.toMatchObject({ code: 'unsupported' });
   });
 
-  it('stop, a second stop is the document\'s conflict, delete', async () => {
+  it("stop, a second stop is the document's conflict, delete", async () => {
     const web = (await t.call('vm.list', {})).vms.find((v) => v.name === 'web')!;
     expect((await t.call('vm.stop', { id: web.id })).vm.state).toBe('stopped');
     await expect(t.call('vm.stop', { id: web.id })).rejects.toMatchObject({ code: 'conflict' });
@@ -103,7 +127,9 @@ describe('forwarding a guest port of a local VM', () => {
     attachLocalManager(t.home, { url: double.url, token: TOKEN });
     const app = t.services.vm;
     try {
-      const job = await t.jobs.wait(app.create({ name: 'svc', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false }));
+      const job = await t.jobs.wait(
+        app.create({ name: 'svc', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false }),
+      );
       const id = (job.result as { vm: { id: string } }).vm.id;
       const f = await app.forward(id, 5432);
       expect(f).toMatchObject({ vmId: id, vmName: 'svc', guestPort: 5432, localAddress: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });

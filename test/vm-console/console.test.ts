@@ -61,7 +61,14 @@ describe.skipIf(skip !== null)('local VM serial console', () => {
   }, 60_000);
 
   it('a VM reaches ready; the interactive console runs a command and echo comes back', async () => {
-    const { jobId } = await t.call('vm.create', { name: 'console-one', image: TEST_IMAGE, cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: true });
+    const { jobId } = await t.call('vm.create', {
+      name: 'console-one',
+      image: TEST_IMAGE,
+      cpus: 1,
+      memoryMib: 512,
+      diskGib: 1,
+      requireAttestation: true,
+    });
     const job = await t.jobs.wait(jobId);
     expect(job.error).toBeNull();
     const rec = (job.result as { vm: { id: string; state: string } }).vm;
@@ -93,7 +100,11 @@ describe.skipIf(skip !== null)('local VM serial console', () => {
     expect(opened.title).toBe('root@console-one');
     const { sessionId } = opened;
     const c = new Consumer(t.base.hub, sessionId);
-    await waitFor(() => `open (${JSON.stringify(statuses.items.filter((s) => s.sessionId === sessionId).at(-1))})`, () => statuses.items.find((s) => s.sessionId === sessionId && s.state === 'open'), 60_000);
+    await waitFor(
+      () => `open (${JSON.stringify(statuses.items.filter((s) => s.sessionId === sessionId).at(-1))})`,
+      () => statuses.items.find((s) => s.sessionId === sessionId && s.state === 'open'),
+      60_000,
+    );
     expect(prompts.items).toEqual([]);
     await t.call('ssh.input', { sessionId, data: 'echo key-$((6*7)) uid-$(id -u)\r' });
     await waitFor('the command output over SSH', () => /key-42 uid-0/.test(c.text), 20_000);
@@ -110,7 +121,10 @@ describe.skipIf(skip !== null)('local VM serial console', () => {
     // a key file others may read is refused, naming it
     chmodSync(keyFile, 0o644);
     try {
-      await expect(t.call('ssh.openVmSsh', { vmId, ...size })).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('may be read by others') });
+      await expect(t.call('ssh.openVmSsh', { vmId, ...size })).rejects.toMatchObject({
+        code: 'unavailable',
+        message: expect.stringContaining('may be read by others'),
+      });
     } finally {
       chmodSync(keyFile, 0o600);
     }
@@ -136,7 +150,10 @@ describe.skipIf(skip !== null)('local VM serial console', () => {
     await waitFor('open', () => statuses.items.find((s) => s.sessionId === sessionId && s.state === 'open'));
     expect(statuses.items.find((s) => s.sessionId === sessionId)?.interactive).toBe(false);
     await waitFor('the tail', () => c.text.includes('povdesk-agent: READY'));
-    await expect(t.call('ssh.input', { sessionId, data: 'ls\r' })).rejects.toMatchObject({ code: 'unsupported', message: expect.stringContaining('read-only') });
+    await expect(t.call('ssh.input', { sessionId, data: 'ls\r' })).rejects.toMatchObject({
+      code: 'unsupported',
+      message: expect.stringContaining('read-only'),
+    });
     const { jobId } = await t.call('ssh.typeInto', { sessionId, script: 'echo hi\n' });
     const job = await t.jobs.wait(jobId);
     expect(job.state).toBe('failed');
@@ -160,13 +177,20 @@ describe.skipIf(skip !== null)('local VM serial console', () => {
 
   it('a stopped VM is refused with conflict; the open interactive session reports the drop', async () => {
     await t.call('vm.stop', { id: vmId });
-    await waitFor('the serial session to drop', () => statuses.items.find((s) => s.sessionId === interactiveId && s.closedBy === 'dropped'), 20_000);
+    await waitFor(
+      'the serial session to drop',
+      () => statuses.items.find((s) => s.sessionId === interactiveId && s.closedBy === 'dropped'),
+      20_000,
+    );
     await expect(t.call('ssh.openVmConsole', { vmId, interactive: true, ...size })).rejects.toMatchObject({
       code: 'conflict',
       message: expect.stringContaining('stopped'),
     });
     await expect(t.call('ssh.openVmConsole', { vmId, ...size })).rejects.toMatchObject({ code: 'conflict' });
-    await expect(t.call('ssh.openVmSsh', { vmId, ...size })).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('stopped') });
+    await expect(t.call('ssh.openVmSsh', { vmId, ...size })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('stopped'),
+    });
     await t.call('ssh.close', { sessionId: interactiveId });
   }, 60_000);
 });

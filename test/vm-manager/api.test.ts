@@ -15,7 +15,10 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
   const call = async (method: string, path: string, body?: unknown, token: string | null = 'T0K') => {
     const res = await fetch(`${m.url}/api/v1${path}`, {
       method,
-      headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+      headers: {
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
@@ -171,7 +174,10 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
     expect(existsSync(join(state, 'images', 'mydisk', 'base.qcow2'))).toBe(true);
     // an empty disk: nothing to predict, and the policy says why (golden values are its fallback)
     const mine = (await call('GET', '/images/mydisk')).json;
-    expect(mine.policy).toMatchObject({ unpredictable: 'the disk has no partition table', pcrs: { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11] } });
+    expect(mine.policy).toMatchObject({
+      unpredictable: 'the disk has no partition table',
+      pcrs: { initrd: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11] },
+    });
     expect(mine.policy.references).toBeUndefined();
     expect(mine.povdesk.policy).toMatchObject({ references: null, unpredictable: 'the disk has no partition table' });
     expect(readdirSync(join(state, 'images')).filter((n) => n.includes('importing'))).toEqual([]);
@@ -189,13 +195,26 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
     const fd = openSync(raw, 'r+');
     writeSync(fd, buf, 0, 512, 0);
     closeSync(fd);
-    expect((await call('POST', '/images', { path: 'import/disk.raw', name: 'rawdisk' })).json).toMatchObject({ name: 'rawdisk', sourceFormat: 'raw' });
+    expect((await call('POST', '/images', { path: 'import/disk.raw', name: 'rawdisk' })).json).toMatchObject({
+      name: 'rawdisk',
+      sourceFormat: 'raw',
+    });
     execFileSync('qemu-img', ['create', '-q', '-f', 'vmdk', join(state, 'import', 'disk.vmdk'), '32M']);
-    expect((await call('POST', '/images', { path: 'import/disk.vmdk', name: 'vmdkdisk' })).json).toMatchObject({ name: 'vmdkdisk', sourceFormat: 'vmdk', kind: 'disk' });
+    expect((await call('POST', '/images', { path: 'import/disk.vmdk', name: 'vmdkdisk' })).json).toMatchObject({
+      name: 'vmdkdisk',
+      sourceFormat: 'vmdk',
+      kind: 'disk',
+    });
   });
 
   it('boots an imported disk image from its own qcow2 overlay on the immutable base', async () => {
-    const small = await call('POST', '/vms', { name: 'disk-too-small', image: 'mydisk', disk_gib: 1, require_attestation: false, wait_for: 'none' });
+    const small = await call('POST', '/vms', {
+      name: 'disk-too-small',
+      image: 'mydisk',
+      disk_gib: 1,
+      require_attestation: false,
+      wait_for: 'none',
+    });
     expect(small.status).toBe(201); // 64 MiB base fits in 1 GiB
     const vm = small.json;
     expect(vm.state).toBe('booting');
@@ -209,7 +228,11 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
 
   it('refuses a second manager on the same state dir while one runs', async () => {
     const { spawnSync } = await import('node:child_process');
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', '--state-dir', state], { cwd: repo, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', '--state-dir', state], {
+      cwd: repo,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/another vm-manager \(pid \d+\) serves/);
   });
@@ -232,7 +255,10 @@ describe.skipIf(skip !== null)('vm-manager on a unix socket', () => {
       expect((await c.images()).length).toBe(1);
       expect(await c.list()).toEqual([]);
       await expect(new VmManagerClient(m.url, 'wrong').list()).rejects.toMatchObject({ code: 'unauthorized' });
-      await expect(c.create({ name: 'x', memory_mib: 0 })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/memory_mib must be at least 256/) });
+      await expect(c.create({ name: 'x', memory_mib: 0 })).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringMatching(/memory_mib must be at least 256/),
+      });
     } finally {
       await m.close();
       rmSync(state, { recursive: true, force: true });
@@ -248,7 +274,9 @@ describe('console tail', () => {
     const lines = Array.from({ length: 50_000 }, (_, i) => `line ${i} ${'x'.repeat(i % 97)}`);
     writeFileSync(f, lines.join('\n') + '\n');
     for (const n of [1, 7, 100, 5000]) {
-      const want = execFileSync('tail', ['-n', String(n), f], { encoding: 'utf8' }).replace(/\n$/, '').split('\n');
+      const want = execFileSync('tail', ['-n', String(n), f], { encoding: 'utf8' })
+        .replace(/\n$/, '')
+        .split('\n');
       expect(tailLines(f, n)).toEqual(want);
     }
     writeFileSync(f, 'no newline at end');

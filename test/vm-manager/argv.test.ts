@@ -70,7 +70,10 @@ describe('qemuArgv', () => {
 
   it('wires swtpm as a tpm-crb device, or leaves it out', () => {
     const a = qemuArgv(base);
-    expect(opt(a, '-chardev')).toEqual([expect.stringMatching(/^socket,id=ser0,/), 'socket,id=chrtpm,path=/state/vms/ab12cd34/tpm/swtpm.sock']);
+    expect(opt(a, '-chardev')).toEqual([
+      expect.stringMatching(/^socket,id=ser0,/),
+      'socket,id=chrtpm,path=/state/vms/ab12cd34/tpm/swtpm.sock',
+    ]);
     expect(opt(a, '-tpmdev')).toEqual(['emulator,id=tpm0,chardev=chrtpm']);
     expect(opt(a, '-device')).toContain('tpm-crb,tpmdev=tpm0');
     const b = qemuArgv({ ...base, swtpmSocket: null });
@@ -84,11 +87,20 @@ describe('qemuArgv', () => {
     expect(netdev).toBe(
       'user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on,guestfwd=tcp:169.254.169.254:80-cmd:/usr/bin/node /app/metadata-proxy.cjs /state/metadata.sock ab12cd34',
     );
-    expect(opt(qemuArgv({ ...base, metadataProxy: null }), '-netdev')).toEqual(['user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on']);
+    expect(opt(qemuArgv({ ...base, metadataProxy: null }), '-netdev')).toEqual([
+      'user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on',
+    ]);
   });
 
   it('runs a per-connection command for each guest→host forward at its address, next to restrict=on', () => {
-    const netdev = opt(qemuArgv({ ...base, guestForwards: [{ address: '169.254.169.100', port: 8443, cmd: ['/bin/sh', '/app/fwd.sh', '/state/a,b', '8'] }] }), '-netdev')[0] ?? '';
+    const netdev =
+      opt(
+        qemuArgv({
+          ...base,
+          guestForwards: [{ address: '169.254.169.100', port: 8443, cmd: ['/bin/sh', '/app/fwd.sh', '/state/a,b', '8'] }],
+        }),
+        '-netdev',
+      )[0] ?? '';
     expect(netdev).toContain(',restrict=on');
     expect(netdev).toContain(",guestfwd=tcp:169.254.169.100:8443-cmd:/bin/sh /app/fwd.sh '/state/a,,b' 8");
     for (const address of ['169.254.169.2', '169.254.169.254', '169.254.169.15', '169.254.169.3', '10.0.2.100']) {
@@ -97,7 +109,7 @@ describe('qemuArgv', () => {
     expect(() => qemuArgv({ ...base, guestForwards: [{ address: '169.254.169.100', port: 0, cmd: ['x'] }] })).toThrow(/port number/);
   });
 
-  it('forwards a loopback-only host port to the guest\'s port 22 when asked', () => {
+  it("forwards a loopback-only host port to the guest's port 22 when asked", () => {
     const [netdev] = opt(qemuArgv({ ...base, metadataProxy: null, sshHostPort: 40022 }), '-netdev');
     expect(netdev).toBe('user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on,hostfwd=tcp:127.0.0.1:40022-:22');
     expect(opt(qemuArgv({ ...base, sshHostPort: null }), '-netdev')[0]).not.toMatch(/hostfwd/);
@@ -112,7 +124,7 @@ describe('qemuArgv', () => {
     expect(() => qemuArgv({ ...base, network: 'bridge' as never })).toThrow(/network must be restricted or nat/);
   });
 
-  it('joins the VM to its network\'s switch on a second NIC with the lease\'s MAC', () => {
+  it("joins the VM to its network's switch on a second NIC with the lease's MAC", () => {
     const a = qemuArgv({ ...base, lan: { sock: '/state/networks/lab,a/switch', mac: '52:54:ab:12:cd:34' } });
     expect(opt(a, '-netdev')[1]).toBe('vde,id=net1,sock=/state/networks/lab,,a/switch');
     expect(opt(a, '-device').slice(-1)).toEqual(['virtio-net-pci,netdev=net1,mac=52:54:ab:12:cd:34']);

@@ -61,31 +61,50 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     expect(policy.unpredictable).toBeUndefined();
     expect(policy.references?.boot).toMatchObject({ kind: 'kernel', cmdline: TEST_CMDLINE, loader: 'qemu-x86-linux-q35' });
     expect(policy.references?.firmware.volumes.map((v) => v.pei)).toEqual([true, false]);
-    const image = await client.call<{ policy: { references: unknown }; povdesk: { policy: { references: { boot: { kind: string; cmdline: string } } } } }>('GET', `/images/${TEST_IMAGE}`);
+    const image = await client.call<{
+      policy: { references: unknown };
+      povdesk: { policy: { references: { boot: { kind: string; cmdline: string } } } };
+    }>('GET', `/images/${TEST_IMAGE}`);
     expect(image.policy.references).toEqual(JSON.parse(JSON.stringify(policy.references)));
     expect(image.povdesk.policy.references.boot).toMatchObject({ kind: 'kernel', cmdline: TEST_CMDLINE });
   });
 
   for (const size of [{ cpus: 2, memory_mib: 4096 }]) {
     it(`a VM of ${size.cpus} CPU(s) / ${size.memory_mib} MiB is ready with both quotes verified against the references`, async () => {
-      const vm = await client.create({ name: `size-${size.cpus}-${size.memory_mib}`, user_data: 'sized', require_attestation: true, wait_for: 'ready', ...size });
+      const vm = await client.create({
+        name: `size-${size.cpus}-${size.memory_mib}`,
+        user_data: 'sized',
+        require_attestation: true,
+        wait_for: 'ready',
+        ...size,
+      });
       expect(vm.state).toBe('ready');
       expect(vm.attestation).toMatchObject({ userDataReleased: true, initrd: { verified: true }, ready: { verified: true } });
       for (const stage of ['initrd', 'ready'] as const) {
         const s = vm.povdesk.attestation[stage]!;
         expect(s.events, `${stage}: ${s.message}`).toMatchObject({ mismatch: null });
         expect(s.events!.count).toBeGreaterThan(20);
-        expect(s.message).toMatch(/quote verified; event log replayed \(\d+ events: \d+ checked against the references, \d+ allowed by type\)$/);
+        expect(s.message).toMatch(
+          /quote verified; event log replayed \(\d+ events: \d+ checked against the references, \d+ allowed by type\)$/,
+        );
       }
       await client.delete(vm.id);
     }, 240_000);
   }
 
   it('1 CPU / 256 MiB: verified; tpm2_eventlog and tpm2_checkquote agree with what the guest sent; the pinned AK survives stop/start in a fresh manager; a reboot re-gates', async () => {
-    const vm = await client.create({ name: 'main', user_data: 'hello-user-data', require_attestation: true, wait_for: 'ready', cpus: 1, memory_mib: 256 });
+    const vm = await client.create({
+      name: 'main',
+      user_data: 'hello-user-data',
+      require_attestation: true,
+      wait_for: 'ready',
+      cpus: 1,
+      memory_mib: 256,
+    });
     expect(vm.state).toBe('ready');
     expect(vm.attestation).toMatchObject({ userDataReleased: true, initrd: { verified: true }, ready: { verified: true } });
-    for (const stage of ['initrd', 'ready'] as const) expect(vm.povdesk.attestation[stage]!.events, vm.povdesk.attestation[stage]!.message).toMatchObject({ mismatch: null });
+    for (const stage of ['initrd', 'ready'] as const)
+      expect(vm.povdesk.attestation[stage]!.events, vm.povdesk.attestation[stage]!.message).toMatchObject({ mismatch: null });
     const ak = vm.povdesk.attestation.akFingerprint;
     expect(ak).toMatch(/^[0-9a-f]{64}$/);
     expect(await firstLine(vm.povdesk.ports.ssh!)).toMatch(/^SSH-2\.0-dropbear/);
@@ -98,7 +117,10 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     expect(await checkquote(dir, body)).toBe(true);
     writeFileSync(join(dir, 'events.bin'), Buffer.from(body.event_log!, 'base64'));
     const theirs = await eventlogReplay(join(dir, 'events.bin'));
-    const list = body.pcr_list.split(',').map(Number).sort((a, b) => a - b);
+    const list = body.pcr_list
+      .split(',')
+      .map(Number)
+      .sort((a, b) => a - b);
     const values = Buffer.from(body.pcrs, 'base64');
     list.forEach((p, i) => {
       if (p === 11 || p === 13) return; // the guest's own extends, not in the firmware's log
@@ -135,12 +157,25 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     buildTestImage(state, { name: 'povdesk-silent', initScript: silent, ovmfCode: findOvmf()!.code });
     m!.vms.timeouts.bootMs = 45_000; // this VM's boot timer: it ends up "running" with the reason (45 s: a loaded TCG host takes over 20 s to print)
     // 1 CPU / 512 MiB: at the document's default size the TCG boot may not reach the user-data loop within the 20 s timer
-    const vm = await client.create({ name: 'silent', image: 'povdesk-silent', user_data: 'top-secret', require_attestation: true, wait_for: 'none', cpus: 1, memory_mib: 512 });
+    const vm = await client.create({
+      name: 'silent',
+      image: 'povdesk-silent',
+      user_data: 'top-secret',
+      require_attestation: true,
+      wait_for: 'none',
+      cpus: 1,
+      memory_mib: 512,
+    });
     m!.vms.timeouts.bootMs = 240_000;
-    await until('the guest asking for user-data twice', async () => {
-      const c = (await client.console(vm.id, 50)).console;
-      return (c.match(/user-data not released yet \(status 503\)/g) ?? []).length >= 2 || null;
-    }, 120_000, 500);
+    await until(
+      'the guest asking for user-data twice',
+      async () => {
+        const c = (await client.console(vm.id, 50)).console;
+        return (c.match(/user-data not released yet \(status 503\)/g) ?? []).length >= 2 || null;
+      },
+      120_000,
+      500,
+    );
     const rec = await client.get(vm.id);
     expect(rec.attestation.userDataReleased).toBe(false);
     expect(rec.attestation.initrd).toBeUndefined();
@@ -149,11 +184,18 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     expect(answer).toMatch(/Retry-After: 2/i);
     expect(answer).not.toContain('top-secret');
     expect(await askAs(join(state, 'metadata.sock'), vm.id, '/skytap')).not.toContain('top-secret');
-    const timedOut = await until('the boot timeout', async () => {
-      const r = await client.get(vm.id);
-      return r.state === 'running' ? r : null;
-    }, 60_000, 500);
-    expect(timedOut.lastError).toMatch(/^no READY within 45 s: attestation did not verify, so user-data was withheld \(no initrd quote arrived\)/);
+    const timedOut = await until(
+      'the boot timeout',
+      async () => {
+        const r = await client.get(vm.id);
+        return r.state === 'running' ? r : null;
+      },
+      60_000,
+      500,
+    );
+    expect(timedOut.lastError).toMatch(
+      /^no READY within 45 s: attestation did not verify, so user-data was withheld \(no initrd quote arrived\)/,
+    );
     await client.delete(vm.id);
   }, 180_000);
 
@@ -162,7 +204,10 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
   // swtpm: the path from the verdict to the withheld user-data is this one.
   const tampered: { what: string; change: (dir: string) => void; type: string; pcr: number; expected: RegExp }[] = [
     {
-      what: 'a kernel', type: 'EV_EFI_BOOT_SERVICES_APPLICATION', pcr: 4, expected: /^the kernel vmlinuz the references were made from \(sha256 [0-9a-f]{64}\); the file is now sha256 [0-9a-f]{64}$/,
+      what: 'a kernel',
+      type: 'EV_EFI_BOOT_SERVICES_APPLICATION',
+      pcr: 4,
+      expected: /^the kernel vmlinuz the references were made from \(sha256 [0-9a-f]{64}\); the file is now sha256 [0-9a-f]{64}$/,
       change: (dir) => {
         // the last character of the kernel's version string (setup header, informational only)
         const k = readFileSync(join(dir, 'vmlinuz'));
@@ -179,11 +224,24 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
       const dir = join(state, 'images', name);
       copyImage(name);
       t.change(dir);
-      const vm = await client.create({ name: `tamper-${name.slice(8)}`, image: name, user_data: 'withheld', require_attestation: true, wait_for: 'none', cpus: 1, memory_mib: 256 });
-      const rec = await until('the initrd verdict', async () => {
-        const r = await client.get(vm.id);
-        return r.attestation.initrd ? r : null;
-      }, 150_000, 500);
+      const vm = await client.create({
+        name: `tamper-${name.slice(8)}`,
+        image: name,
+        user_data: 'withheld',
+        require_attestation: true,
+        wait_for: 'none',
+        cpus: 1,
+        memory_mib: 256,
+      });
+      const rec = await until(
+        'the initrd verdict',
+        async () => {
+          const r = await client.get(vm.id);
+          return r.attestation.initrd ? r : null;
+        },
+        150_000,
+        500,
+      );
       const i = rec.povdesk.attestation.initrd!;
       expect(i.verified).toBe(false);
       expect(i.failed, i.message).toBe('event'); // every check before it passed: the quote is genuine
@@ -203,18 +261,30 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
   }
 
   it('golden values stay the fallback for an image without references, and are refused for one with them', async () => {
-    await expect(client.call('POST', `/images/${TEST_IMAGE}/learn-golden`, {})).rejects.toMatchObject({ status: 409, message: expect.stringMatching(/has reference measurements made from its files/) });
+    await expect(client.call('POST', `/images/${TEST_IMAGE}/learn-golden`, {})).rejects.toMatchObject({
+      status: 409,
+      message: expect.stringMatching(/has reference measurements made from its files/),
+    });
     // an image made before reference measurements: no `references` in its policy
     const dir = copyImage('povdesk-legacy');
     const { references: _refs, ...legacy } = readPolicy(dir)!;
     writePolicy(dir, { ...legacy, unpredictable: 'made before reference measurements existed' });
-    const learned = await client.call<{ golden: Record<string, string>; firmware: { path: string; sha256: string } | null }>('POST', '/images/povdesk-legacy/learn-golden', {});
+    const learned = await client.call<{ golden: Record<string, string>; firmware: { path: string; sha256: string } | null }>(
+      'POST',
+      '/images/povdesk-legacy/learn-golden',
+      {},
+    );
     expect(Object.keys(learned.golden).sort((a, b) => +a - +b)).toEqual(['0', '2', '3', '4', '6', '7', '9']);
     await client.call('PUT', '/images/povdesk-legacy/golden', { golden: learned.golden, firmware: learned.firmware });
-    const vm = await client.create({ name: 'legacy', image: 'povdesk-legacy', user_data: 'old', require_attestation: true, wait_for: 'ready' });
+    const vm = await client.create({
+      name: 'legacy',
+      image: 'povdesk-legacy',
+      user_data: 'old',
+      require_attestation: true,
+      wait_for: 'ready',
+    });
     expect(vm.attestation.ready?.verified).toBe(true);
     expect(vm.povdesk.attestation.initrd?.events ?? null).toBeNull(); // checked against golden values, not the log
     await client.delete(vm.id);
   }, 300_000);
 });
-

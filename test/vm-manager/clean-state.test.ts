@@ -41,7 +41,19 @@ describe.skipIf(skip)('clean state: memory saved and resumed, or a cold boot tha
     state = mkdtempSync(join(tmpdir(), 'vmm-clean-'));
     const img = join(state, 'images', TEST_IMAGE);
     mkdirSync(img, { recursive: true });
-    writeFileSync(join(img, 'image.json'), JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
+    writeFileSync(
+      join(img, 'image.json'),
+      JSON.stringify({
+        name: TEST_IMAGE,
+        kind: 'kernel',
+        createdAt: new Date().toISOString(),
+        kernel: 'vmlinuz',
+        initrd: 'initrd.img',
+        cmdline: 'console=ttyS0',
+        sizeBytes: 1,
+        sha256: '0'.repeat(64),
+      }),
+    );
     launcher = new MemoryLauncher();
     vms = new VmService({ stateDir: state, launcher, timeouts: { startMs: 1000, bootMs: 60_000, powerdownMs: 200, termMs: 200 } });
   });
@@ -52,13 +64,34 @@ describe.skipIf(skip)('clean state: memory saved and resumed, or a cold boot tha
 
   const readyVm = async () => {
     launcher.onStart = attestingGuest(vms as never);
-    const v = await vms.create({ name: 'c1', image: TEST_IMAGE, cpus: 1, memoryMiB: 256, diskGiB: 1, userData: null, requireAttestation: true, waitFor: 'none' });
+    const v = await vms.create({
+      name: 'c1',
+      image: TEST_IMAGE,
+      cpus: 1,
+      memoryMiB: 256,
+      diskGiB: 1,
+      userData: null,
+      requireAttestation: true,
+      waitFor: 'none',
+    });
     return (await vms.waitFor(v.id, 'ready', 5000)).id;
   };
 
   it('refuses a save while the VM boots, and saves nothing', async () => {
-    const v = await vms.create({ name: 'c0', image: TEST_IMAGE, cpus: 1, memoryMiB: 256, diskGiB: 1, userData: null, requireAttestation: true, waitFor: 'none' });
-    await expect(vms.saveClean(v.id)).rejects.toMatchObject({ code: 'conflict', message: /booting; save its clean state once it is ready/ });
+    const v = await vms.create({
+      name: 'c0',
+      image: TEST_IMAGE,
+      cpus: 1,
+      memoryMiB: 256,
+      diskGiB: 1,
+      userData: null,
+      requireAttestation: true,
+      waitFor: 'none',
+    });
+    await expect(vms.saveClean(v.id)).rejects.toMatchObject({
+      code: 'conflict',
+      message: /booting; save its clean state once it is ready/,
+    });
     expect(existsSync(join(vms.get(v.id).paths.dir, 'clean'))).toBe(false);
     expect(vms.get(v.id).cleanAt).toBeNull();
   });
@@ -67,7 +100,10 @@ describe.skipIf(skip)('clean state: memory saved and resumed, or a cold boot tha
     const id = await readyVm();
     launcher.memoryFails = 'migration blocked by a device';
     const saved = await vms.saveClean(id);
-    expect(saved).toMatchObject({ cleanMemory: false, cleanNote: expect.stringMatching(/memory could not be saved \(migration blocked by a device\)/) });
+    expect(saved).toMatchObject({
+      cleanMemory: false,
+      cleanNote: expect.stringMatching(/memory could not be saved \(migration blocked by a device\)/),
+    });
     expect((await vms.waitFor(id, 'ready', 5000)).state).toBe('ready'); // started again (a boot, not a resume)
     expect(launcher.resumed).toEqual([undefined, undefined]);
     const reset = await vms.resetClean(id);

@@ -42,27 +42,55 @@ describe.skipIf(skip !== null)('vm-manager /api/v1 with a real guest', () => {
     if (state) rmSync(state, { recursive: true, force: true });
   });
 
-  it('POST /vms blocks until ready (attested) and answers the document\'s VM', async () => {
-    const vm = expectDoc(await call('POST', '/vms', { name: 'conf-qemu', cpus: 1, memory_mib: 512, disk_gib: 1, user_data: 'conformance' }), 201, vmSchema);
+  it("POST /vms blocks until ready (attested) and answers the document's VM", async () => {
+    const vm = expectDoc(
+      await call('POST', '/vms', { name: 'conf-qemu', cpus: 1, memory_mib: 512, disk_gib: 1, user_data: 'conformance' }),
+      201,
+      vmSchema,
+    );
     id = vm.id;
-    expect(vm).toMatchObject({ state: 'ready', booted: true, requireAttestation: true, cid: 0, attestation: { userDataReleased: true, initrd: { verified: true }, ready: { verified: true } } });
+    expect(vm).toMatchObject({
+      state: 'ready',
+      booted: true,
+      requireAttestation: true,
+      cid: 0,
+      attestation: { userDataReleased: true, initrd: { verified: true }, ready: { verified: true } },
+    });
     expect(vm.sshPublicKey).toMatch(/^ssh-ed25519 /);
     expect(vm.bootedAt).toBeDefined();
     expect(pidsWith(vm.paths.dir ?? '??').length).toBeGreaterThan(0);
   }, 600_000);
 
-  it('exec runs as root over SSH with the manager\'s key; a non-zero exit is a result', async () => {
-    const r = expectDoc(await call('POST', `/vms/${id}/exec`, { command: ['sh', '-c', 'echo out; echo "err $(id -u)" >&2; exit 7'] }), 200, execResultSchema);
+  it("exec runs as root over SSH with the manager's key; a non-zero exit is a result", async () => {
+    const r = expectDoc(
+      await call('POST', `/vms/${id}/exec`, { command: ['sh', '-c', 'echo out; echo "err $(id -u)" >&2; exit 7'] }),
+      200,
+      execResultSchema,
+    );
     expect(r).toEqual({ stdout: 'out\n', stderr: 'err 0\n', exitCode: 7 });
     const vm = expectDoc(await call('GET', `/vms/${id}`), 200, vmSchema);
-    const keys = expectDoc(await call('POST', `/vms/${id}/exec`, { command: ['cat', '/root/.ssh/authorized_keys'] }), 200, execResultSchema);
+    const keys = expectDoc(
+      await call('POST', `/vms/${id}/exec`, { command: ['cat', '/root/.ssh/authorized_keys'] }),
+      200,
+      execResultSchema,
+    );
     expect(keys.stdout.split('\n')[0]?.startsWith(vm.sshPublicKey)).toBe(true); // the first root key
-    const quoted = expectDoc(await call('POST', `/vms/${id}/exec`, { command: ['printf', '%s|', 'a b', "it's", '$HOME'] }), 200, execResultSchema);
+    const quoted = expectDoc(
+      await call('POST', `/vms/${id}/exec`, { command: ['printf', '%s|', 'a b', "it's", '$HOME'] }),
+      200,
+      execResultSchema,
+    );
     expect(quoted.stdout).toBe("a b|it's|$HOME|");
   }, 120_000);
 
-  it('forward exposes a guest port on the host\'s loopback', async () => {
-    const served = expectDoc(await call('POST', `/vms/${id}/exec`, { command: ['sh', '-c', 'mkdir -p /tmp/www && echo hello-from-guest > /tmp/www/index.html && busybox httpd -p 8080 -h /tmp/www'] }), 200, execResultSchema);
+  it("forward exposes a guest port on the host's loopback", async () => {
+    const served = expectDoc(
+      await call('POST', `/vms/${id}/exec`, {
+        command: ['sh', '-c', 'mkdir -p /tmp/www && echo hello-from-guest > /tmp/www/index.html && busybox httpd -p 8080 -h /tmp/www'],
+      }),
+      200,
+      execResultSchema,
+    );
     expect(served.exitCode, served.stderr).toBe(0);
     const f = expectDoc(await call('POST', `/vms/${id}/forward`, { port: 8080 }), 200, forwardSchema);
     expect(f.address).toMatch(/^127\.0\.0\.1:\d+$/);
@@ -71,7 +99,7 @@ describe.skipIf(skip !== null)('vm-manager /api/v1 with a real guest', () => {
     expectError(await direct('POST', `/vms/${id}/forward`, { port: 70000 }), 'invalid_request');
   }, 120_000);
 
-  it('metrics, console and attestation answer the document\'s shapes', async () => {
+  it("metrics, console and attestation answer the document's shapes", async () => {
     const mt = expectDoc(await call('GET', `/vms/${id}/metrics`), 200, metricsSchema);
     expect(mt.host).toMatchObject({ state: 'ready', attestation: 'released', disk_bytes: 1024 ** 3, pid: expect.any(Number) });
     expect(mt.host.cpu_seconds).toBeGreaterThan(0);
@@ -82,7 +110,7 @@ describe.skipIf(skip !== null)('vm-manager /api/v1 with a real guest', () => {
   });
 
   it('DELETE stops the guest and removes it', async () => {
-    const dir = (expectDoc(await call('GET', `/vms/${id}`), 200, vmSchema).paths.dir ?? '??');
+    const dir = expectDoc(await call('GET', `/vms/${id}`), 200, vmSchema).paths.dir ?? '??';
     expect((await call('DELETE', `/vms/${id}`)).status).toBe(204);
     expect(pidsWith(dir)).toEqual([]);
     expectError(await call('POST', `/vms/${id}/exec`, { command: ['true'] }), 'not_found');

@@ -13,7 +13,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  attestationSchema, consoleSchema, forwardSchema, hostSchema, imageSchema, metricsSchema, networkSchema, ROUTES, vmSchema,
+  attestationSchema,
+  consoleSchema,
+  forwardSchema,
+  hostSchema,
+  imageSchema,
+  metricsSchema,
+  networkSchema,
+  ROUTES,
+  vmSchema,
 } from '../../main/vm-api/schemas';
 import { createApiHandler } from '../../main/vm-manager/api';
 import { hostReport } from '../../main/vm-manager/host';
@@ -27,7 +35,7 @@ import { attestingGuest, FakeLauncher } from './fake-launcher';
 const skip = needs(['qemu-system-x86_64', 'swtpm', 'dropbearkey', 'ssh-keygen']);
 const TOKEN = 'conformance-token';
 
-describe.skipIf(skip)('vm-manager speaks giantswarm\'s /api/v1 (fake launcher)', () => {
+describe.skipIf(skip)("vm-manager speaks giantswarm's /api/v1 (fake launcher)", () => {
   let state: string;
   let server: Server;
   let vms: VmService;
@@ -38,14 +46,29 @@ describe.skipIf(skip)('vm-manager speaks giantswarm\'s /api/v1 (fake launcher)',
     state = mkdtempSync(join(tmpdir(), 'vmm-conf-'));
     const img = join(state, 'images', TEST_IMAGE);
     mkdirSync(img, { recursive: true });
-    writeFileSync(join(img, 'image.json'), JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
+    writeFileSync(
+      join(img, 'image.json'),
+      JSON.stringify({
+        name: TEST_IMAGE,
+        kind: 'kernel',
+        createdAt: new Date().toISOString(),
+        kernel: 'vmlinuz',
+        initrd: 'initrd.img',
+        cmdline: 'console=ttyS0',
+        sizeBytes: 1,
+        sha256: '0'.repeat(64),
+      }),
+    );
     launcher = new FakeLauncher();
     const networks = new Networks(state);
     vms = new VmService({
-      stateDir: state, launcher, networkMode: (n) => networks.get(n).mode,
+      stateDir: state,
+      launcher,
+      networkMode: (n) => networks.get(n).mode,
       // leases as the daemon makes them; the fake launcher starts no switch
       lan: { leaseFor: (n, id, taken) => leaseFor(networks.get(n), id, taken), up: async (n) => `/no-switch/${n}` },
-      timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
+      timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 },
+    });
     launcher.onStart = attestingGuest(vms);
     server = createServer(createApiHandler({ stateDir: state, token: TOKEN, vms, networks, host: () => hostReport() }));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -62,7 +85,17 @@ describe.skipIf(skip)('vm-manager speaks giantswarm\'s /api/v1 (fake launcher)',
     const a = await call('GET', '/openapi.yaml');
     expect(a.status).toBe(200);
     expect(a.type).toMatch(/^application\/yaml/);
-    const doc = JSON.parse(a.text) as { openapi: string; servers: { url: string }[]; paths: Record<string, Record<string, { operationId: string; responses: Record<string, { content?: Record<string, { schema: { required?: string[] } }> }> }>> };
+    const doc = JSON.parse(a.text) as {
+      openapi: string;
+      servers: { url: string }[];
+      paths: Record<
+        string,
+        Record<
+          string,
+          { operationId: string; responses: Record<string, { content?: Record<string, { schema: { required?: string[] } }> }> }
+        >
+      >;
+    };
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.servers[0]?.url).toBe('/api/v1');
     for (const [op, r] of Object.entries(ROUTES)) {
@@ -71,10 +104,29 @@ describe.skipIf(skip)('vm-manager speaks giantswarm\'s /api/v1 (fake launcher)',
       expect(Object.keys(served?.responses ?? {}).sort()).toEqual([String(r.status), ...r.errors.map(String)].sort());
     }
     const vmDoc = doc.paths['/vms/{id}']?.get?.responses['200']?.content?.['application/json']?.schema;
-    expect(vmDoc?.required?.sort()).toEqual(['id', 'name', 'image', 'cpus', 'memoryMiB', 'diskGiB', 'network', 'requireAttestation', 'state', 'cid', 'machineID', 'booted', 'sshPublicKey', 'attestation', 'createdAt', 'paths'].sort());
+    expect(vmDoc?.required?.sort()).toEqual(
+      [
+        'id',
+        'name',
+        'image',
+        'cpus',
+        'memoryMiB',
+        'diskGiB',
+        'network',
+        'requireAttestation',
+        'state',
+        'cid',
+        'machineID',
+        'booted',
+        'sshPublicKey',
+        'attestation',
+        'createdAt',
+        'paths',
+      ].sort(),
+    );
   });
 
-  it('GET /host: the document\'s Host; what is not used here says so', async () => {
+  it("GET /host: the document's Host; what is not used here says so", async () => {
     const h = expectDoc(await call('GET', '/host'), 200, hostSchema);
     expect(h.vhostVsock).toMatchObject({ path: '/dev/vhost-vsock', accessible: false });
     expect(h.vhostVsock.error).toMatch(/not used/);
@@ -95,22 +147,45 @@ describe.skipIf(skip)('vm-manager speaks giantswarm\'s /api/v1 (fake launcher)',
   it('networks: list, create (201), get, refuse bad bodies, duplicates and unknown names', async () => {
     const list = expectDoc(await call('GET', '/networks'), 200, z.array(networkSchema));
     expect(list.map((n) => n.spec.name)).toEqual(['default', 'nat']);
-    const made = expectDoc(await call('POST', '/networks', { name: 'lab', cidr: '10.20.0.0/24', dns_search_domain: 'lab.internal' }), 201, networkSchema);
-    expect(made).toMatchObject({ spec: { name: 'lab', cidr: '10.20.0.0/24', gatewayIP: '10.20.0.1', dnsSearchDomain: 'lab.internal', enableIMDS: true }, gateway: '10.20.0.1', leases: [] });
+    const made = expectDoc(
+      await call('POST', '/networks', { name: 'lab', cidr: '10.20.0.0/24', dns_search_domain: 'lab.internal' }),
+      201,
+      networkSchema,
+    );
+    expect(made).toMatchObject({
+      spec: { name: 'lab', cidr: '10.20.0.0/24', gatewayIP: '10.20.0.1', dnsSearchDomain: 'lab.internal', enableIMDS: true },
+      gateway: '10.20.0.1',
+      leases: [],
+    });
     expectDoc(await call('GET', '/networks/lab'), 200, networkSchema);
     expectError(await call('POST', '/networks', { name: 'lab', cidr: '10.21.0.0/24' }), 'conflict');
     expectError(await call('POST', '/networks', { name: 'x', cidr: '169.254.0.0/16' }), 'invalid_request', /169\.254/);
     expectError(await call('POST', '/networks', { name: 'x', cidr: '10.0.0.0/8' }), 'invalid_request', /\/16 to \/29/);
-    expectError(await call('POST', '/networks', { name: 'x', cidr: '10.0.0.0/24', dnsSearchDomain: 'camel' }), 'invalid_request', /unknown field "dnsSearchDomain"/);
+    expectError(
+      await call('POST', '/networks', { name: 'x', cidr: '10.0.0.0/24', dnsSearchDomain: 'camel' }),
+      'invalid_request',
+      /unknown field "dnsSearchDomain"/,
+    );
     expectError(await call('POST', '/networks', { name: 'Not_A_Label', cidr: '10.0.0.0/24' }), 'invalid_request');
     expectError(await call('POST', '/networks', undefined, { raw: '{' }), 'invalid_request', /not JSON/);
     expectError(await call('GET', '/networks/nope'), 'not_found');
     expectError(await call('DELETE', '/networks/nope'), 'not_found');
   });
 
-  it('POST /vms with only a name: 201, the document\'s defaults, blocks until ready, record validates', async () => {
+  it("POST /vms with only a name: 201, the document's defaults, blocks until ready, record validates", async () => {
     const vm = expectDoc(await call('POST', '/vms', { name: 'conf-defaults' }), 201, vmSchema);
-    expect(vm).toMatchObject({ name: 'conf-defaults', cpus: 2, memoryMiB: 2048, diskGiB: 20, network: 'default', requireAttestation: true, state: 'ready', booted: true, cid: 0, image: TEST_IMAGE });
+    expect(vm).toMatchObject({
+      name: 'conf-defaults',
+      cpus: 2,
+      memoryMiB: 2048,
+      diskGiB: 20,
+      network: 'default',
+      requireAttestation: true,
+      state: 'ready',
+      booted: true,
+      cid: 0,
+      image: TEST_IMAGE,
+    });
     expect(vm.machineID).toMatch(/^[0-9a-f]{32}$/);
     expect(vm.sshPublicKey).toMatch(/^ssh-ed25519 /);
     expect(vm.attestation).toMatchObject({ required: true, userDataReleased: true, initrd: { verified: true } });
@@ -138,13 +213,35 @@ describe.skipIf(skip)('vm-manager speaks giantswarm\'s /api/v1 (fake launcher)',
     expect(vms.list().length).toBe(before);
   });
 
-  it('POST /vms wait_for none returns at once; the create\'s fields come back on the record', async () => {
+  it("POST /vms wait_for none returns at once; the create's fields come back on the record", async () => {
     launcher.onStart = null;
-    const vm = expectDoc(await call('POST', '/vms', {
-      name: 'conf-none', cpus: 1, memory_mib: 256, disk_gib: 1, network: 'lab', wait_for: 'none', require_attestation: false,
-      hostname: 'box', metadata: { role: 'test' }, ssh_authorized_keys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeKeyForTheTest user@x'], user_data: '{"ignition":{}}',
-    }), 201, vmSchema);
-    expect(vm).toMatchObject({ cpus: 1, memoryMiB: 256, diskGiB: 1, network: 'lab', requireAttestation: false, hostname: 'box', metadata: { role: 'test' }, state: 'booting' });
+    const vm = expectDoc(
+      await call('POST', '/vms', {
+        name: 'conf-none',
+        cpus: 1,
+        memory_mib: 256,
+        disk_gib: 1,
+        network: 'lab',
+        wait_for: 'none',
+        require_attestation: false,
+        hostname: 'box',
+        metadata: { role: 'test' },
+        ssh_authorized_keys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeKeyForTheTest user@x'],
+        user_data: '{"ignition":{}}',
+      }),
+      201,
+      vmSchema,
+    );
+    expect(vm).toMatchObject({
+      cpus: 1,
+      memoryMiB: 256,
+      diskGiB: 1,
+      network: 'lab',
+      requireAttestation: false,
+      hostname: 'box',
+      metadata: { role: 'test' },
+      state: 'booting',
+    });
     expect(vm.sshAuthorizedKeys).toHaveLength(1);
     expect(vm.paths.userData).toBeDefined();
     // 409 while a VM is attached to the network, running or stopped.
@@ -169,12 +266,16 @@ describe.skipIf(skip)('vm-manager speaks giantswarm\'s /api/v1 (fake launcher)',
     launcher.failNextStart = 'swtpm did not start: fake';
     const failed = expectError(await call('POST', '/vms', { name: 'conf-fails' }), 'vm_failed', /swtpm did not start/);
     const failedId = /VM ([0-9a-f]{8})/.exec(failed.error.message)?.[1] ?? '';
-    expect(expectDoc(await call('GET', `/vms/${failedId}`), 200, vmSchema)).toMatchObject({ state: 'failed', lastError: 'swtpm did not start: fake' });
+    expect(expectDoc(await call('GET', `/vms/${failedId}`), 200, vmSchema)).toMatchObject({
+      state: 'failed',
+      lastError: 'swtpm did not start: fake',
+    });
     // a crash before READY while waiting is vm_failed too
     launcher.onStart = (r) => setTimeout(() => launcher.end(r.pids.qemu), 50);
     expectError(await call('POST', '/vms', { name: 'conf-crash' }), 'vm_failed', /failed before "ready"/);
     launcher.onStart = attestingGuest(vms);
-    for (const id of [slowId, failedId, vms.list().find((v) => v.name === 'conf-crash')?.id]) expect((await call('DELETE', `/vms/${id}`)).status).toBe(204);
+    for (const id of [slowId, failedId, vms.list().find((v) => v.name === 'conf-crash')?.id])
+      expect((await call('DELETE', `/vms/${id}`)).status).toBe(204);
   });
 
   it('start / stop / reboot: 200 with the record, 409 from the wrong state, 404 for an unknown VM', async () => {
@@ -221,10 +322,15 @@ describe.skipIf(skip)('vm-manager speaks giantswarm\'s /api/v1 (fake launcher)',
     const id = vms.list().find((v) => v.name === 'conf-life')?.id ?? '';
     const c = expectDoc(await call('GET', `/vms/${id}/console?lines=5`), 200, consoleSchema);
     expect(c.console).toMatch(/fake boot/);
-    for (const lines of ['0', '10001', 'x']) expectError(await call('GET', `/vms/${id}/console?lines=${lines}`), 'invalid_request', /lines/);
+    for (const lines of ['0', '10001', 'x'])
+      expectError(await call('GET', `/vms/${id}/console?lines=${lines}`), 'invalid_request', /lines/);
     expectDoc(await call('GET', `/vms/${id}/attestation`), 200, attestationSchema);
     const m = expectDoc(await call('GET', `/vms/${id}/metrics`), 200, metricsSchema);
-    expect(m.host).toMatchObject({ disk_bytes: 20 * 1024 ** 3, attestation: expect.stringMatching(/^(pending|released)$/), network: { name: 'default' } });
+    expect(m.host).toMatchObject({
+      disk_bytes: 20 * 1024 ** 3,
+      attestation: expect.stringMatching(/^(pending|released)$/),
+      network: { name: 'default' },
+    });
     expect(m.guest).toBeNull();
     expect(m.note).toMatch(/systemd-report/);
     expectError(await call('GET', `/vms/${id}/report`), 'not_found', /no systemd-report/);

@@ -16,10 +16,28 @@ import { pidsWith, repo, stateWithImage, until, vmSkip } from './support';
 const skip = vmSkip();
 
 /** Runs `vm-manager serve` as its own process, like `povdesk vm-manager serve`. */
-async function spawnManager(state: string): Promise<{ child: ChildProcess; url: string; recovered: { reattached: string[]; cleaned: string[] } }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', '--state-dir', state, '--token', 'tok', '--learn-golden', TEST_IMAGE], {
-    cwd: repo, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function spawnManager(
+  state: string,
+): Promise<{ child: ChildProcess; url: string; recovered: { reattached: string[]; cleaned: string[] } }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(repo, 'main', 'vm-manager', 'main.ts'),
+      'serve',
+      '--state-dir',
+      state,
+      '--token',
+      'tok',
+      '--learn-golden',
+      TEST_IMAGE,
+    ],
+    {
+      cwd: repo,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   child.stderr!.on('data', (d) => (err += String(d)));
   const line = await new Promise<string>((resolve, reject) => {
@@ -102,10 +120,15 @@ describe.skipIf(skip !== null)('crashes mid-boot (real QEMU/TCG, OVMF, swtpm)', 
     children.push(b.child);
     expect(b.recovered.reattached).toContain(vm.id);
     const client2 = new VmManagerClient(b.url, 'tok');
-    const ready = await until('ready after reattach', async () => {
-      const r = await client2.get(vm.id);
-      return r.state === 'ready' ? r : null;
-    }, 150_000, 500);
+    const ready = await until(
+      'ready after reattach',
+      async () => {
+        const r = await client2.get(vm.id);
+        return r.state === 'ready' ? r : null;
+      },
+      150_000,
+      500,
+    );
     expect(ready.povdesk.pids.qemu).toBe(vm.povdesk.pids.qemu);
     expect(ready.attestation.initrd?.verified ?? true).toBe(true);
 

@@ -24,9 +24,14 @@ describe.skipIf(skip !== null)('VMs of a throw-away manager die with its process
   async function killedManager(dieWithParent: boolean): Promise<{ state: string; pids: { qemu: number; swtpm: number } }> {
     const state = stateWithImage('vmm-pdeath-');
     states.push(state);
-    const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'test', 'vm-manager', 'fixtures', 'throwaway-manager.ts'), state, dieWithParent ? '1' : '0'], {
-      cwd: repo, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(repo, 'test', 'vm-manager', 'fixtures', 'throwaway-manager.ts'), state, dieWithParent ? '1' : '0'],
+      {
+        cwd: repo,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let err = '';
     child.stderr!.on('data', (d) => (err += String(d)));
     const line = await new Promise<string>((resolve, reject) => {

@@ -20,7 +20,9 @@ import { needs } from '../support/system';
 import { cleanup, tempDir } from './attest/harness';
 
 const skip = needs(['sfdisk', 'mkfs.ext4', 'mkfs.ext2', 'mkfs.vfat', 'mcopy', 'mmd', 'qemu-img']);
-const kernelFile = readdirSync('/boot').map((f) => join('/boot', f)).find((f) => /vmlinuz-/.test(f));
+const kernelFile = readdirSync('/boot')
+  .map((f) => join('/boot', f))
+  .find((f) => /vmlinuz-/.test(f));
 const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const MiB = 1024 * 1024;
@@ -41,7 +43,7 @@ menuentry 'Debian GNU/Linux, recovery' {
 }
 `;
 
-describe.skipIf(skip !== null || !kernelFile)('reading a disk image\'s boot files (GPT/MBR, FAT, ext2/4, raw/qcow2)', () => {
+describe.skipIf(skip !== null || !kernelFile)("reading a disk image's boot files (GPT/MBR, FAT, ext2/4, raw/qcow2)", () => {
   let root: string;
   let tree: string;
   const files = new Map<string, Buffer>();
@@ -66,9 +68,10 @@ describe.skipIf(skip !== null || !kernelFile)('reading a disk image\'s boot file
     const disk = join(dir, 'disk.raw');
     writeFileSync(disk, Buffer.alloc(0));
     sh('truncate', ['-s', `${1 + 40 + 48 + 1}M`, disk]);
-    const layout = o.table === 'gpt'
-      ? 'label: gpt\nstart=2048, size=81920, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B\nstart=83968, size=98304, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4\n'
-      : 'label: dos\nstart=2048, size=81920, type=ef\nstart=83968, size=98304, type=83\n';
+    const layout =
+      o.table === 'gpt'
+        ? 'label: gpt\nstart=2048, size=81920, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B\nstart=83968, size=98304, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4\n'
+        : 'label: dos\nstart=2048, size=81920, type=ef\nstart=83968, size=98304, type=83\n';
     execFileSync('sfdisk', ['-q', disk], { input: layout });
     sh('dd', [`if=${esp}`, `of=${disk}`, 'bs=512', 'seek=2048', 'conv=notrunc', 'status=none']);
     sh('dd', [`if=${ext}`, `of=${disk}`, 'bs=512', 'seek=83968', 'conv=notrunc', 'status=none']);
@@ -112,7 +115,10 @@ describe.skipIf(skip !== null || !kernelFile)('reading a disk image\'s boot file
         const disk = openDisk(image);
         try {
           const parts = partitions(disk);
-          expect(parts.map((p) => [p.index, p.scheme, p.start / MiB, p.size / MiB])).toEqual([[1, v.table === 'gpt' ? 'gpt' : 'msdos', 1, 40], [2, v.table === 'gpt' ? 'gpt' : 'msdos', 41, 48]]);
+          expect(parts.map((p) => [p.index, p.scheme, p.start / MiB, p.size / MiB])).toEqual([
+            [1, v.table === 'gpt' ? 'gpt' : 'msdos', 1, 40],
+            [2, v.table === 'gpt' ? 'gpt' : 'msdos', 41, 48],
+          ]);
           const fat = new FatFs(partitionReader(disk, parts[0]!));
           expect(fat.readFile('/efi/boot/bootx64.efi')!.equals(grubEfi)).toBe(true);
           expect(fat.list('/EFI/debian')!.map((e) => e.name)).toEqual(['a-rather-long-file-name.cfg']);
@@ -129,7 +135,7 @@ describe.skipIf(skip !== null || !kernelFile)('reading a disk image\'s boot file
     });
   }
 
-  it('grubReferences: the ESP\'s applications and the kernels (authenticode), every file GRUB may read, the default entry\'s command line', () => {
+  it("grubReferences: the ESP's applications and the kernels (authenticode), every file GRUB may read, the default entry's command line", () => {
     const disk = makeDisk('refs', { table: 'gpt', fat: '32', ext: 'ext4', efi: grubEfi });
     const r = grubReferences(disk);
     expect(r.cmdlines).toEqual(['/boot/vmlinuz-6.1.0-9-amd64 root=UUID=1234 ro console=tty0 console=ttyS0,115200']);
@@ -145,8 +151,10 @@ describe.skipIf(skip !== null || !kernelFile)('reading a disk image\'s boot file
     expect(Object.keys(r.files)).toHaveLength(2 + 304);
   });
 
-  it('the default entry\'s command line as GRUB logs it: linux, linuxefi or a variable naming one; an expanded line is refused', () => {
-    expect(defaultCmdline("menuentry 'a' {\n\tlinux\t/boot/v root=/dev/sda1  ro 'quiet'\n}\nmenuentry 'b' {\n\tlinux /boot/w\n}\n")).toBe('/boot/v root=/dev/sda1 ro quiet');
+  it("the default entry's command line as GRUB logs it: linux, linuxefi or a variable naming one; an expanded line is refused", () => {
+    expect(defaultCmdline("menuentry 'a' {\n\tlinux\t/boot/v root=/dev/sda1  ro 'quiet'\n}\nmenuentry 'b' {\n\tlinux /boot/w\n}\n")).toBe(
+      '/boot/v root=/dev/sda1 ro quiet',
+    );
     expect(defaultCmdline("menuentry 'a' {\n  linuxefi /boot/v ro\n}\n")).toBe('/boot/v ro');
     expect(() => defaultCmdline("menuentry 'a' {\n\tlinux\t/boot/v root=$root ro\n}\n")).toThrow(/expands variables/);
     expect(() => defaultCmdline('set default=0\n')).toThrow(/no menuentry/);
@@ -162,14 +170,20 @@ describe.skipIf(skip !== null || !kernelFile)('reading a disk image\'s boot file
         return (e as Error).message;
       }
     };
-    expect(why(makeDisk('no-tpm', { table: 'gpt', fat: '32', ext: 'ext4', efi: kernel }))).toMatch(/has no tpm module built in.*grub-install --modules=tpm/);
-    expect(why(makeDisk('shim', { table: 'gpt', fat: '32', ext: 'ext4', efi: Buffer.concat([grubEfi, Buffer.from('MokManager', 'utf16le')]) }))).toMatch(/boots through shim/);
+    expect(why(makeDisk('no-tpm', { table: 'gpt', fat: '32', ext: 'ext4', efi: kernel }))).toMatch(
+      /has no tpm module built in.*grub-install --modules=tpm/,
+    );
+    expect(
+      why(makeDisk('shim', { table: 'gpt', fat: '32', ext: 'ext4', efi: Buffer.concat([grubEfi, Buffer.from('MokManager', 'utf16le')]) })),
+    ).toMatch(/boots through shim/);
     expect(why(makeDisk('no-app', { table: 'gpt', fat: '32', ext: 'ext4', efi: null }))).toMatch(/no \/EFI\/BOOT\/BOOTX64\.EFI/);
     // Debian's GRUB (it has linuxefi) with plain `linux`: its legacy loader hands the kernel no event log
     writeFileSync(join(tree, 'boot/grub/grub.cfg'), GRUB_CFG.replace('\t${povdesk_linux}\t', '\tlinux\t'));
     writeFileSync(join(tree, 'boot/grub/x86_64-efi/linuxefi.mod'), 'linuxefi');
     try {
-      expect(why(makeDisk('legacy-linux', { table: 'gpt', fat: '32', ext: 'ext4', efi: grubEfi }))).toMatch(/starts Linux with `linux`.*no TPM event log.*use `linuxefi` on UEFI/);
+      expect(why(makeDisk('legacy-linux', { table: 'gpt', fat: '32', ext: 'ext4', efi: grubEfi }))).toMatch(
+        /starts Linux with `linux`.*no TPM event log.*use `linuxefi` on UEFI/,
+      );
     } finally {
       writeFileSync(join(tree, 'boot/grub/grub.cfg'), GRUB_CFG);
       rmSync(join(tree, 'boot/grub/x86_64-efi/linuxefi.mod'));

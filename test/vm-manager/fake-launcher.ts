@@ -14,7 +14,14 @@ import { TEST_IMAGE } from '../../main/vm-manager/images';
 import { createMcpHandler, isMcpPath } from '../../main/vm-manager/mcp';
 import { Networks } from '../../main/vm-manager/networks';
 import { VmService } from '../../main/vm-manager/vms';
-import { LaunchError, type Launched, type Launcher, type ProcessExit, type StartOptions, type StopHow } from '../../main/vm-manager/launcher';
+import {
+  LaunchError,
+  type Launched,
+  type Launcher,
+  type ProcessExit,
+  type StartOptions,
+  type StopHow,
+} from '../../main/vm-manager/launcher';
 import { freeLoopbackPort } from '../../main/lib/procs';
 import type { VmRecord } from '../../main/vm-manager/vm-record';
 
@@ -65,7 +72,12 @@ export class FakeLauncher implements Launcher {
     o.onPid('qemu', qemu.pid);
     writeFileSync(r.paths.console, `fake boot of ${r.id} (${o.boot.kind}, network ${o.network})\n`);
     setImmediate(() => this.onStart?.(r));
-    return { pids: { qemu: qemu.pid, swtpm: swtpm.pid }, sshPort: await freeLoopbackPort(), qemuExit: qemu.exited, swtpmExit: swtpm.exited };
+    return {
+      pids: { qemu: qemu.pid, swtpm: swtpm.pid },
+      sshPort: await freeLoopbackPort(),
+      qemuExit: qemu.exited,
+      swtpmExit: swtpm.exited,
+    };
   }
 
   alive(_r: VmRecord, _kind: 'qemu' | 'swtpm', pid: number | null) {
@@ -111,12 +123,21 @@ export class FakeLauncher implements Launcher {
 }
 
 /** Plays a guest that attests and reports READY, through the service's own bookkeeping. */
-export function attestingGuest(vms: { guestContact(id: string): void; nonceIssued(id: string): void; recordQuote(id: string, r: never, s: 'initrd' | 'ready'): void; guestReady(id: string): boolean }) {
+export function attestingGuest(vms: {
+  guestContact(id: string): void;
+  nonceIssued(id: string): void;
+  recordQuote(id: string, r: never, s: 'initrd' | 'ready'): void;
+  guestReady(id: string): boolean;
+}) {
   return (r: VmRecord) => {
     vms.guestContact(r.id);
     vms.nonceIssued(r.id);
     const at = new Date().toISOString();
-    vms.recordQuote(r.id, { verified: true, message: 'fake quote verified', at, failed: null, pcrs: {}, mismatches: [], learned: {} } as never, 'initrd');
+    vms.recordQuote(
+      r.id,
+      { verified: true, message: 'fake quote verified', at, failed: null, pcrs: {}, mismatches: [], learned: {} } as never,
+      'initrd',
+    );
     vms.guestReady(r.id);
   };
 }
@@ -136,10 +157,27 @@ export interface FakeDaemon {
 export async function startFakeDaemon(state: string, token: string): Promise<FakeDaemon> {
   const img = join(state, 'images', TEST_IMAGE);
   mkdirSync(img, { recursive: true });
-  writeFileSync(join(img, 'image.json'), JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
+  writeFileSync(
+    join(img, 'image.json'),
+    JSON.stringify({
+      name: TEST_IMAGE,
+      kind: 'kernel',
+      createdAt: new Date().toISOString(),
+      kernel: 'vmlinuz',
+      initrd: 'initrd.img',
+      cmdline: 'console=ttyS0',
+      sizeBytes: 1,
+      sha256: '0'.repeat(64),
+    }),
+  );
   const launcher = new FakeLauncher();
   const networks = new Networks(state);
-  const vms = new VmService({ stateDir: state, launcher, networkMode: (n) => networks.get(n).mode, timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 } });
+  const vms = new VmService({
+    stateDir: state,
+    launcher,
+    networkMode: (n) => networks.get(n).mode,
+    timeouts: { startMs: 1000, bootMs: 1500, powerdownMs: 200, termMs: 200 },
+  });
   launcher.onStart = attestingGuest(vms);
   const handler = () => createApiHandler({ stateDir: state, token, vms, networks, host: () => hostReport() });
   const rest = handler();

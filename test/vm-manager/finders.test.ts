@@ -31,21 +31,44 @@ const guiPath = (root: string) => ['/usr/bin', '/bin', '/usr/sbin', '/sbin'].map
 
 describe('macOS (Homebrew, MacPorts)', () => {
   it('finds QEMU, swtpm and the edk2 firmware under /opt/homebrew on Apple Silicon with the Finder’s PATH', () => {
-    const root = tree(['opt/homebrew/bin/qemu-system-x86_64', 'opt/homebrew/bin/qemu-img', 'opt/homebrew/bin/swtpm', 'opt/homebrew/share/qemu/edk2-x86_64-code.fd', 'opt/homebrew/share/qemu/edk2-i386-vars.fd']);
+    const root = tree([
+      'opt/homebrew/bin/qemu-system-x86_64',
+      'opt/homebrew/bin/qemu-img',
+      'opt/homebrew/bin/swtpm',
+      'opt/homebrew/share/qemu/edk2-x86_64-code.fd',
+      'opt/homebrew/share/qemu/edk2-i386-vars.fd',
+    ]);
     const o = { platform: 'darwin' as const, arch: 'arm64', env: { PATH: guiPath(root) }, root };
     expect(findTool('qemu-system-x86_64', o)).toBe(join(root, 'opt/homebrew/bin/qemu-system-x86_64'));
     expect(findTool('swtpm', o)).toBe(join(root, 'opt/homebrew/bin/swtpm'));
-    expect(findFirmware(o)).toEqual({ code: join(root, 'opt/homebrew/share/qemu/edk2-x86_64-code.fd'), vars: join(root, 'opt/homebrew/share/qemu/edk2-i386-vars.fd') });
+    expect(findFirmware(o)).toEqual({
+      code: join(root, 'opt/homebrew/share/qemu/edk2-x86_64-code.fd'),
+      vars: join(root, 'opt/homebrew/share/qemu/edk2-i386-vars.fd'),
+    });
   });
 
   it('finds an Intel Mac’s /usr/local, a custom $HOMEBREW_PREFIX, and MacPorts', () => {
-    const intel = tree(['usr/local/bin/qemu-system-x86_64', 'usr/local/share/qemu/edk2-x86_64-code.fd', 'usr/local/share/qemu/edk2-i386-vars.fd']);
-    expect(findTool('qemu-system-x86_64', { platform: 'darwin', env: { PATH: guiPath(intel) }, root: intel })).toBe(join(intel, 'usr/local/bin/qemu-system-x86_64'));
+    const intel = tree([
+      'usr/local/bin/qemu-system-x86_64',
+      'usr/local/share/qemu/edk2-x86_64-code.fd',
+      'usr/local/share/qemu/edk2-i386-vars.fd',
+    ]);
+    expect(findTool('qemu-system-x86_64', { platform: 'darwin', env: { PATH: guiPath(intel) }, root: intel })).toBe(
+      join(intel, 'usr/local/bin/qemu-system-x86_64'),
+    );
     expect(findFirmware({ platform: 'darwin', env: {}, root: intel })?.code).toBe(join(intel, 'usr/local/share/qemu/edk2-x86_64-code.fd'));
     const custom = tree(['brew/bin/swtpm']);
-    expect(findTool('swtpm', { platform: 'darwin', env: { PATH: guiPath(custom), HOMEBREW_PREFIX: join(custom, 'brew') }, root: '/nonexistent' })).toBe(join(custom, 'brew/bin/swtpm'));
+    expect(
+      findTool('swtpm', {
+        platform: 'darwin',
+        env: { PATH: guiPath(custom), HOMEBREW_PREFIX: join(custom, 'brew') },
+        root: '/nonexistent',
+      }),
+    ).toBe(join(custom, 'brew/bin/swtpm'));
     const ports = tree(['opt/local/bin/qemu-img']);
-    expect(findTool('qemu-img', { platform: 'darwin', env: { PATH: guiPath(ports) }, root: ports })).toBe(join(ports, 'opt/local/bin/qemu-img'));
+    expect(findTool('qemu-img', { platform: 'darwin', env: { PATH: guiPath(ports) }, root: ports })).toBe(
+      join(ports, 'opt/local/bin/qemu-img'),
+    );
   });
 
   it('prefers PATH, ignores a directory named like the tool, and needs both firmware halves', () => {
@@ -60,18 +83,40 @@ describe('macOS (Homebrew, MacPorts)', () => {
 
 describe('Windows (the QEMU installer)', () => {
   it('finds qemu-system-x86_64.exe and the firmware under %ProgramFiles%\\qemu, and tools on a ;-separated PATH', () => {
-    const root = tree(['Program Files/qemu/qemu-system-x86_64.exe', 'Program Files/qemu/qemu-img.exe', 'Program Files/qemu/share/edk2-x86_64-code.fd', 'Program Files/qemu/share/edk2-i386-vars.fd', 'tools/swtpm.exe']);
-    const o = { platform: 'win32' as const, env: { ProgramFiles: join(root, 'Program Files'), PATH: `${join(root, 'nothing')};${join(root, 'tools')}`, PATHEXT: '.COM;.EXE;.BAT' }, root };
+    const root = tree([
+      'Program Files/qemu/qemu-system-x86_64.exe',
+      'Program Files/qemu/qemu-img.exe',
+      'Program Files/qemu/share/edk2-x86_64-code.fd',
+      'Program Files/qemu/share/edk2-i386-vars.fd',
+      'tools/swtpm.exe',
+    ]);
+    const o = {
+      platform: 'win32' as const,
+      env: {
+        ProgramFiles: join(root, 'Program Files'),
+        PATH: `${join(root, 'nothing')};${join(root, 'tools')}`,
+        PATHEXT: '.COM;.EXE;.BAT',
+      },
+      root,
+    };
     expect(findTool('qemu-system-x86_64', o)).toBe(join(root, 'Program Files/qemu/qemu-system-x86_64.exe'));
     expect(findTool('swtpm', o)).toBe(join(root, 'tools/swtpm.exe'));
-    expect(findFirmware(o)).toEqual({ code: join(root, 'Program Files/qemu/share/edk2-x86_64-code.fd'), vars: join(root, 'Program Files/qemu/share/edk2-i386-vars.fd') });
+    expect(findFirmware(o)).toEqual({
+      code: join(root, 'Program Files/qemu/share/edk2-x86_64-code.fd'),
+      vars: join(root, 'Program Files/qemu/share/edk2-i386-vars.fd'),
+    });
     expect(findTool('qemu-system-x86_64', { ...o, env: { PATH: '' } })).toBeNull();
   });
 });
 
 describe('Linux', () => {
   it('prefers Debian’s 4M OVMF pair, then other distributions’ layouts', () => {
-    const both = tree(['usr/share/OVMF/OVMF_CODE_4M.fd', 'usr/share/OVMF/OVMF_VARS_4M.fd', 'usr/share/OVMF/OVMF_CODE.fd', 'usr/share/OVMF/OVMF_VARS.fd']);
+    const both = tree([
+      'usr/share/OVMF/OVMF_CODE_4M.fd',
+      'usr/share/OVMF/OVMF_VARS_4M.fd',
+      'usr/share/OVMF/OVMF_CODE.fd',
+      'usr/share/OVMF/OVMF_VARS.fd',
+    ]);
     expect(findFirmware({ platform: 'linux', root: both })?.code).toBe(join(both, 'usr/share/OVMF/OVMF_CODE_4M.fd'));
     const arch = tree(['usr/share/edk2/x64/OVMF_CODE.4m.fd', 'usr/share/edk2/x64/OVMF_VARS.4m.fd']);
     expect(findFirmware({ platform: 'linux', root: arch })?.vars).toBe(join(arch, 'usr/share/edk2/x64/OVMF_VARS.4m.fd'));
@@ -87,7 +132,9 @@ describe('Linux', () => {
 describe('what each host can run, said plainly', () => {
   it('an Apple Silicon Mac runs x86_64 under TCG only (slow but correct) and arm64 with HVF', () => {
     expect(acceleratorCandidates('darwin', 'arm64')).toEqual(['tcg']);
-    expect(platformNote('darwin', 'arm64')).toMatch(/x86_64 images .* run under TCG emulation, which is slow but correct.*arm64 images would run at full speed with HVF/);
+    expect(platformNote('darwin', 'arm64')).toMatch(
+      /x86_64 images .* run under TCG emulation, which is slow but correct.*arm64 images would run at full speed with HVF/,
+    );
     expect(acceleratorCandidates('darwin', 'x64')).toEqual(['hvf', 'tcg']);
     expect(acceleratorCandidates('win32', 'x64')).toEqual(['whpx', 'tcg']);
     expect(acceleratorCandidates('linux', 'x64')).toEqual(['kvm', 'tcg']);

@@ -36,7 +36,11 @@ describe('guest bounds and the firmware check', () => {
   it('names a firmware change since the golden values were learned', () => {
     const fw = join(dir, 'OVMF_CODE.fd');
     writeFileSync(fw, 'firmware build 1');
-    const policy = { ...newPolicy('img', '1'), golden: { sha256: { '0': 'a'.repeat(64) } }, golden_firmware: { path: fw, sha256: firmwareDigest(fw) } };
+    const policy = {
+      ...newPolicy('img', '1'),
+      golden: { sha256: { '0': 'a'.repeat(64) } },
+      golden_firmware: { path: fw, sha256: firmwareDigest(fw) },
+    };
     expect(firmwareChange(policy, fw)).toBeNull();
     writeFileSync(fw, 'firmware build 2');
     expect(firmwareChange(policy, fw)).toMatch(/firmware changed since the golden values were learned.*learn them again/);

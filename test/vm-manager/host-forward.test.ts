@@ -28,7 +28,7 @@ async function listen(banner: string): Promise<{ server: Server; port: number; h
   return { server, port: (server.address() as { port: number }).port, hits: () => n };
 }
 
-it('the user-data limit is Skytap\'s', () => {
+it("the user-data limit is Skytap's", () => {
   expect(USER_DATA_MAX_CHARS).toBe(USER_DATA_LIMIT);
 });
 
@@ -66,11 +66,16 @@ describe.skipIf(skip !== null)('guest→host forwards and the user-data route (a
       [{ guest_port: 0, host_port: 80 }],
       [{ guest_port: 80, host_port: 70000 }],
       [{ guest_port: 80, host_port: 81, extra: 1 }],
-      [{ guest_port: 80, host_port: 81 }, { guest_port: 80, host_port: 82 }],
+      [
+        { guest_port: 80, host_port: 81 },
+        { guest_port: 80, host_port: 82 },
+      ],
       [1, 2, 3, 4, 5].map((i) => ({ guest_port: 8000 + i, host_port: 9000 + i })),
     ];
     for (const host_forwards of bad) {
-      const e = await client.create({ name: 'bad-fwd', povdesk: { host_forwards: host_forwards as never }, wait_for: 'none' }).catch((x: unknown) => x);
+      const e = await client
+        .create({ name: 'bad-fwd', povdesk: { host_forwards: host_forwards as never }, wait_for: 'none' })
+        .catch((x: unknown) => x);
       expect(e, JSON.stringify(host_forwards)).toBeInstanceOf(VmApiError);
       expect((e as VmApiError).code).toBe('invalid_request');
     }
@@ -79,7 +84,11 @@ describe.skipIf(skip !== null)('guest→host forwards and the user-data route (a
 
   it('the guest reaches 127.0.0.1:<host_port> at GUEST_HOST_ALIAS:<guest_port>, again and again, under restrict=on; nothing else on the host', async () => {
     const vm = await client.create({
-      name: 'hostfwd', cpus: 1, memory_mib: 512, disk_gib: 1, user_data: 'first',
+      name: 'hostfwd',
+      cpus: 1,
+      memory_mib: 512,
+      disk_gib: 1,
+      user_data: 'first',
       povdesk: { host_forwards: [{ guest_port: 8443, host_port: forwarded.port }] },
     });
     id = vm.id;
@@ -104,8 +113,20 @@ describe.skipIf(skip !== null)('guest→host forwards and the user-data route (a
     expect((await metadataGet(md(), id, '/skytap/vms/self/user_data')).text).toBe('first');
     const unknown = await client.setUserData('abcdef12', 'x').catch((e: unknown) => e);
     expect(unknown).toMatchObject({ code: 'not_found', status: 404 });
-    const raw = (body: string) => fetch(`${m!.url}/api/v1/vms/${id}/povdesk/user-data`, { method: 'PUT', headers: { Authorization: 'Bearer tok', 'Content-Type': 'application/json' }, body });
-    for (const body of ['', 'not json', '{"user_data":5}', '{"user_data":"x","extra":1}', '{}', JSON.stringify({ user_data: 'x'.repeat(USER_DATA_MAX_CHARS + 1) })]) {
+    const raw = (body: string) =>
+      fetch(`${m!.url}/api/v1/vms/${id}/povdesk/user-data`, {
+        method: 'PUT',
+        headers: { Authorization: 'Bearer tok', 'Content-Type': 'application/json' },
+        body,
+      });
+    for (const body of [
+      '',
+      'not json',
+      '{"user_data":5}',
+      '{"user_data":"x","extra":1}',
+      '{}',
+      JSON.stringify({ user_data: 'x'.repeat(USER_DATA_MAX_CHARS + 1) }),
+    ]) {
       const a = await raw(body);
       expect(a.status, body.slice(0, 40)).toBe(400);
       expect(((await a.json()) as { error: { code: string } }).error.code).toBe('invalid_request');
@@ -114,7 +135,11 @@ describe.skipIf(skip !== null)('guest→host forwards and the user-data route (a
 
     await client.setUserData(id, '#!/bin/sh\necho second\n');
     // the guest itself sees it through QEMU's proxy
-    const seen = await client.exec(id, ['sh', '-c', "printf 'GET /skytap/vms/self/user_data HTTP/1.0\\r\\n\\r\\n' | nc -w 5 169.254.169.254 80"]);
+    const seen = await client.exec(id, [
+      'sh',
+      '-c',
+      "printf 'GET /skytap/vms/self/user_data HTTP/1.0\\r\\n\\r\\n' | nc -w 5 169.254.169.254 80",
+    ]);
     expect(seen.stdout).toMatch(/^HTTP\/1\.1 200/);
     expect(seen.stdout.endsWith('\r\n\r\n#!/bin/sh\necho second\n')).toBe(true);
     expect((await client.get(id)).povdesk.hasUserData).toBe(true);

@@ -64,27 +64,40 @@ describe.skipIf(skip !== null)('image import while a VM attests (real QEMU/TCG, 
       }
     })();
     try {
-      const done = await until('the VM to be ready or failed', async () => {
-        const v = await client.get(vm.id);
-        return v.state === 'ready' || v.state === 'running' || v.state === 'failed' ? v : null;
-      }, 240_000, 500);
+      const done = await until(
+        'the VM to be ready or failed',
+        async () => {
+          const v = await client.get(vm.id);
+          return v.state === 'ready' || v.state === 'running' || v.state === 'failed' ? v : null;
+        },
+        240_000,
+        500,
+      );
       expect(done.state, JSON.stringify(done.povdesk?.attestation ?? done)).not.toBe('failed');
     } finally {
       stop = true;
       await Promise.allSettled([probing, importing]);
     }
     await importing; // an import that failed is a failure
-    const att = (await client.attestation(vm.id)).povdesk as { initrd: { verified: boolean; at: string } | null; ready: { verified: boolean; at: string } | null };
+    const att = (await client.attestation(vm.id)).povdesk as {
+      initrd: { verified: boolean; at: string } | null;
+      ready: { verified: boolean; at: string } | null;
+    };
     expect(att.initrd?.verified).toBe(true);
     expect(att.ready?.verified).toBe(true);
     const inImport = (iso: string) => windows.some((w) => Date.parse(iso) >= w.start && Date.parse(iso) <= w.end);
     const importMs = windows.map((w) => w.end - w.start);
-    console.log(`imports: ${importMs.length}, ${Math.min(...importMs)}-${Math.max(...importMs)} ms each; probes: ${latencies.length}, slowest ${Math.max(...latencies.map((l) => l.ms))} ms`);
+    console.log(
+      `imports: ${importMs.length}, ${Math.min(...importMs)}-${Math.max(...importMs)} ms each; probes: ${latencies.length}, slowest ${Math.max(...latencies.map((l) => l.ms))} ms`,
+    );
     // The test means something only if an import takes longer than the bound it checks.
     expect(Math.max(...importMs)).toBeGreaterThan(1000);
     expect([att.initrd!.at, att.ready!.at].filter(inImport), 'quotes answered while an image was being imported').not.toHaveLength(0);
     const during = latencies.filter((l) => windows.some((w) => l.at >= w.start && l.at <= w.end));
     expect(during.length).toBeGreaterThan(10);
-    expect(during.filter((l) => l.ms > 1000), 'metadata answers over a second during an import').toEqual([]);
+    expect(
+      during.filter((l) => l.ms > 1000),
+      'metadata answers over a second during an import',
+    ).toEqual([]);
   }, 360_000);
 });

@@ -31,10 +31,21 @@ describe.skipIf(skip !== null)('image import refuses external references and str
 
   it('a VMDK descriptor whose extent names a host file is refused and nothing is created', async () => {
     const desc = join(state, 'evil.vmdk');
-    writeFileSync(desc, [
-      '# Disk DescriptorFile', 'version=1', 'CID=fffffffe', 'parentCID=ffffffff', 'createType="monolithicFlat"', '',
-      `RW 2048 FLAT "${join(outside, 'host-secret.raw')}" 0`, '', 'ddb.virtualHWVersion = "4"', '',
-    ].join('\n'));
+    writeFileSync(
+      desc,
+      [
+        '# Disk DescriptorFile',
+        'version=1',
+        'CID=fffffffe',
+        'parentCID=ffffffff',
+        'createType="monolithicFlat"',
+        '',
+        `RW 2048 FLAT "${join(outside, 'host-secret.raw')}" 0`,
+        '',
+        'ddb.virtualHWVersion = "4"',
+        '',
+      ].join('\n'),
+    );
     await expect(importImage(state, desc, { name: 'evil-vmdk' })).rejects.toThrow(/external (file|reference)/);
     expect(listImages(state).map((i) => i.name)).not.toContain('evil-vmdk');
     expect(existsSync(join(state, 'images', 'evil-vmdk'))).toBe(false);
@@ -42,7 +53,16 @@ describe.skipIf(skip !== null)('image import refuses external references and str
 
   it('a qcow2 with an external data-file is refused', async () => {
     const img = join(state, 'datafile.qcow2');
-    execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-o', `data_file=${join(outside, 'host-secret.raw')},data_file_raw=on`, img, '1M']);
+    execFileSync('qemu-img', [
+      'create',
+      '-q',
+      '-f',
+      'qcow2',
+      '-o',
+      `data_file=${join(outside, 'host-secret.raw')},data_file_raw=on`,
+      img,
+      '1M',
+    ]);
     await expect(importImage(state, img, { name: 'evil-qcow2' })).rejects.toThrow(/external (file|reference)/);
     expect(existsSync(join(state, 'images', 'evil-qcow2'))).toBe(false);
   });

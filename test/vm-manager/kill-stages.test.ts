@@ -47,7 +47,8 @@ function vmStates(root: string): string[] {
 }
 
 type Stage = 'provisioning' | 'launched' | 'attesting' | 'ready';
-const qemuOf = (m: string, dir: string) => under(m).some((p) => p.argv.some((a) => a.includes('qemu-system')) && p.argv.join(' ').includes(dir));
+const qemuOf = (m: string, dir: string) =>
+  under(m).some((p) => p.argv.some((a) => a.includes('qemu-system')) && p.argv.join(' ').includes(dir));
 /** When a run under `marker` (its stderr so far: `out`) has reached the stage. */
 const reached: Record<Stage, (marker: string, out: string) => boolean> = {
   // the AK's own swtpm: its socket in a private povdesk-swtpm- folder, its state under the run's
@@ -68,9 +69,21 @@ async function leftUnder(marker: string, keep: (p: ProcInfo) => boolean = () => 
   return left().map((p) => `${p.pid} ${p.argv.join(' ').slice(0, 160)}`);
 }
 
-async function killAt(child: ChildProcess, marker: string, stage: Stage, out: () => string, keep?: (p: ProcInfo) => boolean): Promise<void> {
+async function killAt(
+  child: ChildProcess,
+  marker: string,
+  stage: Stage,
+  out: () => string,
+  keep?: (p: ProcInfo) => boolean,
+): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
-  await until(`stage ${stage}`, () => reached[stage](marker, out()) || (child.exitCode !== null ? Promise.reject(new Error(`exited before ${stage}:\n${out()}`)) : null), 180_000, 20);
+  await until(
+    `stage ${stage}`,
+    () =>
+      reached[stage](marker, out()) || (child.exitCode !== null ? Promise.reject(new Error(`exited before ${stage}:\n${out()}`)) : null),
+    180_000,
+    20,
+  );
   child.kill('SIGKILL');
   await exited;
   expect(await leftUnder(marker, keep), `left running after a SIGKILL at ${stage}`).toEqual([]);

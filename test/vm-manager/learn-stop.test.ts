@@ -48,12 +48,20 @@ describe.skipIf(skip !== null)('image build-test stopped during its learn boot',
     const env = { ...process.env, POVDESK_FROM_SOURCE: '1', PATH: noXz };
     const cmd = managerCommand(env);
     const [bin, ...pre] = cmd.argv;
-    const cli = spawn(bin!, [...pre, 'image', 'build-test', '--state-dir', state], { cwd: cmd.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const cli = spawn(bin!, [...pre, 'image', 'build-test', '--state-dir', state], {
+      cwd: cmd.cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     cli.stderr.on('data', (d) => (stderr += String(d)));
     const exited = new Promise<number | null>((r) => cli.on('exit', (code) => r(code)));
 
-    const qemu = await until("the learn boot's QEMU", () => children(cli.pid!).find((c) => c.argv.includes('qemu-system') && c.argv.includes(join(tmpdir(), 'povdesk-learn-'))), 120_000);
+    const qemu = await until(
+      "the learn boot's QEMU",
+      () => children(cli.pid!).find((c) => c.argv.includes('qemu-system') && c.argv.includes(join(tmpdir(), 'povdesk-learn-'))),
+      120_000,
+    );
     const prefix = join(tmpdir(), 'povdesk-learn-');
     const learnDir = prefix + /^\w+/.exec(qemu.argv.slice(qemu.argv.indexOf(prefix) + prefix.length))![0];
     expect(pidsWith(learnDir).length, `QEMU and swtpm under ${learnDir}: ${pidsWith(learnDir).join(' ')}`).toBeGreaterThanOrEqual(2);
@@ -66,7 +74,9 @@ describe.skipIf(skip !== null)('image build-test stopped during its learn boot',
       throw new Error(`still running after the CLI exited: ${pidsWith(learnDir).join(', ')}\n${stderr}`);
     });
     expect(existsSync(learnDir)).toBe(false);
-    const policy = JSON.parse(readFileSync(join(state, 'images', 'povdesk-test', 'policy.json'), 'utf8')) as { golden: { sha256: Record<string, string> } };
+    const policy = JSON.parse(readFileSync(join(state, 'images', 'povdesk-test', 'policy.json'), 'utf8')) as {
+      golden: { sha256: Record<string, string> };
+    };
     expect(policy.golden.sha256).toEqual({});
   }, 180_000);
 });

@@ -52,7 +52,9 @@ describe.skipIf(skip !== null)('vm-manager /mcp (streamable HTTP, SDK client)', 
     state = stateWithImage('vmm-mcp-');
     m = await serve({ stateDir: state, token: TOKEN, learn: [TEST_IMAGE] });
     client = new Client({ name: 'test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${m.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${m.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }),
+    );
   });
   afterAll(async () => {
     await client?.close().catch(() => {});
@@ -61,11 +63,20 @@ describe.skipIf(skip !== null)('vm-manager /mcp (streamable HTTP, SDK client)', 
   });
 
   it('wants the same bearer token', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     for (const auth of [undefined, 'Bearer nope']) {
       const res = await fetch(`${m.url}/mcp`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(auth ? { Authorization: auth } : {}) },
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          ...(auth ? { Authorization: auth } : {}),
+        },
         body: JSON.stringify(init),
       });
       expect(res.status).toBe(401);
@@ -74,11 +85,21 @@ describe.skipIf(skip !== null)('vm-manager /mcp (streamable HTTP, SDK client)', 
   });
 
   it('refuses a web page of another origin (the MCP specification asks servers to validate Origin; issue 33 item 5)', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const post = (origin: string) =>
       fetch(`${m.url}/mcp`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${TOKEN}`, Origin: origin },
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          Authorization: `Bearer ${TOKEN}`,
+          Origin: origin,
+        },
         body: JSON.stringify(init),
       });
     for (const origin of ['http://evil.test', 'http://localhost:6274', 'null']) {
@@ -110,7 +131,11 @@ describe.skipIf(skip !== null)('vm-manager /mcp (streamable HTTP, SDK client)', 
     expect(by.get('create_vm')!.inputSchema.required).toEqual(['name']);
     // Every tool reaches a REST route (a missing one would answer "no route").
     for (const r of ROUTES) {
-      const args = { ...(r.path.includes('{id}') ? { id: 'abcdef12' } : {}), ...(r.path.includes('{ref}') ? { ref: 'nope' } : {}), ...(r.path.includes('{name}') ? { name: 'nope' } : {}) };
+      const args = {
+        ...(r.path.includes('{id}') ? { id: 'abcdef12' } : {}),
+        ...(r.path.includes('{ref}') ? { ref: 'nope' } : {}),
+        ...(r.path.includes('{name}') ? { name: 'nope' } : {}),
+      };
       if (r.verb !== 'GET' && !r.path.includes('{id}')) continue; // creates are exercised below
       const res = await tool(r.tool, args);
       expect(JSON.stringify(res), r.tool).not.toMatch(/no route/);
@@ -144,7 +169,11 @@ describe.skipIf(skip !== null)('vm-manager /mcp (streamable HTTP, SDK client)', 
     expect(att.povdesk.table.length).toBeGreaterThan(0);
     const ran = json(await tool('exec_vm', { id: vm.id, command: ['sh', '-c', 'uname -s; exit 3'] }, 120_000));
     expect(ran).toEqual({ stdout: 'Linux\n', stderr: '', exitCode: 3 });
-    expect(json(await tool('get_vm_metrics', { id: vm.id }))).toMatchObject({ id: vm.id, host: { state: 'ready', attestation: 'released' }, guest: null });
+    expect(json(await tool('get_vm_metrics', { id: vm.id }))).toMatchObject({
+      id: vm.id,
+      host: { state: 'ready', attestation: 'released' },
+      guest: null,
+    });
     expect(json(await tool('delete_vm', { id: vm.id }))).toEqual({ id: vm.id, deleted: true });
     expect(json(await tool('list_vms'))).toEqual([]);
   }, 600_000);

@@ -11,7 +11,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_MAC } from '../../main/vm-manager/net-gateway';
-import { BROADCAST_MAC, eth, ETH_ARP, ETH_IP, ipNum, ipText, macBytes, macText, parseEth, parseUdp, udp } from '../../main/vm-manager/net-packets';
+import {
+  BROADCAST_MAC,
+  eth,
+  ETH_ARP,
+  ETH_IP,
+  ipNum,
+  ipText,
+  macBytes,
+  macText,
+  parseEth,
+  parseUdp,
+  udp,
+} from '../../main/vm-manager/net-packets';
 import { LanSwitches } from '../../main/vm-manager/net-switch';
 import { leaseFor, macFor, type NetworkEntry } from '../../main/vm-manager/networks';
 import { needs } from '../support/system';
@@ -52,9 +64,18 @@ function dnsQuery(name: string): Buffer {
   return Buffer.concat([h, ...labels, Buffer.from([0, 0, 1, 0, 1])]);
 }
 
-describe.skipIf(skip !== null)('a network\'s gateway port on a real switch', () => {
+describe.skipIf(skip !== null)("a network's gateway port on a real switch", () => {
   const state = mkdtempSync(join(tmpdir(), 'vmm-gw-'));
-  const entry: NetworkEntry = { name: 'lab', cidr: '10.9.8.0/24', gatewayIP: '10.9.8.1', dnsSearchDomain: 'pov.test', mode: 'restricted', builtin: false, internet: false, createdAt: '' };
+  const entry: NetworkEntry = {
+    name: 'lab',
+    cidr: '10.9.8.0/24',
+    gatewayIP: '10.9.8.1',
+    dnsSearchDomain: 'pov.test',
+    mode: 'restricted',
+    builtin: false,
+    internet: false,
+    createdAt: '',
+  };
   const leases = [{ mac: '52:54:00:00:00:0a', ip: '10.9.8.2', names: ['web'] }];
   const switches = new LanSwitches({ stateDir: state, leases: () => leases, entry: () => entry });
   let plug: ChildProcess;
@@ -121,7 +142,7 @@ describe.skipIf(skip !== null)('a network\'s gateway port on a real switch', () 
     expect(await next(udpTo(68), 1000)).toBeNull();
   });
 
-  it('ARP for the gateway, DNS for the VMs\' names (bare and in the search domain), NXDOMAIN for others', async () => {
+  it("ARP for the gateway, DNS for the VMs' names (bare and in the search domain), NXDOMAIN for others", async () => {
     const arp = Buffer.alloc(28);
     arp.writeUInt16BE(1, 0);
     arp.writeUInt16BE(0x0800, 2);
@@ -135,7 +156,11 @@ describe.skipIf(skip !== null)('a network\'s gateway port on a real switch', () 
     const reply = await next((f) => parseEth(f)?.type === ETH_ARP);
     expect(macText(reply!.subarray(14 + 8, 14 + 14))).toBe(GATEWAY_MAC);
     const gw = macBytes(GATEWAY_MAC);
-    for (const [name, want] of [['web', '10.9.8.2'], ['WEB.pov.test', '10.9.8.2'], ['example.com', null]] as const) {
+    for (const [name, want] of [
+      ['web', '10.9.8.2'],
+      ['WEB.pov.test', '10.9.8.2'],
+      ['example.com', null],
+    ] as const) {
       send(eth(gw, me, ETH_IP, udp(ipNum('10.9.8.2'), ipNum('10.9.8.1'), 40000, 53, dnsQuery(name))));
       const a = await next(udpTo(40000));
       const data = parseUdp(parseEth(a!)!.payload)!.data;
@@ -146,10 +171,19 @@ describe.skipIf(skip !== null)('a network\'s gateway port on a real switch', () 
   });
 });
 
-describe.skipIf(skip !== null)('a manager closed while its network\'s switch goes down', () => {
+describe.skipIf(skip !== null)("a manager closed while its network's switch goes down", () => {
   it('the next manager on the state dir starts its own switch, and the old down does not remove it', async () => {
     const state = mkdtempSync(join(tmpdir(), 'vmm-sw-'));
-    const entry: NetworkEntry = { name: 'lan', cidr: '10.9.7.0/24', gatewayIP: '10.9.7.1', dnsSearchDomain: 'pov.test', mode: 'restricted', builtin: false, internet: false, createdAt: '' };
+    const entry: NetworkEntry = {
+      name: 'lan',
+      cidr: '10.9.7.0/24',
+      gatewayIP: '10.9.7.1',
+      dnsSearchDomain: 'pov.test',
+      mode: 'restricted',
+      builtin: false,
+      internet: false,
+      createdAt: '',
+    };
     const opts = { stateDir: state, leases: () => [], entry: () => entry };
     try {
       const old = new LanSwitches(opts);

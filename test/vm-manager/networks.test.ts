@@ -21,8 +21,14 @@ import { ApiAnswerError, pidsWith, stateWithImage, TestClient, until, vmSkip } f
 
 const skip = vmSkip() ?? needs(['vde_switch', 'vde_plug', 'passt', 'ssh']);
 
-type Povdesk = Awaited<ReturnType<TestClient['get']>> & { povdesk: { cleanMemory: boolean; cleanNote: string | null; lastReset: { memory: boolean; note: string | null } | null } };
-type NetworkAnswer = { spec: { name: string; cidr: string; gatewayIP: string }; gateway: string; leases: { vmID: string; mac: string; ip: string }[] };
+type Povdesk = Awaited<ReturnType<TestClient['get']>> & {
+  povdesk: { cleanMemory: boolean; cleanNote: string | null; lastReset: { memory: boolean; note: string | null } | null };
+};
+type NetworkAnswer = {
+  spec: { name: string; cidr: string; gatewayIP: string };
+  gateway: string;
+  leases: { vmID: string; mac: string; ip: string }[];
+};
 
 describe.skipIf(skip !== null)('networks: DHCP, DNS, reachability and isolation (real guests)', () => {
   let state = '';
@@ -47,15 +53,22 @@ describe.skipIf(skip !== null)('networks: DHCP, DNS, reachability and isolation 
     await c.call('POST', '/networks', { name: 'lab-a', cidr: '10.77.1.0/24', dns_search_domain: 'pov.test' });
     await c.call('POST', '/networks', { name: 'lab-b', cidr: '10.77.2.0/24' });
     const made = await Promise.all(
-      (['a1', 'a2', 'b1'] as const).map((n) => c.create({ name: `net-${n}`, network: n.startsWith('a') ? 'lab-a' : 'lab-b', cpus: 1, memory_mib: 768, wait_for: 'none' })),
+      (['a1', 'a2', 'b1'] as const).map((n) =>
+        c.create({ name: `net-${n}`, network: n.startsWith('a') ? 'lab-a' : 'lab-b', cpus: 1, memory_mib: 768, wait_for: 'none' }),
+      ),
     );
     (['a1', 'a2', 'b1'] as const).forEach((n, i) => (vm[n] = { id: made[i]!.id, ip: '', mac: made[i]!.mac ?? '' }));
     for (const n of ['a1', 'a2', 'b1'] as const) {
-      const r = await until(`${n} ready`, async () => {
-        const v = await c.get(vm[n].id);
-        if (v.state === 'failed') throw new Error(`${n} failed: ${v.lastError}`);
-        return v.state === 'ready' && v;
-      }, 240_000, 1000);
+      const r = await until(
+        `${n} ready`,
+        async () => {
+          const v = await c.get(vm[n].id);
+          if (v.state === 'failed') throw new Error(`${n} failed: ${v.lastError}`);
+          return v.state === 'ready' && v;
+        },
+        240_000,
+        1000,
+      );
       vm[n].ip = r.ip ?? '';
     }
   }, 300_000);
@@ -106,7 +119,7 @@ describe.skipIf(skip !== null)('networks: DHCP, DNS, reachability and isolation 
     expect(look.stdout).not.toContain(vm.a1.ip);
   });
 
-  it('no guest reaches a listener on the host\'s 127.0.0.1, through the gateway or eth0', async () => {
+  it("no guest reaches a listener on the host's 127.0.0.1, through the gateway or eth0", async () => {
     const out = await sh('a1', `for h in 10.77.1.1 169.254.169.2 127.0.0.1; do echo | nc -w 3 $h ${port}; done; echo done`);
     expect(out.stdout).not.toContain('SECRET');
     expect(hits).toBe(0);
@@ -118,36 +131,56 @@ describe.skipIf(skip !== null)('networks: DHCP, DNS, reachability and isolation 
     expect((e as ApiAnswerError).status).toBe(409);
     const sock = join(state, 'networks', 'lab-a', 'switch');
     expect(existsSync(join(sock, 'ctl'))).toBe(true);
-    const nobody = spawnSync('runuser', ['-u', 'nobody', '--', 'vde_plug', `vde://${sock}`], { input: '', timeout: 5000, encoding: 'utf8' });
+    const nobody = spawnSync('runuser', ['-u', 'nobody', '--', 'vde_plug', `vde://${sock}`], {
+      input: '',
+      timeout: 5000,
+      encoding: 'utf8',
+    });
     expect(nobody.status).not.toBe(0);
     expect(nobody.stderr).toMatch(/Permission denied/);
   });
 
-  it('Internet access: out through the VM\'s own passt to this host\'s outside address, never to its loopback; with no route out, a start that says so', async () => {
+  it("Internet access: out through the VM's own passt to this host's outside address, never to its loopback; with no route out, a start that says so", async () => {
     // passt NATs through the interface of the default route: a machine without one (offline, a sandbox) cannot give a VM the Internet.
     const routeOut = execFileSync('ip', ['-4', 'route', 'show', 'default'], { encoding: 'utf8' }).trim() !== '';
-    const outside = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    const outside = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
     // It answers once the guest has spoken: an answer and FIN sent before passt has finished the guest's handshake
     // can be lost (passt 2023.03 here), and the guest's nc then waits minutes (seen: 5.5 min, CI timed out).
     const out = createServer((s) => s.once('data', () => s.end('OUTSIDE-OK\n')));
     await new Promise<void>((r) => out.listen(0, outside ?? '127.0.0.1', r));
     // Ready, or why not: a VM that fails says so at once; one that waits (attesting, booting) is described when the wait ends.
     const ready = (what: string) =>
-      until(what, async () => {
+      until(
+        what,
+        async () => {
+          const v = await c.get(vm.b1.id);
+          if (v.state === 'failed') throw new Error(`b1 failed: ${v.lastError}`);
+          return v.state === 'ready' && v;
+        },
+        200_000,
+        1000,
+      ).catch(async (e: unknown) => {
         const v = await c.get(vm.b1.id);
-        if (v.state === 'failed') throw new Error(`b1 failed: ${v.lastError}`);
-        return v.state === 'ready' && v;
-      }, 200_000, 1000).catch(async (e: unknown) => {
-        const v = await c.get(vm.b1.id);
-        throw new Error(`${e instanceof Error ? e.message : String(e)}; b1: ${JSON.stringify({ state: v.state, lastError: v.lastError, attestation: v.attestation })}`);
+        throw new Error(
+          `${e instanceof Error ? e.message : String(e)}; b1: ${JSON.stringify({ state: v.state, lastError: v.lastError, attestation: v.attestation })}`,
+        );
       });
     try {
-      expect((await c.call<{ povdesk: { internet: boolean } }>('PUT', '/networks/lab-b/povdesk/internet', { internet: true })).povdesk.internet).toBe(true);
+      expect(
+        (await c.call<{ povdesk: { internet: boolean } }>('PUT', '/networks/lab-b/povdesk/internet', { internet: true })).povdesk.internet,
+      ).toBe(true);
       await c.stop(vm.b1.id);
-      const refused = await c.start(vm.b1.id).then(() => null, (e: unknown) => e);
+      const refused = await c.start(vm.b1.id).then(
+        () => null,
+        (e: unknown) => e,
+      );
       if (!routeOut) {
         expect(refused).toBeInstanceOf(ApiAnswerError);
-        expect((refused as Error).message).toMatch(/Internet access is on for network lab-b, but this machine has no route out .* turn Internet access off/);
+        expect((refused as Error).message).toMatch(
+          /Internet access is on for network lab-b, but this machine has no route out .* turn Internet access off/,
+        );
         expect((await c.get(vm.b1.id)).state).toBe('failed');
         expect(pidsWith(vm.b1.id)).toEqual([]); // no qemu, swtpm or passt left from the failed start
         // turned off, the VM starts again: nothing about the failed start lingers
@@ -159,7 +192,10 @@ describe.skipIf(skip !== null)('networks: DHCP, DNS, reachability and isolation 
       expect(refused).toBeNull();
       await ready('b1 ready again with Internet access');
       expect((await sh('b1', "ip -o -4 addr show eth2 | awk '{print $4}'")).stdout.trim()).toBe('10.0.2.15/24');
-      if (outside) expect((await sh('b1', `echo hello | timeout 20 nc -w 5 ${outside} ${(out.address() as { port: number }).port}`)).stdout).toBe('OUTSIDE-OK\n');
+      if (outside)
+        expect((await sh('b1', `echo hello | timeout 20 nc -w 5 ${outside} ${(out.address() as { port: number }).port}`)).stdout).toBe(
+          'OUTSIDE-OK\n',
+        );
       // (not passt's gateway 10.0.2.2: with --no-map-gw that is an address beyond this machine, which a test never dials)
       const fenced = await sh('b1', `for h in 10.77.2.1 169.254.169.2 127.0.0.1; do echo | nc -w 3 $h ${port}; done; echo done`);
       expect(fenced.stdout).not.toContain('SECRET');
@@ -192,10 +228,15 @@ describe.skipIf(skip !== null)('networks: DHCP, DNS, reachability and isolation 
     expect(reset.povdesk.lastReset).toMatchObject({ memory: false, note: expect.stringMatching(/saved while stopped/) });
     expect(onDisk()).not.toContain('DDDDDDDD');
     await c.start(vm.a2.id);
-    const back = await until('a2 ready after the reset', async () => {
-      const v = await c.get(vm.a2.id);
-      return v.state === 'ready' && v;
-    }, 240_000, 1000);
+    const back = await until(
+      'a2 ready after the reset',
+      async () => {
+        const v = await c.get(vm.a2.id);
+        return v.state === 'ready' && v;
+      },
+      240_000,
+      1000,
+    );
     expect(back.attestation.ready?.verified).toBe(true);
     expect((await sh('a2', 'head -c 5 /dev/vda | tr -d "\\0"')).stdout).toBe('');
     console.log(`reset of a stopped VM: ${resetMs} ms`);
@@ -206,7 +247,10 @@ describe.skipIf(skip !== null)('networks: DHCP, DNS, reachability and isolation 
     const saved = await c.call<Povdesk>('POST', `/vms/${vm.a2.id}/povdesk/save-clean`);
     expect(saved.povdesk).toMatchObject({ cleanMemory: true, cleanNote: null });
     await until('a2 ready after the save', async () => (await c.get(vm.a2.id)).state === 'ready', 120_000, 250);
-    const dirty = await sh('a2', 'echo IN-MEMORY > /root/dirty; echo DIRTY-ON-DISK | dd of=/dev/vda bs=512 conv=fsync 2>/dev/null; sync; cat /root/dirty; head -c 13 /dev/vda');
+    const dirty = await sh(
+      'a2',
+      'echo IN-MEMORY > /root/dirty; echo DIRTY-ON-DISK | dd of=/dev/vda bs=512 conv=fsync 2>/dev/null; sync; cat /root/dirty; head -c 13 /dev/vda',
+    );
     expect(dirty.stdout).toBe('IN-MEMORY\nDIRTY-ON-DISK');
     const t0 = Date.now();
     const since = new Date(t0 - 1000).toISOString(); // the record's times are the manager's clock, in ms
@@ -216,11 +260,16 @@ describe.skipIf(skip !== null)('networks: DHCP, DNS, reachability and isolation 
     expect(reset.state).not.toBe('ready');
     expect(reset.attestation).toMatchObject({ userDataReleased: false });
     expect(reset.attestation.ready).toBeUndefined();
-    const back = await until('a2 ready after the memory reset', async () => {
-      const v = await c.get(vm.a2.id);
-      if (v.state === 'failed' || v.lastError) throw new Error(`a2: ${v.state} ${v.lastError}`);
-      return v.state === 'ready' && v;
-    }, 120_000, 250);
+    const back = await until(
+      'a2 ready after the memory reset',
+      async () => {
+        const v = await c.get(vm.a2.id);
+        if (v.state === 'failed' || v.lastError) throw new Error(`a2: ${v.state} ${v.lastError}`);
+        return v.state === 'ready' && v;
+      },
+      120_000,
+      250,
+    );
     const readyMs = Date.now() - t0;
     expect(back.attestation.ready?.verified).toBe(true);
     expect(back.attestation.ready!.at > since).toBe(true);

@@ -40,7 +40,14 @@ class HeldLauncher extends FakeLauncher {
 const skip = needs(['dropbearkey', 'ssh-keygen']);
 
 const input = (name: string): CreateInput => ({
-  name, image: TEST_IMAGE, cpus: 1, memoryMiB: 256, diskGiB: 1, userData: null, requireAttestation: false, waitFor: 'none',
+  name,
+  image: TEST_IMAGE,
+  cpus: 1,
+  memoryMiB: 256,
+  diskGiB: 1,
+  userData: null,
+  requireAttestation: false,
+  waitFor: 'none',
 });
 
 describe.skipIf(skip)('stopping a VM that is still being created', () => {
@@ -53,7 +60,19 @@ describe.skipIf(skip)('stopping a VM that is still being created', () => {
     state = mkdtempSync(join(tmpdir(), 'vmm-creating-'));
     const img = join(state, 'images', TEST_IMAGE);
     mkdirSync(img, { recursive: true });
-    writeFileSync(join(img, 'image.json'), JSON.stringify({ name: TEST_IMAGE, kind: 'kernel', createdAt: new Date().toISOString(), kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0', sizeBytes: 1, sha256: '0'.repeat(64) }));
+    writeFileSync(
+      join(img, 'image.json'),
+      JSON.stringify({
+        name: TEST_IMAGE,
+        kind: 'kernel',
+        createdAt: new Date().toISOString(),
+        kernel: 'vmlinuz',
+        initrd: 'initrd.img',
+        cmdline: 'console=ttyS0',
+        sizeBytes: 1,
+        sha256: '0'.repeat(64),
+      }),
+    );
     launcher = new HeldLauncher();
     vms = new VmService({ stateDir: state, launcher, timeouts: { startMs: 1000, bootMs: 60_000, powerdownMs: 200, termMs: 200 } });
   });
@@ -85,7 +104,12 @@ describe.skipIf(skip)('stopping a VM that is still being created', () => {
     await stopping;
     await creating.catch(() => {});
     expect(alive()).toEqual([]);
-    expect(vms.list().map((v) => `${v.name} ${v.state}`).sort()).toEqual(['creating stopped', 'running stopped']);
+    expect(
+      vms
+        .list()
+        .map((v) => `${v.name} ${v.state}`)
+        .sort(),
+    ).toEqual(['creating stopped', 'running stopped']);
   });
 
   it('a delete while creating, with QEMU already started, ends QEMU and swtpm and the VM is gone', async () => {

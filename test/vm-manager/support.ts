@@ -1,7 +1,21 @@
 /** Shared pieces of the vm-manager suites: one built test image reused via a cache dir, state dirs, process checks. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
@@ -36,7 +50,8 @@ function inputsHash(): string {
   h.update(readFileSync(join(repo, 'main', 'vm-manager', 'cpio.ts')));
   if (existsSync(GUEST_QUOTE_SCRIPT)) h.update(readFileSync(GUEST_QUOTE_SCRIPT));
   // the reference measurements in its policy.json: the code that makes them and the firmware they describe
-  for (const f of ['image-references.ts', 'attest/references.ts', 'attest/firmware.ts']) h.update(readFileSync(join(repo, 'main', 'vm-manager', f)));
+  for (const f of ['image-references.ts', 'attest/references.ts', 'attest/firmware.ts'])
+    h.update(readFileSync(join(repo, 'main', 'vm-manager', f)));
   const fw = findOvmf();
   if (fw) for (const f of [fw.code, fw.vars]) h.update(`${f} ${statSync(f).size} ${statSync(f).mtimeMs}`);
   h.update(findKernel().kernel);
@@ -63,7 +78,8 @@ export function cachedImageDir(): string {
     if (!existsSync(join(dir, 'image.json'))) throw e;
   }
   // images of older inputs go, unless another process is using them right now (best effort)
-  for (const old of readdirSync(CACHE)) if (old !== want.slice(0, 16) && !old.startsWith('building-')) rmSync(join(CACHE, old), { recursive: true, force: true });
+  for (const old of readdirSync(CACHE))
+    if (old !== want.slice(0, 16) && !old.startsWith('building-')) rmSync(join(CACHE, old), { recursive: true, force: true });
   return dir;
 }
 
@@ -109,7 +125,9 @@ export function rawDisk(file: string, bytes: number, dataMib = 0): void {
  */
 export async function serveProcess(args: string[], token: string): Promise<{ child: ChildProcess; url: string; err: () => string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'main', 'vm-manager', 'main.ts'), 'serve', ...args], {
-    cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, POVDESK_VMM_TOKEN: token },
+    cwd: repo,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, POVDESK_VMM_TOKEN: token },
   });
   let err = '';
   child.stderr!.on('data', (d) => (err += String(d)));
@@ -120,7 +138,12 @@ export async function serveProcess(args: string[], token: string): Promise<{ chi
   return { child, url: (JSON.parse(line) as { url: string }).url, err: () => err };
 }
 
-export async function until<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 60_000, step = 200): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  ms = 60_000,
+  step = 200,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
@@ -133,11 +156,17 @@ export async function until<T>(what: string, fn: () => T | undefined | null | fa
 type VmAnswer = import('../../main/vm-manager/views').VmView;
 type HostAnswer = ReturnType<typeof import('../../main/vm-manager/views').hostView>;
 type ImageAnswer = ReturnType<typeof import('../../main/vm-manager/views').imageView>;
-type AttestationAnswer = import('../../main/vm-api/schemas').Attestation & { povdesk: ReturnType<typeof import('../../main/vm-manager/api').attestationView> };
+type AttestationAnswer = import('../../main/vm-api/schemas').Attestation & {
+  povdesk: ReturnType<typeof import('../../main/vm-manager/api').attestationView>;
+};
 
 /** An error answer of the daemon: its status and the document's {"error":{"code","message"}}. */
 export class ApiAnswerError extends Error {
-  constructor(public status: number, public code: string, message: string) {
+  constructor(
+    public status: number,
+    public code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -147,7 +176,10 @@ export class ApiAnswerError extends Error {
  * the daemon and not the app's client: bodies as the document spells them, answers as JSON.
  */
 export class TestClient {
-  constructor(private readonly base: string, private readonly token: string) {}
+  constructor(
+    private readonly base: string,
+    private readonly token: string,
+  ) {}
 
   async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const { request } = await import('node:http');
@@ -155,22 +187,29 @@ export class TestClient {
     const u = unix ? null : new URL(this.base);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise<T>((resolve, reject) => {
-      const req = request({
-        ...(unix ? { socketPath: unix } : { hostname: u?.hostname, port: u?.port }),
-        path: `/api/v1${path}`, method,
-        headers: { Authorization: `Bearer ${this.token}`, ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {}) },
-      }, (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (d: Buffer) => parts.push(d));
-        res.on('end', () => {
-          const text = Buffer.concat(parts).toString('utf8');
-          const status = res.statusCode ?? 0;
-          if (status === 204) return resolve(undefined as T);
-          const json = text ? (JSON.parse(text) as { error?: { code: string; message: string } }) : undefined;
-          if (status >= 200 && status < 300) return resolve(json as T);
-          reject(new ApiAnswerError(status, json?.error?.code ?? 'none', json?.error?.message ?? text));
-        });
-      });
+      const req = request(
+        {
+          ...(unix ? { socketPath: unix } : { hostname: u?.hostname, port: u?.port }),
+          path: `/api/v1${path}`,
+          method,
+          headers: {
+            Authorization: `Bearer ${this.token}`,
+            ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {}),
+          },
+        },
+        (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (d: Buffer) => parts.push(d));
+          res.on('end', () => {
+            const text = Buffer.concat(parts).toString('utf8');
+            const status = res.statusCode ?? 0;
+            if (status === 204) return resolve(undefined as T);
+            const json = text ? (JSON.parse(text) as { error?: { code: string; message: string } }) : undefined;
+            if (status >= 200 && status < 300) return resolve(json as T);
+            reject(new ApiAnswerError(status, json?.error?.code ?? 'none', json?.error?.message ?? text));
+          });
+        },
+      );
       req.on('error', reject);
       req.end(payload);
     });
@@ -187,9 +226,11 @@ export class TestClient {
   stop = (id: string) => this.call<VmAnswer>('POST', `/vms/${id}/stop`);
   reboot = (id: string) => this.call<VmAnswer>('POST', `/vms/${id}/reboot`);
   delete = (id: string) => this.call<void>('DELETE', `/vms/${id}`);
-  console = (id: string, lines = 100) => this.call<{ id: string; lines: number; console: string }>('GET', `/vms/${id}/console?lines=${lines}`);
+  console = (id: string, lines = 100) =>
+    this.call<{ id: string; lines: number; console: string }>('GET', `/vms/${id}/console?lines=${lines}`);
   attestation = (id: string) => this.call<AttestationAnswer>('GET', `/vms/${id}/attestation`);
-  exec = (id: string, command: string[]) => this.call<{ stdout: string; stderr: string; exitCode: number }>('POST', `/vms/${id}/exec`, { command });
+  exec = (id: string, command: string[]) =>
+    this.call<{ stdout: string; stderr: string; exitCode: number }>('POST', `/vms/${id}/exec`, { command });
   forward = (id: string, port: number) => this.call<{ id: string; port: number; address: string }>('POST', `/vms/${id}/forward`, { port });
 }
 

@@ -58,7 +58,12 @@ class SerialShell {
     const from = this.buf.length;
     // The marker is printed split so the echoed command line never matches it.
     this.sock.write(`${cmd}; echo "${mark.slice(0, 3)}""${mark.slice(3)}"\n`);
-    await until(`serial output of: ${cmd}`, () => this.buf.indexOf(`${mark}\r\n`, from) >= 0 || this.buf.indexOf(`${mark}\n`, from) >= 0, ms, 100);
+    await until(
+      `serial output of: ${cmd}`,
+      () => this.buf.indexOf(`${mark}\r\n`, from) >= 0 || this.buf.indexOf(`${mark}\n`, from) >= 0,
+      ms,
+      100,
+    );
     return this.buf.slice(from, this.buf.indexOf(mark, from));
   }
   write(text: string) {
@@ -76,7 +81,10 @@ function presentedHostKey(port: number): Promise<string> {
     let key = '';
     c.on('error', () => (key ? resolve(key) : reject(new Error(`no host key from 127.0.0.1:${port}`))));
     c.connect({
-      host: '127.0.0.1', port, username: 'nobody', readyTimeout: 20_000,
+      host: '127.0.0.1',
+      port,
+      username: 'nobody',
+      readyTimeout: 20_000,
       hostVerifier: (k: Buffer) => {
         key = k.toString('base64');
         return false;
@@ -88,10 +96,13 @@ function presentedHostKey(port: number): Promise<string> {
 function hostHeaderStatus(url: string, host: string, token: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const req = request({ host: u.hostname, port: u.port, path: '/api/v1/host', headers: { Host: host, Authorization: `Bearer ${token}` } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      { host: u.hostname, port: u.port, path: '/api/v1/host', headers: { Host: host, Authorization: `Bearer ${token}` } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -118,10 +129,14 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
     rmSync(state, { recursive: true, force: true });
   });
 
-  it('image build-test makes the test image\'s reference measurements from its files and this firmware (no boot)', async () => {
+  it("image build-test makes the test image's reference measurements from its files and this firmware (no boot)", async () => {
     const out: string[] = [];
     const t = Date.now();
-    const code = await runVmManagerCli(['image', 'build-test', '--state-dir', state], (s) => out.push(s), (s) => out.push(s));
+    const code = await runVmManagerCli(
+      ['image', 'build-test', '--state-dir', state],
+      (s) => out.push(s),
+      (s) => out.push(s),
+    );
     expect(code, out.join('\n')).toBe(0);
     const policy = readPolicy(join(state, 'images', TEST_IMAGE))!;
     expect(policy.references?.firmware.code.sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -132,11 +147,21 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
     console.log(`[figure] image build-test with references: ${((Date.now() - t) / 1000).toFixed(1)} s`);
     // made again from the same files: the same measurements, a new date
     const again: string[] = [];
-    expect(await runVmManagerCli(['image', 'references', TEST_IMAGE, '--state-dir', state], (s) => again.push(s), (s) => again.push(s))).toBe(0);
+    expect(
+      await runVmManagerCli(
+        ['image', 'references', TEST_IMAGE, '--state-dir', state],
+        (s) => again.push(s),
+        (s) => again.push(s),
+      ),
+    ).toBe(0);
     const { made_at: _a, ...before } = policy.references!;
     const { made_at: _b, ...after } = readPolicy(join(state, 'images', TEST_IMAGE))!.references!;
     expect(after).toEqual(before);
-    expect(JSON.parse(again.find((l) => l.startsWith('{'))!)).toMatchObject({ image: TEST_IMAGE, unpredictable: null, references: { boot: { kind: 'kernel' } } });
+    expect(JSON.parse(again.find((l) => l.startsWith('{'))!)).toMatchObject({
+      image: TEST_IMAGE,
+      unpredictable: null,
+      references: { boot: { kind: 'kernel' } },
+    });
   }, 120_000);
 
   it('an attested VM right after build-test: forged AK refused, real guest verified, fenced, bounded, re-gated on reset', async () => {
@@ -198,8 +223,14 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
       await sh.run('sleep 24');
 
       // Item 7: nonce requests are rate limited.
-      const codes = await sh.run(`i=0; while [ $i -lt 16 ]; do printf 'GET /attest/nonce HTTP/1.0\\r\\n\\r\\n' | nc -w 5 169.254.169.254 80 | head -n 1 | cut -d ' ' -f 2; i=$((i+1)); done`, 120_000);
-      const statuses = codes.split(/\r?\n/).map((l) => l.trim()).filter((l) => /^\d{3}$/.test(l));
+      const codes = await sh.run(
+        `i=0; while [ $i -lt 16 ]; do printf 'GET /attest/nonce HTTP/1.0\\r\\n\\r\\n' | nc -w 5 169.254.169.254 80 | head -n 1 | cut -d ' ' -f 2; i=$((i+1)); done`,
+        120_000,
+      );
+      const statuses = codes
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter((l) => /^\d{3}$/.test(l));
       console.log(`[finding] 16 nonce requests answered: ${statuses.join(' ')}`);
       expect.soft(statuses.length).toBe(16);
       expect.soft(statuses).toContain('429');

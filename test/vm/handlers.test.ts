@@ -69,7 +69,9 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     expect(images.map((i) => i.name)).toEqual(['povdesk-test']);
     expect(images[0]!.hasPolicy).toBe(true);
     // The build made the reference measurements from the files (no boot): attested VMs of any size verify at once.
-    expect(images[0]!.references).toMatch(/^made .* from the files: kernel [0-9a-f]{12}…, initrd [0-9a-f]{12}…, command line "console=ttyS0/);
+    expect(images[0]!.references).toMatch(
+      /^made .* from the files: kernel [0-9a-f]{12}…, initrd [0-9a-f]{12}…, command line "console=ttyS0/,
+    );
     expect(images[0]!.unpredictable).toBeNull();
     expect(images[0]!.goldenPcrs).toBe(0);
     expect(images[0]!.firmwareChanged).toBeNull();
@@ -81,7 +83,10 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
   it('golden values are refused for an image with references; for one without (the fallback) a learn job (one boot) proposes them and only vm.saveGolden saves them', async () => {
     const refused = await t.jobs.wait((await t.call('vm.learnGolden', { image: 'povdesk-test' })).jobId);
     expect(refused.state).toBe('failed');
-    expect(refused.error).toMatchObject({ code: 'conflict', message: expect.stringMatching(/has reference measurements made from its files/) });
+    expect(refused.error).toMatchObject({
+      code: 'conflict',
+      message: expect.stringMatching(/has reference measurements made from its files/),
+    });
     // an image made before reference measurements existed: the same files, a policy without them
     const images = join(home, 'vm-manager', 'images');
     cpSync(join(images, 'povdesk-test'), join(images, 'povdesk-legacy'), { recursive: true });
@@ -95,7 +100,12 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     const { jobId } = await t.call('vm.learnGolden', { image: 'povdesk-legacy' });
     const job = await t.jobs.wait(jobId);
     expect(job.error).toBeNull();
-    const learned = job.result as { image: string; golden: Record<string, string>; pcrs: Record<string, string>; firmware: { path: string; sha256: string } | null };
+    const learned = job.result as {
+      image: string;
+      golden: Record<string, string>;
+      pcrs: Record<string, string>;
+      firmware: { path: string; sha256: string } | null;
+    };
     expect(learned.image).toBe('povdesk-legacy');
     expect(learned).toMatchObject({ cpus: 2, memoryMib: 2048 }); // no size given: the default one
     expect(Object.keys(learned.golden).sort((a, b) => +a - +b)).toEqual(['0', '2', '3', '4', '6', '7', '9']);
@@ -104,19 +114,24 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     // The learn VM is gone and nothing was written yet.
     expect((await t.call('vm.list', {})).vms.filter((v) => v.name.startsWith('learn-'))).toEqual([]);
     expect((await t.call('vm.images', {})).images.find((i) => i.name === 'povdesk-legacy')).toEqual(before);
-    await expect(t.call('vm.saveGolden', { image: 'povdesk-legacy', golden: { '4': 'not-hex' }, firmware: null })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(t.call('vm.saveGolden', { image: 'povdesk-legacy', golden: { '4': 'not-hex' }, firmware: null })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
     const saved = await t.call('vm.saveGolden', { image: 'povdesk-legacy', golden: learned.golden, firmware: learned.firmware });
     expect(saved.image.goldenPcrs).toBe(7);
     expect(saved.image.goldenSizes).toEqual([]);
     expect(saved.image.firmwareChanged).toBeNull();
   }, 400_000);
 
-  it('refuses bad input before the manager (schema) and keeps the manager\'s own refusals', async () => {
+  it("refuses bad input before the manager (schema) and keeps the manager's own refusals", async () => {
     const good = { name: 'ok', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false };
     await expect(t.call('vm.create', { ...good, name: 'Not_A_Label' })).rejects.toMatchObject({ code: 'invalid_request' });
     await expect(t.call('vm.create', { ...good, memoryMib: 0 })).rejects.toMatchObject({ code: 'invalid_request' });
     await expect(t.call('vm.create', { ...good, extra: 1 } as never)).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(t.call('vm.get', { id: 'deadbeef' })).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('deadbeef') });
+    await expect(t.call('vm.get', { id: 'deadbeef' })).rejects.toMatchObject({
+      code: 'not_found',
+      message: expect.stringContaining('deadbeef'),
+    });
     const { jobId } = await t.call('vm.create', { ...good, image: 'no-such-image' });
     const job = await t.jobs.wait(jobId);
     expect(job.state).toBe('failed');
@@ -131,7 +146,15 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     const off = t.jobs.onChange((j) => {
       if (j.kind === 'vm.create' && seen[seen.length - 1] !== j.progress.step) seen.push(j.progress.step);
     });
-    const { jobId } = await t.call('vm.create', { name: 'ready-one', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false, userData: `# keys for root\n${key.public}\n` });
+    const { jobId } = await t.call('vm.create', {
+      name: 'ready-one',
+      image: 'povdesk-test',
+      cpus: 1,
+      memoryMib: 512,
+      diskGib: 1,
+      requireAttestation: false,
+      userData: `# keys for root\n${key.public}\n`,
+    });
     const vm = await until(async () => (await t.call('vm.list', {})).vms.find((v) => v.name === 'ready-one'), 30_000, 'the VM record');
     readyId = vm.id;
     // subscribe, then follow (as the page does)
@@ -177,15 +200,28 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     expect(ready.sshPort).toEqual(expect.any(Number));
     const env = makeEnv();
     try {
-      const c = await openShell(env, ready.sshPort!, key.private, { username: 'root', context: () => readFileSync(consoleFile, 'utf8').split('\n').filter((l) => /ssh|dropbear/.test(l)).join('\n') });
+      const c = await openShell(env, ready.sshPort!, key.private, {
+        username: 'root',
+        context: () =>
+          readFileSync(consoleFile, 'utf8')
+            .split('\n')
+            .filter((l) => /ssh|dropbear/.test(l))
+            .join('\n'),
+      });
       await run(env, c, 'echo in-guest-$((6*7)) $(cat /proc/sys/kernel/hostname)', /in-guest-42/, 20_000);
     } finally {
       env.dispose();
     }
 
     // exec through the manager (its own key, over SSH): output and exit code, non-zero is a result
-    expect(await t.call('vm.exec', { id: vm.id, command: ['sh', '-c', 'echo exec-$((6*7))'] })).toMatchObject({ stdout: 'exec-42\n', exitCode: 0 });
-    expect(await t.call('vm.exec', { id: vm.id, command: ['sh', '-c', 'echo oops >&2; exit 3'] })).toMatchObject({ stderr: 'oops\n', exitCode: 3 });
+    expect(await t.call('vm.exec', { id: vm.id, command: ['sh', '-c', 'echo exec-$((6*7))'] })).toMatchObject({
+      stdout: 'exec-42\n',
+      exitCode: 0,
+    });
+    expect(await t.call('vm.exec', { id: vm.id, command: ['sh', '-c', 'echo oops >&2; exit 3'] })).toMatchObject({
+      stderr: 'oops\n',
+      exitCode: 3,
+    });
     // the guest's SSH port forwarded to this machine through the app's listener: the guest's banner answers
     const { forward } = await t.call('vm.forward', { id: vm.id, port: 22 });
     expect(forward.localAddress).toMatch(/^127\.0\.0\.1:\d+$/);
@@ -240,16 +276,26 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     expect(after.pid).not.toBeNull();
   });
 
-  it('stop, a second stop refused with the manager\'s conflict message, delete', async () => {
+  it("stop, a second stop refused with the manager's conflict message, delete", async () => {
     const { vm } = await t.call('vm.stop', { id: readyId });
     expect(vm.state).toBe('stopped');
-    await expect(t.call('vm.stop', { id: readyId })).rejects.toMatchObject({ code: 'conflict', message: expect.stringContaining('stopped') });
+    await expect(t.call('vm.stop', { id: readyId })).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('stopped'),
+    });
     await t.call('vm.delete', { id: readyId });
     await expect(t.call('vm.get', { id: readyId })).rejects.toMatchObject({ code: 'not_found' });
   }, 60_000);
 
   it('cancelling the create job while the VM boots deletes the half-made VM', async () => {
-    const { jobId } = await t.call('vm.create', { name: 'cancel-me', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: true });
+    const { jobId } = await t.call('vm.create', {
+      name: 'cancel-me',
+      image: 'povdesk-test',
+      cpus: 1,
+      memoryMib: 512,
+      diskGib: 1,
+      requireAttestation: true,
+    });
     await until(async () => t.jobs.get(jobId)?.progress.step === 'booting', 30_000, 'booting');
     const id = (await t.call('vm.list', {})).vms.find((v) => v.name === 'cancel-me')!.id;
     t.jobs.cancel(jobId);

@@ -31,6 +31,12 @@ export function removeHome(home: string) {
 export function attachLocalManager(home: string, ep: { url: string; token: string; stateDir?: string }): void {
   const dir = join(home, 'vm-manager');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const record = endpointSchema.parse({ url: ep.url, token: ep.token, pid: process.pid, stateDir: ep.stateDir ?? dir, startedAt: new Date().toISOString() });
+  const record = endpointSchema.parse({
+    url: ep.url,
+    token: ep.token,
+    pid: process.pid,
+    stateDir: ep.stateDir ?? dir,
+    startedAt: new Date().toISOString(),
+  });
   writeFileSync(join(dir, 'endpoint.json'), JSON.stringify(record), { mode: 0o600 });
 }

@@ -37,7 +37,10 @@ describe('vm-manager on a host that lacks the tools', () => {
     expect(installs['swtpm']).toBe('apt-get install swtpm swtpm-tools');
     expect(host.tools.find((t) => t.name === 'qemu-system-x86_64')?.found).toBe(false);
     await expect(t.call('vm.list', {})).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('cannot run VMs') });
-    const log = () => readFileSync(join(home, 'vm-manager', 'manager.log'), 'utf8').split('\n').filter((l) => l.includes('cannot run VMs')).length;
+    const log = () =>
+      readFileSync(join(home, 'vm-manager', 'manager.log'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('cannot run VMs')).length;
     expect(log()).toBe(1);
     await t.call('vm.host', { recheck: true });
     expect(log()).toBe(2);

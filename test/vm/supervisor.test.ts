@@ -60,7 +60,10 @@ describe.skipIf(skip !== null)('vm-manager supervisor (real manager process)', (
 
   it('two app processes starting at once end with one manager', async () => {
     await new LocalManagerSupervisor({ home, log }).stop();
-    const [a, b] = await Promise.all([new LocalManagerSupervisor({ home, log }).ensure(), new LocalManagerSupervisor({ home, log }).ensure()]);
+    const [a, b] = await Promise.all([
+      new LocalManagerSupervisor({ home, log }).ensure(),
+      new LocalManagerSupervisor({ home, log }).ensure(),
+    ]);
     expect(a.pid).toBe(b.pid);
     expect(pidsWith(`serve --state-dir ${stateDir}`)).toEqual([a.pid]);
   });

@@ -42,10 +42,14 @@ describe('vm.updated', () => {
     const hub = new StreamHub();
     let reads = 0;
     let state: VmRecord['state'] = 'booting';
-    const u = new VmUpdates(hub, async () => {
-      reads++;
-      u.sawAll([vm('a', state)]);
-    }, 20);
+    const u = new VmUpdates(
+      hub,
+      async () => {
+        reads++;
+        u.sawAll([vm('a', state)]);
+      },
+      20,
+    );
     u.watch(); // nobody follows: the first tick ends it
     await new Promise((r) => setTimeout(r, 80));
     expect(reads).toBe(0);

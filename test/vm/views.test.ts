@@ -32,15 +32,32 @@ describe('manager errors become AppErrors with the message kept', () => {
 });
 
 const docVm = {
-  id: 'deadbeef', name: 'n', image: 'povdesk-test', cpus: 1, memoryMiB: 512, diskGiB: 1, network: 'default', requireAttestation: true,
-  state: 'attesting', cid: 3, machineID: '0123456789abcdef0123456789abcdef', booted: false, sshPublicKey: 'ssh-ed25519 AAAA',
-  createdAt: '2026-12-01T10:00:00Z', installedAt: '2026-12-01T10:00:02Z',
-  attestation: { required: true, userDataReleased: false, nonceIssuedAt: '2026-12-01T10:00:03Z', initrd: { verified: false, message: 'golden mismatch', at: '2026-12-01T10:00:04Z' } },
+  id: 'deadbeef',
+  name: 'n',
+  image: 'povdesk-test',
+  cpus: 1,
+  memoryMiB: 512,
+  diskGiB: 1,
+  network: 'default',
+  requireAttestation: true,
+  state: 'attesting',
+  cid: 3,
+  machineID: '0123456789abcdef0123456789abcdef',
+  booted: false,
+  sshPublicKey: 'ssh-ed25519 AAAA',
+  createdAt: '2026-12-01T10:00:00Z',
+  installedAt: '2026-12-01T10:00:02Z',
+  attestation: {
+    required: true,
+    userDataReleased: false,
+    nonceIssuedAt: '2026-12-01T10:00:03Z',
+    initrd: { verified: false, message: 'golden mismatch', at: '2026-12-01T10:00:04Z' },
+  },
   paths: { console: '/x/console.log' },
 };
 
 describe('views', () => {
-  it('the document\'s VM record alone is enough: fields it lacks are null, durations come from its timestamps', () => {
+  it("the document's VM record alone is enough: fields it lacks are null, durations come from its timestamps", () => {
     const v = vmSchema.parse(docVm);
     const r = vmRecord.parse(vmView(v));
     expect(r.memoryMib).toBe(512);
@@ -49,21 +66,40 @@ describe('views', () => {
     expect(r.durations.installSeconds).toBe(2);
   });
 
-  it('reads the local daemon\'s extras when they have the right shape, ignores them otherwise', () => {
-    const r = vmView({ ...docVm, povdesk: { ports: { ssh: 2222 }, accel: 'tcg', sshHostKey: { publicKey: 'ssh-ed25519 AAAAC3Nz' } } } as never);
+  it("reads the local daemon's extras when they have the right shape, ignores them otherwise", () => {
+    const r = vmView({
+      ...docVm,
+      povdesk: { ports: { ssh: 2222 }, accel: 'tcg', sshHostKey: { publicKey: 'ssh-ed25519 AAAAC3Nz' } },
+    } as never);
     expect(r).toMatchObject({ sshPort: 2222, accel: 'tcg', sshHostKey: 'ssh-ed25519 AAAAC3Nz' });
     expect(vmView({ ...docVm, povdesk: { ports: { ssh: 'x' }, accel: 7 } } as never)).toMatchObject({ sshPort: null, accel: null });
     // extras outside povdesk are not the daemon's: ignored
     expect(vmView({ ...docVm, ports: { ssh: 2222 } } as never).sshPort).toBeNull();
   });
 
-  it('host: the document\'s report (missing as names, kvm device) becomes the page\'s view', () => {
-    const h = hostView({
-      hostname: 'h', kernel: '6.1', cpus: 2, memoryBytes: 1 << 30, kvm: { path: '/dev/kvm', accessible: false, error: 'permission denied' },
-      vhostVsock: { path: '/dev/vhost-vsock', accessible: false }, qemu: { found: true, version: '8.2' }, swtpm: { found: false, error: 'not on PATH' },
-      systemd: { found: true, version: '255' }, storageProviders: [], ready: false, missing: ['swtpm'],
-    }, 'https://m', 'remote');
-    expect(vmHost.parse(h)).toMatchObject({ missing: [{ what: 'swtpm', install: '' }], accelerator: { chosen: null, reason: 'permission denied' } });
+  it("host: the document's report (missing as names, kvm device) becomes the page's view", () => {
+    const h = hostView(
+      {
+        hostname: 'h',
+        kernel: '6.1',
+        cpus: 2,
+        memoryBytes: 1 << 30,
+        kvm: { path: '/dev/kvm', accessible: false, error: 'permission denied' },
+        vhostVsock: { path: '/dev/vhost-vsock', accessible: false },
+        qemu: { found: true, version: '8.2' },
+        swtpm: { found: false, error: 'not on PATH' },
+        systemd: { found: true, version: '255' },
+        storageProviders: [],
+        ready: false,
+        missing: ['swtpm'],
+      },
+      'https://m',
+      'remote',
+    );
+    expect(vmHost.parse(h)).toMatchObject({
+      missing: [{ what: 'swtpm', install: '' }],
+      accelerator: { chosen: null, reason: 'permission denied' },
+    });
     expect(h.tools.map((t) => t.name)).toEqual(['qemu-system-x86_64', 'swtpm', 'systemd']);
   });
 
@@ -75,23 +111,43 @@ describe('views', () => {
     expect(all.map((i) => imageView(i, all).name)).toEqual(['base', 'base_1']);
     expect(imageView(all[1]!, all)).toMatchObject({ hasPolicy: true, goldenPcrs: 1, kind: 'uki' });
     // a policy.json as an image build writes it (golden.sha256, record_only)
-    const built = { id: 'b', version: '1', uki: '/u', disk: '/d', policy: { golden: { sha256: { '0': H('a'), '7': H('b') } }, record_only: [1] } };
+    const built = {
+      id: 'b',
+      version: '1',
+      uki: '/u',
+      disk: '/d',
+      policy: { golden: { sha256: { '0': H('a'), '7': H('b') } }, record_only: [1] },
+    };
     expect(imageView(built)).toMatchObject({ hasPolicy: true, goldenPcrs: 2 });
   });
 
   it('builds the PCR table: golden match, mismatch, computed, record-only, no golden yet', () => {
-    const att = attestationSchema.parse({ required: true, userDataReleased: false, initrd: { verified: false, message: 'golden mismatch: pcr 4', at: '2026-12-01T10:00:00Z' } });
+    const att = attestationSchema.parse({
+      required: true,
+      userDataReleased: false,
+      initrd: { verified: false, message: 'golden mismatch: pcr 4', at: '2026-12-01T10:00:00Z' },
+    });
     const raw = {
       ...att,
       povdesk: {
         initrd: {
-          ...att.initrd!, failed: 'golden',
+          ...att.initrd!,
+          failed: 'golden',
           pcrs: { '0': H('a'), '1': H('1'), '4': H('b'), '7': H('c'), '11': H('d') },
           mismatches: [{ pcr: '4', expected: H('e'), got: H('b') }],
         },
       },
     };
-    const view = vmAttestation.parse(attestationView('deadbeef', raw, { recordOnly: [1], golden: { '0': H('a'), '4': H('e') }, firmwareChanged: null, goldenSizes: [], references: null, unpredictable: null }));
+    const view = vmAttestation.parse(
+      attestationView('deadbeef', raw, {
+        recordOnly: [1],
+        golden: { '0': H('a'), '4': H('e') },
+        firmwareChanged: null,
+        goldenSizes: [],
+        references: null,
+        unpredictable: null,
+      }),
+    );
     const rows = Object.fromEntries(view.stages[0]!.pcrs.map((p) => [p.index, p]));
     expect(rows[0]).toMatchObject({ match: true, golden: H('a') });
     expect(rows[4]).toMatchObject({ match: false, golden: H('e'), value: H('b') });

@@ -5,7 +5,9 @@ import type { DomainHandlers } from '../dispatch';
 import type { povMethods } from '../../../shared/contract/pov';
 import type { bakeMethods } from '../../../shared/contract/bake';
 
-export function controlNodeHandlers({ controlNode: cn }: Pick<Services, 'controlNode'>): DomainHandlers<typeof controlNodeMethods> &
+export function controlNodeHandlers({
+  controlNode: cn,
+}: Pick<Services, 'controlNode'>): DomainHandlers<typeof controlNodeMethods> &
   Pick<DomainHandlers<typeof povMethods>, 'pov.setControlNodeName' | 'pov.setRoleHosts' | 'pov.installControlNode'> &
   Pick<DomainHandlers<typeof bakeMethods>, 'bake.runnerScript'> {
   return {

@@ -4,8 +4,11 @@ import type { Services } from '../base';
 import type { DomainHandlers } from '../dispatch';
 
 /** pov.list is readiness's: each row carries its readiness badge (see readiness.ts). */
-export function povHandlers({ pov }: Pick<Services, 'pov'>): DomainHandlers<
-  Omit<typeof povMethods, 'pov.list' | 'pov.readiness' | 'pov.setControlNodeName' | 'pov.setRoleHosts' | 'pov.installControlNode'> & typeof reconcileMethods
+export function povHandlers({
+  pov,
+}: Pick<Services, 'pov'>): DomainHandlers<
+  Omit<typeof povMethods, 'pov.list' | 'pov.readiness' | 'pov.setControlNodeName' | 'pov.setRoleHosts' | 'pov.installControlNode'> &
+    typeof reconcileMethods
 > {
   return {
     'pov.create': async (args) => ({ jobId: pov.create(args).jobId }),

@@ -3,7 +3,10 @@ import type { shareMethods } from '../../../shared/contract/share';
 import type { Services } from '../base';
 import type { DomainHandlers } from '../dispatch';
 
-export function shareHandlers({ shares, notify }: Pick<Services, 'shares' | 'notify'>): DomainHandlers<typeof shareMethods & typeof notifyMethods> {
+export function shareHandlers({
+  shares,
+  notify,
+}: Pick<Services, 'shares' | 'notify'>): DomainHandlers<typeof shareMethods & typeof notifyMethods> {
   return {
     'share.create': async (args) => shares.create(args),
     'share.list': async (args) => shares.list(args.povId),

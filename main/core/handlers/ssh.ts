@@ -46,7 +46,8 @@ export function sshHandlers({ ssh: m, terminals }: Pick<Services, 'ssh' | 'termi
     'ssh.profiles.list': async () => m.profiles.list(),
     'ssh.profiles.save': async (a) => m.profiles.save(a),
     'ssh.profiles.delete': async (a) => (await m.profiles.delete(a.id), ok),
-    'ssh.knownHosts.list': async () => m.knownHosts.list().map((k) => ({ host: k.host, port: k.port, keyType: k.keyType, fingerprint: k.fingerprint, addedAt: k.addedAt })),
+    'ssh.knownHosts.list': async () =>
+      m.knownHosts.list().map((k) => ({ host: k.host, port: k.port, keyType: k.keyType, fingerprint: k.fingerprint, addedAt: k.addedAt })),
     'ssh.knownHosts.remove': async (a) => ({ removed: m.knownHosts.remove(a.host, a.port) }),
     'ssh.opensshHosts': async () => m.opensshHosts(),
   };

@@ -31,12 +31,16 @@ if ls "$D"/debs/*.deb >/dev/null 2>&1; then
 fi
 systemctl enable ${UNIT_NAME}
 ${o.attest ? `systemctl enable ${ATTEST_UNIT}` : '# no attestation agent'}
-${o.enableDocker ? `for u in containerd.service docker.socket docker.service; do
+${
+  o.enableDocker
+    ? `for u in containerd.service docker.socket docker.service; do
   if [ -e "/lib/systemd/system/$u" ] || [ -e "/usr/lib/systemd/system/$u" ] || [ -e "/etc/systemd/system/$u" ]; then
     systemctl enable "$u"
   fi
 done
-systemctl is-enabled docker.service` : '# docker: skip'}
+systemctl is-enabled docker.service`
+    : '# docker: skip'
+}
 ${o.preload ? `systemctl enable ${PRELOAD_UNIT}` : '# no images to preload'}
 if [ -e /lib/systemd/system/open-vm-tools.service ]; then
   systemctl enable open-vm-tools.service
@@ -83,7 +87,10 @@ export async function customize(session: GuestSession, o: CustomizeInput): Promi
     }
     return staged;
   });
-  writeFileSync(join(files, 'install.sh'), guestInstallScript({ enableDocker: o.enableDocker, preload: preload.length > 0, attest: !!o.attest }));
+  writeFileSync(
+    join(files, 'install.sh'),
+    guestInstallScript({ enableDocker: o.enableDocker, preload: preload.length > 0, attest: !!o.attest }),
+  );
   if (o.attest) {
     writeFileSync(join(files, 'attest-script'), o.attest.script);
     writeFileSync(join(files, 'attest-unit'), o.attest.unit);
@@ -101,15 +108,19 @@ export async function customize(session: GuestSession, o: CustomizeInput): Promi
     ...put(join(files, 'runner'), RUNNER_PATH, '0755'),
     ...put(join(files, 'unit'), `/etc/systemd/system/${UNIT_NAME}`, '0644'),
     ...(o.attest
-      ? ['mkdir-p /usr/local/lib/povdesk', ...put(join(files, 'attest-script'), ATTEST_SCRIPT, '0755'), ...put(join(files, 'attest-unit'), `/etc/systemd/system/${ATTEST_UNIT}`, '0644')]
+      ? [
+          'mkdir-p /usr/local/lib/povdesk',
+          ...put(join(files, 'attest-script'), ATTEST_SCRIPT, '0755'),
+          ...put(join(files, 'attest-unit'), `/etc/systemd/system/${ATTEST_UNIT}`, '0644'),
+        ]
       : []),
     ...(preload.length
       ? [
-        `mkdir-p ${PRELOAD_DIR}`,
-        ...preload.flatMap((f, i) => [`upload ${w(f)} ${PRELOAD_DIR}/${String(i + 1).padStart(2, '0')}.tar`]),
-        ...put(join(files, 'preload-script'), PRELOAD_SCRIPT, '0755'),
-        ...put(join(files, 'preload-unit'), `/etc/systemd/system/${PRELOAD_UNIT}`, '0644'),
-      ]
+          `mkdir-p ${PRELOAD_DIR}`,
+          ...preload.flatMap((f, i) => [`upload ${w(f)} ${PRELOAD_DIR}/${String(i + 1).padStart(2, '0')}.tar`]),
+          ...put(join(files, 'preload-script'), PRELOAD_SCRIPT, '0755'),
+          ...put(join(files, 'preload-unit'), `/etc/systemd/system/${PRELOAD_UNIT}`, '0644'),
+        ]
       : []),
   ]);
   o.log?.('bake: installing the packages and enabling the services (dpkg and systemctl in the guest)');
@@ -120,7 +131,10 @@ export async function customize(session: GuestSession, o: CustomizeInput): Promi
   const exit = lines.at(-1)?.startsWith(EXIT_MARK) ? Number(lines.pop()!.slice(EXIT_MARK.length)) : null;
   for (const l of lines) o.log?.(`guest: ${l}`);
   if (exit !== 0) {
-    throw new AppError('internal', `the guest's package install or service enablement failed (${exit === null ? 'no exit code' : `exit ${exit}`}); the lines below say which\n${lines.slice(-15).join('\n')}`);
+    throw new AppError(
+      'internal',
+      `the guest's package install or service enablement failed (${exit === null ? 'no exit code' : `exit ${exit}`}); the lines below say which\n${lines.slice(-15).join('\n')}`,
+    );
   }
   await session.run([
     'mkdir-p /etc/povdesk',

@@ -15,8 +15,19 @@ import { fishWord, run, runGuestfs } from './tools';
 
 /** The generic kernel, not -cloud: Skytap's VMware disks sit on LSI Logic SCSI, which the cloud kernel lacks. */
 export const DEBIAN_PACKAGES = [
-  'systemd-sysv', 'linux-image-amd64', 'initramfs-tools', 'udev', 'dbus', 'iproute2', 'curl', 'ca-certificates',
-  'grub-pc-bin', 'grub-efi-amd64-bin', 'grub2-common', 'sudo', 'less',
+  'systemd-sysv',
+  'linux-image-amd64',
+  'initramfs-tools',
+  'udev',
+  'dbus',
+  'iproute2',
+  'curl',
+  'ca-certificates',
+  'grub-pc-bin',
+  'grub-efi-amd64-bin',
+  'grub2-common',
+  'sudo',
+  'less',
 ];
 
 export const DEBIAN_DISK_GIB = 4;
@@ -97,9 +108,14 @@ export interface DebianBuild {
 }
 
 /** The cached base disk for `codename`, built first when missing (the cache entry appears whole or not at all). */
-export async function debianBase(
-  o: { codename: 'bookworm'; cacheDir: string; workDir: string; signal?: AbortSignal; log: (l: string) => void; progress?: (what: string) => void },
-): Promise<DebianBuild> {
+export async function debianBase(o: {
+  codename: 'bookworm';
+  cacheDir: string;
+  workDir: string;
+  signal?: AbortSignal;
+  log: (l: string) => void;
+  progress?: (what: string) => void;
+}): Promise<DebianBuild> {
   const key = debianKey(o.codename);
   const dir = join(o.cacheDir, `debian-${o.codename}-${key}`);
   const disk = join(dir, 'base.qcow2');
@@ -111,13 +127,24 @@ export async function debianBase(
   writeFileSync(hook, CUSTOMIZE_HOOK, { mode: 0o755 });
   const tar = join(tmp, 'rootfs.tar');
   o.progress?.('mmdebstrap: root file system from Debian packages');
-  await run('mmdebstrap', ['--variant=minbase', `--include=${DEBIAN_PACKAGES.join(',')}`, `--customize-hook=sh ${hook} "$1"`, o.codename, tar], {
-    signal: o.signal, onLine: o.log, what: 'mmdebstrap',
-    hint: 'it needs the Debian package mirror in /etc/apt/sources.list and root (or unshare) rights',
-  });
+  await run(
+    'mmdebstrap',
+    ['--variant=minbase', `--include=${DEBIAN_PACKAGES.join(',')}`, `--customize-hook=sh ${hook} "$1"`, o.codename, tar],
+    {
+      signal: o.signal,
+      onLine: o.log,
+      what: 'mmdebstrap',
+      hint: 'it needs the Debian package mirror in /etc/apt/sources.list and root (or unshare) rights',
+    },
+  );
   o.progress?.('guestfish: GPT disk, ESP, BIOS + UEFI GRUB');
   const out = join(tmp, 'base.qcow2');
-  await runGuestfs('guestfish', ['-x'], { signal: o.signal, input: layoutScript(out, tar, DEBIAN_DISK_GIB), onLine: o.log, what: 'guestfish (disk layout)' });
+  await runGuestfs('guestfish', ['-x'], {
+    signal: o.signal,
+    input: layoutScript(out, tar, DEBIAN_DISK_GIB),
+    onLine: o.log,
+    what: 'guestfish (disk layout)',
+  });
   rmSync(tar, { force: true });
   mkdirSync(o.cacheDir, { recursive: true });
   const staged = `${dir}.tmp-${process.pid}`;

@@ -53,7 +53,10 @@ export class GuestSession {
     // runGuestfs spawns before its first await, so onStart has run (or the spawn was refused) once it returns
     const started: { child?: ChildProcess } = {};
     const done = runGuestfs('guestfish', ['-a', disk, '-i'], {
-      signal: stop.signal, what: o.what ?? 'guestfish', hint: o.hint, onStart: (child) => (started.child = child),
+      signal: stop.signal,
+      what: o.what ?? 'guestfish',
+      hint: o.hint,
+      onStart: (child) => (started.child = child),
     });
     void done.catch(() => undefined).finally(() => o.signal?.removeEventListener('abort', onAbort));
     if (!started.child) {

@@ -10,7 +10,10 @@ export async function growDisk(disk: string, gib: number, signal?: AbortSignal):
   const info = JSON.parse(await run('qemu-img', ['info', '--output=json', disk], { signal })) as { 'virtual-size': number };
   const want = gib * 1024 ** 3;
   if (want < info['virtual-size']) {
-    throw new AppError('invalid_request', `sizeGib ${gib} is smaller than the image (${Math.ceil(info['virtual-size'] / 1024 ** 3)} GiB): a bake only grows disks`);
+    throw new AppError(
+      'invalid_request',
+      `sizeGib ${gib} is smaller than the image (${Math.ceil(info['virtual-size'] / 1024 ** 3)} GiB): a bake only grows disks`,
+    );
   }
   if (want === info['virtual-size']) return;
   const parts = (await runGuestfs('virt-filesystems', ['-a', disk, '--partitions'], { signal, what: 'virt-filesystems' }))
@@ -21,7 +24,11 @@ export async function growDisk(disk: string, gib: number, signal?: AbortSignal):
   const out = `${disk}.grown`;
   try {
     await run('qemu-img', ['create', '-q', '-f', 'qcow2', out, String(want)], { signal });
-    await runGuestfs('virt-resize', ['--expand', last, disk, out], { signal, what: 'virt-resize', hint: `growing ${last} to fill ${gib} GiB` });
+    await runGuestfs('virt-resize', ['--expand', last, disk, out], {
+      signal,
+      what: 'virt-resize',
+      hint: `growing ${last} to fill ${gib} GiB`,
+    });
     renameSync(out, disk);
   } finally {
     rmSync(out, { force: true });

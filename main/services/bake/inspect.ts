@@ -37,7 +37,9 @@ export const RUNTIME_PACKAGES = ['docker.io', 'docker-ce', 'moby-engine', 'podma
 async function fish(disk: string, commands: string[], o: { signal?: AbortSignal }): Promise<string[]> {
   const script = ['run', ...markedCommands(commands)].join('\n') + '\n';
   const out = await runGuestfs('guestfish', ['--ro', '-a', disk], {
-    signal: o.signal, input: script, what: 'guestfish (inspection)',
+    signal: o.signal,
+    input: script,
+    what: 'guestfish (inspection)',
   });
   return splitAnswers(out);
 }
@@ -60,16 +62,26 @@ const WINDOWS_DIRS = ['/Windows/System32', '/WINDOWS/system32', '/Windows/system
 /** No OS found by inspection: Windows without a readable registry is still Windows (its system directory on NTFS). */
 async function noOs(disk: string, signal?: AbortSignal): Promise<never> {
   const [fsOut = ''] = await fish(disk, ['-list-filesystems'], { signal });
-  const ntfs = fsOut.split('\n').map((l) => l.split(/:\s*/)).filter(([dev, type]) => dev && type === 'ntfs').map(([dev]) => dev!);
+  const ntfs = fsOut
+    .split('\n')
+    .map((l) => l.split(/:\s*/))
+    .filter(([dev, type]) => dev && type === 'ntfs')
+    .map(([dev]) => dev!);
   for (const dev of ntfs) {
     const found = await fish(disk, [`-mount-ro ${dev} /`, ...WINDOWS_DIRS.map((p) => `-is-dir ${p}`)], { signal });
     if (found.slice(1).some((x) => x.trim() === 'true')) throw windows(`\\Windows\\System32 on the NTFS file system ${dev}`);
   }
-  const kinds = fsOut.split('\n').filter(Boolean).map((l) => l.split(/:\s*/)[1]).join(', ') || 'none';
+  const kinds =
+    fsOut
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(/:\s*/)[1])
+      .join(', ') || 'none';
   throw refuse(`no operating system found on the image (file systems: ${kinds}): pick a bootable Linux image with systemd`);
 }
 
-const windows = (what: string) => refuse(`the image holds Windows (${what}): the control-node runner needs a Linux guest with systemd; pick the template's Linux VM`);
+const windows = (what: string) =>
+  refuse(`the image holds Windows (${what}): the control-node runner needs a Linux guest with systemd; pick the template's Linux VM`);
 
 /**
  * The bake's appliance (`GuestSession`: guestfish -i, the guest mounted read-write on the private
@@ -84,8 +96,13 @@ export async function openGuest(disk: string, work: string, signal?: AbortSignal
   try {
     session = await GuestSession.open(disk, { signal, what: 'guestfish (inspection)' });
     answers = await session.run([
-      '-inspect-get-roots', '-cat /etc/os-release', '-is-file /lib/systemd/systemd followsymlinks:true', '-is-file /usr/lib/systemd/systemd followsymlinks:true',
-      '-statvfs /', `-download /var/lib/dpkg/status ${fishWord(dpkgStatus)}`, ...WINDOWS_DIRS.map((p) => `-is-dir ${p}`),
+      '-inspect-get-roots',
+      '-cat /etc/os-release',
+      '-is-file /lib/systemd/systemd followsymlinks:true',
+      '-is-file /usr/lib/systemd/systemd followsymlinks:true',
+      '-statvfs /',
+      `-download /var/lib/dpkg/status ${fishWord(dpkgStatus)}`,
+      ...WINDOWS_DIRS.map((p) => `-is-dir ${p}`),
     ]);
   } catch (e) {
     await session?.abort();
@@ -108,17 +125,31 @@ function facts(answers: string[], dpkgStatus: string): GuestFacts {
   const field = (k: string) => new RegExp(`^${k}=["']?([^"'\n]*)`, 'm').exec(osRelease)?.[1] ?? '';
   const distro = field('ID');
   const product = field('PRETTY_NAME') || distro || 'an unknown OS';
-  if (!osRelease) throw refuse(`the image's OS has no /etc/os-release (${rootsOut || 'unknown root'}): the runner needs a Linux guest with systemd`);
-  if (sd1 !== 'true' && sd2 !== 'true') throw refuse(`the image holds ${product} without systemd: the runner is a systemd service (Restart=always); pick an image with systemd`);
+  if (!osRelease)
+    throw refuse(`the image's OS has no /etc/os-release (${rootsOut || 'unknown root'}): the runner needs a Linux guest with systemd`);
+  if (sd1 !== 'true' && sd2 !== 'true')
+    throw refuse(
+      `the image holds ${product} without systemd: the runner is a systemd service (Restart=always); pick an image with systemd`,
+    );
   const debFamily = ['debian', 'ubuntu'].includes(distro) || /\b(debian|ubuntu)\b/.test(field('ID_LIKE'));
   if (!debFamily || !existsSync(dpkgStatus)) {
-    throw refuse(`the image holds ${product} (${distro || 'unknown'}): this build installs Debian packages fetched on this host; bake a Debian or Ubuntu image`);
+    throw refuse(
+      `the image holds ${product} (${distro || 'unknown'}): this build installs Debian packages fetched on this host; bake a Debian or Ubuntu image`,
+    );
   }
   const bsize = Number(/bsize: (\d+)/.exec(statvfs)?.[1] ?? 0);
   const bavail = Number(/bavail: (\d+)/.exec(statvfs)?.[1] ?? 0);
   const installed = parseDpkgStatus(readFileSync(dpkgStatus, 'utf8'));
   return {
-    distro, version: field('VERSION_ID'), product, codename: field('VERSION_CODENAME'), packageFormat: 'deb', freeBytes: bsize * bavail, dpkgStatus, installed,
-    runtime: RUNTIME_PACKAGES.find((p) => installed.has(p)) ?? null, cloudInit: installed.has('cloud-init'),
+    distro,
+    version: field('VERSION_ID'),
+    product,
+    codename: field('VERSION_CODENAME'),
+    packageFormat: 'deb',
+    freeBytes: bsize * bavail,
+    dpkgStatus,
+    installed,
+    runtime: RUNTIME_PACKAGES.find((p) => installed.has(p)) ?? null,
+    cloudInit: installed.has('cloud-init'),
   };
 }

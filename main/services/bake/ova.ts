@@ -128,32 +128,68 @@ export interface ExportedFile {
 
 /** Writes the export into `dir` (which the caller made and removes on failure). */
 export async function writeExport(o: {
-  name: string; disk: string; capacityBytes: number; format: 'ova' | 'ovf' | 'vmdk'; dir: string; signal?: AbortSignal; log?: (l: string) => void;
+  name: string;
+  disk: string;
+  capacityBytes: number;
+  format: 'ova' | 'ovf' | 'vmdk';
+  dir: string;
+  signal?: AbortSignal;
+  log?: (l: string) => void;
 }): Promise<ExportedFile[]> {
   checkSkytapLimits(o.capacityBytes);
   const vmdk = `${o.name}-disk1.vmdk`;
-  await run('qemu-img', ['convert', '-O', 'vmdk', '-o', `subformat=streamOptimized,adapter_type=lsilogic,hwversion=${HW_VERSION}`, o.disk, join(o.dir, vmdk)], {
-    signal: o.signal, what: 'qemu-img convert (stream-optimized VMDK)',
-  });
+  await run(
+    'qemu-img',
+    ['convert', '-O', 'vmdk', '-o', `subformat=streamOptimized,adapter_type=lsilogic,hwversion=${HW_VERSION}`, o.disk, join(o.dir, vmdk)],
+    {
+      signal: o.signal,
+      what: 'qemu-img convert (stream-optimized VMDK)',
+    },
+  );
   const vmdkBytes = statSync(join(o.dir, vmdk)).size;
   const vmdkSha = await sha256File(join(o.dir, vmdk));
   if (o.format === 'vmdk') return [{ path: join(o.dir, vmdk), bytes: vmdkBytes, sha256: vmdkSha }];
   if (o.format === 'ova' && vmdkBytes > USTAR_MAX_FILE) {
-    throw new AppError('invalid_request', `the VMDK is ${vmdkBytes} bytes, over the 8 GiB a USTAR OVA member can hold: export as "ovf" instead`);
+    throw new AppError(
+      'invalid_request',
+      `the VMDK is ${vmdkBytes} bytes, over the 8 GiB a USTAR OVA member can hold: export as "ovf" instead`,
+    );
   }
   const ovf = `${o.name}.ovf`;
   const mf = `${o.name}.mf`;
-  writeFileSync(join(o.dir, ovf), ovfDescriptor({ name: o.name, vmdk, vmdkBytes, capacityBytes: o.capacityBytes, cpus: 2, memoryMib: 4096 }));
+  writeFileSync(
+    join(o.dir, ovf),
+    ovfDescriptor({ name: o.name, vmdk, vmdkBytes, capacityBytes: o.capacityBytes, cpus: 2, memoryMib: 4096 }),
+  );
   const ovfSha = await sha256File(join(o.dir, ovf));
-  writeFileSync(join(o.dir, mf), manifestLines([{ file: ovf, sha256: ovfSha }, { file: vmdk, sha256: vmdkSha }]));
+  writeFileSync(
+    join(o.dir, mf),
+    manifestLines([
+      { file: ovf, sha256: ovfSha },
+      { file: vmdk, sha256: vmdkSha },
+    ]),
+  );
   const files = [ovf, mf, vmdk];
   if (o.format === 'ovf') {
     // The VMDK (GiBs) and the descriptor were hashed above for the manifest: only the manifest is new.
-    const known = new Map([[vmdk, vmdkSha], [ovf, ovfSha]]);
-    return Promise.all(files.map(async (f) => ({ path: join(o.dir, f), bytes: statSync(join(o.dir, f)).size, sha256: known.get(f) ?? (await sha256File(join(o.dir, f))) })));
+    const known = new Map([
+      [vmdk, vmdkSha],
+      [ovf, ovfSha],
+    ]);
+    return Promise.all(
+      files.map(async (f) => ({
+        path: join(o.dir, f),
+        bytes: statSync(join(o.dir, f)).size,
+        sha256: known.get(f) ?? (await sha256File(join(o.dir, f))),
+      })),
+    );
   }
   const ova = `${o.name}.ova`;
-  await run('tar', ['--format=ustar', '--owner=0', '--group=0', '--numeric-owner', '-cf', ova, ...files], { cwd: o.dir, signal: o.signal, what: 'tar (OVA)' });
+  await run('tar', ['--format=ustar', '--owner=0', '--group=0', '--numeric-owner', '-cf', ova, ...files], {
+    cwd: o.dir,
+    signal: o.signal,
+    what: 'tar (OVA)',
+  });
   for (const f of files) rmSync(join(o.dir, f));
   return [{ path: join(o.dir, ova), bytes: statSync(join(o.dir, ova)).size, sha256: await sha256File(join(o.dir, ova)) }];
 }

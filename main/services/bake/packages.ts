@@ -34,36 +34,62 @@ export function debName(file: string): { name: string; version: string } {
  * Returns the files for this guest (hard-linked into `outDir`).
  */
 export async function fetchPackages(o: {
-  wanted: string[]; dpkgStatus: string; guestCodename: string; cacheDir: string; outDir: string; signal?: AbortSignal; log?: (l: string) => void;
+  wanted: string[];
+  dpkgStatus: string;
+  guestCodename: string;
+  cacheDir: string;
+  outDir: string;
+  signal?: AbortSignal;
+  log?: (l: string) => void;
 }): Promise<FetchedPackage[]> {
   if (o.wanted.length === 0) return [];
   const host = hostCodename();
   if (!host || host !== o.guestCodename) {
-    throw new AppError('unsupported', `the guest is Debian-family "${o.guestCodename || 'unknown'}" but this host's apt serves "${host || 'unknown'}": packages fetched here would not fit the guest. Bake on a ${o.guestCodename || 'matching'} host, or pass docker: "skip" with no extraPackages`);
+    throw new AppError(
+      'unsupported',
+      `the guest is Debian-family "${o.guestCodename || 'unknown'}" but this host's apt serves "${host || 'unknown'}": packages fetched here would not fit the guest. Bake on a ${o.guestCodename || 'matching'} host, or pass docker: "skip" with no extraPackages`,
+    );
   }
   mkdirSync(join(o.cacheDir, 'partial'), { recursive: true });
   // --print-uris leaves out what the archives dir already holds: resolve against an empty one.
   const empty = join(o.outDir, '..', 'apt-resolve');
   mkdirSync(join(empty, 'partial'), { recursive: true });
   const common = (archives: string) => [
-    '-y', '-q', '--no-install-recommends',
-    '-o', `Dir::State::status=${o.dpkgStatus}`,
-    '-o', `Dir::Cache::archives=${archives}`,
-    '-o', 'Debug::NoLocking=1',
-    '-o', 'APT::Sandbox::User=root',
+    '-y',
+    '-q',
+    '--no-install-recommends',
+    '-o',
+    `Dir::State::status=${o.dpkgStatus}`,
+    '-o',
+    `Dir::Cache::archives=${archives}`,
+    '-o',
+    'Debug::NoLocking=1',
+    '-o',
+    'APT::Sandbox::User=root',
   ];
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   let uris: string;
   try {
-    uris = await run('apt-get', ['install', '--print-uris', ...common(empty), ...o.wanted], { env, signal: o.signal, what: 'apt-get (resolve the guest packages)' });
+    uris = await run('apt-get', ['install', '--print-uris', ...common(empty), ...o.wanted], {
+      env,
+      signal: o.signal,
+      what: 'apt-get (resolve the guest packages)',
+    });
   } catch (e) {
     if ((e as AppError).code === 'cancelled') throw e;
-    throw new AppError('invalid_request', `apt cannot install ${o.wanted.join(', ')} on this guest: ${(e as Error).message.split('\n').slice(1).join(' ').trim()}`);
+    throw new AppError(
+      'invalid_request',
+      `apt cannot install ${o.wanted.join(', ')} on this guest: ${(e as Error).message.split('\n').slice(1).join(' ').trim()}`,
+    );
   }
   const files = [...uris.matchAll(/^'[^']+' (\S+\.deb) (\d+) /gm)].map((m) => ({ file: m[1] ?? '', bytes: Number(m[2]) }));
   if (files.some((f) => !existsSync(join(o.cacheDir, f.file)))) {
     await run('apt-get', ['install', '--download-only', ...common(o.cacheDir), ...o.wanted], {
-      env, signal: o.signal, onLine: o.log, what: 'apt-get --download-only', hint: 'the host reaches Debian\'s mirror through its apt sources; check them with `apt-get update`',
+      env,
+      signal: o.signal,
+      onLine: o.log,
+      what: 'apt-get --download-only',
+      hint: "the host reaches Debian's mirror through its apt sources; check them with `apt-get update`",
     });
   }
   mkdirSync(o.outDir, { recursive: true });

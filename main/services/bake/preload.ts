@@ -20,15 +20,20 @@ export const PRELOAD_UNIT = 'povdesk-preload-images.service';
 export const PRELOAD_SCRIPT = '/usr/local/sbin/povdesk-preload-images';
 
 /** A docker-archive's manifest.json, as `docker load` reads it. */
-const manifestSchema = lazySchema(() => z
-  .array(
-    z.object({
-      Config: z.string().min(1),
-      RepoTags: z.array(z.string().regex(/^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$/, 'an image reference like name:tag')).nullable().optional(),
-      Layers: z.array(z.string().min(1)),
-    }),
-  )
-  .min(1));
+const manifestSchema = lazySchema(() =>
+  z
+    .array(
+      z.object({
+        Config: z.string().min(1),
+        RepoTags: z
+          .array(z.string().regex(/^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$/, 'an image reference like name:tag'))
+          .nullable()
+          .optional(),
+        Layers: z.array(z.string().min(1)),
+      }),
+    )
+    .min(1),
+);
 
 export interface PreloadImage {
   path: string;
@@ -52,16 +57,26 @@ export async function checkPreloadImages(paths: string[], allowedDirs: string[],
       text = await run('tar', ['-xOf', file, 'manifest.json'], { signal, what: `reading manifest.json from ${basename(file)}` });
     } catch (e) {
       if ((e as AppError).code === 'cancelled') throw e;
-      throw new AppError('invalid_request', `${file} is not a docker-archive tar (what \`docker save\` writes): it has no readable manifest.json`);
+      throw new AppError(
+        'invalid_request',
+        `${file} is not a docker-archive tar (what \`docker save\` writes): it has no readable manifest.json`,
+      );
     }
     let manifest: z.infer<typeof manifestSchema>;
     try {
       manifest = manifestSchema.parse(JSON.parse(text));
     } catch (e) {
-      throw new AppError('invalid_request', `${file}: its manifest.json is not a docker-archive manifest (${e instanceof z.ZodError ? e.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : (e as Error).message})`);
+      throw new AppError(
+        'invalid_request',
+        `${file}: its manifest.json is not a docker-archive manifest (${e instanceof z.ZodError ? e.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : (e as Error).message})`,
+      );
     }
     const refs = manifest.flatMap((m) => m.RepoTags ?? []);
-    if (manifest.some((m) => !m.RepoTags?.length)) throw new AppError('invalid_request', `${file} holds an image without a tag: save it by name (docker save name:tag), so the payload can run it by name`);
+    if (manifest.some((m) => !m.RepoTags?.length))
+      throw new AppError(
+        'invalid_request',
+        `${file} holds an image without a tag: save it by name (docker save name:tag), so the payload can run it by name`,
+      );
     const dup = refs.find((r) => out.some((o) => o.refs.includes(r)));
     if (dup) throw new AppError('invalid_request', `${dup} is in two of the preloadImages`);
     out.push({ path: file, refs, bytes: statSync(file).size, sha256: await sha256File(file) });

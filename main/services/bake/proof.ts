@@ -64,7 +64,8 @@ ${END_LINE}
 `;
 }
 
-const PROBE_RE = /POVDESK-PROBE ([0-9a-f]{16}) docker-enabled=(\S+) runner-unit=(\S+) runner-sha256=([0-9a-f]{64}|\S*) images=(\S+) container=(\S+)/;
+const PROBE_RE =
+  /POVDESK-PROBE ([0-9a-f]{16}) docker-enabled=(\S+) runner-unit=(\S+) runner-sha256=([0-9a-f]{64}|\S*) images=(\S+) container=(\S+)/;
 
 export interface ProofInput {
   client: VmManagerClient;
@@ -88,20 +89,32 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
   const nonce = randomBytes(8).toString('hex');
   const started = Date.now();
   const vm = await o.client.create({
-    name: `proof-${nonce.slice(0, 8)}`, image: o.image, cpus: 1, memory_mib: 1024, disk_gib: o.diskGib,
+    name: `proof-${nonce.slice(0, 8)}`,
+    image: o.image,
+    cpus: 1,
+    memory_mib: 1024,
+    disk_gib: o.diskGib,
     user_data: probePayload(nonce, o.expectImages ?? [], o.expectDocker),
-    require_attestation: o.attest === true, wait_for: 'none',
+    require_attestation: o.attest === true,
+    wait_for: 'none',
   });
   o.onVm?.(vm.id);
   o.log?.(`proof VM ${vm.id} booting ${o.image}`);
   let tail = '';
   let last: string | null = null;
-  let attestation: NonNullable<ProofResult['attestation']> = o.attest === true
-    ? { required: true, verified: null, message: 'no quote yet', events: null }
-    : { required: false, verified: null, message: `not attested: ${o.attest ?? 'not asked for'}`, events: null };
+  let attestation: NonNullable<ProofResult['attestation']> =
+    o.attest === true
+      ? { required: true, verified: null, message: 'no quote yet', events: null }
+      : { required: false, verified: null, message: `not attested: ${o.attest ?? 'not asked for'}`, events: null };
   const result = (passed: boolean, message: string, m?: RegExpExecArray | null): ProofResult => ({
-    passed, at: new Date().toISOString(), seconds: Math.round((Date.now() - started) / 100) / 10,
-    dockerEnabled: m?.[2] ?? null, runnerSha256: m?.[4] ?? null, message, consoleTail: tail, attestation,
+    passed,
+    at: new Date().toISOString(),
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+    dockerEnabled: m?.[2] ?? null,
+    runnerSha256: m?.[4] ?? null,
+    message,
+    consoleTail: tail,
+    attestation,
   });
   try {
     const deadline = started + (o.timeoutMs ?? 420_000);
@@ -112,9 +125,15 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
       const quote = rec?.attestation.initrd;
       if (o.attest === true && quote) {
         const events = rec?.povdesk?.attestation?.initrd?.events as { count: number; checked: number; allowed: number } | null | undefined;
-        attestation = { required: true, verified: quote.verified, message: quote.message ?? '', events: events ? { count: events.count, checked: events.checked, allowed: events.allowed } : null };
+        attestation = {
+          required: true,
+          verified: quote.verified,
+          message: quote.message ?? '',
+          events: events ? { count: events.count, checked: events.checked, allowed: events.allowed } : null,
+        };
         // a quote the verifier refused does not verify on a retry: the image does not boot what it was made with
-        if (!quote.verified) return result(false, `the proof boot's attestation failed, so the runner never got the probe: ${quote.message}`);
+        if (!quote.verified)
+          return result(false, `the proof boot's attestation failed, so the runner never got the probe: ${quote.message}`);
       }
       const c = await o.client.console(vm.id, 400).catch(() => null);
       if (c) {
@@ -127,24 +146,40 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
         const m = PROBE_RE.exec(c.console);
         if (m && m[1] === nonce) {
           const problems: string[] = [];
-          if (m[4] !== o.expectRunnerSha256) problems.push(`the runner's sha256 is ${m[4] || 'unknown'}, the app's is ${o.expectRunnerSha256}`);
+          if (m[4] !== o.expectRunnerSha256)
+            problems.push(`the runner's sha256 is ${m[4] || 'unknown'}, the app's is ${o.expectRunnerSha256}`);
           if (m[3] !== 'enabled') problems.push(`${UNIT_NAME} is "${m[3]}", not enabled`);
-          if (o.expectImages?.length && m[5] !== 'ok') problems.push(`the preloaded images are not all in Docker when the runner runs (${m[5]}): see povdesk-preload-images.service on the console`);
+          if (o.expectImages?.length && m[5] !== 'ok')
+            problems.push(
+              `the preloaded images are not all in Docker when the runner runs (${m[5]}): see povdesk-preload-images.service on the console`,
+            );
           // the probe is user-data: with attestation required it ran only after the quote verified
-          if (o.attest === true && attestation.verified !== true) problems.push(`the probe ran but the VM's attestation is not recorded as verified (${attestation.message})`);
-          if (o.expectDocker && m[2] !== 'enabled') problems.push(`systemctl is-enabled docker says "${m[2]}": Docker would not start on a POV`);
-          else if (o.expectDocker && m[6] !== 'ok') problems.push('Docker is enabled but could not run a container (an image made from the guest\'s /bin/sh): see Docker\'s error on the console');
+          if (o.attest === true && attestation.verified !== true)
+            problems.push(`the probe ran but the VM's attestation is not recorded as verified (${attestation.message})`);
+          if (o.expectDocker && m[2] !== 'enabled')
+            problems.push(`systemctl is-enabled docker says "${m[2]}": Docker would not start on a POV`);
+          else if (o.expectDocker && m[6] !== 'ok')
+            problems.push(
+              "Docker is enabled but could not run a container (an image made from the guest's /bin/sh): see Docker's error on the console",
+            );
           const secs = Math.round((Date.now() - started) / 1000);
           return problems.length
             ? result(false, `the proof boot failed: ${problems.join('; ')}`, m)
-            : result(true, `the runner fetched the probe from the metadata service and ran it after ${secs} s; docker.service ${m[2]}${o.expectDocker ? ' and a container ran' : ''}${o.expectImages?.length ? `; preloaded ${o.expectImages.join(', ')} in Docker` : ''}`, m);
+            : result(
+                true,
+                `the runner fetched the probe from the metadata service and ran it after ${secs} s; docker.service ${m[2]}${o.expectDocker ? ' and a container ran' : ''}${o.expectImages?.length ? `; preloaded ${o.expectImages.join(', ')} in Docker` : ''}`,
+                m,
+              );
         }
       }
       if (rec && (rec.state === 'failed' || rec.state === 'stopped')) {
         return result(false, `the proof VM ${rec.state}${rec.lastError ? `: ${rec.lastError}` : ''} before the runner ran the probe`);
       }
     }
-    return result(false, `the runner did not run the probe within ${Math.round((o.timeoutMs ?? 420_000) / 1000)} s: see the console tail (no network? runner not enabled? boot stuck?)`);
+    return result(
+      false,
+      `the runner did not run the probe within ${Math.round((o.timeoutMs ?? 420_000) / 1000)} s: see the console tail (no network? runner not enabled? boot stuck?)`,
+    );
   } finally {
     await o.client.delete(vm.id).catch((e: Error) => o.log?.(`proof VM ${vm.id} not deleted: ${e.message}`));
   }

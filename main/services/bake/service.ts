@@ -10,7 +10,13 @@ import { basename, join } from 'node:path';
 import { AppError } from '../../../shared/contract/errors';
 import { pidExists } from '../../lib/procs';
 import {
-  bakeManifest, proofResult, type BakeArgs, type BakedImage, type BakeManifest, type BakeStage, type ProofResult,
+  bakeManifest,
+  proofResult,
+  type BakeArgs,
+  type BakedImage,
+  type BakeManifest,
+  type BakeStage,
+  type ProofResult,
 } from '../../../shared/contract/bake';
 import type { JobContext, JobRunner } from '../jobs/runner';
 import type { VmManagerClient } from '../../vm-api/client';
@@ -48,7 +54,12 @@ export interface BakeDeps {
 }
 
 const STAGE_WEIGHT: Record<BakeStage, [number, number]> = {
-  source: [0, 0.3], inspect: [0.3, 0.4], packages: [0.4, 0.45], bake: [0.45, 0.7], register: [0.7, 0.75], proof: [0.75, 1],
+  source: [0, 0.3],
+  inspect: [0.3, 0.4],
+  packages: [0.4, 0.45],
+  bake: [0.45, 0.7],
+  register: [0.7, 0.75],
+  proof: [0.75, 1],
 };
 
 export class BakeService {
@@ -74,7 +85,11 @@ export class BakeService {
         const proofFile = join(dir, name, 'proof.json');
         const proof = existsSync(proofFile) ? proofResult.parse(JSON.parse(readFileSync(proofFile, 'utf8'))) : null;
         const exportsDir = join(this.root, 'exports', name);
-        const exports = existsSync(exportsDir) ? readdirSync(exportsDir).filter((f) => !f.startsWith('.')).map((f) => join(exportsDir, f)) : [];
+        const exports = existsSync(exportsDir)
+          ? readdirSync(exportsDir)
+              .filter((f) => !f.startsWith('.'))
+              .map((f) => join(exportsDir, f))
+          : [];
         out.push({ name, manifest, proof, exports });
       } catch {
         // a half-written entry is not listed
@@ -92,12 +107,14 @@ export class BakeService {
   async bakeWork(job: JobContext, args: BakeArgs): Promise<{ image: string; manifest: BakeManifest; proof: ProofResult }> {
     // Resolve the source before anything is made or started: a bad path changes nothing.
     const srcPath = typeof args.source === 'string' ? allowedSource(args.source, this.d.allowedDirs) : null;
-    if (args.preloadImages?.length && args.docker === 'skip') throw new AppError('invalid_request', 'preloadImages needs Docker in the guest: leave docker at "auto"');
+    if (args.preloadImages?.length && args.docker === 'skip')
+      throw new AppError('invalid_request', 'preloadImages needs Docker in the guest: leave docker at "auto"');
     const preload = await checkPreloadImages(args.preloadImages ?? [], this.d.allowedDirs, job.signal);
     if (existsSync(this.bakedDir(args.name))) throw new AppError('conflict', `a baked template "${args.name}" exists: pick another name`);
     const { client, stateDir } = await this.d.vmm();
     const images = await client.localImages();
-    if (images.some((i) => i.name === args.name)) throw new AppError('conflict', `an image "${args.name}" exists in the local vm-manager: pick another name`);
+    if (images.some((i) => i.name === args.name))
+      throw new AppError('conflict', `an image "${args.name}" exists in the local vm-manager: pick another name`);
     this.sweepStale(stateDir);
     const work = join(this.root, 'work', `${process.pid}-${job.id}`);
     const incoming = join(stateDir, 'incoming', `${process.pid}-${job.id}-${args.name}.qcow2`);
@@ -127,7 +144,11 @@ export class BakeService {
         baseSha256 = await sha256File(srcPath);
       } else {
         const base = await debianBase({
-          codename: 'bookworm', cacheDir: join(this.cache, 'debian'), workDir: work, signal: job.signal, log: (l) => job.log(l),
+          codename: 'bookworm',
+          cacheDir: join(this.cache, 'debian'),
+          workDir: work,
+          signal: job.signal,
+          log: (l) => job.log(l),
           progress: (m) => job.progress('source', 0.05, m),
         });
         job.log(`source: Debian base ${base.cached ? 'from the cache' : 'built'} (${base.key})`);
@@ -142,21 +163,34 @@ export class BakeService {
       const opened = await openGuest(disk, work, job.signal);
       session = opened.session;
       const guest = opened.guest;
-      job.log(`inspect: ${guest.product} (${guest.distro} ${guest.version}, ${guest.codename}); runtime ${guest.runtime ?? 'none'}; ${Math.round(guest.freeBytes / 1024 ** 2)} MiB free`);
+      job.log(
+        `inspect: ${guest.product} (${guest.distro} ${guest.version}, ${guest.codename}); runtime ${guest.runtime ?? 'none'}; ${Math.round(guest.freeBytes / 1024 ** 2)} MiB free`,
+      );
       done('inspect');
 
       stage('packages', 'fetching the guest packages on this host');
       const wanted = this.wanted(args, guest);
       const debs = await fetchPackages({
-        wanted, dpkgStatus: guest.dpkgStatus, guestCodename: guest.codename, cacheDir: join(this.cache, 'debs'), outDir: join(work, 'debs'),
-        signal: job.signal, log: (l) => job.log(l),
+        wanted,
+        dpkgStatus: guest.dpkgStatus,
+        guestCodename: guest.codename,
+        cacheDir: join(this.cache, 'debs'),
+        outDir: join(work, 'debs'),
+        signal: job.signal,
+        log: (l) => job.log(l),
       });
       // a preloaded tar stays on the template's disk, and its layers land beside it at first boot
       const need = debs.reduce((n, p) => n + p.bytes, 0) * 4 + preload.reduce((n, p) => n + p.bytes, 0) * 3 + HEADROOM;
       if (need > guest.freeBytes) {
-        throw new AppError('invalid_request', `the image has ${Math.round(guest.freeBytes / 1024 ** 2)} MiB free on / and the bake needs about ${Math.round(need / 1024 ** 2)} MiB: pass sizeGib to grow the disk`);
+        throw new AppError(
+          'invalid_request',
+          `the image has ${Math.round(guest.freeBytes / 1024 ** 2)} MiB free on / and the bake needs about ${Math.round(need / 1024 ** 2)} MiB: pass sizeGib to grow the disk`,
+        );
       }
-      for (const p of preload) job.log(`preload: ${p.path} (${p.refs.join(', ')}; ${p.bytes} bytes, sha256 ${p.sha256}): loaded at each VM's first boot, before the runner`);
+      for (const p of preload)
+        job.log(
+          `preload: ${p.path} (${p.refs.join(', ')}; ${p.bytes} bytes, sha256 ${p.sha256}): loaded at each VM's first boot, before the runner`,
+        );
       job.log(`packages: ${debs.length} .deb (${Math.round(debs.reduce((n, p) => n + p.bytes, 0) / 1024 ** 2)} MiB)`);
       done('packages');
 
@@ -165,7 +199,12 @@ export class BakeService {
       const agent = await client.attestAgent();
       const manifest = this.manifest(args, sourceLabel, baseSha256, guest, debs, runner.sha256, times);
       await customize(session, {
-        work, debsDir: debs.length ? join(work, 'debs') : null, runner, manifest, enableDocker: args.docker !== 'skip', preloadImages: preload.map((p) => p.path),
+        work,
+        debsDir: debs.length ? join(work, 'debs') : null,
+        runner,
+        manifest,
+        enableDocker: args.docker !== 'skip',
+        preloadImages: preload.map((p) => p.path),
         attest: { script: agent.script, unit: attestUnit(agent.pcrs.initrd) },
         log: (l) => job.log(l),
       });
@@ -180,16 +219,31 @@ export class BakeService {
       rmSync(incoming, { force: true });
       // The import made its reference measurements from the disk (its GRUB, kernel, initrd): then
       // the proof boot runs attested. A disk they could not be made for says why, and boots without.
-      const policy = (await client.image(args.name)).povdesk?.policy as { references?: unknown; unpredictable?: string | null } | null | undefined;
-      const attest = policy?.references ? true : `the image has no reference measurements: ${policy?.unpredictable ?? 'its manager does not make them'}`;
-      job.log(attest === true ? 'register: reference measurements made from the disk; the proof boot runs attested' : `register: ${attest}; the proof boot runs without attestation`);
+      const policy = (await client.image(args.name)).povdesk?.policy as
+        { references?: unknown; unpredictable?: string | null } | null | undefined;
+      const attest = policy?.references
+        ? true
+        : `the image has no reference measurements: ${policy?.unpredictable ?? 'its manager does not make them'}`;
+      job.log(
+        attest === true
+          ? 'register: reference measurements made from the disk; the proof boot runs attested'
+          : `register: ${attest}; the proof boot runs without attestation`,
+      );
       done('register');
 
       stage('proof', 'booting the baked image; waiting for its runner to run the probe');
       const proof = await (this.d.proof ?? proofBoot)({
-        client, image: args.name, diskGib: Math.max(1, Math.ceil((img.virtualSizeBytes ?? 0) / 1024 ** 3)), attest,
-        expectRunnerSha256: runner.sha256, expectDocker: args.docker !== 'skip', expectImages: preload.flatMap((p) => p.refs), timeoutMs: this.d.proofTimeoutMs, signal: job.signal,
-        onVm: (id) => job.progress('proof', STAGE_WEIGHT.proof[0], `proof VM ${id}`), log: (l) => job.log(l),
+        client,
+        image: args.name,
+        diskGib: Math.max(1, Math.ceil((img.virtualSizeBytes ?? 0) / 1024 ** 3)),
+        attest,
+        expectRunnerSha256: runner.sha256,
+        expectDocker: args.docker !== 'skip',
+        expectImages: preload.flatMap((p) => p.refs),
+        timeoutMs: this.d.proofTimeoutMs,
+        signal: job.signal,
+        onVm: (id) => job.progress('proof', STAGE_WEIGHT.proof[0], `proof VM ${id}`),
+        log: (l) => job.log(l),
       });
       done('proof');
       if (!proof.passed) throw new AppError('internal', `${proof.message}\n--- console tail ---\n${proof.consoleTail}`, { proof });
@@ -204,7 +258,8 @@ export class BakeService {
       return { image: args.name, manifest: final, proof };
     } catch (e) {
       await session?.abort();
-      if (registered) await client.deleteImage(args.name).catch((err: Error) => job.log(`could not remove image ${args.name}: ${err.message}`, 'warn'));
+      if (registered)
+        await client.deleteImage(args.name).catch((err: Error) => job.log(`could not remove image ${args.name}: ${err.message}`, 'warn'));
       throw e;
     } finally {
       rmSync(work, { recursive: true, force: true });
@@ -242,9 +297,20 @@ export class BakeService {
     return [...want].sort();
   }
 
-  private manifest(args: BakeArgs, source: string, baseSha256: string, guest: GuestFacts, debs: FetchedPackage[], runnerSha: string, stages: Record<string, number>): BakeManifest {
+  private manifest(
+    args: BakeArgs,
+    source: string,
+    baseSha256: string,
+    guest: GuestFacts,
+    debs: FetchedPackage[],
+    runnerSha: string,
+    stages: Record<string, number>,
+  ): BakeManifest {
     return {
-      name: args.name, createdAt: new Date().toISOString(), source, baseSha256,
+      name: args.name,
+      createdAt: new Date().toISOString(),
+      source,
+      baseSha256,
       guest: { distro: guest.distro, version: guest.version, product: guest.product, codename: guest.codename },
       runner: { path: RUNNER_PATH, sha256: runnerSha, unit: UNIT_NAME },
       docker: args.docker === 'skip' ? 'skipped' : guest.runtime ? 'present' : 'installed',
@@ -255,7 +321,10 @@ export class BakeService {
   }
 
   exportImage(args: { imageId: string; format: 'ova' | 'ovf' | 'vmdk'; dir?: string | undefined }): string {
-    return this.d.jobs.start({ kind: 'bake.export', title: `Export ${args.imageId} as ${args.format.toUpperCase()}`, subject: `template:${args.imageId}` }, (job) => this.exportWork(job, args));
+    return this.d.jobs.start(
+      { kind: 'bake.export', title: `Export ${args.imageId} as ${args.format.toUpperCase()}`, subject: `template:${args.imageId}` },
+      (job) => this.exportWork(job, args),
+    );
   }
 
   async exportWork(job: JobContext, args: { imageId: string; format: 'ova' | 'ovf' | 'vmdk'; dir?: string | undefined }) {
@@ -274,7 +343,12 @@ export class BakeService {
     try {
       job.progress('export', 0.1, `writing a stream-optimized VMDK of ${args.imageId}`);
       const files = await writeExport({
-        name: args.imageId, disk: join(img.path, img.disk), capacityBytes: img.virtualSizeBytes ?? 0, format: args.format, dir: tmp, signal: job.signal,
+        name: args.imageId,
+        disk: join(img.path, img.disk),
+        capacityBytes: img.virtualSizeBytes ?? 0,
+        format: args.format,
+        dir: tmp,
+        signal: job.signal,
       });
       const out = files.map((f) => {
         const final = join(dest, f.path.slice(tmp.length + 1));

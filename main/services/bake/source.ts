@@ -22,9 +22,13 @@ export function allowedSource(file: string, dirs: string[]): string {
     return real === root || real.startsWith(root + sep);
   });
   if (!inside) {
-    throw new AppError('invalid_request', `${real} is outside the directories a bake may read (${dirs.join(', ')}): copy the image into one of them first`);
+    throw new AppError(
+      'invalid_request',
+      `${real} is outside the directories a bake may read (${dirs.join(', ')}): copy the image into one of them first`,
+    );
   }
-  if (!statSync(real).isFile()) throw new AppError('invalid_request', `${real} is not a file: pick an image file (qcow2, raw, vmdk, .ova or .ovf)`);
+  if (!statSync(real).isFile())
+    throw new AppError('invalid_request', `${real} is not a file: pick an image file (qcow2, raw, vmdk, .ova or .ovf)`);
   return real;
 }
 
@@ -34,7 +38,11 @@ interface TarEntry {
 }
 
 async function tarEntries(file: string, signal?: AbortSignal): Promise<TarEntry[]> {
-  const out = await run('tar', ['-tvf', file], { signal, what: `reading ${basename(file)} as an OVA (tar)`, hint: 'an OVA is a tar archive holding an .ovf and its .vmdk disks' });
+  const out = await run('tar', ['-tvf', file], {
+    signal,
+    what: `reading ${basename(file)} as an OVA (tar)`,
+    hint: 'an OVA is a tar archive holding an .ovf and its .vmdk disks',
+  });
   return out
     .split('\n')
     .filter(Boolean)
@@ -46,9 +54,14 @@ export function ovfDisk(ovfText: string, where: string): string {
   const hrefs = [...ovfText.matchAll(/<(?:ovf:)?File\b[^>]*?(?:ovf:)?href="([^"]+)"/g)].map((m) => m[1] ?? '');
   const disks = hrefs.filter((h) => /\.vmdk$/i.test(h));
   if (disks.length === 0) throw new AppError('invalid_request', `${where} names no .vmdk disk: export the VM again with its disk`);
-  if (disks.length > 1) throw new AppError('invalid_request', `${where} names ${disks.length} disks (${disks.join(', ')}): a control-node template has one; export just the system disk`);
+  if (disks.length > 1)
+    throw new AppError(
+      'invalid_request',
+      `${where} names ${disks.length} disks (${disks.join(', ')}): a control-node template has one; export just the system disk`,
+    );
   const d = disks[0] ?? '';
-  if (d.includes('/') || d.includes('\\') || d.startsWith('.')) throw new AppError('invalid_request', `${where} names the disk "${d}", which is not a plain file name`);
+  if (d.includes('/') || d.includes('\\') || d.startsWith('.'))
+    throw new AppError('invalid_request', `${where} names the disk "${d}", which is not a plain file name`);
   return d;
 }
 
@@ -57,9 +70,14 @@ export async function diskOf(src: string, work: string, signal?: AbortSignal): P
   if (/\.ova$/i.test(src)) {
     const entries = await tarEntries(src, signal);
     const bad = entries.find((e) => e.type !== '-' || e.name.includes('/') || e.name.startsWith('.'));
-    if (bad) throw new AppError('invalid_request', `${src} holds "${bad.name}", which is not a plain file: an OVA holds only .ovf, .mf and disk files`);
+    if (bad)
+      throw new AppError(
+        'invalid_request',
+        `${src} holds "${bad.name}", which is not a plain file: an OVA holds only .ovf, .mf and disk files`,
+      );
     const ovf = entries.filter((e) => /\.ovf$/i.test(e.name));
-    if (ovf.length !== 1) throw new AppError('invalid_request', `${src} holds ${ovf.length} .ovf descriptors; an OVA for one VM holds exactly one`);
+    if (ovf.length !== 1)
+      throw new AppError('invalid_request', `${src} holds ${ovf.length} .ovf descriptors; an OVA for one VM holds exactly one`);
     await run('tar', ['-xf', src, '-C', work, ovf[0]!.name], { signal, what: 'extracting the OVF' });
     const disk = ovfDisk(readFileSync(join(work, ovf[0]!.name), 'utf8'), `${basename(src)}/${ovf[0]!.name}`);
     if (!entries.some((e) => e.name === disk)) throw new AppError('invalid_request', `${src} does not hold ${disk}, which its OVF names`);
@@ -68,9 +86,14 @@ export async function diskOf(src: string, work: string, signal?: AbortSignal): P
   }
   if (/\.ovf$/i.test(src)) {
     const disk = join(dirname(src), ovfDisk(readFileSync(src, 'utf8'), basename(src)));
-    if (!existsSync(disk)) throw new AppError('invalid_request', `${disk}, named by ${basename(src)}, is missing: keep the .vmdk beside the .ovf`);
+    if (!existsSync(disk))
+      throw new AppError('invalid_request', `${disk}, named by ${basename(src)}, is missing: keep the .vmdk beside the .ovf`);
     // the source's check of the allowed directories covered the .ovf, not a link beside it
-    if (!lstatSync(disk).isFile()) throw new AppError('invalid_request', `${disk}, named by ${basename(src)}, is not a plain file (a link?): keep the .vmdk itself beside the .ovf`);
+    if (!lstatSync(disk).isFile())
+      throw new AppError(
+        'invalid_request',
+        `${disk}, named by ${basename(src)}, is not a plain file (a link?): keep the .vmdk itself beside the .ovf`,
+      );
     return disk;
   }
   return src;
@@ -95,7 +118,10 @@ export interface ImageFacts {
 /** Refuses an image that names other files: qemu-img convert would copy them into the template. */
 function refuseReferences(file: string, refs: string[]): void {
   if (refs.length) {
-    throw new AppError('invalid_request', `${basename(file)} names files outside itself (${refs.join('; ')}): a bake reads only the image file itself; flatten it into one file first (qemu-img convert -O qcow2) and bake that`);
+    throw new AppError(
+      'invalid_request',
+      `${basename(file)} names files outside itself (${refs.join('; ')}): a bake reads only the image file itself; flatten it into one file first (qemu-img convert -O qcow2) and bake that`,
+    );
   }
 }
 
@@ -109,10 +135,15 @@ export async function imageFacts(file: string, signal?: AbortSignal): Promise<Im
     throw new AppError('invalid_request', `${basename(file)} is not a disk image qemu-img can read: pick a qcow2, raw, vmdk, .ova or .ovf`);
   }
   const format = info.format ?? '';
-  if (!FORMATS.has(format)) throw new AppError('invalid_request', `${basename(file)} is ${format || 'of an unknown format'}; a bake takes qcow2, raw or vmdk (or an OVA/OVF holding a vmdk)`);
+  if (!FORMATS.has(format))
+    throw new AppError(
+      'invalid_request',
+      `${basename(file)} is ${format || 'of an unknown format'}; a bake takes qcow2, raw or vmdk (or an OVA/OVF holding a vmdk)`,
+    );
   refuseReferences(file, infoReferences(file, info));
   // qemu-img calls any file "raw": a disk has a partition table.
-  if (format === 'raw' && !hasPartitionTable(file)) throw new AppError('invalid_request', `${basename(file)} is not a disk image: it has no MBR or GPT partition table`);
+  if (format === 'raw' && !hasPartitionTable(file))
+    throw new AppError('invalid_request', `${basename(file)} is not a disk image: it has no MBR or GPT partition table`);
   return { format, virtualSize: info['virtual-size'] ?? 0 };
 }
 

@@ -83,9 +83,13 @@ export function run(cmd: string, args: string[], o: RunOptions = {}): Promise<st
       if (o.signal?.aborted) return reject(new AppError('cancelled', `${o.what ?? cmd} cancelled`));
       if (code === 0) return resolve(Buffer.concat(out).toString('utf8'));
       reject(
-        new AppError('internal', `${o.what ?? cmd} failed (${sig ?? `exit ${code}`})${o.hint ? `: ${o.hint}` : ''}\n${tail.slice(-15).join('\n')}`, {
-          tail: tail.join('\n'),
-        }),
+        new AppError(
+          'internal',
+          `${o.what ?? cmd} failed (${sig ?? `exit ${code}`})${o.hint ? `: ${o.hint}` : ''}\n${tail.slice(-15).join('\n')}`,
+          {
+            tail: tail.join('\n'),
+          },
+        ),
       );
     });
     if (child.stdin) {

@@ -55,8 +55,7 @@ export class AgentStore {
   latest(povId: string): AgentRow | null {
     return (
       (this.db.prepare('SELECT * FROM control_node_agents WHERE pov_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1').get(povId) as
-        | AgentRow
-        | undefined) ?? null
+        AgentRow | undefined) ?? null
     );
   }
 }

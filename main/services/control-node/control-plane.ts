@@ -13,30 +13,44 @@ const undici = lazyRequire<typeof import('undici')>('undici');
  */
 export const ENROLMENT_CODE_TTL_MS = 15 * 60 * 1000;
 
-export const enrolmentCodeSchema = lazySchema(() => z
-  .object({ agentId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/), code: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,511}$/), expiresAt: z.iso.datetime() })
-  .strict());
+export const enrolmentCodeSchema = lazySchema(() =>
+  z
+    .object({
+      agentId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/),
+      code: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,511}$/),
+      expiresAt: z.iso.datetime(),
+    })
+    .strict(),
+);
 export type EnrolmentCode = z.infer<typeof enrolmentCodeSchema>;
 
-export const joinTokenSchema = lazySchema(() => z
-  .object({ token: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,511}$/), spiffeId: z.string().startsWith('spiffe://'), expiresAt: z.iso.datetime() })
-  .strict());
+export const joinTokenSchema = lazySchema(() =>
+  z
+    .object({
+      token: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,511}$/),
+      spiffeId: z.string().startsWith('spiffe://'),
+      expiresAt: z.iso.datetime(),
+    })
+    .strict(),
+);
 export type JoinToken = z.infer<typeof joinTokenSchema>;
 
 export const AGENT_STATES = ['pending', 'enrolled', 'expired', 'revoked'] as const;
-export const enrolmentStateSchema = lazySchema(() => z
-  .object({
-    agentId: z.string(),
-    state: z.enum(AGENT_STATES),
-    attestation: z.enum(['spire', 'ed25519']).nullable(),
-    enrolledAt: z.iso.datetime().nullable(),
-  })
-  .strict());
+export const enrolmentStateSchema = lazySchema(() =>
+  z
+    .object({
+      agentId: z.string(),
+      state: z.enum(AGENT_STATES),
+      attestation: z.enum(['spire', 'ed25519']).nullable(),
+      enrolledAt: z.iso.datetime().nullable(),
+    })
+    .strict(),
+);
 export type EnrolmentState = z.infer<typeof enrolmentStateSchema>;
 
-export const spireInfoSchema = lazySchema(() => z
-  .object({ trustDomain: z.string().min(1), serverAddress: z.string().min(1), trustBundle: z.string().min(1) })
-  .strict());
+export const spireInfoSchema = lazySchema(() =>
+  z.object({ trustDomain: z.string().min(1), serverAddress: z.string().min(1), trustBundle: z.string().min(1) }).strict(),
+);
 export type SpireInfo = z.infer<typeof spireInfoSchema>;
 
 export interface ControlPlane {
@@ -72,20 +86,32 @@ export class HttpControlPlane implements ControlPlane {
     private readonly opts: { timeoutMs?: number; now?: () => Date } = {},
   ) {
     if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(url)) {
-      throw new AppError('invalid_request', `control-plane URL ${JSON.stringify(url)} is not an http(s) URL; fix it in Settings → Control node`);
+      throw new AppError(
+        'invalid_request',
+        `control-plane URL ${JSON.stringify(url)} is not an http(s) URL; fix it in Settings → Control node`,
+      );
     }
     checkCredentialUrl('the control-plane URL', url, 'fix it in Settings → Control node (or POVDESK_CONTROL_PLANE_URL)');
     this.base = url.replace(/\/+$/, '');
   }
 
-  private async send(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, signal?: AbortSignal): Promise<{ status: number; json: unknown }> {
+  private async send(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body: unknown,
+    signal?: AbortSignal,
+  ): Promise<{ status: number; json: unknown }> {
     const url = `${this.base}${path}`;
     const timeout = this.opts.timeoutMs ?? 15_000;
     let res;
     try {
       res = await undici().request(url, {
         method,
-        headers: { authorization: `Bearer ${this.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         headersTimeout: timeout,
         bodyTimeout: timeout,
@@ -106,7 +132,10 @@ export class HttpControlPlane implements ControlPlane {
       const parsed = errorBody.safeParse(json);
       const said = parsed.success ? parsed.data.error.message : text.slice(0, 200) || `HTTP ${res.statusCode}`;
       if (res.statusCode === 401) {
-        throw new AppError('unauthorized', `the control plane refused the token (401: ${said}); save a valid control-plane token in Settings → Control node`);
+        throw new AppError(
+          'unauthorized',
+          `the control plane refused the token (401: ${said}); save a valid control-plane token in Settings → Control node`,
+        );
       }
       if (res.statusCode === 404 && method === 'DELETE') return { status: 404, json };
       throw new AppError(codeFor(res.statusCode), `control plane ${method} ${path} answered ${res.statusCode}: ${said}`);
@@ -117,7 +146,10 @@ export class HttpControlPlane implements ControlPlane {
   private parse<T>(schema: z.ZodType<T>, json: unknown, what: string): T {
     const r = schema.safeParse(json);
     if (!r.success) {
-      throw new AppError('unavailable', `the control plane sent ${what} this client cannot read (${listZodIssues(r.error)}); check that the URL points at a POV Desk control plane`);
+      throw new AppError(
+        'unavailable',
+        `the control plane sent ${what} this client cannot read (${listZodIssues(r.error)}); check that the URL points at a POV Desk control plane`,
+      );
     }
     return r.data;
   }
@@ -128,7 +160,10 @@ export class HttpControlPlane implements ControlPlane {
     const now = (this.opts.now?.() ?? new Date()).getTime();
     const expires = Date.parse(code.expiresAt);
     if (expires <= now || expires > now + ENROLMENT_CODE_TTL_MS + 60_000) {
-      throw new AppError('unavailable', `the control plane minted a code expiring at ${code.expiresAt}; a code must live at most 15 minutes from now (check the control plane's clock)`);
+      throw new AppError(
+        'unavailable',
+        `the control plane minted a code expiring at ${code.expiresAt}; a code must live at most 15 minutes from now (check the control plane's clock)`,
+      );
     }
     return code;
   }

@@ -142,7 +142,10 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
   if (!pov) throw new AppError('not_found', `no POV ${povId}; refresh the POV list`);
   if (!pov.envId) fail('conflict', 'the POV has no Skytap environment yet; provision it first');
   if (pov.runstate !== 'running') {
-    fail('conflict', `the environment is ${pov.runstate ?? 'not confirmed running'}; start it, then press Install control node (the payload goes in only after power-on)`);
+    fail(
+      'conflict',
+      `the environment is ${pov.runstate ?? 'not confirmed running'}; start it, then press Install control node (the payload goes in only after power-on)`,
+    );
   }
   const envId = pov.envId!;
 
@@ -158,7 +161,9 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
     deps.povs.setControlNode(povId, { vmId: vm.id });
     return fail('conflict', manual);
   }
-  job.log(`control node: ${vm.name} (${resolution.step === 'typed' ? 'the name you gave' : resolution.step === 'enrolled' ? 'already the control node' : resolution.step === 'only-linux' ? 'the only Linux VM' : 'the VM called broker'})`);
+  job.log(
+    `control node: ${vm.name} (${resolution.step === 'typed' ? 'the name you gave' : resolution.step === 'enrolled' ? 'already the control node' : resolution.step === 'only-linux' ? 'the only Linux VM' : 'the VM called broker'})`,
+  );
   deps.povs.setControlNode(povId, { vmId: vm.id, status: 'installing', reason: null, mode: null });
 
   const cfg = deps.config;
@@ -212,7 +217,14 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
   } catch (err) {
     return fail(err instanceof AppError ? err.code : 'unavailable', `could not mint an enrolment code: ${(err as Error).message}`);
   }
-  deps.agents.insert({ agent_id: code.agentId, pov_id: povId, env_id: envId, vm_id: vm.id, expires_at: code.expiresAt, created_at: now().toISOString() });
+  deps.agents.insert({
+    agent_id: code.agentId,
+    pov_id: povId,
+    env_id: envId,
+    vm_id: vm.id,
+    expires_at: code.expiresAt,
+    created_at: now().toISOString(),
+  });
 
   let injected = false;
   let cleared = false;
@@ -223,7 +235,10 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
       deps.agents.update(code.agentId, { cleared_at: now().toISOString() });
       job.log(`cleared user_data on ${vm.name} (${why})`);
     } catch (err) {
-      job.log(`could not clear user_data on ${vm.name}: ${(err as Error).message}; clear it in Skytap (it holds a spent enrolment code)`, 'warn');
+      job.log(
+        `could not clear user_data on ${vm.name}: ${(err as Error).message}; clear it in Skytap (it holds a spent enrolment code)`,
+        'warn',
+      );
     }
   };
   const giveUp = async (codeName: ConstructorParameters<typeof AppError>[0], reason: string): Promise<never> => {
@@ -260,7 +275,8 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
     job.progress('build payload', 0.3);
     const withIp = pov.vms.filter((v) => v.ip);
     const noIp = pov.vms.filter((v) => !v.ip);
-    if (noIp.length) job.log(`no IP address yet for ${noIp.map((v) => v.name).join(', ')}: not in the policy; re-install once they have one`, 'warn');
+    if (noIp.length)
+      job.log(`no IP address yet for ${noIp.map((v) => v.name).join(', ')}: not in the policy; re-install once they have one`, 'warn');
     let fitted;
     let planned: 'spire' | 'ed25519';
     try {
@@ -280,7 +296,9 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
       return await giveUp(err instanceof AppError ? err.code : 'internal', (err as Error).message);
     }
     if (fitted.tier > 1) {
-      job.log(`the bootstrap is ${fitted.originalChars} characters; sent ${TIER_WORDS[fitted.tier]} (tier ${fitted.tier}): ${fitted.chars} of ${USER_DATA_LIMIT}`);
+      job.log(
+        `the bootstrap is ${fitted.originalChars} characters; sent ${TIER_WORDS[fitted.tier]} (tier ${fitted.tier}): ${fitted.chars} of ${USER_DATA_LIMIT}`,
+      );
     } else {
       job.log(`the bootstrap is ${fitted.chars} of ${USER_DATA_LIMIT} characters, sent as written (tier 1)`);
     }
@@ -290,7 +308,10 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
       await deps.userData.set(envId, vm.id, fitted.contents, job.signal);
     } catch (err) {
       if (job.signal.aborted) throw err;
-      return await giveUp(err instanceof AppError ? err.code : 'unavailable', `could not write user_data on ${vm.name}: ${(err as Error).message}`);
+      return await giveUp(
+        err instanceof AppError ? err.code : 'unavailable',
+        `could not write user_data on ${vm.name}: ${(err as Error).message}`,
+      );
     }
     injected = true;
     deps.agents.update(code.agentId, { state: 'injected', injected_at: now().toISOString(), tier: fitted.tier, chars: fitted.chars });
@@ -314,7 +335,10 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
         await clear('the agent enrolled');
         deps.povs.setControlNode(povId, { status: 'enrolled', reason: null, mode });
         if (planned === 'spire' && mode === 'ed25519') {
-          job.log(`expected SPIRE but the agent fell back to Ed25519: ${vm.name} could not reach the SPIRE server address for agents over plain TCP`, 'warn');
+          job.log(
+            `expected SPIRE but the agent fell back to Ed25519: ${vm.name} could not reach the SPIRE server address for agents over plain TCP`,
+            'warn',
+          );
         }
         job.progress('done', 1);
         job.log(`control node ${vm.name} enrolled: ${mode === 'spire' ? 'SPIRE' : 'Ed25519'}`);
@@ -322,7 +346,10 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
       }
       if (state?.state === 'revoked') {
         await clear('the agent was revoked');
-        return await giveUp('conflict', `agent ${code.agentId} was revoked while ${vm.name} was enrolling; press Install control node to start again`);
+        return await giveUp(
+          'conflict',
+          `agent ${code.agentId} was revoked while ${vm.name} was enrolling; press Install control node to start again`,
+        );
       }
       if (state?.state === 'expired' || now().getTime() >= deadline) {
         await clear('the enrolment code expired');
@@ -338,7 +365,10 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
   } catch (err) {
     if (job.signal.aborted && !(err instanceof AppError && err.code !== 'cancelled')) {
       // Cancelled mid-way: say so on the row and forget the agent (its code is being cleared below).
-      deps.povs.setControlNode(povId, { status: 'failed', reason: 'the control-node install was cancelled; press Install control node to start again' });
+      deps.povs.setControlNode(povId, {
+        status: 'failed',
+        reason: 'the control-node install was cancelled; press Install control node to start again',
+      });
       deps.agents.update(code.agentId, { state: 'failed', reason: 'cancelled' });
       try {
         await deps.controlPlane.revoke(code.agentId);

@@ -45,7 +45,10 @@ export function povName(db: Db, povId: string): string {
 
 /** Whether migration 5's role-host columns exist (a database not yet migrated lacks them). */
 export function hasRoleHostColumns(db: Db): boolean {
-  return (db.prepare("SELECT COUNT(*) AS n FROM pragma_table_info('povs') WHERE name IN ('entitle_host','broker_host')").get() as { n: number }).n === 2;
+  return (
+    (db.prepare("SELECT COUNT(*) AS n FROM pragma_table_info('povs') WHERE name IN ('entitle_host','broker_host')").get() as { n: number })
+      .n === 2
+  );
 }
 
 export interface ControlNodeRow {
@@ -62,12 +65,19 @@ export interface ControlNodeRow {
 export function controlNodeRow(db: Db, povId: string): ControlNodeRow | undefined {
   const roles = hasRoleHostColumns(db) ? ', entitle_host AS entitleHost, broker_host AS brokerHost' : '';
   return db
-    .prepare(`SELECT control_node_name AS name, control_node_vm_id AS vmId, control_node_status AS status, control_node_reason AS reason, control_node_mode AS mode${roles} FROM povs WHERE id = ?`)
+    .prepare(
+      `SELECT control_node_name AS name, control_node_vm_id AS vmId, control_node_status AS status, control_node_reason AS reason, control_node_mode AS mode${roles} FROM povs WHERE id = ?`,
+    )
     .get(povId) as ControlNodeRow | undefined;
 }
 
 /** Sets the Entitle and broker host names ('' or null clears one; undefined leaves it). */
-export function setRoleHosts(db: Db, povId: string, hosts: { entitleHost?: string | null | undefined; brokerHost?: string | null | undefined }, now: () => Date = () => new Date()): void {
+export function setRoleHosts(
+  db: Db,
+  povId: string,
+  hosts: { entitleHost?: string | null | undefined; brokerHost?: string | null | undefined },
+  now: () => Date = () => new Date(),
+): void {
   const cols: Record<string, string | null> = {};
   if (hosts.entitleHost !== undefined) cols.entitle_host = hosts.entitleHost || null;
   if (hosts.brokerHost !== undefined) cols.broker_host = hosts.brokerHost || null;

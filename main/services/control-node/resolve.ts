@@ -28,9 +28,7 @@ export interface ResolveInput {
 
 export type ResolveStep = 'typed' | 'enrolled' | 'only-linux' | 'broker-name';
 
-export type Resolution =
-  | { vm: ResolveVm; step: ResolveStep }
-  | { refusal: { reason: string; candidates: string[] } };
+export type Resolution = { vm: ResolveVm; step: ResolveStep } | { refusal: { reason: string; candidates: string[] } };
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 

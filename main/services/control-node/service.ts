@@ -7,10 +7,29 @@ import { requireBootstrapMechanism } from '../../../shared/lab-platforms';
 import type { LabPlatform } from '../lab-platforms/platform';
 import { SkytapPlatform } from '../lab-platforms/skytap';
 import { AgentStore } from './agents';
-import { CONTROL_PLANE_TOKEN_ACCOUNT, controlPlaneFrom, installSettingsGap, readConfig, saveConfig, type ControlNodeConfig, type KeyValue, type Secrets } from './config';
+import {
+  CONTROL_PLANE_TOKEN_ACCOUNT,
+  controlPlaneFrom,
+  installSettingsGap,
+  readConfig,
+  saveConfig,
+  type ControlNodeConfig,
+  type KeyValue,
+  type Secrets,
+} from './config';
 import type { ControlPlane } from './control-plane';
 import { fitUserData } from './fit';
-import { installControlNode, manualNetworkRefusal, refusalText, resolveFor, teardownControlNode, type InstallDeps, type InstallJob, type PovLookup, type SkytapUserData } from './install';
+import {
+  installControlNode,
+  manualNetworkRefusal,
+  refusalText,
+  resolveFor,
+  teardownControlNode,
+  type InstallDeps,
+  type InstallJob,
+  type PovLookup,
+  type SkytapUserData,
+} from './install';
 import { USER_DATA_LIMIT } from './markers';
 import { buildBootstrap } from './payload';
 import { controlNodeRow, dbPovLookup, hasRoleHostColumns, povName, setRoleHosts } from './pov-adapter';
@@ -159,9 +178,13 @@ export class ControlNodeService {
     const { pov } = this.summary(id);
     // The install hands its payload over as metadata; a platform with another mechanism is refused here.
     requireBootstrapMechanism(pov.platform ?? 'skytap', 'metadata');
-    if (this.d.locks.activeJob(id)) throw new AppError('conflict', 'a lifecycle job is running for this POV; wait for it to finish, then press Install control node');
+    if (this.d.locks.activeJob(id))
+      throw new AppError('conflict', 'a lifecycle job is running for this POV; wait for it to finish, then press Install control node');
     if (pov.runstate !== 'running') {
-      throw new AppError('conflict', `the environment is ${pov.runstate ?? 'not confirmed running'}; start it first (the payload goes in only after power-on)`);
+      throw new AppError(
+        'conflict',
+        `the environment is ${pov.runstate ?? 'not confirmed running'}; start it first (the payload goes in only after power-on)`,
+      );
     }
     const resolution = resolveFor(pov);
     if (!('refusal' in resolution)) this.refuseManualNetwork(id, pov.vms.find((v) => v.id === resolution.vm.id) ?? resolution.vm);
@@ -229,7 +252,10 @@ export class ControlNodeService {
   setRoleHosts(id: string, hosts: { entitleHost?: string | null | undefined; brokerHost?: string | null | undefined }) {
     this.summary(id);
     if (!hasRoleHostColumns(this.d.db)) {
-      throw new AppError('unavailable', 'this database has no role-host columns yet (migration 5 has not run); restart POV Desk after updating it');
+      throw new AppError(
+        'unavailable',
+        'this database has no role-host columns yet (migration 5 has not run); restart POV Desk after updating it',
+      );
     }
     setRoleHosts(this.d.db, id, hosts);
     return this.reresolve(id);

@@ -2,9 +2,7 @@ import { isIP } from 'node:net';
 import { connect } from 'node:tls';
 import { checkPemBundle, checkTrustDomain, parseHostPort } from './shell';
 
-export type SpireCheck =
-  | { offered: true; answered: boolean; message: string }
-  | { offered: false; address: string; message: string };
+export type SpireCheck = { offered: true; answered: boolean; message: string } | { offered: false; address: string; message: string };
 
 export interface SpireCheckInput {
   /** host or host:port (default port 8081): the address control nodes are sent to. */

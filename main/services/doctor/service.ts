@@ -40,7 +40,14 @@ export class DoctorService {
 
   async run(): Promise<DoctorReport> {
     const http: HttpOptions = { timeoutMs: 10_000, maxRetries: 1, maxRetryWaitMs: 5_000, ...this.d.http };
-    const parts = await Promise.all([this.skytap(), this.pam(http), this.d.remoteVm().then(vmProbes, (e: unknown) => [check('vm.remote-host', 'remote vm-manager', 'unknown', (e as Error).message)]), this.d.controlPlane().then(controlPlaneProbes, (e: unknown) => [check('control-plane.spire', 'control plane', 'unknown', (e as Error).message)])]);
+    const parts = await Promise.all([
+      this.skytap(),
+      this.pam(http),
+      this.d.remoteVm().then(vmProbes, (e: unknown) => [check('vm.remote-host', 'remote vm-manager', 'unknown', (e as Error).message)]),
+      this.d
+        .controlPlane()
+        .then(controlPlaneProbes, (e: unknown) => [check('control-plane.spire', 'control plane', 'unknown', (e as Error).message)]),
+    ]);
     const checks = parts.flat();
     const counts = { confirmed: 0, contradicted: 0, unknown: 0 };
     for (const c of checks) counts[c.result]++;
@@ -78,14 +85,17 @@ export class DoctorService {
       };
       out.push(...(await pamProbes(t, http)));
     }
-    if (all.length === 0) out.push(check('pam.pra-token', 'BeyondTrust', 'unknown', 'no POV has BeyondTrust tenants saved (a POV\'s Access panel)'));
+    if (all.length === 0)
+      out.push(check('pam.pra-token', 'BeyondTrust', 'unknown', "no POV has BeyondTrust tenants saved (a POV's Access panel)"));
     return out;
   }
 
   /** A fresh report and the diagnostics, scrubbed, in one text file under <home>/support. */
   async bundle(): Promise<{ path: string; bytes: number; report: DoctorReport }> {
     const report = await this.run();
-    const lines = report.checks.map((c) => `[${DOCTOR_WORDS[c.result]}] ${c.id} — ${c.subject}\n  assumed: ${c.assumption} (${c.doc})\n  seen: ${c.seen}`);
+    const lines = report.checks.map(
+      (c) => `[${DOCTOR_WORDS[c.result]}] ${c.id} — ${c.subject}\n  assumed: ${c.assumption} (${c.doc})\n  seen: ${c.seen}`,
+    );
     const text = this.d.scrub(
       `POV Desk support bundle, ${report.checkedAt}\n\n== doctor: ${report.counts.confirmed} confirmed, ${report.counts.contradicted} contradicted, ${report.counts.unknown} could not tell\n${lines.join('\n')}\n\n` +
         `== doctor report (JSON)\n${JSON.stringify(report, null, 2)}\n\n${await this.d.diagnostics()}\n`,

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, toWireError, type JobKind, type JobLogLine, type JobRecord, type JobState, type WireError } from '../../../shared/contract';
+import {
+  AppError,
+  toWireError,
+  type JobKind,
+  type JobLogLine,
+  type JobRecord,
+  type JobState,
+  type WireError,
+} from '../../../shared/contract';
 import type { Hub } from '../hub';
 import type { Db } from '../store/db';
 
@@ -79,7 +87,12 @@ export class JobRunner {
      * hub: where every snapshot is published as it changes, on `jobs.update` keyed by job id, and
      * emitted as `job.changed` for the services that react to jobs (hub.ts DomainEvents).
      */
-    private readonly opts: { concurrency?: number; now?: () => Date; scrub?: (text: string) => string; hub?: Pick<Hub, 'publish' | 'emit'> } = {},
+    private readonly opts: {
+      concurrency?: number;
+      now?: () => Date;
+      scrub?: (text: string) => string;
+      hub?: Pick<Hub, 'publish' | 'emit'>;
+    } = {},
   ) {}
 
   private scrub(text: string): string {
@@ -114,9 +127,7 @@ export class JobRunner {
   start<T>(spec: JobSpec, work: (job: JobContext) => Promise<T>): string {
     const id = randomUUID();
     this.db
-      .prepare(
-        `INSERT INTO jobs (id, kind, title, subject, routine, state, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?)`,
-      )
+      .prepare(`INSERT INTO jobs (id, kind, title, subject, routine, state, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?)`)
       .run(id, spec.kind, this.scrub(spec.title), spec.subject ?? null, spec.routine ? 1 : 0, this.now());
     const controller = new AbortController();
     let release!: () => void;
@@ -157,7 +168,9 @@ export class JobRunner {
         signal: controller.signal,
         progress: (step, fraction, message = '') => {
           const f = fraction === null ? null : Math.max(0, Math.min(1, fraction));
-          this.db.prepare(`UPDATE jobs SET step = ?, fraction = ?, message = ? WHERE id = ?`).run(this.scrub(step), f, this.scrub(message), id);
+          this.db
+            .prepare(`UPDATE jobs SET step = ?, fraction = ?, message = ? WHERE id = ?`)
+            .run(this.scrub(step), f, this.scrub(message), id);
           this.emit(id);
         },
         log: (message, level = 'info') => this.appendLog(id, message, level),
@@ -202,7 +215,9 @@ export class JobRunner {
     }
     n++;
     this.seq.set(id, n);
-    this.db.prepare('INSERT INTO job_log (job_id, seq, at, level, message) VALUES (?, ?, ?, ?, ?)').run(id, n, this.now(), level, this.scrub(message));
+    this.db
+      .prepare('INSERT INTO job_log (job_id, seq, at, level, message) VALUES (?, ?, ?, ?, ?)')
+      .run(id, n, this.now(), level, this.scrub(message));
   }
 
   private emit(id: string) {
@@ -225,9 +240,7 @@ export class JobRunner {
   }
 
   log(id: string): JobLogLine[] {
-    return this.db
-      .prepare('SELECT at, level, message FROM job_log WHERE job_id = ? ORDER BY seq')
-      .all(id) as JobLogLine[];
+    return this.db.prepare('SELECT at, level, message FROM job_log WHERE job_id = ? ORDER BY seq').all(id) as JobLogLine[];
   }
 
   list(opts: { includeRoutine?: boolean; limit?: number; subject?: string } = {}): JobRecord[] {
@@ -275,9 +288,8 @@ export class JobRunner {
   /** Deletes finished routine jobs older than the retention. */
   pruneRoutine(olderThanMs: number): number {
     const cutoff = new Date((this.opts.now?.() ?? new Date()).getTime() - olderThanMs).toISOString();
-    return this.db
-      .prepare(`DELETE FROM jobs WHERE routine = 1 AND state NOT IN ('queued','running') AND created_at < ?`)
-      .run(cutoff).changes;
+    return this.db.prepare(`DELETE FROM jobs WHERE routine = 1 AND state NOT IN ('queued','running') AND created_at < ?`).run(cutoff)
+      .changes;
   }
 
   /** Aborts everything still running and waits for it to settle (app shutdown). */

@@ -51,7 +51,10 @@ export class LabTemplateService {
       images = await this.o.vmImages();
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
-      throw new AppError('unavailable', `Cannot check the template's images: the vm-manager did not answer (${why}). Start it or fix the connection on the Local VMs page, then save again.`);
+      throw new AppError(
+        'unavailable',
+        `Cannot check the template's images: the vm-manager did not answer (${why}). Start it or fix the connection on the Local VMs page, then save again.`,
+      );
     }
     const have = new Set(images.map((i) => i.name));
     const missing = args.vms.filter((v) => !have.has(v.image));

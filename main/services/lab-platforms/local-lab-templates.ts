@@ -50,16 +50,18 @@ export const TEST_TEMPLATE: Readonly<LocalTemplate> = {
   vms: [{ name: 'test-vm', image: 'povdesk-test', os: 'linux', cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true }],
 };
 
-const templateFile = lazySchema(() => z
-  .object({
-    version: z.literal(1),
-    id: localTemplateId,
-    name: z.string().trim().min(1).max(80),
-    description: z.string().max(500).nullable(),
-    createdAt: z.string(),
-    vms: z.array(localTemplateVm).min(1).max(LOCAL_TEMPLATE_MAX_VMS),
-  })
-  .strict());
+const templateFile = lazySchema(() =>
+  z
+    .object({
+      version: z.literal(1),
+      id: localTemplateId,
+      name: z.string().trim().min(1).max(80),
+      description: z.string().max(500).nullable(),
+      createdAt: z.string(),
+      vms: z.array(localTemplateVm).min(1).max(LOCAL_TEMPLATE_MAX_VMS),
+    })
+    .strict(),
+);
 
 export interface LocalTemplatesOptions {
   dir: string;

@@ -10,7 +10,10 @@ import { povTag, type LabEnvironment, type LabPlatform, type LabVm, type Templat
  * user-data route (`setUserData`, PUT /vms/{id}/povdesk/user-data), which a manager without it
  * (giantswarm's own) answers 404.
  */
-export type LocalVmApi = Pick<VmManagerClient, 'list' | 'get' | 'create' | 'start' | 'stop' | 'delete' | 'networks' | 'createNetwork' | 'deleteNetwork'> & {
+export type LocalVmApi = Pick<
+  VmManagerClient,
+  'list' | 'get' | 'create' | 'start' | 'stop' | 'delete' | 'networks' | 'createNetwork' | 'deleteNetwork'
+> & {
   setUserData?(id: string, userData: string | null): Promise<void>;
   setNetworkInternet?(name: string, internet: boolean): Promise<unknown>;
   saveClean?(id: string): Promise<unknown>;
@@ -149,7 +152,10 @@ export class LocalPlatform implements LabPlatform {
     return all.some((n) => n.spec.name === envId);
   }
 
-  async create(req: { envId: string | null; templateId: string; name: string; internet?: boolean }, step: (name: string) => void = () => {}): Promise<LabEnvironment> {
+  async create(
+    req: { envId: string | null; templateId: string; name: string; internet?: boolean },
+    step: (name: string) => void = () => {},
+  ): Promise<LabEnvironment> {
     const envId = req.envId;
     if (!envId) throw new AppError('internal', 'a local environment is named before it is created; no environment id was given');
     const t = this.o.templates.get(req.templateId);
@@ -199,14 +205,19 @@ export class LocalPlatform implements LabPlatform {
   /** Null once neither a VM nor the network of the environment is left. */
   async get(envId: string): Promise<LabEnvironment | null> {
     const vms = await this.vmsOf(envId);
-    if (vms.length === 0) return (await this.hasNetwork(envId)) ? { id: envId, name: envId, runstate: 'stopped', vms: [], remnant: true } : null;
+    if (vms.length === 0)
+      return (await this.hasNetwork(envId)) ? { id: envId, name: envId, runstate: 'stopped', vms: [], remnant: true } : null;
     return { id: envId, name: envId, runstate: localRunstate(vms.map((v) => v.state)), vms: vms.map((v) => this.labVm(envId, v)) };
   }
 
   /** The POV's "Internet access": its network's, which each VM follows at its next start. */
   async setInternet(envId: string, on: boolean): Promise<void> {
     const api = await this.o.api();
-    if (!api.setNetworkInternet) throw new AppError('unsupported', 'this vm-manager cannot switch a network\'s Internet access (it has no POV Desk network route); use the app\'s own vm-manager');
+    if (!api.setNetworkInternet)
+      throw new AppError(
+        'unsupported',
+        "this vm-manager cannot switch a network's Internet access (it has no POV Desk network route); use the app's own vm-manager",
+      );
     // No network yet (a create cut short before it): the create applies the POV's switch when it makes it.
     if (!(await this.hasNetwork(envId))) return;
     await managerCall('PUT network internet', () => api.setNetworkInternet!(envId, on));
@@ -221,7 +232,8 @@ export class LocalPlatform implements LabPlatform {
     const vms = await this.vmsOf(envId);
     if (vms.length === 0) throw new AppError('not_found', `the vm-manager has no VM of ${envId}; it was deleted outside POV Desk`);
     for (const v of vms) {
-      if (target === 'running' && (v.state === 'stopped' || v.state === 'failed')) await this.call(`POST /vms/${v.id}/start`, (a) => a.start(v.id));
+      if (target === 'running' && (v.state === 'stopped' || v.state === 'failed'))
+        await this.call(`POST /vms/${v.id}/start`, (a) => a.start(v.id));
       if (target === 'suspended' && UP.has(v.state)) await this.call(`POST /vms/${v.id}/stop`, (a) => a.stop(v.id));
     }
     return null;
@@ -270,7 +282,15 @@ export class LocalPlatform implements LabPlatform {
       await managerCall('PUT user-data', () => api.setUserData!(vmId, contents));
     } catch (err) {
       // 404 is either the VM or the route: the VM answering GET means the route is missing.
-      if (err instanceof AppError && err.code === 'not_found' && (await managerCall('GET /vms', () => api.get(vmId)).then(() => true, () => false))) throw unsupported;
+      if (
+        err instanceof AppError &&
+        err.code === 'not_found' &&
+        (await managerCall('GET /vms', () => api.get(vmId)).then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw unsupported;
       throw err;
     }
   }
@@ -285,7 +305,11 @@ export class LocalPlatform implements LabPlatform {
 
   private async eachVm(envId: string, route: string, fn: (a: LocalVmApi, id: string) => Promise<unknown> | undefined): Promise<void> {
     const api = await this.o.api();
-    if (!api.saveClean || !api.resetClean) throw new AppError('unsupported', 'this vm-manager cannot save or reset a clean state (it has no POV Desk clean-state routes); use the app\'s own vm-manager');
+    if (!api.saveClean || !api.resetClean)
+      throw new AppError(
+        'unsupported',
+        "this vm-manager cannot save or reset a clean state (it has no POV Desk clean-state routes); use the app's own vm-manager",
+      );
     for (const v of await this.vmsOf(envId)) await managerCall(`POST /vms/${v.id}/povdesk/${route}`, () => fn(api, v.id)!);
   }
 

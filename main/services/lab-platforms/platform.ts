@@ -78,7 +78,10 @@ export interface LabPlatform {
    * `step` is called before and after each mutating call (crash-injection tests hang off it).
    * `internet`: Local only, the POV's Internet access, applied to its network before any VM starts.
    */
-  create(req: { envId: string | null; templateId: string; name: string; internet?: boolean }, step?: (name: string) => void): Promise<LabEnvironment>;
+  create(
+    req: { envId: string | null; templateId: string; name: string; internet?: boolean },
+    step?: (name: string) => void,
+  ): Promise<LabEnvironment>;
   /**
    * The environment with its VMs, or null once it is gone. `{vms: false}` is a poll that needs
    * only the runstate: Skytap then reads the environment alone (its vms are what that GET carried).

@@ -21,7 +21,9 @@ export function labVmFromSkytap(vm: Vm): LabVm {
   const net = nics.find((i) => i.network_type === 'automatic') ?? nic;
   return {
     network: net ? { id: net.network_id ?? null, name: net.network_name ?? null, type: networkType(net.network_type) } : null,
-    published: nics.flatMap((i) => i.services ?? []).map((x) => ({ internalPort: x.internal_port, externalHost: x.external_ip, externalPort: x.external_port })),
+    published: nics
+      .flatMap((i) => i.services ?? [])
+      .map((x) => ({ internalPort: x.internal_port, externalHost: x.external_ip, externalPort: x.external_port })),
     id: vm.id,
     name: vm.name,
     os: inferOs(vm),

@@ -56,7 +56,8 @@ export const PLATFORM_WORDS: Readonly<Record<'skytap' | 'local', PlatformWords>>
     goneWhileWaiting: (envId) => `The vm-manager no longer lists any VM of ${envId}`,
     noVms: 'the vm-manager lists no VM of this POV',
     createRequest: (templateId) => `creating the VMs of local template ${templateId}`,
-    powerRequest: (target) => (target === 'running' ? 'starting every stopped VM' : "stopping every VM (the vm-manager's stop; they boot again from disk on start)"),
+    powerRequest: (target) =>
+      target === 'running' ? 'starting every stopped VM' : "stopping every VM (the vm-manager's stop; they boot again from disk on start)",
     goneSign: 'no VM listed',
   },
 };

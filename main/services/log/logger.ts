@@ -60,13 +60,7 @@ function redactFields(fields: Record<string, unknown> | undefined): Record<strin
  * A line-per-event JSON logger writing to <dir>/<name>.log, rotated at maxBytes into .1 … .keep.
  * Writes are synchronous so that nothing logged before a crash is lost.
  */
-export function createLogger(opts: {
-  dir: string | null;
-  name: string;
-  maxBytes?: number;
-  keep?: number;
-  echo?: boolean;
-}): Logger {
+export function createLogger(opts: { dir: string | null; name: string; maxBytes?: number; keep?: number; echo?: boolean }): Logger {
   const maxBytes = opts.maxBytes ?? 5 * 1024 * 1024;
   const keep = opts.keep ?? 3;
   const secrets = new Set<string>();

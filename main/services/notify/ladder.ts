@@ -75,7 +75,9 @@ export class Ladder {
     const hours = this.deps.notify.settings().ladderHours;
     const last = Math.min(...hours);
     const povs = this.deps.db
-      .prepare("SELECT id, name, env_id, auto_delete_at FROM povs WHERE auto_delete_at IS NOT NULL AND state NOT IN ('destroyed', 'destroying')")
+      .prepare(
+        "SELECT id, name, env_id, auto_delete_at FROM povs WHERE auto_delete_at IS NOT NULL AND state NOT IN ('destroyed', 'destroying')",
+      )
       .all() as { id: string; name: string; env_id: string | null; auto_delete_at: string }[];
     const has = this.deps.db.prepare('SELECT 1 FROM ladder_steps WHERE pov_id = ? AND delete_at = ? AND step = ?');
     const record = this.deps.db.prepare('INSERT INTO ladder_steps (pov_id, delete_at, step, outcome, at) VALUES (?, ?, ?, ?, ?)');

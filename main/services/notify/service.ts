@@ -118,9 +118,9 @@ export class NotificationService {
 
   list(limit = 100): { items: NotificationView[]; unread: number } {
     const rows = this.deps.db.prepare('SELECT * FROM notifications ORDER BY created_at DESC, rowid DESC LIMIT ?').all(limit) as Row[];
-    const { n } = this.deps.db
-      .prepare('SELECT COUNT(*) AS n FROM notifications WHERE read_at IS NULL AND withdrawn_at IS NULL')
-      .get() as { n: number };
+    const { n } = this.deps.db.prepare('SELECT COUNT(*) AS n FROM notifications WHERE read_at IS NULL AND withdrawn_at IS NULL').get() as {
+      n: number;
+    };
     return { items: rows.map(toView), unread: n };
   }
 

@@ -36,8 +36,19 @@ export class HttpAgentTasks implements AgentTasks {
   }
 
   private async put(path: string, body: unknown, signal?: AbortSignal) {
-    const r = await send(PRODUCT, { method: 'PUT', url: `${this.base}${path}`, headers: { authorization: `Bearer ${this.token}` }, json: body, ...(signal ? { signal } : {}) }, this.opts);
-    if (r.status >= 400) throw replyError('The control plane', `PUT ${path.replace(/broker-install\/.*/, 'broker-install/…')}`, r, errorText(r.json), REMEDY);
+    const r = await send(
+      PRODUCT,
+      {
+        method: 'PUT',
+        url: `${this.base}${path}`,
+        headers: { authorization: `Bearer ${this.token}` },
+        json: body,
+        ...(signal ? { signal } : {}),
+      },
+      this.opts,
+    );
+    if (r.status >= 400)
+      throw replyError('The control plane', `PUT ${path.replace(/broker-install\/.*/, 'broker-install/…')}`, r, errorText(r.json), REMEDY);
     const p = stateSchema.safeParse(r.json);
     if (!p.success) throw new AppError('unavailable', `the control plane answered ${path} with a body this client cannot read`);
     return { state: p.data.state };
@@ -49,7 +60,11 @@ export class HttpAgentTasks implements AgentTasks {
 
   async removeContainer(agentId: string, name: string, signal?: AbortSignal) {
     const path = `/v1/agents/${encodeURIComponent(agentId)}/containers/${encodeURIComponent(name)}`;
-    const r = await send(PRODUCT, { method: 'DELETE', url: `${this.base}${path}`, headers: { authorization: `Bearer ${this.token}` }, ...(signal ? { signal } : {}) }, this.opts);
+    const r = await send(
+      PRODUCT,
+      { method: 'DELETE', url: `${this.base}${path}`, headers: { authorization: `Bearer ${this.token}` }, ...(signal ? { signal } : {}) },
+      this.opts,
+    );
     if (r.status === 404) return 'already_gone' as const;
     if (r.status >= 400) throw replyError('The control plane', `DELETE ${path}`, r, errorText(r.json), REMEDY);
     return 'removed' as const;

@@ -45,7 +45,10 @@ export function checkBrokerHost(vm: BrokerHostFacts, controlNode: BrokerHostFact
     unknowns.push(`${vm.name} reports no guest OS: whether it is Windows Server 2019 or 2022 x64 cannot be told from here`);
   } else if (!SUPPORTED[id]) {
     if (!id.startsWith('win')) {
-      return { refusal: `${vm.name} reports guest OS ${vm.guestOs}, not Windows; the Resource Broker needs Windows Server 2019 or 2022 x64`, unknowns };
+      return {
+        refusal: `${vm.name} reports guest OS ${vm.guestOs}, not Windows; the Resource Broker needs Windows Server 2019 or 2022 x64`,
+        unknowns,
+      };
     }
     if (!laterServer(id)) {
       return {
@@ -56,7 +59,10 @@ export function checkBrokerHost(vm: BrokerHostFacts, controlNode: BrokerHostFact
     unknowns.push(`${vm.name} reports guest OS ${vm.guestOs}, which is not known to be Windows Server 2019 or 2022 x64`);
   }
   if (vm.networkType === 'manual') {
-    return { refusal: `${vm.name} is on a manual network; the Resource Broker host must be on the control node's automatic network`, unknowns };
+    return {
+      refusal: `${vm.name} is on a manual network; the Resource Broker host must be on the control node's automatic network`,
+      unknowns,
+    };
   }
   if (controlNode && vm.networkId && controlNode.networkId && vm.networkId !== controlNode.networkId) {
     return {
@@ -64,7 +70,10 @@ export function checkBrokerHost(vm: BrokerHostFacts, controlNode: BrokerHostFact
       unknowns,
     };
   }
-  if (!vm.networkId || !controlNode?.networkId) unknowns.push(`whether ${vm.name} shares the control node's network cannot be told (the platform reports no network)`);
-  unknowns.push(`WinRM on ${vm.name} (5985/5986) is reached from the control node, inside the environment: it cannot be checked from here; the installer's result says`);
+  if (!vm.networkId || !controlNode?.networkId)
+    unknowns.push(`whether ${vm.name} shares the control node's network cannot be told (the platform reports no network)`);
+  unknowns.push(
+    `WinRM on ${vm.name} (5985/5986) is reached from the control node, inside the environment: it cannot be checked from here; the installer's result says`,
+  );
   return { refusal: null, unknowns };
 }

@@ -13,9 +13,15 @@ export const ENTITLE_PRODUCT = 'Entitle';
 export const DEFAULT_ENTITLE_URL = 'https://api.entitle.io';
 const REMEDY = "check the Entitle API token in the POV's Access panel";
 
-const pagination = lazySchema(() => z.object({ page: z.number(), perPage: z.number(), totalResults: z.number(), totalPages: z.number() }).loose());
-export const integrationSchema = lazySchema(() => z.object({ id: z.string(), name: z.string(), application: z.object({ name: z.string() }).loose() }).loose());
-export const resourceSchema = lazySchema(() => z.object({ id: z.string(), name: z.string(), integration: z.object({ id: z.string() }).loose().optional() }).loose());
+const pagination = lazySchema(() =>
+  z.object({ page: z.number(), perPage: z.number(), totalResults: z.number(), totalPages: z.number() }).loose(),
+);
+export const integrationSchema = lazySchema(() =>
+  z.object({ id: z.string(), name: z.string(), application: z.object({ name: z.string() }).loose() }).loose(),
+);
+export const resourceSchema = lazySchema(() =>
+  z.object({ id: z.string(), name: z.string(), integration: z.object({ id: z.string() }).loose().optional() }).loose(),
+);
 
 /** Entitle's PRA integration is recognised by its application's name (docs/pam.md: an assumption). */
 export const PRA_APPLICATION = /privileged remote access|beyondtrust.*pra|^pra$/i;
@@ -30,20 +36,43 @@ export class EntitleClient {
     checkCredentialUrl('the Entitle URL', this.base, "fix it in the POV's Access panel");
   }
 
-  async call(method: 'GET' | 'POST' | 'DELETE', path: string, opts: { query?: Record<string, string | number>; body?: unknown } = {}): Promise<HttpReply> {
-    const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
+  async call(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    opts: { query?: Record<string, string | number>; body?: unknown } = {},
+  ): Promise<HttpReply> {
+    const qs = opts.query
+      ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}`
+      : '';
     const r = await send(
       ENTITLE_PRODUCT,
-      { method, url: `${this.base}/public/v1${path}${qs}`, headers: { authorization: `Bearer ${this.tenant.token}` }, ...(opts.body !== undefined ? { json: opts.body } : {}), ...(this.opts.signal ? { signal: this.opts.signal } : {}) },
+      {
+        method,
+        url: `${this.base}/public/v1${path}${qs}`,
+        headers: { authorization: `Bearer ${this.tenant.token}` },
+        ...(opts.body !== undefined ? { json: opts.body } : {}),
+        ...(this.opts.signal ? { signal: this.opts.signal } : {}),
+      },
       this.opts,
     );
     if (r.status === 401) throw new AppError('unauthorized', `Entitle refused the API token (401); ${REMEDY}`);
     return r;
   }
 
-  private async ok(method: 'GET' | 'POST' | 'DELETE', path: string, opts: { query?: Record<string, string | number>; body?: unknown } = {}) {
+  private async ok(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    opts: { query?: Record<string, string | number>; body?: unknown } = {},
+  ) {
     const r = await this.call(method, path, opts);
-    if (r.status >= 400) throw replyError(ENTITLE_PRODUCT, `${method} ${path}`, r, said(r), r.status === 403 ? 'give the token an admin role in Entitle' : REMEDY);
+    if (r.status >= 400)
+      throw replyError(
+        ENTITLE_PRODUCT,
+        `${method} ${path}`,
+        r,
+        said(r),
+        r.status === 403 ? 'give the token an admin role in Entitle' : REMEDY,
+      );
     return r;
   }
 
@@ -51,8 +80,12 @@ export class EntitleClient {
     const out: T[] = [];
     for (let page = 1; ; page++) {
       const r = await this.ok('GET', path, { query: { ...query, page, perPage: 100 } });
-      const p = z.object({ result: z.array(schema), pagination }).loose().safeParse(r.json);
-      if (!p.success) throw new AppError('unavailable', `Entitle sent ${path} in a shape this client cannot read (${listZodIssues(p.error)})`);
+      const p = z
+        .object({ result: z.array(schema), pagination })
+        .loose()
+        .safeParse(r.json);
+      if (!p.success)
+        throw new AppError('unavailable', `Entitle sent ${path} in a shape this client cannot read (${listZodIssues(p.error)})`);
       out.push(...p.data.result);
       if (page >= p.data.pagination.totalPages || p.data.result.length === 0) return out;
     }
@@ -61,7 +94,10 @@ export class EntitleClient {
   /** One page of integrations: what Test reads. */
   async firstIntegrations() {
     const r = await this.ok('GET', '/integrations', { query: { page: 1, perPage: 1 } });
-    return z.object({ result: z.array(integrationSchema), pagination }).loose().parse(r.json);
+    return z
+      .object({ result: z.array(integrationSchema), pagination })
+      .loose()
+      .parse(r.json);
   }
 
   async praIntegration() {
@@ -76,7 +112,14 @@ export class EntitleClient {
 
   async createResource(integrationId: string, name: string, description: string) {
     const r = await this.ok('POST', '/resources', {
-      body: { integration: { id: integrationId }, name, multirole: false, requestable: true, userDefinedDescription: description, roles: [{ name: 'Jump Group member' }] },
+      body: {
+        integration: { id: integrationId },
+        name,
+        multirole: false,
+        requestable: true,
+        userDefinedDescription: description,
+        roles: [{ name: 'Jump Group member' }],
+      },
     });
     return z.object({ result: resourceSchema }).loose().parse(r.json).result;
   }

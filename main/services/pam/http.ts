@@ -65,18 +65,30 @@ export async function send(product: string, call: HttpCall, opts: HttpOptions = 
         headers['content-type'] = 'application/x-www-form-urlencoded';
         body = new URLSearchParams(call.form).toString();
       }
-      res = await undici().request(call.url, { method: call.method, headers, body, headersTimeout: timeout, bodyTimeout: timeout, ...(call.signal ? { signal: call.signal } : {}) });
+      res = await undici().request(call.url, {
+        method: call.method,
+        headers,
+        body,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        ...(call.signal ? { signal: call.signal } : {}),
+      });
     } catch (err) {
       if (call.signal?.aborted) throw new AppError('cancelled', `${product}: ${call.method} cancelled`);
       const e = err as NodeJS.ErrnoException;
       const timedOut = /timeout/i.test(e.code ?? '') || /timeout/i.test(e.message);
-      throw new AppError(timedOut ? 'timeout' : 'unavailable', `cannot reach ${product} at ${new URL(call.url).origin} (${e.code ?? e.message}); check the URL and the network`, {
-        reason: 'network',
-      });
+      throw new AppError(
+        timedOut ? 'timeout' : 'unavailable',
+        `cannot reach ${product} at ${new URL(call.url).origin} (${e.code ?? e.message}); check the URL and the network`,
+        {
+          reason: 'network',
+        },
+      );
     }
     const text = await res.body.text();
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+    for (const [k, v] of Object.entries(res.headers))
+      if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
     const json = jsonOrNull(text);
     if ((res.statusCode === 429 || res.statusCode === 503) && attempt < (opts.maxRetries ?? 6)) {
       const wait = retryAfterMs(headers) ?? Math.min(1000 * 2 ** attempt, 10_000);
@@ -101,5 +113,9 @@ export function deleteOutcome(product: string, what: string, r: HttpReply, said:
 export function replyError(product: string, what: string, r: HttpReply, said: string, remedy: string): AppError {
   const code = codeFor(r.status);
   const reason = code === 'rate_limited' ? 'rate_limited' : code === 'unavailable' ? 'server' : undefined;
-  return new AppError(code, `${product} ${what} answered ${r.status}${said ? `: ${said.slice(0, 300)}` : ''}; ${remedy}`, reason ? { reason } : undefined);
+  return new AppError(
+    code,
+    `${product} ${what} answered ${r.status}${said ? `: ${said.slice(0, 300)}` : ''}; ${remedy}`,
+    reason ? { reason } : undefined,
+  );
 }

@@ -26,10 +26,18 @@ export interface PsTenant {
 
 const num = lazySchema(() => z.number().int());
 export const workgroupSchema = lazySchema(() => z.object({ ID: num, Name: z.string() }).loose());
-export const assetSchema = lazySchema(() => z.object({ AssetID: num, WorkgroupID: num, AssetName: z.string(), IPAddress: z.string() }).loose());
-export const managedSystemSchema = lazySchema(() => z.object({ ManagedSystemID: num, AssetID: num.nullable().optional(), SystemName: z.string().optional() }).loose());
-export const functionalAccountSchema = lazySchema(() => z.object({ FunctionalAccountID: num, PlatformID: num, AccountName: z.string(), DisplayName: z.string().nullable().optional() }).loose());
-export const managedAccountSchema = lazySchema(() => z.object({ ManagedAccountID: num.optional(), AccountId: num.optional(), AccountName: z.string() }).loose());
+export const assetSchema = lazySchema(() =>
+  z.object({ AssetID: num, WorkgroupID: num, AssetName: z.string(), IPAddress: z.string() }).loose(),
+);
+export const managedSystemSchema = lazySchema(() =>
+  z.object({ ManagedSystemID: num, AssetID: num.nullable().optional(), SystemName: z.string().optional() }).loose(),
+);
+export const functionalAccountSchema = lazySchema(() =>
+  z.object({ FunctionalAccountID: num, PlatformID: num, AccountName: z.string(), DisplayName: z.string().nullable().optional() }).loose(),
+);
+export const managedAccountSchema = lazySchema(() =>
+  z.object({ ManagedAccountID: num.optional(), AccountId: num.optional(), AccountName: z.string() }).loose(),
+);
 export const platformSchema = lazySchema(() => z.object({ PlatformID: num, Name: z.string(), ShortName: z.string().optional() }).loose());
 
 type Method = 'GET' | 'POST' | 'DELETE';
@@ -67,25 +75,59 @@ export class PasswordSafeClient {
   async signIn(): Promise<void> {
     let authorization: string;
     if (this.tenant.clientId && this.tenant.clientSecret) {
-      const r = await send(PS_PRODUCT, { method: 'POST', url: this.url('Auth/Connect/Token'), form: { grant_type: 'client_credentials', client_id: this.tenant.clientId, client_secret: this.tenant.clientSecret }, ...this.sig() }, this.opts);
-      const t = z.object({ access_token: z.string().min(1) }).loose().safeParse(r.json);
+      const r = await send(
+        PS_PRODUCT,
+        {
+          method: 'POST',
+          url: this.url('Auth/Connect/Token'),
+          form: { grant_type: 'client_credentials', client_id: this.tenant.clientId, client_secret: this.tenant.clientSecret },
+          ...this.sig(),
+        },
+        this.opts,
+      );
+      const t = z
+        .object({ access_token: z.string().min(1) })
+        .loose()
+        .safeParse(r.json);
       if (r.status !== 200 || !t.success) {
-        throw new AppError('unauthorized', `Password Safe refused the OAuth client (${r.status}); check the API registration's client id and secret in the POV's Access panel`);
+        throw new AppError(
+          'unauthorized',
+          `Password Safe refused the OAuth client (${r.status}); check the API registration's client id and secret in the POV's Access panel`,
+        );
       }
       authorization = `Bearer ${t.data.access_token}`;
     } else if (this.tenant.apiKey && this.tenant.runAs) {
       authorization = `PS-Auth key=${this.tenant.apiKey}; runas=${this.tenant.runAs};${this.tenant.runAsPassword ? ` pwd=[${this.tenant.runAsPassword}];` : ''}`;
     } else {
-      throw new AppError('unauthorized', "no Password Safe credentials are saved: enter an API key with its run-as user, or an OAuth client, in the POV's Access panel");
+      throw new AppError(
+        'unauthorized',
+        "no Password Safe credentials are saved: enter an API key with its run-as user, or an OAuth client, in the POV's Access panel",
+      );
     }
-    const r = await send(PS_PRODUCT, { method: 'POST', url: this.url('Auth/SignAppIn'), headers: { authorization }, json: {}, ...this.sig() }, this.opts);
-    if (r.status === 401) throw new AppError('unauthorized', `Password Safe refused the sign-in (401: ${said(r)}); check the API key, run-as user and the registration's IP rules`);
-    if (r.status === 403) throw new AppError('forbidden', 'Password Safe answered 403 to SignAppIn: the licence is invalid or the run-as user may not use the API');
-    if (r.status === 410) throw new AppError('unavailable', `Password Safe answered 410: API version ${PS_API_VERSION} is disabled on this instance`, { reason: 'server' });
+    const r = await send(
+      PS_PRODUCT,
+      { method: 'POST', url: this.url('Auth/SignAppIn'), headers: { authorization }, json: {}, ...this.sig() },
+      this.opts,
+    );
+    if (r.status === 401)
+      throw new AppError(
+        'unauthorized',
+        `Password Safe refused the sign-in (401: ${said(r)}); check the API key, run-as user and the registration's IP rules`,
+      );
+    if (r.status === 403)
+      throw new AppError(
+        'forbidden',
+        'Password Safe answered 403 to SignAppIn: the licence is invalid or the run-as user may not use the API',
+      );
+    if (r.status === 410)
+      throw new AppError('unavailable', `Password Safe answered 410: API version ${PS_API_VERSION} is disabled on this instance`, {
+        reason: 'server',
+      });
     if (r.status >= 400) throw replyError(PS_PRODUCT, 'SignAppIn', r, said(r), REMEDY);
     const set = r.headers['set-cookie'] ?? '';
     const m = /(ASP\.NET_SessionId=[^;,\s]+)/.exec(set);
-    if (!m) throw new AppError('unavailable', 'Password Safe signed in but set no session cookie; check that the URL is the Password Safe host');
+    if (!m)
+      throw new AppError('unavailable', 'Password Safe signed in but set no session cookie; check that the URL is the Password Safe host');
     this.cookie = m[1]!;
   }
 
@@ -98,14 +140,26 @@ export class PasswordSafeClient {
 
   async call(method: Method, path: string, body?: unknown): Promise<HttpReply> {
     if (!this.cookie) throw new AppError('internal', 'Password Safe call outside a session');
-    return send(PS_PRODUCT, { method, url: this.url(path), headers: { cookie: this.cookie }, ...(body !== undefined ? { json: body } : {}), ...this.sig() }, this.opts);
+    return send(
+      PS_PRODUCT,
+      { method, url: this.url(path), headers: { cookie: this.cookie }, ...(body !== undefined ? { json: body } : {}), ...this.sig() },
+      this.opts,
+    );
   }
 
   private async ok<T>(method: Method, path: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
     const r = await this.call(method, path, body);
-    if (r.status >= 400) throw replyError(PS_PRODUCT, `${method} ${path}`, r, said(r), r.status === 403 ? "give the run-as user's group the Password Safe feature permissions for assets and managed systems" : REMEDY);
+    if (r.status >= 400)
+      throw replyError(
+        PS_PRODUCT,
+        `${method} ${path}`,
+        r,
+        said(r),
+        r.status === 403 ? "give the run-as user's group the Password Safe feature permissions for assets and managed systems" : REMEDY,
+      );
     const p = schema.safeParse(r.json);
-    if (!p.success) throw new AppError('unavailable', `Password Safe sent ${path} in a shape this client cannot read (${listZodIssues(p.error)})`);
+    if (!p.success)
+      throw new AppError('unavailable', `Password Safe sent ${path} in a shape this client cannot read (${listZodIssues(p.error)})`);
     return p.data;
   }
 
@@ -117,7 +171,17 @@ export class PasswordSafeClient {
 
   /** A list endpoint: a bare array, or {TotalCount, Data} when paged. */
   private list<T>(path: string, schema: z.ZodType<T>): Promise<T[]> {
-    return this.ok('GET', path, z.union([z.array(schema), z.object({ Data: z.array(schema) }).loose().transform((d) => d.Data)]));
+    return this.ok(
+      'GET',
+      path,
+      z.union([
+        z.array(schema),
+        z
+          .object({ Data: z.array(schema) })
+          .loose()
+          .transform((d) => d.Data),
+      ]),
+    );
   }
 
   platforms() {
@@ -132,7 +196,10 @@ export class PasswordSafeClient {
   assets(workgroupId: number) {
     return this.list(`Workgroups/${workgroupId}/Assets`, assetSchema);
   }
-  createAsset(workgroupId: number, body: { IPAddress: string; AssetName: string; DnsName?: string; OperatingSystem: string; Description: string }) {
+  createAsset(
+    workgroupId: number,
+    body: { IPAddress: string; AssetName: string; DnsName?: string; OperatingSystem: string; Description: string },
+  ) {
     return this.ok('POST', `Workgroups/${workgroupId}/Assets`, assetSchema, body);
   }
   /** The asset's managed system, or null (404 or an empty answer). */

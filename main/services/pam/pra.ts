@@ -11,18 +11,36 @@ import { checkCredentialUrl } from '../../../shared/url-policy';
  * query parameter or body field answers 401, so only fields the spec names are ever sent.
  */
 export const PRA_PRODUCT = 'PRA';
-const REMEDY = 'check the PRA site and API account in the POV\'s Access panel';
+const REMEDY = "check the PRA site and API account in the POV's Access panel";
 
 const id = lazySchema(() => z.number().int().positive());
-export const jumpointSchema = lazySchema(() => z
-  .object({ id, name: z.string(), code_name: z.string().optional(), platform: z.string(), clustered: z.boolean().optional(), connected: z.boolean().optional(), docker_deploy_key: z.string().nullable().optional() })
-  .loose());
+export const jumpointSchema = lazySchema(() =>
+  z
+    .object({
+      id,
+      name: z.string(),
+      code_name: z.string().optional(),
+      platform: z.string(),
+      clustered: z.boolean().optional(),
+      connected: z.boolean().optional(),
+      docker_deploy_key: z.string().nullable().optional(),
+    })
+    .loose(),
+);
 export type Jumpoint = z.infer<typeof jumpointSchema>;
 export const jumpGroupSchema = lazySchema(() => z.object({ id, name: z.string(), code_name: z.string().optional() }).loose());
-export const jumpItemSchema = lazySchema(() => z.object({ id, name: z.string(), jumpoint_id: id, hostname: z.string(), jump_group_id: id, tag: z.string().optional() }).loose());
+export const jumpItemSchema = lazySchema(() =>
+  z.object({ id, name: z.string(), jumpoint_id: id, hostname: z.string(), jump_group_id: id, tag: z.string().optional() }).loose(),
+);
 export type JumpItem = z.infer<typeof jumpItemSchema>;
-const nodeSchema = lazySchema(() => z.object({ id: id.optional(), hostname: z.string().optional(), private_ip: z.string().optional(), public_ip: z.string().optional() }).loose());
-const tokenSchema = lazySchema(() => z.object({ access_token: z.string().min(1), token_type: z.string(), expires_in: z.number().positive() }).loose());
+const nodeSchema = lazySchema(() =>
+  z
+    .object({ id: id.optional(), hostname: z.string().optional(), private_ip: z.string().optional(), public_ip: z.string().optional() })
+    .loose(),
+);
+const tokenSchema = lazySchema(() =>
+  z.object({ access_token: z.string().min(1), token_type: z.string(), expires_in: z.number().positive() }).loose(),
+);
 
 export type JumpItemType = 'shell-jump' | 'remote-rdp';
 
@@ -51,10 +69,23 @@ export class PraClient {
   private async bearer(fresh = false): Promise<string> {
     if (!fresh && this.token && this.token.until > this.now()) return this.token.value;
     const basic = Buffer.from(`${this.tenant.clientId}:${this.tenant.clientSecret}`).toString('base64');
-    const r = await send(PRA_PRODUCT, { method: 'POST', url: `${this.site}/oauth2/token`, headers: { authorization: `Basic ${basic}` }, form: { grant_type: 'client_credentials' }, ...this.sig() }, this.opts);
+    const r = await send(
+      PRA_PRODUCT,
+      {
+        method: 'POST',
+        url: `${this.site}/oauth2/token`,
+        headers: { authorization: `Basic ${basic}` },
+        form: { grant_type: 'client_credentials' },
+        ...this.sig(),
+      },
+      this.opts,
+    );
     if (r.status !== 200) {
       throw r.status === 401 || r.status === 400
-        ? new AppError('unauthorized', `PRA refused the API account's client id/secret (${r.status}); copy the OAuth client id and secret of an API account with Configuration API access into the POV's Access panel`)
+        ? new AppError(
+            'unauthorized',
+            `PRA refused the API account's client id/secret (${r.status}); copy the OAuth client id and secret of an API account with Configuration API access into the POV's Access panel`,
+          )
         : replyError(PRA_PRODUCT, 'token request', r, said(r), REMEDY);
     }
     const t = tokenSchema.safeParse(r.json);
@@ -69,24 +100,48 @@ export class PraClient {
   }
 
   /** One API call; a 401 with a cached token fetches one new token and tries once more. */
-  async api(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, opts: { query?: Record<string, string | number>; body?: unknown } = {}): Promise<HttpReply> {
-    const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
+  async api(
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    opts: { query?: Record<string, string | number>; body?: unknown } = {},
+  ): Promise<HttpReply> {
+    const qs = opts.query
+      ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}`
+      : '';
     const url = `${this.site}/api/config/v1${path}${qs}`;
     for (let attempt = 0; ; attempt++) {
       const token = await this.bearer(attempt > 0);
-      const r = await send(PRA_PRODUCT, { method, url, headers: { authorization: `Bearer ${token}` }, ...(opts.body !== undefined ? { json: opts.body } : {}), ...this.sig() }, this.opts);
+      const r = await send(
+        PRA_PRODUCT,
+        {
+          method,
+          url,
+          headers: { authorization: `Bearer ${token}` },
+          ...(opts.body !== undefined ? { json: opts.body } : {}),
+          ...this.sig(),
+        },
+        this.opts,
+      );
       if (r.status === 401 && attempt === 0) continue;
       if (r.status === 401) {
-        throw new AppError('unauthorized', `PRA answered 401 to ${method} ${path}${said(r) ? ` (${said(r)})` : ''}: the token was refused, or the request named a field PRA does not know; ${REMEDY}`);
+        throw new AppError(
+          'unauthorized',
+          `PRA answered 401 to ${method} ${path}${said(r) ? ` (${said(r)})` : ''}: the token was refused, or the request named a field PRA does not know; ${REMEDY}`,
+        );
       }
       return r;
     }
   }
 
-  private async ok(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, opts: { query?: Record<string, string | number>; body?: unknown } = {}): Promise<HttpReply> {
+  private async ok(
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    opts: { query?: Record<string, string | number>; body?: unknown } = {},
+  ): Promise<HttpReply> {
     const r = await this.api(method, path, opts);
     if (r.status >= 400) {
-      const remedy = r.status === 403 ? 'give the API account Configuration API permission (and Allow Access to Vault accounts if used)' : REMEDY;
+      const remedy =
+        r.status === 403 ? 'give the API account Configuration API permission (and Allow Access to Vault accounts if used)' : REMEDY;
       throw replyError(PRA_PRODUCT, `${method} ${path}`, r, said(r), remedy);
     }
     return r;
@@ -98,7 +153,8 @@ export class PraClient {
     for (let page = 1; ; page++) {
       const r = await this.ok('GET', path, { query: { ...filters, per_page: 100, current_page: page } });
       const arr = z.array(schema).safeParse(r.json);
-      if (!arr.success) throw new AppError('unavailable', `PRA sent a list for ${path} this client cannot read (${listZodIssues(arr.error)})`);
+      if (!arr.success)
+        throw new AppError('unavailable', `PRA sent a list for ${path} this client cannot read (${listZodIssues(arr.error)})`);
       out.push(...arr.data);
       const last = Number(r.headers['x-bt-pagination-last-page'] ?? page);
       if (!Number.isFinite(last) || page >= last || arr.data.length === 0) return out;
@@ -121,7 +177,16 @@ export class PraClient {
   async findJumpoint(codeName: string): Promise<Jumpoint | null> {
     return (await this.list('/jumpoint', jumpointSchema, { code_name: codeName }))[0] ?? null;
   }
-  createJumpoint(body: { name: string; code_name: string; platform: 'linux-x86'; clustered: true; shell_jump_enabled: true; protocol_tunnel_enabled: true; external_jump_item_network_id: string; comments: string }) {
+  createJumpoint(body: {
+    name: string;
+    code_name: string;
+    platform: 'linux-x86';
+    clustered: true;
+    shell_jump_enabled: true;
+    protocol_tunnel_enabled: true;
+    external_jump_item_network_id: string;
+    comments: string;
+  }) {
     return this.create('/jumpoint', jumpointSchema, body);
   }
   async getJumpoint(jumpointId: number): Promise<Jumpoint | null> {
@@ -147,7 +212,16 @@ export class PraClient {
   async findJumpItem(type: JumpItemType, jumpointId: number, name: string): Promise<JumpItem | null> {
     return (await this.list(`/jump-item/${type}`, jumpItemSchema, { jumpoint_id: jumpointId, name }))[0] ?? null;
   }
-  createShellJump(body: { name: string; jumpoint_id: number; hostname: string; protocol: 'ssh'; port: number; jump_group_id: number; tag: string; comments: string }) {
+  createShellJump(body: {
+    name: string;
+    jumpoint_id: number;
+    hostname: string;
+    protocol: 'ssh';
+    port: number;
+    jump_group_id: number;
+    tag: string;
+    comments: string;
+  }) {
     return this.create('/jump-item/shell-jump', jumpItemSchema, body);
   }
   createRemoteRdp(body: { name: string; jumpoint_id: number; hostname: string; jump_group_id: number; tag: string; comments: string }) {
@@ -158,6 +232,9 @@ export class PraClient {
 function said(r: HttpReply): string {
   const j = r.json as { message?: unknown; errors?: Record<string, unknown> } | null;
   if (!j || typeof j !== 'object') return r.text.slice(0, 200);
-  const bag = j.errors && typeof j.errors === 'object' ? Object.entries(j.errors).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`) : [];
+  const bag =
+    j.errors && typeof j.errors === 'object'
+      ? Object.entries(j.errors).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`)
+      : [];
   return [typeof j.message === 'string' ? j.message : '', ...bag].filter(Boolean).join('; ');
 }

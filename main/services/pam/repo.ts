@@ -67,7 +67,8 @@ export class PamRepo {
 
   artifact(povId: string, kind: ArtifactKind, key = ''): ArtifactRow | null {
     return (
-      (this.db.prepare('SELECT * FROM pam_artifacts WHERE pov_id = ? AND kind = ? AND key = ?').get(povId, kind, key) as ArtifactRow | undefined) ?? null
+      (this.db.prepare('SELECT * FROM pam_artifacts WHERE pov_id = ? AND kind = ? AND key = ?').get(povId, kind, key) as
+        ArtifactRow | undefined) ?? null
     );
   }
 
@@ -78,7 +79,12 @@ export class PamRepo {
   }
 
   /** Upserts one artifact; fields left undefined keep their value (null clears). */
-  mark(povId: string, kind: ArtifactKind, key: string, patch: { remote_id?: string | null; state: ArtifactState; detail?: string | null; error?: string | null }): void {
+  mark(
+    povId: string,
+    kind: ArtifactKind,
+    key: string,
+    patch: { remote_id?: string | null; state: ArtifactState; detail?: string | null; error?: string | null },
+  ): void {
     const at = this.at();
     const prev = this.artifact(povId, kind, key);
     const row = {
@@ -106,9 +112,10 @@ export class PamRepo {
   }
 
   run(povId: string): { op: 'wire' | 'unwire'; state: string; job_id: string | null; at: string } | null {
-    return (this.db.prepare('SELECT op, state, job_id, at FROM pam_runs WHERE pov_id = ?').get(povId) as
-      | { op: 'wire' | 'unwire'; state: string; job_id: string | null; at: string }
-      | undefined) ?? null;
+    return (
+      (this.db.prepare('SELECT op, state, job_id, at FROM pam_runs WHERE pov_id = ?').get(povId) as
+        { op: 'wire' | 'unwire'; state: string; job_id: string | null; at: string } | undefined) ?? null
+    );
   }
 
   setRun(povId: string, op: 'wire' | 'unwire', state: 'running' | 'succeeded' | 'failed' | 'cancelled', jobId: string | null): void {

@@ -29,7 +29,11 @@ export interface PamServiceDeps {
   settings: KeyValue;
   env: NodeJS.ProcessEnv;
   /** addSecret: the log's redaction list; every tenant secret is registered before it is used. */
-  log: { addSecret(v: string): void; info(msg: string, f?: Record<string, unknown>): void; warn(msg: string, f?: Record<string, unknown>): void };
+  log: {
+    addSecret(v: string): void;
+    info(msg: string, f?: Record<string, unknown>): void;
+    warn(msg: string, f?: Record<string, unknown>): void;
+  };
   /** Where the service hears `job.changed`: a control node that enrolled gets wired (autoWire). */
   hub: Pick<Events, 'on'>;
   /** Tests: a quick sleep for Retry-After and the connect poll. */
@@ -75,12 +79,14 @@ export class PamService {
 
   saveSettings(p: { gatewayImage?: string | undefined; gatewayArgs?: string[] | undefined; connectTimeoutSec?: number | undefined }) {
     if (p.gatewayImage !== undefined) {
-      if (p.gatewayImage && !/^[a-z0-9][a-z0-9._\-/:@]{0,510}$/i.test(p.gatewayImage)) throw new AppError('invalid_request', 'the Jumpoint image must be an image reference (registry/name:tag)');
+      if (p.gatewayImage && !/^[a-z0-9][a-z0-9._\-/:@]{0,510}$/i.test(p.gatewayImage))
+        throw new AppError('invalid_request', 'the Jumpoint image must be an image reference (registry/name:tag)');
       this.d.settings.setValue(SETTING.image, p.gatewayImage);
     }
     if (p.gatewayArgs !== undefined) {
       const bad = p.gatewayArgs.find((a) => !a.startsWith('-') || /[\n\r\0]/.test(a));
-      if (bad !== undefined) throw new AppError('invalid_request', `each Jumpoint container flag must start with "-" and be one line: ${JSON.stringify(bad)}`);
+      if (bad !== undefined)
+        throw new AppError('invalid_request', `each Jumpoint container flag must start with "-" and be one line: ${JSON.stringify(bad)}`);
       this.d.settings.setValue(SETTING.args, JSON.stringify(p.gatewayArgs));
     }
     if (p.connectTimeoutSec !== undefined) this.d.settings.setValue(SETTING.timeout, String(p.connectTimeoutSec));
@@ -98,7 +104,9 @@ export class PamService {
     const r = getPov(this.d.db, povId);
     if (!r) throw new AppError('not_found', `no POV ${povId}; refresh the POV list`);
     const agent = this.d.db
-      .prepare("SELECT agent_id FROM control_node_agents WHERE pov_id = ? AND state = 'enrolled' ORDER BY created_at DESC, rowid DESC LIMIT 1")
+      .prepare(
+        "SELECT agent_id FROM control_node_agents WHERE pov_id = ? AND state = 'enrolled' ORDER BY created_at DESC, rowid DESC LIMIT 1",
+      )
       .get(povId) as { agent_id: string } | undefined;
     return {
       id: r.id,
@@ -133,7 +141,12 @@ export class PamService {
     const t = await this.tenants.resolve(povId);
     const http = { ...this.d.http, signal };
     const s = this.getSettings();
-    const settings: WireSettings = { gatewayImage: s.gatewayImage, gatewayArgs: s.gatewayArgs, connectTimeoutMs: s.connectTimeoutSec * 1000, connectPollMs: this.d.connectPollMs ?? 5000 };
+    const settings: WireSettings = {
+      gatewayImage: s.gatewayImage,
+      gatewayArgs: s.gatewayArgs,
+      connectTimeoutMs: s.connectTimeoutSec * 1000,
+      connectPollMs: this.d.connectPollMs ?? 5000,
+    };
     return {
       repo: this.repo,
       pov,
@@ -158,24 +171,28 @@ export class PamService {
     const r = getPov(this.d.db, povId);
     if (!r) throw new AppError('not_found', `no POV ${povId}; refresh the POV list`);
     const busy = this.running.get(povId);
-    if (busy) throw new AppError('conflict', `a wiring job is already running for this POV (job ${busy}); wait for it or cancel it in Jobs`);
+    if (busy)
+      throw new AppError('conflict', `a wiring job is already running for this POV (job ${busy}); wait for it or cancel it in Jobs`);
     let jobId = '';
     const release = () => {
       if (this.running.get(povId) === jobId) this.running.delete(povId);
     };
-    jobId = this.d.jobs.start({ kind: `pam.${op}`, title: `${op === 'wire' ? 'Wire' : 'Unwire'} POV "${r.name}" (BeyondTrust)`, subject: povId }, async (job) => {
-      this.repo.setRun(povId, op, 'running', job.id);
-      try {
-        const out = await work(job);
-        this.repo.setRun(povId, op, 'succeeded', job.id);
-        return out;
-      } catch (err) {
-        this.repo.setRun(povId, op, job.signal.aborted ? 'cancelled' : 'failed', job.id);
-        throw err;
-      } finally {
-        release();
-      }
-    });
+    jobId = this.d.jobs.start(
+      { kind: `pam.${op}`, title: `${op === 'wire' ? 'Wire' : 'Unwire'} POV "${r.name}" (BeyondTrust)`, subject: povId },
+      async (job) => {
+        this.repo.setRun(povId, op, 'running', job.id);
+        try {
+          const out = await work(job);
+          this.repo.setRun(povId, op, 'succeeded', job.id);
+          return out;
+        } catch (err) {
+          this.repo.setRun(povId, op, job.signal.aborted ? 'cancelled' : 'failed', job.id);
+          throw err;
+        } finally {
+          release();
+        }
+      },
+    );
     this.running.set(povId, jobId);
     void this.d.jobs.wait(jobId).then(release, release);
     return jobId;
@@ -183,10 +200,15 @@ export class PamService {
 
   startWire(povId: string): string {
     const r = getPov(this.d.db, povId);
-    if (r && (r.state === 'destroyed' || r.state === 'destroying')) throw new AppError('conflict', `POV "${r.name}" is ${r.state}; there is nothing to wire`);
+    if (r && (r.state === 'destroyed' || r.state === 'destroying'))
+      throw new AppError('conflict', `POV "${r.name}" is ${r.state}; there is nothing to wire`);
     return this.launch(povId, 'wire', async (job) => {
       const res = await wirePov(await this.wireDeps(povId, job.signal), job);
-      if (res.problems.length) throw new AppError('unavailable', `wired with ${res.problems.length} problem(s): ${res.problems.join(' | ')}; fix them and press Wire again (it finds what exists)`);
+      if (res.problems.length)
+        throw new AppError(
+          'unavailable',
+          `wired with ${res.problems.length} problem(s): ${res.problems.join(' | ')}; fix them and press Wire again (it finds what exists)`,
+        );
       return res;
     });
   }
@@ -256,7 +278,12 @@ export class PamService {
   async status(povId: string): Promise<PamStatus> {
     const pov = this.pov(povId);
     const a = (kind: ArtifactRow['kind'], key = '') => this.repo.artifact(povId, kind, key);
-    const item = (row: ArtifactRow | null): PamItem => ({ state: row?.state ?? 'pending', id: row?.remote_id ?? null, detail: row?.detail ?? null, error: row?.error ?? null });
+    const item = (row: ArtifactRow | null): PamItem => ({
+      state: row?.state ?? 'pending',
+      id: row?.remote_id ?? null,
+      detail: row?.detail ?? null,
+      error: row?.error ?? null,
+    });
     const jp = a('jumpoint');
     const gw = (() => {
       try {
@@ -297,7 +324,10 @@ export class PamService {
           ip: v.ip,
           jumpItem: { ...item(ji), type: ji?.detail === 'shell-jump' ? 'shell_jump' : ji?.detail === 'remote-rdp' ? 'remote_rdp' : null },
           passwordSafe: ps,
-          entitle: ent?.state === 'done' && ji?.state === 'done' ? { ...item(ent), detail: `requestable through the jump group (${ent.detail ?? ''})` } : item(ent),
+          entitle:
+            ent?.state === 'done' && ji?.state === 'done'
+              ? { ...item(ent), detail: `requestable through the jump group (${ent.detail ?? ''})` }
+              : item(ent),
         };
       }),
       jobId: this.jobFor(povId),

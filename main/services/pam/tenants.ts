@@ -10,7 +10,16 @@ import type { PraTenant } from './pra';
  * A POV's tenants: the plain half in pam_tenants, every secret in the keychain under
  * pam:<povId>:<what> and nowhere else (never SQLite, a log line or a job record).
  */
-export const SECRET_NAMES = ['pra-secret', 'ps-api-key', 'ps-runas-password', 'ps-client-secret', 'entitle-token', 'broker-install-key', 'fa-linux', 'fa-windows'] as const;
+export const SECRET_NAMES = [
+  'pra-secret',
+  'ps-api-key',
+  'ps-runas-password',
+  'ps-client-secret',
+  'entitle-token',
+  'broker-install-key',
+  'fa-linux',
+  'fa-windows',
+] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 export const secretAccount = (povId: string, name: SecretName) => `pam:${povId}:${name}`;
 
@@ -69,8 +78,10 @@ export class Tenants {
     if (a.passwordSafe) {
       const ps = a.passwordSafe;
       const oauth = Boolean(ps.clientId);
-      if (!oauth && !ps.runAs) throw new AppError('invalid_request', 'Password Safe needs a run-as user with its API key, or an OAuth client id with its secret');
-      if (oauth && ps.apiKey) throw new AppError('invalid_request', 'give Password Safe either an API key (PS-Auth) or an OAuth client, not both');
+      if (!oauth && !ps.runAs)
+        throw new AppError('invalid_request', 'Password Safe needs a run-as user with its API key, or an OAuth client id with its secret');
+      if (oauth && ps.apiKey)
+        throw new AppError('invalid_request', 'give Password Safe either an API key (PS-Auth) or an OAuth client, not both');
     }
     await this.put(povId, 'pra-secret', a.pra?.clientSecret);
     await this.put(povId, 'ps-api-key', a.passwordSafe?.apiKey);
@@ -82,11 +93,20 @@ export class Tenants {
     await this.put(povId, 'fa-windows', a.functionalAccounts?.windows?.password);
     const patch: Partial<Omit<TenantRow, 'pov_id' | 'updated_at'>> = {};
     if (a.pra) Object.assign(patch, { pra_site: a.pra.site, pra_client_id: a.pra.clientId });
-    if (a.passwordSafe) Object.assign(patch, { ps_url: a.passwordSafe.url, ps_run_as: a.passwordSafe.runAs || null, ps_client_id: a.passwordSafe.clientId || null });
+    if (a.passwordSafe)
+      Object.assign(patch, {
+        ps_url: a.passwordSafe.url,
+        ps_run_as: a.passwordSafe.runAs || null,
+        ps_client_id: a.passwordSafe.clientId || null,
+      });
     if (a.entitle) patch.entitle_url = a.entitle.url ?? null;
     if (a.functionalAccounts?.linux) patch.fa_linux = a.functionalAccounts.linux.accountName;
     if (a.functionalAccounts?.windows) patch.fa_windows = a.functionalAccounts.windows.accountName;
-    if (a.managedAccounts) Object.assign(patch, { managed_linux: JSON.stringify(a.managedAccounts.linux), managed_windows: JSON.stringify(a.managedAccounts.windows) });
+    if (a.managedAccounts)
+      Object.assign(patch, {
+        managed_linux: JSON.stringify(a.managedAccounts.linux),
+        managed_windows: JSON.stringify(a.managedAccounts.windows),
+      });
     // An Entitle section with only a URL still marks Entitle as configured (the row exists).
     if (a.entitle && patch.entitle_url === null) patch.entitle_url = '';
     this.repo.saveTenants(povId, patch);
@@ -107,10 +127,14 @@ export class Tenants {
             secretSet: t.ps_client_id ? await has('ps-client-secret') : await has('ps-api-key'),
           }
         : null,
-      entitle: t && t.entitle_url !== null ? { url: t.entitle_url || 'https://api.entitle.io', tokenSet: await has('entitle-token') } : null,
+      entitle:
+        t && t.entitle_url !== null ? { url: t.entitle_url || 'https://api.entitle.io', tokenSet: await has('entitle-token') } : null,
       brokerInstallKeySet: await has('broker-install-key'),
       functionalAccounts: { linux: t?.fa_linux ?? null, windows: t?.fa_windows ?? null },
-      managedAccounts: { linux: JSON.parse(t?.managed_linux ?? '[]') as string[], windows: JSON.parse(t?.managed_windows ?? '[]') as string[] },
+      managedAccounts: {
+        linux: JSON.parse(t?.managed_linux ?? '[]') as string[],
+        windows: JSON.parse(t?.managed_windows ?? '[]') as string[],
+      },
     };
   }
 
@@ -137,14 +161,18 @@ export class Tenants {
     const windows = await fa('windows');
     let ps: PsTenant | null = null;
     if (t?.ps_url && t.ps_client_id && psSecret) ps = { url: t.ps_url, clientId: t.ps_client_id, clientSecret: psSecret };
-    else if (t?.ps_url && t.ps_run_as && psKey) ps = { url: t.ps_url, apiKey: psKey, runAs: t.ps_run_as, ...(psPwd ? { runAsPassword: psPwd } : {}) };
+    else if (t?.ps_url && t.ps_run_as && psKey)
+      ps = { url: t.ps_url, apiKey: psKey, runAs: t.ps_run_as, ...(psPwd ? { runAsPassword: psPwd } : {}) };
     return {
       pra: t?.pra_site && t.pra_client_id && praSecret ? { site: t.pra_site, clientId: t.pra_client_id, clientSecret: praSecret } : null,
       ps,
       entitle: t && t.entitle_url !== null && entitleToken ? { url: t.entitle_url || null, token: entitleToken } : null,
       brokerInstallKey: await this.get(povId, 'broker-install-key'),
       functionalAccounts: { ...(linux ? { linux } : {}), ...(windows ? { windows } : {}) },
-      managedAccounts: { linux: JSON.parse(t?.managed_linux ?? '[]') as string[], windows: JSON.parse(t?.managed_windows ?? '[]') as string[] },
+      managedAccounts: {
+        linux: JSON.parse(t?.managed_linux ?? '[]') as string[],
+        windows: JSON.parse(t?.managed_windows ?? '[]') as string[],
+      },
     };
   }
 

@@ -77,7 +77,8 @@ export async function unwirePov(d: UnwireDeps, job: PamJob): Promise<{ removed: 
           check('deleted:workgroup');
           removed.push(`workgroup ${wg.Name}`);
         }
-        for (const k of ['managed_account', 'managed_system', 'asset', 'functional_account'] as const) for (const a of repo.artifacts(pov.id, k)) repo.forget(pov.id, k, a.key);
+        for (const k of ['managed_account', 'managed_system', 'asset', 'functional_account'] as const)
+          for (const a of repo.artifacts(pov.id, k)) repo.forget(pov.id, k, a.key);
         repo.forget(pov.id, 'workgroup');
       }),
     );
@@ -120,6 +121,10 @@ export async function unwirePov(d: UnwireDeps, job: PamJob): Promise<{ removed: 
     });
   }
   job.progress('done', 1);
-  if (problems.length) throw new AppError('unavailable', `unwiring left ${problems.length} part(s): ${problems.join(' | ')}; press Unwire again once the cause is fixed`);
+  if (problems.length)
+    throw new AppError(
+      'unavailable',
+      `unwiring left ${problems.length} part(s): ${problems.join(' | ')}; press Unwire again once the cause is fixed`,
+    );
   return { removed };
 }

@@ -108,7 +108,8 @@ export async function wirePov(d: WireDeps, job: PamJob): Promise<WireResult> {
   let groupId: number | null = null;
   let jumpoint: { id: number; deployKey: string | null } | null = null;
   if (!d.pra) {
-    for (const k of ['jump_group', 'jumpoint'] as const) mark(k, '', { state: 'skipped', error: "no PRA tenant is saved for this POV; enter it in the Access panel" });
+    for (const k of ['jump_group', 'jumpoint'] as const)
+      mark(k, '', { state: 'skipped', error: 'no PRA tenant is saved for this POV; enter it in the Access panel' });
   } else {
     const pra = d.pra;
     await step('jump_group', '', 'PRA jump group', async () => {
@@ -138,10 +139,18 @@ export async function wirePov(d: WireDeps, job: PamJob): Promise<WireResult> {
         job.log(`created Jumpoint ${j.name} (${j.id})`);
       }
       if (j.clustered === false || j.platform !== 'linux-x86') {
-        throw new AppError('conflict', `Jumpoint ${j.name} (code_name ${tag}) is not a clustered linux-x86 Jumpoint, so it cannot run as a container; delete it in PRA and Wire again`);
+        throw new AppError(
+          'conflict',
+          `Jumpoint ${j.name} (code_name ${tag}) is not a clustered linux-x86 Jumpoint, so it cannot run as a container; delete it in PRA and Wire again`,
+        );
       }
       jumpoint = { id: j.id, deployKey: j.docker_deploy_key ?? null };
-      mark('jumpoint', '', { state: j.connected ? 'done' : 'waiting', remote_id: String(j.id), detail: JSON.stringify({ connected: Boolean(j.connected), node: null }), error: j.connected ? null : 'not connected yet' });
+      mark('jumpoint', '', {
+        state: j.connected ? 'done' : 'waiting',
+        remote_id: String(j.id),
+        detail: JSON.stringify({ connected: Boolean(j.connected), node: null }),
+        error: j.connected ? null : 'not connected yet',
+      });
     });
   }
 
@@ -151,15 +160,32 @@ export async function wirePov(d: WireDeps, job: PamJob): Promise<WireResult> {
   const jp = jumpoint as { id: number; deployKey: string | null } | null;
   if (jp) {
     await step('container', '', 'Gateway container', async () => {
-      if (!d.settings.gatewayImage) throw new AppError('unavailable', 'no Jumpoint container image is set; enter it in the Access panel (PAM settings), then Wire again');
+      if (!d.settings.gatewayImage)
+        throw new AppError(
+          'unavailable',
+          'no Jumpoint container image is set; enter it in the Access panel (PAM settings), then Wire again',
+        );
       if (!d.agent || !pov.agentId) {
-        mark('container', '', { state: 'waiting', error: 'the control node is not enrolled yet; install it (POV list → Install control node), then Wire again' });
+        mark('container', '', {
+          state: 'waiting',
+          error: 'the control node is not enrolled yet; install it (POV list → Install control node), then Wire again',
+        });
         return;
       }
-      if (!jp.deployKey) throw new AppError('unavailable', 'PRA returned no docker_deploy_key for the Jumpoint; it must be a clustered linux-x86 Jumpoint');
-      const r = await d.agent.runContainer(pov.agentId, GATEWAY_CONTAINER, { image: d.settings.gatewayImage, env: { DEPLOY_KEY: jp.deployKey }, args: d.settings.gatewayArgs }, job.signal);
+      if (!jp.deployKey)
+        throw new AppError('unavailable', 'PRA returned no docker_deploy_key for the Jumpoint; it must be a clustered linux-x86 Jumpoint');
+      const r = await d.agent.runContainer(
+        pov.agentId,
+        GATEWAY_CONTAINER,
+        { image: d.settings.gatewayImage, env: { DEPLOY_KEY: jp.deployKey }, args: d.settings.gatewayArgs },
+        job.signal,
+      );
       check('created:container');
-      mark('container', '', { state: 'done', remote_id: GATEWAY_CONTAINER, detail: `${d.settings.gatewayImage} on the control node (${r.state})` });
+      mark('container', '', {
+        state: 'done',
+        remote_id: GATEWAY_CONTAINER,
+        detail: `${d.settings.gatewayImage} on the control node (${r.state})`,
+      });
       job.log(`asked the control node to run the Jumpoint container (${r.state})`);
     });
     if (repo.artifact(pov.id, 'container')?.state === 'done') {
@@ -177,7 +203,10 @@ export async function wirePov(d: WireDeps, job: PamJob): Promise<WireResult> {
             return;
           }
           if (Date.now() >= deadline) {
-            mark('jumpoint', '', { state: 'waiting', error: `not connected ${Math.round(d.settings.connectTimeoutMs / 1000)} s after the container started; check the container's log on the control node and the image setting` });
+            mark('jumpoint', '', {
+              state: 'waiting',
+              error: `not connected ${Math.round(d.settings.connectTimeoutMs / 1000)} s after the container started; check the container's log on the control node and the image setting`,
+            });
             job.log('the POV Gateway has not connected yet', 'warn');
             problems.push('POV Gateway: not connected yet');
             return;
@@ -202,7 +231,10 @@ export async function wirePov(d: WireDeps, job: PamJob): Promise<WireResult> {
       let it = await d.pra!.findJumpItem(type, jp.id, vm.name);
       if (!it) {
         const common = { name: vm.name, jumpoint_id: jp.id, hostname: vm.ip!, jump_group_id: gid, tag, comments: `POV Desk: ${pov.name}` };
-        it = type === 'shell-jump' ? await d.pra!.createShellJump({ ...common, protocol: 'ssh', port: 22 }) : await d.pra!.createRemoteRdp(common);
+        it =
+          type === 'shell-jump'
+            ? await d.pra!.createShellJump({ ...common, protocol: 'ssh', port: 22 })
+            : await d.pra!.createRemoteRdp(common);
         check('created:jump_item');
         job.log(`created ${type} jump item ${vm.name} (${it.id})`);
       }
@@ -231,7 +263,11 @@ export async function wirePov(d: WireDeps, job: PamJob): Promise<WireResult> {
   } else {
     await step('entitle_resource', '', 'Entitle', async () => {
       const integ = await d.entitle!.praIntegration();
-      if (!integ) throw new AppError('not_found', "Entitle has no BeyondTrust PRA integration; add it in Entitle (Integrations → Add → BeyondTrust PRA) for this POV's PRA site, then Wire again");
+      if (!integ)
+        throw new AppError(
+          'not_found',
+          "Entitle has no BeyondTrust PRA integration; add it in Entitle (Integrations → Add → BeyondTrust PRA) for this POV's PRA site, then Wire again",
+        );
       const name = jumpGroupName(pov);
       let res = await d.entitle!.findResource(integ.id, name);
       if (!res) {
@@ -257,16 +293,28 @@ export function brokerVm(pov: PamPov): PamVm | { refusal: string } {
   const win = pov.vms.filter((v) => v.os === 'windows');
   if (pov.brokerHost) {
     const named = pov.vms.filter((v) => v.name.toLowerCase() === pov.brokerHost!.toLowerCase());
-    if (named.length !== 1) return { refusal: `no single VM is called ${pov.brokerHost} (the Resource Broker host); fix the name (name VM)` };
-    if (named[0]!.os !== 'windows') return { refusal: `${named[0]!.name} is not a Windows VM; the Resource Broker installs on Windows Server` };
+    if (named.length !== 1)
+      return { refusal: `no single VM is called ${pov.brokerHost} (the Resource Broker host); fix the name (name VM)` };
+    if (named[0]!.os !== 'windows')
+      return { refusal: `${named[0]!.name} is not a Windows VM; the Resource Broker installs on Windows Server` };
     return named[0]!;
   }
   if (win.length === 1) return win[0]!;
-  return { refusal: win.length ? `several Windows VMs (candidates: ${win.map((v) => v.name).join(', ')}); name the Resource Broker host` : 'the POV has no Windows VM for the Resource Broker' };
+  return {
+    refusal: win.length
+      ? `several Windows VMs (candidates: ${win.map((v) => v.name).join(', ')}); name the Resource Broker host`
+      : 'the POV has no Windows VM for the Resource Broker',
+  };
 }
 
 function hostFacts(v: PamVm): BrokerHostFacts {
-  return { name: v.name, guestOs: v.guestOs ?? null, networkType: v.networkType ?? null, networkId: v.networkId ?? null, networkName: v.networkName ?? null };
+  return {
+    name: v.name,
+    guestOs: v.guestOs ?? null,
+    networkType: v.networkType ?? null,
+    networkId: v.networkId ?? null,
+    networkName: v.networkName ?? null,
+  };
 }
 
 async function wireBroker(d: WireDeps, job: PamJob, mark: Mark, step: Step) {
@@ -316,7 +364,8 @@ async function onboard(d: WireDeps, job: PamJob, tag: string, vms: PamVm[], step
   }
   repo.mark(pov.id, 'workgroup', '', { state: 'done', remote_id: String(wg.ID), detail: tag });
   const platforms = await ps.platforms();
-  const platformId = (os: 'linux' | 'windows') => platforms.find((p) => PLATFORM[os].test(p.Name) || PLATFORM[os].test(p.ShortName ?? ''))?.PlatformID ?? null;
+  const platformId = (os: 'linux' | 'windows') =>
+    platforms.find((p) => PLATFORM[os].test(p.Name) || PLATFORM[os].test(p.ShortName ?? ''))?.PlatformID ?? null;
 
   const fa: Partial<Record<'linux' | 'windows', number>> = {};
   for (const os of ['linux', 'windows'] as const) {
@@ -327,7 +376,13 @@ async function onboard(d: WireDeps, job: PamJob, tag: string, vms: PamVm[], step
       const display = `${tag} ${os}`;
       let acct = (await ps.functionalAccounts()).find((a) => a.DisplayName === display && a.PlatformID === pid);
       if (!acct) {
-        acct = await ps.createFunctionalAccount({ PlatformID: pid, AccountName: want.accountName, DisplayName: display, Description: `POV Desk: ${pov.name}`, ...(want.password ? { Password: want.password } : {}) });
+        acct = await ps.createFunctionalAccount({
+          PlatformID: pid,
+          AccountName: want.accountName,
+          DisplayName: display,
+          Description: `POV Desk: ${pov.name}`,
+          ...(want.password ? { Password: want.password } : {}),
+        });
         check('created:functional_account');
       }
       fa[os] = acct.FunctionalAccountID;
@@ -344,7 +399,12 @@ async function onboard(d: WireDeps, job: PamJob, tag: string, vms: PamVm[], step
       if (!pid) throw new AppError('not_found', `Password Safe lists no ${os} platform`);
       let asset = assets.find((a) => a.AssetName.toLowerCase() === vm.name.toLowerCase() && a.IPAddress === vm.ip);
       if (!asset) {
-        asset = await ps.createAsset(wg!.ID, { IPAddress: vm.ip!, AssetName: vm.name, OperatingSystem: os === 'linux' ? 'Linux' : 'Windows', Description: `POV Desk: ${pov.name}` });
+        asset = await ps.createAsset(wg!.ID, {
+          IPAddress: vm.ip!,
+          AssetName: vm.name,
+          OperatingSystem: os === 'linux' ? 'Linux' : 'Windows',
+          Description: `POV Desk: ${pov.name}`,
+        });
         check('created:asset');
       }
       repo.mark(pov.id, 'asset', vm.vmId, { state: 'done', remote_id: String(asset.AssetID), detail: vm.ip });
@@ -371,24 +431,39 @@ async function onboard(d: WireDeps, job: PamJob, tag: string, vms: PamVm[], step
       if (!answered && (await ps.managedSystem(sys.ManagedSystemID))) answered = vm.name;
       const listed = d.managedAccounts[os];
       if (listed.length && fa[os] === undefined) {
-        repo.mark(pov.id, 'managed_account', `${vm.vmId}/*`, { state: 'skipped', error: `managed accounts need a functional account for ${os} to auto-manage them` });
+        repo.mark(pov.id, 'managed_account', `${vm.vmId}/*`, {
+          state: 'skipped',
+          error: `managed accounts need a functional account for ${os} to auto-manage them`,
+        });
         return;
       }
       const existing = listed.length ? await ps.managedAccounts(sys.ManagedSystemID) : [];
       for (const name of listed) {
         let acct = existing.find((a) => a.AccountName.toLowerCase() === name.toLowerCase());
         if (!acct) {
-          acct = await ps.createManagedAccount(sys.ManagedSystemID, { AccountName: name, AutoManagementFlag: true, Description: `POV Desk: ${pov.name}` });
+          acct = await ps.createManagedAccount(sys.ManagedSystemID, {
+            AccountName: name,
+            AutoManagementFlag: true,
+            Description: `POV Desk: ${pov.name}`,
+          });
           check('created:managed_account');
         }
-        repo.mark(pov.id, 'managed_account', `${vm.vmId}/${name}`, { state: 'done', remote_id: String(acct.ManagedAccountID ?? acct.AccountId ?? ''), detail: name });
+        repo.mark(pov.id, 'managed_account', `${vm.vmId}/${name}`, {
+          state: 'done',
+          remote_id: String(acct.ManagedAccountID ?? acct.AccountId ?? ''),
+          detail: name,
+        });
       }
     });
   }
   // The broker has no health API: Password Safe answering for a managed system behind it is the signal.
   const broker = repo.artifact(pov.id, 'broker');
   if (answered && broker && broker.state === 'waiting' && broker.remote_id) {
-    repo.mark(pov.id, 'broker', '', { state: 'done', error: null, detail: `${broker.detail ?? ''}; Password Safe answers for ${answered}` });
+    repo.mark(pov.id, 'broker', '', {
+      state: 'done',
+      error: null,
+      detail: `${broker.detail ?? ''}; Password Safe answers for ${answered}`,
+    });
   }
 }
 

@@ -33,7 +33,10 @@ export async function runDestroy(deps: LifecycleDeps, povId: string, ctx: StepCo
       await deps.pam.teardown(povId, ctx);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      ctx.log(`could not unwire BeyondTrust: ${messageOf(err)} The environment is destroyed anyway; remove what is left in the tenants (Access panel → Unwire).`, 'warn');
+      ctx.log(
+        `could not unwire BeyondTrust: ${messageOf(err)} The environment is destroyed anyway; remove what is left in the tenants (Access panel → Unwire).`,
+        'warn',
+      );
     }
     // Revoke the agent first: from the moment a destroy is asked for, nothing on that VM should
     // be trusted. A failure is logged on the job and the row and the destroy carries on.
@@ -89,7 +92,10 @@ export async function runDestroy(deps: LifecycleDeps, povId: string, ctx: StepCo
       povId,
       {
         state: 'failed',
-        error_message: `Destroy did not finish: ${messageOf(err)} ` + (row.env_id ? `${w.mayRemain(row.env_id)}; ` : '') + 'press Destroy again once the cause is cleared.',
+        error_message:
+          `Destroy did not finish: ${messageOf(err)} ` +
+          (row.env_id ? `${w.mayRemain(row.env_id)}; ` : '') +
+          'press Destroy again once the cause is cleared.',
       },
       nowIso(deps),
     );

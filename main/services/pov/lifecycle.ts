@@ -9,7 +9,6 @@ import { applyLabVms, type VmApplyResult } from './vms';
 import { pollEnvironment, recordReading } from './wait';
 import { findAdoptable, isMaybeCreated, markCreateUnclear } from './unclear-create';
 
-
 /**
  * The POV lifecycle, one for every lab platform (LabPlatform: Skytap and Local). Every function
  * here can be run again after any failure or crash and picks up from what the database and the
@@ -58,7 +57,13 @@ async function createAssigned(deps: LifecycleDeps, p: LabPlatform, povId: string
   if (row.create_sent_at !== null && !found) {
     // An earlier POST may still make it (this process or one before it died with it in flight):
     // never send a second create; the sweep keeps looking (unclear-create.ts).
-    throw markCreateUnclear(deps.db, row, 'An earlier attempt sent the create and its outcome is unknown.', nowIso(deps), deps.createCheckMs);
+    throw markCreateUnclear(
+      deps.db,
+      row,
+      'An earlier attempt sent the create and its outcome is unknown.',
+      nowIso(deps),
+      deps.createCheckMs,
+    );
   }
   check('before-create');
   let env: LabEnvironment;
@@ -76,7 +81,13 @@ async function createAssigned(deps: LifecycleDeps, p: LabPlatform, povId: string
       const maybe = await findAdoptable(p, row).catch(() => null);
       // Lost answers and a cancel while the POST was out both leave the outcome unknown.
       if (!maybe && (isMaybeCreated(err) || ctx.signal.aborted)) {
-        throw markCreateUnclear(deps.db, mustGet(deps, povId), `${w.name}'s answer to the create was lost: ${messageOf(err)}`, nowIso(deps), deps.createCheckMs);
+        throw markCreateUnclear(
+          deps.db,
+          mustGet(deps, povId),
+          `${w.name}'s answer to the create was lost: ${messageOf(err)}`,
+          nowIso(deps),
+          deps.createCheckMs,
+        );
       }
       if (!maybe) {
         // The platform refused the create outright, so it made nothing.
@@ -154,7 +165,9 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
     if (named !== null) {
       // Every run makes what is missing (a re-run after a crash completes, never duplicates).
       ctx.progress('create VMs', 0.1, `from template ${row.template_name}`);
-      const made = await p.create({ envId, templateId: row.template_id, name: row.env_name, internet: row.internet_access === 1 }, (s) => check(s));
+      const made = await p.create({ envId, templateId: row.template_id, name: row.env_name, internet: row.internet_access === 1 }, (s) =>
+        check(s),
+      );
       recordReading(deps.db, povId, made, nowIso(deps));
       ctx.log(`environment ${envId}: ${made.vms.map((v) => v.name).join(', ')}`);
       check('after-create');
@@ -190,7 +203,12 @@ export async function runCreate(deps: LifecycleDeps, povId: string, ctx: StepCon
     ctx.progress('done', 1);
     return { envId, vms: applied, controlNode, adopted };
   } catch (err) {
-    updatePov(deps.db, povId, { state: 'failed', error_message: `Provisioning stopped: ${messageOf(err)} ${w.keptAfterFailure(envId)}` }, nowIso(deps));
+    updatePov(
+      deps.db,
+      povId,
+      { state: 'failed', error_message: `Provisioning stopped: ${messageOf(err)} ${w.keptAfterFailure(envId)}` },
+      nowIso(deps),
+    );
     throw err;
   }
 }

@@ -38,12 +38,19 @@ export class PovLocks {
   startInstall<T>(povId: string, title: string, work: (ctx: JobContext) => Promise<T>): string {
     const running = this.installs.get(povId);
     if (running) {
-      throw new AppError('conflict', `A control-node install is already running for this POV (job ${running}); wait for it or cancel it in Jobs.`);
+      throw new AppError(
+        'conflict',
+        `A control-node install is already running for this POV (job ${running}); wait for it or cancel it in Jobs.`,
+      );
     }
     return this.hold(this.installs, { kind: JOB_KIND.controlNodeInstall, title, subject: povId }, work);
   }
 
-  private hold<T>(map: Map<string, string>, spec: { kind: JobKind; title: string; subject: string }, work: (ctx: JobContext) => Promise<T>): string {
+  private hold<T>(
+    map: Map<string, string>,
+    spec: { kind: JobKind; title: string; subject: string },
+    work: (ctx: JobContext) => Promise<T>,
+  ): string {
     const povId = spec.subject;
     let jobId = '';
     const release = () => {

@@ -47,16 +47,32 @@ function environment(p: PovView, now: number): Draft {
   const asOf = p.lastConfirmedAt;
   if (p.state !== 'active' || p.envId === null) {
     const why = p.state === 'failed' ? `the POV failed${p.errorMessage ? `: ${p.errorMessage}` : ''}` : `the POV is ${p.state}`;
-    return { state: 'not_ready', detail: `No usable environment: ${why}.`, asOf, action: p.state === 'failed' ? act('Destroy it and create the POV again', 'pov.destroy') : act('Wait for the POV to finish provisioning') };
+    return {
+      state: 'not_ready',
+      detail: `No usable environment: ${why}.`,
+      asOf,
+      action:
+        p.state === 'failed' ? act('Destroy it and create the POV again', 'pov.destroy') : act('Wait for the POV to finish provisioning'),
+    };
   }
   if (p.runstate !== 'running') {
-    return { state: 'not_ready', detail: `The environment was last confirmed ${p.runstate ?? 'in an unknown state'}, not running.`, asOf, action: act('Start the environment', 'pov.start') };
+    return {
+      state: 'not_ready',
+      detail: `The environment was last confirmed ${p.runstate ?? 'in an unknown state'}, not running.`,
+      asOf,
+      action: act('Start the environment', 'pov.start'),
+    };
   }
   const t = ms(asOf);
   if (t === null || now - t > FRESH_MS) {
     const age = t === null ? 'never' : `${hoursText(now - t)} ago`;
     const where = p.platform === 'skytap' ? 'Skytap may have suspended it since' : 'it may have stopped since';
-    return { state: 'attention', detail: `Running, but last confirmed ${age}: ${where}.`, asOf, action: act('Refresh (run a reconcile)', 'reconcile.runNow') };
+    return {
+      state: 'attention',
+      detail: `Running, but last confirmed ${age}: ${where}.`,
+      asOf,
+      action: act('Refresh (run a reconcile)', 'reconcile.runNow'),
+    };
   }
   return { state: 'ok', detail: 'Running, confirmed recently.', asOf, action: null };
 }
@@ -70,9 +86,19 @@ function controlNode(p: PovView): Draft {
       return { state: 'ok', detail: `${name} enrolled${c.mode ? ` (${c.mode})` : ''}.`, asOf, action: null };
     case 'installing':
     case 'waiting':
-      return { state: 'attention', detail: `The agent on ${name} is ${c.status}${c.reason ? `: ${c.reason}` : ''}.`, asOf, action: act('Wait for the install job (see Jobs)') };
+      return {
+        state: 'attention',
+        detail: `The agent on ${name} is ${c.status}${c.reason ? `: ${c.reason}` : ''}.`,
+        asOf,
+        action: act('Wait for the install job (see Jobs)'),
+      };
     case 'none':
-      return { state: 'not_ready', detail: c.reason ?? 'No VM can be the control node.', asOf, action: act('Name the control node VM', 'pov.setControlNodeName') };
+      return {
+        state: 'not_ready',
+        detail: c.reason ?? 'No VM can be the control node.',
+        asOf,
+        action: act('Name the control node VM', 'pov.setControlNodeName'),
+      };
     case 'not_set_up':
       // An optional outside service the SE has not set up: neutral, with how to add it.
       return {
@@ -83,7 +109,12 @@ function controlNode(p: PovView): Draft {
       };
     default: {
       const what = c.status === null ? 'No agent is installed' : `The install ${c.status}${c.reason ? `: ${c.reason}` : ''}`;
-      return { state: 'not_ready', detail: `${what} (control node: ${name}).`, asOf, action: act('Install the control node', 'pov.installControlNode') };
+      return {
+        state: 'not_ready',
+        detail: `${what} (control node: ${name}).`,
+        asOf,
+        action: act('Install the control node', 'pov.installControlNode'),
+      };
     }
   }
 }
@@ -111,7 +142,12 @@ function gateway(pam: PamStatus | null): Draft {
     const names = loose.map((v) => v.name).join(', ');
     return { state: 'not_ready', detail: `${loose.length} of ${pam.vms.length} VM(s) not wired: ${names}.`, asOf, action: rewire };
   }
-  return { state: 'ok', detail: `Gateway connected${pam.gateway.node ? ` (${pam.gateway.node})` : ''}; all ${pam.vms.length} VM(s) wired.`, asOf, action: null };
+  return {
+    state: 'ok',
+    detail: `Gateway connected${pam.gateway.node ? ` (${pam.gateway.node})` : ''}; all ${pam.vms.length} VM(s) wired.`,
+    asOf,
+    action: null,
+  };
 }
 
 function liveShares(shares: ShareView[]): ShareView[] {
@@ -129,27 +165,70 @@ export function latestExpiry(shares: ShareView[]): string | null {
 
 function share(shares: ShareView[], p: PovView, now: number): Draft {
   const best = longest(shares);
-  if (!best) return { state: 'not_ready', detail: 'No live share link: the customer has nothing to open.', asOf: null, action: act('Create a share link', 'share.create') };
+  if (!best)
+    return {
+      state: 'not_ready',
+      detail: 'No live share link: the customer has nothing to open.',
+      asOf: null,
+      action: act('Create a share link', 'share.create'),
+    };
   const exp = ms(best.expiresAt);
   const deleteAt = ms(p.autoDelete?.at);
   // A link may never outlive the environment, so one that lasts until auto-delete is as good as it gets.
   if (exp === null || exp - now >= DEMO_HORIZON_MS || (deleteAt !== null && exp >= deleteAt)) {
-    return { state: 'ok', detail: exp === null ? 'A share link with no expiry is live.' : `A share link is valid until ${best.expiresAt} (${hoursText(exp - now)} left).`, asOf: best.createdAt, action: null };
+    return {
+      state: 'ok',
+      detail:
+        exp === null
+          ? 'A share link with no expiry is live.'
+          : `A share link is valid until ${best.expiresAt} (${hoursText(exp - now)} left).`,
+      asOf: best.createdAt,
+      action: null,
+    };
   }
-  if (exp <= now) return { state: 'not_ready', detail: `Every share link has expired (the last at ${best.expiresAt}).`, asOf: best.createdAt, action: act('Extend the share link', 'share.extend') };
-  return { state: 'attention', detail: `The share link expires in ${hoursText(exp - now)} (${best.expiresAt}), inside the next 24 h.`, asOf: best.createdAt, action: act('Extend the share link', 'share.extend') };
+  if (exp <= now)
+    return {
+      state: 'not_ready',
+      detail: `Every share link has expired (the last at ${best.expiresAt}).`,
+      asOf: best.createdAt,
+      action: act('Extend the share link', 'share.extend'),
+    };
+  return {
+    state: 'attention',
+    detail: `The share link expires in ${hoursText(exp - now)} (${best.expiresAt}), inside the next 24 h.`,
+    asOf: best.createdAt,
+    action: act('Extend the share link', 'share.extend'),
+  };
 }
 
 function autoDelete(p: PovView, now: number): Draft {
   const a = p.autoDelete;
   const at = ms(a?.at);
   const move = act('Move the auto-delete time', 'pov.setAutoDelete');
-  if (!a || at === null) return { state: 'attention', detail: 'No auto-delete time is set: the environment runs (and costs) until someone deletes it.', asOf: null, action: move };
-  if (at <= now) return { state: 'not_ready', detail: `The auto-delete time ${a.at} has passed: Skytap deletes (or deleted) the environment.`, asOf: null, action: move };
+  if (!a || at === null)
+    return {
+      state: 'attention',
+      detail: 'No auto-delete time is set: the environment runs (and costs) until someone deletes it.',
+      asOf: null,
+      action: move,
+    };
+  if (at <= now)
+    return {
+      state: 'not_ready',
+      detail: `The auto-delete time ${a.at} has passed: Skytap deletes (or deleted) the environment.`,
+      asOf: null,
+      action: move,
+    };
   if (a.status !== 'armed') {
-    return { state: 'attention', detail: `Auto-delete is ${a.status === 'pending' ? 'not confirmed yet' : 'not armed'}${a.reason ? `: ${a.reason}` : ''}.`, asOf: null, action: move };
+    return {
+      state: 'attention',
+      detail: `Auto-delete is ${a.status === 'pending' ? 'not confirmed yet' : 'not armed'}${a.reason ? `: ${a.reason}` : ''}.`,
+      asOf: null,
+      action: move,
+    };
   }
-  if (at - now < DEMO_HORIZON_MS) return { state: 'attention', detail: `Skytap deletes the environment in ${hoursText(at - now)} (${a.at}).`, asOf: null, action: move };
+  if (at - now < DEMO_HORIZON_MS)
+    return { state: 'attention', detail: `Skytap deletes the environment in ${hoursText(at - now)} (${a.at}).`, asOf: null, action: move };
   return { state: 'ok', detail: `Armed for ${a.at} (in ${hoursText(at - now)}).`, asOf: null, action: null };
 }
 
@@ -167,9 +246,19 @@ function jobs(list: JobRecord[]): Draft {
     const j = failed[0]!;
     const more = failed.length > 1 ? ` (and ${failed.length - 1} more)` : '';
     const why = j.error?.message ? `: ${j.error.message}` : '';
-    return { state: 'attention', detail: `"${j.title}" failed${why}${more}.`, asOf: j.finishedAt, action: act('Open the job in Jobs and run it again') };
+    return {
+      state: 'attention',
+      detail: `"${j.title}" failed${why}${more}.`,
+      asOf: j.finishedAt,
+      action: act('Open the job in Jobs and run it again'),
+    };
   }
-  return { state: 'ok', detail: last.size ? 'Every kind of job last succeeded.' : 'No job has run for this POV yet.', asOf: null, action: null };
+  return {
+    state: 'ok',
+    detail: last.size ? 'Every kind of job last succeeded.' : 'No job has run for this POV yet.',
+    asOf: null,
+    action: null,
+  };
 }
 
 /** not_configured ranks with ok: an optional service nobody set up never lowers the badge. */
@@ -214,7 +303,13 @@ export function assessReadiness(f: ReadinessFacts, now: Date): PovReadiness {
   });
   const worst = items.reduce((w, i) => (RANK[i.state] > RANK[w.state] ? i : w), items[0]!);
   const overall: ReadinessLevel = worst.state === 'attention' || worst.state === 'not_ready' ? worst.state : 'ready';
-  return { povId: f.pov.id, overall, summary: overall === 'ready' ? readySummary(f.pov.platform, items) : worst.detail, checkedAt: now.toISOString(), items };
+  return {
+    povId: f.pov.id,
+    overall,
+    summary: overall === 'ready' ? readySummary(f.pov.platform, items) : worst.detail,
+    checkedAt: now.toISOString(),
+    items,
+  };
 }
 
 export interface ReadinessDeps {

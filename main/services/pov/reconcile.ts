@@ -50,7 +50,16 @@ export async function reconcilePass(
   const rows = db
     .prepare("SELECT * FROM povs WHERE platform = 'skytap' AND env_id IS NOT NULL AND state <> 'destroyed' ORDER BY created_at")
     .all() as PovRow[];
-  const result: ReconcileResult = { managed: rows.length, confirmed: 0, lookedUp: 0, gone: 0, skippedBusy: 0, errors: [], unclearChecked: 0, adopted: [] };
+  const result: ReconcileResult = {
+    managed: rows.length,
+    confirmed: 0,
+    lookedUp: 0,
+    gone: 0,
+    skippedBusy: 0,
+    errors: [],
+    unclearChecked: 0,
+    adopted: [],
+  };
   if (rows.length === 0 && unclearCreateCount(db) === 0) {
     ctx.progress('done', 1, 'no managed environments');
     return result;
@@ -133,7 +142,9 @@ export async function reconcilePass(
 /** Rows whose create's outcome is still unknown (see unclear-create.ts). */
 export function unclearCreateCount(db: Db): number {
   return (
-    db.prepare("SELECT COUNT(*) AS n FROM povs WHERE state = 'failed' AND env_id IS NULL AND create_sent_at IS NOT NULL").get() as { n: number }
+    db.prepare("SELECT COUNT(*) AS n FROM povs WHERE state = 'failed' AND env_id IS NULL AND create_sent_at IS NOT NULL").get() as {
+      n: number;
+    }
   ).n;
 }
 
@@ -179,7 +190,10 @@ export async function reconcilePlatform(
             runstate: null,
             env_gone_at: at,
             last_confirmed_at: at,
-            error_message: row.state === 'destroying' ? null : `The vm-manager lists no VM of ${row.env_id} any more (${at}); they were deleted outside POV Desk.`,
+            error_message:
+              row.state === 'destroying'
+                ? null
+                : `The vm-manager lists no VM of ${row.env_id} any more (${at}); they were deleted outside POV Desk.`,
           },
           at,
         );
@@ -195,12 +209,19 @@ export async function reconcilePlatform(
   }
   try {
     const live = new Set(
-      (deps.db.prepare("SELECT env_id FROM povs WHERE platform = ? AND env_id IS NOT NULL AND state <> 'destroyed'").all(p.id) as { env_id: string }[]).map((r) => r.env_id),
+      (
+        deps.db.prepare("SELECT env_id FROM povs WHERE platform = ? AND env_id IS NOT NULL AND state <> 'destroyed'").all(p.id) as {
+          env_id: string;
+        }[]
+      ).map((r) => r.env_id),
     );
     for (const env of await p.findByTag()) {
       if (live.has(env.id)) continue;
       out.leftovers.push(env.id);
-      ctx.log(`the vm-manager has VMs named ${env.id}-… that no POV here owns; delete them on the Local VMs page if they are this app's`, 'warn');
+      ctx.log(
+        `the vm-manager has VMs named ${env.id}-… that no POV here owns; delete them on the Local VMs page if they are this app's`,
+        'warn',
+      );
     }
   } catch (err) {
     out.errors.push(`could not look for leftovers: ${messageOf(err)}`);

@@ -103,9 +103,7 @@ export function listVms(db: Db, povId: string): PovVmRow[] {
 }
 
 export function getVm(db: Db, povId: string, vmId: string): PovVmRow | null {
-  return (
-    (db.prepare('SELECT * FROM pov_vms WHERE pov_id = ? AND vm_id = ?').get(povId, vmId) as PovVmRow | undefined) ?? null
-  );
+  return (db.prepare('SELECT * FROM pov_vms WHERE pov_id = ? AND vm_id = ?').get(povId, vmId) as PovVmRow | undefined) ?? null;
 }
 
 export function toPovView(r: PovRow, activeJobId: string | null, installJobId: string | null = null): PovView {

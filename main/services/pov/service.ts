@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../shared/contract/errors';
 import { JOB_KIND } from '../../../shared/contract/job-kinds';
-import { canonicalTimeZone, ianaTimeZone, povActionRefusal, type OsValue, type PovActions, type PovView, type PovVmView } from '../../../shared/contract/pov';
+import {
+  canonicalTimeZone,
+  ianaTimeZone,
+  povActionRefusal,
+  type OsValue,
+  type PovActions,
+  type PovView,
+  type PovVmView,
+} from '../../../shared/contract/pov';
 import type { JobRunner } from '../jobs/runner';
 import { requireCapability } from '../../../shared/lab-platforms';
 import { PovLocks } from './locks';
@@ -53,7 +61,9 @@ export class PovService {
 
   /** The views `pov.updated` compares: one POV (none when it is gone), or every POV including destroyed ones. */
   views(id?: string): PovView[] {
-    return (id === undefined ? listPovs(this.deps.db, true) : [getPov(this.deps.db, id)].filter((r) => r !== null)).map((r) => this.view(r));
+    return (id === undefined ? listPovs(this.deps.db, true) : [getPov(this.deps.db, id)].filter((r) => r !== null)).map((r) =>
+      this.view(r),
+    );
   }
 
   private now(): string {
@@ -106,7 +116,10 @@ export class PovService {
    * autoDeleteAt: when Skytap deletes the environment (autoDelete.at checks it or sets the default). A local
    * POV has no auto-delete: an explicit time is refused with the registry's reason, none is set.
    */
-  create(input: { platform?: PlatformId; templateId: string; name: string; autoDeleteAt?: string; customerTz?: string }): { jobId: string; povId: string } {
+  create(input: { platform?: PlatformId; templateId: string; name: string; autoDeleteAt?: string; customerTz?: string }): {
+    jobId: string;
+    povId: string;
+  } {
     const platform = input.platform ?? 'skytap';
     requireCapability(platform, 'templates');
     if (platform !== 'skytap') {
@@ -131,7 +144,6 @@ export class PovService {
     const jobId = this.locks.launch(JOB_KIND.povCreate, `Create POV "${input.name}"`, id, (ctx) => runCreate(this.deps, id, ctx));
     return { jobId, povId: id };
   }
-
 
   start(id: string): string {
     const r = this.row(id);
@@ -197,7 +209,8 @@ export class PovService {
 
   private localRow(id: string, what: string, anyState = false): PovRow {
     const r = this.row(id);
-    if (r.platform !== 'local') throw new AppError('unsupported', `${what} is for POVs on this laptop; a Skytap environment has its own in Skytap.`);
+    if (r.platform !== 'local')
+      throw new AppError('unsupported', `${what} is for POVs on this laptop; a Skytap environment has its own in Skytap.`);
     if (!anyState && r.state !== 'active') throw new AppError('conflict', `${what} needs an active POV; this one is ${r.state}.`);
     if (this.activeJob(id) !== null) throw new AppError('conflict', `POV "${r.name}" has a job running; wait for it to finish.`);
     return r;
@@ -227,11 +240,24 @@ export class PovService {
       async (ctx) => {
         try {
           // The vm-manager's POVs first: a Skytap account is not needed for them.
-          const local = this.deps.local && this.platformRows('local') > 0 ? await reconcilePlatform(this.deps, this.deps.local, ctx, (povId) => this.activeJob(povId) !== null) : null;
+          const local =
+            this.deps.local && this.platformRows('local') > 0
+              ? await reconcilePlatform(this.deps, this.deps.local, ctx, (povId) => this.activeJob(povId) !== null)
+              : null;
           // Skytap is read only when it manages something (a reconcile with no Skytap POV needs no account).
           if (this.platformRows('skytap') === 0 && unclearCreateCount(this.deps.db) === 0) {
             ctx.progress('done', 1, 'no managed Skytap environments');
-            return { managed: 0, confirmed: 0, lookedUp: 0, gone: 0, skippedBusy: 0, errors: [], unclearChecked: 0, adopted: [], ...(local ? { local } : {}) };
+            return {
+              managed: 0,
+              confirmed: 0,
+              lookedUp: 0,
+              gone: 0,
+              skippedBusy: 0,
+              errors: [],
+              unclearChecked: 0,
+              adopted: [],
+              ...(local ? { local } : {}),
+            };
           }
           const api = await this.deps.skytap(ctx.signal);
           const res = await reconcilePass(this.deps.db, api, ctx, {
@@ -243,7 +269,9 @@ export class PovService {
           // An environment that appeared after an unclear create: finish provisioning it.
           for (const povId of res.adopted) {
             const r = this.row(povId);
-            this.locks.launch(JOB_KIND.povCreate, `Finish creating POV "${r.name}" (adopted)`, povId, (c) => runCreate(this.deps, povId, c));
+            this.locks.launch(JOB_KIND.povCreate, `Finish creating POV "${r.name}" (adopted)`, povId, (c) =>
+              runCreate(this.deps, povId, c),
+            );
           }
           return local ? { ...res, local } : res;
         } finally {
@@ -257,14 +285,16 @@ export class PovService {
 
   private platformRows(platform: string): number {
     return (
-      this.deps.db.prepare("SELECT COUNT(*) AS n FROM povs WHERE platform = ? AND env_id IS NOT NULL AND state <> 'destroyed'").get(platform) as { n: number }
+      this.deps.db
+        .prepare("SELECT COUNT(*) AS n FROM povs WHERE platform = ? AND env_id IS NOT NULL AND state <> 'destroyed'")
+        .get(platform) as { n: number }
     ).n;
   }
 
   managedCount(): number {
-    const r = this.deps.db
-      .prepare("SELECT COUNT(*) AS n FROM povs WHERE env_id IS NOT NULL AND state <> 'destroyed'")
-      .get() as { n: number };
+    const r = this.deps.db.prepare("SELECT COUNT(*) AS n FROM povs WHERE env_id IS NOT NULL AND state <> 'destroyed'").get() as {
+      n: number;
+    };
     return r.n;
   }
 
@@ -301,7 +331,9 @@ export class PovService {
       if (r.state === 'provisioning') {
         ids.push(this.locks.launch(JOB_KIND.povCreate, `Resume creating POV "${r.name}"`, r.id, (ctx) => runCreate(this.deps, r.id, ctx)));
       } else {
-        ids.push(this.locks.launch(JOB_KIND.povDestroy, `Resume destroying POV "${r.name}"`, r.id, (ctx) => runDestroy(this.deps, r.id, ctx)));
+        ids.push(
+          this.locks.launch(JOB_KIND.povDestroy, `Resume destroying POV "${r.name}"`, r.id, (ctx) => runDestroy(this.deps, r.id, ctx)),
+        );
       }
     }
     return ids;
@@ -350,7 +382,9 @@ export class PovService {
   /** Writes the control_node_* columns of a POV. */
   setControlNode(
     povId: string,
-    patch: Partial<Pick<PovRow, 'control_node_name' | 'control_node_vm_id' | 'control_node_status' | 'control_node_reason' | 'control_node_mode'>>,
+    patch: Partial<
+      Pick<PovRow, 'control_node_name' | 'control_node_vm_id' | 'control_node_status' | 'control_node_reason' | 'control_node_mode'>
+    >,
   ): void {
     this.row(povId);
     updatePov(this.deps.db, povId, patch, this.now());

@@ -62,9 +62,9 @@ export interface UnclearSweep {
  * env id and puts the row back to `provisioning` so its create job can finish the work.
  */
 export function sweepUnclearCreates(db: Db, envs: Environment[], ctx: StepContext, now: Date, checkMs = CREATE_CHECK_MS): UnclearSweep {
-  const rows = (db.prepare("SELECT * FROM povs WHERE state = 'failed' AND env_id IS NULL AND create_sent_at IS NOT NULL").all() as PovRow[]).filter(
-    isCheckingCreate,
-  );
+  const rows = (
+    db.prepare("SELECT * FROM povs WHERE state = 'failed' AND env_id IS NULL AND create_sent_at IS NOT NULL").all() as PovRow[]
+  ).filter(isCheckingCreate);
   const out: UnclearSweep = { checked: rows.length, adopted: [], settled: 0 };
   const at = now.toISOString();
   for (const row of rows) {

@@ -16,7 +16,13 @@ import type { LifecycleDeps, StepContext } from './types';
 
 function clock(deps: LifecycleDeps) {
   const now = deps.now ?? (() => new Date());
-  return { now, started: now().getTime(), timeoutMs: deps.waitTimeoutMs ?? 30 * 60_000, sleep: deps.sleep ?? abortableSleep, pollMs: deps.pollMs ?? 5000 };
+  return {
+    now,
+    started: now().getTime(),
+    timeoutMs: deps.waitTimeoutMs ?? 30 * 60_000,
+    sleep: deps.sleep ?? abortableSleep,
+    pollMs: deps.pollMs ?? 5000,
+  };
 }
 
 /** Polls until `done` says so; an environment that is gone fails the wait (deleted outside POV Desk). */
@@ -41,7 +47,10 @@ export async function pollEnvironment(
     recordReading(deps.db, povId, env, c.now().toISOString());
     if (env.rateLimited && !sawRateLimited) {
       sawRateLimited = true;
-      ctx.log(`${capitalized(w.name)} has queued this operation under rate limiting (rate_limited=true); polling, not re-submitting`, 'warn');
+      ctx.log(
+        `${capitalized(w.name)} has queued this operation under rate limiting (rate_limited=true); polling, not re-submitting`,
+        'warn',
+      );
     }
     if (done(env)) return env;
     polls++;
@@ -52,13 +61,23 @@ export async function pollEnvironment(
           `${Math.round(c.timeoutMs / 60000)} min of waiting to be ${what}. Check it in ${w.name}, then run the step again.`,
       );
     }
-    ctx.progress(`wait until ${what}`, null, `${capitalized(w.name)} says ${env.runstate}${env.rateLimited ? ', rate limited' : ''} (poll ${polls})`);
+    ctx.progress(
+      `wait until ${what}`,
+      null,
+      `${capitalized(w.name)} says ${env.runstate}${env.rateLimited ? ', rate limited' : ''} (poll ${polls})`,
+    );
     await c.sleep(c.pollMs, ctx.signal);
   }
 }
 
 /** Polls until the environment is not busy (returned) or gone (null): never delete a busy one. */
-export async function waitNotBusyOrGone(deps: LifecycleDeps, p: LabPlatform, povId: string, envId: string, ctx: StepContext): Promise<LabEnvironment | null> {
+export async function waitNotBusyOrGone(
+  deps: LifecycleDeps,
+  p: LabPlatform,
+  povId: string,
+  envId: string,
+  ctx: StepContext,
+): Promise<LabEnvironment | null> {
   const w = wordsOf(p.id);
   const c = clock(deps);
   for (;;) {
@@ -85,7 +104,10 @@ export async function waitGone(deps: LifecycleDeps, p: LabPlatform, envId: strin
     const env = await p.get(envId, { vms: false });
     if (env === null) return;
     if (c.now().getTime() - c.started > c.timeoutMs) {
-      throw new AppError('timeout', `${capitalized(w.name)} still lists environment ${envId} (${env.runstate}) ${Math.round(c.timeoutMs / 60000)} min after the delete.`);
+      throw new AppError(
+        'timeout',
+        `${capitalized(w.name)} still lists environment ${envId} (${env.runstate}) ${Math.round(c.timeoutMs / 60000)} min after the delete.`,
+      );
     }
     ctx.progress('wait until gone', null, `${capitalized(w.name)} still has it (${env.runstate})`);
     await c.sleep(c.pollMs, ctx.signal);

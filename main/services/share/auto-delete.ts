@@ -55,10 +55,16 @@ export class AutoDelete {
     const now = this.now().getTime();
     if (Number.isNaN(d.getTime())) throw new AppError('invalid_request', `"${String(at)}" is not a time.`);
     if (d.getTime() < now + 5 * 60_000) {
-      throw new AppError('invalid_request', `The auto-delete time ${d.toISOString()} is less than 5 minutes away (or past); pick a later time, or Destroy the POV now.`);
+      throw new AppError(
+        'invalid_request',
+        `The auto-delete time ${d.toISOString()} is less than 5 minutes away (or past); pick a later time, or Destroy the POV now.`,
+      );
     }
     if (d.getTime() > now + MAX_DAYS * 86_400_000) {
-      throw new AppError('invalid_request', `The auto-delete time ${d.toISOString()} is more than ${MAX_DAYS} days away; pick an earlier one.`);
+      throw new AppError(
+        'invalid_request',
+        `The auto-delete time ${d.toISOString()} is more than ${MAX_DAYS} days away; pick an earlier one.`,
+      );
     }
     return d;
   }
@@ -98,7 +104,12 @@ export class AutoDelete {
           });
       }
       if (id === null) {
-        const s = await api.createSchedule({ title: `POV Desk auto-delete: ${r.name.slice(0, 100)}`, envId: r.env_id, startAt: this.now(), endAt: end });
+        const s = await api.createSchedule({
+          title: `POV Desk auto-delete: ${r.name.slice(0, 100)}`,
+          envId: r.env_id,
+          startAt: this.now(),
+          endAt: end,
+        });
         id = s.id;
       }
       this.mark(povId, { schedule_id: id, auto_delete_status: 'armed', auto_delete_reason: null });
@@ -118,7 +129,8 @@ export class AutoDelete {
    */
   async set(povId: string, at: string): Promise<void> {
     const r = this.row(povId);
-    if (r.state === 'destroyed' || r.state === 'destroying') throw new AppError('conflict', `POV "${r.name}" is ${r.state}; there is nothing to auto-delete.`);
+    if (r.state === 'destroyed' || r.state === 'destroying')
+      throw new AppError('conflict', `POV "${r.name}" is ${r.state}; there is nothing to auto-delete.`);
     const d = this.check(at);
     const iso = d.toISOString();
     const prev = r.auto_delete_at ?? null;

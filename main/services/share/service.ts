@@ -135,7 +135,10 @@ export class ShareService {
     } catch (err) {
       // A link whose password nobody kept is useless: take it down again, then say why.
       await api.deletePublishSet(r.env_id, portal.id).catch(() => undefined);
-      throw new AppError('unavailable', `The keychain refused to store the share link's password (${(err as Error).message}); the link was removed again. Unlock the keychain and retry.`);
+      throw new AppError(
+        'unavailable',
+        `The keychain refused to store the share link's password (${(err as Error).message}); the link was removed again. Unlock the keychain and retry.`,
+      );
     }
     const at = this.now().toISOString();
     const row = rowFromPortal(r.id, portal, { managed: true, at, vmIds, access: input.access ?? 'run_and_use', expiresAt });
@@ -215,7 +218,10 @@ export class ShareService {
     const api = await this.deps.skytap();
     for (const s of late) {
       const portal = await api.updatePublishSet(r.env_id, s.share_id, { expiresAt: at });
-      upsertShare(this.deps.db, rowFromPortal(povId, portal, { managed: s.managed === 1, at: this.now().toISOString(), prev: s, expiresAt: at }));
+      upsertShare(
+        this.deps.db,
+        rowFromPortal(povId, portal, { managed: s.managed === 1, at: this.now().toISOString(), prev: s, expiresAt: at }),
+      );
     }
     return late.length;
   }
@@ -289,7 +295,9 @@ function rowFromPortal(
   p: PublishSet,
   o: { managed: boolean; at: string; prev?: ShareRow; vmIds?: string[]; access?: string; expiresAt?: Date },
 ): ShareRow {
-  const vmIds = p.vms.length ? p.vms.map((v) => v.id ?? v.vm_ref?.split('/').pop() ?? '').filter(Boolean) : (o.vmIds ?? JSON.parse(o.prev?.vm_ids ?? '[]'));
+  const vmIds = p.vms.length
+    ? p.vms.map((v) => v.id ?? v.vm_ref?.split('/').pop() ?? '').filter(Boolean)
+    : (o.vmIds ?? JSON.parse(o.prev?.vm_ids ?? '[]'));
   const read = parseSkytapTime(p.expiration_date);
   return {
     pov_id: povId,
@@ -319,7 +327,11 @@ function portalError(err: unknown): unknown {
     );
   }
   if (e?.code === 'conflict') {
-    return new AppError('conflict', `Skytap refused the sharing portal's settings (409): ${e.message} Use the access "use" or "run and use".`, e.detail);
+    return new AppError(
+      'conflict',
+      `Skytap refused the sharing portal's settings (409): ${e.message} Use the access "use" or "run and use".`,
+      e.detail,
+    );
   }
   return err;
 }

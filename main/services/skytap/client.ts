@@ -76,7 +76,7 @@ export class SkytapClient extends SkytapHttp {
    */
   async createEnvironment(req: { templateId: string; name: string }): Promise<Environment> {
     if (typeof req.name !== 'string' || req.name.trim() === '' || req.name.length > 255) {
-      throw new AppError('invalid_request', 'An environment name must be 1 to 255 characters (Skytap\'s limit).');
+      throw new AppError('invalid_request', "An environment name must be 1 to 255 characters (Skytap's limit).");
     }
     const body: Record<string, unknown> = { template_id: validId(req.templateId, 'template'), name: req.name };
     // UNCONFIRMED: project_id in the create body (the Go SDK's CreateEnvironmentRequest has it) so

@@ -6,12 +6,7 @@ import { DEFAULT_SKYTAP_URL, type SkytapConfig } from './client';
  * the SKYTAP_* environment overrides). Missing values are refused here, with the remedy, rather
  * than sent to Skytap to earn a 401.
  */
-export function skytapConfigFrom(creds: {
-  url: string;
-  username: string;
-  token: string | null;
-  projectId: string;
-}): SkytapConfig {
+export function skytapConfigFrom(creds: { url: string; username: string; token: string | null; projectId: string }): SkytapConfig {
   const missing = [!creds.username.trim() && 'username', !creds.token && 'API token'].filter(Boolean);
   if (missing.length) {
     throw new AppError(

@@ -73,8 +73,7 @@ export function rateLimitedError(
       : info.status === 423
         ? 'locked: the resource is busy or the account is being rate limited'
         : 'the resource stayed busy';
-  const after =
-    info.retryAfterMs !== undefined ? ` Skytap asked to wait ${Math.ceil(info.retryAfterMs / 1000)} s more.` : '';
+  const after = info.retryAfterMs !== undefined ? ` Skytap asked to wait ${Math.ceil(info.retryAfterMs / 1000)} s more.` : '';
   return new AppError(
     'rate_limited',
     `Skytap rate limited this request (${info.status}: ${why}); gave up after ${info.retries} ` +

@@ -148,7 +148,10 @@ export class SkytapHttp {
     try {
       parsed = new URL(base);
     } catch {
-      throw new AppError('invalid_request', `The Skytap URL "${base}" is not a URL; set it in Settings → Skytap (default ${DEFAULT_SKYTAP_URL}).`);
+      throw new AppError(
+        'invalid_request',
+        `The Skytap URL "${base}" is not a URL; set it in Settings → Skytap (default ${DEFAULT_SKYTAP_URL}).`,
+      );
     }
     if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
       throw new AppError('invalid_request', `The Skytap URL must be http(s), not ${parsed.protocol}; set it in Settings → Skytap.`);
@@ -284,9 +287,7 @@ export class SkytapHttp {
       } catch (err) {
         if (this.signal?.aborted) throw cancelledError(label);
         if (err instanceof AppError) throw err;
-        const cause = timedOut()
-          ? `no complete reply within ${Math.round(this.timeoutMs / 1000)} s`
-          : describeNetworkError(err);
+        const cause = timedOut() ? `no complete reply within ${Math.round(this.timeoutMs / 1000)} s` : describeNetworkError(err);
         if (isRead && faultRetries < Math.min(MAX_FAULT_RETRIES, this.budget.maxRetries) && retries < this.budget.maxRetries) {
           const ms = Math.min(FAULT_BACKOFF_BASE_MS * 2 ** faultRetries, this.budget.fallbackWaitMs);
           if (mayWait(ms)) {

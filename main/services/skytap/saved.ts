@@ -27,12 +27,20 @@ export class SavedSkytap {
    * is the saved value, as Save treats it). The saved token only goes to the saved URL: testing
    * another URL needs the token typed in, so no form can send the stored token elsewhere.
    */
-  async configWith(form: { username?: string | undefined; apiToken?: string | undefined; url?: string | undefined; projectId?: string | undefined }) {
+  async configWith(form: {
+    username?: string | undefined;
+    apiToken?: string | undefined;
+    url?: string | undefined;
+    projectId?: string | undefined;
+  }) {
     const saved = await this.settings.skytap();
     const url = form.url?.trim() || saved.url;
     const typed = form.apiToken?.trim() || null;
     if (!typed && url.replace(/\/+$/, '') !== saved.url.replace(/\/+$/, '') && saved.token) {
-      throw new AppError('invalid_request', `The saved API token is only sent to the saved URL (${saved.url}); type the token into the form to test ${url}.`);
+      throw new AppError(
+        'invalid_request',
+        `The saved API token is only sent to the saved URL (${saved.url}); type the token into the form to test ${url}.`,
+      );
     }
     const creds = {
       username: form.username?.trim() || saved.username,
@@ -42,7 +50,10 @@ export class SavedSkytap {
     };
     if (!creds.token || !creds.username.trim()) {
       const missing = [!creds.username.trim() && 'username', !creds.token && 'API token'].filter(Boolean).join(' and ');
-      throw new AppError('invalid_request', `Enter the Skytap ${missing} above to test (the token is the API security token on your Skytap Account page).`);
+      throw new AppError(
+        'invalid_request',
+        `Enter the Skytap ${missing} above to test (the token is the API security token on your Skytap Account page).`,
+      );
     }
     return skytapConfigFrom(creds);
   }

@@ -12,7 +12,12 @@ import type { GuestOs } from '../../../shared/contract/values';
 /** Skytap ids are JSON strings even when numeric. */
 const skytapId = lazySchema(() => z.string().min(1));
 /** Optional text fields that Skytap sends as null, "" or not at all. */
-const optText = lazySchema(() => z.string().nullish().transform((v) => v ?? null));
+const optText = lazySchema(() =>
+  z
+    .string()
+    .nullish()
+    .transform((v) => v ?? null),
+);
 
 export const ENV_RUNSTATES = ['running', 'suspended', 'stopped', 'halted', 'busy'] as const;
 export type EnvRunstate = (typeof ENV_RUNSTATES)[number];
@@ -23,87 +28,138 @@ export type VmRunstate = (typeof VM_RUNSTATES)[number];
  * A published service (`services[]` of an interface): the guest's internal_port NATed to
  * external_ip:external_port (external_ip is often a host name, e.g. services-uswest.skytap.com).
  */
-export const publishedServiceSchema = lazySchema(() => z.looseObject({
-  internal_port: z.number().int().min(1).max(65535),
-  external_ip: z.string().min(1).max(253).regex(/^[A-Za-z0-9.:-]+$/),
-  external_port: z.number().int().min(1).max(65535),
-}));
+export const publishedServiceSchema = lazySchema(() =>
+  z.looseObject({
+    internal_port: z.number().int().min(1).max(65535),
+    external_ip: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[A-Za-z0-9.:-]+$/),
+    external_port: z.number().int().min(1).max(65535),
+  }),
+);
 export type PublishedService = z.infer<typeof publishedServiceSchema>;
 
-export const interfaceSchema = lazySchema(() => z.looseObject({
-  id: z.string().nullish(),
-  ip: optText,
-  hostname: optText,
-  network_type: optText,
-  network_id: z.union([z.string(), z.number()]).nullish().transform((v) => (v === null || v === undefined || v === '' ? null : String(v))),
-  network_name: optText,
-  mac: optText,
-  /** Display only: an entry that does not parse is left out rather than failing the VM read. */
-  services: z
-    .array(z.unknown())
-    .nullish()
-    .transform((v) => (v ?? []).flatMap((x) => {
-      const r = publishedServiceSchema.safeParse(x);
-      return r.success ? [r.data] : [];
-    })),
-}));
+export const interfaceSchema = lazySchema(() =>
+  z.looseObject({
+    id: z.string().nullish(),
+    ip: optText,
+    hostname: optText,
+    network_type: optText,
+    network_id: z
+      .union([z.string(), z.number()])
+      .nullish()
+      .transform((v) => (v === null || v === undefined || v === '' ? null : String(v))),
+    network_name: optText,
+    mac: optText,
+    /** Display only: an entry that does not parse is left out rather than failing the VM read. */
+    services: z
+      .array(z.unknown())
+      .nullish()
+      .transform((v) =>
+        (v ?? []).flatMap((x) => {
+          const r = publishedServiceSchema.safeParse(x);
+          return r.success ? [r.data] : [];
+        }),
+      ),
+  }),
+);
 export type VmInterface = z.infer<typeof interfaceSchema>;
 
-export const hardwareSchema = lazySchema(() => z.looseObject({
-  /** A VMware guest-type identifier chosen for the VM (e.g. "centos-64", "windows9srv-64"). */
-  guestOS: optText,
-  architecture: optText,
-  cpus: z.number().nullish(),
-  ram: z.number().nullish(),
-}));
+export const hardwareSchema = lazySchema(() =>
+  z.looseObject({
+    /** A VMware guest-type identifier chosen for the VM (e.g. "centos-64", "windows9srv-64"). */
+    guestOS: optText,
+    architecture: optText,
+    cpus: z.number().nullish(),
+    ram: z.number().nullish(),
+  }),
+);
 export type VmHardware = z.infer<typeof hardwareSchema>;
 
-export const vmSchema = lazySchema(() => z.looseObject({
-  id: skytapId,
-  name: z.string(),
-  runstate: z.enum(VM_RUNSTATES),
-  rate_limited: z.boolean().nullish().transform((v) => v ?? false),
-  hardware: hardwareSchema.nullish().transform((v) => v ?? { guestOS: null, architecture: null }),
-  interfaces: z.array(interfaceSchema).nullish().transform((v) => v ?? []),
-}));
+export const vmSchema = lazySchema(() =>
+  z.looseObject({
+    id: skytapId,
+    name: z.string(),
+    runstate: z.enum(VM_RUNSTATES),
+    rate_limited: z
+      .boolean()
+      .nullish()
+      .transform((v) => v ?? false),
+    hardware: hardwareSchema.nullish().transform((v) => v ?? { guestOS: null, architecture: null }),
+    interfaces: z
+      .array(interfaceSchema)
+      .nullish()
+      .transform((v) => v ?? []),
+  }),
+);
 export type Vm = z.infer<typeof vmSchema>;
 
-export const templateSchema = lazySchema(() => z.looseObject({
-  id: skytapId,
-  name: z.string(),
-  /** Templates report busyness with a boolean; environments with runstate "busy". */
-  busy: z.boolean().nullish().transform((v) => v ?? false),
-  description: optText,
-  region: optText,
-  vm_count: z.number().int().nonnegative().nullish(),
-  vms: z.array(vmSchema).nullish().transform((v) => v ?? []),
-}));
+export const templateSchema = lazySchema(() =>
+  z.looseObject({
+    id: skytapId,
+    name: z.string(),
+    /** Templates report busyness with a boolean; environments with runstate "busy". */
+    busy: z
+      .boolean()
+      .nullish()
+      .transform((v) => v ?? false),
+    description: optText,
+    region: optText,
+    vm_count: z.number().int().nonnegative().nullish(),
+    vms: z
+      .array(vmSchema)
+      .nullish()
+      .transform((v) => v ?? []),
+  }),
+);
 export type Template = z.infer<typeof templateSchema>;
 
-export const environmentSchema = lazySchema(() => z.looseObject({
-  id: skytapId,
-  name: z.string(),
-  runstate: z.enum(ENV_RUNSTATES),
-  /** True when Skytap has queued a power operation under load: keep polling, never re-submit. */
-  rate_limited: z.boolean().nullish().transform((v) => v ?? false),
-  description: optText,
-  region: optText,
-  vm_count: z.number().int().nonnegative().nullish(),
-  errors: z.array(z.string()).nullish().transform((v) => v ?? []),
-  vms: z.array(vmSchema).nullish().transform((v) => v ?? []),
-}));
+export const environmentSchema = lazySchema(() =>
+  z.looseObject({
+    id: skytapId,
+    name: z.string(),
+    runstate: z.enum(ENV_RUNSTATES),
+    /** True when Skytap has queued a power operation under load: keep polling, never re-submit. */
+    rate_limited: z
+      .boolean()
+      .nullish()
+      .transform((v) => v ?? false),
+    description: optText,
+    region: optText,
+    vm_count: z.number().int().nonnegative().nullish(),
+    errors: z
+      .array(z.string())
+      .nullish()
+      .transform((v) => v ?? []),
+    vms: z
+      .array(vmSchema)
+      .nullish()
+      .transform((v) => v ?? []),
+  }),
+);
 export type Environment = z.infer<typeof environmentSchema>;
 
 export const templateList = lazySchema(() => z.array(templateSchema));
 export const environmentList = lazySchema(() => z.array(environmentSchema));
 export const vmList = lazySchema(() => z.array(vmSchema));
-export const userDataSchema = lazySchema(() => z.looseObject({ contents: z.string().nullish().transform((v) => v ?? '') }));
+export const userDataSchema = lazySchema(() =>
+  z.looseObject({
+    contents: z
+      .string()
+      .nullish()
+      .transform((v) => v ?? ''),
+  }),
+);
 
 /** Skytap's error bodies: `{"errors": [...]}` or `{"error": "..."}`. */
-export const errorBody = lazySchema(() => z.looseObject({
-  errors: z.array(z.unknown()).optional(),
-  error: z.unknown().optional(),
-}));
+export const errorBody = lazySchema(() =>
+  z.looseObject({
+    errors: z.array(z.unknown()).optional(),
+    error: z.unknown().optional(),
+  }),
+);
 
 export type { GuestOs };
 
@@ -112,9 +168,30 @@ export type { GuestOs };
  * containing "linux" also counts (otherLinux64, other26xLinux, oracleLinux7, amazonlinux2...).
  */
 const LINUX_PREFIXES = [
-  'centos', 'rhel', 'redhat', 'ubuntu', 'debian', 'sles', 'suse', 'opensuse', 'fedora', 'oraclelinux',
-  'rocky', 'almalinux', 'asianux', 'mandrake', 'mandriva', 'turbolinux', 'coreos', 'vmware-photon',
-  'vmwarephoton', 'photon', 'amazonlinux', 'miraclelinux', 'pardus', 'flatcar',
+  'centos',
+  'rhel',
+  'redhat',
+  'ubuntu',
+  'debian',
+  'sles',
+  'suse',
+  'opensuse',
+  'fedora',
+  'oraclelinux',
+  'rocky',
+  'almalinux',
+  'asianux',
+  'mandrake',
+  'mandriva',
+  'turbolinux',
+  'coreos',
+  'vmware-photon',
+  'vmwarephoton',
+  'photon',
+  'amazonlinux',
+  'miraclelinux',
+  'pardus',
+  'flatcar',
 ];
 
 /**

@@ -12,42 +12,59 @@ import type { SkytapClient } from './client';
  */
 
 const idish = lazySchema(() => z.union([z.string().min(1), z.number()]).transform((v) => String(v)));
-const optText = lazySchema(() => z.string().nullish().transform((v) => v ?? null));
-const optNum = lazySchema(() => z.number().nullish().transform((v) => v ?? null));
+const optText = lazySchema(() =>
+  z
+    .string()
+    .nullish()
+    .transform((v) => v ?? null),
+);
+const optNum = lazySchema(() =>
+  z
+    .number()
+    .nullish()
+    .transform((v) => v ?? null),
+);
 
 export const PORTAL_ACCESS = ['use', 'run_and_use'] as const;
 export type PortalAccess = (typeof PORTAL_ACCESS)[number];
 
-export const publishSetSchema = lazySchema(() => z.looseObject({
-  id: idish,
-  name: optText,
-  url: optText,
-  /** The link a customer opens (https://cloud.skytap.com/vms/<hash>/desktops). */
-  desktops_url: optText,
-  /** Never readable back: asterisks or null. */
-  password: optText,
-  expiration_date: optText,
-  expiration_date_tz: optText,
-  runtime_limit: optNum,
-  runtime_left_in_seconds: optNum,
-  publish_set_type: optText,
-  vms: z
-    .array(z.looseObject({ vm_ref: optText, access: optText, id: idish.nullish() }))
-    .nullish()
-    .transform((v) => v ?? []),
-}));
+export const publishSetSchema = lazySchema(() =>
+  z.looseObject({
+    id: idish,
+    name: optText,
+    url: optText,
+    /** The link a customer opens (https://cloud.skytap.com/vms/<hash>/desktops). */
+    desktops_url: optText,
+    /** Never readable back: asterisks or null. */
+    password: optText,
+    expiration_date: optText,
+    expiration_date_tz: optText,
+    runtime_limit: optNum,
+    runtime_left_in_seconds: optNum,
+    publish_set_type: optText,
+    vms: z
+      .array(z.looseObject({ vm_ref: optText, access: optText, id: idish.nullish() }))
+      .nullish()
+      .transform((v) => v ?? []),
+  }),
+);
 export type PublishSet = z.infer<typeof publishSetSchema>;
 
-export const scheduleSchema = lazySchema(() => z.looseObject({
-  id: idish,
-  title: optText,
-  configuration_id: idish.nullish().transform((v) => v ?? null),
-  configuration_url: optText,
-  start_at: optText,
-  end_at: optText,
-  time_zone: optText,
-  delete_at_end: z.boolean().nullish().transform((v) => v ?? false),
-}));
+export const scheduleSchema = lazySchema(() =>
+  z.looseObject({
+    id: idish,
+    title: optText,
+    configuration_id: idish.nullish().transform((v) => v ?? null),
+    configuration_url: optText,
+    start_at: optText,
+    end_at: optText,
+    time_zone: optText,
+    delete_at_end: z
+      .boolean()
+      .nullish()
+      .transform((v) => v ?? false),
+  }),
+);
 export type Schedule = z.infer<typeof scheduleSchema>;
 
 /** The environment a schedule acts on: configuration_id, else the tail of configuration_url. */
@@ -92,7 +109,8 @@ export function parseSkytapTime(v: string | null): Date | null {
 }
 
 function validId(id: string, what: string): string {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw new AppError('invalid_request', `Not a valid Skytap ${what} id: ${JSON.stringify(id).slice(0, 80)}.`);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(id))
+    throw new AppError('invalid_request', `Not a valid Skytap ${what} id: ${JSON.stringify(id).slice(0, 80)}.`);
   return id;
 }
 

@@ -22,10 +22,7 @@ export interface ConnectionResult {
   projectScoped: boolean;
 }
 
-export async function testConnection(
-  cfg: SkytapConfig,
-  opts: Omit<SkytapClientOptions, 'budget'> = {},
-): Promise<ConnectionResult> {
+export async function testConnection(cfg: SkytapConfig, opts: Omit<SkytapClientOptions, 'budget'> = {}): Promise<ConnectionResult> {
   const projectScoped = (cfg.projectId?.trim() ?? '') !== '';
   const base = { projectScoped, templateCount: null, reason: null } as const;
   let client: SkytapClient;
@@ -43,7 +40,12 @@ export async function testConnection(
       };
     }
     // A URL Skytap cannot be reached at: the same remedy as a network failure.
-    return failed(base, 'network', err.message, 'Fix the Skytap URL in Settings → Skytap (default https://cloud.skytap.com), save, then test again.');
+    return failed(
+      base,
+      'network',
+      err.message,
+      'Fix the Skytap URL in Settings → Skytap (default https://cloud.skytap.com), save, then test again.',
+    );
   }
   try {
     const page = await client.listTemplatesPage(PAGE_SIZE, 0);
@@ -96,7 +98,12 @@ export async function testConnection(
         }
         return failed(base, 'server', err.message, 'Check the Skytap URL in Settings → Skytap (default https://cloud.skytap.com).');
       case 'rate_limited':
-        return failed(base, 'rate_limited', 'Skytap is rate limiting this account right now; the connection itself may be fine.', 'Wait a few minutes and test again.');
+        return failed(
+          base,
+          'rate_limited',
+          'Skytap is rate limiting this account right now; the connection itself may be fine.',
+          'Wait a few minutes and test again.',
+        );
       case 'unavailable': {
         const reason = (err.detail as { reason?: unknown } | undefined)?.reason === 'network' ? 'network' : 'server';
         return failed(

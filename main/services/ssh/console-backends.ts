@@ -122,7 +122,8 @@ export class UnixSocketBackend implements TerminalBackend {
       });
       s.on('data', (d: Buffer) => sink.data(d));
       s.on('error', (e: Error) => {
-        if (!up) reject(new BackendError('failed', `cannot connect to the serial socket ${this.path}: ${e.message}; is the VM running?`, true));
+        if (!up)
+          reject(new BackendError('failed', `cannot connect to the serial socket ${this.path}: ${e.message}; is the VM running?`, true));
       });
       s.on('close', () => {
         if (up && !this.closing && this.sock === s) {

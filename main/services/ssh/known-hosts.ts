@@ -45,9 +45,7 @@ export class KnownHosts {
   }
 
   get(host: string, port: number): KnownHost | null {
-    const r = this.db.prepare('SELECT * FROM ssh_known_hosts WHERE host = ? AND port = ?').get(normalHost(host), port) as
-      | Row
-      | undefined;
+    const r = this.db.prepare('SELECT * FROM ssh_known_hosts WHERE host = ? AND port = ?').get(normalHost(host), port) as Row | undefined;
     return r ? toKnown(r) : null;
   }
 

@@ -97,7 +97,8 @@ export class SessionManager {
       throw new AppError('invalid_request', 'ssh.open needs a profileId or a target');
     }
     const hops: Hop[] = [];
-    for (const h of target.jump) hops.push({ host: h.host, port: h.port, username: h.username, ...(await this.creds(h.auth ?? target.auth)) });
+    for (const h of target.jump)
+      hops.push({ host: h.host, port: h.port, username: h.username, ...(await this.creds(h.auth ?? target.auth)) });
     hops.push({ host: target.host, port: target.port, username: target.username, ...(await this.creds(target.auth)) });
     const id = randomUUID();
     const backend = new SshBackend({
@@ -111,7 +112,12 @@ export class SessionManager {
   }
 
   /** Adds any backend (e.g. a local VM's serial console) as a session. */
-  attach(backend: TerminalBackend, size: { cols: number; rows: number }, opts: Partial<SessionOptions> = {}, id: string = randomUUID()): string {
+  attach(
+    backend: TerminalBackend,
+    size: { cols: number; rows: number },
+    opts: Partial<SessionOptions> = {},
+    id: string = randomUUID(),
+  ): string {
     const log = this.deps.log ? { log: this.deps.log } : {};
     const s = new TerminalSession(id, backend, this.deps.hub, { autoReconnect: true, ...log, ...this.deps.session, ...opts }, size);
     this.sessions.set(id, s);
@@ -121,7 +127,8 @@ export class SessionManager {
 
   private async creds(auth: SshAuth): Promise<Omit<Hop, 'host' | 'port' | 'username'>> {
     if (auth.kind === 'password') return { password: auth.password };
-    if (auth.kind === 'privateKey') return auth.passphrase ? { privateKey: auth.privateKey, passphrase: auth.passphrase } : { privateKey: auth.privateKey };
+    if (auth.kind === 'privateKey')
+      return auth.passphrase ? { privateKey: auth.privateKey, passphrase: auth.passphrase } : { privateKey: auth.privateKey };
     if (auth.kind === 'agent') return this.agent();
     const { agent: useAgent, ...stored } = await this.profiles.credentials(auth.profileId);
     return useAgent ? this.agent() : stored;
@@ -130,7 +137,10 @@ export class SessionManager {
   private agent(): { agent: string } {
     const agent = this.deps.agentSocket?.() ?? null;
     if (!agent) {
-      throw new AppError('unavailable', 'no SSH agent: POV Desk was started without SSH_AUTH_SOCK. Start ssh-agent and add your key (ssh-add) in the session POV Desk starts from, or sign in with a key or password');
+      throw new AppError(
+        'unavailable',
+        'no SSH agent: POV Desk was started without SSH_AUTH_SOCK. Start ssh-agent and add your key (ssh-add) in the session POV Desk starts from, or sign in with a key or password',
+      );
     }
     return { agent };
   }
@@ -139,14 +149,20 @@ export class SessionManager {
     const trusted = await this.deps.pretrusted?.(host, port).catch(() => null);
     if (trusted) {
       if (trusted.key.equals(key)) return { ok: true };
-      return { ok: false, refusal: `host key ${sha256Fingerprint(key)} of ${host}:${port} is not the key of ${trusted.what} (${sha256Fingerprint(trusted.key)}); refused without asking` };
+      return {
+        ok: false,
+        refusal: `host key ${sha256Fingerprint(key)} of ${host}:${port} is not the key of ${trusted.what} (${sha256Fingerprint(trusted.key)}); refused without asking`,
+      };
     }
     const v = this.knownHosts.check(host, port, key);
     const openssh = this.deps.opensshKnownHosts?.length
       ? opensshVerdict(opensshKeysFor(this.deps.opensshKnownHosts, host, port), keyTypeOf(key), key.toString('base64'))
       : ({ kind: 'none' } as const);
     if (openssh.kind === 'revoked') {
-      return { ok: false, refusal: `host key ${sha256Fingerprint(key)} of ${host}:${port} is marked @revoked in ${openssh.entry.file} line ${openssh.entry.line}; refused without asking` };
+      return {
+        ok: false,
+        refusal: `host key ${sha256Fingerprint(key)} of ${host}:${port} is marked @revoked in ${openssh.entry.file} line ${openssh.entry.line}; refused without asking`,
+      };
     }
     if (v.kind === 'match') return { ok: true };
     if (v.kind === 'unknown' && openssh.kind === 'match') {
@@ -178,7 +194,10 @@ export class SessionManager {
       state: 'pending',
     };
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.settle(prompt.promptId, 'expired', { ok: false, refusal: 'nobody answered the host-key question in time' }), this.deps.promptTimeoutMs ?? 5 * 60_000);
+      const timer = setTimeout(
+        () => this.settle(prompt.promptId, 'expired', { ok: false, refusal: 'nobody answered the host-key question in time' }),
+        this.deps.promptTimeoutMs ?? 5 * 60_000,
+      );
       this.pending.set(prompt.promptId, { prompt, key, resolve, timer });
       this.deps.hub.publish(PROMPT_STREAM, '*', prompt);
     });
@@ -205,7 +224,11 @@ export class SessionManager {
 
   answerHostKey(promptId: string, accept: boolean, replace = false): void {
     const p = this.pending.get(promptId);
-    if (!p) throw new AppError('not_found', 'that host-key question is no longer open (answered in another window, expired, or the session closed)');
+    if (!p)
+      throw new AppError(
+        'not_found',
+        'that host-key question is no longer open (answered in another window, expired, or the session closed)',
+      );
     const { prompt } = p;
     if (!accept) {
       const refusal =
@@ -264,7 +287,8 @@ export class SessionManager {
 
   typeInto(id: string, script: string, opts: TypeOptions): Promise<TypeResult> {
     const s = this.get(id);
-    if (!s.backend.interactive) throw new AppError('unsupported', 'cannot type into a read-only console; open the interactive serial console');
+    if (!s.backend.interactive)
+      throw new AppError('unsupported', 'cannot type into a read-only console; open the interactive serial console');
     return typeInto({ write: (d) => s.write(d), observe: (fn) => s.observe(fn) }, script, opts);
   }
 

@@ -92,7 +92,10 @@ function includeFiles(arg: string, home: string): string[] {
   const name = basename(p);
   if (!/[*?]/.test(name)) return [p];
   try {
-    return readdirSync(dirname(p)).filter((n) => !n.startsWith('.') && wildcard(name, n, false)).sort().map((n) => join(dirname(p), n));
+    return readdirSync(dirname(p))
+      .filter((n) => !n.startsWith('.') && wildcard(name, n, false))
+      .sort()
+      .map((n) => join(dirname(p), n));
   } catch {
     return [];
   }
@@ -153,7 +156,8 @@ export function resolveLines(lines: Line[], name: string): Resolved {
   for (const l of lines) {
     if (l.never || !l.conds.every((p) => hostPatternsMatch(p, name))) continue;
     if (l.key === 'identityfile') r.identityfile.push(l.value);
-    else if (r[l.key as Exclude<keyof Resolved, 'identityfile'>] === undefined) r[l.key as Exclude<keyof Resolved, 'identityfile'>] = l.value;
+    else if (r[l.key as Exclude<keyof Resolved, 'identityfile'>] === undefined)
+      r[l.key as Exclude<keyof Resolved, 'identityfile'>] = l.value;
   }
   return r;
 }

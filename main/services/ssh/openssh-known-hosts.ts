@@ -41,7 +41,13 @@ export function lookupName(host: string, port: number): string {
 
 /** `*` and `?` wildcards, case-insensitive as OpenSSH's match_pattern (file names: case-sensitive, as glob). */
 export function wildcard(pattern: string, name: string, caseless = true): boolean {
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, caseless ? 'i' : '');
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    caseless ? 'i' : '',
+  );
   return re.test(name);
 }
 

@@ -39,9 +39,9 @@ interface Row {
   updated_at: string;
 }
 
-const jumpRows = lazySchema(() => z.array(
-  z.object({ host: z.string(), port: z.number().int(), username: z.string(), profileId: z.string().nullable() }).strict(),
-));
+const jumpRows = lazySchema(() =>
+  z.array(z.object({ host: z.string(), port: z.number().int(), username: z.string(), profileId: z.string().nullable() }).strict()),
+);
 
 function toProfile(r: Row): SshProfile {
   const jump = jumpRows.safeParse(JSON.parse(r.jump_json));
@@ -102,7 +102,10 @@ export class Profiles {
   async save(input: ProfileInput, now = new Date()): Promise<SshProfile> {
     const existing = input.id ? (this.db.prepare('SELECT * FROM ssh_profiles WHERE id = ?').get(input.id) as Row | undefined) : undefined;
     if (input.id && !existing && input.credentials.kind === 'keep') {
-      throw new AppError('not_found', `no SSH profile ${JSON.stringify(input.id)} to keep credentials of; choose generate, import or password`);
+      throw new AppError(
+        'not_found',
+        `no SSH profile ${JSON.stringify(input.id)} to keep credentials of; choose generate, import or password`,
+      );
     }
     const id = input.id ?? randomUUID();
     for (const hop of input.jump) {
@@ -152,7 +155,9 @@ export class Profiles {
       username: input.username,
       auth_kind: authKind,
       public_key: publicKey,
-      jump_json: JSON.stringify(input.jump.map((h) => ({ host: h.host.toLowerCase(), port: h.port, username: h.username, profileId: h.profileId }))),
+      jump_json: JSON.stringify(
+        input.jump.map((h) => ({ host: h.host.toLowerCase(), port: h.port, username: h.username, profileId: h.profileId })),
+      ),
       keepalive_sec: input.keepaliveSec,
       auto_reconnect: input.autoReconnect ? 1 : 0,
       agent_forward: 0,
@@ -180,7 +185,10 @@ export class Profiles {
       r.jump_json.includes(JSON.stringify(id)),
     );
     if (users.length) {
-      throw new AppError('conflict', `profile is used as a jump host by ${users.map((u) => JSON.stringify(u.name)).join(', ')}; edit those first`);
+      throw new AppError(
+        'conflict',
+        `profile is used as a jump host by ${users.map((u) => JSON.stringify(u.name)).join(', ')}; edit those first`,
+      );
     }
     this.db.prepare('DELETE FROM ssh_profiles WHERE id = ?').run(id);
     for (const kind of ['key', 'passphrase', 'password'] as const) await this.secrets.delete(secretAccount(id, kind));
@@ -191,11 +199,19 @@ export class Profiles {
     if (p.authKind === 'agent') return { agent: true };
     if (p.authKind === 'password') {
       const password = await this.secrets.get(secretAccount(id, 'password'));
-      if (!password) throw new AppError('not_found', `the password of profile ${JSON.stringify(p.name)} is not in the keychain; save the profile again with the password`);
+      if (!password)
+        throw new AppError(
+          'not_found',
+          `the password of profile ${JSON.stringify(p.name)} is not in the keychain; save the profile again with the password`,
+        );
       return { password };
     }
     const privateKey = await this.secrets.get(secretAccount(id, 'key'));
-    if (!privateKey) throw new AppError('not_found', `the private key of profile ${JSON.stringify(p.name)} is not in the keychain; generate or import it again`);
+    if (!privateKey)
+      throw new AppError(
+        'not_found',
+        `the private key of profile ${JSON.stringify(p.name)} is not in the keychain; generate or import it again`,
+      );
     const passphrase = (await this.secrets.get(secretAccount(id, 'passphrase'))) ?? undefined;
     return passphrase ? { privateKey, passphrase } : { privateKey };
   }

@@ -391,7 +391,8 @@ export class TerminalSession {
 
   private catchUpTick() {
     // quiet, and not because this session paused the source
-    if (performance.now() - this.lastData >= QUIET_MS && !this.pauses.has('mirror') && !this.pauses.has('picture')) return this.endCatchUp();
+    if (performance.now() - this.lastData >= QUIET_MS && !this.pauses.has('mirror') && !this.pauses.has('picture'))
+      return this.endCatchUp();
     this.sendPicture();
   }
 

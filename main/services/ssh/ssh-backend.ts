@@ -95,7 +95,11 @@ export class SshBackend implements TerminalBackend {
         done = true;
         this.teardown();
         if (exit !== null) sink.ended({ closedBy: 'exited', reason: exit });
-        else sink.ended({ closedBy: 'dropped', reason: dropReason ?? `connection to ${where(this.opts.hops[this.opts.hops.length - 1]!)} was lost` });
+        else
+          sink.ended({
+            closedBy: 'dropped',
+            reason: dropReason ?? `connection to ${where(this.opts.hops[this.opts.hops.length - 1]!)} was lost`,
+          });
       };
       stream.on('data', (d: Buffer) => sink.data(d));
       stream.stderr.on('data', (d: Buffer) => sink.data(d));
@@ -177,7 +181,15 @@ export class SshBackend implements TerminalBackend {
         }
         fail(new BackendError('failed', `${where(hop)}: ${describe(e)}`, true));
       });
-      c.on('close', () => fail(new BackendError(refusal ? 'refused' : 'failed', `${where(hop)}: ${refusal ?? 'the connection closed during the handshake'}`, !refusal)));
+      c.on('close', () =>
+        fail(
+          new BackendError(
+            refusal ? 'refused' : 'failed',
+            `${where(hop)}: ${refusal ?? 'the connection closed during the handshake'}`,
+            !refusal,
+          ),
+        ),
+      );
       c.connect(cfg);
     });
   }

@@ -16,7 +16,9 @@ export class Terminals {
   /** vm id → the session holding its serial socket (QEMU's server socket takes one client at a time). */
   private readonly serialHolders = new Map<string, string>();
 
-  constructor(private readonly d: { sessions: SessionManager; jobs: JobRunner; consoleSource: ConsoleSource; sshSignIn: SshSignInSource }) {}
+  constructor(
+    private readonly d: { sessions: SessionManager; jobs: JobRunner; consoleSource: ConsoleSource; sshSignIn: SshSignInSource },
+  ) {}
 
   /**
    * An SSH session as root into a local VM through its forwarded port, signed in with the key the
@@ -29,8 +31,14 @@ export class Terminals {
     const title = `root@${vm.name}`;
     const sessionId = await this.d.sessions.open({
       target: {
-        host: '127.0.0.1', port: vm.port, username: 'root', auth: { kind: 'privateKey', privateKey }, jump: [],
-        keepaliveSec: KEEPALIVE_DEFAULT_SEC, autoReconnect: true, title,
+        host: '127.0.0.1',
+        port: vm.port,
+        username: 'root',
+        auth: { kind: 'privateKey', privateKey },
+        jump: [],
+        keepaliveSec: KEEPALIVE_DEFAULT_SEC,
+        autoReconnect: true,
+        title,
       },
       cols: a.cols,
       rows: a.rows,
@@ -83,7 +91,13 @@ export class Terminals {
         progress: (done, total) => job.progress('typing', done / total, `${done}/${total} lines`),
       });
       if (r.match) job.log(`sha256 match: ${r.expected} (${r.lines} lines, ${r.bytes} bytes at ${r.path})`);
-      else job.log(r.actual ? `sha256 MISMATCH: expected ${r.expected}, the console computed ${r.actual}` : `no sha256sum answer from the console; expected ${r.expected}`, 'error');
+      else
+        job.log(
+          r.actual
+            ? `sha256 MISMATCH: expected ${r.expected}, the console computed ${r.actual}`
+            : `no sha256sum answer from the console; expected ${r.expected}`,
+          'error',
+        );
       return r;
     });
   }

@@ -52,10 +52,14 @@ export async function typeInto(t: TypeTarget, script: string, o: TypeOptions = {
     throw new AppError('invalid_request', `target path ${JSON.stringify(path)} must be absolute and use only letters, digits, . _ - /`);
   }
   for (const [i, l] of lines.entries()) {
-    if (l.length > MAX_LINE) throw new AppError('invalid_request', `line ${i + 1} is ${l.length} characters; a console line holds ${MAX_LINE} safely — split it`);
+    if (l.length > MAX_LINE)
+      throw new AppError('invalid_request', `line ${i + 1} is ${l.length} characters; a console line holds ${MAX_LINE} safely — split it`);
     if (l === MARKER) throw new AppError('invalid_request', `line ${i + 1} is the end marker ${MARKER}; rename it`);
     if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(l)) {
-      throw new AppError('invalid_request', `line ${i + 1} holds a control character (tab, escape, …) the console would interpret; replace it`);
+      throw new AppError(
+        'invalid_request',
+        `line ${i + 1} holds a control character (tab, escape, …) the console would interpret; replace it`,
+      );
     }
   }
   const expected = createHash('sha256').update(content).digest('hex');

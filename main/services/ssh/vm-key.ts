@@ -12,7 +12,11 @@ const MAX_KEY_FILE = 16 * 1024;
  * Anything else is refused naming the file, never its contents.
  */
 export function readManagerKey(file: string, publicKey: string, vm: string): string {
-  const refuse = (why: string) => new AppError('unavailable', `cannot sign in to ${vm} with the vm-manager's key: ${file} ${why}; stop and start the VM so the manager checks its key`);
+  const refuse = (why: string) =>
+    new AppError(
+      'unavailable',
+      `cannot sign in to ${vm} with the vm-manager's key: ${file} ${why}; stop and start the VM so the manager checks its key`,
+    );
   let st;
   try {
     st = lstatSync(file);
@@ -30,6 +34,6 @@ export function readManagerKey(file: string, publicKey: string, vm: string): str
   } catch {
     throw refuse('is not an unencrypted OpenSSH private key');
   }
-  if (line.trim() !== publicKey.trim()) throw refuse("is not the key the vm-manager lists for the VM (its public half differs)");
+  if (line.trim() !== publicKey.trim()) throw refuse('is not the key the vm-manager lists for the VM (its public half differs)');
   return privateKey;
 }

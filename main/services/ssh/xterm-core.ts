@@ -35,7 +35,8 @@ export function coreOf(term: Term): { core: Core } | { missing: string } {
   const c = (term as unknown as { _core?: Record<string, unknown> })._core as Partial<Core> | undefined;
   const ih = c?._inputHandler;
   if (typeof ih?._parser?.currentState !== 'number') return { missing: '_core._inputHandler._parser.currentState' };
-  if (typeof ih._curAttrData?.fg !== 'number' || typeof ih._curAttrData.bg !== 'number') return { missing: '_core._inputHandler._curAttrData' };
+  if (typeof ih._curAttrData?.fg !== 'number' || typeof ih._curAttrData.bg !== 'number')
+    return { missing: '_core._inputHandler._curAttrData' };
   if (typeof c?._charsetService?.glevel !== 'number') return { missing: '_core._charsetService' };
   if (typeof c.writeSync !== 'function') return { missing: '_core.writeSync' };
   return { core: c as Core };

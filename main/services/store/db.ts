@@ -22,7 +22,10 @@ function nodeAddon(): string | undefined {
   if (addon === undefined) {
     const dir = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
     // a local build wins, as in the package's own lookup; else its prebuilt addon for this platform
-    const files = [join(dir, 'build', 'Release', 'better_sqlite3.node'), join(dir, 'prebuilds', `${process.platform}-${process.arch}.node`)];
+    const files = [
+      join(dir, 'build', 'Release', 'better_sqlite3.node'),
+      join(dir, 'prebuilds', `${process.platform}-${process.arch}.node`),
+    ];
     addon = files.find((f) => existsSync(f)) ?? null;
   }
   return addon ?? undefined;
@@ -120,7 +123,5 @@ export function migrate(db: Db, list: readonly Migration[]): void {
 }
 
 function ensureMigrationTable(db: Db): void {
-  db.exec(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-  );
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
 }

@@ -17,4 +17,19 @@ import type { Migration } from './migration';
 export type { Migration } from './migration';
 
 /** Every schema migration, one file per domain, numbered in the order they were written. */
-export const migrations: readonly Migration[] = [core, pov, controlNode, ssh, controlNodePov, share, pam, customerTz, jobKinds, sshAgent, povLocal, vmNetworks, bakeJobKinds, povEnvName];
+export const migrations: readonly Migration[] = [
+  core,
+  pov,
+  controlNode,
+  ssh,
+  controlNodePov,
+  share,
+  pam,
+  customerTz,
+  jobKinds,
+  sshAgent,
+  povLocal,
+  vmNetworks,
+  bakeJobKinds,
+  povEnvName,
+];

@@ -14,9 +14,7 @@ import { HIGH_WATER, type Hub } from '../hub';
 export const STREAM = 'vm.console';
 const CHUNK = 64 * 1024;
 
-export type ConsoleSource =
-  | { kind: 'file'; path: string }
-  | { kind: 'poll'; fetch: (lines: number) => Promise<string[]> };
+export type ConsoleSource = { kind: 'file'; path: string } | { kind: 'poll'; fetch: (lines: number) => Promise<string[]> };
 
 interface Follower {
   stop(): void;
@@ -203,7 +201,9 @@ export class ConsoleFollowers {
       }
       this.followers.delete(id);
     };
-    first = tick().catch(() => undefined).then(() => void loop());
+    first = tick()
+      .catch(() => undefined)
+      .then(() => void loop());
     return {
       stop: () => {
         state.stopped = true;

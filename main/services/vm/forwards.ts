@@ -20,7 +20,8 @@ interface Relay {
 function parseAddress(address: string): { host: string; port: number } {
   const m = /^(127\.\d+\.\d+\.\d+|\[::1\]|localhost):(\d{1,5})$/.exec(address);
   const port = Number(m?.[2]);
-  if (!m || !(port >= 1 && port <= 65535)) throw new AppError('internal', `the vm-manager's forward address "${address}" is not a loopback ip:port`);
+  if (!m || !(port >= 1 && port <= 65535))
+    throw new AppError('internal', `the vm-manager's forward address "${address}" is not a loopback ip:port`);
   return { host: m[1] === '[::1]' ? '::1' : m[1]!, port };
 }
 
@@ -56,7 +57,14 @@ export class ForwardRelays {
     });
     const addr = server.address();
     const port = typeof addr === 'object' && addr ? addr.port : 0;
-    const view: VmForward = { id: randomBytes(6).toString('hex'), vmId, vmName, guestPort, localAddress: `127.0.0.1:${port}`, managerAddress };
+    const view: VmForward = {
+      id: randomBytes(6).toString('hex'),
+      vmId,
+      vmName,
+      guestPort,
+      localAddress: `127.0.0.1:${port}`,
+      managerAddress,
+    };
     this.relays.set(view.id, { view, server, sockets });
     return view;
   }

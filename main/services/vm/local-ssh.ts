@@ -36,16 +36,28 @@ export function vmSshSignIn(raw: Loose<ApiVm>, stateDir: string): VmSshSignIn {
     throw new AppError('conflict', `${what} is ${vm.state}, so nothing answers SSH; start it first`, { vmId: vm.id, state: vm.state });
   }
   if (vm.sshPort === null) {
-    throw new AppError('unavailable', `${what} has no forwarded SSH port (its QEMU was started by an older vm-manager); stop and start it`, { vmId: vm.id });
+    throw new AppError(
+      'unavailable',
+      `${what} has no forwarded SSH port (its QEMU was started by an older vm-manager); stop and start it`,
+      { vmId: vm.id },
+    );
   }
   const publicKey = z.string().regex(ED25519_LINE).safeParse(raw.sshPublicKey);
   const keyFile = raw.paths?.sshKey;
   if (!publicKey.success || typeof keyFile !== 'string' || !keyFile) {
-    throw new AppError('unavailable', `the vm-manager holds no SSH key for ${what} yet (it makes one when the VM starts); stop and start it`, { vmId: vm.id });
+    throw new AppError(
+      'unavailable',
+      `the vm-manager holds no SSH key for ${what} yet (it makes one when the VM starts); stop and start it`,
+      { vmId: vm.id },
+    );
   }
   const rel = relative(resolve(stateDir), resolve(keyFile));
   if (!isAbsolute(keyFile) || rel.startsWith('..') || isAbsolute(rel)) {
-    throw new AppError('internal', `the vm-manager named ${keyFile} as the SSH key of ${what}, which is outside its state dir ${stateDir}; refused`, { vmId: vm.id });
+    throw new AppError(
+      'internal',
+      `the vm-manager named ${keyFile} as the SSH key of ${what}, which is outside its state dir ${stateDir}; refused`,
+      { vmId: vm.id },
+    );
   }
   return { id: vm.id, name: vm.name, port: vm.sshPort, keyFile: resolve(keyFile), publicKey: publicKey.data };
 }

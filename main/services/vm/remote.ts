@@ -11,7 +11,16 @@ import { AppError } from '../../../shared/contract/errors';
 import { JOB_KIND } from '../../../shared/contract/job-kinds';
 import type { BearerSource } from '../../vm-api/client';
 import type { HttpOptions } from '../../vm-api/http';
-import { discover, OidcError, pollDeviceToken, refreshTokens, startDeviceLogin, storedTokens, type Discovery, type StoredTokens } from '../../vm-api/oidc';
+import {
+  discover,
+  OidcError,
+  pollDeviceToken,
+  refreshTokens,
+  startDeviceLogin,
+  storedTokens,
+  type Discovery,
+  type StoredTokens,
+} from '../../vm-api/oidc';
 import { checkCredentialUrl } from '../../../shared/url-policy';
 import type { VmConnection, VmLogin } from '../../../shared/contract/vm';
 import type { JobRunner } from '../jobs/runner';
@@ -40,7 +49,9 @@ export interface RemoteDeps {
 }
 
 export const relogin = (why: string) =>
-  new AppError('unauthorized', `${why}: log in to the cluster's identity provider again (Local VMs → Connection → Log in)`, { relogin: true });
+  new AppError('unauthorized', `${why}: log in to the cluster's identity provider again (Local VMs → Connection → Log in)`, {
+    relogin: true,
+  });
 
 /** The CA bundle (PEM) named in settings, read now; a bad file is a clear error. */
 export function caBundle(settings: RemoteDeps['settings']): string | undefined {
@@ -50,9 +61,13 @@ export function caBundle(settings: RemoteDeps['settings']): string | undefined {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new AppError('invalid_request', `the CA bundle ${path} cannot be read (${(e as Error).message}); fix the path on the Local VMs page (Connection)`);
+    throw new AppError(
+      'invalid_request',
+      `the CA bundle ${path} cannot be read (${(e as Error).message}); fix the path on the Local VMs page (Connection)`,
+    );
   }
-  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new AppError('invalid_request', `the CA bundle ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  if (!text.includes('-----BEGIN CERTIFICATE-----'))
+    throw new AppError('invalid_request', `the CA bundle ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   return text;
 }
 
@@ -84,7 +99,11 @@ export async function saveLogin(d: RemoteDeps, t: StoredTokens): Promise<void> {
 export async function remoteBearer(d: RemoteDeps): Promise<BearerSource> {
   if (d.settings.getValue(KEYS.auth) !== 'oidc') {
     const token = await d.secrets.get(REMOTE_TOKEN_ACCOUNT);
-    if (!token) throw new AppError('unauthorized', 'the remote vm-manager has no bearer token saved: set it on the Local VMs page (Connection), or switch back to the local manager');
+    if (!token)
+      throw new AppError(
+        'unauthorized',
+        'the remote vm-manager has no bearer token saved: set it on the Local VMs page (Connection), or switch back to the local manager',
+      );
     d.log.addSecret(token);
     return { bearer: async () => token };
   }
@@ -167,7 +186,8 @@ export async function saveConnection(d: RemoteDeps, args: ConnectionArgs): Promi
       if (!token) throw new AppError('invalid_request', 'a remote vm-manager needs its bearer token (the first time)');
       if (args.token) await d.secrets.set(REMOTE_TOKEN_ACCOUNT, args.token);
     } else {
-      if (args.token) throw new AppError('invalid_request', 'with an OIDC login there is no token to paste: save the issuer and client id, then Log in');
+      if (args.token)
+        throw new AppError('invalid_request', 'with an OIDC login there is no token to paste: save the issuer and client id, then Log in');
       if (!(args.oidcIssuer ?? d.settings.getValue(KEYS.issuer)) || !(args.oidcClientId ?? d.settings.getValue(KEYS.clientId))) {
         throw new AppError('invalid_request', "an OIDC login needs the cluster's issuer URL and the client id");
       }
@@ -188,7 +208,8 @@ export async function saveConnection(d: RemoteDeps, args: ConnectionArgs): Promi
 export async function startLogin(d: RemoteDeps, jobs: JobRunner, scope: string): Promise<VmLogin> {
   const issuer = d.settings.getValue(KEYS.issuer);
   const clientId = d.settings.getValue(KEYS.clientId);
-  if (!issuer || !clientId) throw new AppError('invalid_request', "save the cluster's issuer URL and client id first (Local VMs → Connection)");
+  if (!issuer || !clientId)
+    throw new AppError('invalid_request', "save the cluster's issuer URL and client id first (Local VMs → Connection)");
   checkCredentialUrl('the OIDC issuer URL', issuer, 'set an https:// issuer URL on the Local VMs page (Connection)');
   const http = httpOptions(d.settings);
   const wrap = (e: unknown) => (e instanceof OidcError ? new AppError(e.relogin ? 'unauthorized' : 'unavailable', e.message) : e);
@@ -204,5 +225,11 @@ export async function startLogin(d: RemoteDeps, jobs: JobRunner, scope: string):
     job.log(`logged in at ${issuer}`);
     return { issuer };
   });
-  return { jobId, userCode: auth.user_code, verificationUri: auth.verification_uri, verificationUriComplete: auth.verification_uri_complete ?? null, expiresIn: auth.expires_in };
+  return {
+    jobId,
+    userCode: auth.user_code,
+    verificationUri: auth.verification_uri,
+    verificationUriComplete: auth.verification_uri_complete ?? null,
+    expiresIn: auth.expires_in,
+  };
 }

@@ -30,7 +30,18 @@ import type { SettingsService } from '../settings/settings';
 import { managerCall } from './errors';
 import { ConsoleFollowers, type FollowOptions } from './follow';
 import { ForwardRelays } from './forwards';
-import { caBundle, connectionView, KEYS, OIDC_ACCOUNT, relogin, remoteBearer, REMOTE_TOKEN_ACCOUNT, saveConnection, startLogin, type ConnectionArgs } from './remote';
+import {
+  caBundle,
+  connectionView,
+  KEYS,
+  OIDC_ACCOUNT,
+  relogin,
+  remoteBearer,
+  REMOTE_TOKEN_ACCOUNT,
+  saveConnection,
+  startLogin,
+  type ConnectionArgs,
+} from './remote';
 import type { LocalManagerSupervisor } from './supervisor';
 import { VmUpdates } from './updates';
 import { pretrustedHostKey, vmSshSignIn, type VmSshSignIn } from './local-ssh';
@@ -112,9 +123,17 @@ export class ConnectedVmManager {
   async target(): Promise<Target> {
     if (this.mode() === 'remote') {
       const url = this.o.settings.getValue(KEYS.url);
-      if (!url) throw new AppError('unauthorized', 'the remote vm-manager has no URL saved: set it on the Local VMs page (Connection), or switch back to the local manager');
+      if (!url)
+        throw new AppError(
+          'unauthorized',
+          'the remote vm-manager has no URL saved: set it on the Local VMs page (Connection), or switch back to the local manager',
+        );
       checkCredentialUrl('the remote vm-manager URL', url, 'set an https:// URL on the Local VMs page (Connection)');
-      return { client: new VmManagerClient(url, await remoteBearer(this.o), { timeoutMs: 60_000, ca: caBundle(this.o.settings) }), mode: 'remote', url };
+      return {
+        client: new VmManagerClient(url, await remoteBearer(this.o), { timeoutMs: 60_000, ca: caBundle(this.o.settings) }),
+        mode: 'remote',
+        url,
+      };
     }
     const ep = await this.o.supervisor.ensure();
     this.o.log.addSecret(ep.token);
@@ -128,7 +147,12 @@ export class ConnectedVmManager {
       return await managerCall(what, () => fn(t.client, t));
     } catch (e) {
       const err = e as AppError;
-      if (t.mode === 'remote' && err.code === 'unauthorized' && this.auth() === 'oidc' && !(err.detail as { relogin?: boolean } | undefined)?.relogin) {
+      if (
+        t.mode === 'remote' &&
+        err.code === 'unauthorized' &&
+        this.auth() === 'oidc' &&
+        !(err.detail as { relogin?: boolean } | undefined)?.relogin
+      ) {
         throw relogin(`the vm-manager refused the login (${err.message})`);
       }
       if (t.mode !== 'local' || err.code !== 'unavailable' || !/cannot reach/.test(err.message)) throw e;
@@ -235,7 +259,10 @@ export class ConnectedVmManager {
   /** Asks the manager to forward the guest port, then listens on this machine's 127.0.0.1 for it. */
   async forward(id: string, port: number): Promise<VmForward> {
     if (this.mode() === 'remote') {
-      throw new AppError('unsupported', "a remote vm-manager forwards a guest port to its own host's loopback, which this machine cannot reach; forwarding to this machine needs the local vm-manager");
+      throw new AppError(
+        'unsupported',
+        "a remote vm-manager forwards a guest port to its own host's loopback, which this machine cannot reach; forwarding to this machine needs the local vm-manager",
+      );
     }
     const vm = await this.raw(id);
     const f = await this.call(`POST /vms/${id}/forward`, (c) => c.forward(id, port));
@@ -261,10 +288,14 @@ export class ConnectedVmManager {
     }
     const raw = await this.raw(id);
     if (!LIVE_VM_STATES.includes(raw.state)) {
-      throw new AppError('conflict', `VM ${raw.name} (${id}) is ${raw.state}, so it has no console to open; start it first`, { vmId: id, state: raw.state });
+      throw new AppError('conflict', `VM ${raw.name} (${id}) is ${raw.state}, so it has no console to open; start it first`, {
+        vmId: id,
+        state: raw.state,
+      });
     }
     const console = raw.paths.console;
-    if (!console) throw new AppError('internal', `the vm-manager did not say where the console of VM ${id} is (no paths.console in its answer)`);
+    if (!console)
+      throw new AppError('internal', `the vm-manager did not say where the console of VM ${id} is (no paths.console in its answer)`);
     return { id, name: raw.name, state: raw.state, console, serialSocket: serialSocket(raw) };
   }
 
@@ -303,7 +334,9 @@ export class ConnectedVmManager {
   /** The create job: POST /vms (wait_for none), then follow the VM's states to args.waitFor. */
   create(args: VmCreateArgs): string {
     const waitFor = args.waitFor ?? 'ready';
-    return this.o.jobs.start({ kind: 'vm.create', title: `Create VM ${args.name}`, subject: `vm:${args.name}` }, (job) => this.createWork(job, args, waitFor));
+    return this.o.jobs.start({ kind: 'vm.create', title: `Create VM ${args.name}`, subject: `vm:${args.name}` }, (job) =>
+      this.createWork(job, args, waitFor),
+    );
   }
 
   private async createWork(job: JobContext, args: VmCreateArgs, waitFor: 'none' | 'attested' | 'ready'): Promise<{ vm: VmRecord }> {
@@ -359,12 +392,21 @@ export class ConnectedVmManager {
         (waitFor === 'ready' && vm.state === 'ready');
       if (reached) return { vm: this.view(vm) };
       if (vm.state === 'failed' || vm.state === 'stopped' || vm.state === 'deleting') {
-        throw new AppError('unavailable', `VM ${args.name} (${id}) is ${vm.state} before "${waitFor}": ${vm.lastError ?? 'no error recorded'}`, { vmId: id });
+        throw new AppError(
+          'unavailable',
+          `VM ${args.name} (${id}) is ${vm.state} before "${waitFor}": ${vm.lastError ?? 'no error recorded'}`,
+          { vmId: id },
+        );
       }
       if (vm.state === 'running' && waitFor === 'ready') {
-        throw new AppError('timeout', `VM ${args.name} (${id}) did not report ready within the manager's boot timeout and keeps running: ${vm.lastError ?? ''} — see its console, or delete it`, { vmId: id });
+        throw new AppError(
+          'timeout',
+          `VM ${args.name} (${id}) did not report ready within the manager's boot timeout and keeps running: ${vm.lastError ?? ''} — see its console, or delete it`,
+          { vmId: id },
+        );
       }
-      if (Date.now() > deadline) throw new AppError('timeout', `VM ${args.name} (${id}) did not reach "${waitFor}" in 15 minutes; it keeps running`, { vmId: id });
+      if (Date.now() > deadline)
+        throw new AppError('timeout', `VM ${args.name} (${id}) did not reach "${waitFor}" in 15 minutes; it keeps running`, { vmId: id });
       await sleep(this.o.pollMs ?? 500, job.signal).catch(() => undefined);
     }
   }
@@ -372,24 +414,34 @@ export class ConnectedVmManager {
   /** Builds the test image with the local manager's CLI (`image build-test`), as a job. */
   buildTestImage(): string {
     if (this.mode() === 'remote') {
-      throw new AppError('unsupported', 'the test image is built by the local vm-manager; switch the connection to local, or build it on the remote host with `povdesk vm-manager image build-test`');
+      throw new AppError(
+        'unsupported',
+        'the test image is built by the local vm-manager; switch the connection to local, or build it on the remote host with `povdesk vm-manager image build-test`',
+      );
     }
-    return this.o.jobs.start({ kind: 'vm.imageBuildTest', title: 'Build the test image', subject: 'vm:image:povdesk-test' }, async (job) => {
-      job.progress('building', null, 'kernel, busybox and tpm2-tools into an initramfs, then its reference measurements from the files (seconds; no boot)');
-      const started = Date.now();
-      const out = await this.o.supervisor.runCli(['image', 'build-test'], job.signal);
-      const line = out.split('\n').find((l) => l.trim().startsWith('{'));
-      let info: { name?: unknown; sizeBytes?: unknown } = {};
-      try {
-        info = line ? (JSON.parse(line) as typeof info) : {};
-      } catch {
-        info = {};
-      }
-      const name = typeof info.name === 'string' ? info.name : 'povdesk-test';
-      const seconds = Math.round((Date.now() - started) / 100) / 10;
-      job.log(`built image ${name} in ${seconds} s`);
-      return { image: name, seconds, sizeBytes: typeof info.sizeBytes === 'number' ? info.sizeBytes : null };
-    });
+    return this.o.jobs.start(
+      { kind: 'vm.imageBuildTest', title: 'Build the test image', subject: 'vm:image:povdesk-test' },
+      async (job) => {
+        job.progress(
+          'building',
+          null,
+          'kernel, busybox and tpm2-tools into an initramfs, then its reference measurements from the files (seconds; no boot)',
+        );
+        const started = Date.now();
+        const out = await this.o.supervisor.runCli(['image', 'build-test'], job.signal);
+        const line = out.split('\n').find((l) => l.trim().startsWith('{'));
+        let info: { name?: unknown; sizeBytes?: unknown } = {};
+        try {
+          info = line ? (JSON.parse(line) as typeof info) : {};
+        } catch {
+          info = {};
+        }
+        const name = typeof info.name === 'string' ? info.name : 'povdesk-test';
+        const seconds = Math.round((Date.now() - started) / 100) / 10;
+        job.log(`built image ${name} in ${seconds} s`);
+        return { image: name, seconds, sizeBytes: typeof info.sizeBytes === 'number' ? info.sizeBytes : null };
+      },
+    );
   }
 
   /** The host key 127.0.0.1:port must present when it is the SSH forward of an attested local VM (./local-ssh). */
@@ -403,7 +455,10 @@ export class ConnectedVmManager {
   /** Where a root SSH session into local VM id goes and the manager's key it signs in with (./local-ssh). */
   async sshSignIn(id: string): Promise<VmSshSignIn> {
     if (this.mode() === 'remote') {
-      throw new AppError('unsupported', "signing in with the vm-manager's key needs the local vm-manager (the key is a file on its machine and the VM's SSH port is on its loopback)");
+      throw new AppError(
+        'unsupported',
+        "signing in with the vm-manager's key needs the local vm-manager (the key is a file on its machine and the VM's SSH port is on its loopback)",
+      );
     }
     return vmSshSignIn(await this.raw(id), this.o.supervisor.stateDir);
   }
@@ -412,17 +467,34 @@ export class ConnectedVmManager {
   learnGolden(image: string, size: { cpus?: number; memoryMib?: number } = {}): string {
     const at = { cpus: size.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMib: size.memoryMib ?? GOLDEN_VM_SIZE.memoryMiB };
     const sized = vmSizeLabel(at.cpus, at.memoryMib);
-    return this.o.jobs.start({ kind: 'vm.learnGolden', title: `Learn golden values of ${image} at ${sized}`, subject: `vm:image:${image}` }, async (job) => {
-      job.progress('booting', null, `one boot of ${image} at ${sized} in learn mode (about a minute under TCG); nothing is saved until you confirm`);
-      const call = this.call('POST learn-golden', async (c) => learnedView(await c.learnGolden(image, at)));
-      const cancelled = new Promise<never>((_, reject) =>
-        job.signal.addEventListener('abort', () => reject(new AppError('cancelled', `cancelled; nothing was saved (the learn boot of ${image} ends on the vm-manager, which deletes its VM)`)), { once: true }),
-      );
-      call.catch(() => {}); // after a cancel its answer is of no use
-      const learned = await Promise.race([call, cancelled]);
-      job.log(`learned ${Object.keys(learned.golden).length} golden values of ${image} at ${sized} in ${learned.seconds} s`);
-      return learned;
-    });
+    return this.o.jobs.start(
+      { kind: 'vm.learnGolden', title: `Learn golden values of ${image} at ${sized}`, subject: `vm:image:${image}` },
+      async (job) => {
+        job.progress(
+          'booting',
+          null,
+          `one boot of ${image} at ${sized} in learn mode (about a minute under TCG); nothing is saved until you confirm`,
+        );
+        const call = this.call('POST learn-golden', async (c) => learnedView(await c.learnGolden(image, at)));
+        const cancelled = new Promise<never>((_, reject) =>
+          job.signal.addEventListener(
+            'abort',
+            () =>
+              reject(
+                new AppError(
+                  'cancelled',
+                  `cancelled; nothing was saved (the learn boot of ${image} ends on the vm-manager, which deletes its VM)`,
+                ),
+              ),
+            { once: true },
+          ),
+        );
+        call.catch(() => {}); // after a cancel its answer is of no use
+        const learned = await Promise.race([call, cancelled]);
+        job.log(`learned ${Object.keys(learned.golden).length} golden values of ${image} at ${sized} in ${learned.seconds} s`);
+        return learned;
+      },
+    );
   }
 
   /** The image's reference measurements made again from its files by the manager (no boot). */
@@ -438,7 +510,10 @@ export class ConnectedVmManager {
 
   async saveGolden(args: Pick<VmLearnedGolden, 'image' | 'golden' | 'firmware'> & { cpus?: number; memoryMib?: number }): Promise<VmImage> {
     return this.call('PUT golden', async (c) => {
-      await c.saveGolden(args.image, args.golden, args.firmware, { cpus: args.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMib: args.memoryMib ?? GOLDEN_VM_SIZE.memoryMiB });
+      await c.saveGolden(args.image, args.golden, args.firmware, {
+        cpus: args.cpus ?? GOLDEN_VM_SIZE.cpus,
+        memoryMib: args.memoryMib ?? GOLDEN_VM_SIZE.memoryMiB,
+      });
       const all = await c.images();
       const image = all.find((i) => imageRef(i, all) === args.image);
       if (!image) throw new AppError('not_found', `image ${args.image} is gone after saving its golden values`);

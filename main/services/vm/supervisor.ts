@@ -18,18 +18,22 @@ import { VmApiError, VmManagerClient } from '../../vm-api/client';
 import { sleep } from '../../lib/sleep';
 import { dyingWithParent, pidExists as alive, procCmdline } from '../../lib/procs';
 
-export const endpointSchema = lazySchema(() => z
-  .object({
-    url: z.string().regex(/^http:\/\/127\.0\.0\.1:\d+$/, 'a loopback http URL'),
-    token: z.string().min(16).max(200),
-    pid: z.number().int().positive(),
-    stateDir: z.string(),
-    startedAt: z.string(),
-  })
-  .strict());
+export const endpointSchema = lazySchema(() =>
+  z
+    .object({
+      url: z.string().regex(/^http:\/\/127\.0\.0\.1:\d+$/, 'a loopback http URL'),
+      token: z.string().min(16).max(200),
+      pid: z.number().int().positive(),
+      stateDir: z.string(),
+      startedAt: z.string(),
+    })
+    .strict(),
+);
 export type Endpoint = z.infer<typeof endpointSchema>;
 
-const serveLine = lazySchema(() => z.object({ url: z.string(), token: z.string(), pid: z.number().int(), accelerator: z.string().nullable().optional() }));
+const serveLine = lazySchema(() =>
+  z.object({ url: z.string(), token: z.string(), pid: z.number().int(), accelerator: z.string().nullable().optional() }),
+);
 
 export interface LocalManagerSupervisorOptions {
   home: string;
@@ -178,7 +182,12 @@ export class LocalManagerSupervisor {
           if (file && alive(file.ep.pid) && cmdline(file.ep.pid).includes('serve')) {
             // Deaf, or its token may have leaked (file readable by others): two managers must never
             // share a state dir, so the old one goes (its VMs are reattached by the new one).
-            this.o.log.warn(file.loose ? 'the vm-manager endpoint file was readable by others; replacing the manager and its token' : 'the recorded vm-manager is alive but does not answer; stopping it', { pid: file.ep.pid });
+            this.o.log.warn(
+              file.loose
+                ? 'the vm-manager endpoint file was readable by others; replacing the manager and its token'
+                : 'the recorded vm-manager is alive but does not answer; stopping it',
+              { pid: file.ep.pid },
+            );
             await this.kill(file.ep.pid);
           }
           rmSync(this.endpointFile, { force: true });
@@ -187,7 +196,11 @@ export class LocalManagerSupervisor {
           rmSync(this.lockFile, { force: true });
         }
       }
-      if (Date.now() > deadline) throw new AppError('timeout', `another POV Desk process is starting the vm-manager and did not finish; remove ${this.lockFile} if no other POV Desk runs`);
+      if (Date.now() > deadline)
+        throw new AppError(
+          'timeout',
+          `another POV Desk process is starting the vm-manager and did not finish; remove ${this.lockFile} if no other POV Desk runs`,
+        );
       await sleep(200);
     }
   }
@@ -237,7 +250,8 @@ export class LocalManagerSupervisor {
       const line = text.split('\n').find((l) => l.trim().startsWith('{'));
       if (line) {
         const parsed = serveLine.safeParse(JSON.parse(line));
-        if (!parsed.success) throw new AppError('internal', `the vm-manager printed an endpoint this app cannot read: ${line.slice(0, 200)}`);
+        if (!parsed.success)
+          throw new AppError('internal', `the vm-manager printed an endpoint this app cannot read: ${line.slice(0, 200)}`);
         const ep: Endpoint = {
           url: parsed.data.url,
           token: parsed.data.token,
@@ -252,7 +266,10 @@ export class LocalManagerSupervisor {
         return ep;
       }
       if (exited !== null) {
-        throw new AppError('unavailable', `${START_FAILED} (${exited}): ${this.logTail(1) || 'no output'}. The Local VMs page lists what this host is missing.`);
+        throw new AppError(
+          'unavailable',
+          `${START_FAILED} (${exited}): ${this.logTail(1) || 'no output'}. The Local VMs page lists what this host is missing.`,
+        );
       }
       if (Date.now() > deadline) {
         if (child.pid) await this.kill(child.pid);
@@ -310,7 +327,11 @@ export class LocalManagerSupervisor {
       child.stdout.on('data', (d) => (out += String(d)));
       child.stderr.on('data', (d) => (err += String(d)));
       child.on('error', (e) =>
-        reject(e.name === 'AbortError' ? new AppError('cancelled', `vm-manager ${args.join(' ')} cancelled`) : new AppError('internal', `cannot run vm-manager ${args.join(' ')}: ${e.message}`)),
+        reject(
+          e.name === 'AbortError'
+            ? new AppError('cancelled', `vm-manager ${args.join(' ')} cancelled`)
+            : new AppError('internal', `cannot run vm-manager ${args.join(' ')}: ${e.message}`),
+        ),
       );
       child.on('close', (code) => {
         if (code === 0) resolve(out);

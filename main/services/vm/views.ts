@@ -8,19 +8,43 @@
 import { z } from 'zod';
 import { lazySchema } from '../../../shared/lazy-schema';
 import { AppError, describeZodError } from '../../../shared/contract/errors';
-import { eventCheck, vmLearnedGolden, type PcrRow, type VmAttestation, type VmHost, type VmImage, type VmLearnedGolden, type VmRecord } from '../../../shared/contract/vm';
+import {
+  eventCheck,
+  vmLearnedGolden,
+  type PcrRow,
+  type VmAttestation,
+  type VmHost,
+  type VmImage,
+  type VmLearnedGolden,
+  type VmRecord,
+} from '../../../shared/contract/vm';
 import type { Loose } from '../../vm-api/client';
 import type { ApiVm, Attestation, Host, Image } from '../../vm-api/schemas';
 
 const str = lazySchema(() => z.string());
-const nstr = lazySchema(() => z.string().nullable().optional().transform((v) => v ?? null));
-const nnum = lazySchema(() => z.number().nullable().optional().transform((v) => v ?? null));
+const nstr = lazySchema(() =>
+  z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+);
+const nnum = lazySchema(() =>
+  z
+    .number()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+);
 
 /** Parses a value the app needs in a shape; a wrong shape is `internal` with the field named. */
 export function parseAnswer<S extends z.ZodType>(what: string, schema: S, value: unknown): z.output<S> {
   const r = schema.safeParse(value);
   if (!r.success) {
-    throw new AppError('internal', describeZodError(`the vm-manager's answer to ${what} is not what this app understands (is it a newer or other vm-manager?)`, r.error));
+    throw new AppError(
+      'internal',
+      describeZodError(`the vm-manager's answer to ${what} is not what this app understands (is it a newer or other vm-manager?)`, r.error),
+    );
   }
   return r.data;
 }
@@ -41,13 +65,20 @@ function extra<S extends z.ZodType>(schema: S, value: unknown): z.output<S> | nu
 // ---- host ------------------------------------------------------------------------------------
 
 const extraTool = lazySchema(() => z.object({ found: z.boolean(), version: nstr, error: nstr }));
-const extraAccel = lazySchema(() => z.object({
-  chosen: nstr,
-  reason: str,
-  warning: nstr,
-  probes: z.array(z.object({ accel: str, result: str, detail: str })).optional().default([]),
-}));
-const missingItem = lazySchema(() => z.union([z.string().transform((what) => ({ what, install: '' })), z.object({ what: str, install: str })]));
+const extraAccel = lazySchema(() =>
+  z.object({
+    chosen: nstr,
+    reason: str,
+    warning: nstr,
+    probes: z
+      .array(z.object({ accel: str, result: str, detail: str }))
+      .optional()
+      .default([]),
+  }),
+);
+const missingItem = lazySchema(() =>
+  z.union([z.string().transform((what) => ({ what, install: '' })), z.object({ what: str, install: str })]),
+);
 
 /** The daemon's own report (when the manager cannot start, the app makes it itself) has the same extras. */
 export type HostAnswer = Loose<Host> | Record<string, unknown>;
@@ -63,12 +94,22 @@ export function hostView(raw: HostAnswer, endpoint: string, mode: 'local' | 'rem
     return { name, found: t?.found ?? false, version: t?.version ?? null, error: t ? t.error : 'not reported by the vm-manager' };
   };
   const tools = own
-    ? [tool('qemu-system-x86_64', own.qemu), tool('qemu-img', own.qemuImg), tool('swtpm', own.swtpm), tool('tpm2-tools', own.tpm2Tools), tool('busybox', own.busybox)]
+    ? [
+        tool('qemu-system-x86_64', own.qemu),
+        tool('qemu-img', own.qemuImg),
+        tool('swtpm', own.swtpm),
+        tool('tpm2-tools', own.tpm2Tools),
+        tool('busybox', own.busybox),
+      ]
     : [tool('qemu-system-x86_64', doc.qemu), tool('swtpm', doc.swtpm), tool('systemd', doc.systemd)];
   const kvm = extra(z.object({ path: str, accessible: z.boolean(), error: z.string().optional() }), doc.kvm);
   const accelerator = extra(extraAccel, h.accelerator) ?? {
     chosen: kvm?.accessible ? 'kvm' : null,
-    reason: kvm ? (kvm.accessible ? `${kvm.path} is accessible` : (kvm.error ?? `${kvm.path} is not accessible`)) : 'not reported by the vm-manager',
+    reason: kvm
+      ? kvm.accessible
+        ? `${kvm.path} is accessible`
+        : (kvm.error ?? `${kvm.path} is not accessible`)
+      : 'not reported by the vm-manager',
     warning: null,
     probes: [],
   };
@@ -137,27 +178,47 @@ export function serialSocket(v: Loose<ApiVm>): string | null {
 
 // ---- images ------------------------------------------------------------------------------------
 
-const policyExtras = lazySchema(() => z.object({
-  recordOnly: z.array(z.number()).optional().default([]),
-  golden: z.record(z.string(), z.string()).optional().default({}),
-  goldenCount: z.number().optional(),
-  firmwareChanged: nstr,
-  goldenSizes: z.array(z.object({ cpus: z.number(), memoryMiB: z.number() })).optional().default([]),
-  references: z.object({
-    madeAt: str,
-    firmware: z.object({ code: str }).passthrough(),
-    boot: z.object({ kind: str, kernel: str.optional(), initrd: str.optional(), cmdline: str.optional(), efiApps: z.array(str).optional(), files: z.number().optional() }).passthrough(),
-  }).passthrough().nullable().optional().default(null),
-  unpredictable: nstr,
-}));
+const policyExtras = lazySchema(() =>
+  z.object({
+    recordOnly: z.array(z.number()).optional().default([]),
+    golden: z.record(z.string(), z.string()).optional().default({}),
+    goldenCount: z.number().optional(),
+    firmwareChanged: nstr,
+    goldenSizes: z
+      .array(z.object({ cpus: z.number(), memoryMiB: z.number() }))
+      .optional()
+      .default([]),
+    references: z
+      .object({
+        madeAt: str,
+        firmware: z.object({ code: str }).passthrough(),
+        boot: z
+          .object({
+            kind: str,
+            kernel: str.optional(),
+            initrd: str.optional(),
+            cmdline: str.optional(),
+            efiApps: z.array(str).optional(),
+            files: z.number().optional(),
+          })
+          .passthrough(),
+      })
+      .passthrough()
+      .nullable()
+      .optional()
+      .default(null),
+    unpredictable: nstr,
+  }),
+);
 export type ImagePolicy = z.output<typeof policyExtras>;
 
 /** The daemon's references summary (image-references.ts referencesSummary) in one line. */
 function referencesLine(r: NonNullable<ImagePolicy['references']>): string {
   const b = r.boot;
-  const what = b.kind === 'kernel'
-    ? `kernel ${b.kernel?.slice(0, 12)}…, initrd ${b.initrd?.slice(0, 12)}…, command line "${b.cmdline ?? ''}"`
-    : `GRUB: ${(b.efiApps ?? []).join(', ')}, ${b.files ?? 0} files under /boot, command line "${b.cmdline ?? ''}"`;
+  const what =
+    b.kind === 'kernel'
+      ? `kernel ${b.kernel?.slice(0, 12)}…, initrd ${b.initrd?.slice(0, 12)}…, command line "${b.cmdline ?? ''}"`
+      : `GRUB: ${(b.efiApps ?? []).join(', ')}, ${b.files ?? 0} files under /boot, command line "${b.cmdline ?? ''}"`;
   return `made ${r.madeAt.slice(0, 16).replace('T', ' ')} from the files: ${what}; firmware ${r.firmware.code}`;
 }
 
@@ -174,9 +235,29 @@ export function imagePolicy(i: Loose<Image>): ImagePolicy | null {
   const own = extrasOf(i);
   if ('policy' in own) return own.policy === null ? null : extra(policyExtras, own.policy);
   if (i.policy === undefined) return null;
-  const built = extra(z.object({ golden: z.object({ sha256: z.record(z.string(), z.string()) }), record_only: z.array(z.number()).optional() }), i.policy);
-  if (built) return { golden: built.golden.sha256, recordOnly: built.record_only ?? [], firmwareChanged: null, goldenSizes: [], references: null, unpredictable: null };
-  return extra(policyExtras, i.policy) ?? { recordOnly: [], golden: {}, firmwareChanged: null, goldenSizes: [], references: null, unpredictable: null };
+  const built = extra(
+    z.object({ golden: z.object({ sha256: z.record(z.string(), z.string()) }), record_only: z.array(z.number()).optional() }),
+    i.policy,
+  );
+  if (built)
+    return {
+      golden: built.golden.sha256,
+      recordOnly: built.record_only ?? [],
+      firmwareChanged: null,
+      goldenSizes: [],
+      references: null,
+      unpredictable: null,
+    };
+  return (
+    extra(policyExtras, i.policy) ?? {
+      recordOnly: [],
+      golden: {},
+      firmwareChanged: null,
+      goldenSizes: [],
+      references: null,
+      unpredictable: null,
+    }
+  );
 }
 
 export function imageView(i: Loose<Image>, all: Loose<Image>[] = [i]): VmImage {
@@ -205,12 +286,17 @@ export function learnedView(answer: unknown): VmLearnedGolden {
 
 // ---- attestation -------------------------------------------------------------------------------
 
-const quoteExtras = lazySchema(() => z.object({
-  failed: nstr,
-  pcrs: z.record(z.string(), z.string()).optional().default({}),
-  mismatches: z.array(z.object({ pcr: z.union([z.string(), z.number()]), expected: str, got: str })).optional().default([]),
-  events: eventCheck.nullable().optional().default(null),
-}));
+const quoteExtras = lazySchema(() =>
+  z.object({
+    failed: nstr,
+    pcrs: z.record(z.string(), z.string()).optional().default({}),
+    mismatches: z
+      .array(z.object({ pcr: z.union([z.string(), z.number()]), expected: str, got: str }))
+      .optional()
+      .default([]),
+    events: eventCheck.nullable().optional().default(null),
+  }),
+);
 
 /**
  * The PCR table per stage: the quoted value, what it must be and whether they match. For an image
@@ -243,8 +329,14 @@ export function attestationView(id: string, raw: Loose<Attestation>, policy: Ima
         let match: boolean | null = null;
         if (k === '11' || k === '13') note = 'computed by the verifier (boot phase / user-data), not a golden value';
         else if (references) {
-          const r = mismatched.get(k)?.expected ?? (s.events ? value : replayed.get(k) ?? null);
-          return { index: Number(k), value, golden: r, match: r === null ? null : !mismatched.has(k), note: r === null ? 'not replayed yet' : 'replayed from the event log' };
+          const r = mismatched.get(k)?.expected ?? (s.events ? value : (replayed.get(k) ?? null));
+          return {
+            index: Number(k),
+            value,
+            golden: r,
+            match: r === null ? null : !mismatched.has(k),
+            note: r === null ? 'not replayed yet' : 'replayed from the event log',
+          };
         } else if (recordOnly.has(k)) note = 'record only: differs per VM size, never compared';
         else if (g === null) note = 'no golden value yet (learn mode)';
         else match = mismatched.has(k) ? false : g.toLowerCase() === value.toLowerCase();

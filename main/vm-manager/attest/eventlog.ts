@@ -77,7 +77,8 @@ class Reader {
   off = 0;
   constructor(private readonly b: Buffer) {}
   need(n: number, what: string) {
-    if (n < 0 || this.off + n > this.b.length) throw new EventLogError(`the event log ends inside ${what} (byte ${this.off} of ${this.b.length})`);
+    if (n < 0 || this.off + n > this.b.length)
+      throw new EventLogError(`the event log ends inside ${what} (byte ${this.off} of ${this.b.length})`);
   }
   u8(what: string) {
     this.need(1, what);
@@ -111,7 +112,8 @@ const STARTUP_LOCALITY = Buffer.from('StartupLocality\0', 'latin1');
 
 /** Parses a crypto-agile TCG event log. Throws EventLogError saying where it is malformed. */
 export function parseEventLog(buf: Buffer): EventLog {
-  if (buf.length > MAX_EVENT_LOG_BYTES) throw new EventLogError(`the event log is ${buf.length} bytes, over the ${MAX_EVENT_LOG_BYTES}-byte limit`);
+  if (buf.length > MAX_EVENT_LOG_BYTES)
+    throw new EventLogError(`the event log is ${buf.length} bytes, over the ${MAX_EVENT_LOG_BYTES}-byte limit`);
   const r = new Reader(buf);
   // The header: a TCG_PCR_EVENT (SHA-1 layout) whose data is the Spec ID Event03.
   const pcr0 = r.u32('the header');
@@ -121,7 +123,9 @@ export function parseEventLog(buf: Buffer): EventLog {
   if (size0 > 4096) throw new EventLogError(`the header's Spec ID event claims ${size0} bytes`);
   const spec = r.bytes(size0, 'the Spec ID event');
   if (pcr0 !== 0 || type0 !== EV.NO_ACTION || spec.length < 29 || !spec.subarray(0, 16).equals(SPEC_ID)) {
-    throw new EventLogError('the event log does not start with a "Spec ID Event03" header: only the crypto-agile (TPM 2.0) format is accepted');
+    throw new EventLogError(
+      'the event log does not start with a "Spec ID Event03" header: only the crypto-agile (TPM 2.0) format is accepted',
+    );
   }
   const sr = new Reader(spec);
   sr.bytes(16 + 4 + 4, 'the Spec ID event'); // signature, platformClass, version minor/major/errata, uintnSize
@@ -150,7 +154,8 @@ export function parseEventLog(buf: Buffer): EventLog {
     for (let i = 0; i < count; i++) {
       const alg = r.u16(at);
       const size = sizes.get(alg);
-      if (size === undefined) throw new EventLogError(`${at} has a digest of algorithm 0x${alg.toString(16)}, which the header did not announce`);
+      if (size === undefined)
+        throw new EventLogError(`${at} has a digest of algorithm 0x${alg.toString(16)}, which the header did not announce`);
       const d = r.bytes(size, at);
       if (alg === TPM_ALG_SHA256) sha256 = d.toString('hex');
     }

@@ -36,15 +36,35 @@ export interface EventCheck {
  * compared (the firmware volumes, drivers, applications, the kernel, initrd, command line).
  */
 export const ALLOWED: { type: number; pcrs: number[]; why: string }[] = [
-  { type: EV.NO_ACTION, pcrs: [...Array(24).keys()], why: 'never extended into a PCR (Spec ID, StartupLocality): it cannot change what a quote attests' },
-  { type: EV.S_CRTM_VERSION, pcrs: [0], why: 'the firmware\'s version string, a name: the firmware\'s code is compared by its volumes\' digests' },
-  { type: EV.EFI_VARIABLE_BOOT, pcrs: [1], why: 'BootOrder and Boot#### name which application to start; the application started is compared in PCR 4' },
+  {
+    type: EV.NO_ACTION,
+    pcrs: [...Array(24).keys()],
+    why: 'never extended into a PCR (Spec ID, StartupLocality): it cannot change what a quote attests',
+  },
+  {
+    type: EV.S_CRTM_VERSION,
+    pcrs: [0],
+    why: "the firmware's version string, a name: the firmware's code is compared by its volumes' digests",
+  },
+  {
+    type: EV.EFI_VARIABLE_BOOT,
+    pcrs: [1],
+    why: 'BootOrder and Boot#### name which application to start; the application started is compared in PCR 4',
+  },
   { type: EV.EFI_VARIABLE_BOOT2, pcrs: [1], why: 'as EV_EFI_VARIABLE_BOOT' },
-  { type: EV.EFI_HANDOFF_TABLES, pcrs: [1], why: 'the SMBIOS and ACPI tables QEMU builds from the VM\'s size and devices: a description of the machine' },
+  {
+    type: EV.EFI_HANDOFF_TABLES,
+    pcrs: [1],
+    why: "the SMBIOS and ACPI tables QEMU builds from the VM's size and devices: a description of the machine",
+  },
   { type: EV.EFI_HANDOFF_TABLES2, pcrs: [1], why: 'as EV_EFI_HANDOFF_TABLES' },
   { type: EV.PLATFORM_CONFIG_FLAGS, pcrs: [1], why: 'platform configuration flags: a description of the machine' },
   { type: EV.TABLE_OF_DEVICES, pcrs: [1], why: 'the list of devices: a description of the machine' },
-  { type: EV.EFI_GPT_EVENT, pcrs: [5], why: 'the boot disk\'s partition table: its layout, not code; what is loaded from the partitions is compared in PCRs 4 and 9' },
+  {
+    type: EV.EFI_GPT_EVENT,
+    pcrs: [5],
+    why: "the boot disk's partition table: its layout, not code; what is loaded from the partitions is compared in PCRs 4 and 9",
+  },
   { type: EV.EFI_GPT_EVENT2, pcrs: [5], why: 'as EV_EFI_GPT_EVENT' },
 ];
 
@@ -106,13 +126,23 @@ export function checkEvents(log: EventLog, x: Expectations): EventCheck {
     switch (e.type) {
       case EV.SEPARATOR:
         if (e.pcr > 7 || !e.data.equals(SEPARATOR) || digest !== sha256(SEPARATOR)) {
-          return fail(e, `a separator in PCR 0-7 over 00000000 (digest ${sha256(SEPARATOR)})`, `data ${e.data.toString('hex')}, digest ${digest}`, 'an error separator or one outside PCRs 0-7: the firmware reported a failure, or the log was altered');
+          return fail(
+            e,
+            `a separator in PCR 0-7 over 00000000 (digest ${sha256(SEPARATOR)})`,
+            `data ${e.data.toString('hex')}, digest ${digest}`,
+            'an error separator or one outside PCRs 0-7: the firmware reported a failure, or the log was altered',
+          );
         }
         continue;
       case EV.EFI_ACTION: {
         const s = e.data.toString('latin1');
         if (!(ACTIONS[e.pcr] ?? []).includes(s) || digest !== sha256(s)) {
-          return fail(e, `one of ${JSON.stringify(ACTIONS[e.pcr] ?? [])} with its sha256`, `"${s.slice(0, 80)}" digest ${digest}`, 'a firmware action this verifier does not know at this PCR');
+          return fail(
+            e,
+            `one of ${JSON.stringify(ACTIONS[e.pcr] ?? [])} with its sha256`,
+            `"${s.slice(0, 80)}" digest ${digest}`,
+            'a firmware action this verifier does not know at this PCR',
+          );
         }
         continue;
       }
@@ -121,10 +151,27 @@ export function checkEvents(log: EventLog, x: Expectations): EventCheck {
         const v = volumes[volume];
         const lenAt = e.type === EV.EFI_PLATFORM_FIRMWARE_BLOB ? 8 : 1 + (e.data[0] ?? 0) + 8;
         const length = e.data.length >= lenAt + 8 ? Number(e.data.readBigUInt64LE(lenAt)) : -1;
-        if (e.pcr !== 0 || !v) return fail(e, `${volumes.length} firmware volumes in PCR 0`, `volume ${volume + 1} in PCR ${e.pcr}, digest ${digest}`, `a firmware volume the references (${x.firmware.code.path}) do not list`);
-        if (length !== v.length) return fail(e, `volume ${volume + 1} of ${v.length} bytes`, `${length} bytes`, `firmware volume ${volume + 1} of ${x.firmware.code.path}`);
+        if (e.pcr !== 0 || !v)
+          return fail(
+            e,
+            `${volumes.length} firmware volumes in PCR 0`,
+            `volume ${volume + 1} in PCR ${e.pcr}, digest ${digest}`,
+            `a firmware volume the references (${x.firmware.code.path}) do not list`,
+          );
+        if (length !== v.length)
+          return fail(
+            e,
+            `volume ${volume + 1} of ${v.length} bytes`,
+            `${length} bytes`,
+            `firmware volume ${volume + 1} of ${x.firmware.code.path}`,
+          );
         if (!v.pei && digest !== v.sha256) {
-          return fail(e, v.sha256, digest, `firmware volume ${volume + 1} (DXE) of ${x.firmware.code.path}: the host's firmware is not the build the references were made with`);
+          return fail(
+            e,
+            v.sha256,
+            digest,
+            `firmware volume ${volume + 1} (DXE) of ${x.firmware.code.path}: the host's firmware is not the build the references were made with`,
+          );
         }
         volume++;
         continue;
@@ -133,46 +180,89 @@ export function checkEvents(log: EventLog, x: Expectations): EventCheck {
         const nameLen = e.data.length >= 32 ? Number(e.data.readBigUInt64LE(16)) : -1;
         const name = nameLen > 0 && 32 + nameLen * 2 <= e.data.length ? e.data.toString('utf16le', 32, 32 + nameLen * 2) : '';
         const want = x.firmware.secure_boot[name];
-        if (e.pcr !== 7 || want === undefined) return fail(e, `a Secure Boot variable (${Object.keys(x.firmware.secure_boot).join(', ')}) in PCR 7`, `"${name}" in PCR ${e.pcr}`, 'a configuration variable the references do not list');
+        if (e.pcr !== 7 || want === undefined)
+          return fail(
+            e,
+            `a Secure Boot variable (${Object.keys(x.firmware.secure_boot).join(', ')}) in PCR 7`,
+            `"${name}" in PCR ${e.pcr}`,
+            'a configuration variable the references do not list',
+          );
         const expected = variableEventData(name, Buffer.from(want, 'hex'));
         if (!e.data.equals(expected) || digest !== sha256(expected)) {
-          return fail(e, `${name} = ${want || '(empty)'} (digest ${sha256(expected)})`, `digest ${digest}`, `the Secure Boot variable ${name}: this VM's firmware variables are not the template's (${x.firmware.vars.path})`);
+          return fail(
+            e,
+            `${name} = ${want || '(empty)'} (digest ${sha256(expected)})`,
+            `digest ${digest}`,
+            `the Secure Boot variable ${name}: this VM's firmware variables are not the template's (${x.firmware.vars.path})`,
+          );
         }
         sbSeen.add(name);
         continue;
       }
       case EV.EFI_BOOT_SERVICES_DRIVER:
       case EV.EFI_RUNTIME_SERVICES_DRIVER:
-        if (e.pcr !== 2 || !drivers.has(digest)) return fail(e, `one of ${[...drivers].join(', ') || '(none)'}`, digest, `an EFI driver from a device's option ROM (${x.firmware.option_roms.map((r) => r.path).join(', ')})`);
+        if (e.pcr !== 2 || !drivers.has(digest))
+          return fail(
+            e,
+            `one of ${[...drivers].join(', ') || '(none)'}`,
+            digest,
+            `an EFI driver from a device's option ROM (${x.firmware.option_roms.map((r) => r.path).join(', ')})`,
+          );
         continue;
       case EV.EFI_BOOT_SERVICES_APPLICATION: {
         const what = x.apps.get(digest);
-        if (e.pcr !== 4 || !what) return fail(e, x.unresolved ?? [...x.apps].map(([d, w]) => `${d} (${w})`).join(' or '), digest, 'an EFI application (a boot loader or a kernel) the references do not list');
+        if (e.pcr !== 4 || !what)
+          return fail(
+            e,
+            x.unresolved ?? [...x.apps].map(([d, w]) => `${d} (${w})`).join(' or '),
+            digest,
+            'an EFI application (a boot loader or a kernel) the references do not list',
+          );
         appsSeen.add(digest);
         continue;
       }
       case EV.EVENT_TAG: {
         const id = e.data.length >= 8 ? e.data.readUInt32LE(0) : -1;
         const want = x.tags.get(id);
-        if (e.pcr !== 9 || !want) return fail(e, [...x.tags].map(([t, w]) => `tag 0x${t.toString(16)} (${w.what})`).join(' or ') || 'no tagged event', `tag 0x${id.toString(16)} in PCR ${e.pcr}`, 'a tagged event the references do not list');
+        if (e.pcr !== 9 || !want)
+          return fail(
+            e,
+            [...x.tags].map(([t, w]) => `tag 0x${t.toString(16)} (${w.what})`).join(' or ') || 'no tagged event',
+            `tag 0x${id.toString(16)} in PCR ${e.pcr}`,
+            'a tagged event the references do not list',
+          );
         if (digest !== want.sha256) return fail(e, want.sha256, digest, want.what);
         tagsSeen.add(id);
         continue;
       }
       case EV.IPL: {
-        if (!x.grub) return fail(e, 'no boot loader events (a kernel image boots without GRUB)', text(e.data).slice(0, 120), 'a boot loader\'s measurement');
+        if (!x.grub)
+          return fail(
+            e,
+            'no boot loader events (a kernel image boots without GRUB)',
+            text(e.data).slice(0, 120),
+            "a boot loader's measurement",
+          );
         const s = text(e.data);
         if (e.pcr === 8 && s.startsWith(GRUB_CMDLINE)) {
           const line = s.slice(GRUB_CMDLINE.length);
-          if (!x.grub.cmdlines.has(line) || digest !== sha256(line)) return fail(e, [...x.grub.cmdlines].join(' | '), line, 'the kernel command line GRUB passed');
+          if (!x.grub.cmdlines.has(line) || digest !== sha256(line))
+            return fail(e, [...x.grub.cmdlines].join(' | '), line, 'the kernel command line GRUB passed');
           cmdlineSeen = true;
           continue;
         }
         if (e.pcr === 8 && s.startsWith(GRUB_CMD)) {
           // A command of GRUB's own embedded configuration (in the boot loader compared in PCR 4) or
           // of a grub.cfg whose bytes were compared (PCR 9): the script running.
-          if (!grubCfgVerified && appsSeen.size === 0) return fail(e, 'GRUB commands only from a boot loader and a grub.cfg that match the references', s.slice(0, 120), 'a GRUB command with no verified boot loader before it');
-          if (digest !== sha256(s.slice(GRUB_CMD.length))) return fail(e, sha256(s.slice(GRUB_CMD.length)), digest, 'a GRUB command whose digest is not that of its text');
+          if (!grubCfgVerified && appsSeen.size === 0)
+            return fail(
+              e,
+              'GRUB commands only from a boot loader and a grub.cfg that match the references',
+              s.slice(0, 120),
+              'a GRUB command with no verified boot loader before it',
+            );
+          if (digest !== sha256(s.slice(GRUB_CMD.length)))
+            return fail(e, sha256(s.slice(GRUB_CMD.length)), digest, 'a GRUB command whose digest is not that of its text');
           out.checked--;
           out.allowed++;
           continue;
@@ -184,18 +274,32 @@ export function checkEvents(log: EventLog, x: Expectations): EventCheck {
           if (/\/vmlinuz[^/]*$/.test(grubPath(s).path)) kernelFileSeen = true;
           continue;
         }
-        return fail(e, 'grub_cmd:, kernel_cmdline: (PCR 8) or a file (PCR 9)', `PCR ${e.pcr}: ${s.slice(0, 120)}`, 'a boot loader event this verifier does not know');
+        return fail(
+          e,
+          'grub_cmd:, kernel_cmdline: (PCR 8) or a file (PCR 9)',
+          `PCR ${e.pcr}: ${s.slice(0, 120)}`,
+          'a boot loader event this verifier does not know',
+        );
       }
       default:
-        return fail(e, 'an event type the verifier checks or allows (docs/attestation.md)', `${eventTypeName(e.type)} in PCR ${e.pcr}`, 'an event this verifier does not know: refused rather than ignored');
+        return fail(
+          e,
+          'an event type the verifier checks or allows (docs/attestation.md)',
+          `${eventTypeName(e.type)} in PCR ${e.pcr}`,
+          'an event this verifier does not know: refused rather than ignored',
+        );
     }
   }
   // What must have been measured, whatever else was.
   const last = log.events[log.events.length - 1]!;
-  const missing = (what: string, expected: string): EventCheck => fail({ ...last, index: log.events.length, type: EV.NO_ACTION, pcr: 0, data: Buffer.alloc(0) }, expected, 'not in the log', what);
-  if (volume < volumes.length) return missing(`firmware volume ${volume + 1} of ${volumes.length} was never measured`, `${volumes.length} volumes`);
-  for (const name of Object.keys(x.firmware.secure_boot)) if (!sbSeen.has(name)) return missing(`the Secure Boot variable ${name} was never measured`, name);
-  if (!x.requiredApps.some((d) => appsSeen.has(d))) return missing('no expected EFI application was started', x.unresolved ?? x.requiredApps.map((d) => x.apps.get(d)).join(' or '));
+  const missing = (what: string, expected: string): EventCheck =>
+    fail({ ...last, index: log.events.length, type: EV.NO_ACTION, pcr: 0, data: Buffer.alloc(0) }, expected, 'not in the log', what);
+  if (volume < volumes.length)
+    return missing(`firmware volume ${volume + 1} of ${volumes.length} was never measured`, `${volumes.length} volumes`);
+  for (const name of Object.keys(x.firmware.secure_boot))
+    if (!sbSeen.has(name)) return missing(`the Secure Boot variable ${name} was never measured`, name);
+  if (!x.requiredApps.some((d) => appsSeen.has(d)))
+    return missing('no expected EFI application was started', x.unresolved ?? x.requiredApps.map((d) => x.apps.get(d)).join(' or '));
   for (const [id, t] of x.tags) if (!tagsSeen.has(id)) return missing(`${t.what} was never measured`, t.sha256);
   if (x.grub && !grubCfgVerified) return missing('GRUB never measured a grub.cfg (is its tpm module in the image?)', 'a grub.cfg in PCR 9');
   if (x.grub && !kernelFileSeen) return missing('GRUB never measured a kernel file', 'a /boot/vmlinuz-* in PCR 9');

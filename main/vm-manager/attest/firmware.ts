@@ -17,7 +17,12 @@ const guid = (s: string) => {
   const h = s.replace(/-/g, '');
   const b = Buffer.from(h, 'hex');
   // EFI GUIDs are stored with the first three fields little-endian.
-  return Buffer.concat([Buffer.from(b.subarray(0, 4)).reverse(), Buffer.from(b.subarray(4, 6)).reverse(), Buffer.from(b.subarray(6, 8)).reverse(), b.subarray(8)]);
+  return Buffer.concat([
+    Buffer.from(b.subarray(0, 4)).reverse(),
+    Buffer.from(b.subarray(4, 6)).reverse(),
+    Buffer.from(b.subarray(6, 8)).reverse(),
+    b.subarray(8),
+  ]);
 };
 const LZMA_SECTION = guid('EE4E5898-3914-4259-9D6E-DC7BD79403CF');
 const EFI_SECTION_GUID_DEFINED = 0x02;
@@ -33,7 +38,8 @@ export interface FirmwareVolume {
 
 /** File types of the FFS files in one firmware volume (EFI_FIRMWARE_VOLUME_HEADER + EFI_FFS_FILE_HEADERs). */
 function ffsTypes(fv: Buffer): number[] {
-  if (fv.length < 0x38 || fv.toString('latin1', 40, 44) !== '_FVH') throw new FirmwareError('a firmware volume image without the _FVH signature');
+  if (fv.length < 0x38 || fv.toString('latin1', 40, 44) !== '_FVH')
+    throw new FirmwareError('a firmware volume image without the _FVH signature');
   const types: number[] = [];
   let off = fv.readUInt16LE(48);
   while (off + 24 <= fv.length) {
@@ -62,15 +68,21 @@ export function firmwareVolumes(codeFile: string): FirmwareVolume[] {
     const dataOffset = img.readUInt16LE(at + 16);
     if (size === 0xffffff || sec + size > img.length || dataOffset < 24 || dataOffset >= size) continue;
     const xz = findTool('xz');
-    if (!xz) throw new FirmwareError('xz is missing (it unpacks the firmware\'s volumes): install it with `apt-get install xz-utils`');
+    if (!xz) throw new FirmwareError("xz is missing (it unpacks the firmware's volumes): install it with `apt-get install xz-utils`");
     let out: Buffer;
     try {
-      out = execFileSync(xz, ['--format=lzma', '--decompress', '--stdout'], { input: img.subarray(sec + dataOffset, sec + size), maxBuffer: 256 * 1024 * 1024, stdio: ['pipe', 'pipe', 'pipe'] });
+      out = execFileSync(xz, ['--format=lzma', '--decompress', '--stdout'], {
+        input: img.subarray(sec + dataOffset, sec + size),
+        maxBuffer: 256 * 1024 * 1024,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
     } catch (e) {
-      throw new FirmwareError(`cannot unpack the firmware volumes of ${codeFile}: ${String((e as { stderr?: Buffer }).stderr ?? e).trim()}`);
+      throw new FirmwareError(
+        `cannot unpack the firmware volumes of ${codeFile}: ${String((e as { stderr?: Buffer }).stderr ?? e).trim()}`,
+      );
     }
     const volumes: FirmwareVolume[] = [];
-    for (let off = 0; off + 4 <= out.length; ) {
+    for (let off = 0; off + 4 <= out.length;) {
       const len = out.readUIntLE(off, 3);
       if (len < 4 || len === 0xffffff) break;
       if (out[off + 3] === EFI_SECTION_FIRMWARE_VOLUME_IMAGE) {
@@ -79,7 +91,11 @@ export function firmwareVolumes(codeFile: string): FirmwareVolume[] {
         const fvLength = Number(fv.readBigUInt64LE(32));
         const image = fv.subarray(0, fvLength);
         const types = ffsTypes(image);
-        volumes.push({ length: fvLength, sha256: createHash('sha256').update(image).digest('hex'), pei: types.includes(EFI_FV_FILETYPE_PEI_CORE) });
+        volumes.push({
+          length: fvLength,
+          sha256: createHash('sha256').update(image).digest('hex'),
+          pei: types.includes(EFI_FV_FILETYPE_PEI_CORE),
+        });
       }
       off = (off + len + 3) & ~3;
     }
@@ -105,18 +121,22 @@ export const SECURE_BOOT_VARIABLES: { name: string; guid: string }[] = [
  */
 export function secureBootVariables(varsFile: string): Record<string, string> {
   const fv = readFileSync(varsFile);
-  if (fv.length < 0x48 || fv.toString('latin1', 40, 44) !== '_FVH') throw new FirmwareError(`${varsFile} is not a firmware volume (no _FVH signature)`);
+  if (fv.length < 0x48 || fv.toString('latin1', 40, 44) !== '_FVH')
+    throw new FirmwareError(`${varsFile} is not a firmware volume (no _FVH signature)`);
   const store = fv.readUInt16LE(48);
   const storeSize = fv.readUInt32LE(store + 16);
   const end = Math.min(fv.length, store + storeSize);
   const found: Record<string, string> = {};
-  for (let off = store + 28; off + 60 <= end; ) {
+  for (let off = store + 28; off + 60 <= end;) {
     if (fv.readUInt16LE(off) !== 0x55aa) break;
     const state = fv[off + 2]!;
     const nameSize = fv.readUInt32LE(off + 36);
     const dataSize = fv.readUInt32LE(off + 40);
     const vendor = fv.subarray(off + 44, off + 60);
-    const name = fv.subarray(off + 60, off + 60 + nameSize).toString('utf16le').replace(/\0+$/, '');
+    const name = fv
+      .subarray(off + 60, off + 60 + nameSize)
+      .toString('utf16le')
+      .replace(/\0+$/, '');
     const data = fv.subarray(off + 60 + nameSize, off + 60 + nameSize + dataSize);
     // VAR_ADDED (0x3f), or added and in deleted transition (0x3e): still the live value.
     const want = SECURE_BOOT_VARIABLES.find((v) => v.name === name && guid(v.guid).equals(vendor));
@@ -147,7 +167,7 @@ export function variableEventData(name: string, data: Buffer): Buffer {
 export function optionRomDrivers(romFile: string): string[] {
   const rom = readFileSync(romFile);
   const out: string[] = [];
-  for (let off = 0; off + 0x1a <= rom.length; ) {
+  for (let off = 0; off + 0x1a <= rom.length;) {
     if (rom.readUInt16LE(off) !== 0xaa55) break;
     const pcir = off + rom.readUInt16LE(off + 0x18);
     if (pcir + 0x18 > rom.length || rom.toString('latin1', pcir, pcir + 4) !== 'PCIR') break;
@@ -155,7 +175,8 @@ export function optionRomDrivers(romFile: string): string[] {
     const codeType = rom[pcir + 0x14]!;
     const last = (rom[pcir + 0x15]! & 0x80) !== 0;
     if (codeType === 3 && rom.readUInt32LE(off + 4) === 0x0ef1) {
-      if (rom.readUInt16LE(off + 0xc) !== 0) throw new FirmwareError(`${romFile} holds a compressed EFI driver; its measurement cannot be predicted from the file`);
+      if (rom.readUInt16LE(off + 0xc) !== 0)
+        throw new FirmwareError(`${romFile} holds a compressed EFI driver; its measurement cannot be predicted from the file`);
       const initSize = rom.readUInt16LE(off + 2) * 512;
       const peAt = off + rom.readUInt16LE(off + 0x16);
       out.push(authenticodeSha256(rom.subarray(peAt, off + initSize)));
@@ -175,7 +196,10 @@ export function qemuRomFile(name: string): string | null {
   if (!qemu) return null;
   let dirs: string[];
   try {
-    dirs = execFileSync(qemu, ['-L', 'help'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] }).split('\n').map((l) => l.trim()).filter(Boolean);
+    dirs = execFileSync(qemu, ['-L', 'help'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] })
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
   } catch {
     return null;
   }

@@ -42,7 +42,7 @@ export function grubWords(line: string): string[] | null {
   if (/[$`\\]/.test(line)) return null;
   const words: string[] = [];
   const re = /'([^']*)'|"([^"]*)"|(\S+)/g;
-  for (let m; (m = re.exec(line)); ) {
+  for (let m; (m = re.exec(line));) {
     const w = m[1] ?? m[2] ?? m[3]!;
     if (/\s/.test(w)) return null;
     words.push(w);
@@ -69,7 +69,8 @@ export function defaultEntry(cfg: string): { command: string; cmdline: string } 
     const m = /^\s*(linux(?:efi)?|\$\{?\w*linux\w*\}?)\s+(.*)$/.exec(lines[i]!);
     if (!m) continue;
     const words = grubWords(m[2]!.trim());
-    if (!words || words.length === 0) throw new Unpredictable(`the default entry's kernel line expands variables or quotes spaces: "${m[2]!.trim()}"`);
+    if (!words || words.length === 0)
+      throw new Unpredictable(`the default entry's kernel line expands variables or quotes spaces: "${m[2]!.trim()}"`);
     return { command: m[1]!, cmdline: words.join(' ') };
   }
   throw new Unpredictable('the first menuentry of grub.cfg has no linux line');
@@ -125,10 +126,14 @@ export function grubReferences(diskFile: string): GrubBoot {
       }
     }
     const removable = espFs.readFile('/EFI/BOOT/BOOTX64.EFI');
-    if (!removable) throw new Unpredictable('the EFI system partition has no /EFI/BOOT/BOOTX64.EFI, the path a VM with fresh firmware variables boots');
-    if (isShim(removable)) throw new Unpredictable('it boots through shim, which measures its MOK state into PCR 14; that is not predicted here');
+    if (!removable)
+      throw new Unpredictable('the EFI system partition has no /EFI/BOOT/BOOTX64.EFI, the path a VM with fresh firmware variables boots');
+    if (isShim(removable))
+      throw new Unpredictable('it boots through shim, which measures its MOK state into PCR 14; that is not predicted here');
     if (!hasTpmModule(removable)) {
-      throw new Unpredictable('its GRUB (/EFI/BOOT/BOOTX64.EFI) has no tpm module built in, so the kernel, initrd and command line it boots are not measured; reinstall GRUB with `grub-install --modules=tpm`');
+      throw new Unpredictable(
+        'its GRUB (/EFI/BOOT/BOOTX64.EFI) has no tpm module built in, so the kernel, initrd and command line it boots are not measured; reinstall GRUB with `grub-install --modules=tpm`',
+      );
     }
     let cfg: string | null = null;
     for (const p of parts.filter((x) => x !== esp)) {
@@ -163,7 +168,9 @@ export function grubReferences(diskFile: string): GrubBoot {
     // Secure Boot is off: the kernel then gets no TPM event log, and the guest has none to send.
     const efiModules = Object.keys(files).filter((k) => /\/x86_64-efi\/linuxefi\.mod$/.test(k));
     if (entry.command === 'linux' && efiModules.length) {
-      throw new Unpredictable('its GRUB starts Linux with `linux`, which on UEFI without Secure Boot is GRUB\'s legacy loader: the kernel gets no TPM event log to send with a quote; use `linuxefi` on UEFI (the bake\'s Debian base does)');
+      throw new Unpredictable(
+        "its GRUB starts Linux with `linux`, which on UEFI without Secure Boot is GRUB's legacy loader: the kernel gets no TPM event log to send with a quote; use `linuxefi` on UEFI (the bake's Debian base does)",
+      );
     }
     return { kind: 'grub', efi_apps: efiApps, files, cmdlines: [entry.cmdline] };
   } catch (e) {

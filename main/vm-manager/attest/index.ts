@@ -29,7 +29,14 @@ export {
 } from './policy';
 export { verifyQuote, quoteBodySchema, type QuoteBody, type QuoteVerdict, type VerifyRequest, type FailedCheck } from './verify';
 export { parseAttest, parsePublic, parseSignature, TpmParseError } from './tpm';
-export { referencesSchema, firmwareReferences, kernelBootReferences, expectationsFor, type References, type Expectations } from './references';
+export {
+  referencesSchema,
+  firmwareReferences,
+  kernelBootReferences,
+  expectationsFor,
+  type References,
+  type Expectations,
+} from './references';
 export { grubReferences, Unpredictable } from './grub';
 export { parseEventLog, replay, eventTypeName, EventLogError } from './eventlog';
 export { checkEvents, ALLOWED, type EventMismatch } from './events';

@@ -3,9 +3,7 @@ import { randomBytes } from 'node:crypto';
 export const NONCE_TTL_MS = 5 * 60 * 1000;
 export const MAX_OUTSTANDING_PER_VM = 8;
 
-export type NonceCheck =
-  | { ok: true }
-  | { ok: false; reason: 'unknown' | 'expired' | 'used' | 'other_vm'; message: string };
+export type NonceCheck = { ok: true } | { ok: false; reason: 'unknown' | 'expired' | 'used' | 'other_vm'; message: string };
 
 interface Entry {
   vmId: string;
@@ -48,16 +46,28 @@ export class NonceStore {
     const e = this.entries.get(key);
     const short = key.slice(0, 16);
     if (!e) {
-      return { ok: false, reason: 'unknown', message: `nonce ${short}… was never issued (or was dropped by a restart or by newer nonces); fetch a fresh one from /attest/nonce` };
+      return {
+        ok: false,
+        reason: 'unknown',
+        message: `nonce ${short}… was never issued (or was dropped by a restart or by newer nonces); fetch a fresh one from /attest/nonce`,
+      };
     }
     if (e.vmId !== vmId) {
       return { ok: false, reason: 'other_vm', message: `nonce ${short}… was issued to another VM, not to ${vmId}` };
     }
     if (e.used) {
-      return { ok: false, reason: 'used', message: `nonce ${short}… was already used (replayed quote); fetch a fresh one from /attest/nonce` };
+      return {
+        ok: false,
+        reason: 'used',
+        message: `nonce ${short}… was already used (replayed quote); fetch a fresh one from /attest/nonce`,
+      };
     }
     if (this.now() - e.issuedAt > this.ttlMs) {
-      return { ok: false, reason: 'expired', message: `nonce ${short}… expired (older than ${Math.round(this.ttlMs / 1000)} s); fetch a fresh one from /attest/nonce` };
+      return {
+        ok: false,
+        reason: 'expired',
+        message: `nonce ${short}… expired (older than ${Math.round(this.ttlMs / 1000)} s); fetch a fresh one from /attest/nonce`,
+      };
     }
     e.used = true;
     return { ok: true };

@@ -32,59 +32,68 @@ const isDefaultSize = (s: VmSize) => isGoldenVmSize(s.cpus, s.memoryMiB);
  * `golden` holds the values of the default size (GOLDEN_VM_SIZE) and `golden_sizes` those learned
  * at other sizes, keyed "<cpus>x<memory MiB>".
  */
-export const imagePolicySchema = lazySchema(() => z
-  .object({
-    image_id: z.string().min(1).max(200),
-    image_version: z.string().min(1).max(100),
-    pcrs: z
-      .object({
-        initrd: z.array(pcrIndex).min(1).max(24),
-        ready: z.array(pcrIndex).min(1).max(24),
-      })
-      .strict(),
-    golden: z.object({ sha256: z.record(pcrKey, hex32) }).strict(),
-    golden_sizes: z
-      .record(z.string(), z.object({ sha256: z.record(pcrKey, hex32) }).strict())
-      .optional(),
-    record_only: z.array(pcrIndex).max(24).optional(),
-    golden_firmware: z
-      .object({ path: z.string().min(1), sha256: hex32 })
-      .strict()
-      .optional(),
-    /** what the boot will measure, computed from the files when the image was made (references.ts) */
-    references: referencesSchema.optional(),
-    /** why the image has no references (its boot cannot be predicted): golden values are its fallback */
-    unpredictable: z.string().min(1).max(2000).optional(),
-  })
-  .strict()
-  .superRefine((p, ctx) => {
-    for (const stage of ['initrd', 'ready'] as const) {
-      const list = p.pcrs[stage];
-      if (new Set(list).size !== list.length) {
-        ctx.addIssue({ code: 'custom', path: ['pcrs', stage], message: 'lists a PCR twice' });
+export const imagePolicySchema = lazySchema(() =>
+  z
+    .object({
+      image_id: z.string().min(1).max(200),
+      image_version: z.string().min(1).max(100),
+      pcrs: z
+        .object({
+          initrd: z.array(pcrIndex).min(1).max(24),
+          ready: z.array(pcrIndex).min(1).max(24),
+        })
+        .strict(),
+      golden: z.object({ sha256: z.record(pcrKey, hex32) }).strict(),
+      golden_sizes: z.record(z.string(), z.object({ sha256: z.record(pcrKey, hex32) }).strict()).optional(),
+      record_only: z.array(pcrIndex).max(24).optional(),
+      golden_firmware: z
+        .object({ path: z.string().min(1), sha256: hex32 })
+        .strict()
+        .optional(),
+      /** what the boot will measure, computed from the files when the image was made (references.ts) */
+      references: referencesSchema.optional(),
+      /** why the image has no references (its boot cannot be predicted): golden values are its fallback */
+      unpredictable: z.string().min(1).max(2000).optional(),
+    })
+    .strict()
+    .superRefine((p, ctx) => {
+      for (const stage of ['initrd', 'ready'] as const) {
+        const list = p.pcrs[stage];
+        if (new Set(list).size !== list.length) {
+          ctx.addIssue({ code: 'custom', path: ['pcrs', stage], message: 'lists a PCR twice' });
+        }
+        if (!list.includes(11)) {
+          ctx.addIssue({ code: 'custom', path: ['pcrs', stage], message: 'must include PCR 11 (the boot phase)' });
+        }
       }
-      if (!list.includes(11)) {
-        ctx.addIssue({ code: 'custom', path: ['pcrs', stage], message: 'must include PCR 11 (the boot phase)' });
+      const sets: [(string | number)[], Record<string, string>][] = [[['golden', 'sha256'], p.golden.sha256]];
+      for (const [key, set] of Object.entries(p.golden_sizes ?? {})) {
+        const parts = sizeKeyPattern.exec(key);
+        if (!parts) {
+          ctx.addIssue({ code: 'custom', path: ['golden_sizes', key], message: 'not a VM size "<cpus>x<memory MiB>", e.g. "2x1024"' });
+          continue;
+        }
+        if (isDefaultSize({ cpus: Number(parts[1]), memoryMiB: Number(parts[2]) })) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['golden_sizes', key],
+            message: `${key} is the default size: its values belong in golden.sha256`,
+          });
+        }
+        sets.push([['golden_sizes', key, 'sha256'], set.sha256]);
       }
-    }
-    const sets: [(string | number)[], Record<string, string>][] = [[['golden', 'sha256'], p.golden.sha256]];
-    for (const [key, set] of Object.entries(p.golden_sizes ?? {})) {
-      const parts = sizeKeyPattern.exec(key);
-      if (!parts) {
-        ctx.addIssue({ code: 'custom', path: ['golden_sizes', key], message: 'not a VM size "<cpus>x<memory MiB>", e.g. "2x1024"' });
-        continue;
+      for (const [path, set] of sets) {
+        for (const k of ['11', '13']) {
+          if (k in set)
+            ctx.addIssue({
+              code: 'custom',
+              path: [...path, k],
+              message: `PCR ${k} is computed by the verifier, not a golden value; remove it`,
+            });
+        }
       }
-      if (isDefaultSize({ cpus: Number(parts[1]), memoryMiB: Number(parts[2]) })) {
-        ctx.addIssue({ code: 'custom', path: ['golden_sizes', key], message: `${key} is the default size: its values belong in golden.sha256` });
-      }
-      sets.push([['golden_sizes', key, 'sha256'], set.sha256]);
-    }
-    for (const [path, set] of sets) {
-      for (const k of ['11', '13']) {
-        if (k in set) ctx.addIssue({ code: 'custom', path: [...path, k], message: `PCR ${k} is computed by the verifier, not a golden value; remove it` });
-      }
-    }
-  }));
+    }),
+);
 export type ImagePolicy = z.infer<typeof imagePolicySchema>;
 
 export const DEFAULT_STAGE_PCRS: Record<Stage, number[]> = {
@@ -172,11 +181,7 @@ export function goldenPcrs(policy: ImagePolicy, stage: Stage): number[] {
  * Copies a verified quote's PCR values into golden.sha256 (for `image golden --from-vm`). PCRs 11
  * and 13 and record_only are left out; `clear` drops golden values for PCRs no stage compares.
  */
-export function recordGolden(
-  policy: ImagePolicy,
-  verdictPcrs: Record<string, string>,
-  opts: { clear?: boolean } = {},
-): ImagePolicy {
+export function recordGolden(policy: ImagePolicy, verdictPcrs: Record<string, string>, opts: { clear?: boolean } = {}): ImagePolicy {
   const compared = new Set([...goldenPcrs(policy, 'initrd'), ...goldenPcrs(policy, 'ready')]);
   const golden: Record<string, string> = {};
   if (!opts.clear) {
@@ -202,14 +207,17 @@ export function goldenForSize(policy: ImagePolicy, size: VmSize): { sha256: Reco
 
 /** The sizes other than the default one that have golden values, in key order. */
 export function learnedSizes(policy: ImagePolicy): VmSize[] {
-  return Object.keys(policy.golden_sizes ?? {}).sort().map((k) => {
-    const [, cpus, mib] = sizeKeyPattern.exec(k)!;
-    return { cpus: Number(cpus), memoryMiB: Number(mib) };
-  });
+  return Object.keys(policy.golden_sizes ?? {})
+    .sort()
+    .map((k) => {
+      const [, cpus, mib] = sizeKeyPattern.exec(k)!;
+      return { cpus: Number(cpus), memoryMiB: Number(mib) };
+    });
 }
 
 /** Whether any size has golden values. */
-export const hasGolden = (policy: ImagePolicy) => Object.keys(policy.golden.sha256).length > 0 || Object.keys(policy.golden_sizes ?? {}).length > 0;
+export const hasGolden = (policy: ImagePolicy) =>
+  Object.keys(policy.golden.sha256).length > 0 || Object.keys(policy.golden_sizes ?? {}).length > 0;
 
 /**
  * A verified quote's PCR values as the golden values of one size (replacing that size's values;

@@ -43,7 +43,11 @@ export async function provisionAk(tcti: string): Promise<ProvisionedAk> {
     try {
       await run(what, args, { env, timeout: 30_000 });
     } catch (e) {
-      const err = String((e as { stderr?: string }).stderr ?? e).trim().split('\n').slice(-3).join(' ');
+      const err = String((e as { stderr?: string }).stderr ?? e)
+        .trim()
+        .split('\n')
+        .slice(-3)
+        .join(' ');
       throw new Error(`${what} failed while provisioning the VM's attestation key: ${err}`, { cause: e });
     }
   };
@@ -55,7 +59,22 @@ export async function provisionAk(tcti: string): Promise<ProvisionedAk> {
       if ((e as Error).message.includes('provisioning')) throw e; // the evict failed; a missing handle is fine
     }
     await tool('tpm2_createek', ['-c', f('ek.ctx'), '-G', 'ecc', '-u', f('ek.pub')]);
-    await tool('tpm2_createak', ['-C', f('ek.ctx'), '-c', f('ak.ctx'), '-G', 'ecc', '-g', 'sha256', '-s', 'ecdsa', '-u', f('ak.pub'), '-n', f('ak.name')]);
+    await tool('tpm2_createak', [
+      '-C',
+      f('ek.ctx'),
+      '-c',
+      f('ak.ctx'),
+      '-G',
+      'ecc',
+      '-g',
+      'sha256',
+      '-s',
+      'ecdsa',
+      '-u',
+      f('ak.pub'),
+      '-n',
+      f('ak.name'),
+    ]);
     await tool('tpm2_flushcontext', ['-t']);
     await tool('tpm2_evictcontrol', ['-C', 'o', '-c', f('ak.ctx'), AK_HANDLE]);
     await tool('tpm2_flushcontext', ['-t']);
@@ -87,12 +106,21 @@ export async function withSwtpm<T>(stateDir: string, fn: (tcti: string) => Promi
   const sock = join(dir, 'tpm.sock');
   const ctrl = `${sock}.ctrl`; // where tpm2-tss's swtpm TCTI looks for the control channel of path=<sock>
   // It dies with the manager: killed mid-provisioning, nothing else would ever stop it.
-  const child = spawn(...dyingWithParent('swtpm', [
-    'socket', '--tpm2', '--tpmstate', `dir=${stateDir}`,
-    '--server', `type=unixio,path=${sock}`,
-    '--ctrl', `type=unixio,path=${ctrl}`,
-    '--flags', 'startup-clear,not-need-init',
-  ]), { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    ...dyingWithParent('swtpm', [
+      'socket',
+      '--tpm2',
+      '--tpmstate',
+      `dir=${stateDir}`,
+      '--server',
+      `type=unixio,path=${sock}`,
+      '--ctrl',
+      `type=unixio,path=${ctrl}`,
+      '--flags',
+      'startup-clear,not-need-init',
+    ]),
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));

@@ -16,45 +16,67 @@ const hex32 = lazySchema(() => z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 dige
 const fileRef = lazySchema(() => z.object({ path: z.string().min(1), sha256: hex32 }).strict());
 
 /** The host firmware parts an image's references were made with. */
-export const firmwareReferencesSchema = lazySchema(() => z.object({
-  code: fileRef,
-  /** the volumes OVMF measures into PCR 0, in order; `pei`: digest not compared (docs/attestation-references.md) */
-  volumes: z.array(z.object({ length: z.number().int().positive(), sha256: hex32, pei: z.boolean() }).strict()).min(1).max(16),
-  vars: fileRef,
-  /** the Secure Boot variables OVMF measures into PCR 7: name → data (hex, "" when absent) */
-  secure_boot: z.record(z.string(), z.string().regex(/^(?:[0-9a-f]{2})*$/)),
-  /** option ROMs QEMU hands the guest's devices, with the authenticode digests of their EFI drivers (PCR 2) */
-  option_roms: z.array(z.object({ path: z.string().min(1), drivers: z.array(hex32).max(8) }).strict()).max(8),
-}).strict());
+export const firmwareReferencesSchema = lazySchema(() =>
+  z
+    .object({
+      code: fileRef,
+      /** the volumes OVMF measures into PCR 0, in order; `pei`: digest not compared (docs/attestation-references.md) */
+      volumes: z
+        .array(z.object({ length: z.number().int().positive(), sha256: hex32, pei: z.boolean() }).strict())
+        .min(1)
+        .max(16),
+      vars: fileRef,
+      /** the Secure Boot variables OVMF measures into PCR 7: name → data (hex, "" when absent) */
+      secure_boot: z.record(z.string(), z.string().regex(/^(?:[0-9a-f]{2})*$/)),
+      /** option ROMs QEMU hands the guest's devices, with the authenticode digests of their EFI drivers (PCR 2) */
+      option_roms: z.array(z.object({ path: z.string().min(1), drivers: z.array(hex32).max(8) }).strict()).max(8),
+    })
+    .strict(),
+);
 
 /** A kernel image booted by QEMU's -kernel/-initrd/-append on OVMF: the kernel's EFI stub measures. */
-export const kernelBootSchema = lazySchema(() => z.object({
-  kind: z.literal('kernel'),
-  kernel: z.object({ file: z.string().min(1), sha256: hex32, size: z.number().int().positive(), authenticode: hex32 }).strict(),
-  initrd: z.object({ file: z.string().min(1), sha256: hex32, size: z.number().int().nonnegative() }).strict(),
-  cmdline: z.string().max(4096),
-  /** the digest of the EFI LoadOptions OVMF hands the kernel ("<cmdline> initrd=initrd", UCS-2) */
-  load_options_sha256: hex32,
-  /** how the kernel's setup header is patched before it is measured: QEMU 7.2's x86 Linux loader on q35 */
-  loader: z.literal('qemu-x86-linux-q35'),
-}).strict());
+export const kernelBootSchema = lazySchema(() =>
+  z
+    .object({
+      kind: z.literal('kernel'),
+      kernel: z.object({ file: z.string().min(1), sha256: hex32, size: z.number().int().positive(), authenticode: hex32 }).strict(),
+      initrd: z.object({ file: z.string().min(1), sha256: hex32, size: z.number().int().nonnegative() }).strict(),
+      cmdline: z.string().max(4096),
+      /** the digest of the EFI LoadOptions OVMF hands the kernel ("<cmdline> initrd=initrd", UCS-2) */
+      load_options_sha256: hex32,
+      /** how the kernel's setup header is patched before it is measured: QEMU 7.2's x86 Linux loader on q35 */
+      loader: z.literal('qemu-x86-linux-q35'),
+    })
+    .strict(),
+);
 
 /** A disk that boots through GRUB with its tpm module (GRUB measures files into PCR 9, commands into PCR 8). */
-export const grubBootSchema = lazySchema(() => z.object({
-  kind: z.literal('grub'),
-  /** EFI applications the firmware may start from the ESP, and kernels GRUB may start as one (PCR 4) */
-  efi_apps: z.array(z.object({ path: z.string().min(1), authenticode: hex32 }).strict()).min(1).max(64),
-  /** "<partition>:<path>" → sha256 of every file GRUB may read and measure (PCR 9) */
-  files: z.record(z.string().min(1), hex32),
-  /** the command line of the default entry, as GRUB logs it ("kernel_cmdline: …", PCR 8) */
-  cmdlines: z.array(z.string().min(1).max(4096)).min(1).max(16),
-}).strict());
+export const grubBootSchema = lazySchema(() =>
+  z
+    .object({
+      kind: z.literal('grub'),
+      /** EFI applications the firmware may start from the ESP, and kernels GRUB may start as one (PCR 4) */
+      efi_apps: z
+        .array(z.object({ path: z.string().min(1), authenticode: hex32 }).strict())
+        .min(1)
+        .max(64),
+      /** "<partition>:<path>" → sha256 of every file GRUB may read and measure (PCR 9) */
+      files: z.record(z.string().min(1), hex32),
+      /** the command line of the default entry, as GRUB logs it ("kernel_cmdline: …", PCR 8) */
+      cmdlines: z.array(z.string().min(1).max(4096)).min(1).max(16),
+    })
+    .strict(),
+);
 
-export const referencesSchema = lazySchema(() => z.object({
-  made_at: z.string().min(1),
-  firmware: firmwareReferencesSchema,
-  boot: z.discriminatedUnion('kind', [kernelBootSchema, grubBootSchema]),
-}).strict());
+export const referencesSchema = lazySchema(() =>
+  z
+    .object({
+      made_at: z.string().min(1),
+      firmware: firmwareReferencesSchema,
+      boot: z.discriminatedUnion('kind', [kernelBootSchema, grubBootSchema]),
+    })
+    .strict(),
+);
 export type References = z.infer<typeof referencesSchema>;
 export type FirmwareReferences = z.infer<typeof firmwareReferencesSchema>;
 export type KernelBoot = z.infer<typeof kernelBootSchema>;
@@ -81,7 +103,9 @@ export function firmwareReferences(ovmf: { code: string; vars: string }, roms: s
 
 /** UCS-2 LoadOptions OVMF's QemuLoadImageLib builds for a -kernel boot: "<cmdline>[ initrd=initrd]\0". */
 export function loadOptionsSha256(cmdline: string, hasInitrd: boolean): string {
-  return createHash('sha256').update(Buffer.from(`${cmdline}${hasInitrd ? ' initrd=initrd' : ''}\0`, 'utf16le')).digest('hex');
+  return createHash('sha256')
+    .update(Buffer.from(`${cmdline}${hasInitrd ? ' initrd=initrd' : ''}\0`, 'utf16le'))
+    .digest('hex');
 }
 
 /** References of a kernel image's own files (the firmware's come from firmwareReferences). */
@@ -90,7 +114,12 @@ export function kernelBootReferences(dir: string, files: { kernel: string; initr
   const initrdFile = join(dir, files.initrd);
   return {
     kind: 'kernel',
-    kernel: { file: files.kernel, sha256: createHash('sha256').update(kernel).digest('hex'), size: kernel.length, authenticode: authenticodeSha256(kernel) },
+    kernel: {
+      file: files.kernel,
+      sha256: createHash('sha256').update(kernel).digest('hex'),
+      size: kernel.length,
+      authenticode: authenticodeSha256(kernel),
+    },
     initrd: { file: files.initrd, sha256: fileSha256(initrdFile), size: statSync(initrdFile).size },
     cmdline: files.cmdline,
     load_options_sha256: loadOptionsSha256(files.cmdline, true),
@@ -108,7 +137,8 @@ export function kernelAsLoaded(kernel: Buffer, initrdSize: number, memoryMiB: nu
   const h = Buffer.from(kernel);
   if (h.length < 0x268 || h.readUInt32LE(0x202) !== 0x53726448) throw new Error('the kernel has no Linux boot protocol header ("HdrS")');
   const protocol = h.readUInt16LE(0x206);
-  if (protocol < 0x202 || (h[0x211]! & 0x01) === 0) throw new Error(`the kernel's boot protocol ${protocol.toString(16)} is older than QEMU's "high and recent" path`);
+  if (protocol < 0x202 || (h[0x211]! & 0x01) === 0)
+    throw new Error(`the kernel's boot protocol ${protocol.toString(16)} is older than QEMU's "high and recent" path`);
   const ram = memoryMiB * 1024 * 1024;
   const belowFourG = ram >= 0xb0000000 ? 0x80000000 : ram; // pc_q35.c: lowmem
   const acpiDataSize = 0x20000 + 0x8000;
@@ -192,7 +222,10 @@ export function expectationsFor(refs: References, imageDir: string, vm: { memory
   }
   for (const a of boot.efi_apps) apps.set(a.authenticode, a.path);
   return {
-    firmware: refs.firmware, apps, requiredApps: boot.efi_apps.filter((a) => /\.efi$/i.test(a.path)).map((a) => a.authenticode), tags,
+    firmware: refs.firmware,
+    apps,
+    requiredApps: boot.efi_apps.filter((a) => /\.efi$/i.test(a.path)).map((a) => a.authenticode),
+    tags,
     grub: { files: new Map(Object.entries(boot.files)), cmdlines: new Set(boot.cmdlines) },
   };
 }

@@ -205,9 +205,7 @@ export function parsePublic(buf: Buffer): PublicArea {
   return { raw, type, nameAlg, attributes, authPolicy, symmetric, key };
 }
 
-export type Signature =
-  | { alg: 'ecdsa'; hash: number; r: Buffer; s: Buffer }
-  | { alg: 'rsassa' | 'rsapss'; hash: number; sig: Buffer };
+export type Signature = { alg: 'ecdsa'; hash: number; r: Buffer; s: Buffer } | { alg: 'rsassa' | 'rsapss'; hash: number; sig: Buffer };
 
 /** Parses TPMT_SIGNATURE (ECDSA, RSASSA or RSAPSS). */
 export function parseSignature(buf: Buffer): Signature {

@@ -29,34 +29,26 @@ const b64 = (max: number) =>
     .refine((s) => s.length % 4 === 0, 'base64 length must be a multiple of 4');
 
 /** The JSON body guest-quote.sh POSTs to /attest/quote. */
-export const quoteBodySchema = lazySchema(() => z
-  .object({
-    stage: z.enum(['initrd', 'ready']),
-    nonce: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex characters (32 bytes)'),
-    pcr_list: z.string().regex(/^\d{1,2}(?:,\d{1,2}){0,23}$/, 'a comma list of PCR numbers'),
-    ak_pub: b64(1024).min(1),
-    quote: b64(1024).min(1),
-    signature: b64(1024).min(1),
-    pcrs: b64(24 * 32),
-    /** the firmware's TCG event log (binary_bios_measurements), base64; required when the image has references */
-    event_log: b64(MAX_EVENT_LOG_BYTES).optional(),
-  })
-  .strict());
+export const quoteBodySchema = lazySchema(() =>
+  z
+    .object({
+      stage: z.enum(['initrd', 'ready']),
+      nonce: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex characters (32 bytes)'),
+      pcr_list: z.string().regex(/^\d{1,2}(?:,\d{1,2}){0,23}$/, 'a comma list of PCR numbers'),
+      ak_pub: b64(1024).min(1),
+      quote: b64(1024).min(1),
+      signature: b64(1024).min(1),
+      pcrs: b64(24 * 32),
+      /** the firmware's TCG event log (binary_bios_measurements), base64; required when the image has references */
+      event_log: b64(MAX_EVENT_LOG_BYTES).optional(),
+    })
+    .strict(),
+);
 export type QuoteBody = z.infer<typeof quoteBodySchema>;
 
 /** Which check failed; null when the quote verified. The REST layer answers 400 for 'body', 403 otherwise. */
 export type FailedCheck =
-  | 'body'
-  | 'attest'
-  | 'nonce'
-  | 'ak'
-  | 'signature'
-  | 'pcr_digest'
-  | 'ak_pin'
-  | 'phase'
-  | 'event_log'
-  | 'event'
-  | 'golden';
+  'body' | 'attest' | 'nonce' | 'ak' | 'signature' | 'pcr_digest' | 'ak_pin' | 'phase' | 'event_log' | 'event' | 'golden';
 
 export interface QuoteVerdict {
   ok: boolean;
@@ -106,20 +98,20 @@ const REQUIRED_ATTRS: [keyof typeof OBJ, boolean][] = [
 ];
 
 function akProblem(pub: PublicArea): string | null {
-  const wrong = REQUIRED_ATTRS.filter(([name, want]) => ((pub.attributes & OBJ[name]) !== 0) !== want).map(
-    ([name, want]) => (want ? `not ${name}` : name),
+  const wrong = REQUIRED_ATTRS.filter(([name, want]) => ((pub.attributes & OBJ[name]) !== 0) !== want).map(([name, want]) =>
+    want ? `not ${name}` : name,
   );
   if (wrong.length) return `the AK is not a restricted signing key (${wrong.join(', ')})`;
   if (pub.nameAlg !== TPM_ALG.SHA256) return `the AK's name algorithm 0x${pub.nameAlg.toString(16)} is not sha256`;
   const k = pub.key;
   if (k.type === 'ecc') {
     if (k.curve !== TPM_ECC_NIST_P256) return `the AK's ECC curve 0x${k.curve.toString(16)} is not NIST P-256`;
-    if (k.x.length !== 32 || k.y.length !== 32) return 'the AK\'s ECC point is not 32+32 bytes';
-    if (k.scheme !== TPM_ALG.ECDSA && k.scheme !== TPM_ALG.NULL) return 'the AK\'s ECC scheme is not ECDSA';
+    if (k.x.length !== 32 || k.y.length !== 32) return "the AK's ECC point is not 32+32 bytes";
+    if (k.scheme !== TPM_ALG.ECDSA && k.scheme !== TPM_ALG.NULL) return "the AK's ECC scheme is not ECDSA";
   } else {
     if (k.bits !== 2048 || k.n.length !== 256) return `the AK is RSA-${k.bits}, only RSA-2048 is accepted`;
     if (k.scheme !== TPM_ALG.RSASSA && k.scheme !== TPM_ALG.RSAPSS && k.scheme !== TPM_ALG.NULL) {
-      return 'the AK\'s RSA scheme is neither RSASSA nor RSAPSS';
+      return "the AK's RSA scheme is neither RSASSA nor RSAPSS";
     }
   }
   return null;
@@ -143,7 +135,7 @@ function signatureProblem(pub: PublicArea, sig: Signature, attest: Buffer): stri
   let good: boolean;
   if (k.type === 'ecc') {
     if (sig.alg !== 'ecdsa') return `an ECC AK cannot make a ${sig.alg} signature`;
-    if (sig.r.length > 32 || sig.s.length > 32) return 'the ECDSA signature\'s r or s is longer than 32 bytes';
+    if (sig.r.length > 32 || sig.s.length > 32) return "the ECDSA signature's r or s is longer than 32 bytes";
     const rs = Buffer.concat([Buffer.alloc(32 - sig.r.length), sig.r, Buffer.alloc(32 - sig.s.length), sig.s]);
     good = cryptoVerify('sha256', attest, { key: keyObject(pub), dsaEncoding: 'ieee-p1363' }, rs);
   } else {
@@ -207,7 +199,10 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
   const nonceCheck = req.nonces.consume(req.vmId, body.nonce);
   if (!nonceCheck.ok) return fail('nonce', nonceCheck.message);
   if (attest.extraData.toString('hex') !== body.nonce) {
-    return fail('nonce', `the quote's qualifying data (${attest.extraData.toString('hex').slice(0, 16)}…) is not the nonce sent (${body.nonce.slice(0, 16)}…): a quote made for another nonce`);
+    return fail(
+      'nonce',
+      `the quote's qualifying data (${attest.extraData.toString('hex').slice(0, 16)}…) is not the nonce sent (${body.nonce.slice(0, 16)}…): a quote made for another nonce`,
+    );
   }
 
   // 3. AK attributes.
@@ -233,7 +228,10 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
 
   // 5. PCR values reproduce pcrDigest and cover the stage.
   if (attest.pcrSelect.length !== 1 || attest.pcrSelect[0]!.hash !== TPM_ALG.SHA256) {
-    return fail('pcr_digest', `the quote must select exactly the sha256 bank, it selects ${attest.pcrSelect.map((s) => `0x${s.hash.toString(16)}`).join(', ') || 'nothing'}`);
+    return fail(
+      'pcr_digest',
+      `the quote must select exactly the sha256 bank, it selects ${attest.pcrSelect.map((s) => `0x${s.hash.toString(16)}`).join(', ') || 'nothing'}`,
+    );
   }
   const quoted = attest.pcrSelect[0]!.pcrs;
   const listed = body.pcr_list.split(',').map(Number);
@@ -247,7 +245,10 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
   }
   const digest = createHash('sha256').update(values).digest();
   if (!digest.equals(attest.pcrDigest)) {
-    return fail('pcr_digest', `the PCR values sent do not reproduce the quote's pcrDigest (${attest.pcrDigest.toString('hex').slice(0, 16)}…): a PCR value was changed`);
+    return fail(
+      'pcr_digest',
+      `the PCR values sent do not reproduce the quote's pcrDigest (${attest.pcrDigest.toString('hex').slice(0, 16)}…): a PCR value was changed`,
+    );
   }
   const pcrs: Record<string, string> = {};
   quoted.forEach((p, i) => (pcrs[String(p)] = values.subarray(i * 32, (i + 1) * 32).toString('hex')));
@@ -261,10 +262,16 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
   // null (the first verified initrd quote defines the AK) is left for callers without a host-made key.
   if (req.pinnedAk === null) {
     if (stage === 'ready') {
-      return fail('ak_pin', 'a ready quote arrived before any verified initrd quote pinned this VM\'s AK; the VM must attest at the initrd stage first');
+      return fail(
+        'ak_pin',
+        "a ready quote arrived before any verified initrd quote pinned this VM's AK; the VM must attest at the initrd stage first",
+      );
     }
   } else if (req.pinnedAk !== verdict.akFingerprint) {
-    return fail('ak_pin', `AK is not this VM's TPM key: the quote was signed by another AK (${verdict.akFingerprint.slice(0, 16)}…) than the one pinned for this VM's swtpm (${req.pinnedAk.slice(0, 16)}…)`);
+    return fail(
+      'ak_pin',
+      `AK is not this VM's TPM key: the quote was signed by another AK (${verdict.akFingerprint.slice(0, 16)}…) than the one pinned for this VM's swtpm (${req.pinnedAk.slice(0, 16)}…)`,
+    );
   }
 
   // 7. computed PCRs: 11 (phase path) and, at ready, 13 (user-data).
@@ -277,7 +284,10 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
     const pcr13 = expectedPcr13(req.userData);
     if (pcrs['13'] !== pcr13) {
       verdict.mismatches.push({ pcr: '13', expected: pcr13, got: pcrs['13']! });
-      return fail('phase', `user-data mismatch: pcr 13 expected ${pcr13} (${req.userData === null ? 'no user-data' : 'the user-data released'}), got ${pcrs['13']}`);
+      return fail(
+        'phase',
+        `user-data mismatch: pcr 13 expected ${pcr13} (${req.userData === null ? 'no user-data' : 'the user-data released'}), got ${pcrs['13']}`,
+      );
     }
   }
 
@@ -304,13 +314,18 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
     }
     if (unknown.length) {
       const why = req.policy.unpredictable ? ` (it has no reference measurements: ${req.policy.unpredictable})` : '';
-      return fail('golden', `no golden value for pcr ${unknown.join(', ')} in image ${req.policy.image_id} ${req.policy.image_version}${why}; learn golden values for it (a learn boot)`);
+      return fail(
+        'golden',
+        `no golden value for pcr ${unknown.join(', ')} in image ${req.policy.image_id} ${req.policy.image_version}${why}; learn golden values for it (a learn boot)`,
+      );
     }
   }
 
   verdict.ok = true;
   const learnedNote = Object.keys(verdict.learned).length ? `; learned pcr ${Object.keys(verdict.learned).join(', ')}` : '';
-  const eventsNote = verdict.events ? `; event log replayed (${verdict.events.count} events: ${verdict.events.checked} checked against the references, ${verdict.events.allowed} allowed by type)` : '';
+  const eventsNote = verdict.events
+    ? `; event log replayed (${verdict.events.count} events: ${verdict.events.checked} checked against the references, ${verdict.events.allowed} allowed by type)`
+    : '';
   verdict.message = `${stage} quote verified${eventsNote}${learnedNote}`;
   return verdict;
 }
@@ -324,10 +339,18 @@ const COMPUTED = new Set([11, 13]);
  * the log to touch no PCR the quote leaves out), then checks each event against the expectations.
  * Returns the failed check and its message, or null; fills verdict.events and verdict.mismatches.
  */
-function eventLogProblem(verdict: QuoteVerdict, body: QuoteBody, expectations: Expectations | string | undefined): [FailedCheck, string] | null {
-  if (typeof expectations !== 'object') return ['event', `cannot check the event log: ${expectations ?? 'no reference measurements were resolved for this VM'}`];
+function eventLogProblem(
+  verdict: QuoteVerdict,
+  body: QuoteBody,
+  expectations: Expectations | string | undefined,
+): [FailedCheck, string] | null {
+  if (typeof expectations !== 'object')
+    return ['event', `cannot check the event log: ${expectations ?? 'no reference measurements were resolved for this VM'}`];
   if (!body.event_log) {
-    return ['event_log', 'the quote came without the firmware event log (event_log): this image is checked event by event against its reference measurements; update the guest\'s guest-quote.sh'];
+    return [
+      'event_log',
+      "the quote came without the firmware event log (event_log): this image is checked event by event against its reference measurements; update the guest's guest-quote.sh",
+    ];
   }
   let log;
   try {
@@ -340,7 +363,10 @@ function eventLogProblem(verdict: QuoteVerdict, body: QuoteBody, expectations: E
   const quoted = new Set(Object.keys(verdict.pcrs).map(Number));
   for (const e of log.events) {
     if (e.type === EV.NO_ACTION || (quoted.has(e.pcr) && !COMPUTED.has(e.pcr))) continue;
-    return ['event_log', `event ${e.index} of the log extends PCR ${e.pcr}, which ${COMPUTED.has(e.pcr) ? 'only the verifier computes' : 'the quote does not cover'}: the log cannot be checked against this quote`];
+    return [
+      'event_log',
+      `event ${e.index} of the log extends PCR ${e.pcr}, which ${COMPUTED.has(e.pcr) ? 'only the verifier computes' : 'the quote does not cover'}: the log cannot be checked against this quote`,
+    ];
   }
   for (const p of [...quoted].sort((a, b) => a - b)) {
     if (COMPUTED.has(p)) continue;
@@ -356,7 +382,10 @@ function eventLogProblem(verdict: QuoteVerdict, body: QuoteBody, expectations: E
   verdict.events = { count: log.events.length, checked: check.checked, allowed: check.allowed, mismatch: check.mismatch };
   if (check.mismatch) {
     const m = check.mismatch;
-    return ['event', `event ${m.event} (${m.type}, PCR ${m.pcr}) does not match the image's reference measurements: ${m.what}; expected ${m.expected}, seen ${m.seen}`];
+    return [
+      'event',
+      `event ${m.event} (${m.type}, PCR ${m.pcr}) does not match the image's reference measurements: ${m.what}; expected ${m.expected}, seen ${m.seen}`,
+    ];
   }
   return null;
 }

@@ -46,7 +46,12 @@ export class Ext4Fs {
     const d = this.read(this.gdt + group * this.descSize, this.descSize);
     const table = d.readUInt32LE(8) + (this.descSize >= 64 ? d.readUInt32LE(40) * 2 ** 32 : 0);
     const raw = this.read(table * this.bs + ((n - 1) % this.ipg) * this.inodeSize, Math.min(this.inodeSize, 160));
-    return { mode: raw.readUInt16LE(0), size: raw.readUInt32LE(4) + raw.readUInt32LE(108) * 2 ** 32, flags: raw.readUInt32LE(32), block: Buffer.from(raw.subarray(40, 100)) };
+    return {
+      mode: raw.readUInt16LE(0),
+      size: raw.readUInt32LE(4) + raw.readUInt32LE(108) * 2 ** 32,
+      flags: raw.readUInt32LE(32),
+      block: Buffer.from(raw.subarray(40, 100)),
+    };
   }
 
   /** [logical block, physical block, count] runs of an inode's data (physical 0: a hole or unwritten). */
@@ -106,7 +111,7 @@ export class Ext4Fs {
   private dirEntries(ino: Inode): (FsEntry & { inode: number })[] {
     const d = this.data(ino);
     const out: (FsEntry & { inode: number })[] = [];
-    for (let o = 0; o + 8 <= d.length; ) {
+    for (let o = 0; o + 8 <= d.length;) {
       const inode = d.readUInt32LE(o);
       const rec = d.readUInt16LE(o + 4);
       const len = d[o + 6]!;
@@ -138,7 +143,8 @@ export class Ext4Fs {
       if (!e) return null;
       const next = this.inode(e.inode);
       if ((next.mode & S_IFMT) === S_IFLNK) {
-        const target = next.size < 60 && !(next.flags & EXTENTS_FL) ? next.block.toString('utf8', 0, next.size) : this.data(next).toString('utf8');
+        const target =
+          next.size < 60 && !(next.flags & EXTENTS_FL) ? next.block.toString('utf8', 0, next.size) : this.data(next).toString('utf8');
         const rest = parts.slice(i + 1).join('/');
         return this.resolve(`${target.startsWith('/') ? '' : `/${seen.join('/')}/`}${target}/${rest}`, hops + 1);
       }

@@ -32,7 +32,8 @@ export class FatFs {
     const rootEntries = b.readUInt16LE(17);
     const total = b.readUInt16LE(19) || b.readUInt32LE(32);
     const fatSectors = b.readUInt16LE(22) || b.readUInt32LE(36);
-    if (![512, 1024, 2048, 4096].includes(this.bps) || spc === 0 || fats === 0 || fatSectors === 0) throw new DiskError('not a FAT file system (its BPB is not valid)');
+    if (![512, 1024, 2048, 4096].includes(this.bps) || spc === 0 || fats === 0 || fatSectors === 0)
+      throw new DiskError('not a FAT file system (its BPB is not valid)');
     const rootSectors = Math.ceil((rootEntries * 32) / this.bps);
     const firstDataSector = reserved + fats * fatSectors + rootSectors;
     const clusters = Math.floor((total - firstDataSector) / spc);
@@ -73,7 +74,10 @@ export class FatFs {
   }
 
   private entries(cluster: number): Raw[] {
-    const data = cluster === 0 && this.bits !== 32 ? this.read(this.rootStart, this.rootBytes) : this.chain(cluster || this.rootCluster, 64 * 1024 * 1024);
+    const data =
+      cluster === 0 && this.bits !== 32
+        ? this.read(this.rootStart, this.rootBytes)
+        : this.chain(cluster || this.rootCluster, 64 * 1024 * 1024);
     const out: Raw[] = [];
     let long: string[] = [];
     for (let o = 0; o + 32 <= data.length; o += 32) {
@@ -100,7 +104,12 @@ export class FatFs {
       const name = long.length ? long.join('') : ext ? `${base}.${ext}` : base;
       long = [];
       if (name === '.' || name === '..') continue;
-      out.push({ name, dir: (attr & 0x10) !== 0, size: e.readUInt32LE(28), cluster: (this.bits === 32 ? e.readUInt16LE(20) << 16 : 0) | e.readUInt16LE(26) });
+      out.push({
+        name,
+        dir: (attr & 0x10) !== 0,
+        size: e.readUInt32LE(28),
+        cluster: (this.bits === 32 ? e.readUInt16LE(20) << 16 : 0) | e.readUInt16LE(26),
+      });
     }
     return out;
   }

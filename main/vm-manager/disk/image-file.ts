@@ -62,7 +62,10 @@ function qcow2(fd: number, h: Buffer, path: string): DiskReader {
   if (version === 3) {
     const incompatible = h.readBigUInt64BE(72);
     // bit 0 dirty and bit 1 corrupt are about consistency; data file (2), compression type (3) and extended L2 (4) change how bytes are found
-    if (incompatible & ~0x3n) throw new DiskError(`${path} uses qcow2 features this reader does not (incompatible bits 0x${incompatible.toString(16)}: external data file, zstd or extended L2 entries)`);
+    if (incompatible & ~0x3n)
+      throw new DiskError(
+        `${path} uses qcow2 features this reader does not (incompatible bits 0x${incompatible.toString(16)}: external data file, zstd or extended L2 entries)`,
+      );
   }
   const cluster = 2 ** clusterBits;
   const l2Entries = cluster / 8;
@@ -108,7 +111,7 @@ function qcow2(fd: number, h: Buffer, path: string): DiskReader {
     read(offset, length) {
       const end = Math.min(offset + length, size);
       const parts: Buffer[] = [];
-      for (let at = offset; at < end; ) {
+      for (let at = offset; at < end;) {
         const index = Math.floor(at / cluster);
         const within = at - index * cluster;
         const take = Math.min(cluster - within, end - at);

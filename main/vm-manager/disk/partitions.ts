@@ -55,7 +55,8 @@ export function partitions(disk: DiskReader): Partition[] {
 /** Reads within one partition. */
 export function partitionReader(disk: DiskReader, p: Partition): (offset: number, length: number) => Buffer {
   return (offset, length) => {
-    if (offset < 0 || offset + length > p.size) throw new DiskError(`a read of ${length} bytes at ${offset} runs past partition ${p.index} (${p.size} bytes)`);
+    if (offset < 0 || offset + length > p.size)
+      throw new DiskError(`a read of ${length} bytes at ${offset} runs past partition ${p.index} (${p.size} bytes)`);
     return disk.read(p.start + offset, length);
   };
 }

@@ -76,7 +76,8 @@ export default function LocalVmsPage() {
   };
   const cancel = (id: string) => api.call('jobs.cancel', { id }).catch((e) => setError(errorText(e)));
   const buildImage = () =>
-    api.call('vm.imageBuildTest', {})
+    api
+      .call('vm.imageBuildTest', {})
       .then(({ jobId }) => started(jobId))
       .catch((e) => setError(errorText(e)));
   const sel = vms?.find((v) => v.id === selected) ?? null;
@@ -93,7 +94,9 @@ export default function LocalVmsPage() {
       </header>
       <ErrorAlert error={error} />
 
-      {hostLoading && !host && <p className="muted">Starting the local vm-manager and probing this host (a throwaway VM per accelerator)…</p>}
+      {hostLoading && !host && (
+        <p className="muted">Starting the local vm-manager and probing this host (a throwaway VM per accelerator)…</p>
+      )}
       {hostError && (
         <div className="panel">
           <h3>The vm-manager is not available</h3>
@@ -124,20 +127,38 @@ export default function LocalVmsPage() {
       {images && images.length === 0 && (
         <EmptyState title="No images yet">
           <p>
-            VMs boot from an image in the vm-manager's store. The test image (a Debian cloud kernel, busybox and tpm2-tools in an
-            initramfs, with the guest agent) is built offline from this machine's packages in seconds.
+            VMs boot from an image in the vm-manager's store. The test image (a Debian cloud kernel, busybox and tpm2-tools in an initramfs,
+            with the guest agent) is built offline from this machine's packages in seconds.
           </p>
           <button className="primary" onClick={buildImage} disabled={building}>
             Build the test image
           </button>
         </EmptyState>
       )}
-      {images && images.length > 0 && <ImagesPanel images={images} jobs={Object.values(jobs).filter((j) => mine.includes(j.id) || isActive(j))} onStarted={started} onSaved={() => void refresh()} />}
+      {images && images.length > 0 && (
+        <ImagesPanel
+          images={images}
+          jobs={Object.values(jobs).filter((j) => mine.includes(j.id) || isActive(j))}
+          onStarted={started}
+          onSaved={() => void refresh()}
+        />
+      )}
       {images && images.length > 0 && <CreateVmForm images={images} onStarted={started} />}
 
       <ErrorAlert error={listError} />
-      {vms && vms.length === 0 && <EmptyState title="No VMs">Create one above; it is listed here with its state while it boots.</EmptyState>}
-      {vms && vms.length > 0 && <VmList vms={vms} selected={selected} onSelect={setSelected} onChanged={() => void refresh()} onConsole={openConsole} onSsh={openSsh} />}
+      {vms && vms.length === 0 && (
+        <EmptyState title="No VMs">Create one above; it is listed here with its state while it boots.</EmptyState>
+      )}
+      {vms && vms.length > 0 && (
+        <VmList
+          vms={vms}
+          selected={selected}
+          onSelect={setSelected}
+          onChanged={() => void refresh()}
+          onConsole={openConsole}
+          onSsh={openSsh}
+        />
+      )}
 
       {sel && <VmDetailPanel vm={sel} remote={connection?.mode === 'remote'} onClose={() => setSelected(null)} />}
     </section>

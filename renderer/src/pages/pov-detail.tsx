@@ -95,10 +95,7 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
         <RunstateBadge runstate={p.runstate} state={p.state} />
         {p.rateLimited && <RateLimitedBadge />}
         <span className="small muted">{confirmedText(p.lastConfirmedAt, Date.now())}</span>
-        <button
-          disabled={!p.actions.refreshVms}
-          onClick={() => void act('pov.refreshVms', p.id).then(() => loadDetail(p.id))}
-        >
+        <button disabled={!p.actions.refreshVms} onClick={() => void act('pov.refreshVms', p.id).then(() => loadDetail(p.id))}>
           Refresh VMs
         </button>
       </header>
@@ -109,7 +106,13 @@ export default function PovDetail({ povId, onBack, focus }: { povId: string; onB
         </p>
       )}
       {p.state !== 'destroyed' && (
-        <ReadinessChecklist povId={p.id} platform={p.platform} customerTz={p.customerTz} fixes={fixes} refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`} />
+        <ReadinessChecklist
+          povId={p.id}
+          platform={p.platform}
+          customerTz={p.customerTz}
+          fixes={fixes}
+          refreshKey={`${p.updatedAt} ${p.activeJobId ?? ''}`}
+        />
       )}
       {/* not set up is the checklist's neutral "not configured" row; a failure or refusal stays a banner */}
       {p.controlNode.reason && p.controlNode.status !== 'not_set_up' && (

@@ -109,13 +109,28 @@ export default function PovsPage() {
     else if (action === 'install' || window.confirm(rebuildQuestion(pov))) void installControlNode(pov.id);
   }
 
-  if (open) return <PovDetail key={`${open}-${focus ?? ''}`} povId={open} {...(focus ? { focus } : {})} onBack={() => { setOpen(null); setFocus(undefined); window.history.replaceState(null, '', '#/povs'); void load(); }} />;
+  if (open)
+    return (
+      <PovDetail
+        key={`${open}-${focus ?? ''}`}
+        povId={open}
+        {...(focus ? { focus } : {})}
+        onBack={() => {
+          setOpen(null);
+          setFocus(undefined);
+          window.history.replaceState(null, '', '#/povs');
+          void load();
+        }}
+      />
+    );
 
   return (
     <section className="page">
       <header className="page-head">
         <h2>POVs</h2>
-        <span className="small muted">Runstates are as each POV's platform (Skytap or the vm-manager) last confirmed them (checked every 10 min).</span>
+        <span className="small muted">
+          Runstates are as each POV's platform (Skytap or the vm-manager) last confirmed them (checked every 10 min).
+        </span>
         <button onClick={() => void reconcile()}>Refresh now</button>
         <button className="primary" onClick={() => setCreating(true)}>
           New POV
@@ -124,12 +139,25 @@ export default function PovsPage() {
       <ErrorAlert error={error} />
       <ErrorAlert error={actionError} />
       {/* the first-launch card with no Skytap account, one button beside a saved one (same element: a running rehearsal keeps its state) */}
-      {settings && (noSkytapAccount(settings) || connection) && <RehearseOffer compact={!noSkytapAccount(settings)} connection={connection} onStarted={() => void load()} />}
+      {settings && (noSkytapAccount(settings) || connection) && (
+        <RehearseOffer compact={!noSkytapAccount(settings)} connection={connection} onStarted={() => void load()} />
+      )}
       {povs && povs.length === 0 && (
         <EmptyState title="No POVs yet">Press New POV to create one from a Skytap template or a local template.</EmptyState>
       )}
       {povs && povs.length > 0 && <ListControls value={arrangement} onChange={setArrangement} shown={shown.length} total={povs.length} />}
-      {povs && povs.length > 0 && <PovList povs={shown} jobs={jobs} lastJobs={lastJobs} now={now} onOpen={setOpen} onAction={onAction} onControlNode={onControlNode} connection={connection} />}
+      {povs && povs.length > 0 && (
+        <PovList
+          povs={shown}
+          jobs={jobs}
+          lastJobs={lastJobs}
+          now={now}
+          onOpen={setOpen}
+          onAction={onAction}
+          onControlNode={onControlNode}
+          connection={connection}
+        />
+      )}
       {naming && <NameVmDialog pov={naming} onClose={() => setNaming(null)} />}
       {creating && (
         <CreatePovDialog
@@ -143,4 +171,3 @@ export default function PovsPage() {
     </section>
   );
 }
-

@@ -64,7 +64,8 @@ export default function SettingsPage() {
 
   // username, token, URL and project: the app is as on first launch (the POVs page offers a rehearsal)
   const removeAccount = () => {
-    if (!window.confirm('Remove the Skytap account (username, API token, URL and project) from this app? POVs already made stay listed.')) return;
+    if (!window.confirm('Remove the Skytap account (username, API token, URL and project) from this app? POVs already made stay listed.'))
+      return;
     api.call('settings.removeSkytap', {}).then(
       (next) => took(next, 'Skytap account removed.'),
       (err) => setStatus({ kind: 'error', text: errorText(err) }),
@@ -124,7 +125,10 @@ export default function SettingsPage() {
               {view ? (view.skytap.tokenSet ? 'token set' : 'token not set') : ''}
             </span>
             {view?.skytap.tokenSet && (
-              <button type="button" onClick={() => api.call('settings.clearSkytapToken', {}).then(set, (e) => setStatus({ kind: 'error', text: errorText(e) }))}>
+              <button
+                type="button"
+                onClick={() => api.call('settings.clearSkytapToken', {}).then(set, (e) => setStatus({ kind: 'error', text: errorText(e) }))}
+              >
                 Remove token
               </button>
             )}
@@ -151,7 +155,8 @@ export default function SettingsPage() {
         <h3>Keychain</h3>
         {view && (
           <p data-testid="keyring-backend">
-            Backend: <strong>{view.keyring.backend === 'keytar' ? 'OS keychain' : 'memory only (this run)'}</strong> — {view.keyring.message}
+            Backend: <strong>{view.keyring.backend === 'keytar' ? 'OS keychain' : 'memory only (this run)'}</strong> —{' '}
+            {view.keyring.message}
             {view.keyring.remedy && <span className="warn"> {view.keyring.remedy}</span>}
           </p>
         )}

@@ -82,9 +82,9 @@ export default function TemplatesPage() {
           <div className="panel">
             <h3>Template runner</h3>
             <p>
-              Skytap hands the control-node bootstrap to the VM as <code>user_data</code>, and nothing on the guest runs it.
-              Bake this runner into the control-node template: it polls the metadata service every 20 seconds, runs a
-              payload only when both markers are present, and runs each payload once.
+              Skytap hands the control-node bootstrap to the VM as <code>user_data</code>, and nothing on the guest runs it. Bake this
+              runner into the control-node template: it polls the metadata service every 20 seconds, runs a payload only when both markers
+              are present, and runs each payload once.
             </p>
             <ol className="templates-steps">
               <li>
@@ -98,7 +98,9 @@ export default function TemplatesPage() {
               </li>
               <li>
                 If it does not, this prints each line's number and checksum to compare with the column on the right:
-                <pre className="templates-cmd" data-testid="perline-command">{runner.checks.perLine}</pre>
+                <pre className="templates-cmd" data-testid="perline-command">
+                  {runner.checks.perLine}
+                </pre>
               </li>
               <li>
                 Type the unit into <code>{runner.unitPath}</code>, then <code>systemctl enable --now {baseName(runner.unitPath)}</code>.
@@ -149,7 +151,13 @@ export default function TemplatesPage() {
               </tbody>
             </table>
             {/* The exact bytes, for tools and tests: the table above is for reading. */}
-            <textarea className="templates-raw" data-testid="runner-script" readOnly value={runner.script} aria-label="Template runner script text" />
+            <textarea
+              className="templates-raw"
+              data-testid="runner-script"
+              readOnly
+              value={runner.script}
+              aria-label="Template runner script text"
+            />
           </div>
 
           <div className="panel">

@@ -34,7 +34,10 @@ export default function TerminalsPage() {
       {tabs.length > 0 && (
         <div className="term-tabs" role="tablist">
           {tabs.map((t) => (
-            <div key={t.sessionId} className={`term-tab ${t.sessionId === active ? 'active' : ''} state-${t.status?.state ?? 'connecting'}`}>
+            <div
+              key={t.sessionId}
+              className={`term-tab ${t.sessionId === active ? 'active' : ''} state-${t.status?.state ?? 'connecting'}`}
+            >
               <button role="tab" aria-selected={t.sessionId === active} onClick={() => select(t.sessionId)}>
                 {t.title}
               </button>
@@ -49,9 +52,9 @@ export default function TerminalsPage() {
         <div className="term-panel">
           <div className="term-status" data-testid="term-status">
             <span className={`badge state-${current.status?.state ?? 'connecting'}`}>{statusText(current.status)}</span>
-            {(current.status?.state === 'closed' || current.status?.state === 'reconnecting') && current.status.closedBy !== 'user' && !vmGone && (
-              <button onClick={() => reconnect(current.sessionId).catch((e) => setTypeError(errorText(e)))}>Reconnect</button>
-            )}
+            {(current.status?.state === 'closed' || current.status?.state === 'reconnecting') &&
+              current.status.closedBy !== 'user' &&
+              !vmGone && <button onClick={() => reconnect(current.sessionId).catch((e) => setTypeError(errorText(e)))}>Reconnect</button>}
             {closed && vmGone && <span className="muted">the VM was destroyed: close this tab</span>}
             {current.signedIn && current.status?.state === 'open' && <span className="muted">{current.signedIn}</span>}
             {(current.readOnly || current.status?.interactive === false) && (

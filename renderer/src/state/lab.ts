@@ -23,8 +23,16 @@ export function platformChoices(connection: VmConnection | null): PlatformChoice
   if (!connection) return [skytap];
   const local: PlatformChoice =
     connection.mode === 'remote'
-      ? { platform: 'local', label: 'Remote vm-manager', detail: `VMs on the remote vm-manager at ${connection.url ?? '(no URL)'}, the one the Local VMs page is connected to.` }
-      : { platform: 'local', label: 'This laptop', detail: "VMs on this laptop's own vm-manager (QEMU), the one the Local VMs page shows." };
+      ? {
+          platform: 'local',
+          label: 'Remote vm-manager',
+          detail: `VMs on the remote vm-manager at ${connection.url ?? '(no URL)'}, the one the Local VMs page is connected to.`,
+        }
+      : {
+          platform: 'local',
+          label: 'This laptop',
+          detail: "VMs on this laptop's own vm-manager (QEMU), the one the Local VMs page shows.",
+        };
   return [skytap, local];
 }
 
@@ -86,7 +94,11 @@ export type RehearsalStep = 'template' | 'image' | 'create';
  * (vm.imageBuildTest: seconds, with its reference measurements, no boot). A remote manager without
  * it is refused with what to do. Returns the pov.create job's id.
  */
-export async function rehearse(opts: { connection: VmConnection | null; name: string; onStep(step: RehearsalStep, message: string): void }): Promise<string> {
+export async function rehearse(opts: {
+  connection: VmConnection | null;
+  name: string;
+  onStep(step: RehearsalStep, message: string): void;
+}): Promise<string> {
   opts.onStep('template', 'Reading the bundled test template…');
   const { templates } = await api.call('labTemplates.list', { platform: 'local' });
   const tpl = templates.find((t) => t.id === REHEARSAL_TEMPLATE_ID) ?? templates.find((t) => t.builtIn);

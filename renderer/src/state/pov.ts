@@ -23,7 +23,13 @@ interface PovState {
   /** Install control node: starts the pov.installControlNode job; an error shows near the list. */
   installControlNode(id: string): Promise<string | null>;
   /** pov.create on a lab platform (omitted: Skytap); returns the create job's id. */
-  create(input: { platform?: 'skytap' | 'local'; templateId: string; name: string; autoDeleteAt?: string; customerTz?: string }): Promise<string>;
+  create(input: {
+    platform?: 'skytap' | 'local';
+    templateId: string;
+    name: string;
+    autoDeleteAt?: string;
+    customerTz?: string;
+  }): Promise<string>;
   detail: Record<string, { pov: PovView; vms: PovVmView[] }>;
   loadDetail(id: string): Promise<void>;
   setVmOs(povId: string, vmId: string, os: PovVmView['osOverride']): Promise<void>;

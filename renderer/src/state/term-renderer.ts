@@ -87,7 +87,10 @@ export function chooseTermRenderer(pref: TermRendererPref, probe: GlProbe): Term
   if (pref === 'dom') return { kind: 'dom', why: 'Settings say: draw terminals with the page (DOM)' };
   if (!probe.webgl2) return { kind: 'dom', why: `${probe.why}; drawing with the page (DOM)` };
   if (pref === 'webgl') {
-    return { kind: 'webgl', why: `Settings say WebGL: ${probe.renderer}${probe.software ? ' (software, slower than the page renderer)' : ''}` };
+    return {
+      kind: 'webgl',
+      why: `Settings say WebGL: ${probe.renderer}${probe.software ? ' (software, slower than the page renderer)' : ''}`,
+    };
   }
   if (probe.software) return { kind: 'dom', why: `WebGL here is software (${probe.renderer}), slower than the page (DOM) renderer` };
   return { kind: 'webgl', why: `GPU: ${probe.renderer}` };

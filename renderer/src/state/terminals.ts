@@ -188,11 +188,14 @@ function addTab(sessionId: string, title: string, isReadOnly = false, extra: Pic
   if (isReadOnly) readOnly.add(sessionId);
   if (!entries.has(sessionId)) entries.set(sessionId, makeEntry(sessionId));
   useTerminals.setState((s) => ({
-    tabs: s.tabs.some((t) => t.sessionId === sessionId) ? s.tabs : [...s.tabs, { sessionId, title, status: null, readOnly: isReadOnly, ...extra }],
+    tabs: s.tabs.some((t) => t.sessionId === sessionId)
+      ? s.tabs
+      : [...s.tabs, { sessionId, title, status: null, readOnly: isReadOnly, ...extra }],
     active: sessionId,
   }));
   // A console opens at once: its status may have been published before this window subscribed.
-  api.call('ssh.sessions.list', {})
+  api
+    .call('ssh.sessions.list', {})
     .then((list) => {
       const st = list.find((x) => x.sessionId === sessionId);
       const tab = useTerminals.getState().tabs.find((t) => t.sessionId === sessionId);
@@ -260,22 +263,31 @@ export const useTerminals = create<TerminalsState>((set) => ({
       stopPrompts = sub('ssh.hostKeyPrompt', '*', (raw) => {
         const p = raw as HostKeyPrompt;
         set((s) => ({
-          prompts: p.state === 'pending' ? [...s.prompts.filter((q) => q.promptId !== p.promptId), p] : s.prompts.filter((q) => q.promptId !== p.promptId),
+          prompts:
+            p.state === 'pending'
+              ? [...s.prompts.filter((q) => q.promptId !== p.promptId), p]
+              : s.prompts.filter((q) => q.promptId !== p.promptId),
         }));
       });
-      api.call('ssh.hostKeyPrompts.list', {})
+      api
+        .call('ssh.hostKeyPrompts.list', {})
         .then((list) => set((s) => ({ prompts: [...s.prompts.filter((p) => !list.some((q) => q.promptId === p.promptId)), ...list] })))
         .catch(() => undefined);
-      api.call('ssh.sessions.list', {})
+      api
+        .call('ssh.sessions.list', {})
         .then((list) => {
           for (const st of list) {
             if (entries.has(st.sessionId) || st.state === 'closed') continue;
-            api.call('ssh.replay', { sessionId: st.sessionId })
+            api
+              .call('ssh.replay', { sessionId: st.sessionId })
               .then((r) => {
                 if (entries.has(st.sessionId)) return;
                 if (!st.interactive) readOnly.add(st.sessionId);
                 entries.set(st.sessionId, makeEntry(st.sessionId, decode(r.data)));
-                set((s) => ({ tabs: [...s.tabs, { sessionId: st.sessionId, title: st.title, status: st, readOnly: !st.interactive }], active: s.active ?? st.sessionId }));
+                set((s) => ({
+                  tabs: [...s.tabs, { sessionId: st.sessionId, title: st.title, status: st, readOnly: !st.interactive }],
+                  active: s.active ?? st.sessionId,
+                }));
               })
               .catch(() => undefined);
           }

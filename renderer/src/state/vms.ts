@@ -3,7 +3,8 @@ import { create } from 'zustand';
 import { api, errorText, type ApiError } from '../api';
 import { LIVE_VM_STATES } from '../../../shared/vm-states';
 
-export const subscribeConsole = (id: string, fn: (chunk: VmConsoleChunk, bytes: number) => void): (() => void) => api.subscribe('vm.console', id, fn);
+export const subscribeConsole = (id: string, fn: (chunk: VmConsoleChunk, bytes: number) => void): (() => void) =>
+  api.subscribe('vm.console', id, fn);
 export const ackConsole = (id: string, bytes: number): void => api.ack('vm.console', id, bytes);
 
 /** Which actions a state allows (the manager refuses the others with a conflict anyway). */
@@ -84,7 +85,8 @@ export const useVms = create<VmsState>((set, get) => ({
       set({ listError: errorText(e) });
       // a refused login: read the connection again, so its panel offers "Log in"
       if ((e as ApiError).code === 'unauthorized') {
-        api.call('vm.connection', {})
+        api
+          .call('vm.connection', {})
           .then((connection) => set({ connection }))
           .catch(() => undefined);
       }

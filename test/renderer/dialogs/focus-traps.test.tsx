@@ -53,35 +53,49 @@ function recordAnswers(): { accept: boolean; replace?: boolean }[] {
 
 /** Each is a <dialog> opened by showModal() (Tab staying inside is Chromium's: test/e2e checks it). */
 describe('SSH host-key dialog is modal', () => {
-  it.each(['first', 'changed'] as const)('%s key: a modal <dialog> with focus on the first answer; Escape refuses and closes, focus returns to Connect', async (kind) => {
-    const answers = recordAnswers();
-    render(<TerminalsHarness kind={kind} />);
-    const opener = screen.getByRole('button', { name: 'Connect' });
-    opener.focus();
-    fireEvent.click(opener);
-    const dialog = screen.getByRole('dialog');
-    expect(dialog).toBeInstanceOf(HTMLDialogElement);
-    expect((dialog as HTMLDialogElement).open).toBe(true);
-    expect(dialog.contains(active())).toBe(true);
-    const buttons = [...dialog.querySelectorAll('button')];
-    // the first focused control is the first answer ("Refuse (recommended)" for a changed key)
-    expect(active()).toBe(buttons[0]);
-    if (kind === 'changed') expect(active().textContent).toBe('Refuse (recommended)');
-    buttons[buttons.length - 1]!.focus();
-    expect(answers).toEqual([]);
+  it.each(['first', 'changed'] as const)(
+    '%s key: a modal <dialog> with focus on the first answer; Escape refuses and closes, focus returns to Connect',
+    async (kind) => {
+      const answers = recordAnswers();
+      render(<TerminalsHarness kind={kind} />);
+      const opener = screen.getByRole('button', { name: 'Connect' });
+      opener.focus();
+      fireEvent.click(opener);
+      const dialog = screen.getByRole('dialog');
+      expect(dialog).toBeInstanceOf(HTMLDialogElement);
+      expect((dialog as HTMLDialogElement).open).toBe(true);
+      expect(dialog.contains(active())).toBe(true);
+      const buttons = [...dialog.querySelectorAll('button')];
+      // the first focused control is the first answer ("Refuse (recommended)" for a changed key)
+      expect(active()).toBe(buttons[0]);
+      if (kind === 'changed') expect(active().textContent).toBe('Refuse (recommended)');
+      buttons[buttons.length - 1]!.focus();
+      expect(answers).toEqual([]);
 
-    await act(async () => {
-      fireEvent.keyDown(active(), { key: 'Escape' });
-    });
-    expect(answers).toEqual([{ accept: false }]);
-    expect(screen.queryByRole('dialog')).toBeNull();
-    expect(active()).toBe(opener);
-  });
+      await act(async () => {
+        fireEvent.keyDown(active(), { key: 'Escape' });
+      });
+      expect(answers).toEqual([{ accept: false }]);
+      expect(screen.queryByRole('dialog')).toBeNull();
+      expect(active()).toBe(opener);
+    },
+  );
 });
 
 // ---- the golden-values dialog ---------------------------------------------------------------
 
-const image: VmImage = { name: 'povdesk-test', kind: 'initramfs', createdAt: null, sizeBytes: null, goldenPcrs: 7, hasPolicy: true, firmwareChanged: null, goldenSizes: [], references: null, unpredictable: null };
+const image: VmImage = {
+  name: 'povdesk-test',
+  kind: 'initramfs',
+  createdAt: null,
+  sizeBytes: null,
+  goldenPcrs: 7,
+  hasPolicy: true,
+  firmwareChanged: null,
+  goldenSizes: [],
+  references: null,
+  unpredictable: null,
+};
 const learned: VmLearnedGolden = {
   image: 'povdesk-test',
   cpus: 2,
@@ -131,10 +145,22 @@ describe('golden-values dialog is modal', () => {
 describe('golden values at another size', () => {
   it('a learn boot runs at the size chosen above the list; the dialog names it and Save sends it back', async () => {
     const calls: [string, unknown][] = [];
-    setTransport({ transport: 'ws', call: async (m, a) => (calls.push([m, a]), m === 'vm.learnGolden' ? { jobId: 'j1' } : { image }), subscribe: () => () => undefined, ack: () => undefined });
+    setTransport({
+      transport: 'ws',
+      call: async (m, a) => (calls.push([m, a]), m === 'vm.learnGolden' ? { jobId: 'j1' } : { image }),
+      subscribe: () => () => undefined,
+      ack: () => undefined,
+    });
     const at1024: VmLearnedGolden = { ...learned, memoryMib: 1024 };
     const job: JobRecord = { ...learnJob('succeeded'), title: 'Learn golden values of povdesk-test at 2 CPUs, 1024 MiB', result: at1024 };
-    const panel = (jobs: JobRecord[]) => <ImagesPanel images={[{ ...image, goldenSizes: [{ cpus: 1, memoryMib: 2048 }] }]} jobs={jobs} onStarted={() => undefined} onSaved={() => undefined} />;
+    const panel = (jobs: JobRecord[]) => (
+      <ImagesPanel
+        images={[{ ...image, goldenSizes: [{ cpus: 1, memoryMib: 2048 }] }]}
+        jobs={jobs}
+        onStarted={() => undefined}
+        onSaved={() => undefined}
+      />
+    );
     const { rerender } = render(panel([]));
     expect(screen.getByText(/7 golden PCR values at 2 CPUs, 2048 MiB; also learned at 1 CPU, 2048 MiB/)).toBeTruthy();
     fireEvent.change(screen.getByLabelText('Learn boot memory (MiB)'), { target: { value: '1024' } });
@@ -144,7 +170,12 @@ describe('golden values at another size', () => {
     const dialog = screen.getByRole('dialog', { name: 'Golden values of povdesk-test' });
     expect(dialog.textContent).toContain('One boot of povdesk-test at 2 CPUs, 1024 MiB (23 s)');
     fireEvent.click(within(dialog).getByRole('button', { name: 'Save golden values' }));
-    await waitFor(() => expect(calls[1]).toEqual(['vm.saveGolden', { image: 'povdesk-test', golden: learned.golden, firmware: null, cpus: 2, memoryMib: 1024 }]));
+    await waitFor(() =>
+      expect(calls[1]).toEqual([
+        'vm.saveGolden',
+        { image: 'povdesk-test', golden: learned.golden, firmware: null, cpus: 2, memoryMib: 1024 },
+      ]),
+    );
     setTransport(null);
   });
 });

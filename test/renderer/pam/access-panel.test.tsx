@@ -32,7 +32,9 @@ describe('Access panel', () => {
     expect(screen.getAllByText('(set; blank keeps it)').length).toBeGreaterThanOrEqual(3);
 
     fireEvent.click(screen.getByRole('button', { name: 'Wire' }));
-    await waitFor(() => expect(screen.getByLabelText('POV Gateway').textContent).toMatch(/connected.*node control-node/), { timeout: 20_000 });
+    await waitFor(() => expect(screen.getByLabelText('POV Gateway').textContent).toMatch(/connected.*node control-node/), {
+      timeout: 20_000,
+    });
     await waitFor(() => expect(screen.getByLabelText('wiring job').textContent).toMatch(/succeeded/), { timeout: 20_000 });
     const linux = screen.getByLabelText('access control-node');
     const win = screen.getByLabelText('access win-broker');

@@ -25,7 +25,12 @@ describe('Control node column', () => {
       withCn(b!, { status: 'enrolled', vmId: '9', vm: 'BtPocLin01', mode: 'spire' }),
       withCn(c!, { status: 'enrolled', vmId: '9', vm: 'control-node', mode: 'ed25519' }),
       withCn(d!, { status: 'failed', vmId: '9', vm: 'control-node', reason: 'the agent did not enrol before its code expired' }),
-      withCn(e!, { status: 'not_set_up', vmId: '9', vm: 'BtPocLin01', reason: 'no control-plane URL is set; enter it in Settings → Control node, then press Install control node' }),
+      withCn(e!, {
+        status: 'not_set_up',
+        vmId: '9',
+        vm: 'BtPocLin01',
+        reason: 'no control-plane URL is set; enter it in Settings → Control node, then press Install control node',
+      }),
     ];
     const onCn = vi.fn();
     render(<PovList povs={rows} jobs={{}} now={NOW} onOpen={() => {}} onAction={() => {}} onControlNode={onCn} />);
@@ -60,11 +65,23 @@ describe('Control node column', () => {
       withCn(b!, { status: 'waiting', vmId: '9', vm: 'control-node', jobId: 'j9' }, { runstate: 'running' }),
     ];
     const job = {
-      id: 'j9', kind: JOB_KIND.controlNodeInstall, title: 't', subject: 'p1', routine: false, state: 'running' as const,
-      progress: { step: 'wait for enrolment', fraction: 0.5, message: '' }, createdAt: '', startedAt: '', finishedAt: null, error: null, result: null,
+      id: 'j9',
+      kind: JOB_KIND.controlNodeInstall,
+      title: 't',
+      subject: 'p1',
+      routine: false,
+      state: 'running' as const,
+      progress: { step: 'wait for enrolment', fraction: 0.5, message: '' },
+      createdAt: '',
+      startedAt: '',
+      finishedAt: null,
+      error: null,
+      result: null,
     };
     render(<PovList povs={rows} jobs={{ j9: job }} now={NOW} onOpen={() => {}} onAction={() => {}} />);
-    expect((within(cell('POV 0')).getByRole('button', { name: 'Install control node for POV 0' }) as HTMLButtonElement).disabled).toBe(true);
+    expect((within(cell('POV 0')).getByRole('button', { name: 'Install control node for POV 0' }) as HTMLButtonElement).disabled).toBe(
+      true,
+    );
     expect(within(cell('POV 1')).getByTestId('cn-step').textContent).toBe('wait for enrolment…');
     expect(within(cell('POV 1')).queryByRole('button', { name: /Install control node/ })).toBeNull();
     expect(within(cell('POV 1')).getByTestId('cn-status').textContent).toBe('waiting');
@@ -72,7 +89,17 @@ describe('Control node column', () => {
 
   it('a waiting status with no install job in this process still offers Install control node', () => {
     const [a] = fakeRows(1);
-    render(<PovList povs={[withCn(a!, { status: 'waiting', vmId: '9', vm: 'control-node', jobId: null }, { runstate: 'running' })]} jobs={{}} now={NOW} onOpen={() => {}} onAction={() => {}} />);
-    expect((within(cell('POV 0')).getByRole('button', { name: 'Install control node for POV 0' }) as HTMLButtonElement).disabled).toBe(false);
+    render(
+      <PovList
+        povs={[withCn(a!, { status: 'waiting', vmId: '9', vm: 'control-node', jobId: null }, { runstate: 'running' })]}
+        jobs={{}}
+        now={NOW}
+        onOpen={() => {}}
+        onAction={() => {}}
+      />,
+    );
+    expect((within(cell('POV 0')).getByRole('button', { name: 'Install control node for POV 0' }) as HTMLButtonElement).disabled).toBe(
+      false,
+    );
   });
 });

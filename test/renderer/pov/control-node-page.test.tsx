@@ -96,12 +96,20 @@ describe('Control node column on the POVs page', () => {
     const confirm = vi.spyOn(window, 'confirm').mockReturnValueOnce(false).mockReturnValueOnce(true);
     const rebuild = () => within(cn()).getByRole('button', { name: 'Rebuild control node for Hooli' });
     fireEvent.click(rebuild());
-    expect(confirm.mock.calls[0]![0]).toMatch(/^Rebuild the control node on control-node for "Hooli"\?.*current agent is revoked.*state volume is removed/);
+    expect(confirm.mock.calls[0]![0]).toMatch(
+      /^Rebuild the control node on control-node for "Hooli"\?.*current agent is revoked.*state volume is removed/,
+    );
     await new Promise((r) => setTimeout(r, 50));
     expect(cp.agents.size).toBe(1);
     const putsBefore = emu.requests.filter((r) => r.method === 'PUT' && r.path.includes('/user_data')).length;
     fireEvent.click(rebuild());
-    await waitFor(() => expect([...cp.agents.values()].filter((a) => a.state === 'enrolled').map((a) => a.agentId)).toEqual([expect.not.stringMatching(first!.agentId)]), { timeout: 15_000 });
+    await waitFor(
+      () =>
+        expect([...cp.agents.values()].filter((a) => a.state === 'enrolled').map((a) => a.agentId)).toEqual([
+          expect.not.stringMatching(first!.agentId),
+        ]),
+      { timeout: 15_000 },
+    );
     expect(cp.agents.get(first!.agentId)!.state).toBe('revoked');
     await waitFor(() => expect(within(cn()).getByTestId('cn-status').textContent).toBe('enrolled'));
     const puts = emu.requests.filter((r) => r.method === 'PUT' && r.path.includes('/user_data')).slice(putsBefore);
@@ -120,7 +128,9 @@ describe('Control node column on the POVs page', () => {
     const dialog = await screen.findByRole('dialog', { name: 'Control node VM for Pied Piper' });
     fireEvent.change(within(dialog).getByLabelText('Control node VM name'), { target: { value: 'broker' } });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
-    expect((await within(dialog).findByRole('status')).textContent).toMatch(/^No control node: no VM is called "broker".*candidates: .*control-node.*rhel-target/);
+    expect((await within(dialog).findByRole('status')).textContent).toMatch(
+      /^No control node: no VM is called "broker".*candidates: .*control-node.*rhel-target/,
+    );
     fireEvent.change(within(dialog).getByLabelText('Control node VM name'), { target: { value: '' } });
     fireEvent.change(within(dialog).getByLabelText('Resource Broker host'), { target: { value: 'rhel-target' } });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
@@ -149,7 +159,13 @@ describe('Settings → Control node', () => {
     expect((within(form).getByLabelText('Control-plane token') as HTMLInputElement).value).toBe('');
     expect((within(form).getByLabelText('SPIRE server address for agents') as HTMLInputElement).value).toBe('spire.example.org:8081');
     const saved = await api.call('controlNode.getSettings', {});
-    expect(saved).toMatchObject({ controlPlaneUrl: cp.url, agentImage: 'registry.example.com/agent:2', spireEnabled: true, spireTrustDomain: 'example.org', tokenSet: true });
+    expect(saved).toMatchObject({
+      controlPlaneUrl: cp.url,
+      agentImage: 'registry.example.com/agent:2',
+      spireEnabled: true,
+      spireTrustDomain: 'example.org',
+      tokenSet: true,
+    });
     expect(JSON.stringify(saved)).not.toContain(cp.token);
 
     fireEvent.change(within(form).getByLabelText('SPIRE trust bundle (PEM)'), { target: { value: 'not a certificate' } });

@@ -14,7 +14,7 @@ describe('bothZones', () => {
     const s = bothZones(AT, 'America/New_York', 'Europe/Berlin');
     expect(s).toMatch(/^Dec 1, 2026,? 6:00\s?PM Europe\/Berlin · 12:00\s?PM America\/New_York customer$/);
   });
-  it("repeats the date only when it is another day for the customer", () => {
+  it('repeats the date only when it is another day for the customer', () => {
     expect(bothZones(AT, 'Asia/Tokyo', 'Europe/Berlin')).toMatch(/· Dec 2, 2026,? 2:00\s?AM Asia\/Tokyo customer$/);
   });
   it("shows the SE's alone when the zones are the same, none is set, or the renderer does not know it", () => {
@@ -90,7 +90,9 @@ describe('customer time zone in the POV pages (real core, emulator)', () => {
     await waitFor(() => expect(screen.getByTestId('auto-delete-at').textContent).toMatch(/Asia\/Tokyo customer$/));
     // the checklist's auto-delete item (its text comes from the core with an ISO time) in both zones
     const checklist = screen.getByTestId('readiness-checklist');
-    await waitFor(() => expect(checklist.querySelector('[data-item="autoDelete"]')!.textContent).toMatch(new RegExp(` ${se} · .*Asia/Tokyo customer`)));
+    await waitFor(() =>
+      expect(checklist.querySelector('[data-item="autoDelete"]')!.textContent).toMatch(new RegExp(` ${se} · .*Asia/Tokyo customer`)),
+    );
 
     await act(async () => {
       fireEvent.click(within(screen.getByRole('form', { name: 'Customer time zone' })).getByRole('button', { name: 'Clear' }));

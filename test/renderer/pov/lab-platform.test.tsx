@@ -47,10 +47,11 @@ describe('Create POV: the lab platform', () => {
     const dialog = await openDialog();
     const group = within(dialog).getByRole('group', { name: 'Lab platform' });
     await within(group).findByRole('radio', { name: /This laptop/ });
-    expect(within(group).getAllByRole('radio').map((r) => r.parentElement!.textContent)).toEqual([
-      expect.stringMatching(/^Skytap/),
-      expect.stringMatching(/^This laptop — VMs on this laptop's own vm-manager/),
-    ]);
+    expect(
+      within(group)
+        .getAllByRole('radio')
+        .map((r) => r.parentElement!.textContent),
+    ).toEqual([expect.stringMatching(/^Skytap/), expect.stringMatching(/^This laptop — VMs on this laptop's own vm-manager/)]);
     expect(within(group).queryByRole('radio', { name: /Remote vm-manager/ })).toBeNull();
     await waitFor(() => expect((within(group).getByRole('radio', { name: /This laptop/ }) as HTMLInputElement).checked).toBe(true));
     const options = await within(dialog).findAllByRole('option');
@@ -58,7 +59,9 @@ describe('Create POV: the lab platform', () => {
     expect(options[0]!.textContent).toContain('id povdesk-test');
     expect(options[0]!.textContent).toContain('test-vm (povdesk-test)');
     expect(within(dialog).queryByLabelText('Auto-delete')).toBeNull();
-    expect(within(dialog).getByTestId('no-auto-delete').textContent).toBe(`No auto-delete date: ${PLATFORMS.local.features.schedules.note}`);
+    expect(within(dialog).getByTestId('no-auto-delete').textContent).toBe(
+      `No auto-delete date: ${PLATFORMS.local.features.schedules.note}`,
+    );
 
     fireEvent.click(within(group).getByRole('radio', { name: /Skytap/ }));
     expect(within(dialog).getByLabelText('Auto-delete')).toBeTruthy();
@@ -120,7 +123,7 @@ describe('Rehearse on this laptop', () => {
 });
 
 describe("the registry's reasons as the renderer shows them", () => {
-  it('are the capability registry\'s words for local (no schedules, no publish sets, suspend is stop), none of them blank', () => {
+  it("are the capability registry's words for local (no schedules, no publish sets, suspend is stop), none of them blank", () => {
     const local = PLATFORMS.local.features;
     expect(local.schedules.supported).toBe(false);
     expect(local.publishSets.supported).toBe(false);

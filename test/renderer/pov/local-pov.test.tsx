@@ -76,12 +76,18 @@ describe.skipIf(fakeManagerSkip)('a local POV on the POVs page', () => {
     await waitFor(() => expect((screen.getByRole('checkbox', { name: 'Internet access' }) as HTMLInputElement).checked).toBe(true));
     fireEvent.click(screen.getByRole('button', { name: 'Save clean state' }));
     await waitFor(() => expect(screen.getByTestId('clean-snapshot-at').textContent).toMatch(/^clean state of /), { timeout: 20_000 });
-    await waitFor(() => expect((screen.getByRole('button', { name: 'Reset to clean state' }) as HTMLButtonElement).disabled).toBe(false), { timeout: 20_000 });
+    await waitFor(() => expect((screen.getByRole('button', { name: 'Reset to clean state' }) as HTMLButtonElement).disabled).toBe(false), {
+      timeout: 20_000,
+    });
     fireEvent.click(screen.getByRole('button', { name: 'Reset to clean state' }));
-    await waitFor(() => expect((screen.getByRole('button', { name: 'Save clean state' }) as HTMLButtonElement).disabled).toBe(false), { timeout: 20_000 });
+    await waitFor(() => expect((screen.getByRole('button', { name: 'Save clean state' }) as HTMLButtonElement).disabled).toBe(false), {
+      timeout: 20_000,
+    });
 
     fireEvent.click(screen.getByRole('button', { name: '← POVs' }));
-    await waitFor(() => expect((screen.getByRole('button', { name: `Destroy ${name}` }) as HTMLButtonElement).disabled).toBe(false), { timeout: 10_000 });
+    await waitFor(() => expect((screen.getByRole('button', { name: `Destroy ${name}` }) as HTMLButtonElement).disabled).toBe(false), {
+      timeout: 10_000,
+    });
     fireEvent.click(screen.getByRole('button', { name: `Destroy ${name}` }));
     await waitFor(() => expect(screen.queryByRole('button', { name })).toBeNull(), { timeout: 20_000 });
     expect(await m.names()).toEqual([]);

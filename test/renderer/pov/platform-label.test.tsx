@@ -20,7 +20,10 @@ const connection = (mode: 'local' | 'remote'): VmConnection => ({
 });
 
 function labels(): string[] {
-  return screen.getAllByRole('row').slice(1).map((r) => within(r).getByTestId('pov-platform').textContent!);
+  return screen
+    .getAllByRole('row')
+    .slice(1)
+    .map((r) => within(r).getByTestId('pov-platform').textContent!);
 }
 
 describe('POV rows show their lab platform', () => {

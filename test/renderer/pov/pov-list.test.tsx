@@ -41,12 +41,25 @@ describe('PovList', () => {
     expect(onAction).toHaveBeenCalledWith('pov.start', expect.objectContaining({ id: 'p0' }));
   });
 
-  it('shows a running job\'s progress inline', () => {
-    const rows = fakeRows(1).map((r) => ({ ...r, activeJobId: 'j1', actions: povActionsFor({ state: 'active', runstate: 'running', envId: '1', busy: true }) }));
+  it("shows a running job's progress inline", () => {
+    const rows = fakeRows(1).map((r) => ({
+      ...r,
+      activeJobId: 'j1',
+      actions: povActionsFor({ state: 'active', runstate: 'running', envId: '1', busy: true }),
+    }));
     const job = {
-      id: 'j1', kind: JOB_KIND.povSuspend, title: 't', subject: 'p0', routine: false, state: 'running' as const,
+      id: 'j1',
+      kind: JOB_KIND.povSuspend,
+      title: 't',
+      subject: 'p0',
+      routine: false,
+      state: 'running' as const,
       progress: { step: 'wait until suspended', fraction: 0.5, message: '' },
-      createdAt: '', startedAt: '', finishedAt: null, error: null, result: null,
+      createdAt: '',
+      startedAt: '',
+      finishedAt: null,
+      error: null,
+      result: null,
     };
     render(<PovList povs={rows} jobs={{ j1: job }} now={NOW} onOpen={() => {}} onAction={() => {}} />);
     expect(screen.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('50');
@@ -56,9 +69,18 @@ describe('PovList', () => {
 
   it('shows why the last operation on a row failed', () => {
     const failed = {
-      id: 'j2', kind: JOB_KIND.povStart, title: 'Start POV "POV 0"', subject: 'p0', routine: false, state: 'failed' as const,
-      progress: { step: '', fraction: null, message: '' }, createdAt: '', startedAt: '', finishedAt: '',
-      error: { code: 'rate_limited' as const, message: 'Skytap rate limited this request' }, result: null,
+      id: 'j2',
+      kind: JOB_KIND.povStart,
+      title: 'Start POV "POV 0"',
+      subject: 'p0',
+      routine: false,
+      state: 'failed' as const,
+      progress: { step: '', fraction: null, message: '' },
+      createdAt: '',
+      startedAt: '',
+      finishedAt: '',
+      error: { code: 'rate_limited' as const, message: 'Skytap rate limited this request' },
+      result: null,
     };
     render(<PovList povs={fakeRows(1)} jobs={{}} lastJobs={{ p0: failed }} now={NOW} onOpen={() => {}} onAction={() => {}} />);
     expect(screen.getByText(/Start POV "POV 0" failed: Skytap rate limited this request/)).toBeTruthy();

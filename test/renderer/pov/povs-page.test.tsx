@@ -61,7 +61,9 @@ describe('POVs page', () => {
 
   it('opens the detail, shows VMs with inferred OS, and keeps an OS override', async () => {
     await saveSettings();
-    const { jobId } = await (await import('../../../renderer/src/api')).api.call('pov.create', { templateId: [...emu.state.templates.keys()][2]!, name: 'Odd' });
+    const { jobId } = await (
+      await import('../../../renderer/src/api')
+    ).api.call('pov.create', { templateId: [...emu.state.templates.keys()][2]!, name: 'Odd' });
     await core.base.jobs.wait(jobId);
     render(<PovsPage />);
     fireEvent.click(await screen.findByRole('button', { name: 'Odd' }));
@@ -85,7 +87,13 @@ describe('POVs page', () => {
 });
 
 describe('Test connection', () => {
-  const form = (over: Partial<{ username: string; apiToken: string; url: string; projectId: string }> = {}) => ({ username: '', apiToken: '', url: '', projectId: '', ...over });
+  const form = (over: Partial<{ username: string; apiToken: string; url: string; projectId: string }> = {}) => ({
+    username: '',
+    apiToken: '',
+    url: '',
+    projectId: '',
+    ...over,
+  });
 
   it('with an empty form and nothing saved says what to fill in, once', async () => {
     render(<SkytapTestConnection form={form()} />);

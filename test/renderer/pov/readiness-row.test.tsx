@@ -25,7 +25,18 @@ describe('POV list: readiness, times and full reasons', () => {
   it('shows the badge in words with the reason on hover, the auto-delete countdown and share expiry', () => {
     const [a, b] = fakeRows(2);
     const rows: PovView[] = [
-      { ...a!, autoDelete: { at: new Date(NOW + 50 * 3600_000).toISOString(), status: 'armed', reason: null, scheduleId: 's', nextWarning: null, lastWarning: null }, readiness: { overall: 'not_ready', summary: LONG, shareExpiresAt: new Date(NOW + 26 * 3600_000).toISOString() } },
+      {
+        ...a!,
+        autoDelete: {
+          at: new Date(NOW + 50 * 3600_000).toISOString(),
+          status: 'armed',
+          reason: null,
+          scheduleId: 's',
+          nextWarning: null,
+          lastWarning: null,
+        },
+        readiness: { overall: 'not_ready', summary: LONG, shareExpiresAt: new Date(NOW + 26 * 3600_000).toISOString() },
+      },
       { ...b!, readiness: { overall: 'ready', summary: 'Ready for the customer.', shareExpiresAt: null } },
     ];
     render(<PovList povs={rows} jobs={{}} now={NOW} onOpen={() => {}} onAction={() => {}} />);
@@ -39,7 +50,11 @@ describe('POV list: readiness, times and full reasons', () => {
 
   it('expands a row to show every reason in full, and collapses it again', () => {
     const [a] = fakeRows(1);
-    const row: PovView = { ...a!, controlNode: { ...a!.controlNode, status: 'none', reason: LONG }, readiness: { overall: 'not_ready', summary: LONG, shareExpiresAt: null } };
+    const row: PovView = {
+      ...a!,
+      controlNode: { ...a!.controlNode, status: 'none', reason: LONG },
+      readiness: { overall: 'not_ready', summary: LONG, shareExpiresAt: null },
+    };
     render(<PovList povs={[row]} jobs={{}} now={NOW} onOpen={() => {}} onAction={() => {}} />);
     // the cell shortens the reason, but says it in full on hover
     expect(within(rowOf('POV 0')).getByTestId('cn-reason').getAttribute('title')).toBe(LONG);
@@ -85,7 +100,11 @@ describe('POV page: readiness checklist', () => {
       ack: () => {},
     });
     const opened: string[] = [];
-    const fixes = { 'share.create': () => opened.push('share'), 'pam.saveTenants': () => opened.push('access'), 'pov.start': () => opened.push('start') };
+    const fixes = {
+      'share.create': () => opened.push('share'),
+      'pam.saveTenants': () => opened.push('access'),
+      'pov.start': () => opened.push('start'),
+    };
     render(<ReadinessChecklist povId="p0" platform="skytap" fixes={fixes} />);
     await waitFor(() => expect(screen.getByTestId('readiness-checklist')).toBeTruthy());
     expect(calls).toEqual([['pov.readiness', { id: 'p0' }]]);
@@ -110,12 +129,22 @@ describe('POV page: readiness checklist', () => {
 
   it('a healthy local POV reads "ready to rehearse", naming what is not configured', async () => {
     const [a] = fakeRows(1);
-    const local = { ...a!, platform: 'local', state: 'active' as const, runstate: 'running' as const, envId: 'e', lastConfirmedAt: new Date(NOW - 60_000).toISOString(), controlNode: { ...a!.controlNode, status: 'not_set_up' as const, reason: 'Settings → Control node is incomplete' } };
+    const local = {
+      ...a!,
+      platform: 'local',
+      state: 'active' as const,
+      runstate: 'running' as const,
+      envId: 'e',
+      lastConfirmedAt: new Date(NOW - 60_000).toISOString(),
+      controlNode: { ...a!.controlNode, status: 'not_set_up' as const, reason: 'Settings → Control node is incomplete' },
+    };
     const result = povReadiness.parse(assessReadiness({ pov: local, pam: null, shares: [], jobs: [] }, new Date(NOW)));
     setTransport({ transport: 'ws', call: async () => result, subscribe: () => () => {}, ack: () => {} });
     render(<ReadinessChecklist povId="p0" platform="local" />);
     await waitFor(() => expect(screen.getByTestId('readiness-overall').textContent).toBe('ready to rehearse'));
-    expect(screen.getByTestId('readiness-checklist').textContent).toContain('Ready to rehearse (not configured: control node, BeyondTrust).');
+    expect(screen.getByTestId('readiness-checklist').textContent).toContain(
+      'Ready to rehearse (not configured: control node, BeyondTrust).',
+    );
     expect(screen.getByTestId('readiness-checklist').querySelectorAll('.badge.bad')).toHaveLength(0);
   });
 });
@@ -124,8 +153,18 @@ describe('POV list: sorting, filtering and keyboard', () => {
   const rows = (): PovView[] => {
     const [a, b, c] = fakeRows(3);
     return [
-      { ...a!, name: 'Zeta', autoDelete: { at: '2026-12-20T00:00:00Z', status: 'armed', reason: null, scheduleId: 's', nextWarning: null, lastWarning: null }, readiness: { overall: 'ready', summary: 'Ready for the customer.', shareExpiresAt: null } },
-      { ...b!, name: 'alpha', autoDelete: { at: '2026-12-03T00:00:00Z', status: 'armed', reason: null, scheduleId: 's', nextWarning: null, lastWarning: null }, readiness: { overall: 'attention', summary: 'x', shareExpiresAt: null } },
+      {
+        ...a!,
+        name: 'Zeta',
+        autoDelete: { at: '2026-12-20T00:00:00Z', status: 'armed', reason: null, scheduleId: 's', nextWarning: null, lastWarning: null },
+        readiness: { overall: 'ready', summary: 'Ready for the customer.', shareExpiresAt: null },
+      },
+      {
+        ...b!,
+        name: 'alpha',
+        autoDelete: { at: '2026-12-03T00:00:00Z', status: 'armed', reason: null, scheduleId: 's', nextWarning: null, lastWarning: null },
+        readiness: { overall: 'attention', summary: 'x', shareExpiresAt: null },
+      },
       { ...c!, name: 'Mid', readiness: { overall: 'not_ready', summary: 'y', shareExpiresAt: null } },
     ];
   };
@@ -142,7 +181,12 @@ describe('POV list: sorting, filtering and keyboard', () => {
   });
 
   it('"ready" finds the ready rows, a local rehearsal\'s "ready to rehearse" among them, and not the "not ready" ones: as text and as the Readiness filter', () => {
-    const local: PovView = { ...fakeRows(4)[3]!, name: 'Rehearsal', platform: 'local', readiness: { overall: 'ready', summary: 'Ready to rehearse.', shareExpiresAt: null } };
+    const local: PovView = {
+      ...fakeRows(4)[3]!,
+      name: 'Rehearsal',
+      platform: 'local',
+      readiness: { overall: 'ready', summary: 'Ready to rehearse.', shareExpiresAt: null },
+    };
     const all = [...rows(), local];
     const sorted = { ...DEFAULT_ARRANGEMENT, sort: 'name' as const, descending: false };
     expect(names(arrange(all, { ...sorted, query: 'ready' }))).toEqual(['Rehearsal', 'Zeta']);
@@ -153,7 +197,12 @@ describe('POV list: sorting, filtering and keyboard', () => {
     let picked: Arrangement = sorted;
     render(<ListControls value={sorted} onChange={(a) => (picked = a)} shown={4} total={4} />);
     const select = screen.getByRole('combobox', { name: 'Readiness filter' }) as HTMLSelectElement;
-    expect([...select.options].map((o) => [o.value, o.textContent])).toEqual([['all', 'all'], ['ready', 'ready'], ['attention', 'attention'], ['not_ready', 'not ready']]);
+    expect([...select.options].map((o) => [o.value, o.textContent])).toEqual([
+      ['all', 'all'],
+      ['ready', 'ready'],
+      ['attention', 'attention'],
+      ['not_ready', 'not ready'],
+    ]);
     fireEvent.change(select, { target: { value: 'ready' } });
     expect(names(arrange(all, picked))).toEqual(['Rehearsal', 'Zeta']);
   });

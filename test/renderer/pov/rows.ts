@@ -27,4 +27,3 @@ export function fakeRows(n: number): PovView[] {
     };
   });
 }
-

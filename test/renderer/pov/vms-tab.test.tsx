@@ -48,10 +48,11 @@ describe('VMs tab: network and published services', () => {
     );
     expect(screen.getByRole('columnheader', { name: 'Published services' })).toBeTruthy();
     const win = row('win01');
-    expect(within(win).getAllByRole('listitem').map((li) => li.textContent)).toEqual([
-      '3389 → services-uswest.skytap.com:17001',
-      '5986 → services-uswest.skytap.com:17002',
-    ]);
+    expect(
+      within(win)
+        .getAllByRole('listitem')
+        .map((li) => li.textContent),
+    ).toEqual(['3389 → services-uswest.skytap.com:17001', '5986 → services-uswest.skytap.com:17002']);
     expect(within(win).getByText('10.0.0.11')).toBeTruthy();
     expect(within(win).getByTestId('vm-network').textContent).toBe('Default Network (automatic)');
 

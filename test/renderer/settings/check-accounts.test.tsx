@@ -29,7 +29,9 @@ describe('Check my accounts', () => {
     render(<CheckAccounts />);
     fireEvent.click(screen.getByRole('button', { name: 'Check my accounts' }));
     const panel = screen.getByTestId('check-accounts');
-    await waitFor(() => expect(within(panel).getByText(/\d+ confirmed, 1 contradicted, \d+ could not tell/)).toBeTruthy(), { timeout: 10_000 });
+    await waitFor(() => expect(within(panel).getByText(/\d+ confirmed, 1 contradicted, \d+ could not tell/)).toBeTruthy(), {
+      timeout: 10_000,
+    });
     const paging = [...panel.querySelectorAll('li')].find((li) => li.textContent?.includes('count/offset'))!;
     expect(paging.getAttribute('data-result')).toBe('contradicted');
     expect(paging.textContent).toMatch(/^contradicted.*asked for count=1/);

@@ -25,7 +25,8 @@ describe('notifications', () => {
     const notify = core.services.notify;
     await waitFor(() => expect(useNotify.getState().settings).not.toBeNull());
     await act(async () => {
-      for (let i = 0; i < 100; i++) notify.push({ kind: 'auto_delete', povId: 'p1', title: 'Auto-delete not armed for POV "A"', body: 'why' });
+      for (let i = 0; i < 100; i++)
+        notify.push({ kind: 'auto_delete', povId: 'p1', title: 'Auto-delete not armed for POV "A"', body: 'why' });
       notify.push({ kind: 'ladder', povId: 'p1', title: 'POV "A" is deleted in 30 minutes', body: 'last', urgent: true });
     });
     expect(screen.getAllByTestId('toast')).toHaveLength(2);

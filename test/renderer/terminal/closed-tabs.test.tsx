@@ -8,7 +8,15 @@ import { useTerminals } from '../../../renderer/src/state/terminals';
 import { useVms } from '../../../renderer/src/state/vms';
 
 const closed = (over: Partial<SshStatus> = {}): SshStatus => ({
-  sessionId: 's1', state: 'closed', closedBy: 'dropped', reason: 'serial socket closed', attempt: 0, nextRetryMs: null, title: 'web serial', interactive: true, ...over,
+  sessionId: 's1',
+  state: 'closed',
+  closedBy: 'dropped',
+  reason: 'serial socket closed',
+  attempt: 0,
+  nextRetryMs: null,
+  title: 'web serial',
+  interactive: true,
+  ...over,
 });
 
 /** The page's reads answered from a fixed list of VMs (this test is about what the page offers). */
@@ -18,7 +26,13 @@ function vmsAre(ids: string[]) {
     call: async (method) => {
       if (method === 'vm.list') return { vms: ids.map((id) => ({ id })) };
       if (method === 'vm.images') return { images: [] };
-      if (method === 'ssh.sessions.list' || method === 'ssh.hostKeyPrompts.list' || method === 'ssh.profiles.list' || method === 'ssh.knownHosts.list') return [];
+      if (
+        method === 'ssh.sessions.list' ||
+        method === 'ssh.hostKeyPrompts.list' ||
+        method === 'ssh.profiles.list' ||
+        method === 'ssh.knownHosts.list'
+      )
+        return [];
       throw new Error(`not in this test: ${method}`);
     },
     subscribe: () => () => {},
@@ -49,7 +63,9 @@ describe('Terminals: closed tabs', () => {
   });
 
   it('a session that failed or was refused before opening gives the form its reason; others give none', () => {
-    expect(connectFailure(closed({ closedBy: 'failed', reason: 'connect ECONNREFUSED 127.0.0.1:2222' }))).toBe('Could not connect: failed: connect ECONNREFUSED 127.0.0.1:2222');
+    expect(connectFailure(closed({ closedBy: 'failed', reason: 'connect ECONNREFUSED 127.0.0.1:2222' }))).toBe(
+      'Could not connect: failed: connect ECONNREFUSED 127.0.0.1:2222',
+    );
     expect(connectFailure(closed({ closedBy: 'refused', reason: 'host key refused' }))).toMatch(/^Could not connect: refused/);
     expect(connectFailure(closed({ closedBy: 'user' }))).toBeNull();
     expect(connectFailure({ ...closed(), state: 'open', closedBy: null })).toBeNull();

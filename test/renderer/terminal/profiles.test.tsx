@@ -45,20 +45,34 @@ describe('Terminals page: SSH profiles', () => {
     fireEvent.click(within(form()).getByRole('button', { name: 'Save profile' }));
     await screen.findByText('demo box');
     const [made] = await profiles();
-    expect(made).toMatchObject({ host: 'demo.example', port: 2222, authKind: 'password', jump: [{ host: 'bastion.example', port: 22, username: 'hop', profileId: null }] });
+    expect(made).toMatchObject({
+      host: 'demo.example',
+      port: 2222,
+      authKind: 'password',
+      jump: [{ host: 'bastion.example', port: 22, username: 'hop', profileId: null }],
+    });
     // A new profile takes the contract's defaults, shown in the form.
     expect(made).toMatchObject({ keepaliveSec: 15, autoReconnect: true });
 
     fireEvent.click(screen.getByRole('button', { name: 'Edit demo box' }));
     expect(form().getAttribute('aria-label')).toBe('Edit profile demo box');
-    const values = [/^Name/, /^Host/, /^Port/, /^User/, /^Credentials/, /^Jump hosts/].map((l) => (within(form()).getByLabelText(l) as HTMLInputElement).value);
+    const values = [/^Name/, /^Host/, /^Port/, /^User/, /^Credentials/, /^Jump hosts/].map(
+      (l) => (within(form()).getByLabelText(l) as HTMLInputElement).value,
+    );
     expect(values).toEqual(['demo box', 'demo.example', '2222', 'se', 'keep', 'hop@bastion.example:22']);
     expect(within(form()).queryByLabelText(/^Password/)).toBeNull(); // kept, not asked again
     fill(/^Host/, 'demo2.example');
     fireEvent.click(within(form()).getByRole('button', { name: 'Save changes' }));
     await screen.findByText(/se@demo2\.example:2222/);
     const [edited] = await profiles();
-    expect(edited).toMatchObject({ id: made!.id, name: 'demo box', host: 'demo2.example', authKind: 'password', jump: made!.jump, createdAt: made!.createdAt });
+    expect(edited).toMatchObject({
+      id: made!.id,
+      name: 'demo box',
+      host: 'demo2.example',
+      authKind: 'password',
+      jump: made!.jump,
+      createdAt: made!.createdAt,
+    });
     expect(await core.base.secrets.get(secretAccount(made!.id, 'password'))).toBe('s3cret-pw');
     expect(form().getAttribute('aria-label')).toBe('New profile');
     expect((within(form()).getByLabelText(/^Host/) as HTMLInputElement).value).toBe('');
@@ -84,7 +98,9 @@ describe('Terminals page: SSH profiles', () => {
     for (const bad of ['', '99999', 'soon']) {
       fill(/^Keepalive/, bad);
       fireEvent.click(within(form()).getByRole('button', { name: 'Save changes' }));
-      expect((await screen.findByRole('alert')).textContent).toBe(`Keepalive: "${bad}" is not a whole number of seconds from 0 (none) to 3600`);
+      expect((await screen.findByRole('alert')).textContent).toBe(
+        `Keepalive: "${bad}" is not a whole number of seconds from 0 (none) to 3600`,
+      );
       expect(await profiles()).toEqual([edited]);
     }
     fill(/^Keepalive/, '30');
@@ -106,7 +122,9 @@ describe('Terminals page: a profile filled from ~/.ssh/config, signing in with t
   let core: Core;
   const dir = mkdtempSync(join(tmpdir(), 'ssh-config-ui-'));
   const config = join(dir, 'config');
-  writeFileSync(config, `Host lab-web
+  writeFileSync(
+    config,
+    `Host lab-web
   HostName 10.20.0.5
   User se
   Port 2222
@@ -122,7 +140,8 @@ Host corp-box
 
 Match host nothing
   User nobody
-`);
+`,
+  );
 
   beforeAll(async () => {
     core = await testCore({ POVDESK_SSH_CONFIG: config });
@@ -143,13 +162,20 @@ Match host nothing
     fireEvent.change(picker, { target: { value: 'lab-web' } });
     const value = (l: RegExp) => (within(form()).getByLabelText(l) as HTMLInputElement).value;
     expect([/^Name/, /^Host/, /^Port/, /^User/, /^Jump hosts/, /^Keepalive/].map(value)).toEqual([
-      'lab-web', '10.20.0.5', '2222', 'se', 'ops@bastion.example.com:2201', '40',
+      'lab-web',
+      '10.20.0.5',
+      '2222',
+      'se',
+      'ops@bastion.example.com:2201',
+      '40',
     ]);
     expect(within(form()).queryByRole('status')).toBeNull();
     expect(within(form()).getByText(/1 line of .*config not read/)).toBeTruthy();
 
     fireEvent.change(picker, { target: { value: 'corp-box' } });
-    expect(within(form()).getByRole('status').textContent).toMatch(/^ssh reaches corp-box through ProxyCommand \(nc -X connect -x proxy:3128 %h %p\), which POV Desk does not run/);
+    expect(within(form()).getByRole('status').textContent).toMatch(
+      /^ssh reaches corp-box through ProxyCommand \(nc -X connect -x proxy:3128 %h %p\), which POV Desk does not run/,
+    );
 
     fireEvent.change(picker, { target: { value: 'lab-web' } });
     // the SSH agent: nothing to type, nothing stored
@@ -160,7 +186,13 @@ Match host nothing
     expect(screen.getByText(/se@10\.20\.0\.5:2222 via ops@bastion\.example\.com:2201 · agent/)).toBeTruthy();
     const [saved] = (await core.dispatcher.call('ssh.profiles.list', {}, { transport: 'test' })) as SshProfile[];
     expect(saved).toMatchObject({
-      name: 'lab-web', host: '10.20.0.5', port: 2222, username: 'se', keepaliveSec: 40, authKind: 'agent', publicKey: null,
+      name: 'lab-web',
+      host: '10.20.0.5',
+      port: 2222,
+      username: 'se',
+      keepaliveSec: 40,
+      authKind: 'agent',
+      publicKey: null,
       jump: [{ host: 'bastion.example.com', port: 2201, username: 'ops', profileId: null }],
     });
 
@@ -168,6 +200,8 @@ Match host nothing
     fireEvent.click(screen.getByRole('button', { name: 'Edit lab-web' }));
     const edit = screen.getByRole('form', { name: 'Edit profile lab-web' });
     expect(within(edit).queryByLabelText(/^Fill from/)).toBeNull();
-    expect((within(edit).getByLabelText(/^Credentials/) as HTMLSelectElement).selectedOptions[0]?.textContent).toBe('Keep signing in with the SSH agent');
+    expect((within(edit).getByLabelText(/^Credentials/) as HTMLSelectElement).selectedOptions[0]?.textContent).toBe(
+      'Keep signing in with the SSH agent',
+    );
   });
 });

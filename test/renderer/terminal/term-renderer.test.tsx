@@ -49,7 +49,10 @@ describe('terminal renderer: WebGL on a GPU, the DOM elsewhere', () => {
     expect(chooseTermRenderer('auto', soft).why).toContain('SwiftShader');
     expect(chooseTermRenderer('auto', none)).toEqual({ kind: 'dom', why: 'this window has no WebGL2; drawing with the page (DOM)' });
     expect(chooseTermRenderer('dom', gpu).kind).toBe('dom');
-    expect(chooseTermRenderer('webgl', soft)).toEqual({ kind: 'webgl', why: `Settings say WebGL: ${SOFTWARE[0]} (software, slower than the page renderer)` });
+    expect(chooseTermRenderer('webgl', soft)).toEqual({
+      kind: 'webgl',
+      why: `Settings say WebGL: ${SOFTWARE[0]} (software, slower than the page renderer)`,
+    });
     // Asked for WebGL where there is none: the DOM, and why.
     expect(chooseTermRenderer('webgl', none).kind).toBe('dom');
   });

@@ -8,7 +8,18 @@ import { CreateVmForm } from '../../../renderer/src/components/vm/create-vm-form
  * not hold for (it would wait in attesting with a golden mismatch): only while attestation is on
  * and the image has golden values, and the warning goes when the size is put back.
  */
-const image = (name: string, goldenPcrs: number): VmImage => ({ name, kind: 'kernel', createdAt: null, sizeBytes: null, goldenPcrs, hasPolicy: true, firmwareChanged: null, goldenSizes: [], references: null, unpredictable: null });
+const image = (name: string, goldenPcrs: number): VmImage => ({
+  name,
+  kind: 'kernel',
+  createdAt: null,
+  sizeBytes: null,
+  goldenPcrs,
+  hasPolicy: true,
+  firmwareChanged: null,
+  goldenSizes: [],
+  references: null,
+  unpredictable: null,
+});
 
 afterEach(cleanup);
 
@@ -48,7 +59,7 @@ describe('Create VM form: attested VM size', () => {
     expect(within(form).queryByText(/PCRs move with the VM's size/)).toBeNull();
     fireEvent.change(within(form).getByLabelText(/CPUs/), { target: { value: '4' } });
     expect(within(form).getByText(/PCRs move with the VM's size/).textContent).toContain(
-      'golden values were learned at 2 CPUs and 2048 MiB, 2 CPUs and 4096 MiB, and the PCRs move with the VM\'s size: at 4 CPUs and 4096 MiB',
+      "golden values were learned at 2 CPUs and 2048 MiB, 2 CPUs and 4096 MiB, and the PCRs move with the VM's size: at 4 CPUs and 4096 MiB",
     );
   });
 
@@ -57,7 +68,11 @@ describe('Create VM form: attested VM size', () => {
     render(<CreateVmForm images={[refs]} onStarted={() => undefined} />);
     const form = screen.getByRole('form', { name: 'Create VM' });
     expect((within(form).getByRole('checkbox', { name: /Require attestation/ }) as HTMLInputElement).checked).toBe(true);
-    for (const [cpus, mib] of [['1', '256'], ['2', '4096'], ['8', '16384']]) {
+    for (const [cpus, mib] of [
+      ['1', '256'],
+      ['2', '4096'],
+      ['8', '16384'],
+    ]) {
       fireEvent.change(within(form).getByLabelText(/CPUs/), { target: { value: cpus } });
       fireEvent.change(within(form).getByLabelText(/Memory/), { target: { value: mib } });
       expect(within(form).queryByText(/PCRs move with the VM's size/)).toBeNull();

@@ -40,7 +40,11 @@ describe.skipIf(skip !== null)('Local VMs page', () => {
   it('builds the test image, refuses a bad name, creates a VM whose console follows live, and cancel deletes it', async () => {
     fireEvent.click(screen.getByRole('button', { name: 'Build the test image' }));
     // The build makes the image's reference measurements from its files (no boot), so a fresh install attests at any size.
-    await screen.findByText(/^reference measurements \(attested VMs of any size\): made .* from the files: kernel/, {}, { timeout: 120_000 });
+    await screen.findByText(
+      /^reference measurements \(attested VMs of any size\): made .* from the files: kernel/,
+      {},
+      { timeout: 120_000 },
+    );
     const form = await screen.findByRole('form', { name: 'Create VM' }, { timeout: 30_000 });
     const name = within(form).getByPlaceholderText('demo-1');
     fireEvent.change(name, { target: { value: 'Bad_Name' } });

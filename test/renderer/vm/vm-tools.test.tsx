@@ -29,7 +29,16 @@ describe('VM panel: exec and forwarded ports', () => {
     double = await new StrictDouble({ tokenOk: (t) => t === TOKEN, stepMs: 10 }).start();
     attachLocalManager(core.base.home, { url: double.url, token: TOKEN });
     setTransport(coreTransport(core));
-    const job = await core.base.jobs.wait(core.services.vm.create({ name: 'panel', image: 'giantswarm-vm-base', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false }));
+    const job = await core.base.jobs.wait(
+      core.services.vm.create({
+        name: 'panel',
+        image: 'giantswarm-vm-base',
+        cpus: 1,
+        memoryMib: 512,
+        diskGib: 1,
+        requireAttestation: false,
+      }),
+    );
     vm = { ...vm, id: (job.result as { vm: { id: string } }).vm.id };
   });
   afterAll(async () => {
@@ -102,7 +111,9 @@ describe('Connection panel with an OIDC login', () => {
     let connection: VmConnection = await api.call('vm.connection', {});
     const reload = async () => {
       connection = await api.call('vm.connection', {});
-      view.rerender(<ConnectionPanel key={`${connection.mode}${connection.tokenSet}`} connection={connection} onChanged={() => void reload()} />);
+      view.rerender(
+        <ConnectionPanel key={`${connection.mode}${connection.tokenSet}`} connection={connection} onChanged={() => void reload()} />,
+      );
     };
     const view = render(<ConnectionPanel connection={connection} onChanged={() => void reload()} />);
     fireEvent.change(screen.getByPlaceholderText('https://vm-manager.example:8443'), { target: { value: double.url } });

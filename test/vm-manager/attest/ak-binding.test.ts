@@ -12,15 +12,24 @@ import { expectedPcr11, newPolicy, type ImagePolicy } from '../../../main/vm-man
 import { needs } from '../../support/system';
 import { forgeQuote } from './forge';
 import {
-  SYSTEM_NEEDS, checkquote, cleanup, guestPath, runGuestQuote, startMetadataStub, startSwtpm, tempDir,
-  type MetadataStub, type Swtpm, type WireBody,
+  SYSTEM_NEEDS,
+  checkquote,
+  cleanup,
+  guestPath,
+  runGuestQuote,
+  startMetadataStub,
+  startSwtpm,
+  tempDir,
+  type MetadataStub,
+  type Swtpm,
+  type WireBody,
 } from './harness';
 
 const skip = needs(SYSTEM_NEEDS);
 const VM = 'ab12cd34';
 const ZERO = '00'.repeat(32);
 
-describe.skipIf(skip !== null)('the AK is bound to the VM\'s own swtpm', () => {
+describe.skipIf(skip !== null)("the AK is bound to the VM's own swtpm", () => {
   let root: string;
   let tpm: Swtpm;
   let bare: Swtpm;
@@ -28,7 +37,10 @@ describe.skipIf(skip !== null)('the AK is bound to the VM\'s own swtpm', () => {
   let stub: MetadataStub;
   let n = 0;
   // A bare swtpm's PCRs 0-7 are zero: those are the golden values both quotes carry.
-  const policy: ImagePolicy = { ...newPolicy('bind', '1'), golden: { sha256: Object.fromEntries([0, 1, 2, 3, 4, 5, 6, 7].map((p) => [String(p), ZERO])) } };
+  const policy: ImagePolicy = {
+    ...newPolicy('bind', '1'),
+    golden: { sha256: Object.fromEntries([0, 1, 2, 3, 4, 5, 6, 7].map((p) => [String(p), ZERO])) },
+  };
 
   beforeAll(async () => {
     root = tempDir('akbind');

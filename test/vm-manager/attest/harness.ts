@@ -76,10 +76,18 @@ export async function startSwtpm(root: string, name: string, opts: { provision?:
   const sock = join(dir, 'tpm.sock');
   const child = spawn(
     'swtpm',
-    ['socket', '--tpm2', '--tpmstate', `dir=${dir}`,
-      '--server', `type=unixio,path=${sock}`,
-      '--ctrl', `type=unixio,path=${sock}.ctrl`,
-      '--flags', 'startup-clear,not-need-init'],
+    [
+      'socket',
+      '--tpm2',
+      '--tpmstate',
+      `dir=${dir}`,
+      '--server',
+      `type=unixio,path=${sock}`,
+      '--ctrl',
+      `type=unixio,path=${sock}.ctrl`,
+      '--flags',
+      'startup-clear,not-need-init',
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let err = '';
@@ -106,8 +114,34 @@ async function busyboxPath(): Promise<string> {
   return busyboxFile;
 }
 
-const APPLETS = ['sh', 'mkdir', 'rm', 'cat', 'head', 'tail', 'tr', 'cut', 'sed', 'wc', 'nc', 'base64', 'sha256sum', 'cp', 'printf', 'echo', 'timeout'];
-const TPM_TOOLS = ['tpm2_readpublic', 'tpm2_createek', 'tpm2_createak', 'tpm2_evictcontrol', 'tpm2_flushcontext', 'tpm2_pcrextend', 'tpm2_quote'];
+const APPLETS = [
+  'sh',
+  'mkdir',
+  'rm',
+  'cat',
+  'head',
+  'tail',
+  'tr',
+  'cut',
+  'sed',
+  'wc',
+  'nc',
+  'base64',
+  'sha256sum',
+  'cp',
+  'printf',
+  'echo',
+  'timeout',
+];
+const TPM_TOOLS = [
+  'tpm2_readpublic',
+  'tpm2_createek',
+  'tpm2_createak',
+  'tpm2_evictcontrol',
+  'tpm2_flushcontext',
+  'tpm2_pcrextend',
+  'tpm2_quote',
+];
 
 /**
  * A bin dir holding busybox applets and the tpm2 tools only, as in the guest initramfs: with
@@ -133,22 +167,25 @@ export function runGuestQuote(
   args: string[],
   env: { bin: string; tcti: string; stateDir: string; extra?: Record<string, string> },
 ): Promise<RunResult> {
-  return busyboxPath().then((busybox) => new Promise((resolve, reject) => {
-    const child = spawn(busybox, ['sh', SCRIPT, ...args], {
-      env: { PATH: env.bin, TPM2TOOLS_TCTI: env.tcti, ATTEST_STATE_DIR: env.stateDir, ...env.extra },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  }));
+  return busyboxPath().then(
+    (busybox) =>
+      new Promise((resolve, reject) => {
+        const child = spawn(busybox, ['sh', SCRIPT, ...args], {
+          env: { PATH: env.bin, TPM2TOOLS_TCTI: env.tcti, ATTEST_STATE_DIR: env.stateDir, ...env.extra },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.once('error', reject);
+        child.once('close', (code) => {
+          clearTimeout(timer);
+          resolve({ code: code ?? -1, stdout, stderr });
+        });
+      }),
+  );
 }
 
 export interface MetadataStub {
@@ -157,7 +194,14 @@ export interface MetadataStub {
   /** Every quote body received, in order, with the verdict returned. */
   received: { body: unknown; verdict: QuoteVerdict }[];
   /** The VM the stub answers for, the pinned AK and the policy the stub verifies with. */
-  state: { vmId: string; pinnedAk: string | null; policy: ImagePolicy; learn: boolean; userData?: string | null; expectations?: VerifyRequest['expectations'] };
+  state: {
+    vmId: string;
+    pinnedAk: string | null;
+    policy: ImagePolicy;
+    learn: boolean;
+    userData?: string | null;
+    expectations?: VerifyRequest['expectations'];
+  };
   close(): Promise<void>;
 }
 
@@ -196,9 +240,9 @@ export async function startMetadataStub(state: MetadataStub['state']): Promise<M
         received.push({ body, verdict });
         if (verdict.ok && verdict.stage === 'initrd' && state.pinnedAk === null) state.pinnedAk = verdict.akFingerprint;
         const status = verdict.ok ? 200 : verdict.failed === 'body' ? 400 : 403;
-        res.writeHead(status, { 'content-type': 'application/json' }).end(
-          JSON.stringify({ stage: verdict.stage, verified: verdict.ok, message: verdict.message }),
-        );
+        res
+          .writeHead(status, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ stage: verdict.stage, verified: verdict.ok, message: verdict.message }));
       });
       return;
     }
@@ -257,9 +301,25 @@ export function checkquoteArgs(dir: string, body: WireBody, opts: { nonce?: stri
   writeFileSync(f('ak.pub'), Buffer.from(opts.akPub ?? body.ak_pub, 'base64'));
   writeFileSync(f('quote.msg'), Buffer.from(body.quote, 'base64'));
   writeFileSync(f('quote.sig'), Buffer.from(body.signature, 'base64'));
-  const list = body.pcr_list.split(',').map(Number).sort((a, b) => a - b);
+  const list = body.pcr_list
+    .split(',')
+    .map(Number)
+    .sort((a, b) => a - b);
   writeFileSync(f('quote.pcrs'), serializedPcrs(list, Buffer.from(body.pcrs, 'base64')));
-  return ['-u', f('ak.pub'), '-m', f('quote.msg'), '-s', f('quote.sig'), '-f', f('quote.pcrs'), '-g', 'sha256', '-q', opts.nonce ?? body.nonce];
+  return [
+    '-u',
+    f('ak.pub'),
+    '-m',
+    f('quote.msg'),
+    '-s',
+    f('quote.sig'),
+    '-f',
+    f('quote.pcrs'),
+    '-g',
+    'sha256',
+    '-q',
+    opts.nonce ?? body.nonce,
+  ];
 }
 
 /** Runs tpm2_checkquote on a body (optionally against another nonce or AK); true when it accepts. */
@@ -276,19 +336,33 @@ export async function checkquote(dir: string, body: WireBody, opts: { nonce?: st
  * A quote made directly with tpm2_quote (host tools) for a given nonce, using the AK the script
  * persisted at 0x81010002: lets a test make several genuine quotes without the HTTP round trip.
  */
-export async function quoteDirect(
-  dir: string,
-  tcti: string,
-  stage: 'initrd' | 'ready',
-  nonce: string,
-  pcrList: string,
-): Promise<WireBody> {
+export async function quoteDirect(dir: string, tcti: string, stage: 'initrd' | 'ready', nonce: string, pcrList: string): Promise<WireBody> {
   mkdirSync(dir, { recursive: true });
   const f = (n: string) => join(dir, n);
   const env = { ...process.env, TPM2TOOLS_TCTI: tcti };
   await run('tpm2_readpublic', ['-c', '0x81010002', '-f', 'tss', '-o', f('ak.pub')], { env });
-  await run('tpm2_quote', ['-c', '0x81010002', '-l', `sha256:${pcrList}`, '-q', nonce, '-g', 'sha256',
-    '-m', f('q.msg'), '-s', f('q.sig'), '-o', f('q.pcrs'), '-F', 'values'], { env });
+  await run(
+    'tpm2_quote',
+    [
+      '-c',
+      '0x81010002',
+      '-l',
+      `sha256:${pcrList}`,
+      '-q',
+      nonce,
+      '-g',
+      'sha256',
+      '-m',
+      f('q.msg'),
+      '-s',
+      f('q.sig'),
+      '-o',
+      f('q.pcrs'),
+      '-F',
+      'values',
+    ],
+    { env },
+  );
   const b = (n: string) => readFileSync(f(n)).toString('base64');
   return { stage, nonce, pcr_list: pcrList, ak_pub: b('ak.pub'), quote: b('q.msg'), signature: b('q.sig'), pcrs: b('q.pcrs') };
 }

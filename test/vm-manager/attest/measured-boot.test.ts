@@ -25,8 +25,20 @@ function cpio(entries: [string, number, Buffer | null][]): Buffer {
     const hex = (n: number) => n.toString(16).padStart(8, '0');
     const nameZ = Buffer.from(name + '\0');
     const header =
-      '070701' + hex(ino++) + hex(mode) + hex(0) + hex(0) + hex(1) + hex(0) + hex(data.length) +
-      hex(0) + hex(0) + hex(0) + hex(0) + hex(nameZ.length) + hex(0);
+      '070701' +
+      hex(ino++) +
+      hex(mode) +
+      hex(0) +
+      hex(0) +
+      hex(1) +
+      hex(0) +
+      hex(data.length) +
+      hex(0) +
+      hex(0) +
+      hex(0) +
+      hex(0) +
+      hex(nameZ.length) +
+      hex(0);
     parts.push(Buffer.from(header), nameZ, Buffer.alloc((4 - ((110 + nameZ.length) % 4)) % 4));
     parts.push(data, Buffer.alloc((4 - (data.length % 4)) % 4));
   };
@@ -103,12 +115,36 @@ describe.skipIf(skip)('measured boot under OVMF -kernel (QEMU TCG + swtpm)', () 
       const console = join(dir, 'console.log');
       const q = await run(
         'qemu-system-x86_64',
-        ['-machine', 'q35', '-accel', 'tcg', '-m', '512', '-nodefaults', '-display', 'none', '-no-reboot',
-          '-serial', `file:${console}`,
-          '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${OVMF_CODE}`,
-          '-drive', `if=pflash,format=raw,unit=1,file=${join(dir, 'vars.fd')}`,
-          '-chardev', `socket,id=chrtpm,path=${sock}`, '-tpmdev', 'emulator,id=tpm0,chardev=chrtpm', '-device', 'tpm-crb,tpmdev=tpm0',
-          '-kernel', KERNEL, '-initrd', initrdFile, '-append', cmdline],
+        [
+          '-machine',
+          'q35',
+          '-accel',
+          'tcg',
+          '-m',
+          '512',
+          '-nodefaults',
+          '-display',
+          'none',
+          '-no-reboot',
+          '-serial',
+          `file:${console}`,
+          '-drive',
+          `if=pflash,format=raw,unit=0,readonly=on,file=${OVMF_CODE}`,
+          '-drive',
+          `if=pflash,format=raw,unit=1,file=${join(dir, 'vars.fd')}`,
+          '-chardev',
+          `socket,id=chrtpm,path=${sock}`,
+          '-tpmdev',
+          'emulator,id=tpm0,chardev=chrtpm',
+          '-device',
+          'tpm-crb,tpmdev=tpm0',
+          '-kernel',
+          KERNEL,
+          '-initrd',
+          initrdFile,
+          '-append',
+          cmdline,
+        ],
         90_000,
       );
       const out = existsSync(console) ? readFileSync(console, 'latin1') : '';

@@ -86,10 +86,17 @@ describe('image policy', () => {
 
   it('golden values per VM size: the default size in golden, others in golden_sizes; a size without its own falls back to the default', () => {
     const base = recordGolden(newPolicy('x', '1'), { '0': '00'.repeat(32), '4': '44'.repeat(32) });
-    const p = recordGoldenForSize(base, { cpus: 2, memoryMiB: 1024 }, { '0': '01'.repeat(32), '4': '45'.repeat(32), '11': 'cc'.repeat(32) });
+    const p = recordGoldenForSize(
+      base,
+      { cpus: 2, memoryMiB: 1024 },
+      { '0': '01'.repeat(32), '4': '45'.repeat(32), '11': 'cc'.repeat(32) },
+    );
     expect(p.golden).toEqual(base.golden); // the default size's values are untouched
     expect(p.golden_sizes).toEqual({ '2x1024': { sha256: { '0': '01'.repeat(32), '4': '45'.repeat(32) } } }); // 11 is never golden
-    expect(goldenForSize(p, { cpus: 2, memoryMiB: 1024 })).toEqual({ sha256: { '0': '01'.repeat(32), '4': '45'.repeat(32) }, atSize: true });
+    expect(goldenForSize(p, { cpus: 2, memoryMiB: 1024 })).toEqual({
+      sha256: { '0': '01'.repeat(32), '4': '45'.repeat(32) },
+      atSize: true,
+    });
     expect(goldenForSize(p, { cpus: 2, memoryMiB: 2048 })).toEqual({ sha256: base.golden.sha256, atSize: true });
     expect(goldenForSize(p, { cpus: 1, memoryMiB: 2048 })).toEqual({ sha256: base.golden.sha256, atSize: false });
     expect(learnedSizes(p)).toEqual([{ cpus: 2, memoryMiB: 1024 }]);
@@ -107,12 +114,20 @@ describe('image policy', () => {
       writeFileSync(f, JSON.stringify({ ...newPolicy('x', '1'), golden_sizes }));
       return f;
     };
-    expect(() => loadPolicy(write('gs-key', { '2-1024': { sha256: {} } }))).toThrow(/golden_sizes\.2-1024: not a VM size "<cpus>x<memory MiB>"/);
+    expect(() => loadPolicy(write('gs-key', { '2-1024': { sha256: {} } }))).toThrow(
+      /golden_sizes\.2-1024: not a VM size "<cpus>x<memory MiB>"/,
+    );
     expect(() => loadPolicy(write('gs-zero', { '0x1024': { sha256: {} } }))).toThrow(/golden_sizes\.0x1024: not a VM size/);
-    expect(() => loadPolicy(write('gs-default', { '2x2048': { sha256: {} } }))).toThrow(/2x2048 is the default size: its values belong in golden\.sha256/);
-    expect(() => loadPolicy(write('gs-13', { '2x1024': { sha256: { '13': 'aa'.repeat(32) } } }))).toThrow(/PCR 13 is computed by the verifier/);
+    expect(() => loadPolicy(write('gs-default', { '2x2048': { sha256: {} } }))).toThrow(
+      /2x2048 is the default size: its values belong in golden\.sha256/,
+    );
+    expect(() => loadPolicy(write('gs-13', { '2x1024': { sha256: { '13': 'aa'.repeat(32) } } }))).toThrow(
+      /PCR 13 is computed by the verifier/,
+    );
     expect(() => loadPolicy(write('gs-hex', { '2x1024': { sha256: { '4': 'short' } } }))).toThrow(/sha256 digest/);
-    expect(loadPolicy(write('gs-ok', { '1x512': { sha256: { '4': 'aa'.repeat(32) } } })).golden_sizes).toEqual({ '1x512': { sha256: { '4': 'aa'.repeat(32) } } });
+    expect(loadPolicy(write('gs-ok', { '1x512': { sha256: { '4': 'aa'.repeat(32) } } })).golden_sizes).toEqual({
+      '1x512': { sha256: { '4': 'aa'.repeat(32) } },
+    });
   });
 
   it('PCR 11 and 13 follow the documented extend chains', () => {

@@ -298,7 +298,11 @@ describe.skipIf(skip)('guest-quote.sh + verifier + tpm2_checkquote on a real swt
     mkdirSync(d, { recursive: true });
     const flush = () => run('tpm2_flushcontext', ['-t'], { env });
     await run('tpm2_createek', ['-c', join(d, 'ek.ctx'), '-G', 'ecc'], { env });
-    await run('tpm2_createak', ['-C', join(d, 'ek.ctx'), '-c', join(d, 'ak.ctx'), '-G', 'rsa', '-g', 'sha256', '-s', 'rsassa', '-u', join(d, 'ak.pub')], { env });
+    await run(
+      'tpm2_createak',
+      ['-C', join(d, 'ek.ctx'), '-c', join(d, 'ak.ctx'), '-G', 'rsa', '-g', 'sha256', '-s', 'rsassa', '-u', join(d, 'ak.pub')],
+      { env },
+    );
     await flush();
     await run('tpm2_evictcontrol', ['-C', 'o', '-c', join(d, 'ak.ctx'), '0x81010003'], { env });
     await flush();
@@ -306,8 +310,28 @@ describe.skipIf(skip)('guest-quote.sh + verifier + tpm2_checkquote on a real swt
     const b = (f: string) => readFileSync(join(d, f)).toString('base64');
     const rsaQuote = async (): Promise<WireBody> => {
       const nonce = stub.nonces.issue(VM);
-      await run('tpm2_quote', ['-c', '0x81010003', '-l', `sha256:${INITRD}`, '-q', nonce, '-g', 'sha256',
-        '-m', join(d, 'q.msg'), '-s', join(d, 'q.sig'), '-o', join(d, 'q.pcrs'), '-F', 'values'], { env });
+      await run(
+        'tpm2_quote',
+        [
+          '-c',
+          '0x81010003',
+          '-l',
+          `sha256:${INITRD}`,
+          '-q',
+          nonce,
+          '-g',
+          'sha256',
+          '-m',
+          join(d, 'q.msg'),
+          '-s',
+          join(d, 'q.sig'),
+          '-o',
+          join(d, 'q.pcrs'),
+          '-F',
+          'values',
+        ],
+        { env },
+      );
       return { stage: 'initrd', nonce, pcr_list: INITRD, ak_pub: b('ak.pub'), quote: b('q.msg'), signature: b('q.sig'), pcrs: b('q.pcrs') };
     };
     const body = await rsaQuote();
@@ -348,7 +372,12 @@ describe.skipIf(skip)('guest-quote.sh + verifier + tpm2_checkquote on a real swt
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     const port = (silent.address() as import('node:net').AddressInfo).port;
     const t0 = Date.now();
-    const hung = await runGuestQuote(['initrd', '127.0.0.1', String(port)], { bin, tcti: tpm.tcti, stateDir, extra: { ATTEST_HTTP_TIMEOUT: '1' } });
+    const hung = await runGuestQuote(['initrd', '127.0.0.1', String(port)], {
+      bin,
+      tcti: tpm.tcti,
+      stateDir,
+      extra: { ATTEST_HTTP_TIMEOUT: '1' },
+    });
     expect(hung.code).toBe(4);
     expect(hung.stderr).toMatch(/no answer from the metadata service at 127\.0\.0\.1:\d+ within 1 s/);
     expect(Date.now() - t0).toBeLessThan(10_000);

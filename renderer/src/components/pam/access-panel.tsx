@@ -109,8 +109,11 @@ export function AccessPanel({ povId }: { povId: string }) {
             <span aria-label="Resource Broker" className={st.broker.state === 'done' ? 'ok' : 'warn'}>
               {st.broker.label}
             </span>
-            {st.broker.state === 'failed' || st.broker.state === 'skipped' ? null : st.broker.error && <div className="small error">{st.broker.error}</div>}
-            {st.broker.state === 'skipped' && st.broker.error && <div className="small muted">{st.broker.error}</div>} {failed(st.broker) && retry}
+            {st.broker.state === 'failed' || st.broker.state === 'skipped'
+              ? null
+              : st.broker.error && <div className="small error">{st.broker.error}</div>}
+            {st.broker.state === 'skipped' && st.broker.error && <div className="small muted">{st.broker.error}</div>}{' '}
+            {failed(st.broker) && retry}
           </dd>
           <dt>Entitle</dt>
           <dd>
@@ -132,10 +135,18 @@ export function AccessPanel({ povId }: { povId: string }) {
             {st.vms.map((v) => (
               <tr key={v.vmId} aria-label={`access ${v.name}`}>
                 <td>
-                  {v.name} <span className="small muted">{v.os} {v.ip ?? ''}</span>
+                  {v.name}{' '}
+                  <span className="small muted">
+                    {v.os} {v.ip ?? ''}
+                  </span>
                 </td>
                 <td>
-                  <State item={v.jumpItem} label={v.jumpItem.state === 'done' ? (v.jumpItem.type === 'shell_jump' ? 'shell jump' : 'remote RDP') : v.jumpItem.state} />
+                  <State
+                    item={v.jumpItem}
+                    label={
+                      v.jumpItem.state === 'done' ? (v.jumpItem.type === 'shell_jump' ? 'shell jump' : 'remote RDP') : v.jumpItem.state
+                    }
+                  />
                 </td>
                 <td>
                   <State item={v.passwordSafe} />

@@ -16,7 +16,13 @@ export function GatewaySettings() {
   }, [seed]);
   const save = async () => {
     try {
-      const s = await api.call('pam.saveSettings', { gatewayImage: draft.image.trim(), gatewayArgs: draft.args.split('\n').map((a) => a.trim()).filter(Boolean) });
+      const s = await api.call('pam.saveSettings', {
+        gatewayImage: draft.image.trim(),
+        gatewayArgs: draft.args
+          .split('\n')
+          .map((a) => a.trim())
+          .filter(Boolean),
+      });
       seed(fields(s), { saved: true });
       setMsg({ ok: true, text: 'Saved.' });
     } catch (e) {
@@ -28,7 +34,12 @@ export function GatewaySettings() {
       <h3>Jumpoint container (every POV)</h3>
       <label className="small">
         Image
-        <input value={draft.image} onChange={(e) => edit('image', e.target.value)} aria-label="Jumpoint image" placeholder="registry/beyondtrust/jumpoint:tag" />
+        <input
+          value={draft.image}
+          onChange={(e) => edit('image', e.target.value)}
+          aria-label="Jumpoint image"
+          placeholder="registry/beyondtrust/jumpoint:tag"
+        />
       </label>
       <label className="small">
         docker run flags, one per line

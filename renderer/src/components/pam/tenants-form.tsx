@@ -11,7 +11,11 @@ const PRODUCTS = [
   ['entitle', 'Entitle'],
 ] as const;
 
-const list = (s: string) => s.split(/[,\s]+/).map((x) => x.trim()).filter(Boolean);
+const list = (s: string) =>
+  s
+    .split(/[,\s]+/)
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 /**
  * The POV's tenants: plain values are shown, secrets are write-only ("set" once saved; blank
@@ -63,7 +67,17 @@ export function TenantsForm({ povId, view, onSaved }: { povId: string; view: Vie
     args.managedAccounts = { linux: list(f.maLinux), windows: list(f.maWindows) };
     try {
       await api.call('pam.saveTenants', args);
-      setF({ ...f, praSecret: '', psKey: '', psRunAsPassword: '', psClientSecret: '', entitleToken: '', brokerKey: '', faLinuxPw: '', faWindowsPw: '' });
+      setF({
+        ...f,
+        praSecret: '',
+        psKey: '',
+        psRunAsPassword: '',
+        psClientSecret: '',
+        entitleToken: '',
+        brokerKey: '',
+        faLinuxPw: '',
+        faWindowsPw: '',
+      });
       setSaved(true);
       onSaved();
     } catch (e) {
@@ -87,7 +101,14 @@ export function TenantsForm({ povId, view, onSaved }: { povId: string; view: Vie
         {label}
         {opts.secret !== undefined && <span className="muted"> ({opts.secret})</span>}
       </span>
-      <input type={opts.secret !== undefined ? 'password' : 'text'} value={f[k]} onChange={set(k)} placeholder={opts.placeholder} aria-label={label} autoComplete="off" />
+      <input
+        type={opts.secret !== undefined ? 'password' : 'text'}
+        value={f[k]}
+        onChange={set(k)}
+        placeholder={opts.placeholder}
+        aria-label={label}
+        autoComplete="off"
+      />
     </label>
   );
   const setText = (isSet: boolean | undefined) => (isSet ? 'set; blank keeps it' : 'not set');
@@ -108,7 +129,9 @@ export function TenantsForm({ povId, view, onSaved }: { povId: string; view: Vie
         {field('API key', 'psKey', { secret: setText(view.passwordSafe?.auth === 'ps-auth' && view.passwordSafe.secretSet) })}
         {field('Run-as password', 'psRunAsPassword', { secret: 'only if the registration requires it' })}
         {field('OAuth client id', 'psClientId')}
-        {field('OAuth client secret', 'psClientSecret', { secret: setText(view.passwordSafe?.auth === 'oauth' && view.passwordSafe.secretSet) })}
+        {field('OAuth client secret', 'psClientSecret', {
+          secret: setText(view.passwordSafe?.auth === 'oauth' && view.passwordSafe.secretSet),
+        })}
       </fieldset>
       <fieldset>
         <legend>Entitle (optional)</legend>

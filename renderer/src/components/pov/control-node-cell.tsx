@@ -3,7 +3,15 @@ import type { PovView } from '../../../../shared/contract/pov';
 
 export type ControlNodeAction = 'name' | 'install' | 'rebuild';
 
-const STATUS_TONE: Record<string, string> = { enrolled: 'ok', not_set_up: 'warn', installing: 'warn', waiting: 'warn', failed: 'bad', none: 'muted', revoked: 'muted' };
+const STATUS_TONE: Record<string, string> = {
+  enrolled: 'ok',
+  not_set_up: 'warn',
+  installing: 'warn',
+  waiting: 'warn',
+  failed: 'bad',
+  none: 'muted',
+  revoked: 'muted',
+};
 /** Statuses that read better in words than as the stored value. */
 const STATUS_TEXT: Record<string, string> = { not_set_up: 'not set up' };
 
@@ -27,7 +35,7 @@ const INSTALL_ACTIONS = {
     action: 'rebuild',
     verb: 'Rebuild',
     label: 'Rebuild control node',
-    title: 'Re-run the bootstrap on this VM: a new enrolment code, the agent\'s state volume removed, a new enrolment',
+    title: "Re-run the bootstrap on this VM: a new enrolment code, the agent's state volume removed, a new enrolment",
   },
 } as const;
 
@@ -40,7 +48,15 @@ const IN_PROGRESS = new Set(['installing', 'waiting']);
  * (sets the name and re-resolves), Install control node (beside the reason) and, once enrolled,
  * Rebuild control node (the same install again, after a confirm the page asks for).
  */
-export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: JobRecord | undefined; onAction?: (a: ControlNodeAction, p: PovView) => void }) {
+export function ControlNodeCell({
+  pov,
+  job,
+  onAction,
+}: {
+  pov: PovView;
+  job?: JobRecord | undefined;
+  onAction?: (a: ControlNodeAction, p: PovView) => void;
+}) {
   const cn = pov.controlNode;
   const running = job && (job.state === 'running' || job.state === 'queued');
   const refused = cn.status === 'none';
@@ -55,7 +71,11 @@ export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: Jo
   return (
     <span role="cell" className="pov-cn" data-testid="control-node">
       <span className="pov-cn-line">
-        <span className={refused ? 'muted' : 'pov-cn-vm'} data-testid="cn-vm" title={cn.name ? `named "${cn.name}"` : 'resolved from the template'}>
+        <span
+          className={refused ? 'muted' : 'pov-cn-vm'}
+          data-testid="cn-vm"
+          title={cn.name ? `named "${cn.name}"` : 'resolved from the template'}
+        >
           {vm}
         </span>
         {cn.status && cn.status !== 'none' && (
@@ -64,14 +84,24 @@ export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: Jo
           </span>
         )}
         {mode && cn.status === 'enrolled' && (
-          <span className="badge pov-cn-mode" data-testid="cn-mode" title={mode === 'SPIRE' ? 'the agent attests through SPIRE (key held in memory)' : 'the agent signs with an Ed25519 key from its enrolment code'}>
+          <span
+            className="badge pov-cn-mode"
+            data-testid="cn-mode"
+            title={
+              mode === 'SPIRE'
+                ? 'the agent attests through SPIRE (key held in memory)'
+                : 'the agent signs with an Ed25519 key from its enrolment code'
+            }
+          >
             {mode}
           </span>
         )}
       </span>
       <span className="pov-cn-line small">
         {running ? (
-          <span className="muted ellipsis" data-testid="cn-step">{job.progress.step || job.state}…</span>
+          <span className="muted ellipsis" data-testid="cn-step">
+            {job.progress.step || job.state}…
+          </span>
         ) : (
           cn.reason && (
             <span className={`ellipsis ${cn.status === 'failed' || refused ? 'error' : 'muted'}`} title={cn.reason} data-testid="cn-reason">
@@ -91,7 +121,8 @@ export function ControlNodeCell({ pov, job, onAction }: { pov: PovView; job?: Jo
             aria-label={`${install.label} for ${pov.name}`}
             title={canInstall ? install.title : 'Needs the environment running and no other operation under way'}
           >
-            {install.verb}<span className="wide-only"> control node</span>
+            {install.verb}
+            <span className="wide-only"> control node</span>
           </button>
         )}
       </span>

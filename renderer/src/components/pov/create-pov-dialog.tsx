@@ -23,7 +23,15 @@ export interface CreatePovInput {
  * or a remote one), a searchable list of that platform's templates (labTemplates.list), and a name.
  * What the platform cannot do is not offered (a local POV has no auto-delete date) and says why.
  */
-export function CreatePovDialog({ onClose, onCreate, initialPlatform = 'skytap' }: { onClose(): void; onCreate(input: CreatePovInput): Promise<void>; initialPlatform?: LabPlatformId }) {
+export function CreatePovDialog({
+  onClose,
+  onCreate,
+  initialPlatform = 'skytap',
+}: {
+  onClose(): void;
+  onCreate(input: CreatePovInput): Promise<void>;
+  initialPlatform?: LabPlatformId;
+}) {
   const [platform, setPlatform] = useState<LabPlatformId>(initialPlatform);
   const connection = useVms((s) => s.connection);
   const [templates, setTemplates] = useState<{ platform: LabPlatformId; rows: TemplateRow[] } | null>(null);
@@ -94,7 +102,13 @@ export function CreatePovDialog({ onClose, onCreate, initialPlatform = 'skytap' 
       <TemplatePicker platform={platform} templates={rows} loadError={loadError} picked={picked} onPick={setPicked} />
       <label className="form">
         <span>POV name</span>
-        <input aria-label="POV name" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} placeholder="e.g. Acme Corp evaluation" />
+        <input
+          aria-label="POV name"
+          value={name}
+          maxLength={200}
+          onChange={(e) => setName(e.target.value)}
+          placeholder="e.g. Acme Corp evaluation"
+        />
       </label>
       {local ? (
         <p className="small muted" data-testid="no-auto-delete">

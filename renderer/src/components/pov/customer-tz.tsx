@@ -10,7 +10,15 @@ export function TimeZoneInput({ value, onChange, label }: { value: string; onCha
   const zones = useMemo(knownTimeZones, []);
   return (
     <>
-      <input aria-label={label} list={list} value={value} onChange={(e) => onChange(e.target.value)} placeholder="e.g. America/New_York" size={22} spellCheck={false} />
+      <input
+        aria-label={label}
+        list={list}
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        placeholder="e.g. America/New_York"
+        size={22}
+        spellCheck={false}
+      />
       <datalist id={list}>
         {zones.map((z) => (
           <option key={z} value={z} />
@@ -65,7 +73,11 @@ export function CustomerTzField({ pov, onChanged }: { pov: PovView; onChanged():
         </button>
       )}
       <span className="small muted" data-testid="customer-tz-note">
-        {saved ? (saved === se ? `the same as yours (${se})` : `times show yours (${se}) and the customer's`) : `not set: times show yours (${se}) only`}
+        {saved
+          ? saved === se
+            ? `the same as yours (${se})`
+            : `times show yours (${se}) and the customer's`
+          : `not set: times show yours (${se}) only`}
       </span>
       <ErrorAlert error={error} />
     </form>

@@ -2,19 +2,45 @@ import type { ReadinessLevel } from '../../../../shared/contract/readiness';
 import { READINESS_WORDS } from '../../../../shared/contract/values';
 import type { Arrangement, SortKey } from './arrange';
 
-const SORT_WORDS: Record<SortKey, string> = { created: 'Created', name: 'Name', state: 'State', readiness: 'Readiness', autoDelete: 'Auto-delete time' };
+const SORT_WORDS: Record<SortKey, string> = {
+  created: 'Created',
+  name: 'Name',
+  state: 'State',
+  readiness: 'Readiness',
+  autoDelete: 'Auto-delete time',
+};
 
 /** Filter and sort the POV list: by name/template/state/readiness text, readiness, and the sort key. */
-export function ListControls({ value, onChange, shown, total }: { value: Arrangement; onChange(a: Arrangement): void; shown: number; total: number }) {
+export function ListControls({
+  value,
+  onChange,
+  shown,
+  total,
+}: {
+  value: Arrangement;
+  onChange(a: Arrangement): void;
+  shown: number;
+  total: number;
+}) {
   return (
     <div className="row pov-controls" role="search" aria-label="Filter and sort POVs">
       <label>
         <span className="small muted">Filter </span>
-        <input type="search" aria-label="Filter POVs" placeholder="name, template, state, ready" value={value.query} onChange={(e) => onChange({ ...value, query: e.target.value })} />
+        <input
+          type="search"
+          aria-label="Filter POVs"
+          placeholder="name, template, state, ready"
+          value={value.query}
+          onChange={(e) => onChange({ ...value, query: e.target.value })}
+        />
       </label>
       <label>
         <span className="small muted">Readiness </span>
-        <select aria-label="Readiness filter" value={value.readiness} onChange={(e) => onChange({ ...value, readiness: e.target.value as ReadinessLevel | 'all' })}>
+        <select
+          aria-label="Readiness filter"
+          value={value.readiness}
+          onChange={(e) => onChange({ ...value, readiness: e.target.value as ReadinessLevel | 'all' })}
+        >
           <option value="all">all</option>
           {(Object.keys(READINESS_WORDS) as ReadinessLevel[]).map((r) => (
             <option key={r} value={r}>

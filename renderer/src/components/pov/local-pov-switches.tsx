@@ -40,7 +40,11 @@ export function LocalPovSwitches({ pov, onChanged }: { pov: PovView; onChanged()
         />{' '}
         Internet access
       </label>
-      <button disabled={!idle} onClick={() => void run(() => api.call('pov.snapshot', { id: pov.id }))} title="Stops the VMs, saves every disk, vTPM and firmware variables, starts them again">
+      <button
+        disabled={!idle}
+        onClick={() => void run(() => api.call('pov.snapshot', { id: pov.id }))}
+        title="Stops the VMs, saves every disk, vTPM and firmware variables, starts them again"
+      >
         Save clean state
       </button>
       <button

@@ -35,7 +35,9 @@ export function LocalPovVms({ envId, povVms }: { envId: string | null; povVms: P
     <div className="local-vms pov-local-vms" aria-label="Local VMs of this POV">
       <ErrorAlert error={listError} />
       <ErrorAlert error={error} />
-      {vms && mine.length === 0 && <p className="muted">The vm-manager has none of this POV's VMs (yet). They are listed here once created.</p>}
+      {vms && mine.length === 0 && (
+        <p className="muted">The vm-manager has none of this POV's VMs (yet). They are listed here once created.</p>
+      )}
       {mine.length > 0 && (
         <VmList
           vms={mine}

@@ -24,7 +24,8 @@ export function NameVmDialog({ pov, onClose }: { pov: PovView; onClose(): void }
 
   useEffect(() => {
     let live = true;
-    api.call('pov.get', { id: pov.id })
+    api
+      .call('pov.get', { id: pov.id })
       .then((d) => live && setVms(d.vms.filter((v) => !v.goneAt)))
       .catch(() => {});
     return () => {
@@ -74,7 +75,14 @@ export function NameVmDialog({ pov, onClose }: { pov: PovView; onClose(): void }
       </datalist>
       <label className="form">
         <span>Control node VM name</span>
-        <input aria-label="Control node VM name" list={listId} value={name} maxLength={255} onChange={(e) => setName(e.target.value)} autoFocus />
+        <input
+          aria-label="Control node VM name"
+          list={listId}
+          value={name}
+          maxLength={255}
+          onChange={(e) => setName(e.target.value)}
+          autoFocus
+        />
       </label>
       <label className="form">
         <span>Entitle agent host</span>
@@ -87,7 +95,9 @@ export function NameVmDialog({ pov, onClose }: { pov: PovView; onClose(): void }
       <ErrorAlert error={error} />
       {result && (
         <p role="status" className={result.vm ? 'ok' : 'error'}>
-          {result.vm ? `Control node: ${result.vm}. Press Install control node to put the agent there.` : `No control node: ${result.reason ?? 'refused'}`}
+          {result.vm
+            ? `Control node: ${result.vm}. Press Install control node to put the agent there.`
+            : `No control node: ${result.reason ?? 'refused'}`}
         </p>
       )}
       <div className="row" style={{ justifyContent: 'flex-end' }}>

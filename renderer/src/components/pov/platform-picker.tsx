@@ -1,7 +1,15 @@
 import type { LabPlatformId, PlatformChoice } from '../../state/lab';
 
 /** Where the POV's VMs run: one radio per platform the app can reach now. */
-export function PlatformPicker({ choices, value, onChange }: { choices: PlatformChoice[]; value: LabPlatformId; onChange(p: LabPlatformId): void }) {
+export function PlatformPicker({
+  choices,
+  value,
+  onChange,
+}: {
+  choices: PlatformChoice[];
+  value: LabPlatformId;
+  onChange(p: LabPlatformId): void;
+}) {
   return (
     <fieldset className="platform-picker">
       <legend>Lab platform</legend>

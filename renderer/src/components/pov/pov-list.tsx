@@ -114,7 +114,14 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                 role="row"
                 aria-rowindex={item.index + 2}
                 data-pov={p.id}
-                style={{ position: 'absolute', top: 0, left: 0, right: 0, height: open ? ROW_HEIGHT + EXPANDED_EXTRA : ROW_HEIGHT, transform: `translateY(${item.start}px)` }}
+                style={{
+                  position: 'absolute',
+                  top: 0,
+                  left: 0,
+                  right: 0,
+                  height: open ? ROW_HEIGHT + EXPANDED_EXTRA : ROW_HEIGHT,
+                  transform: `translateY(${item.start}px)`,
+                }}
               >
                 <span role="cell" className="pov-name">
                   <span className="pov-name-line">
@@ -127,7 +134,11 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                     >
                       {open ? '▾' : '▸'}
                     </button>
-                    <button className="link ellipsis pov-open" onClick={() => onOpen(p.id)} title={`${p.name}${p.platform !== 'skytap' ? '' : p.envId ? ` — Skytap environment ${p.envId}` : ' — no Skytap environment yet'}`}>
+                    <button
+                      className="link ellipsis pov-open"
+                      onClick={() => onOpen(p.id)}
+                      title={`${p.name}${p.platform !== 'skytap' ? '' : p.envId ? ` — Skytap environment ${p.envId}` : ' — no Skytap environment yet'}`}
+                    >
                       {p.name}
                     </button>
                   </span>
@@ -142,7 +153,10 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                   <span className="pov-ready-line">
                     <ReadinessBadge readiness={p.readiness} platform={p.platform} customerTz={p.customerTz} />
                     {p.autoDelete?.lastWarning && (
-                      <span className={`badge ${p.autoDelete.lastWarning === '1h' ? 'bad' : 'warn'} pov-warning`} title={`Auto-delete at ${p.autoDelete.at ? bothZones(p.autoDelete.at, p.customerTz) : '?'}`}>
+                      <span
+                        className={`badge ${p.autoDelete.lastWarning === '1h' ? 'bad' : 'warn'} pov-warning`}
+                        title={`Auto-delete at ${p.autoDelete.at ? bothZones(p.autoDelete.at, p.customerTz) : '?'}`}
+                      >
                         deleted in &lt; {p.autoDelete.lastWarning}
                       </span>
                     )}
@@ -161,7 +175,11 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                     {confirmedText(p.lastConfirmedAt, now)}
                   </div>
                 </span>
-                <ControlNodeCell pov={p} job={p.controlNode.jobId ? jobs[p.controlNode.jobId] : undefined} {...(onControlNode ? { onAction: onControlNode } : {})} />
+                <ControlNodeCell
+                  pov={p}
+                  job={p.controlNode.jobId ? jobs[p.controlNode.jobId] : undefined}
+                  {...(onControlNode ? { onAction: onControlNode } : {})}
+                />
                 <span role="cell" className="pov-status">
                   {job && (job.state === 'running' || job.state === 'queued') ? (
                     <>

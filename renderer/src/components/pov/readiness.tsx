@@ -6,12 +6,25 @@ import { api, errorText } from '../../api';
 import { bothZones, withZones } from './time';
 
 const TONE: Record<ReadinessLevel, string> = { ready: 'ok', attention: 'warn', not_ready: 'bad' };
-const ITEM_WORDS: Record<ReadinessItem['state'], string> = { ok: 'ok', not_configured: 'not configured', attention: 'attention', not_ready: 'not ready' };
+const ITEM_WORDS: Record<ReadinessItem['state'], string> = {
+  ok: 'ok',
+  not_configured: 'not configured',
+  attention: 'attention',
+  not_ready: 'not ready',
+};
 /** not configured is neutral: an optional service nobody set up is not a fault. */
 const ITEM_TONE: Record<ReadinessItem['state'], string> = { ok: 'ok', not_configured: 'muted', attention: 'warn', not_ready: 'bad' };
 
 /** The readiness badge: always words (colour is never the only signal), the reason on hover. */
-export function ReadinessBadge({ readiness, platform, customerTz }: { readiness: PovView['readiness']; platform: string; customerTz?: string | null | undefined }) {
+export function ReadinessBadge({
+  readiness,
+  platform,
+  customerTz,
+}: {
+  readiness: PovView['readiness'];
+  platform: string;
+  customerTz?: string | null | undefined;
+}) {
   if (!readiness) return <span className="badge muted">unknown</span>;
   return (
     <span className={`badge ${TONE[readiness.overall]}`} data-testid="readiness" title={withZones(readiness.summary, customerTz)}>
@@ -52,7 +65,8 @@ export function distanceText(deltaMs: number): string {
   const s = Math.abs(deltaMs) / 1000;
   const m = Math.round(s / 60);
   const h = Math.floor(m / 60);
-  const text = s < 60 ? `${Math.round(s)} s` : m < 60 ? `${m} min` : h < 48 ? `${h} h ${m % 60} min` : `${Math.floor(h / 24)} d ${h % 24} h`;
+  const text =
+    s < 60 ? `${Math.round(s)} s` : m < 60 ? `${m} min` : h < 48 ? `${h} h ${m % 60} min` : `${Math.floor(h / 24)} d ${h % 24} h`;
   return deltaMs >= 0 ? `in ${text}` : `${text} ago`;
 }
 
@@ -98,7 +112,12 @@ export function ReadinessChecklist({
       .catch((e) => setError(errorText(e)));
   }, [povId]);
   useEffect(load, [load, refreshKey]);
-  if (error) return <p className="error" role="alert">{error}</p>;
+  if (error)
+    return (
+      <p className="error" role="alert">
+        {error}
+      </p>
+    );
   if (!r) return <p className="muted">Checking readiness…</p>;
   const checked = Date.parse(r.checkedAt);
   return (

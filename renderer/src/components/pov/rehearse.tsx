@@ -15,7 +15,15 @@ function rehearsalName(now: Date): string {
  * runs on a fresh machine with nothing configured. With an account saved it stays, as one button
  * (`compact`), wherever a vm-manager is connected.
  */
-export function RehearseOffer({ connection, onStarted, compact = false }: { connection: VmConnection | null; onStarted(jobId: string): void; compact?: boolean }) {
+export function RehearseOffer({
+  connection,
+  onStarted,
+  compact = false,
+}: {
+  connection: VmConnection | null;
+  onStarted(jobId: string): void;
+  compact?: boolean;
+}) {
   const [step, setStep] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const remote = connection?.mode === 'remote';
@@ -54,9 +62,9 @@ export function RehearseOffer({ connection, onStarted, compact = false }: { conn
     <div className="panel rehearse" role="region" aria-label="Rehearse">
       <h3>No Skytap account yet? Rehearse on {where}.</h3>
       <p className="small muted">
-        A POV on {remote ? `the vm-manager at ${connection?.url ?? '(no URL)'}` : "this laptop's own vm-manager (QEMU)"}, from the bundled test template: one small
-        attested VM from the test image. It powers on, shows its console and attestation, and is destroyed like any POV. Save a Skytap account in Settings to
-        create POVs on Skytap.
+        A POV on {remote ? `the vm-manager at ${connection?.url ?? '(no URL)'}` : "this laptop's own vm-manager (QEMU)"}, from the bundled
+        test template: one small attested VM from the test image. It powers on, shows its console and attestation, and is destroyed like any
+        POV. Save a Skytap account in Settings to create POVs on Skytap.
       </p>
       <button className="primary" disabled={step !== null} onClick={() => void go()}>
         {label}

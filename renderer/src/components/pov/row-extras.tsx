@@ -86,7 +86,8 @@ export function RowDetails({ pov: p, now, lastFailed }: { pov: PovView; now: num
   if (p.autoDelete?.reason) lines.push(['Auto-delete', p.autoDelete.reason]);
   const tz = p.customerTz ?? null;
   lines.push(['Deletes at', p.autoDelete?.at ? bothZones(p.autoDelete.at, tz) : 'no auto-delete time set']);
-  if (p.autoDelete?.nextWarning) lines.push(['Next warning', `${p.autoDelete.nextWarning.step} before: ${bothZones(p.autoDelete.nextWarning.at, tz)}`]);
+  if (p.autoDelete?.nextWarning)
+    lines.push(['Next warning', `${p.autoDelete.nextWarning.step} before: ${bothZones(p.autoDelete.nextWarning.at, tz)}`]);
   lines.push(['Share link', share ? `${Date.parse(share) <= now ? 'expired' : 'expires'} ${bothZones(share, tz)}` : 'no live share link']);
   lines.push(['Template', `${p.templateName || '—'} (id ${p.templateId})`]);
   return (

@@ -13,7 +13,10 @@ export interface TemplateRow {
 
 function summary(t: TemplateRow): string {
   const parts = [`id ${t.id}`];
-  if (t.vms.length > 0) parts.push(`${t.vms.length} VM${t.vms.length === 1 ? '' : 's'}: ${t.vms.map((v) => (v.image ? `${v.name} (${v.image})` : v.name)).join(', ')}`);
+  if (t.vms.length > 0)
+    parts.push(
+      `${t.vms.length} VM${t.vms.length === 1 ? '' : 's'}: ${t.vms.map((v) => (v.image ? `${v.name} (${v.image})` : v.name)).join(', ')}`,
+    );
   if (t.description) parts.push(t.description);
   return parts.join(' · ');
 }
@@ -36,11 +39,22 @@ export function TemplatePicker({
   const shown = useMemo(() => {
     const q = query.trim().toLowerCase();
     const all = templates ?? [];
-    return q ? all.filter((t) => t.name.toLowerCase().includes(q) || t.id.toLowerCase().includes(q) || (t.description ?? '').toLowerCase().includes(q)) : all;
+    return q
+      ? all.filter(
+          (t) => t.name.toLowerCase().includes(q) || t.id.toLowerCase().includes(q) || (t.description ?? '').toLowerCase().includes(q),
+        )
+      : all;
   }, [templates, query]);
   return (
     <>
-      <input type="search" placeholder="Search templates by name or id" aria-label="Search templates" value={query} onChange={(e) => setQuery(e.target.value)} autoFocus />
+      <input
+        type="search"
+        placeholder="Search templates by name or id"
+        aria-label="Search templates"
+        value={query}
+        onChange={(e) => setQuery(e.target.value)}
+        autoFocus
+      />
       <div style={{ minHeight: 0, overflow: 'auto' }}>
         <ErrorAlert error={loadError} />
         {!templates && !loadError && <p className="muted">Reading the template catalogue…</p>}

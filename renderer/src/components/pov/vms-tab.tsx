@@ -59,9 +59,14 @@ export function VmsTab({ vms, onSetOs }: { vms: PovVmView[]; onSetOs(vmId: strin
                     {vm.network.name ?? 'network'}
                     {vm.network.type === 'manual' ? (
                       <span className="badge warn" title="No metadata service on a manual network: a control node here gets no bootstrap">
-                        {' '}manual
+                        {' '}
+                        manual
                       </span>
-                    ) : vm.network.type ? ` (${vm.network.type})` : ''}
+                    ) : vm.network.type ? (
+                      ` (${vm.network.type})`
+                    ) : (
+                      ''
+                    )}
                   </div>
                 )}
               </td>

@@ -42,7 +42,8 @@ export function AutoDeleteBox({ pov, focusExtend, onChanged }: { pov: PovView; f
       <h3>Auto-delete</h3>
       {a.at ? (
         <p>
-          Skytap deletes this environment <strong title={a.at}>{relativeTime(a.at, Date.now())}</strong> (<span data-testid="auto-delete-at">{bothZones(a.at, pov.customerTz)}</span>).{' '}
+          Skytap deletes this environment <strong title={a.at}>{relativeTime(a.at, Date.now())}</strong> (
+          <span data-testid="auto-delete-at">{bothZones(a.at, pov.customerTz)}</span>).{' '}
           {a.status === 'armed' && <span className="badge ok">schedule armed</span>}
           {a.status === 'pending' && <span className="badge muted">arming…</span>}
         </p>
@@ -61,7 +62,8 @@ export function AutoDeleteBox({ pov, focusExtend, onChanged }: { pov: PovView; f
       )}
       {a.nextWarning && (
         <p className="small muted">
-          Next warning ({a.nextWarning.step} before): <span data-testid="next-warning-at">{bothZones(a.nextWarning.at, pov.customerTz)}</span>
+          Next warning ({a.nextWarning.step} before):{' '}
+          <span data-testid="next-warning-at">{bothZones(a.nextWarning.at, pov.customerTz)}</span>
         </p>
       )}
       {a.lastWarning && <p className="small">Last warning sent: {a.lastWarning} before deletion.</p>}
@@ -69,7 +71,13 @@ export function AutoDeleteBox({ pov, focusExtend, onChanged }: { pov: PovView; f
         <div className="row">
           <label>
             New time{' '}
-            <input ref={input} type="datetime-local" aria-label="New auto-delete time" value={value} onChange={(e) => setValue(e.target.value)} />
+            <input
+              ref={input}
+              type="datetime-local"
+              aria-label="New auto-delete time"
+              value={value}
+              onChange={(e) => setValue(e.target.value)}
+            />
           </label>
           <button className="primary" disabled={busy} onClick={() => void move(fromLocalInput(value))}>
             Extend

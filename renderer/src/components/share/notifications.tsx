@@ -75,7 +75,13 @@ export function Notifications() {
   };
   return (
     <>
-      <button ref={bell} className="notify-bell" aria-label={`Notifications (${unread} unread)`} aria-expanded={open} onClick={() => setOpen(!open)}>
+      <button
+        ref={bell}
+        className="notify-bell"
+        aria-label={`Notifications (${unread} unread)`}
+        aria-expanded={open}
+        onClick={() => setOpen(!open)}
+      >
         <BellIcon /> <span>Notifications</span>
         {unread > 0 && <span className="badge notify-count">{unread}</span>}
       </button>
@@ -84,7 +90,8 @@ export function Notifications() {
           <div className="row">
             <strong>Notifications</strong>
             <label className="small">
-              <input type="checkbox" checked={settings?.doNotDisturb ?? false} onChange={(e) => void setDnd(e.target.checked)} /> Do not disturb
+              <input type="checkbox" checked={settings?.doNotDisturb ?? false} onChange={(e) => void setDnd(e.target.checked)} /> Do not
+              disturb
             </label>
             <button className="link" onClick={() => void markAllRead()}>
               Mark all read

@@ -9,7 +9,10 @@ export function NotifySettingsForm({ settings, onSaved }: { settings: NotifySett
   const [error, setError] = useState<string | null>(null);
 
   async function save() {
-    const ladderHours = hours.split(/[\s,]+/).filter(Boolean).map(Number);
+    const ladderHours = hours
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map(Number);
     if (ladderHours.some((h) => !Number.isInteger(h) || h < 1)) return setError('Warning steps are whole hours, e.g. 168, 72, 24, 1.');
     try {
       onSaved(await api.call('notify.setSettings', { ladderHours, autoDeleteDays: Number(days) }));
@@ -29,10 +32,12 @@ export function NotifySettingsForm({ settings, onSaved }: { settings: NotifySett
       }}
     >
       <label>
-        Warn at (hours before deletion) <input aria-label="Warning steps" value={hours} onChange={(e) => setHours(e.target.value)} size={14} />
+        Warn at (hours before deletion){' '}
+        <input aria-label="Warning steps" value={hours} onChange={(e) => setHours(e.target.value)} size={14} />
       </label>
       <label>
-        New POVs auto-delete after <input aria-label="Auto-delete days" type="number" min={1} max={365} value={days} onChange={(e) => setDays(e.target.value)} /> days
+        New POVs auto-delete after{' '}
+        <input aria-label="Auto-delete days" type="number" min={1} max={365} value={days} onChange={(e) => setDays(e.target.value)} /> days
       </label>
       <button type="submit">Save</button>
       {error && (

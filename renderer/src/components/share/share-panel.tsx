@@ -127,7 +127,8 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
               Expires{' '}
               {s.expiresAt ? (
                 <>
-                  <strong title={s.expiresAt}>{relativeTime(s.expiresAt, now)}</strong> (<span data-testid="share-expires-at">{bothZones(s.expiresAt, pov.customerTz)}</span>)
+                  <strong title={s.expiresAt}>{relativeTime(s.expiresAt, now)}</strong> (
+                  <span data-testid="share-expires-at">{bothZones(s.expiresAt, pov.customerTz)}</span>)
                 </>
               ) : (
                 'never'
@@ -160,7 +161,8 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
               className="danger"
               disabled={busy}
               onClick={() => {
-                if (window.confirm('Revoke this link? The customer loses access at once.')) void run(() => api.call('share.revoke', { povId: pov.id, shareId: s.shareId }));
+                if (window.confirm('Revoke this link? The customer loses access at once.'))
+                  void run(() => api.call('share.revoke', { povId: pov.id, shareId: s.shareId }));
               }}
             >
               Revoke
@@ -169,14 +171,20 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
               <button
                 disabled={busy || !isTimeZone(tz)}
                 onClick={() =>
-                  void passwordOf(s).then(
-                    (p) =>
-                      p === undefined
-                        ? undefined
-                        : copy(
-                        `handout-${s.shareId}`,
-                        handoutText({ povName: pov.name, url: s.url!, password: p, expiresAt: s.expiresAt!, timeZone: tz, runtimeLimitMinutes: s.runtimeLimitMinutes }),
-                      ),
+                  void passwordOf(s).then((p) =>
+                    p === undefined
+                      ? undefined
+                      : copy(
+                          `handout-${s.shareId}`,
+                          handoutText({
+                            povName: pov.name,
+                            url: s.url!,
+                            password: p,
+                            expiresAt: s.expiresAt!,
+                            timeZone: tz,
+                            runtimeLimitMinutes: s.runtimeLimitMinutes,
+                          }),
+                        ),
                   )
                 }
               >
@@ -193,15 +201,15 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
       )}
       <div className="row">
         <label>
-          Expiry{' '}
-          <input type="datetime-local" aria-label="Share link expiry" value={expiry} onChange={(e) => setExpiry(e.target.value)} />
+          Expiry <input type="datetime-local" aria-label="Share link expiry" value={expiry} onChange={(e) => setExpiry(e.target.value)} />
         </label>
         <label>
           Customer time zone <input aria-label="Customer time zone" value={tz} onChange={(e) => setTz(e.target.value)} size={18} />
         </label>
         {controlVm && (
           <label>
-            <input type="checkbox" checked={excludeControl} onChange={(e) => setExcludeControl(e.target.checked)} /> Leave out the control node
+            <input type="checkbox" checked={excludeControl} onChange={(e) => setExcludeControl(e.target.checked)} /> Leave out the control
+            node
           </label>
         )}
         {current.length === 0 && (
@@ -211,11 +219,7 @@ export function SharePanel({ pov, vms }: { pov: PovView; vms: PovVmView[] }) {
         )}
       </div>
       {!isTimeZone(tz) && <p className="error small">“{tz}” is not a time zone (e.g. America/Chicago).</p>}
-      {gone.length > 0 && (
-        <p className="small muted">
-          {gone.length} earlier link(s) revoked or gone from Skytap.
-        </p>
-      )}
+      {gone.length > 0 && <p className="small muted">{gone.length} earlier link(s) revoked or gone from Skytap.</p>}
     </section>
   );
 }

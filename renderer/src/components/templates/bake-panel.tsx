@@ -59,20 +59,22 @@ export function BakePanel({ onBaked }: { onBaked: () => void }) {
     <div className="panel bake-panel" role="region" aria-label="Bake a template">
       <h3>Bake a template</h3>
       <p className="muted">
-        Installs the runner below, Docker (enabled at boot) and open-vm-tools into an image, boots it in the local vm-manager to prove the runner
-        runs a payload, and keeps it for export to Skytap.
+        Installs the runner below, Docker (enabled at boot) and open-vm-tools into an image, boots it in the local vm-manager to prove the
+        runner runs a payload, and keeps it for export to Skytap.
       </p>
       <fieldset disabled={running}>
         <legend>Source</legend>
         <label>
-          <input type="radio" checked={kind === 'debian'} onChange={() => setKind('debian')} /> Minimal Debian 12 (bookworm), built from Debian packages
+          <input type="radio" checked={kind === 'debian'} onChange={() => setKind('debian')} /> Minimal Debian 12 (bookworm), built from
+          Debian packages
         </label>
         <label>
           <input type="radio" checked={kind === 'file'} onChange={() => setKind('file')} /> Image file (qcow2, raw, vmdk, .ova, .ovf)
         </label>
         {kind === 'file' && (
           <label>
-            Path <input aria-label="Image path" value={path} onChange={(e) => setPath(e.target.value)} placeholder="/home/me/images/linux.ova" />
+            Path{' '}
+            <input aria-label="Image path" value={path} onChange={(e) => setPath(e.target.value)} placeholder="/home/me/images/linux.ova" />
           </label>
         )}
       </fieldset>
@@ -89,17 +91,21 @@ export function BakePanel({ onBaked }: { onBaked: () => void }) {
           </select>
         </label>
         <label>
-          Extra packages <input aria-label="Extra packages" value={extra} onChange={(e) => setExtra(e.target.value)} placeholder="htop jq" />
+          Extra packages{' '}
+          <input aria-label="Extra packages" value={extra} onChange={(e) => setExtra(e.target.value)} placeholder="htop jq" />
         </label>
         <label>
-          Disk size (GiB) <input aria-label="Disk size" type="number" min={2} value={size} onChange={(e) => setSize(e.target.value)} placeholder="as is" />
+          Disk size (GiB){' '}
+          <input aria-label="Disk size" type="number" min={2} value={size} onChange={(e) => setSize(e.target.value)} placeholder="as is" />
         </label>
       </fieldset>
       <div className="templates-actions">
         <button className="primary" disabled={running || !name.trim() || (kind === 'file' && !path.trim())} onClick={start}>
           Bake
         </button>
-        {running && jobId && <button onClick={() => void api.call('jobs.cancel', { id: jobId }).catch((e) => setError(errorText(e)))}>Cancel</button>}
+        {running && jobId && (
+          <button onClick={() => void api.call('jobs.cancel', { id: jobId }).catch((e) => setError(errorText(e)))}>Cancel</button>
+        )}
       </div>
       <ErrorAlert error={error} />
       {job && (
@@ -172,7 +178,11 @@ export function BakedList({ images, error }: { images: BakedImage[]; error: stri
               {JSON.stringify(b.manifest, null, 2)}
             </pre>
             <div className="templates-actions">
-              <select aria-label={`Export format of ${b.name}`} value={format[b.name] ?? 'ova'} onChange={(e) => setFormat((f) => ({ ...f, [b.name]: e.target.value as 'ova' }))}>
+              <select
+                aria-label={`Export format of ${b.name}`}
+                value={format[b.name] ?? 'ova'}
+                onChange={(e) => setFormat((f) => ({ ...f, [b.name]: e.target.value as 'ova' }))}
+              >
                 <option value="ova">OVA</option>
                 <option value="ovf">OVF + VMDK + manifest</option>
                 <option value="vmdk">VMDK only</option>

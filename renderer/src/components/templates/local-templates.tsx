@@ -44,7 +44,11 @@ export function LocalTemplatesPanel() {
       .catch(() => setImages(null));
   }, []);
   const gone = (t: LabTemplateView, image: string | null) =>
-    images !== null && image !== null && !images.some((i) => i.name === image) ? (t.builtIn ? 'built on the first rehearsal' : 'gone from the vm-manager') : null;
+    images !== null && image !== null && !images.some((i) => i.name === image)
+      ? t.builtIn
+        ? 'built on the first rehearsal'
+        : 'gone from the vm-manager'
+      : null;
   useEffect(load, [load]);
 
   const remove = (t: LabTemplateView) => {
@@ -106,8 +110,7 @@ export function LocalTemplatesPanel() {
                   const size = vmSizeText(v);
                   return (
                     <li key={v.name}>
-                      {v.name}: {v.image ?? 'no image'} ({v.os})
-                      {size && <span className="muted"> · {size}</span>}
+                      {v.name}: {v.image ?? 'no image'} ({v.os}){size && <span className="muted"> · {size}</span>}
                       {missing && <span className={t.builtIn ? 'muted small' : 'warn small'}> — image {missing}</span>}
                     </li>
                   );

@@ -19,7 +19,15 @@ interface VmDraft {
 }
 
 /** giantswarm's defaults, the size golden values are learned at. */
-const draft = (n: number, image: string): VmDraft => ({ name: `vm-${n}`, image, os: 'linux', cpus: '2', memoryMib: '2048', diskGib: '20', requireAttestation: false });
+const draft = (n: number, image: string): VmDraft => ({
+  name: `vm-${n}`,
+  image,
+  os: 'linux',
+  cpus: '2',
+  memoryMib: '2048',
+  diskGib: '20',
+  requireAttestation: false,
+});
 
 /** A saved template's VM as the form edits it. */
 const fromView = (v: LabTemplateView['vms'][number], n: number): VmDraft => ({
@@ -38,7 +46,15 @@ const fromView = (v: LabTemplateView['vms'][number], n: number): VmDraft => ({
  * with a VM name, OS and size. The core checks everything again (names, ranges, that each image
  * exists) and says what is wrong.
  */
-export function NewLocalTemplate({ editing, onCreated, onCancel }: { editing?: LabTemplateView; onCreated: () => void; onCancel: () => void }) {
+export function NewLocalTemplate({
+  editing,
+  onCreated,
+  onCancel,
+}: {
+  editing?: LabTemplateView;
+  onCreated: () => void;
+  onCancel: () => void;
+}) {
   const [images, setImages] = useState<VmImage[] | null>(null);
   const [name, setName] = useState(editing?.name ?? '');
   const [description, setDescription] = useState(editing?.description ?? '');
@@ -63,7 +79,13 @@ export function NewLocalTemplate({ editing, onCreated, onCancel }: { editing?: L
     const args: CreateLocalTemplateArgs = {
       name: name.trim(),
       ...(description.trim() ? { description: description.trim() } : {}),
-      vms: vms.map((v) => ({ ...v, name: v.name.trim(), cpus: Number(v.cpus), memoryMib: Number(v.memoryMib), diskGib: Number(v.diskGib) })),
+      vms: vms.map((v) => ({
+        ...v,
+        name: v.name.trim(),
+        cpus: Number(v.cpus),
+        memoryMib: Number(v.memoryMib),
+        diskGib: Number(v.diskGib),
+      })),
     };
     (editing ? api.call('labTemplates.update', { id: editing.id, ...args }) : api.call('labTemplates.create', args))
       .then(onCreated)
@@ -72,10 +94,14 @@ export function NewLocalTemplate({ editing, onCreated, onCancel }: { editing?: L
   };
 
   return (
-    <form className="new-local-template" aria-label={editing ? `Edit local template ${editing.name}` : 'New local template'} onSubmit={(e) => {
+    <form
+      className="new-local-template"
+      aria-label={editing ? `Edit local template ${editing.name}` : 'New local template'}
+      onSubmit={(e) => {
         e.preventDefault();
         create();
-      }}>
+      }}
+    >
       <h4>{editing ? `Edit ${editing.name}` : 'New local template'}</h4>
       <label>
         Name <input aria-label="Local template name" value={name} onChange={(e) => setName(e.target.value)} placeholder="Two-node POV" />
@@ -83,7 +109,9 @@ export function NewLocalTemplate({ editing, onCreated, onCancel }: { editing?: L
       <label>
         Description <input aria-label="Local template description" value={description} onChange={(e) => setDescription(e.target.value)} />
       </label>
-      {images?.length === 0 && <p className="muted">The vm-manager has no images yet: bake one above, or import one on the Local VMs page.</p>}
+      {images?.length === 0 && (
+        <p className="muted">The vm-manager has no images yet: bake one above, or import one on the Local VMs page.</p>
+      )}
       {vms.map((v, i) => (
         <fieldset key={i} aria-label={`VM ${i + 1}`}>
           <legend>VM {i + 1}</legend>
@@ -99,7 +127,9 @@ export function NewLocalTemplate({ editing, onCreated, onCancel }: { editing?: L
                 </option>
               ))}
               {/* an edited template's image that has left the vm-manager: shown, so the form says what is saved */}
-              {images && v.image && !images.some((im) => im.name === v.image) && <option value={v.image}>{v.image} (gone from the vm-manager)</option>}
+              {images && v.image && !images.some((im) => im.name === v.image) && (
+                <option value={v.image}>{v.image} (gone from the vm-manager)</option>
+              )}
             </select>
           </label>
           <label>
@@ -113,18 +143,40 @@ export function NewLocalTemplate({ editing, onCreated, onCancel }: { editing?: L
             </select>
           </label>
           <label>
-            CPUs <input aria-label="CPUs" type="number" min={1} max={64} value={v.cpus} onChange={(e) => change(i, { cpus: e.target.value })} />
+            CPUs{' '}
+            <input aria-label="CPUs" type="number" min={1} max={64} value={v.cpus} onChange={(e) => change(i, { cpus: e.target.value })} />
           </label>
           <label>
-            Memory (MiB) <input aria-label="Memory (MiB)" type="number" min={256} value={v.memoryMib} onChange={(e) => change(i, { memoryMib: e.target.value })} />
+            Memory (MiB){' '}
+            <input
+              aria-label="Memory (MiB)"
+              type="number"
+              min={256}
+              value={v.memoryMib}
+              onChange={(e) => change(i, { memoryMib: e.target.value })}
+            />
           </label>
           <label>
-            Disk (GiB) <input aria-label="Disk (GiB)" type="number" min={1} value={v.diskGib} onChange={(e) => change(i, { diskGib: e.target.value })} />
+            Disk (GiB){' '}
+            <input
+              aria-label="Disk (GiB)"
+              type="number"
+              min={1}
+              value={v.diskGib}
+              onChange={(e) => change(i, { diskGib: e.target.value })}
+            />
           </label>
           <label>
-            <input type="checkbox" checked={v.requireAttestation} onChange={(e) => change(i, { requireAttestation: e.target.checked })} /> Attested boot
+            <input type="checkbox" checked={v.requireAttestation} onChange={(e) => change(i, { requireAttestation: e.target.checked })} />{' '}
+            Attested boot
           </label>
-          {v.requireAttestation && <AttestWarning image={(images ?? []).find((im) => im.name === v.image) ?? null} cpus={Number(v.cpus)} memoryMib={Number(v.memoryMib)} />}
+          {v.requireAttestation && (
+            <AttestWarning
+              image={(images ?? []).find((im) => im.name === v.image) ?? null}
+              cpus={Number(v.cpus)}
+              memoryMib={Number(v.memoryMib)}
+            />
+          )}
           {vms.length > 1 && (
             <button type="button" onClick={() => setVms((all) => all.filter((_, j) => j !== i))}>
               Remove VM {i + 1}
@@ -133,7 +185,11 @@ export function NewLocalTemplate({ editing, onCreated, onCancel }: { editing?: L
         </fieldset>
       ))}
       <div className="templates-actions">
-        <button type="button" disabled={!images || vms.length >= LOCAL_TEMPLATE_MAX_VMS} onClick={() => setVms((all) => [...all, draft(all.length + 1, images?.[0]?.name ?? '')])}>
+        <button
+          type="button"
+          disabled={!images || vms.length >= LOCAL_TEMPLATE_MAX_VMS}
+          onClick={() => setVms((all) => [...all, draft(all.length + 1, images?.[0]?.name ?? '')])}
+        >
           Add VM
         </button>
         <button type="submit" className="primary" disabled={busy || !name.trim() || vms.length === 0 || vms.some((v) => !v.image)}>
@@ -153,9 +209,17 @@ function AttestWarning({ image, cpus, memoryMib }: { image: VmImage | null; cpus
   // Reference measurements made from the image's files hold at any size.
   if (!image || image.references) return null;
   if (image.goldenPcrs === 0 && image.goldenSizes.length === 0) {
-    return <p className="warn small" role="status">Image {image.name} has no golden PCR values yet: learn them on the Local VMs page, or leave this VM unattested.</p>;
+    return (
+      <p className="warn small" role="status">
+        Image {image.name} has no golden PCR values yet: learn them on the Local VMs page, or leave this VM unattested.
+      </p>
+    );
   }
   if (!Number.isInteger(cpus) || !Number.isInteger(memoryMib)) return null;
   const warning = goldenSizeWarning(cpus, memoryMib, image.goldenSizes);
-  return warning ? <p className="warn small" role="status">Image {image.name}: {warning}.</p> : null;
+  return warning ? (
+    <p className="warn small" role="status">
+      Image {image.name}: {warning}.
+    </p>
+  ) : null;
 }

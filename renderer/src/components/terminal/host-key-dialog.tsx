@@ -29,8 +29,13 @@ export function HostKeyDialog({ prompt }: { prompt: HostKeyPrompt }) {
       {prompt.kind === 'first' ? (
         <>
           <h3 id={`hk-${prompt.promptId}`}>First connection to {where}</h3>
-          <p>The server identifies itself with this {prompt.keyType} key. Compare the fingerprint with the one the server's owner gives you (<code>ssh-keygen -lf /etc/ssh/ssh_host_{prompt.keyType.replace(/^ssh-/, '')}_key.pub</code> on the server).</p>
-          <p className="fingerprint mono" data-testid="hostkey-fingerprint">{prompt.fingerprint}</p>
+          <p>
+            The server identifies itself with this {prompt.keyType} key. Compare the fingerprint with the one the server's owner gives you (
+            <code>ssh-keygen -lf /etc/ssh/ssh_host_{prompt.keyType.replace(/^ssh-/, '')}_key.pub</code> on the server).
+          </p>
+          <p className="fingerprint mono" data-testid="hostkey-fingerprint">
+            {prompt.fingerprint}
+          </p>
           <div className="actions">
             <button className="primary" disabled={busy} onClick={() => go(true)}>
               Trust and connect
@@ -45,14 +50,19 @@ export function HostKeyDialog({ prompt }: { prompt: HostKeyPrompt }) {
           <h3 id={`hk-${prompt.promptId}`} className="danger-text">
             The host key of {where} has CHANGED
           </h3>
-          <p>Someone may be intercepting this connection, or the server was reinstalled. The connection is held; nothing has been sent to log in.</p>
+          <p>
+            Someone may be intercepting this connection, or the server was reinstalled. The connection is held; nothing has been sent to log
+            in.
+          </p>
           <dl className="fingerprints mono">
             {prompt.stored?.source ? (
               <dt data-testid="hostkey-source">
                 In OpenSSH&apos;s {prompt.stored.source} ({prompt.stored.keyType}; POV Desk keeps its own list and never changes that file)
               </dt>
             ) : (
-              <dt>Stored ({prompt.stored?.keyType}, since {prompt.stored ? new Date(prompt.stored.addedAt).toLocaleString() : '?'})</dt>
+              <dt>
+                Stored ({prompt.stored?.keyType}, since {prompt.stored ? new Date(prompt.stored.addedAt).toLocaleString() : '?'})
+              </dt>
             )}
             <dd data-testid="hostkey-stored">{prompt.stored?.fingerprint}</dd>
             <dt>Presented now ({prompt.keyType})</dt>

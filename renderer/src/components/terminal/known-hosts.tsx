@@ -6,7 +6,8 @@ export function KnownHosts() {
   const [list, setList] = useState<{ host: string; port: number; keyType: string; fingerprint: string; addedAt: string }[]>([]);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(() => {
-    api.call('ssh.knownHosts.list', {})
+    api
+      .call('ssh.knownHosts.list', {})
       .then(setList)
       .catch((e) => setError(errorText(e)));
   }, []);
@@ -29,7 +30,8 @@ export function KnownHosts() {
                 <button
                   title="Forget this key; the next connection asks again"
                   onClick={() =>
-                    api.call('ssh.knownHosts.remove', { host: k.host, port: k.port })
+                    api
+                      .call('ssh.knownHosts.remove', { host: k.host, port: k.port })
                       .then(load)
                       .catch((e) => setError(errorText(e)))
                   }

@@ -12,7 +12,8 @@ export function OpensshPicker({ onPick, label }: { onPick: (h: OpensshHost) => v
   const [error, setError] = useState<string | null>(null);
   const [picked, setPicked] = useState<OpensshHost | null>(null);
   useEffect(() => {
-    api.call('ssh.opensshHosts', {})
+    api
+      .call('ssh.opensshHosts', {})
       .then(setData)
       .catch((e) => setError(errorText(e)));
   }, []);
@@ -41,14 +42,14 @@ export function OpensshPicker({ onPick, label }: { onPick: (h: OpensshHost) => v
       )}
       {picked && picked.identityFiles.length > 0 && (
         <p className="muted small">
-          ssh signs in to {picked.alias} with {picked.identityFiles.join(' or ')}: sign in with the SSH agent if ssh-add holds
-          that key, or paste it as the private key.
+          ssh signs in to {picked.alias} with {picked.identityFiles.join(' or ')}: sign in with the SSH agent if ssh-add holds that key, or
+          paste it as the private key.
         </p>
       )}
       {picked?.proxyCommand && (
         <p className="warn small" role="status">
-          ssh reaches {picked.alias} through ProxyCommand ({picked.proxyCommand}), which POV Desk does not run: give the jump hosts
-          it goes through instead.
+          ssh reaches {picked.alias} through ProxyCommand ({picked.proxyCommand}), which POV Desk does not run: give the jump hosts it goes
+          through instead.
         </p>
       )}
       {data.problems.length > 0 && (

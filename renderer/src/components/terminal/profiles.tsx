@@ -9,9 +9,17 @@ import { OpensshPicker } from './openssh-picker';
 import { initialSize } from './session-status';
 
 const EMPTY_PROFILE_FORM = {
-  name: '', host: '', port: '22', username: '', jump: '', cred: 'generate' as 'keep' | 'generate' | 'import' | 'password' | 'agent', secret: '', passphrase: '',
+  name: '',
+  host: '',
+  port: '22',
+  username: '',
+  jump: '',
+  cred: 'generate' as 'keep' | 'generate' | 'import' | 'password' | 'agent',
+  secret: '',
+  passphrase: '',
   // the contract's defaults for a new profile
-  keepalive: String(KEEPALIVE_DEFAULT_SEC), autoReconnect: true,
+  keepalive: String(KEEPALIVE_DEFAULT_SEC),
+  autoReconnect: true,
 };
 
 /** Saved profiles (credentials in the keychain): connect, edit, delete, and the form for a new one. */
@@ -26,8 +34,15 @@ export function Profiles() {
     setError(null);
     setEditing(p);
     setForm({
-      ...EMPTY_PROFILE_FORM, name: p.name, host: p.host, port: String(p.port), username: p.username, jump: jumpText(p.jump), cred: 'keep',
-      keepalive: String(p.keepaliveSec), autoReconnect: p.autoReconnect,
+      ...EMPTY_PROFILE_FORM,
+      name: p.name,
+      host: p.host,
+      port: String(p.port),
+      username: p.username,
+      jump: jumpText(p.jump),
+      cred: 'keep',
+      keepalive: String(p.keepaliveSec),
+      autoReconnect: p.autoReconnect,
     });
   };
   const stopEditing = () => {
@@ -35,7 +50,8 @@ export function Profiles() {
     setForm(EMPTY_PROFILE_FORM);
   };
   const load = useCallback(() => {
-    api.call('ssh.profiles.list', {})
+    api
+      .call('ssh.profiles.list', {})
       .then(setList)
       .catch((e) => setError(errorText(e)));
   }, []);
@@ -46,12 +62,16 @@ export function Profiles() {
     let jump;
     try {
       // An edit that leaves the jump hosts as they were keeps them as stored (with their profiles).
-      jump = editing && form.jump === jumpText(editing.jump) ? editing.jump : parseJump(form.jump, form.username).map((h) => ({ ...h, profileId: null }));
+      jump =
+        editing && form.jump === jumpText(editing.jump)
+          ? editing.jump
+          : parseJump(form.jump, form.username).map((h) => ({ ...h, profileId: null }));
     } catch (err) {
       return setError(errorText(err));
     }
     const keepaliveSec = /^\d+$/.test(form.keepalive.trim()) ? Number(form.keepalive) : NaN;
-    if (!(keepaliveSec <= KEEPALIVE_MAX_SEC)) return setError(`Keepalive: "${form.keepalive}" is not a whole number of seconds from 0 (none) to ${KEEPALIVE_MAX_SEC}`);
+    if (!(keepaliveSec <= KEEPALIVE_MAX_SEC))
+      return setError(`Keepalive: "${form.keepalive}" is not a whole number of seconds from 0 (none) to ${KEEPALIVE_MAX_SEC}`);
     const credentials =
       form.cred === 'keep'
         ? { kind: 'keep' as const }
@@ -62,11 +82,18 @@ export function Profiles() {
             : form.cred === 'agent'
               ? { kind: 'agent' as const }
               : { kind: 'import' as const, privateKey: form.secret, ...(form.passphrase ? { passphrase: form.passphrase } : {}) };
-    api.call('ssh.profiles.save', {
-      ...(editing ? { id: editing.id } : {}),
-      name: form.name, host: form.host.trim(), port: Number(form.port), username: form.username.trim(), credentials, jump,
-      keepaliveSec, autoReconnect: form.autoReconnect,
-    })
+    api
+      .call('ssh.profiles.save', {
+        ...(editing ? { id: editing.id } : {}),
+        name: form.name,
+        host: form.host.trim(),
+        port: Number(form.port),
+        username: form.username.trim(),
+        credentials,
+        jump,
+        keepaliveSec,
+        autoReconnect: form.autoReconnect,
+      })
       .then(() => {
         if (editing) stopEditing();
         else setForm((f) => ({ ...f, name: '', secret: '', passphrase: '' }));
@@ -74,11 +101,16 @@ export function Profiles() {
       })
       .catch((err) => setError(errorText(err)));
   };
-  const set = (k: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>) => setForm((f) => ({ ...f, [k]: e.target.value }));
+  const set = (k: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>) =>
+    setForm((f) => ({ ...f, [k]: e.target.value }));
   return (
     <div className="ssh-profiles">
       <h3>Profiles</h3>
-      {list && list.length === 0 && <p className="muted">No saved profiles. Save one below; a generated key's public half is shown to paste into the server's authorized_keys.</p>}
+      {list && list.length === 0 && (
+        <p className="muted">
+          No saved profiles. Save one below; a generated key's public half is shown to paste into the server's authorized_keys.
+        </p>
+      )}
       <ul className="profile-list">
         {list?.map((p) => (
           <li key={p.id}>
@@ -95,7 +127,10 @@ export function Profiles() {
                 </details>
               )}
             </div>
-            <button className="primary" onClick={() => open({ profileId: p.id, ...initialSize() }, p.name).catch((e) => setError(errorText(e)))}>
+            <button
+              className="primary"
+              onClick={() => open({ profileId: p.id, ...initialSize() }, p.name).catch((e) => setError(errorText(e)))}
+            >
               Connect
             </button>
             <button onClick={() => edit(p)} aria-label={`Edit ${p.name}`} disabled={editing?.id === p.id}>
@@ -104,7 +139,8 @@ export function Profiles() {
             <button
               className="danger"
               onClick={() =>
-                api.call('ssh.profiles.delete', { id: p.id })
+                api
+                  .call('ssh.profiles.delete', { id: p.id })
                   .then(load)
                   .catch((e) => setError(errorText(e)))
               }
@@ -120,7 +156,12 @@ export function Profiles() {
             label="Fill from ~/.ssh/config"
             onPick={(h) =>
               setForm((f) => ({
-                ...f, name: h.alias, host: h.host, port: String(h.port), username: h.username, jump: jumpText(h.jump),
+                ...f,
+                name: h.alias,
+                host: h.host,
+                port: String(h.port),
+                username: h.username,
+                jump: jumpText(h.jump),
                 keepalive: h.keepaliveSec === null ? f.keepalive : String(Math.min(h.keepaliveSec, KEEPALIVE_MAX_SEC)),
               }))
             }
@@ -141,7 +182,13 @@ export function Profiles() {
         <label>
           Credentials{' '}
           <select value={form.cred} onChange={set('cred')}>
-            {editing && <option value="keep">{editing.authKind === 'agent' ? 'Keep signing in with the SSH agent' : `Keep the stored ${editing.authKind === 'password' ? 'password' : 'key'}`}</option>}
+            {editing && (
+              <option value="keep">
+                {editing.authKind === 'agent'
+                  ? 'Keep signing in with the SSH agent'
+                  : `Keep the stored ${editing.authKind === 'password' ? 'password' : 'key'}`}
+              </option>
+            )}
             <option value="generate">Generate an ed25519 key</option>
             <option value="import">Import a private key</option>
             <option value="password">Password</option>
@@ -170,8 +217,12 @@ export function Profiles() {
           Keepalive (s) <input value={form.keepalive} onChange={set('keepalive')} size={5} inputMode="numeric" />
         </label>
         <label className="check">
-          <input type="checkbox" checked={form.autoReconnect} onChange={(e) => setForm((f) => ({ ...f, autoReconnect: e.target.checked }))} /> Reconnect
-          when the connection drops
+          <input
+            type="checkbox"
+            checked={form.autoReconnect}
+            onChange={(e) => setForm((f) => ({ ...f, autoReconnect: e.target.checked }))}
+          />{' '}
+          Reconnect when the connection drops
         </label>
         <div className="actions">
           <button type="submit">{editing ? 'Save changes' : 'Save profile'}</button>
@@ -183,8 +234,9 @@ export function Profiles() {
         </div>
         {editing && form.cred === 'generate' && (
           <p className="warn small" role="status">
-            A new key replaces the stored {editing.authKind === 'password' ? 'password' : editing.authKind === 'agent' ? 'choice of the SSH agent' : 'key'}: paste its public half (shown here after saving) into
-            the server&apos;s authorized_keys before you connect again.
+            A new key replaces the stored{' '}
+            {editing.authKind === 'password' ? 'password' : editing.authKind === 'agent' ? 'choice of the SSH agent' : 'key'}: paste its
+            public half (shown here after saving) into the server&apos;s authorized_keys before you connect again.
           </p>
         )}
         <p className="muted small">Keys and passwords are kept in the system keychain. Agent forwarding is off.</p>

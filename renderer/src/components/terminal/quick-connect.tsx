@@ -38,7 +38,10 @@ export function QuickConnect() {
           : { kind: 'privateKey' as const, privateKey: secret, ...(passphrase ? { passphrase } : {}) };
     setBusy(true);
     setOpened(null);
-    open({ target: { host: host.trim(), port: Number(port), username: user.trim(), auth, jump: hops }, ...initialSize() }, `${user}@${host}`)
+    open(
+      { target: { host: host.trim(), port: Number(port), username: user.trim(), auth, jump: hops }, ...initialSize() },
+      `${user}@${host}`,
+    )
       .then((id) => {
         setOpened(id);
         setSecret('');
@@ -78,12 +81,14 @@ export function QuickConnect() {
       </label>
       {method === 'agent' ? null : method === 'password' ? (
         <label>
-          Password <input type="password" value={secret} onChange={(e) => setSecret(e.target.value)} required autoComplete="current-password" />
+          Password{' '}
+          <input type="password" value={secret} onChange={(e) => setSecret(e.target.value)} required autoComplete="current-password" />
         </label>
       ) : (
         <>
           <label className="wide">
-            Private key (OpenSSH) <textarea value={secret} onChange={(e) => setSecret(e.target.value)} rows={3} required spellCheck={false} />
+            Private key (OpenSSH){' '}
+            <textarea value={secret} onChange={(e) => setSecret(e.target.value)} rows={3} required spellCheck={false} />
           </label>
           <label>
             Passphrase <input type="password" value={passphrase} onChange={(e) => setPassphrase(e.target.value)} />

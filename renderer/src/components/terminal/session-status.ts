@@ -4,10 +4,13 @@ import type { SshStatus } from '../../../../shared/contract/ssh';
 export function statusText(s: SshStatus | null): string {
   if (!s) return 'starting';
   if (s.state === 'closed') {
-    const by = { user: 'closed by you', dropped: 'connection dropped', exited: 'shell exited', refused: 'refused', failed: 'failed' }[s.closedBy ?? 'failed'];
+    const by = { user: 'closed by you', dropped: 'connection dropped', exited: 'shell exited', refused: 'refused', failed: 'failed' }[
+      s.closedBy ?? 'failed'
+    ];
     return s.reason && s.reason !== by ? `${by}: ${s.reason}` : by;
   }
-  if (s.state === 'reconnecting') return `connection dropped${s.reason ? ` (${s.reason})` : ''}; reconnecting${s.nextRetryMs ? ` in ${Math.round(s.nextRetryMs / 1000)} s` : ''} (attempt ${s.attempt})`;
+  if (s.state === 'reconnecting')
+    return `connection dropped${s.reason ? ` (${s.reason})` : ''}; reconnecting${s.nextRetryMs ? ` in ${Math.round(s.nextRetryMs / 1000)} s` : ''} (attempt ${s.attempt})`;
   return s.state;
 }
 

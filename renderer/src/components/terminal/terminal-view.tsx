@@ -60,7 +60,12 @@ export function TerminalView({ sessionId }: { sessionId: string }) {
         </button>
         <button
           title="Paste (Ctrl+Shift+V)"
-          onClick={() => void navigator.clipboard?.readText().then((t) => entry.term.paste(t), () => undefined)}
+          onClick={() =>
+            void navigator.clipboard?.readText().then(
+              (t) => entry.term.paste(t),
+              () => undefined,
+            )
+          }
         >
           Paste
         </button>

@@ -21,7 +21,10 @@ export const RUNNER_TYPED_PATH = '/tmp/dashboard-bootstrap-runner';
 
 /** The template runner from bake.runnerScript (the same text the Templates page shows). */
 async function loadRunner(): Promise<{ script: string; sha256: string }> {
-  const r = (await (api.call as (m: string, a: unknown) => Promise<unknown>)('bake.runnerScript', {})) as { script?: unknown; sha256?: unknown };
+  const r = (await (api.call as (m: string, a: unknown) => Promise<unknown>)('bake.runnerScript', {})) as {
+    script?: unknown;
+    sha256?: unknown;
+  };
   if (typeof r?.script !== 'string' || typeof r.sha256 !== 'string') throw new Error('bake.runnerScript answered without a script');
   return { script: r.script, sha256: r.sha256 };
 }
@@ -42,7 +45,8 @@ export function TypeIntoPanel({ sessionId, onClose, runner = false }: { sessionI
   const start = (text = script, to = path) => {
     setError(null);
     setJobId(null);
-    api.call('ssh.typeInto', { sessionId, script: text, path: to })
+    api
+      .call('ssh.typeInto', { sessionId, script: text, path: to })
       .then((r) => setJobId(r.jobId))
       .catch((e) => setError(errorText(e)));
   };

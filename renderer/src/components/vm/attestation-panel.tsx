@@ -14,7 +14,8 @@ export function AttestationPanel({ id, version }: { id: string; version: string 
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
-    api.call('vm.attestation', { id })
+    api
+      .call('vm.attestation', { id })
       .then((a) => live && (setAtt(a), setError(null)))
       .catch((e) => live && setError(errorText(e)));
     return () => {
@@ -40,7 +41,8 @@ export function AttestationPanel({ id, version }: { id: string; version: string 
           <p className={s.verified ? 'muted small' : 'error small'}>{s.message}</p>
           {s.events && (
             <p className="small" aria-label={`Event log, stage ${s.stage}`}>
-              Event log: {s.events.count} events, {s.events.checked} checked against the image&apos;s reference measurements, {s.events.allowed} allowed by type
+              Event log: {s.events.count} events, {s.events.checked} checked against the image&apos;s reference measurements,{' '}
+              {s.events.allowed} allowed by type
               {s.events.mismatch === null && <span className="ok"> · all match</span>}
             </p>
           )}

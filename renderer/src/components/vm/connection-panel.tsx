@@ -74,11 +74,18 @@ export function ConnectionPanel({ connection, onChanged }: { connection: VmConne
   return (
     <details className="panel vm-connection" open={needsLogin || login !== null || undefined}>
       <summary>
-        vm-manager: {connection ? (connection.mode === 'local' ? `local${connection.pid ? ` (pid ${connection.pid})` : ''}` : `remote ${connection.url ?? ''}`) : '…'}
+        vm-manager:{' '}
+        {connection
+          ? connection.mode === 'local'
+            ? `local${connection.pid ? ` (pid ${connection.pid})` : ''}`
+            : `remote ${connection.url ?? ''}`
+          : '…'}
       </summary>
       {needsLogin && !login && (
         <div className="row" role="alert" data-testid="vm-relogin">
-          <span className="error">Not logged in to {connection.oidcIssuer ?? "the cluster's identity provider"} (or the login expired).</span>
+          <span className="error">
+            Not logged in to {connection.oidcIssuer ?? "the cluster's identity provider"} (or the login expired).
+          </span>
           <button className="primary" onClick={() => void startLogin()}>
             Log in
           </button>
@@ -86,15 +93,18 @@ export function ConnectionPanel({ connection, onChanged }: { connection: VmConne
       )}
       {login && (
         <p className="vm-login" data-testid="vm-login-code">
-          Open <a href={login.verificationUriComplete ?? login.verificationUri} target="_blank" rel="noreferrer">{login.verificationUri}</a> and enter{' '}
-          <strong>{login.userCode}</strong>. Waiting for the approval…
+          Open{' '}
+          <a href={login.verificationUriComplete ?? login.verificationUri} target="_blank" rel="noreferrer">
+            {login.verificationUri}
+          </a>{' '}
+          and enter <strong>{login.userCode}</strong>. Waiting for the approval…
         </p>
       )}
       <div className="form">
         <p className="muted small">
           The app starts its own vm-manager under {connection?.stateDir ?? 'POVDESK_HOME/vm-manager'}; its VMs keep running when the app
-          quits. A cluster's vm-manager (giantswarm's API) is reached with its URL and a bearer token or a login to the cluster's
-          identity provider; tokens are kept in the OS keychain.
+          quits. A cluster's vm-manager (giantswarm's API) is reached with its URL and a bearer token or a login to the cluster's identity
+          provider; tokens are kept in the OS keychain.
         </p>
         <label>
           Remote URL
@@ -111,7 +121,10 @@ export function ConnectionPanel({ connection, onChanged }: { connection: VmConne
         </fieldset>
         {auth === 'token' ? (
           <label>
-            Bearer token {remote && connection.auth === 'token' && connection.tokenSet && <span className="muted small">(set; leave empty to keep)</span>}
+            Bearer token{' '}
+            {remote && connection.auth === 'token' && connection.tokenSet && (
+              <span className="muted small">(set; leave empty to keep)</span>
+            )}
             <input type="password" value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" />
           </label>
         ) : (

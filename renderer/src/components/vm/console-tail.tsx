@@ -39,7 +39,8 @@ export function ConsoleTail({ id }: { id: string }) {
       });
     };
     const stop = subscribeConsole(id, (c, n) => (ready ? write(c, n) : early.push([c, n])));
-    api.call('vm.consoleFollow', { id, lines: 500 })
+    api
+      .call('vm.consoleFollow', { id, lines: 500 })
       .then(({ text }) => {
         if (closed) return;
         if (text) term.write(text);

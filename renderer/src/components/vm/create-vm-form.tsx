@@ -24,7 +24,10 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
   useEffect(() => {
     if (!images.some((i) => i.name === image) && images[0]) setImage(images[0].name);
   }, [images, image]);
-  useEffect(() => setAttest(chosen?.references != null || (chosen?.goldenPcrs ?? 0) > 0), [chosen?.name, chosen?.goldenPcrs, chosen?.references]);
+  useEffect(
+    () => setAttest(chosen?.references != null || (chosen?.goldenPcrs ?? 0) > 0),
+    [chosen?.name, chosen?.goldenPcrs, chosen?.references],
+  );
 
   // Reference measurements hold at any size; golden values only at the sizes a learn boot ran at.
   const sizeWarning = chosen?.references ? null : goldenSizeWarning(cpus, memoryMib, chosen?.goldenSizes ?? []);
@@ -85,11 +88,16 @@ export function CreateVmForm({ images, onStarted }: { images: VmImage[]; onStart
       </div>
       <label>
         User-data (optional)
-        <textarea rows={3} value={userData} onChange={(e) => setUserData(e.target.value)} placeholder="served at /skytap/vms/self/user_data" />
+        <textarea
+          rows={3}
+          value={userData}
+          onChange={(e) => setUserData(e.target.value)}
+          placeholder="served at /skytap/vms/self/user_data"
+        />
       </label>
       <label className="vm-check">
-        <input type="checkbox" checked={attest} onChange={(e) => setAttest(e.target.checked)} /> Require attestation (user-data only after the
-        initrd quote verifies)
+        <input type="checkbox" checked={attest} onChange={(e) => setAttest(e.target.checked)} /> Require attestation (user-data only after
+        the initrd quote verifies)
       </label>
       {attest && chosen && !chosen.references && chosen.goldenPcrs === 0 && (
         <p className="warn small">

@@ -6,8 +6,7 @@ export function HostReport({ host }: { host: VmHost }) {
   return (
     <div className="panel vm-host" aria-label="Host report">
       <h3>
-        Host {host.hostname}{' '}
-        <span className={`badge ${host.ready ? 'ok' : 'warn'}`}>{host.ready ? 'ready for VMs' : 'not ready'}</span>
+        Host {host.hostname} <span className={`badge ${host.ready ? 'ok' : 'warn'}`}>{host.ready ? 'ready for VMs' : 'not ready'}</span>
       </h3>
       {host.managerError && (
         <p className="banner error" role="alert">
@@ -36,7 +35,8 @@ export function HostReport({ host }: { host: VmHost }) {
               <ul className="vm-plain">
                 {host.accelerator.probes.map((p) => (
                   <li key={p.accel}>
-                    {p.accel}: <span className={p.result === 'usable' ? 'ok' : 'warn'}>{p.result}</span> <span className="muted small">({p.detail})</span>
+                    {p.accel}: <span className={p.result === 'usable' ? 'ok' : 'warn'}>{p.result}</span>{' '}
+                    <span className="muted small">({p.detail})</span>
                   </li>
                 ))}
               </ul>
@@ -52,7 +52,12 @@ export function HostReport({ host }: { host: VmHost }) {
           <ul className="vm-plain">
             {host.tools.map((t) => (
               <li key={t.name}>
-                {t.name}: {t.found ? <span className="muted small">{t.version ?? 'found'}</span> : <span className="error">missing{t.error ? ` (${t.error})` : ''}</span>}
+                {t.name}:{' '}
+                {t.found ? (
+                  <span className="muted small">{t.version ?? 'found'}</span>
+                ) : (
+                  <span className="error">missing{t.error ? ` (${t.error})` : ''}</span>
+                )}
               </li>
             ))}
           </ul>

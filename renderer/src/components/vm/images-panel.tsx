@@ -17,7 +17,17 @@ import { GOLDEN_VM_SIZE, vmSizeLabel } from '../../../../shared/golden-size';
  * the values hold for VMs of that size only); its result is shown as a PCR table and saved only
  * when the user confirms.
  */
-export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmImage[]; jobs: JobRecord[]; onStarted: (jobId: string) => void; onSaved: () => void }) {
+export function ImagesPanel({
+  images,
+  jobs,
+  onStarted,
+  onSaved,
+}: {
+  images: VmImage[];
+  jobs: JobRecord[];
+  onStarted: (jobId: string) => void;
+  onSaved: () => void;
+}) {
   const [error, setError] = useState<string | null>(null);
   const [dismissed, setDismissed] = useState<string[]>([]);
   const learnJobs = jobs.filter((j) => j.kind === JOB_KIND.vmLearnGolden);
@@ -28,19 +38,28 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
 
   const learn = (image: string) => {
     setError(null);
-    api.call('vm.learnGolden', { image, cpus, memoryMib })
+    api
+      .call('vm.learnGolden', { image, cpus, memoryMib })
       .then(({ jobId }) => onStarted(jobId))
       .catch((e) => setError(errorText(e)));
   };
   const remake = (image: string) => {
     setError(null);
-    api.call('vm.remakeReferences', { image })
+    api
+      .call('vm.remakeReferences', { image })
       .then(() => onSaved())
       .catch((e) => setError(errorText(e)));
   };
   const save = () => {
     if (!learned || !proposal) return;
-    api.call('vm.saveGolden', { image: learned.image, golden: learned.golden, firmware: learned.firmware, cpus: learned.cpus, memoryMib: learned.memoryMib })
+    api
+      .call('vm.saveGolden', {
+        image: learned.image,
+        golden: learned.golden,
+        firmware: learned.firmware,
+        cpus: learned.cpus,
+        memoryMib: learned.memoryMib,
+      })
       .then(() => {
         setDismissed((d) => [...d, proposal.id]);
         onSaved();
@@ -54,10 +73,26 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
       <div className="row small">
         <span>Learn boots run at</span>
         <label>
-          CPUs <input type="number" min={1} max={64} value={cpus} onChange={(e) => setCpus(Number(e.target.value))} aria-label="Learn boot CPUs" />
+          CPUs{' '}
+          <input
+            type="number"
+            min={1}
+            max={64}
+            value={cpus}
+            onChange={(e) => setCpus(Number(e.target.value))}
+            aria-label="Learn boot CPUs"
+          />
         </label>
         <label>
-          Memory (MiB) <input type="number" min={256} step={256} value={memoryMib} onChange={(e) => setMemory(Number(e.target.value))} aria-label="Learn boot memory (MiB)" />
+          Memory (MiB){' '}
+          <input
+            type="number"
+            min={256}
+            step={256}
+            value={memoryMib}
+            onChange={(e) => setMemory(Number(e.target.value))}
+            aria-label="Learn boot memory (MiB)"
+          />
         </label>
         <span className="muted">the values hold for attested VMs of that size only</span>
       </div>
@@ -74,7 +109,10 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
                 </span>
                 {i.firmwareChanged && <span className="warn small">{i.firmwareChanged}</span>}
                 {i.firmwareChanged && (
-                  <button onClick={() => remake(i.name)} title="Computes them again from the image's files and this host's firmware (no boot)">
+                  <button
+                    onClick={() => remake(i.name)}
+                    title="Computes them again from the image's files and this host's firmware (no boot)"
+                  >
                     Make references again
                   </button>
                 )}
@@ -85,12 +123,19 @@ export function ImagesPanel({ images, jobs, onStarted, onSaved }: { images: VmIm
             <li key={i.name} className="row">
               <strong>{i.name}</strong>
               <span className="muted small">
-                {i.goldenPcrs > 0 ? `${i.goldenPcrs} golden PCR values at ${vmSizeLabel(GOLDEN_VM_SIZE.cpus, GOLDEN_VM_SIZE.memoryMiB)}` : 'no golden values at the default size'}
+                {i.goldenPcrs > 0
+                  ? `${i.goldenPcrs} golden PCR values at ${vmSizeLabel(GOLDEN_VM_SIZE.cpus, GOLDEN_VM_SIZE.memoryMiB)}`
+                  : 'no golden values at the default size'}
                 {others ? `; also learned at ${others}` : i.goldenPcrs > 0 ? '' : ': attested VMs of it cannot verify yet'}
               </span>
               {i.unpredictable && <span className="muted small">no reference measurements: {i.unpredictable}</span>}
               {i.firmwareChanged && <span className="warn small">{i.firmwareChanged}</span>}
-              <button data-learn={i.name} onClick={() => learn(i.name)} disabled={running || !i.hasPolicy} title="Boots the image once in learn mode, then shows the values to confirm">
+              <button
+                data-learn={i.name}
+                onClick={() => learn(i.name)}
+                disabled={running || !i.hasPolicy}
+                title="Boots the image once in learn mode, then shows the values to confirm"
+              >
                 {i.firmwareChanged ? 'Re-learn golden values' : 'Learn golden values'}
               </button>
             </li>
@@ -118,7 +163,8 @@ function GoldenDialog({ learned, onSave, onDiscard }: { learned: VmLearnedGolden
       aria-label={`Golden values of ${learned.image}`}
     >
       <p>
-        One boot of <strong>{learned.image}</strong> at {vmSizeLabel(learned.cpus, learned.memoryMib)} ({learned.seconds} s) measured these values
+        One boot of <strong>{learned.image}</strong> at {vmSizeLabel(learned.cpus, learned.memoryMib)} ({learned.seconds} s) measured these
+        values
         {learned.firmware ? ` with firmware ${learned.firmware.path}` : ''}. Save them as the image&apos;s golden values for VMs of that
         size? From then on an attested VM of this image and size whose firmware, kernel, command line or initrd differs is refused.
       </p>

@@ -34,7 +34,9 @@ export function VmDetailPanel({ vm, remote, onClose }: { vm: VmRecord; remote: b
         </div>
       </header>
       {tab === 'console' && <ConsoleTail id={vm.id} />}
-      {tab === 'attestation' && <AttestationPanel id={vm.id} version={`${vm.state}|${vm.attestation.initrdVerified}|${vm.attestation.readyVerified}`} />}
+      {tab === 'attestation' && (
+        <AttestationPanel id={vm.id} version={`${vm.state}|${vm.attestation.initrdVerified}|${vm.attestation.readyVerified}`} />
+      )}
       {tab === 'tools' && <VmTools key={vm.id} vm={vm} remote={remote} />}
     </div>
   );

@@ -89,7 +89,12 @@ export function VmList({
                   </button>
                   <div className="muted small">
                     {vm.id}
-                    {vm.ip && <span data-testid="vm-ip" title="its address on its network"> · {vm.ip}</span>}
+                    {vm.ip && (
+                      <span data-testid="vm-ip" title="its address on its network">
+                        {' '}
+                        · {vm.ip}
+                      </span>
+                    )}
                   </div>
                 </td>
                 <td>
@@ -146,7 +151,10 @@ export function VmList({
                       <div className="vm-actions-line">
                         {onConsole && LIVE_VM_STATES.includes(vm.state) && (
                           <>
-                            <button onClick={() => onConsole(vm, false)} title="A live, read-only tail of the serial console on the Terminals page">
+                            <button
+                              onClick={() => onConsole(vm, false)}
+                              title="A live, read-only tail of the serial console on the Terminals page"
+                            >
                               Open console
                             </button>
                             <button onClick={() => onConsole(vm, true)} title="Type into the VM's serial line on the Terminals page">
@@ -155,7 +163,10 @@ export function VmList({
                           </>
                         )}
                         {onSsh && vm.sshPort !== null && LIVE_VM_STATES.includes(vm.state) && (
-                          <button onClick={() => onSsh(vm)} title={`A terminal signed in as root through 127.0.0.1:${vm.sshPort} (the guest's port 22) with the vm-manager's key for ${vm.name}`}>
+                          <button
+                            onClick={() => onSsh(vm)}
+                            title={`A terminal signed in as root through 127.0.0.1:${vm.sshPort} (the guest's port 22) with the vm-manager's key for ${vm.name}`}
+                          >
                             SSH
                           </button>
                         )}

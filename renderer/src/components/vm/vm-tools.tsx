@@ -30,7 +30,8 @@ export function VmTools({ vm, remote }: { vm: Pick<VmRecord, 'id' | 'name' | 'st
   const [fwdError, setFwdError] = useState<string | null>(null);
 
   const loadForwards = useCallback(() => {
-    api.call('vm.forwards', { id: vm.id })
+    api
+      .call('vm.forwards', { id: vm.id })
       .then((r) => setForwards(r.forwards))
       .catch((e) => setFwdError(errorLine(e)));
   }, [vm.id]);
@@ -111,7 +112,9 @@ export function VmTools({ vm, remote }: { vm: Pick<VmRecord, 'id' | 'name' | 'st
 
       <h4>Ports forwarded to this machine</h4>
       {remote ? (
-        <p className="muted small">A remote vm-manager forwards a guest port to its own host's loopback; forwarding to this machine needs the local vm-manager.</p>
+        <p className="muted small">
+          A remote vm-manager forwards a guest port to its own host's loopback; forwarding to this machine needs the local vm-manager.
+        </p>
       ) : (
         <form
           className="row"

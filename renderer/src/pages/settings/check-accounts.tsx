@@ -35,7 +35,9 @@ export default function CheckAccounts() {
   return (
     <div className="panel" data-testid="check-accounts">
       <h3>Check my accounts</h3>
-      <p className="muted small">Reads Skytap, each POV's BeyondTrust tenants, a remote vm-manager and the control plane, and changes nothing there.</p>
+      <p className="muted small">
+        Reads Skytap, each POV's BeyondTrust tenants, a remote vm-manager and the control plane, and changes nothing there.
+      </p>
       <div className="row">
         <button onClick={() => void go('run')} disabled={busy !== null}>
           {busy === 'run' ? 'Checking…' : 'Check my accounts'}
@@ -62,7 +64,10 @@ export default function CheckAccounts() {
           <ul className="doctor-checks">
             {report.checks.map((c, i) => (
               <li key={`${c.id}-${i}`} data-result={c.result}>
-                <strong className={CLASS[c.result]}>{DOCTOR_WORDS[c.result]}</strong> {c.assumption} <span className="muted small">({c.subject}; {c.doc})</span>
+                <strong className={CLASS[c.result]}>{DOCTOR_WORDS[c.result]}</strong> {c.assumption}{' '}
+                <span className="muted small">
+                  ({c.subject}; {c.doc})
+                </span>
                 <br />
                 <span className="small">{c.seen}</span>
               </li>

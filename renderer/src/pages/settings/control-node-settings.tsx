@@ -25,7 +25,14 @@ export default function ControlNodeSettings() {
   const show = (v: View, saved = false) => {
     setView(v);
     seed(
-      { url: v.controlPlaneUrl, image: v.agentImage, spire: v.spireEnabled, domain: v.spireTrustDomain, address: v.spireAddress, bundle: v.spireTrustBundle },
+      {
+        url: v.controlPlaneUrl,
+        image: v.agentImage,
+        spire: v.spireEnabled,
+        domain: v.spireTrustDomain,
+        address: v.spireAddress,
+        bundle: v.spireTrustBundle,
+      },
       { saved },
     );
   };
@@ -70,8 +77,8 @@ export default function ControlNodeSettings() {
     <div className="panel" id="control-node" aria-label="Control node">
       <h3>Control node</h3>
       <p className="muted">
-        Each POV's control node runs the agent, which dials out to the control plane. POV Desk mints its single-use enrolment code there (and,
-        with SPIRE, a one-use join token).
+        Each POV's control node runs the agent, which dials out to the control plane. POV Desk mints its single-use enrolment code there
+        (and, with SPIRE, a one-use join token).
       </p>
       <form onSubmit={(e) => void save(e)} className="form" aria-label="Control node settings">
         <label>
@@ -98,11 +105,21 @@ export default function ControlNodeSettings() {
         </label>
         <label>
           SPIRE trust domain
-          <input value={domain} onChange={(e) => edit('domain', e.target.value)} placeholder="blank: the control plane's own, e.g. example.org" disabled={!spire} />
+          <input
+            value={domain}
+            onChange={(e) => edit('domain', e.target.value)}
+            placeholder="blank: the control plane's own, e.g. example.org"
+            disabled={!spire}
+          />
         </label>
         <label>
           SPIRE server address for agents
-          <input value={address} onChange={(e) => edit('address', e.target.value)} placeholder="host:port (default port 8081)" disabled={!spire} />
+          <input
+            value={address}
+            onChange={(e) => edit('address', e.target.value)}
+            placeholder="host:port (default port 8081)"
+            disabled={!spire}
+          />
         </label>
         <label>
           SPIRE trust bundle (PEM)

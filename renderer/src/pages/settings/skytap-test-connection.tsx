@@ -70,7 +70,8 @@ export default function SkytapTestConnection({ form }: { form: SkytapForm }) {
           {result.remedy && <p className="small">{result.remedy}</p>}
           {result.templateCount !== null && (
             <p className="small muted">
-              {result.templateCount} template{result.templateCount === 1 ? '' : 's'} visible ({result.scope === 'project' ? 'project-scoped' : 'account-wide'})
+              {result.templateCount} template{result.templateCount === 1 ? '' : 's'} visible (
+              {result.scope === 'project' ? 'project-scoped' : 'account-wide'})
             </p>
           )}
         </div>
