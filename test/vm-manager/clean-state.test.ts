@@ -5,7 +5,7 @@
  * resumed by the reset (QEMU started on the saved file) and withheld again until it attests; a save
  * while it boots is refused and changes nothing. Real guests: networks.test.ts.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { VmService } from '../../main/vm-manager/vms';
 import { needs } from '../support/system';
 import type { StartOptions } from '../../main/vm-manager/launcher';
 import type { VmRecord } from '../../main/vm-manager/vm-record';
-import { attestingGuest, FakeLauncher } from './fake-launcher';
+import { attestingGuest, FakeLauncher, writeStubTestImage } from './fake-launcher';
 
 /** A launcher whose memory saves write a file, or fail with `memoryFails`; it remembers what each start resumed. */
 class MemoryLauncher extends FakeLauncher {
@@ -39,21 +39,7 @@ describe.skipIf(skip)('clean state: memory saved and resumed, or a cold boot tha
 
   beforeEach(() => {
     state = mkdtempSync(join(tmpdir(), 'vmm-clean-'));
-    const img = join(state, 'images', TEST_IMAGE);
-    mkdirSync(img, { recursive: true });
-    writeFileSync(
-      join(img, 'image.json'),
-      JSON.stringify({
-        name: TEST_IMAGE,
-        kind: 'kernel',
-        createdAt: new Date().toISOString(),
-        kernel: 'vmlinuz',
-        initrd: 'initrd.img',
-        cmdline: 'console=ttyS0',
-        sizeBytes: 1,
-        sha256: '0'.repeat(64),
-      }),
-    );
+    writeStubTestImage(state);
     launcher = new MemoryLauncher();
     vms = new VmService({ stateDir: state, launcher, timeouts: { startMs: 1000, bootMs: 60_000, powerdownMs: 200, termMs: 200 } });
   });

@@ -5,7 +5,7 @@
  * handler, VM service, records, supervision, networks and host report, with the fake launcher in
  * place of QEMU (conformance-qemu.test.ts boots a real guest).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -30,7 +30,7 @@ import { leaseFor, Networks } from '../../main/vm-manager/networks';
 import { VmService } from '../../main/vm-manager/vms';
 import { needs } from '../support/system';
 import { caller, expectDoc, expectError } from './conformance-support';
-import { attestingGuest, FakeLauncher } from './fake-launcher';
+import { attestingGuest, FakeLauncher, writeStubTestImage } from './fake-launcher';
 
 const skip = needs(['qemu-system-x86_64', 'swtpm', 'dropbearkey', 'ssh-keygen']);
 const TOKEN = 'conformance-token';
@@ -44,21 +44,7 @@ describe.skipIf(skip)("vm-manager speaks giantswarm's /api/v1 (fake launcher)", 
 
   beforeAll(async () => {
     state = mkdtempSync(join(tmpdir(), 'vmm-conf-'));
-    const img = join(state, 'images', TEST_IMAGE);
-    mkdirSync(img, { recursive: true });
-    writeFileSync(
-      join(img, 'image.json'),
-      JSON.stringify({
-        name: TEST_IMAGE,
-        kind: 'kernel',
-        createdAt: new Date().toISOString(),
-        kernel: 'vmlinuz',
-        initrd: 'initrd.img',
-        cmdline: 'console=ttyS0',
-        sizeBytes: 1,
-        sha256: '0'.repeat(64),
-      }),
-    );
+    writeStubTestImage(state);
     launcher = new FakeLauncher();
     const networks = new Networks(state);
     vms = new VmService({

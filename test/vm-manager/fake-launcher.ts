@@ -149,12 +149,8 @@ export interface FakeDaemon {
   close(): Promise<void>;
 }
 
-/**
- * The daemon's real REST handler (and its /mcp, as serve() mounts it) over a state dir holding a
- * test-image record, on 127.0.0.1, with this launcher and an attesting guest: what a suite that
- * needs the API but no boot listens to.
- */
-export async function startFakeDaemon(state: string, token: string): Promise<FakeDaemon> {
+/** A test-image record (no files behind it) in a state dir: what the fake launcher's VMs are made from. */
+export function writeStubTestImage(state: string): void {
   const img = join(state, 'images', TEST_IMAGE);
   mkdirSync(img, { recursive: true });
   writeFileSync(
@@ -170,6 +166,15 @@ export async function startFakeDaemon(state: string, token: string): Promise<Fak
       sha256: '0'.repeat(64),
     }),
   );
+}
+
+/**
+ * The daemon's real REST handler (and its /mcp, as serve() mounts it) over a state dir holding a
+ * test-image record, on 127.0.0.1, with this launcher and an attesting guest: what a suite that
+ * needs the API but no boot listens to.
+ */
+export async function startFakeDaemon(state: string, token: string): Promise<FakeDaemon> {
+  writeStubTestImage(state);
   const launcher = new FakeLauncher();
   const networks = new Networks(state);
   const vms = new VmService({

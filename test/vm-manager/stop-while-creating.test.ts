@@ -7,7 +7,7 @@
  * The fake launcher stands in for QEMU here (its "processes" say whether they were ended); the
  * learn boot's SIGTERM test (learn-stop.test.ts) covers the same path with a real QEMU.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ import { VmService, type CreateInput } from '../../main/vm-manager/vms';
 import { needs } from '../support/system';
 import type { StartOptions } from '../../main/vm-manager/launcher';
 import type { VmRecord } from '../../main/vm-manager/vm-record';
-import { FakeLauncher } from './fake-launcher';
+import { FakeLauncher, writeStubTestImage } from './fake-launcher';
 
 /** Holds a start after its processes run, as QEMU's start waits for its monitor to come up. */
 class HeldLauncher extends FakeLauncher {
@@ -58,21 +58,7 @@ describe.skipIf(skip)('stopping a VM that is still being created', () => {
 
   beforeEach(() => {
     state = mkdtempSync(join(tmpdir(), 'vmm-creating-'));
-    const img = join(state, 'images', TEST_IMAGE);
-    mkdirSync(img, { recursive: true });
-    writeFileSync(
-      join(img, 'image.json'),
-      JSON.stringify({
-        name: TEST_IMAGE,
-        kind: 'kernel',
-        createdAt: new Date().toISOString(),
-        kernel: 'vmlinuz',
-        initrd: 'initrd.img',
-        cmdline: 'console=ttyS0',
-        sizeBytes: 1,
-        sha256: '0'.repeat(64),
-      }),
-    );
+    writeStubTestImage(state);
     launcher = new HeldLauncher();
     vms = new VmService({ stateDir: state, launcher, timeouts: { startMs: 1000, bootMs: 60_000, powerdownMs: 200, termMs: 200 } });
   });
