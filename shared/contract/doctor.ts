@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { lazySchema } from '../lazy-schema';
 import { lazyMethods, method, noArgs } from './define';
+import { DOCTOR_RESULTS } from './values';
 
 /**
  * `povdesk doctor` and Settings → Check my accounts: read-only first-contact probes, each tied to
@@ -8,8 +9,7 @@ import { lazyMethods, method, noArgs } from './define';
  * vm-manager-api.md, control-plane.md), each answered confirmed, contradicted (with what was seen) or
  * could not tell. Nothing is created, changed or deleted on any tenant.
  */
-export const DOCTOR_RESULTS = ['confirmed', 'contradicted', 'unknown'] as const;
-export type DoctorResult = (typeof DOCTOR_RESULTS)[number];
+export { DOCTOR_RESULTS, DOCTOR_WORDS, type DoctorResult } from './values';
 export const DOCTOR_AREAS = ['skytap', 'share', 'pam', 'vm-manager', 'control-plane'] as const;
 
 export const doctorCheck = lazySchema(() =>
@@ -37,13 +37,6 @@ export const doctorReport = lazySchema(() =>
   }),
 );
 export type DoctorReport = z.infer<typeof doctorReport>;
-
-/** The words the CLI and the page show for a result. */
-export const DOCTOR_WORDS: Record<DoctorResult, string> = {
-  confirmed: 'confirmed',
-  contradicted: 'contradicted',
-  unknown: 'could not tell',
-};
 
 export const doctorMethods = lazyMethods({
   'doctor.run': () =>

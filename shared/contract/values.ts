@@ -42,3 +42,12 @@ export const BAKE_STAGES = ['source', 'inspect', 'packages', 'bake', 'register',
 
 /** The most VMs a local template may hold (templates.ts). */
 export const LOCAL_TEMPLATE_MAX_VMS = 8;
+
+/** What a doctor check found (doctor.ts), and the words the CLI and the Settings page show for it. */
+export const DOCTOR_RESULTS = ['confirmed', 'contradicted', 'unknown'] as const;
+export type DoctorResult = (typeof DOCTOR_RESULTS)[number];
+export const DOCTOR_WORDS: Record<DoctorResult, string> = {
+  confirmed: 'confirmed',
+  contradicted: 'contradicted',
+  unknown: 'could not tell',
+};

@@ -56,6 +56,57 @@ function circle(files: string[]): string | null {
 }
 
 /**
+ * What a file imports for its values, resolved: type-only imports and re-exports (which the build
+ * erases) left out, dynamic `import('…')` included. Relative targets as repo-relative files; packages
+ * by name.
+ */
+function valueImports(file: string): string[] {
+  const src = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
+  const specs: string[] = [];
+  const visit = (n: ts.Node): void => {
+    if (ts.isImportDeclaration(n) && ts.isStringLiteral(n.moduleSpecifier)) {
+      const c = n.importClause;
+      const named = c?.namedBindings && ts.isNamedImports(c.namedBindings) ? c.namedBindings.elements : undefined;
+      const typeOnly = c?.isTypeOnly || (!c?.name && named !== undefined && named.length > 0 && named.every((e) => e.isTypeOnly));
+      if (!typeOnly) specs.push(n.moduleSpecifier.text);
+    } else if (ts.isExportDeclaration(n) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier)) {
+      const named = n.exportClause && ts.isNamedExports(n.exportClause) ? n.exportClause.elements : undefined;
+      if (!n.isTypeOnly && !(named && named.length > 0 && named.every((e) => e.isTypeOnly))) specs.push(n.moduleSpecifier.text);
+    } else if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && ts.isStringLiteral(n.arguments[0]!)) {
+      specs.push(n.arguments[0].text);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(src);
+  return specs.map((s) => {
+    if (!s.startsWith('.')) return s;
+    const base = relative(ROOT, resolve(ROOT, dirname(file), s));
+    return ['.ts', '.tsx', '/index.ts', '/index.tsx'].map((x) => base + x).find((f) => existsSync(join(ROOT, f))) ?? base;
+  });
+}
+
+/** The chain of value imports from a renderer source to `pkg`, as "a -> b -> pkg", or null. */
+function rendererReaches(pkg: string): string | null {
+  const parent = new Map<string, string | null>(sources('renderer/src').map((f) => [f, null]));
+  const queue = [...parent.keys()];
+  while (queue.length) {
+    const f = queue.shift()!;
+    for (const t of valueImports(f)) {
+      if (t === pkg || t.startsWith(`${pkg}/`)) {
+        const chain = [t];
+        for (let x: string | null = f; x; x = parent.get(x)!) chain.unshift(x);
+        return chain.join(' -> ');
+      }
+      if (/\.tsx?$/.test(t) && !parent.has(t)) {
+        parent.set(t, f);
+        queue.push(t);
+      }
+    }
+  }
+  return null;
+}
+
+/**
  * Imports of the vm-manager daemon by app code that stay: the daemon ships inside the app and these
  * are its documented ways in. Each is one "file -> target".
  */
@@ -95,6 +146,11 @@ describe('layers', () => {
       )
       .filter((edge) => !(edge in DAEMON_ENTRY_POINTS));
     expect(offenders).toEqual([]);
+  });
+
+  // One value from a contract file puts zod (~25 KiB gzip) into the renderer's bundle.
+  it('the renderer reaches zod only through types (shared/contract/values.ts holds the values it needs)', () => {
+    expect(rendererReaches('zod')).toBeNull();
   });
 
   it('every allowed daemon import still exists (drop an entry once its import is gone)', () => {

@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { DOCTOR_WORDS, type DoctorReport } from '../../../../shared/contract/doctor';
+import type { DoctorReport } from '../../../../shared/contract/doctor';
+import { DOCTOR_WORDS } from '../../../../shared/contract/values';
 import { api, errorText } from '../../api';
 
 const CLASS = { confirmed: 'ok', contradicted: 'error', unknown: 'muted' } as const;
