@@ -1,10 +1,8 @@
-import { lazy, useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import type { JobRecord } from '../../../shared/contract';
 import { POV_LIFECYCLE_JOB_KINDS } from '../../../shared/contract/job-kinds';
 import { EmptyState } from '../components/empty-state';
-import { CreatePovDialog } from '../components/pov/create-pov-dialog';
 import { rebuildQuestion, type ControlNodeAction } from '../components/pov/control-node-cell';
-import { NameVmDialog } from '../components/pov/name-vm-dialog';
 import { OPEN_POV_EVENT, takePendingPov } from '../components/share/open-pov';
 import type { PovAction } from '../components/pov/actions';
 import { PovList } from '../components/pov/pov-list';
@@ -25,6 +23,9 @@ import '../components/pov/lab.css';
 // A POV's page (its tabs: VMs with their consoles, access, share) loads when one is opened: the
 // first paint carries only the list (xterm stays out of it; test/bench/foundation.ts guards it).
 const PovDetail = lazy(() => import('./pov-detail'));
+// The two dialogs load when first opened (their own Suspense, so the list stays on screen meanwhile).
+const CreatePovDialog = lazy(() => import('../components/pov/create-pov-dialog').then((m) => ({ default: m.CreatePovDialog })));
+const NameVmDialog = lazy(() => import('../components/pov/name-vm-dialog').then((m) => ({ default: m.NameVmDialog })));
 
 /**
  * POVs: every lab environment this app manages (Skytap, or the vm-manager: this laptop's or a
@@ -158,16 +159,18 @@ export default function PovsPage() {
           connection={connection}
         />
       )}
-      {naming && <NameVmDialog pov={naming} onClose={() => setNaming(null)} />}
-      {creating && (
-        <CreatePovDialog
-          onClose={() => setCreating(false)}
-          initialPlatform={noSkytapAccount(settings) ? 'local' : 'skytap'}
-          onCreate={async (input) => {
-            await create(input);
-          }}
-        />
-      )}
+      <Suspense fallback={null}>
+        {naming && <NameVmDialog pov={naming} onClose={() => setNaming(null)} />}
+        {creating && (
+          <CreatePovDialog
+            onClose={() => setCreating(false)}
+            initialPlatform={noSkytapAccount(settings) ? 'local' : 'skytap'}
+            onCreate={async (input) => {
+              await create(input);
+            }}
+          />
+        )}
+      </Suspense>
     </section>
   );
 }
