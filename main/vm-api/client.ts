@@ -25,7 +25,7 @@ import {
   attestationSchema,
   type CreateNetworkRequest,
 } from './schemas';
-import type { LocalCreateVmRequest } from './povdesk';
+import { localVmSchema, type LocalCreateVmRequest } from './povdesk';
 import { z as zod } from 'zod';
 
 export class VmApiError extends Error {
@@ -182,7 +182,7 @@ export class VmManagerClient {
     return this.call(`POST /vms/${id}/povdesk/save-clean`, vmSchema, 'POST', `/vms/${seg(id)}/povdesk/save-clean`);
   }
   resetClean(id: string) {
-    return this.call(`POST /vms/${id}/povdesk/reset-clean`, vmSchema, 'POST', `/vms/${seg(id)}/povdesk/reset-clean`);
+    return this.call(`POST /vms/${id}/povdesk/reset-clean`, localVmSchema, 'POST', `/vms/${seg(id)}/povdesk/reset-clean`);
   }
   /** POV Desk's own route (a manager without it answers 404): the network's Internet access. */
   setNetworkInternet(name: string, internet: boolean) {

@@ -1,12 +1,13 @@
 /**
  * What POV Desk's own vm-manager takes beyond giantswarm's document (./schemas): the `povdesk`
- * extras of a create body (guest→host forwards) and the user-data route. A manager without them
+ * extras of a create body (guest→host forwards), of a VM's answer (how its last reset went) and the
+ * user-data route. A manager without them
  * (giantswarm's) answers the create with 400 (unknown field `povdesk`) and the route with 404.
  * Imported by the app (its client) and by the daemon; only zod, no node:*.
  */
 import { z } from 'zod';
 import { lazySchema } from '../../shared/lazy-schema';
-import { createVmRequestSchema } from './schemas';
+import { createVmRequestSchema, vmSchema } from './schemas';
 
 /**
  * The address inside every guest's network (169.254.169.0/24) at which a host forward is reached:
@@ -59,3 +60,17 @@ export const setUserDataSchema = lazySchema(() =>
 
 /** PUT /networks/{name}/povdesk/internet: the network's Internet access (each VM follows it at its next start). */
 export const setInternetSchema = lazySchema(() => z.strictObject({ internet: z.boolean() }));
+
+/**
+ * A VM as this daemon answers it: the document's VM plus, in its `povdesk` extras, how the last
+ * reset to the clean state went (resumed from the saved memory, or left to boot the saved disks and
+ * why). The app reads only what it uses; the rest of the extras pass unread.
+ */
+export const localVmSchema = lazySchema(() =>
+  vmSchema.extend({
+    povdesk: z
+      .object({ lastReset: z.object({ at: z.string(), memory: z.boolean(), note: z.string().nullable() }).nullable().optional() })
+      .optional(),
+  }),
+);
+export type LocalVm = z.infer<typeof localVmSchema>;

@@ -54,6 +54,10 @@ describe.skipIf(fakeManagerSkip)("a local POV's clean state and Internet access"
       expect(readFileSync(v.paths.ovmfVars!, 'utf8'), v.name).toBe('');
       expect(v.state).toBe('ready');
     }
+    // the job says per VM how it came back: this launcher saves no memory, so each boots its disks, and why
+    const log = (await t.call('jobs.get', { id: r.id })).log.map((l) => l.message);
+    for (const v of vms)
+      expect(log).toContain(`${v.name}: boots its saved disks (this vm-manager cannot save memory: a reset boots the saved disks)`);
     expect((await t.call('pov.get', { id: povId })).pov.runstate).toBe('running');
   });
 

@@ -1,9 +1,9 @@
 import { AppError } from '../../../shared/contract/errors';
 import { osValue, type OsValue } from '../../../shared/contract/pov';
 import type { VmManagerClient } from '../../vm-api/client';
-import { GUEST_HOST_ALIAS, type HostForward } from '../../vm-api/povdesk';
+import { GUEST_HOST_ALIAS, type HostForward, type LocalVm } from '../../vm-api/povdesk';
 import { managerCall } from '../vm/errors';
-import { povTag, type LabEnvironment, type LabPlatform, type LabVm, type TemplateSource } from './platform';
+import { povTag, type LabEnvironment, type LabPlatform, type LabVm, type TemplateSource, type VmResetOutcome } from './platform';
 
 /**
  * What the Local platform calls on a vm-manager: giantswarm's VM routes, plus POV Desk's
@@ -17,7 +17,7 @@ export type LocalVmApi = Pick<
   setUserData?(id: string, userData: string | null): Promise<void>;
   setNetworkInternet?(name: string, internet: boolean): Promise<unknown>;
   saveClean?(id: string): Promise<unknown>;
-  resetClean?(id: string): Promise<unknown>;
+  resetClean?(id: string): Promise<LocalVm>;
 };
 
 /**
@@ -296,21 +296,33 @@ export class LocalPlatform implements LabPlatform {
   }
 
   async saveClean(envId: string): Promise<void> {
-    await this.eachVm(envId, 'save-clean', (a, id) => a.saveClean?.(id));
+    await this.eachVm(envId, 'save-clean', (a, id) => a.saveClean!(id));
   }
 
-  async resetClean(envId: string): Promise<void> {
-    await this.eachVm(envId, 'reset-clean', (a, id) => a.resetClean?.(id));
+  async resetClean(envId: string): Promise<VmResetOutcome[]> {
+    const answers = await this.eachVm(envId, 'reset-clean', (a, id) => a.resetClean!(id));
+    return answers.map(({ vm, answer }) => {
+      const last = answer.povdesk?.lastReset;
+      // A manager that does not say how the reset went: the VM boots its saved disks, as far as the app can tell.
+      return { vm, resumed: last?.memory ?? false, note: last ? last.note : 'the vm-manager did not say how the reset went' };
+    });
   }
 
-  private async eachVm(envId: string, route: string, fn: (a: LocalVmApi, id: string) => Promise<unknown> | undefined): Promise<void> {
+  private async eachVm<T>(
+    envId: string,
+    route: string,
+    fn: (a: LocalVmApi, id: string) => Promise<T>,
+  ): Promise<{ vm: string; answer: T }[]> {
     const api = await this.o.api();
     if (!api.saveClean || !api.resetClean)
       throw new AppError(
         'unsupported',
         "this vm-manager cannot save or reset a clean state (it has no POV Desk clean-state routes); use the app's own vm-manager",
       );
-    for (const v of await this.vmsOf(envId)) await managerCall(`POST /vms/${v.id}/povdesk/${route}`, () => fn(api, v.id)!);
+    const out: { vm: string; answer: T }[] = [];
+    for (const v of await this.vmsOf(envId))
+      out.push({ vm: v.name, answer: await managerCall(`POST /vms/${v.id}/povdesk/${route}`, () => fn(api, v.id)) });
+    return out;
   }
 
   /** A local environment's name is its id (`povdesk-<tag>`). */

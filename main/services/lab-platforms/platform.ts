@@ -112,9 +112,17 @@ export interface LabPlatform {
   findByName(name: string): Promise<LabEnvironment | null>;
   /** Local only: every (stopped) VM's disk, vTPM state and firmware variables saved / put back. */
   saveClean?(envId: string): Promise<void>;
-  resetClean?(envId: string): Promise<void>;
+  /** Says per VM whether it resumed from its saved memory, or why it boots the saved disks instead. */
+  resetClean?(envId: string): Promise<VmResetOutcome[]>;
   /** Local only: the environment's Internet access (each VM follows it from its next start). */
   setInternet?(envId: string, on: boolean): Promise<void>;
+}
+
+/** How one VM came back from a reset to the clean state; `note` says why a VM did not resume (null: it did). */
+export interface VmResetOutcome {
+  vm: string;
+  resumed: boolean;
+  note: string | null;
 }
 
 /** What the Local platform needs of the templates store. */

@@ -68,10 +68,10 @@ export async function runReset(deps: LifecycleDeps, povId: string, ctx: StepCont
     async (envId) => {
       const p = await platformOf(deps, mustGet(deps, povId), ctx.signal);
       if (!p.resetClean) throw new AppError('unsupported', 'this lab platform cannot reset to a clean state');
-      await p.resetClean(envId);
-      ctx.log(
-        `every VM put back to its clean state of ${row.clean_snapshot_at}: resumed from its saved memory, or booted from its saved disks where none was saved (its record's lastReset says why)`,
-      );
+      const outcomes = await p.resetClean(envId);
+      ctx.log(`every VM put back to its clean state of ${row.clean_snapshot_at}`);
+      for (const o of outcomes)
+        ctx.log(o.resumed ? `${o.vm}: resumed from its saved memory` : `${o.vm}: boots its saved disks (${o.note ?? 'no reason given'})`);
     },
     () => true,
   );
