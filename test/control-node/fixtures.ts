@@ -22,32 +22,40 @@ export function baseInput(root: string, over: Partial<BootstrapInput> = {}): Boo
   };
 }
 
+/**
+ * A self-signed P-256 CA made with the openssl CLI in `dir` (its key `<name>.key` and certificate
+ * `<name>.pem`, kept there to sign with), returned as a PEM string.
+ */
+export function makeCa(dir: string, name: string, subject = `/CN=${name}`): string {
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      subject,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.pem`,
+    ],
+    { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  return readFileSync(join(dir, `${name}.pem`), 'utf8');
+}
+
 /** A self-signed CA made with the openssl CLI, as a PEM string (a real trust bundle). */
 export function makeBundle(): string {
   const dir = mkdtempSync(join(tmpdir(), 'povdesk-pem-'));
   try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=test bundle',
-        '-keyout',
-        join(dir, 'k.pem'),
-        '-out',
-        join(dir, 'c.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    return readFileSync(join(dir, 'c.pem'), 'utf8');
+    return makeCa(dir, 'c', '/CN=test bundle');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -7,32 +7,14 @@ import { createServer as createTlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkSpireServer } from '../../main/services/control-node/spire-check';
 import { needs } from '../support/system';
+import { makeCa } from './fixtures';
 
 const missing = needs(['openssl']);
 
 /** A CA and leaf certificates made with the openssl CLI. */
 function pki(dir: string) {
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  const ca = (name: string) => {
-    ssl(
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${name}`,
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.pem`,
-    );
-    return readFileSync(join(dir, `${name}.pem`), 'utf8');
-  };
+  const ca = (name: string) => makeCa(dir, name);
   const leaf = (name: string, caName: string, san: string) => {
     ssl(
       'req',

@@ -1,8 +1,8 @@
 /**
  * The app's side of the vm-manager: which manager (the local one, started and reattached by the
  * supervisor, or a cluster's with a static token or an OIDC login, see ./remote), calls mapped to
- * AppErrors, the create job that follows a VM to its milestone by polling (so a proxy's 504 never
- * loses a VM), console following, exec, and guest ports forwarded to this machine.
+ * AppErrors, the create job that follows a VM to its milestone by polling (./create-job), the image
+ * jobs (./images), console following, exec, and guest ports forwarded to this machine.
  */
 import { existsSync } from 'node:fs';
 import { AppError } from '../../../shared/contract/errors';
@@ -19,17 +19,18 @@ import {
   type VmLogin,
   type VmRecord,
 } from '../../../shared/contract/vm';
-import { sleep } from '../../lib/sleep';
 import type { Hub } from '../hub';
 import { VmManagerClient, type Loose } from '../../vm-api/client';
 import type { ApiVm } from '../../vm-api/schemas';
-import type { JobContext, JobRunner } from '../jobs/runner';
+import type { JobRunner } from '../jobs/runner';
 import type { Logger } from '../log/logger';
 import type { SecretStore } from '../secrets/store';
 import type { SettingsService } from '../settings/settings';
+import { startCreateJob, type ManagerCalls } from './create-job';
 import { managerCall } from './errors';
 import { ConsoleFollowers, type FollowOptions } from './follow';
 import { ForwardRelays } from './forwards';
+import { remakeReferences, saveGolden, startBuildTestImage, startLearnGolden } from './images';
 import {
   caBundle,
   connectionView,
@@ -45,9 +46,8 @@ import {
 import type { LocalManagerSupervisor } from './supervisor';
 import { VmUpdates } from './updates';
 import { pretrustedHostKey, vmSshSignIn, type VmSshSignIn } from './local-ssh';
-import { attestationView, hostView, imagePolicy, imageRef, imageView, learnedView, serialSocket, vmView } from './views';
+import { attestationView, hostView, imagePolicy, imageRef, imageView, serialSocket, vmView } from './views';
 import { LIVE_VM_STATES } from '../../../shared/vm-states';
-import { GOLDEN_VM_SIZE, vmSizeLabel } from '../../../shared/golden-size';
 
 export { REMOTE_TOKEN_ACCOUNT };
 
@@ -73,10 +73,6 @@ interface Target {
   url: string;
 }
 
-const STEP: Record<string, number> = { creating: 0.1, installing: 0.2, booting: 0.3, attesting: 0.6, ready: 1 };
-/** Errors after which the VM may well exist (a proxy timed out, the connection dropped): look, do not give up. */
-const MAYBE_DONE = new Set(['timeout', 'unavailable']);
-
 /**
  * The app's side of the vm.* methods: its connection to one vm-manager (the local one this app
  * starts, or a remote one) and what the app keeps about it (jobs, console followers, forwards,
@@ -86,6 +82,14 @@ export class ConnectedVmManager {
   readonly followers: ConsoleFollowers;
   readonly forwards = new ForwardRelays();
   private readonly updates: VmUpdates;
+  /** What the create and image jobs call (./create-job, ./images). */
+  private readonly calls: ManagerCalls = {
+    call: <T>(what: string, fn: (c: VmManagerClient) => Promise<T>) => this.call(what, fn),
+    raw: (id) => this.raw(id),
+    view: (v) => this.view(v),
+    delete: (id) => this.delete(id),
+    saw: (vm) => this.updates.saw(vm),
+  };
 
   constructor(private readonly o: ConnectedVmManagerOptions) {
     this.followers = new ConsoleFollowers(o.hub, o.follow);
@@ -261,7 +265,8 @@ export class ConnectedVmManager {
     if (this.mode() === 'remote') {
       throw new AppError(
         'unsupported',
-        "a remote vm-manager forwards a guest port to its own host's loopback, which this machine cannot reach; forwarding to this machine needs the local vm-manager",
+        "a remote vm-manager forwards a guest port to its own host's loopback, which this machine cannot reach; " +
+          'forwarding to this machine needs the local vm-manager',
       );
     }
     const vm = await this.raw(id);
@@ -283,7 +288,8 @@ export class ConnectedVmManager {
     if (this.mode() === 'remote') {
       throw new AppError(
         'unsupported',
-        "a VM's console as a terminal needs the local vm-manager (the serial socket and console log are files on its machine); with a remote vm-manager use the console tail on the Local VMs page",
+        "a VM's console as a terminal needs the local vm-manager (the serial socket and console log are files on its machine); " +
+          'with a remote vm-manager use the console tail on the Local VMs page',
       );
     }
     const raw = await this.raw(id);
@@ -299,149 +305,21 @@ export class ConnectedVmManager {
     return { id, name: raw.name, state: raw.state, console, serialSocket: serialSocket(raw) };
   }
 
-  /**
-   * POST /vms with wait_for none. When the answer is lost (a proxy's 504, a dropped connection) the
-   * VM may exist anyway: look it up by name before failing, so it is followed, not lost or doubled.
-   */
-  private async createCall(job: JobContext, args: VmCreateArgs): Promise<string> {
-    try {
-      const created = await this.call('POST /vms', (c) =>
-        c.create({
-          name: args.name,
-          image: args.image,
-          cpus: args.cpus,
-          memory_mib: args.memoryMib,
-          disk_gib: args.diskGib,
-          ...(args.userData !== undefined ? { user_data: args.userData } : {}),
-          require_attestation: args.requireAttestation,
-          wait_for: 'none',
-          // 'restricted' is the manager's default network; the local daemon names its NAT policy network 'nat'
-          ...(args.network === 'nat' ? { network: 'nat' } : {}),
-        }),
-      );
-      job.log(`VM ${args.name} is ${created.id} (${created.state})`);
-      return created.id;
-    } catch (e) {
-      if (!MAYBE_DONE.has((e as AppError).code)) throw e;
-      job.log(`POST /vms got no answer (${(e as Error).message}); looking for VM ${args.name}`, 'warn');
-      const found = await this.call('GET /vms', async (c) => (await c.list()).find((v) => v.name === args.name));
-      if (!found) throw e;
-      job.log(`VM ${args.name} exists after all: ${found.id} (${found.state})`);
-      return found.id;
-    }
-  }
-
-  /** The create job: POST /vms (wait_for none), then follow the VM's states to args.waitFor. */
+  /** The create job: POST /vms (wait_for none), then follow the VM's states to args.waitFor (./create-job). */
   create(args: VmCreateArgs): string {
-    const waitFor = args.waitFor ?? 'ready';
-    return this.o.jobs.start({ kind: 'vm.create', title: `Create VM ${args.name}`, subject: `vm:${args.name}` }, (job) =>
-      this.createWork(job, args, waitFor),
-    );
+    return startCreateJob(this.o.jobs, this.calls, args, this.o.pollMs);
   }
 
-  private async createWork(job: JobContext, args: VmCreateArgs, waitFor: 'none' | 'attested' | 'ready'): Promise<{ vm: VmRecord }> {
-    job.progress('creating', 0.05, `asking the vm-manager to create ${args.name}`);
-    const id = await this.createCall(job, args);
-    let last = '';
-    let lastNote = '';
-    const deadline = Date.now() + 15 * 60_000;
-    for (;;) {
-      if (job.signal.aborted) {
-        // A half-made VM is of no use: delete it rather than leave it booting.
-        try {
-          await this.delete(id);
-          job.log(`cancelled: deleted the half-made VM ${args.name} (${id})`, 'warn');
-        } catch (e) {
-          job.log(`cancelled, but deleting VM ${id} failed: ${(e as Error).message}; delete it from the list`, 'error');
-          throw new AppError('cancelled', `cancelled; VM ${args.name} (${id}) could not be deleted: ${(e as Error).message}`);
-        }
-        throw new AppError('cancelled', `cancelled; the half-made VM ${args.name} (${id}) was deleted`);
-      }
-      let vm: Loose<ApiVm>;
-      try {
-        vm = await this.raw(id);
-      } catch (e) {
-        // A proxy's 504 or a dropped connection while the VM boots: the VM is still there, ask again.
-        if (!MAYBE_DONE.has((e as AppError).code) || Date.now() > deadline) throw e;
-        job.log(`reading VM ${id} failed (${(e as Error).message}); trying again`, 'warn');
-        await sleep(this.o.pollMs ?? 500, job.signal).catch(() => undefined);
-        continue;
-      }
-      this.updates.saw(this.view(vm));
-      if (vm.state !== last) {
-        last = vm.state;
-        job.log(`${id}: ${vm.state}`);
-      }
-      const fraction = STEP[vm.state] ?? null;
-      const initrd = vm.attestation.initrd;
-      const note =
-        vm.state !== 'attesting'
-          ? vm.state
-          : !initrd
-            ? 'waiting for the initrd quote'
-            : initrd.verified
-              ? 'initrd quote verified; waiting for ready'
-              : `initrd quote rejected: ${initrd.message}. The guest keeps retrying until the boot timeout; cancel to delete the VM`;
-      if (`${vm.state}|${note}` !== lastNote) {
-        lastNote = `${vm.state}|${note}`;
-        job.progress(vm.state, fraction, note);
-      }
-      const reached =
-        waitFor === 'none' ||
-        (waitFor === 'attested' && vm.bootedAt !== null && vm.attestation.userDataReleased) ||
-        (waitFor === 'ready' && vm.state === 'ready');
-      if (reached) return { vm: this.view(vm) };
-      if (vm.state === 'failed' || vm.state === 'stopped' || vm.state === 'deleting') {
-        throw new AppError(
-          'unavailable',
-          `VM ${args.name} (${id}) is ${vm.state} before "${waitFor}": ${vm.lastError ?? 'no error recorded'}`,
-          { vmId: id },
-        );
-      }
-      if (vm.state === 'running' && waitFor === 'ready') {
-        throw new AppError(
-          'timeout',
-          `VM ${args.name} (${id}) did not report ready within the manager's boot timeout and keeps running: ${vm.lastError ?? ''} — see its console, or delete it`,
-          { vmId: id },
-        );
-      }
-      if (Date.now() > deadline)
-        throw new AppError('timeout', `VM ${args.name} (${id}) did not reach "${waitFor}" in 15 minutes; it keeps running`, { vmId: id });
-      await sleep(this.o.pollMs ?? 500, job.signal).catch(() => undefined);
-    }
-  }
-
-  /** Builds the test image with the local manager's CLI (`image build-test`), as a job. */
+  /** Builds the test image with the local manager's CLI (`image build-test`), as a job (./images). */
   buildTestImage(): string {
     if (this.mode() === 'remote') {
       throw new AppError(
         'unsupported',
-        'the test image is built by the local vm-manager; switch the connection to local, or build it on the remote host with `povdesk vm-manager image build-test`',
+        'the test image is built by the local vm-manager; switch the connection to local, ' +
+          'or build it on the remote host with `povdesk vm-manager image build-test`',
       );
     }
-    return this.o.jobs.start(
-      { kind: 'vm.imageBuildTest', title: 'Build the test image', subject: 'vm:image:povdesk-test' },
-      async (job) => {
-        job.progress(
-          'building',
-          null,
-          'kernel, busybox and tpm2-tools into an initramfs, then its reference measurements from the files (seconds; no boot)',
-        );
-        const started = Date.now();
-        const out = await this.o.supervisor.runCli(['image', 'build-test'], job.signal);
-        const line = out.split('\n').find((l) => l.trim().startsWith('{'));
-        let info: { name?: unknown; sizeBytes?: unknown } = {};
-        try {
-          info = line ? (JSON.parse(line) as typeof info) : {};
-        } catch {
-          info = {};
-        }
-        const name = typeof info.name === 'string' ? info.name : 'povdesk-test';
-        const seconds = Math.round((Date.now() - started) / 100) / 10;
-        job.log(`built image ${name} in ${seconds} s`);
-        return { image: name, seconds, sizeBytes: typeof info.sizeBytes === 'number' ? info.sizeBytes : null };
-      },
-    );
+    return startBuildTestImage(this.o.jobs, this.o.supervisor);
   }
 
   /** The host key 127.0.0.1:port must present when it is the SSH forward of an attested local VM (./local-ssh). */
@@ -457,68 +335,25 @@ export class ConnectedVmManager {
     if (this.mode() === 'remote') {
       throw new AppError(
         'unsupported',
-        "signing in with the vm-manager's key needs the local vm-manager (the key is a file on its machine and the VM's SSH port is on its loopback)",
+        "signing in with the vm-manager's key needs the local vm-manager " +
+          "(the key is a file on its machine and the VM's SSH port is on its loopback)",
       );
     }
     return vmSshSignIn(await this.raw(id), this.o.supervisor.stateDir);
   }
 
-  /** The learn job: one learn boot on the manager; the result is the proposal the page shows to confirm. */
+  /** The learn job: one learn boot on the manager; the result is the proposal the page shows to confirm (./images). */
   learnGolden(image: string, size: { cpus?: number; memoryMib?: number } = {}): string {
-    const at = { cpus: size.cpus ?? GOLDEN_VM_SIZE.cpus, memoryMib: size.memoryMib ?? GOLDEN_VM_SIZE.memoryMiB };
-    const sized = vmSizeLabel(at.cpus, at.memoryMib);
-    return this.o.jobs.start(
-      { kind: 'vm.learnGolden', title: `Learn golden values of ${image} at ${sized}`, subject: `vm:image:${image}` },
-      async (job) => {
-        job.progress(
-          'booting',
-          null,
-          `one boot of ${image} at ${sized} in learn mode (about a minute under TCG); nothing is saved until you confirm`,
-        );
-        const call = this.call('POST learn-golden', async (c) => learnedView(await c.learnGolden(image, at)));
-        const cancelled = new Promise<never>((_, reject) =>
-          job.signal.addEventListener(
-            'abort',
-            () =>
-              reject(
-                new AppError(
-                  'cancelled',
-                  `cancelled; nothing was saved (the learn boot of ${image} ends on the vm-manager, which deletes its VM)`,
-                ),
-              ),
-            { once: true },
-          ),
-        );
-        call.catch(() => {}); // after a cancel its answer is of no use
-        const learned = await Promise.race([call, cancelled]);
-        job.log(`learned ${Object.keys(learned.golden).length} golden values of ${image} at ${sized} in ${learned.seconds} s`);
-        return learned;
-      },
-    );
+    return startLearnGolden(this.o.jobs, this.calls.call, image, size);
   }
 
   /** The image's reference measurements made again from its files by the manager (no boot). */
   async remakeReferences(imageName: string): Promise<VmImage> {
-    return this.call('POST references', async (c) => {
-      await c.remakeReferences(imageName);
-      const all = await c.images();
-      const image = all.find((i) => imageRef(i, all) === imageName);
-      if (!image) throw new AppError('not_found', `image ${imageName} is gone after its references were made again`);
-      return imageView(image, all);
-    });
+    return remakeReferences(this.calls.call, imageName);
   }
 
   async saveGolden(args: Pick<VmLearnedGolden, 'image' | 'golden' | 'firmware'> & { cpus?: number; memoryMib?: number }): Promise<VmImage> {
-    return this.call('PUT golden', async (c) => {
-      await c.saveGolden(args.image, args.golden, args.firmware, {
-        cpus: args.cpus ?? GOLDEN_VM_SIZE.cpus,
-        memoryMib: args.memoryMib ?? GOLDEN_VM_SIZE.memoryMiB,
-      });
-      const all = await c.images();
-      const image = all.find((i) => imageRef(i, all) === args.image);
-      if (!image) throw new AppError('not_found', `image ${args.image} is gone after saving its golden values`);
-      return imageView(image, all);
-    });
+    return saveGolden(this.calls.call, args);
   }
 
   close(): void {

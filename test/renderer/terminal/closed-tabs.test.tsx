@@ -1,11 +1,11 @@
-import { cleanup, render, screen, waitFor } from '@testing-library/react';
-import { afterEach, describe, expect, it } from 'vitest';
+import { render, screen, waitFor } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
 import type { SshStatus } from '../../../shared/contract/ssh';
-import { setTransport } from '../../../renderer/src/api';
 import TerminalsPage from '../../../renderer/src/pages/terminals-page';
 import { connectFailure } from '../../../renderer/src/components/terminal/session-status';
 import { useTerminals } from '../../../renderer/src/state/terminals';
 import { useVms } from '../../../renderer/src/state/vms';
+import { resetTerminalsAfterEach, terminalsTransport } from './terminals-page';
 
 const closed = (over: Partial<SshStatus> = {}): SshStatus => ({
   sessionId: 's1',
@@ -21,31 +21,10 @@ const closed = (over: Partial<SshStatus> = {}): SshStatus => ({
 
 /** The page's reads answered from a fixed list of VMs (this test is about what the page offers). */
 function vmsAre(ids: string[]) {
-  setTransport({
-    transport: 'ws',
-    call: async (method) => {
-      if (method === 'vm.list') return { vms: ids.map((id) => ({ id })) };
-      if (method === 'vm.images') return { images: [] };
-      if (
-        method === 'ssh.sessions.list' ||
-        method === 'ssh.hostKeyPrompts.list' ||
-        method === 'ssh.profiles.list' ||
-        method === 'ssh.knownHosts.list'
-      )
-        return [];
-      throw new Error(`not in this test: ${method}`);
-    },
-    subscribe: () => () => {},
-    ack: () => {},
-  });
+  terminalsTransport((method) => (method === 'vm.list' ? { vms: ids.map((id) => ({ id })) } : undefined));
 }
 
-afterEach(() => {
-  cleanup();
-  setTransport(null);
-  useTerminals.setState({ tabs: [], active: null });
-  useVms.setState({ vms: null });
-});
+resetTerminalsAfterEach();
 
 describe('Terminals: closed tabs', () => {
   it("a local VM's console tab offers Reconnect while the VM exists, and not once it was destroyed", async () => {

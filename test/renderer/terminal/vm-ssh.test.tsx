@@ -1,13 +1,12 @@
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SshStatus } from '../../../shared/contract/ssh';
 import { vmRecord } from '../../../shared/contract/vm';
-import { setTransport } from '../../../renderer/src/api';
 import { VmList } from '../../../renderer/src/components/vm/vm-list';
 import { openVmSsh } from '../../../renderer/src/components/vm/vm-detail';
 import TerminalsPage from '../../../renderer/src/pages/terminals-page';
 import { useTerminals } from '../../../renderer/src/state/terminals';
-import { useVms } from '../../../renderer/src/state/vms';
+import { resetTerminalsAfterEach, terminalsTransport } from './terminals-page';
 
 const vm = vmRecord.parse({
   id: 'a1b2c3d4',
@@ -42,34 +41,16 @@ const status = (state: SshStatus['state']): SshStatus => ({
 
 /** The page's reads, and what each call asked; ssh.openVmSsh answers as the core does. */
 function transport(calls: [string, unknown][], openVmSsh: () => Promise<unknown>) {
-  setTransport({
-    transport: 'ws',
-    call: async (method, args) => {
-      calls.push([method, args]);
-      if (method === 'ssh.openVmSsh') return openVmSsh();
-      if (method === 'vm.list') return { vms: [vm] };
-      if (method === 'vm.images') return { images: [] };
-      if (method === 'ssh.resize') return { ok: true };
-      if (
-        method === 'ssh.sessions.list' ||
-        method === 'ssh.hostKeyPrompts.list' ||
-        method === 'ssh.profiles.list' ||
-        method === 'ssh.knownHosts.list'
-      )
-        return [];
-      throw new Error(`not in this test: ${method}`);
-    },
-    subscribe: () => () => {},
-    ack: () => {},
+  terminalsTransport((method, args) => {
+    calls.push([method, args]);
+    if (method === 'ssh.openVmSsh') return openVmSsh();
+    if (method === 'vm.list') return { vms: [vm] };
+    if (method === 'ssh.resize') return { ok: true };
+    return undefined;
   });
 }
 
-afterEach(() => {
-  cleanup();
-  setTransport(null);
-  useTerminals.setState({ tabs: [], active: null });
-  useVms.setState({ vms: null });
-});
+resetTerminalsAfterEach();
 
 describe("Local VMs → SSH: a terminal signed in with the vm-manager's key", () => {
   it('asks the core for the session by VM id (no host, user or secret from the page) and says how it signed in once open', async () => {
