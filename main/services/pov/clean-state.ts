@@ -70,7 +70,8 @@ export async function runReset(deps: LifecycleDeps, povId: string, ctx: StepCont
       if (!p.resetClean) throw new AppError('unsupported', 'this lab platform cannot reset to a clean state');
       await p.resetClean(envId);
       ctx.log(
-        `every VM put back to its clean state of ${row.clean_snapshot_at}: resumed from its saved memory, or booted from its saved disks where none was saved (its record's lastReset says why)`,
+        `every VM put back to its clean state of ${row.clean_snapshot_at}: resumed from its saved memory, or booted from its ` +
+          `saved disks where none was saved (its record's lastReset says why)`,
       );
     },
     () => true,
