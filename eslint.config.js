@@ -112,6 +112,27 @@ export default defineConfig(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // No line over Prettier's printWidth (.prettierrc): Prettier does not break strings, comments or
+    // test names, so those are wrapped by hand (split with `+`). URLs and regex literals may run long.
+    // ESLint 10 still ships the core max-len (deprecated, kept until ESLint 11; its successor is
+    // @stylistic/eslint-plugin's max-len).
+    ignores: [
+      // until the split branches merge
+      'main/vm-manager/**',
+      '!main/vm-manager/attest/**',
+      'main/services/vm/service.ts',
+      'main/services/pam/wire.ts',
+      'test/skytap/client.test.ts',
+      'test/skytap-emulator/emulator.ts',
+      'test/ssh/sessions.test.ts',
+      'test/renderer/terminal/vm-ssh.test.tsx',
+      'test/renderer/terminal/closed-tabs.test.tsx',
+      'test/control-node/fixtures.ts',
+      'test/control-node/spire-check.test.ts',
+    ],
+    rules: { 'max-len': ['error', { code: 140, ignoreUrls: true, ignoreRegExpLiterals: true }] },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
