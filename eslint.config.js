@@ -112,6 +112,18 @@ export default defineConfig(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // No line over Prettier's printWidth (.prettierrc): Prettier does not break strings, comments or
+    // test names, so those are wrapped by hand (split with `+`). URLs and regex literals may run long.
+    // ESLint 10 still ships the core max-len (deprecated, kept until ESLint 11; its successor is
+    // @stylistic/eslint-plugin's max-len).
+    ignores: [
+      // until the split of vm-manager's files merges
+      'main/vm-manager/**',
+      '!main/vm-manager/attest/**',
+    ],
+    rules: { 'max-len': ['error', { code: 140, ignoreUrls: true, ignoreRegExpLiterals: true }] },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

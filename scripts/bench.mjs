@@ -73,7 +73,9 @@ function verdict(file, r) {
   if (r.killed) {
     return {
       ok: false,
-      line: `bench ${file}: exceeded its ${secs(budgetMs)} s budget by more than ${secs(graceMs)} s and was stopped after ${secs(r.ms)} s; the figures above are the ones it reached`,
+      line:
+        `bench ${file}: exceeded its ${secs(budgetMs)} s budget by more than ${secs(graceMs)} s and was stopped after ${secs(r.ms)} ` +
+        `s; the figures above are the ones it reached`,
     };
   }
   if (r.code !== 0) return { ok: false, line: `bench ${file}: did not complete (exit ${r.code ?? r.signal}) after ${secs(r.ms)} s` };

@@ -15,7 +15,8 @@ export function electronBinary(root) {
   if (!existsSync(pathFile))
     return {
       reason:
-        'no Electron binary on this machine: it has not been fetched (`npx install-electron`), and cannot be where its download host is unreachable',
+        'no Electron binary on this machine: it has not been fetched (`npx install-electron`), and cannot be where its download ' +
+        'host is unreachable',
     };
   const dist = process.env.ELECTRON_OVERRIDE_DIST_PATH || join(pkg, 'dist');
   const file = join(dist, readFileSync(pathFile, 'utf8').trim());

@@ -55,7 +55,8 @@ export function ensureNode(root = ROOT, log = (m) => process.stderr.write(`${m}\
   const have = found();
   if (have) return have;
   log(
-    `Node ${process.version} runs here; POV Desk runs on Node ${NODE_MAJOR} (Electron's). Fetching ${pkg} from the npm registry into ${relative(root, prefix)}/ (one time)…`,
+    `Node ${process.version} runs here; POV Desk runs on Node ${NODE_MAJOR} (Electron's). Fetching ${pkg} from the npm registry ` +
+      `into ${relative(root, prefix)}/ (one time)…`,
   );
   for (const spec of [`${pkg}@${NODE_VERSION}`, `${pkg}@${NODE_MAJOR}`]) {
     const r = spawnSync(
@@ -82,7 +83,8 @@ export function ensureNode(root = ROOT, log = (m) => process.stderr.write(`${m}\
   }
   throw new Error(
     `could not fetch Node ${NODE_MAJOR} (${pkg}) from the npm registry (output above). ` +
-      `Install Node ${NODE_MAJOR} yourself (nodejs.org, Homebrew \`node@${NODE_MAJOR}\`, or your package manager) and run the command again with it.`,
+      `Install Node ${NODE_MAJOR} yourself (nodejs.org, Homebrew \`node@${NODE_MAJOR}\`, or your package manager) and run the ` +
+      `command again with it.`,
   );
 }
 

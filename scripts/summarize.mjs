@@ -52,7 +52,8 @@ for (const name of ['vitest-system.json', 'vitest-system2.json', 'vitest.json', 
     const unfinished = (file.assertionResults ?? []).filter((a) => a.status === 'pending');
     if (unfinished.length) {
       failures.push(
-        `${where}: ${unfinished.length} test(s) did not finish (the worker exited: see "Unhandled Error" above)\n${unfinished.map((a) => `    ${a.fullName}`).join('\n')}`,
+        `${where}: ${unfinished.length} test(s) did not finish (the worker exited: see "Unhandled Error" ` +
+          `above)\n${unfinished.map((a) => `    ${a.fullName}`).join('\n')}`,
       );
       failed += unfinished.length;
     }

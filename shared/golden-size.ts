@@ -33,6 +33,7 @@ export function goldenSizeWarning(
   return (
     `golden values were learned at ${learned}, and the PCRs move with the VM's size: ` +
     `at ${size(cpus, memoryMiB)} the quotes will not match and the VM will wait in attesting. ` +
-    `Learn golden values at ${size(cpus, memoryMiB)} (Local VMs, Images), create it at ${size(GOLDEN_VM_SIZE.cpus, GOLDEN_VM_SIZE.memoryMiB)}, or create it without attestation`
+    `Learn golden values at ${size(cpus, memoryMiB)} (Local VMs, Images), create it ` +
+    `at ${size(GOLDEN_VM_SIZE.cpus, GOLDEN_VM_SIZE.memoryMiB)}, or create it without attestation`
   );
 }

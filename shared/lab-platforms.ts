@@ -60,13 +60,15 @@ export const PLATFORMS: Readonly<Record<LabPlatformId, PlatformCapabilities>> = 
     features: {
       templates: yes('Local templates: named sets of images in the connected vm-manager (Templates page, "New local template").'),
       suspend: yes(
-        "Suspend is the vm-manager's stop and resume its start: a stopped local VM boots again from its disk, so what was in memory is lost.",
+        "Suspend is the vm-manager's stop and resume its start: a stopped local VM boots again from its disk, so what was in " +
+          'memory is lost.',
       ),
       publishSets: no('The vm-manager has no share links; share access to a local VM through your own network instead.'),
       schedules: no('The vm-manager has no scheduler, so a local POV has no auto-delete timer; destroy it yourself.'),
       projectScoping: no('Projects are a Skytap concept.'),
       bootstrapInjection: yes(
-        "metadata: the vm-manager's metadata service serves user_data at /skytap/vms/self/user_data, as Skytap's does; it is set after power-on. A vm-manager without POV Desk's user-data route (giantswarm's own) takes user_data only at create.",
+        "metadata: the vm-manager's metadata service serves user_data at /skytap/vms/self/user_data, as Skytap's does; it is set " +
+          "after power-on. A vm-manager without POV Desk's user-data route (giantswarm's own) takes user_data only at create.",
       ),
     },
   },

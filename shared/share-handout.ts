@@ -49,7 +49,8 @@ export function handoutText(h: HandoutInput): string {
     `Available until: ${expiryFor(h.expiresAt, h.timeZone)}`,
     ...(hours ? [`Running time: up to ${hours} hours in total (the clock stops while the machines are suspended).`] : []),
     '',
-    'Open the link in a browser and enter the password. You will see one tile per machine: click a tile to open its desktop in the browser;',
+    'Open the link in a browser and enter the password. You will see one tile per machine: ' +
+      'click a tile to open its desktop in the browser;',
     'a machine that is off or suspended shows a power button — press it and give it a minute or two to come up.',
   ].join('\n');
 }

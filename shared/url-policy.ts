@@ -28,7 +28,10 @@ export function credentialUrlProblem(what: string, url: string): string | null {
   if (u.protocol === 'https:') return null;
   if (u.protocol !== 'http:') return `${what} must be https:// (not ${u.protocol})`;
   if (isLoopbackHostname(u.hostname)) return null;
-  return `${what} must be https:// — plain http:// would send the credentials in clear, so it is allowed only for this machine's loopback (127.0.0.1, ::1, localhost)`;
+  return (
+    `${what} must be https:// — plain http:// would send the credentials in clear, so it is allowed only for this machine's ` +
+    `loopback (127.0.0.1, ::1, localhost)`
+  );
 }
 
 /** A zod superRefine step: adds credentialUrlProblem's message as the issue. */

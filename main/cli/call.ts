@@ -107,7 +107,8 @@ async function retire(io: CallIo, core: Core): Promise<void> {
   if (core.retirement.tryRetire()) return;
   const others = core.base.jobs.busy().length;
   io.err(
-    `note: this process owns the data directory; it stays until ${others ? `the ${others} job(s) other calls started here end and ` : ''}every other call it serves has its answer\n`,
+    `note: this process owns the data directory; it stays ` +
+      `until ${others ? `the ${others} job(s) other calls started here end and ` : ''}every other call it serves has its answer\n`,
   );
   await core.retirement.retired();
 }

@@ -15,9 +15,13 @@ the last log lines; every known secret removed) under the data directory and pri
 export function formatReport(r: DoctorReport): string {
   const lines = r.checks.map(
     (c) =>
-      `${DOCTOR_WORDS[c.result].padEnd(14)} ${c.id}  (${c.subject})\n               ${c.seen}${c.result === 'contradicted' ? `\n               assumed: ${c.assumption} — ${c.doc}` : ''}`,
+      `${DOCTOR_WORDS[c.result].padEnd(14)} ${c.id}  (${c.subject})` +
+      `\n               ${c.seen}${c.result === 'contradicted' ? `\n               assumed: ${c.assumption} — ${c.doc}` : ''}`,
   );
-  return `${lines.join('\n')}\n\n${r.counts.confirmed} confirmed, ${r.counts.contradicted} contradicted, ${r.counts.unknown} could not tell (${r.checkedAt})\n`;
+  return (
+    `${lines.join('\n')}\n\n` +
+    `${r.counts.confirmed} confirmed, ${r.counts.contradicted} contradicted, ${r.counts.unknown} could not tell (${r.checkedAt})\n`
+  );
 }
 
 export async function runDoctorCli(

@@ -57,10 +57,16 @@ function describeArgs(schema: z.ZodType): string {
 export function helpText(): string {
   const lines = (Object.keys(methods) as MethodName[]).sort().map((name) => {
     const def = methods[name];
-    return `  ${name.padEnd(28)} ${describeArgs(def.args)}${'job' in def && def.job ? '  → job' : ''}\n      ${def.summary}\n      ${hintTags(methodHints[name])}`;
+    return (
+      `  ${name.padEnd(28)} ${describeArgs(def.args)}${'job' in def && def.job ? '  → job' : ''}` +
+      `\n      ${def.summary}\n      ${hintTags(methodHints[name])}`
+    );
   });
   const old = Object.entries(DEPRECATED_METHOD_NAMES).map(([name, now]) => `  ${name.padEnd(28)} ${deprecationNote(name, now)}`);
-  return `${USAGE}\n\nMethods:\n${lines.join('\n')}\n\nOld names (povdesk call and the MCP server take them until the next release):\n${old.join('\n')}\n`;
+  return (
+    `${USAGE}\n\nMethods:\n${lines.join('\n')}\n\n` +
+    `Old names (povdesk call and the MCP server take them until the next release):\n${old.join('\n')}\n`
+  );
 }
 
 interface Io {
@@ -140,14 +146,16 @@ async function argsText(io: Io, method: string, arg: string): Promise<string> {
     } catch (e) {
       throw new AppError(
         'invalid_request',
-        `cannot read the arguments file ${arg.slice(1)} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): give @<path> of a JSON file`,
+        `cannot read the arguments file ${arg.slice(1)} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): give ` +
+          `@<path> of a JSON file`,
       );
     }
   }
   const secret = (methodHints as Record<string, { takesSecret?: string }>)[method]?.takesSecret;
   if (secret)
     io.err(
-      `warning: ${method} takes ${secret}, and this command line is readable by every local user (ps, /proc/<pid>/cmdline); ${SECRET_ARGS_ADVICE}\n`,
+      `warning: ${method} takes ${secret}, and this command line is readable by every local user (ps, ` +
+        `/proc/<pid>/cmdline); ${SECRET_ARGS_ADVICE}\n`,
     );
   return arg;
 }

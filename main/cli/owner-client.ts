@@ -41,7 +41,8 @@ export async function connectOwner(home: string, timeoutMs = 5000): Promise<Owne
   if (problem)
     throw new AppError(
       'forbidden',
-      `not sending the owner token to ${endpoint}: ${problem}. Another local user may have put it there; remove it, then start POV Desk again`,
+      `not sending the owner token to ${endpoint}: ${problem}. Another local user may have put it there; remove it, then start ` +
+        `POV Desk again`,
     );
   const sock = await new Promise<Socket | null>((resolve) => {
     const s = connect(endpoint);

@@ -4,7 +4,9 @@ export const subcommands: Record<string, (argv: string[]) => Promise<number>> = 
   mcp: async (argv) => {
     if (argv.length === 0) return (await import('./mcp')).runMcpStdio(process.env);
     process.stderr.write(
-      `${JSON.stringify({ error: { code: 'invalid_request', message: `povdesk mcp takes no arguments, got ${argv[0]}; see povdesk --help` } })}\n`,
+      `${JSON.stringify({
+        error: { code: 'invalid_request', message: `povdesk mcp takes no arguments, got ${argv[0]}; see povdesk --help` },
+      })}\n`,
     );
     return 1;
   },

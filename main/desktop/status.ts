@@ -74,7 +74,8 @@ export function trayModel(o: { vms: VmBrief[]; povs: PovBrief[]; jobs: JobRecord
     `Jobs in progress (${jobs.length})`,
     jobs.map((j) => ({
       kind: 'item',
-      label: `${j.title}${j.progress.fraction !== null ? ` — ${Math.round(j.progress.fraction * 100)}%` : j.state === 'queued' ? ' — queued' : ''}`,
+      label:
+        j.title + (j.progress.fraction !== null ? ` — ${Math.round(j.progress.fraction * 100)}%` : j.state === 'queued' ? ' — queued' : ''),
       action: { open: 'jobs' },
     })),
   );

@@ -35,7 +35,9 @@ export function updateAction(
   if (b.length > 0)
     return {
       kind: 'wait',
-      why: `${b.length} job${b.length === 1 ? '' : 's'} in progress (${b[0]!.title}${b.length > 1 ? ', …' : ''}); the update waits until they finish`,
+      why:
+        `${b.length} job${b.length === 1 ? '' : 's'} in progress (${b[0]!.title}${b.length > 1 ? ', …' : ''}); the update waits ` +
+        `until they finish`,
     };
   if (s.laterAt !== null && now - s.laterAt < REMIND_AFTER_MS) return { kind: 'wait', why: 'the user chose Later' };
   return { kind: 'offer', version: s.ready };

@@ -110,7 +110,8 @@ export function createDesktop(o: {
     const page = hash.split('/')[1] ?? '';
     // hash is built from a validated page id / POV id (lifecycle.ts), never from raw input.
     void win.webContents.executeJavaScript(
-      `history.replaceState(null, '', ${JSON.stringify(`#${hash}`)}); window.dispatchEvent(new CustomEvent('povdesk-navigate', { detail: ${JSON.stringify(page)} }));`,
+      `history.replaceState(null, '', ${JSON.stringify(`#${hash}`)}); window.dispatchEvent(new CustomEvent('povdesk-navigate', { ` +
+        `detail: ${JSON.stringify(page)} }));`,
     );
   };
   const focus = async () => {

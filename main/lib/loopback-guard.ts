@@ -11,7 +11,10 @@ import type { IncomingMessage } from 'node:http';
 /** Why the request must be refused (403), or null when it may go on. */
 export function foreignRequest(req: IncomingMessage, own: string): string | null {
   if (req.headers.host !== own)
-    return `Host "${String(req.headers.host ?? '').slice(0, 100)}" is not ${own}: call this endpoint by that address (a page on another name is refused: DNS rebinding)`;
+    return (
+      `Host "${String(req.headers.host ?? '').slice(0, 100)}" is not ${own}: call this endpoint by that address (a page on another ` +
+      `name is refused: DNS rebinding)`
+    );
   const origin = req.headers.origin;
   if (origin !== undefined && origin !== `http://${own}`)
     return `Origin "${String(origin).slice(0, 100)}" is not http://${own}: a web page of another origin may not call this endpoint`;

@@ -86,7 +86,10 @@ export function povdeskTools(): Tool[] {
   tools.push({
     name: JOBS_WAIT,
     title: 'jobs.wait',
-    description: `Wait for a job (from a tool that returned {jobId}) to end, with progress notifications; answers {job, finished} after timeoutSeconds (default ${DEFAULT_WAIT_S}) if it still runs — call again to keep waiting. A failed job is a tool error with the job's error code.`,
+    description:
+      `Wait for a job (from a tool that returned {jobId}) to end, with progress notifications; answers {job, finished} after ` +
+      `timeoutSeconds (default ${DEFAULT_WAIT_S}) if it still runs — call again to keep waiting. A failed job is a tool error with ` +
+      `the job's error code.`,
     inputSchema: inputSchema(jobsWaitArgs),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   });
@@ -132,7 +135,9 @@ export function createPovdeskMcpServer(backend: McpBackend): Server {
         let last = '';
         const progress = (job: JobRecord) => {
           const p = job.progress;
-          const line = `[${job.state}] ${p.step || job.kind}${p.fraction === null ? '' : ` ${Math.round(p.fraction * 100)}%`}${p.message ? ` — ${p.message}` : ''}`;
+          const line =
+            `[${job.state}] ${p.step || job.kind}` +
+            `${p.fraction === null ? '' : ` ${Math.round(p.fraction * 100)}%`}${p.message ? ` — ${p.message}` : ''}`;
           if (token === undefined || line === last) return;
           last = line;
           // progress only ever grows (the spec requires it); the percent, when known, is in the message

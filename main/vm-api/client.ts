@@ -112,7 +112,8 @@ export class VmManagerClient {
     } catch {
       throw new VmApiError(
         statusCode(a.status),
-        `vm-manager answered ${method} ${path} with ${a.status} and a body that is not JSON (a proxy in front of it?): ${a.text.slice(0, 200)}`,
+        `vm-manager answered ${method} ${path} with ${a.status} and a body that is not JSON (a proxy in front of ` +
+          `it?): ${a.text.slice(0, 200)}`,
         a.status,
       );
     }
@@ -127,7 +128,8 @@ export class VmManagerClient {
       typeof loose?.message === 'string'
         ? loose.message
         : typeof oauth?.error === 'string'
-          ? `vm-manager refused ${method} ${path} (${a.status} ${oauth.error}${typeof oauth.error_description === 'string' ? `: ${oauth.error_description}` : ''})`
+          ? `vm-manager refused ${method} ${path} ` +
+            `(${a.status} ${oauth.error}${typeof oauth.error_description === 'string' ? `: ${oauth.error_description}` : ''})`
           : `vm-manager answered ${method} ${path} with ${a.status}`;
     throw new VmApiError(
       a.status === 401

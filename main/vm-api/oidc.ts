@@ -99,14 +99,16 @@ async function explain(e: unknown, what: string, issuer: string): Promise<OidcEr
         : err.message;
     if (verify.includes(err.code))
       return new OidcError(
-        `the id_token from ${issuer} failed verification (${why}); nothing was stored: ask the cluster's administrator to check the issuer's keys`,
+        `the id_token from ${issuer} failed verification (${why}); nothing was stored: ask the cluster's administrator to check ` +
+          `the issuer's keys`,
         false,
       );
     return new OidcError(`the issuer's answer to ${what} was refused (${why})`, false);
   }
   const cause = err?.cause as { message?: string; code?: string } | undefined;
   return new OidcError(
-    `cannot reach the issuer ${issuer} (${cause?.code ?? cause?.message ?? err?.message ?? String(e)}); check the issuer URL and the CA bundle`,
+    `cannot reach the issuer ${issuer} (${cause?.code ?? cause?.message ?? err?.message ?? String(e)}); check the issuer URL and ` +
+      `the CA bundle`,
     false,
   );
 }

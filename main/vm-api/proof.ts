@@ -212,7 +212,8 @@ async function mcpChecks(o: ProofOptions, hostname: string, note: Note): Promise
     note(
       'mcp lists',
       'ok',
-      `list_images: ${images.length} (${images.map((i) => i.id).join(', ') || 'none'})${withoutGolden.length ? `; without golden PCR values: ${withoutGolden.join(', ')}` : ''}; ` +
+      `list_images: ${images.length} (${images.map((i) => i.id).join(', ') || 'none'})` +
+        `${withoutGolden.length ? `; without golden PCR values: ${withoutGolden.join(', ')}` : ''}; ` +
         `list_networks: ${networks.map((n) => n.spec?.name ?? '?').join(', ')}`,
     );
     return images;
@@ -291,7 +292,8 @@ async function lifecycle(
       const why =
         vm.state === 'failed'
           ? `failed: ${vm.lastError ?? 'no lastError'}`
-          : `not ready after ${Math.round((o.vmTimeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s (state ${vm.state}${vm.status ? `, "${vm.status}"` : ''}); raise --vm-timeout on a slow host`;
+          : `not ready after ${Math.round((o.vmTimeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s ` +
+            `(state ${vm.state}${vm.status ? `, "${vm.status}"` : ''}); raise --vm-timeout on a slow host`;
       note('vm ready', 'fail', `${name} ${why}; states ${states.join(' → ')}\n--- console (last lines) ---\n${tail}`);
       return undefined;
     }
@@ -302,7 +304,9 @@ async function lifecycle(
     note(
       'vm ready',
       'ok',
-      `states ${states.join(' → ')}; install ${install === null ? 'none (the image has no installer phase)' : `${install.toFixed(1)} s`}; boot ${boot.toFixed(1)} s`,
+      `states ${states.join(' → ')}; ` +
+        `install ${install === null ? 'none (the image has no installer phase)' : `${install.toFixed(1)} s`}; ` +
+        `boot ${boot.toFixed(1)} s`,
     );
 
     const att = await client.attestation(vm.id);
@@ -313,7 +317,8 @@ async function lifecycle(
       note(
         'vm attestation',
         'fail',
-        `initrd: ${att.initrd?.message ?? (att.initrd?.verified ? 'verified' : 'none')}; ready: ${att.ready?.message ?? (att.ready?.verified ? 'verified' : 'none')}`,
+        `initrd: ${att.initrd?.message ?? (att.initrd?.verified ? 'verified' : 'none')}; ` +
+          `ready: ${att.ready?.message ?? (att.ready?.verified ? 'verified' : 'none')}`,
       );
 
     const tail = (await client.console(vm.id, 5)).console.trimEnd();

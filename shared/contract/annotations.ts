@@ -129,7 +129,8 @@ export const methodHints = {
   'vm.saveGolden': {
     ...sets,
     notOverMcp:
-      'saves golden PCR values, which decide what attestation trusts; review the learned values and save them in the app or with `povdesk call`',
+      'saves golden PCR values, which decide what attestation trusts; review the learned values and save them in the app or with ' +
+      '`povdesk call`',
   },
   'vm.remakeReferences': sets,
   'vm.login': { ...write, notOverMcp: 'is a person logging in at the identity provider; use the app' },

@@ -127,7 +127,8 @@ export const bakeMethods = lazyMethods({
     ),
   'bake.start': () =>
     method(
-      'Bake a control-node template: source image or {"debian":"bookworm"} → runner, Docker, open-vm-tools → proof boot in the local vm-manager',
+      'Bake a control-node template: source image or {"debian":"bookworm"} → runner, Docker, open-vm-tools → proof boot in the ' +
+        'local vm-manager',
       bakeArgs,
       jobStarted,
       { job: true },

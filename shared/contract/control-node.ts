@@ -61,7 +61,8 @@ const optionalText = (max: number) => z.string().trim().max(max).optional();
 export const controlNodeMethods = lazyMethods({
   'controlNode.previewBootstrap': () =>
     method(
-      "What would be injected for a POV's control node, with a placeholder code: the script as written, the policy, and the fitted tier and size",
+      "What would be injected for a POV's control node, with a placeholder code: the script as written, the policy, and the " +
+        'fitted tier and size',
       z.strictObject({ povId: id }),
       z.strictObject({
         vm: z.string(),

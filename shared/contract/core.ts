@@ -125,7 +125,8 @@ export const coreMethods = lazyMethods({
   'settings.clearSkytapToken': () => method('Remove the Skytap API token from the keychain', noArgs, settingsView),
   'settings.removeSkytap': () =>
     method(
-      'Remove the Skytap account: the username, URL and project id from the settings and the token from the keychain (values from environment variables stay for this process)',
+      'Remove the Skytap account: the username, URL and project id from the settings and the token from the keychain (values from ' +
+        'environment variables stay for this process)',
       noArgs,
       settingsView,
     ),

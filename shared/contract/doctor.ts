@@ -41,13 +41,15 @@ export type DoctorReport = z.infer<typeof doctorReport>;
 export const doctorMethods = lazyMethods({
   'doctor.run': () =>
     method(
-      'Check my accounts: read-only first-contact probes of what POV Desk assumes about Skytap, BeyondTrust, the remote vm-manager and the control plane; each confirmed, contradicted or could not tell',
+      'Check my accounts: read-only first-contact probes of what POV Desk assumes about Skytap, BeyondTrust, the remote ' +
+        'vm-manager and the control plane; each confirmed, contradicted or could not tell',
       noArgs,
       doctorReport,
     ),
   'doctor.bundle': () =>
     method(
-      'Write a redacted support bundle (a fresh doctor report, versions, settings without secrets, the last log lines) to one file under the data directory, to send to support',
+      'Write a redacted support bundle (a fresh doctor report, versions, settings without secrets, the last log lines) to one ' +
+        'file under the data directory, to send to support',
       noArgs,
       z.strictObject({ path: z.string(), bytes: z.number().int(), report: doctorReport }),
     ),

@@ -10,7 +10,8 @@ export { LOCAL_TEMPLATE_MAX_VMS };
 /**
  * Local templates: a named set of images in the connected vm-manager, each with a VM name, OS and
  * size; `pov.create {platform:'local'}` makes one VM per entry. Stored as JSON files by
- * main/services/lab-platforms/local-lab-templates.ts; the bundled test template comes first. At most LOCAL_TEMPLATE_MAX_VMS VMs (values.ts).
+ * main/services/lab-platforms/local-lab-templates.ts; the bundled test template comes first. At most
+ * LOCAL_TEMPLATE_MAX_VMS VMs (values.ts).
  */
 
 /** Ids are safe file names and fit pov.create's templateId (letters, digits, - and _, at most 40). */
@@ -86,7 +87,8 @@ export type LabTemplateView = z.infer<typeof labTemplateView>;
 export const labTemplatesMethods = lazyMethods({
   'labTemplates.list': () =>
     method(
-      "A lab platform's templates: Skytap's catalogue (as skytap.listTemplates), or the local templates with the bundled test template first",
+      "A lab platform's templates: Skytap's catalogue (as skytap.listTemplates), or the local templates with the bundled test " +
+        'template first',
       z.strictObject({ platform: labTemplatePlatform }),
       z.strictObject({ platform: labTemplatePlatform, templates: z.array(labTemplateView) }),
     ),
@@ -98,7 +100,8 @@ export const labTemplatesMethods = lazyMethods({
     ),
   'labTemplates.update': () =>
     method(
-      'Change a local template in place: its name, description and VMs, checked as on create; the id stays, the bundled test template cannot be changed, and POVs made from it keep their VMs',
+      'Change a local template in place: its name, description and VMs, checked as on create; the id stays, the bundled test ' +
+        'template cannot be changed, and POVs made from it keep their VMs',
       updateLocalTemplateArgs,
       z.strictObject({ template: labTemplateView }),
     ),

@@ -160,7 +160,10 @@ export function povActionRefusal(
 ): string | null {
   if (povActionsFor(p)[action]) return null;
   if (action === 'suspend' && p.installing && !p.busy) {
-    return 'A control-node install is running for this POV and needs the environment running (the agent enrols over it); cancel the install in Jobs or wait for it to finish, then suspend.';
+    return (
+      'A control-node install is running for this POV and needs the environment running (the agent enrols over it); cancel the ' +
+      'install in Jobs or wait for it to finish, then suspend.'
+    );
   }
   if (p.busy) return 'Another operation is still running for this POV; wait for it to finish (see its progress in the list).';
   const rs = p.runstate ?? 'unknown';
@@ -185,7 +188,8 @@ export function povActionRefusal(
 export const povMethods = lazyMethods({
   'pov.create': () =>
     method(
-      'Create a POV from a template on a lab platform (Skytap, or local: the connected vm-manager): create the environment, wait until not busy, power on, read the VMs',
+      'Create a POV from a template on a lab platform (Skytap, or local: the connected vm-manager): create the environment, wait ' +
+        'until not busy, power on, read the VMs',
       z.strictObject({
         /** Where the POV runs: Skytap (default) or 'local', the connected vm-manager (docs/lab-platforms.md). */
         platform: z.enum(['skytap', 'local']).optional(),
@@ -236,7 +240,8 @@ export const povMethods = lazyMethods({
     ),
   'pov.setAutoDelete': () =>
     method(
-      "Move the auto-delete time: moves (or re-arms) the Skytap schedule, clamps every share link's expiry to it, re-arms the warning ladder",
+      "Move the auto-delete time: moves (or re-arms) the Skytap schedule, clamps every share link's expiry to it, re-arms the " +
+        'warning ladder',
       z.strictObject({ povId: id, at: z.iso.datetime({ offset: true }) }),
       z.strictObject({ pov: povView }),
     ),
@@ -248,7 +253,8 @@ export const povMethods = lazyMethods({
     ),
   'pov.readiness': () =>
     method(
-      "Is this POV ready for the customer? Overall ready/attention/not_ready and a checklist: each item's state, age and the one action that fixes it",
+      "Is this POV ready for the customer? Overall ready/attention/not_ready and a checklist: each item's state, age and the one " +
+        'action that fixes it',
       z.strictObject({ id }),
       povReadiness,
     ),
@@ -260,7 +266,8 @@ export const povMethods = lazyMethods({
     ),
   'pov.setRoleHosts': () =>
     method(
-      "Name a POV's Entitle agent host and/or Resource Broker host (blank clears; omitted keeps) and re-resolve: resolution's step 3 leaves them out",
+      "Name a POV's Entitle agent host and/or Resource Broker host (blank clears; omitted keeps) and re-resolve: resolution's " +
+        'step 3 leaves them out',
       z.strictObject({
         id,
         entitleHost: z
@@ -280,20 +287,23 @@ export const povMethods = lazyMethods({
     ),
   'pov.setInternetAccess': () =>
     method(
-      "Turn a local POV's Internet access on or off (off by default): its VMs reach the outside through this machine's NAT, never its loopback; each VM follows it from its next start",
+      "Turn a local POV's Internet access on or off (off by default): its VMs reach the outside through this machine's NAT, never " +
+        'its loopback; each VM follows it from its next start',
       z.strictObject({ povId: id, on: z.boolean() }),
       z.strictObject({ pov: povView }),
     ),
   'pov.snapshot': () =>
     method(
-      "Save a local POV's clean state: every VM's disk, vTPM state and firmware variables, and the memory of each ready VM (which runs on from the save); a stopped VM's files alone",
+      "Save a local POV's clean state: every VM's disk, vTPM state and firmware variables, and the memory of each ready VM (which " +
+        "runs on from the save); a stopped VM's files alone",
       z.strictObject({ id }),
       jobStarted,
       { job: true },
     ),
   'pov.reset': () =>
     method(
-      'Reset a local POV to its clean state: put back what pov.snapshot saved and resume each VM from its saved memory (ready after a fresh verified quote); a VM saved without memory boots its saved disks',
+      'Reset a local POV to its clean state: put back what pov.snapshot saved and resume each VM from its saved memory (ready ' +
+        'after a fresh verified quote); a VM saved without memory boots its saved disks',
       z.strictObject({ id }),
       jobStarted,
       { job: true },

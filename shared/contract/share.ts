@@ -50,7 +50,8 @@ const shareList = lazySchema(() =>
 export const shareMethods = lazyMethods({
   'share.create': () =>
     method(
-      "Create one sharing portal (publish set) for the POV's environment, always with a generated password (returned once; kept in the keychain) and an expiry no later than the auto-delete time",
+      "Create one sharing portal (publish set) for the POV's environment, always with a generated password (returned once; kept " +
+        'in the keychain) and an expiry no later than the auto-delete time',
       z.strictObject({
         povId: id,
         expiresAt: instant.optional(),

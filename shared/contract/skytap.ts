@@ -39,7 +39,8 @@ export const skytapMethods = lazyMethods({
     ),
   'skytap.testForm': () =>
     method(
-      'Test connection with the values given (the Settings form, saved or not), each field left out or blank taken from the saved settings; the saved token is only sent to the saved URL',
+      'Test connection with the values given (the Settings form, saved or not), each field left out or blank taken from the saved ' +
+        'settings; the saved token is only sent to the saved URL',
       z.strictObject({
         username: z.string().trim().max(200).optional(),
         apiToken: z.string().max(500).optional(),

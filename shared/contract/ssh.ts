@@ -214,7 +214,8 @@ export const sshMethods = lazyMethods({
     ),
   'ssh.openVmConsole': () =>
     method(
-      "Open a local VM's serial console as a terminal session: interactive through QEMU's serial socket, or (default) a read-only live tail of its console log. Use the sessionId like an SSH session's",
+      "Open a local VM's serial console as a terminal session: interactive through QEMU's serial socket, or (default) a read-only " +
+        "live tail of its console log. Use the sessionId like an SSH session's",
       z.strictObject({
         vmId: vmIdArg,
         interactive: z.boolean().optional(),
@@ -224,7 +225,8 @@ export const sshMethods = lazyMethods({
     ),
   'ssh.openVmSsh': () =>
     method(
-      "Open an SSH session as root into a local VM through its forwarded port, signed in with the key the local vm-manager holds for that VM (the key stays in the app's main process); the host key is the attested VM's, else asked on first use",
+      'Open an SSH session as root into a local VM through its forwarded port, signed in with the key the local vm-manager holds ' +
+        "for that VM (the key stays in the app's main process); the host key is the attested VM's, else asked on first use",
       z.strictObject({ vmId: vmIdArg, ...size }),
       z.strictObject({ sessionId, title: z.string() }),
     ),
@@ -234,7 +236,8 @@ export const sshMethods = lazyMethods({
   'ssh.reconnect': () => method('Reconnect a dropped or closed session now', z.strictObject({ sessionId }), ok),
   'ssh.replay': () =>
     method(
-      'What a session shows, for a window attaching to it: a reset, then its screen and scrollback as terminal output (subscribe to ssh.data right after)',
+      'What a session shows, for a window attaching to it: a reset, then its screen and scrollback as terminal output (subscribe ' +
+        'to ssh.data right after)',
       z.strictObject({ sessionId }),
       sshReplay,
     ),
@@ -268,7 +271,8 @@ export const sshMethods = lazyMethods({
   'ssh.knownHosts.list': () => method('Accepted host keys', noArgs, z.array(knownHost)),
   'ssh.opensshHosts': () =>
     method(
-      "The hosts named in the user's ~/.ssh/config (read, never written), each resolved as `ssh <name>` would: address, user, port, jump hosts, identity files",
+      "The hosts named in the user's ~/.ssh/config (read, never written), each resolved as `ssh <name>` would: address, user, " +
+        'port, jump hosts, identity files',
       noArgs,
       opensshHosts,
     ),

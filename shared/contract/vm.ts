@@ -271,7 +271,10 @@ export const vmCreateArgs = lazySchema(() =>
       .optional(),
     requireAttestation: z.boolean(),
     waitFor: z.enum(['none', 'attested', 'ready']).optional(),
-    /** 'restricted' (default): metadata service and SSH forward only; 'nat': the guest may also reach this machine's loopback services and the network */
+    /**
+     * 'restricted' (default): metadata service and SSH forward only; 'nat': the guest may also reach
+     * this machine's loopback services and the network
+     */
     network: z.enum(VM_NETWORKS).optional(),
   }),
 );
@@ -314,7 +317,8 @@ export const vmMethods = lazyMethods({
     ),
   'vm.host': () =>
     method(
-      'Host report: accelerator chosen and why, tools found, missing pieces with install lines (recheck: retry a local manager that failed to start)',
+      'Host report: accelerator chosen and why, tools found, missing pieces with install lines (recheck: retry a local manager ' +
+        'that failed to start)',
       z.strictObject({ recheck: z.boolean().optional() }),
       vmHost,
     ),
@@ -343,20 +347,24 @@ export const vmMethods = lazyMethods({
     ),
   'vm.attestation': () =>
     method(
-      "Attestation of a VM: stages, verdicts, the event-log check against the image's reference measurements (or golden values), the PCR table",
+      "Attestation of a VM: stages, verdicts, the event-log check against the image's reference measurements (or golden values), " +
+        'the PCR table',
       byId,
       vmAttestation,
     ),
   'vm.learnGolden': () =>
     method(
-      "Learn an image's golden PCR values: one boot in learn mode for that image only, at the size given (cpus, memoryMib; default 2 CPUs, 2048 MiB: the values hold for VMs of that size only), then shut down; the job result (VmLearnedGolden) is saved only by vm.saveGolden",
+      "Learn an image's golden PCR values: one boot in learn mode for that image only, at the size given (cpus, memoryMib; " +
+        'default 2 CPUs, 2048 MiB: the values hold for VMs of that size only), then shut down; the job result (VmLearnedGolden) is ' +
+        'saved only by vm.saveGolden',
       z.strictObject({ image: z.string().min(1).max(200), cpus: learnCpus().optional(), memoryMib: learnMemoryMib().optional() }),
       jobStarted,
       { job: true },
     ),
   'vm.saveGolden': () =>
     method(
-      "Save confirmed golden PCR values (from a vm.learnGolden result) into the image's policy, for the size they were learned at (cpus and memoryMib; default 2 CPUs, 2048 MiB)",
+      "Save confirmed golden PCR values (from a vm.learnGolden result) into the image's policy, for the size they were learned at " +
+        '(cpus and memoryMib; default 2 CPUs, 2048 MiB)',
       vmLearnedGolden
         .pick({ image: true, golden: true, firmware: true })
         .extend({ cpus: learnCpus().optional(), memoryMib: learnMemoryMib().optional() })
@@ -371,7 +379,8 @@ export const vmMethods = lazyMethods({
     ),
   'vm.login': () =>
     method(
-      "Log in to the remote vm-manager's OIDC issuer with a device code: open verificationUri and enter userCode; the job ends when the login is approved (tokens go to the keychain)",
+      "Log in to the remote vm-manager's OIDC issuer with a device code: open verificationUri and enter userCode; the job ends " +
+        'when the login is approved (tokens go to the keychain)',
       noArgs,
       vmLogin,
       { job: true },

@@ -131,7 +131,8 @@ async function sameAsProven(w: BakeWorld, proven: string, o: ProofInput): Promis
     consoleTail: '',
     message: problems.length
       ? problems.join('; ')
-      : `the same ${a.size} files and boot sectors (but ${GUEST_MANIFEST}) and the same reference measurements as ${proven}, whose proof boot passed`,
+      : `the same ${a.size} files and boot sectors (but ${GUEST_MANIFEST}) and the same reference measurements as ${proven}, whose ` +
+        `proof boot passed`,
     attestation: {
       required: o.attest === true,
       verified: null,
@@ -152,54 +153,60 @@ describe.skipIf(skip !== null)('bake.start (real mmdebstrap, libguestfs, QEMU/TC
     await w?.close();
   });
 
-  it('bakes a minimal Debian: runner + docker.io + open-vm-tools + a preloaded image, proof boot green, docker enabled, nothing left over', async () => {
-    const t0 = Date.now();
-    const id = w.svc.start(controlNodeBakeArgs(w));
-    const job = await w.jobs.wait(id);
-    const log = w.jobs.log(id).map((l) => l.message);
-    if (job.state !== 'succeeded') console.log(log.slice(-60).join('\n'));
-    expect(job.state, job.error?.message).toBe('succeeded');
-    const r = job.result as {
-      manifest: { stages: Record<string, number>; docker: string; packages: Record<string, string>; runner: { sha256: string } };
-      proof: {
-        passed: boolean;
-        dockerEnabled: string;
-        runnerSha256: string;
-        message: string;
-        attestation?: { required: boolean; verified: boolean | null; message: string; events: { count: number; checked: number } | null };
+  it(
+    'bakes a minimal Debian: runner + docker.io + open-vm-tools + a preloaded image, proof boot green, docker enabled, nothing left ' +
+      'over',
+    async () => {
+      const t0 = Date.now();
+      const id = w.svc.start(controlNodeBakeArgs(w));
+      const job = await w.jobs.wait(id);
+      const log = w.jobs.log(id).map((l) => l.message);
+      if (job.state !== 'succeeded') console.log(log.slice(-60).join('\n'));
+      expect(job.state, job.error?.message).toBe('succeeded');
+      const r = job.result as {
+        manifest: { stages: Record<string, number>; docker: string; packages: Record<string, string>; runner: { sha256: string } };
+        proof: {
+          passed: boolean;
+          dockerEnabled: string;
+          runnerSha256: string;
+          message: string;
+          attestation?: { required: boolean; verified: boolean | null; message: string; events: { count: number; checked: number } | null };
+        };
       };
-    };
-    console.log(
-      `bake debian: ${Math.round((Date.now() - t0) / 1000)} s, stages ${JSON.stringify(r.manifest.stages)}; ${log.find((l) => l.startsWith('source: Debian base'))}`,
-    );
-    expect(r.proof.passed).toBe(true);
-    // The import made the disk's reference measurements (its GRUB, read from the disk): the proof VM
-    // required attestation, so its runner got the probe only after the quote and event log verified.
-    expect(r.proof.attestation, JSON.stringify(r.proof.attestation)).toMatchObject({ required: true, verified: true });
-    expect(r.proof.attestation!.message).toMatch(/^initrd quote verified; event log replayed/);
-    expect(r.proof.attestation!.events!.checked).toBeGreaterThan(20);
-    console.log(`bake debian: proof attestation ${r.proof.attestation!.message}`);
-    expect(Object.keys(r.manifest.packages)).toContain('tpm2-tools');
-    expect(r.proof.dockerEnabled).toBe('enabled');
-    // the runner the guest ran is byte-identical to what the app prints
-    expect(r.proof.runnerSha256).toBe(runnerScript().sha256);
-    expect(r.manifest.runner.sha256).toBe(runnerScript().sha256);
-    expect(r.manifest.docker).toBe('installed');
-    expect(Object.keys(r.manifest.packages)).toEqual(expect.arrayContaining(['docker.io', 'open-vm-tools']));
-    // Docker did more than say enabled: it ran a container made from the guest's own /bin/sh
-    expect(log.some((l) => /POVDESK-PROBE [0-9a-f]{16} .* container=ok/.test(l))).toBe(true);
-    expect(r.proof.message).toContain('and a container ran');
-    expect(r.proof.message).toContain(`preloaded ${AGENT_REF} in Docker`);
-    const listed = w.svc.list();
-    expect(listed.map((b) => b.name)).toEqual([NAME]);
-    expect(listed[0]?.proof?.passed).toBe(true);
-    expect((await w.client.localImages()).map((i) => i.name)).toContain(NAME);
-    // nothing but the image and its entry: no work dir, no VM, no tool processes
-    expect((await leftovers(w, NAME)).filter((l) => !l.startsWith(`image ${NAME}`) && !l.startsWith('baked entry'))).toEqual([]);
-    if (await keepControlNodeDisk(w)) console.log('bake debian: kept as the cached control-node image');
-  }, 1_500_000);
+      console.log(
+        `bake debian: ${Math.round((Date.now() - t0) / 1000)} s, ` +
+          `stages ${JSON.stringify(r.manifest.stages)}; ${log.find((l) => l.startsWith('source: Debian base'))}`,
+      );
+      expect(r.proof.passed).toBe(true);
+      // The import made the disk's reference measurements (its GRUB, read from the disk): the proof VM
+      // required attestation, so its runner got the probe only after the quote and event log verified.
+      expect(r.proof.attestation, JSON.stringify(r.proof.attestation)).toMatchObject({ required: true, verified: true });
+      expect(r.proof.attestation!.message).toMatch(/^initrd quote verified; event log replayed/);
+      expect(r.proof.attestation!.events!.checked).toBeGreaterThan(20);
+      console.log(`bake debian: proof attestation ${r.proof.attestation!.message}`);
+      expect(Object.keys(r.manifest.packages)).toContain('tpm2-tools');
+      expect(r.proof.dockerEnabled).toBe('enabled');
+      // the runner the guest ran is byte-identical to what the app prints
+      expect(r.proof.runnerSha256).toBe(runnerScript().sha256);
+      expect(r.manifest.runner.sha256).toBe(runnerScript().sha256);
+      expect(r.manifest.docker).toBe('installed');
+      expect(Object.keys(r.manifest.packages)).toEqual(expect.arrayContaining(['docker.io', 'open-vm-tools']));
+      // Docker did more than say enabled: it ran a container made from the guest's own /bin/sh
+      expect(log.some((l) => /POVDESK-PROBE [0-9a-f]{16} .* container=ok/.test(l))).toBe(true);
+      expect(r.proof.message).toContain('and a container ran');
+      expect(r.proof.message).toContain(`preloaded ${AGENT_REF} in Docker`);
+      const listed = w.svc.list();
+      expect(listed.map((b) => b.name)).toEqual([NAME]);
+      expect(listed[0]?.proof?.passed).toBe(true);
+      expect((await w.client.localImages()).map((i) => i.name)).toContain(NAME);
+      // nothing but the image and its entry: no work dir, no VM, no tool processes
+      expect((await leftovers(w, NAME)).filter((l) => !l.startsWith(`image ${NAME}`) && !l.startsWith('baked entry'))).toEqual([]);
+      if (await keepControlNodeDisk(w)) console.log('bake debian: kept as the cached control-node image');
+    },
+    1_500_000,
+  );
 
-  it('exports an OVA Skytap accepts: USTAR .ovf,.mf,.vmdk; streamOptimized VMDK v3; manifest verifies; OVF parses, sizes match', async () => {
+  it('exports an OVA Skytap takes: USTAR .ovf,.mf,.vmdk; streamOptimized VMDK v3; manifest verifies; OVF parses, sizes match', async () => {
     const id = w.svc.exportImage({ imageId: NAME, format: 'ova' });
     const job = await w.jobs.wait(id);
     expect(job.state, job.error?.message).toBe('succeeded');
@@ -245,7 +252,7 @@ describe.skipIf(skip !== null)('bake.start (real mmdebstrap, libguestfs, QEMU/TC
     console.log(`export: OVA ${statSync(ova).size} bytes for a ${capacity}-byte disk`);
   }, 600_000);
 
-  it('the OVA taken back as a source: Docker present is left alone (same version), and the converted-back disk passes the same proof', async () => {
+  it('the OVA as a source again: Docker present is left alone (same version); the converted-back disk passes the same proof', async () => {
     expect(existsSync(ova)).toBe(true);
     const src = join(w.sources, `${NAME}.ova`);
     await copyFile(ova, src); // not cp under execFileSync: the in-process vm-manager must keep its event loop

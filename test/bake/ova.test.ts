@@ -17,7 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), 'ova-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe.skipIf(skip !== null)('OVA/OVF/VMDK export', () => {
-  it("an OVA: USTAR members .ovf, .mf, .vmdk in order; SHA256 lines verify; the OVF parses and names the VMDK's size and the capacity", async () => {
+  it("an OVA: USTAR members .ovf, .mf, .vmdk in order; SHA256 lines verify; OVF parses, names the VMDK's size and capacity", async () => {
     const disk = join(dir, 'd.qcow2');
     execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', disk, '64M']);
     const out = join(dir, 'ova');

@@ -107,7 +107,10 @@ export async function runJob(w: BakeWorld, id: string): Promise<JobRecord> {
   return w.jobs.wait(id);
 }
 
-/** Everything a failed or cancelled bake could have left: work dirs, incoming files, images, VMs, baked entries, processes, libguestfs's folders. */
+/**
+ * Everything a failed or cancelled bake could have left: work dirs, incoming files, images, VMs,
+ * baked entries, processes, libguestfs's folders.
+ */
 export async function leftovers(w: BakeWorld, name: string): Promise<string[]> {
   const out: string[] = [];
   const work = join(w.home, 'templates', 'work');

@@ -95,23 +95,28 @@ describe.skipIf(skip !== null)('virt-v2v imports the exported OVA; the converted
   }, 120_000);
   afterAll(() => w?.close());
 
-  it('virt-v2v reads the exported OVA as the VM it describes: name, 4 GiB, 2 vCPUs, BIOS, a SCSI disk, a vmxnet3 NIC on the automatic network', async () => {
-    // What virt-v2v reads here is the OVF and the disk's VMDK header, not the guest: a blank 64 MiB
-    // disk exports in a second where the control-node disk takes a minute of compression.
-    const work = tempDir('povdesk-v2v-src-');
-    const disk = join(work, 'blank.qcow2');
-    execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', disk, '64M']);
-    const ova = (await writeExport({ name: 'v2v-cn', disk, capacityBytes: 64 * 1024 ** 2, format: 'ova', dir: work }))[0]!.path;
-    const said = await runGuestfs('virt-v2v', ['-i', 'ova', ova, '--print-source'], { what: 'virt-v2v -i ova --print-source' });
-    const field = (name: string) => new RegExp(`^\\s*${name}: (.*)$`, 'm').exec(said)?.[1]?.trim();
-    expect(field('source name'), said).toBe('v2v-cn');
-    expect(field('hypervisor type')).toBe('vmware');
-    expect(field('memory')).toBe('4294967296 (bytes)');
-    expect(field('nr vCPUs')).toBe('2');
-    expect(field('firmware')).toBe('bios');
-    expect(said).toMatch(/^disks:\n\s*0 \[scsi\]$/m);
-    expect(said).toMatch(/^NICs:\n\s*Bridge "automatic" \[vmxnet3\]$/m);
-  }, 600_000);
+  it(
+    'virt-v2v reads the exported OVA as the VM it describes: name, 4 GiB, 2 vCPUs, BIOS, a SCSI disk, a vmxnet3 NIC on the ' +
+      'automatic network',
+    async () => {
+      // What virt-v2v reads here is the OVF and the disk's VMDK header, not the guest: a blank 64 MiB
+      // disk exports in a second where the control-node disk takes a minute of compression.
+      const work = tempDir('povdesk-v2v-src-');
+      const disk = join(work, 'blank.qcow2');
+      execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', disk, '64M']);
+      const ova = (await writeExport({ name: 'v2v-cn', disk, capacityBytes: 64 * 1024 ** 2, format: 'ova', dir: work }))[0]!.path;
+      const said = await runGuestfs('virt-v2v', ['-i', 'ova', ova, '--print-source'], { what: 'virt-v2v -i ova --print-source' });
+      const field = (name: string) => new RegExp(`^\\s*${name}: (.*)$`, 'm').exec(said)?.[1]?.trim();
+      expect(field('source name'), said).toBe('v2v-cn');
+      expect(field('hypervisor type')).toBe('vmware');
+      expect(field('memory')).toBe('4294967296 (bytes)');
+      expect(field('nr vCPUs')).toBe('2');
+      expect(field('firmware')).toBe('bios');
+      expect(said).toMatch(/^disks:\n\s*0 \[scsi\]$/m);
+      expect(said).toMatch(/^NICs:\n\s*Bridge "automatic" \[vmxnet3\]$/m);
+    },
+    600_000,
+  );
 
   // the conversion: `npm run test:slow`, or a cached one (see the file's comment)
   it.skipIf(skip !== null || (!SLOW && !existsSync(cachedConversion())))(

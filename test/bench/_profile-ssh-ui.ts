@@ -147,10 +147,12 @@ async function appRun(browser: Browser, out: string, sshd: Awaited<ReturnType<ty
     gaps.sort((a, b) => a - b);
     const q = (xs: number[], f: number) => xs[Math.floor((xs.length - 1) * f)] ?? 0;
     console.log(
-      `chunks ${sizes.length}: size p10/p50/p90 ${q(sizes, 0.1)}/${q(sizes, 0.5)}/${q(sizes, 0.9)}; gaps ms p50/p90/p99/max ${q(gaps, 0.5).toFixed(1)}/${q(gaps, 0.9).toFixed(1)}/${q(gaps, 0.99).toFixed(1)}/${q(gaps, 1).toFixed(1)}; gaps>20ms total ${gaps
-        .filter((g) => g > 20)
-        .reduce((a, b) => a + b, 0)
-        .toFixed(0)} ms of ${(secs * 1000).toFixed(0)}`,
+      `chunks ${sizes.length}: size p10/p50/p90 ${q(sizes, 0.1)}/${q(sizes, 0.5)}/${q(sizes, 0.9)}; gaps ms ` +
+        `p50/p90/p99/max ${q(gaps, 0.5).toFixed(1)}/${q(gaps, 0.9).toFixed(1)}/${q(gaps, 0.99).toFixed(1)}/${q(gaps, 1).toFixed(1)}; ` +
+        `gaps>20ms total ${gaps
+          .filter((g) => g > 20)
+          .reduce((a, b) => a + b, 0)
+          .toFixed(0)} ms of ${(secs * 1000).toFixed(0)}`,
     );
     if (tracing) summarize(await browser.stopTracing(), `app ${out}`);
     if (cdp) jsSummary((await cdp.send('Profiler.stop')).profile, `app ${out}`);
@@ -179,16 +181,20 @@ async function bare(browser: Browser): Promise<number> {
       await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
       await cdp.send('Profiler.start');
     }
-    const ms = (await page.evaluate(`new Promise((resolve) => {
-      const term = new Terminal({ cols: 130, rows: 24, scrollback: 10000, fontSize: 13, fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace" });
+    const ms = (await page.evaluate(
+      `new Promise((resolve) => {
+      const term = new Terminal({ cols: 130, rows: 24, scrollback: 10000, fontSize: 13, ` +
+        `fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace" });
       term.open(document.getElementById('t'));
       const chunk = new Uint8Array(256 * 1024).fill(97);
       const total = ${SIZE};
       const t0 = performance.now();
       let sent = 0, inflight = 0;
-      const pump = () => { while (inflight < 2 && sent < total) { inflight++; sent += chunk.length; term.write(chunk, () => { inflight--; if (sent >= total && inflight === 0) resolve(performance.now() - t0); else pump(); }); } };
+      const pump = () => { while (inflight < 2 && sent < total) { inflight++; sent += chunk.length; term.write(chunk, () => ` +
+        `{ inflight--; if (sent >= total && inflight === 0) resolve(performance.now() - t0); else pump(); }); } };
       pump();
-    })`)) as number;
+    })`,
+    )) as number;
     console.log(`bare: ${cpuReport(cpuSince(before, cpuSnapshot(null, null)), SIZE / MB, ms / 1000)}`);
     if (tracing) summarize(await browser.stopTracing(), 'bare');
     if (cdp) jsSummary((await cdp.send('Profiler.stop')).profile, 'bare');

@@ -96,7 +96,8 @@ try {
   const a = median(inproc);
   const b = median(spawned);
   console.log(
-    `bench attest-verify-inprocess: ${(a * 1000).toFixed(1)} us per quote with its event log (${verdict.events.count} events; median of 15 rounds × 200)`,
+    `bench attest-verify-inprocess: ${(a * 1000).toFixed(1)} us per quote with its event log (${verdict.events.count} events; ` +
+      `median of 15 rounds × 200)`,
   );
   console.log(`bench attest-eventlog-checkquote-spawn: ${b.toFixed(2)} ms per quote (tpm2_eventlog + tpm2_checkquote; median of 9 runs)`);
   console.log(`bench attest-verify-speedup: ${(b / a).toFixed(1)} x ratio ${(b / a).toFixed(1)} target 20`);
@@ -114,7 +115,8 @@ try {
     const t0 = performance.now();
     for (let i = 0; i < 1000; i++) expectationsFor(refs, imageDir, { memoryMiB: 256 });
     console.log(
-      `bench attest-expectations: ${median(cold).toFixed(1)} ms for a memory size not seen yet (the kernel read, patched and hashed), ${(((performance.now() - t0) / 1000) * 1000).toFixed(1)} us cached`,
+      `bench attest-expectations: ${median(cold).toFixed(1)} ms for a memory size not seen yet (the kernel read, patched and ` +
+        `hashed), ${(((performance.now() - t0) / 1000) * 1000).toFixed(1)} us cached`,
     );
   }
 } finally {

@@ -66,13 +66,15 @@ try {
     const warm = await bake('bench-warm');
     for (const [k, v] of Object.entries(cold.stages)) console.log(`bench bake stage ${k}: cold ${v} s, warm ${warm.stages[k]} s`);
     console.log(
-      `bench bake: ${warm.seconds.toFixed(1)} s warm vs ${cold.seconds.toFixed(1)} s cold ratio ${(warm.seconds / cold.seconds).toFixed(2)} target 0.7`,
+      `bench bake: ${warm.seconds.toFixed(1)} s warm vs ${cold.seconds.toFixed(1)} s cold ` +
+        `ratio ${(warm.seconds / cold.seconds).toFixed(2)} target 0.7`,
     );
   } else if (rebake) {
     const one = await bake('bench-warm', baked);
     for (const [k, v] of Object.entries(one.stages)) console.log(`bench bake stage ${k}: re-bake ${v} s`);
     console.log(
-      `bench bake: ${one.seconds.toFixed(1)} s, a re-bake of the cached control-node image (Docker present, nothing to install; the fresh Debian bake by stage: test/bake/bake.test.ts; cold vs warm: npx tsx test/bench/bake.ts --cold)`,
+      `bench bake: ${one.seconds.toFixed(1)} s, a re-bake of the cached control-node image (Docker present, nothing to install; ` +
+        `the fresh Debian bake by stage: test/bake/bake.test.ts; cold vs warm: npx tsx test/bench/bake.ts --cold)`,
     );
   } else {
     const label = warmCache ? 'warm' : 'cold';
@@ -91,7 +93,8 @@ try {
   ) as { length: number; data: boolean }[];
   const used = map.filter((e) => e.data).reduce((n, e) => n + e.length, 0);
   console.log(
-    `bench bake ova-size: ${statSync(ova.path).size} bytes vs ${used} used bytes ratio ${(statSync(ova.path).size / used).toFixed(2)} target 1`,
+    `bench bake ova-size: ${statSync(ova.path).size} bytes vs ${used} used bytes ` +
+      `ratio ${(statSync(ova.path).size / used).toFixed(2)} target 1`,
   );
 } finally {
   await jobs.shutdown();

@@ -54,10 +54,12 @@ const fitMs = median(fitRuns);
 const cliMs = median(cliRuns);
 console.log(`bench control-node script: ${script.length} chars for ${vms.length} VMs (${outcome})`);
 console.log(
-  `bench control-node fit: ${fitMs.toFixed(2)} ms [ratio ${(fitMs / cliMs).toFixed(3)} target 1] (baseline gzip -9 | base64 processes: ${cliMs.toFixed(2)} ms)`,
+  `bench control-node fit: ${fitMs.toFixed(2)} ms [ratio ${(fitMs / cliMs).toFixed(3)} target 1] (baseline gzip -9 | base64 ` +
+    `processes: ${cliMs.toFixed(2)} ms)`,
 );
 const ratio = packed.length / cli.length;
 console.log(
-  `bench control-node tier3-size: ${packed.length} chars [ratio ${ratio.toFixed(4)} target 1.05] (baseline gzip -9 | base64: ${cli.length} chars)`,
+  `bench control-node tier3-size: ${packed.length} chars [ratio ${ratio.toFixed(4)} target 1.05] (baseline gzip -9 | ` +
+    `base64: ${cli.length} chars)`,
 );
 if (ratio > 1.05) process.exitCode = 1;

@@ -180,32 +180,38 @@ const r = await rendererBuild();
 const entry = r.firstPaint.reduce((n, f) => n + r.gzip.get(f)!, 0);
 const app = [...r.gzip.values()].reduce((a, b) => a + b, 0);
 console.log(
-  `bench renderer-startup-gzip: ${(entry / 1024).toFixed(1)} KiB [ratio ${(entry / empty).toFixed(2)} vs empty Vite React page] target ${STARTUP_TARGET} (what loads before first paint: ${r.firstPaint.join(', ')})`,
+  `bench renderer-startup-gzip: ${(entry / 1024).toFixed(1)} KiB [ratio ${(entry / empty).toFixed(2)} vs empty Vite React page] ` +
+    `target ${STARTUP_TARGET} (what loads before first paint: ${r.firstPaint.join(', ')})`,
 );
 console.log(
-  `bench renderer-bundle-gzip: ${(app / 1024).toFixed(1)} KiB [ratio ${(app / empty).toFixed(2)} vs empty Vite React page ${(empty / 1024).toFixed(1)} KiB] target ${BUNDLE_TARGET}`,
+  `bench renderer-bundle-gzip: ${(app / 1024).toFixed(1)} KiB [ratio ${(app / empty).toFixed(2)} vs empty Vite React ` +
+    `page ${(empty / 1024).toFixed(1)} KiB] target ${BUNDLE_TARGET}`,
 );
 const parts = [...r.parts].sort((a, b) => b[1] - a[1]);
 console.log(
-  `bench renderer-startup-contents: ${parts.map(([k, v]) => `${k} ${(v / 1024).toFixed(1)}`).join(', ')} (KiB gzip, the file's shared out by each module's own code gzipped)`,
+  `bench renderer-startup-contents: ${parts.map(([k, v]) => `${k} ${(v / 1024).toFixed(1)}`).join(', ')} (KiB gzip, the file's ` +
+    `shared out by each module's own code gzipped)`,
 );
 const strangers = parts.filter(([k]) => k.startsWith('node_modules/') && !FIRST_PAINT_PACKAGES.has(k.slice('node_modules/'.length)));
 for (const [k, v] of strangers) {
   const chain = r.chain(r.entryOf(k));
   const into = chain.slice(0, chain.findIndex((id) => partOf(id) === k) + 1); // up to the package's first module
   console.log(
-    `bench renderer-startup-guard: ${k.slice('node_modules/'.length)} (${(v / 1024).toFixed(1)} KiB gzip) is in the first paint, imported through ${into.join(' -> ')}`,
+    `bench renderer-startup-guard: ${k.slice('node_modules/'.length)} (${(v / 1024).toFixed(1)} KiB gzip) is in the first paint, ` +
+      `imported through ${into.join(' -> ')}`,
   );
 }
 if (strangers.length) {
   console.log(
-    'bench renderer-startup-guard: FAILED: load it behind a dynamic import (React.lazy), or add it to FIRST_PAINT_PACKAGES in this file with the reason the POVs page needs it',
+    'bench renderer-startup-guard: FAILED: load it behind a dynamic import (React.lazy), or add it to FIRST_PAINT_PACKAGES in ' +
+      'this file with the reason the POVs page needs it',
   );
   process.exitCode = 1;
 } else if (entry / empty > STARTUP_TARGET) {
   const big = r.appModules.slice(0, 5);
   console.log(
-    `bench renderer-startup-guard: FAILED: over ${STARTUP_TARGET}×; the largest app modules in it: ${big.map((m) => `${m.id} (${(m.bytes / 1024).toFixed(1)} KiB, through ${r.chain(m.id).slice(-3, -1).join(' -> ')})`).join('; ')}`,
+    `bench renderer-startup-guard: FAILED: over ${STARTUP_TARGET}×; the largest app modules in it: ` +
+      big.map((m) => `${m.id} (${(m.bytes / 1024).toFixed(1)} KiB, through ${r.chain(m.id).slice(-3, -1).join(' -> ')})`).join('; '),
   );
   process.exitCode = 1;
 } else {

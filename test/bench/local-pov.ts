@@ -44,7 +44,8 @@ try {
   const status = getPov(t.db, run.povId)?.control_node_status;
   if (run.create.state !== 'succeeded' || run.install?.state !== 'succeeded' || status !== 'enrolled' || !enrolledAt || !vm) {
     throw new Error(
-      `the POV did not reach an enrolled control node (create ${run.create.state}, install ${run.install?.state ?? 'none'}, control node ${status})\n${run.diagnose()}`,
+      `the POV did not reach an enrolled control node (create ${run.create.state}, install ${run.install?.state ?? 'none'}, ` +
+        `control node ${status})\n${run.diagnose()}`,
     );
   }
   const total = enrolledAt - t0;
@@ -61,16 +62,20 @@ try {
   const ratio = total / parts;
   console.log(
     `bench local-pov create-to-enrolled: ${s(total)} s vs parts ${s(parts)} s ` +
-      `(boot to the runner's first read ${s(boot)} s + runner interval ${interval} s + agent start ${s(agent)} s) ratio ${ratio.toFixed(3)} target 1.2`,
+      `(boot to the runner's first read ${s(boot)} s + runner interval ${interval} s + agent start ${s(agent)} s) ` +
+      `ratio ${ratio.toFixed(3)} target 1.2`,
   );
   console.log(
     `bench local-pov timeline from pov.create: VM create asked ${s(created - t0)} s, runner's first read ${s(firstRead.at - t0)} s, ` +
-      `payload set ${s(set.at - t0)} s, payload read ${s(payloadRead.at - t0)} s, enrol request ${s(redeemed.at - t0)} s, row enrolled ${s(total)} s`,
+      `payload set ${s(set.at - t0)} s, payload read ${s(payloadRead.at - t0)} s, enrol request ${s(redeemed.at - t0)} s, row ` +
+      `enrolled ${s(total)} s`,
   );
   // Whether the interval was paid: a payload set before the runner's first read is run at once.
   const paid = set.at > firstRead.at;
   console.log(
-    `bench local-pov runner interval ${paid ? "paid: the payload was set after the runner's first read" : "not paid: the payload was set before the runner's first read"}; ` +
+    `bench local-pov runner interval ` +
+      (paid ? "paid: the payload was set after the runner's first read" : "not paid: the payload was set before the runner's first read") +
+      '; ' +
       `total / (boot + agent start) ${(total / (boot + agent)).toFixed(3)} (the app's own share: create request, polls, install steps)`,
   );
   if (ratio > 1.2) console.log(`bench local-pov: TARGET NOT MET: ${ratio.toFixed(3)} > 1.2`);

@@ -80,7 +80,8 @@ try {
     const out = await c.exec(a!.id, [
       'sh',
       '-c',
-      `s=$(cut -d' ' -f1 /proc/uptime); dd if=/dev/zero bs=65536 count=${MIB * 16} 2>/dev/null | nc -w 10 ${to} ${port}; e=$(cut -d' ' -f1 /proc/uptime); echo "$s $e"`,
+      `s=$(cut -d' ' -f1 /proc/uptime); dd if=/dev/zero bs=65536 count=${MIB * 16} 2>/dev/null | nc -w 10 ${to} ${port}; ` +
+        `e=$(cut -d' ' -f1 /proc/uptime); echo "$s $e"`,
     ]);
     const [st, en] = out.stdout.trim().split(/\s+/).slice(-2).map(Number);
     if (!(en! > st!)) throw new Error(`no timing from the sender: ${out.stdout} ${out.stderr}`);
@@ -96,7 +97,8 @@ try {
   const lan = await send(b!.ip!, 5001);
   const viaHost = await send(GUEST_HOST_ALIAS, 5003, 5002);
   console.log(
-    `bench pov-network throughput: network ${lan.toFixed(1)} MiB/s vs through the host ${viaHost.toFixed(1)} MiB/s ratio ${(lan / viaHost).toFixed(3)} (higher is better; ${MIB} MiB each)`,
+    `bench pov-network throughput: network ${lan.toFixed(1)} MiB/s vs through the host ${viaHost.toFixed(1)} MiB/s ` +
+      `ratio ${(lan / viaHost).toFixed(3)} (higher is better; ${MIB} MiB each)`,
   );
 
   // The clean state: saved once while both are ready (with their memory; they run on from it), then a reset measured.
@@ -113,7 +115,8 @@ try {
   await ready(ids);
   const resetMs = Date.now() - r0;
   console.log(
-    `bench pov-network reset: clean state (memory resumed) to both ready after a fresh quote ${s(resetMs)} s vs fresh create ${s(createMs)} s ratio ${(resetMs / createMs).toFixed(3)} target 0.2`,
+    `bench pov-network reset: clean state (memory resumed) to both ready after a fresh quote ${s(resetMs)} s vs fresh ` +
+      `create ${s(createMs)} s ratio ${(resetMs / createMs).toFixed(3)} target 0.2`,
   );
 } finally {
   relay?.close();

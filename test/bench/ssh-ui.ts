@@ -81,7 +81,8 @@ async function main() {
       const { mbs: alone, cpu: aloneCpu } = await xtermAlone(browser, termCols!, termRows!, snap);
       rounds.push({ pty, noPty, ours, alone, oursCpu, aloneCpu });
       console.log(
-        `bench ssh-ui round ${i + 1}: app ${ours.toFixed(1)} MB/s, ssh -tt ${pty.toFixed(1)} (set-up ${setupMs} ms taken off), bare xterm ${alone.toFixed(1)}: ratios ${(ours / pty).toFixed(2)} / ${(ours / alone).toFixed(2)}`,
+        `bench ssh-ui round ${i + 1}: app ${ours.toFixed(1)} MB/s, ssh -tt ${pty.toFixed(1)} (set-up ${setupMs} ms taken off), ` +
+          `bare xterm ${alone.toFixed(1)}: ratios ${(ours / pty).toFixed(2)} / ${(ours / alone).toFixed(2)}`,
       );
       slowest = Math.max(slowest, performance.now() - r0);
     }
@@ -92,17 +93,21 @@ async function main() {
       console.log(`bench ssh-ui-openssh-pty: ${median(rounds.map((r) => r.pty)).toFixed(1)} MB/s`);
       console.log(`bench ssh-ui-openssh-nopty: ${rounds[0]!.noPty.toFixed(1)} MB/s`);
       console.log(
-        `bench ssh-ui-xterm: ${median(rounds.map((r) => r.ours)).toFixed(1)} MB/s ratio ${median(vsPty).toFixed(2)} target 0.6 (median of ${rounds.length}; lowest ${Math.min(...vsPty).toFixed(2)}, target none below 0.5)`,
+        `bench ssh-ui-xterm: ${median(rounds.map((r) => r.ours)).toFixed(1)} MB/s ratio ${median(vsPty).toFixed(2)} target 0.6 ` +
+          `(median of ${rounds.length}; lowest ${Math.min(...vsPty).toFixed(2)}, target none below 0.5)`,
       );
       console.log(`bench ssh-ui-xterm-vs-nopty: ratio ${(rounds[0]!.ours / rounds[0]!.noPty).toFixed(2)}`);
       console.log(
-        `bench ssh-ui-xterm-alone: ${median(rounds.map((r) => r.alone)).toFixed(1)} MB/s (the same 100 MB written into a bare xterm of the same size, ${termCols}x${termRows}, in the same Chromium: the renderer's ceiling) ratio ours/alone ${median(vsAlone).toFixed(2)} target 0.9 (rounds ${vsAlone.map((x) => x.toFixed(2)).join('/')})`,
+        `bench ssh-ui-xterm-alone: ${median(rounds.map((r) => r.alone)).toFixed(1)} MB/s (the same 100 MB written into a bare ` +
+          `xterm of the same size, ${termCols}x${termRows}, in the same Chromium: the renderer's ceiling) ratio ` +
+          `ours/alone ${median(vsAlone).toFixed(2)} target 0.9 (rounds ${vsAlone.map((x) => x.toFixed(2)).join('/')})`,
       );
       // The two targets are one only where OpenSSH runs at most 1.5x the bare xterm (0.9 / 0.6);
       // above 1.0 here, 0.6 of `ssh -tt` is faster than xterm alone renders in this Chromium.
       const needs = rounds.map((r) => (0.6 * r.pty) / r.alone);
       console.log(
-        `bench ssh-ui-targets: 0.6 of ssh -tt needs ${median(needs).toFixed(2)} of the bare xterm's speed (median; rounds ${needs.map((x) => x.toFixed(2)).join('/')}; above 1.00 no terminal in this Chromium reaches it)`,
+        `bench ssh-ui-targets: 0.6 of ssh -tt needs ${median(needs).toFixed(2)} of the bare xterm's speed (median; ` +
+          `rounds ${needs.map((x) => x.toFixed(2)).join('/')}; above 1.00 no terminal in this Chromium reaches it)`,
       );
       // Where the CPU went (the median round by the app's ratio to bare xterm), and what it allows:
       // the bare xterm has the machine's cores to itself, the app shares them with sshd, the host
@@ -114,13 +119,16 @@ async function main() {
       console.log(`bench ssh-ui-cpu-app: ${describeCpu(mid.oursCpu, SIZE / MB)}`);
       console.log(`bench ssh-ui-cpu-bare-xterm: ${describeCpu(mid.aloneCpu, SIZE / MB)}`);
       console.log(
-        `bench ssh-ui-cpu-ceiling: on ${cores} cores the app's CPU allows at best ${least.toFixed(2)} s per 100 MB (every core busy, no waiting), the bare xterm took ${bareWall.toFixed(2)} s: at most ${(bareWall / least).toFixed(2)} of bare xterm in that round (measured ${(mid.ours / mid.alone).toFixed(2)})`,
+        `bench ssh-ui-cpu-ceiling: on ${cores} cores the app's CPU allows at best ${least.toFixed(2)} s per 100 MB (every core ` +
+          `busy, no waiting), the bare xterm took ${bareWall.toFixed(2)} s: at most ${(bareWall / least).toFixed(2)} of bare xterm ` +
+          `in that round (measured ${(mid.ours / mid.alone).toFixed(2)})`,
       );
     }
     // and what is still held once the output has stopped (the copy's buffer stays; the rest is heap)
     await new Promise((r) => setTimeout(r, 3000));
     console.log(
-      `bench ssh-ui-host-peak-rss-growth: ${((peak - base) / 1024).toFixed(1)} MB (3 s after the last transfer: ${((rssKb(pid) - base) / 1024).toFixed(1)} MB)`,
+      `bench ssh-ui-host-peak-rss-growth: ${((peak - base) / 1024).toFixed(1)} MB (3 s after the last ` +
+        `transfer: ${((rssKb(pid) - base) / 1024).toFixed(1)} MB)`,
     );
     // A slower renderer keeps the whole pipeline full, the worst case for Ctrl-C: for A/B runs
     // POVDESK_SSH_UI_CTRL_C_THROTTLE=4 slows the page's CPU fourfold (CDP) for the Ctrl-C trials.
@@ -130,7 +138,12 @@ async function main() {
     for (let i = 0; i < CTRL_C_TRIALS && (i === 0 || performance.now() + 15_000 < budgetMs); i++) trials.push(await ctrlC(page, lines, i));
     const worst = trials.reduce((a, b) => (b.after > a.after ? b : a));
     console.log(
-      `bench ssh-ui-ctrl-c: ${(worst.after / MB).toFixed(2)} MB rendered after Ctrl-C, the worst of ${trials.length} (target ≤ 4 MB; trials ${trials.map((t) => (t.after / MB).toFixed(2)).join('/')} MB), prompt back in ${trials.map((t) => t.ms).join('/')} ms${throttle > 1 ? `, page CPU throttled ${throttle}x` : ''} (a window ${(DEFAULT_HIGH_WATER / MB).toFixed(2)} MB behind is sent pictures of the screen, one at a time, ${PICTURE_MS} ms apart at the soonest, the output at most ${(PICTURE_AHEAD / MB).toFixed(2)} MB past the last it parsed; docs/ssh.md "Catch-up")`,
+      `bench ssh-ui-ctrl-c: ${(worst.after / MB).toFixed(2)} MB rendered after Ctrl-C, the worst of ${trials.length} ` +
+        `(target ≤ 4 MB; trials ${trials.map((t) => (t.after / MB).toFixed(2)).join('/')} MB), prompt back ` +
+        `in ${trials.map((t) => t.ms).join('/')} ms${throttle > 1 ? `, page CPU throttled ${throttle}x` : ''} (a ` +
+        `window ${(DEFAULT_HIGH_WATER / MB).toFixed(2)} MB behind is sent pictures of the screen, one at a time, ${PICTURE_MS} ms ` +
+        `apart at the soonest, the output at most ${(PICTURE_AHEAD / MB).toFixed(2)} MB past the last it parsed; docs/ssh.md ` +
+        `"Catch-up")`,
     );
   } finally {
     await browser.close();
@@ -193,9 +206,11 @@ async function ctrlC(page: Page, file: string, trial: number): Promise<{ after: 
   // Kept as the terminal changes (the last line shown before the key), rows looked up afresh. Catch-up's
   // first pictures began with a full reset (RIS), which empties xterm's DOM rows: a key found them
   // empty, and single trials claimed 13-92 MB (measured while the plain-run path was built).
-  await page.evaluate(`void (window.__atCtrlC = new Promise((resolve) => {
+  await page.evaluate(
+    `void (window.__atCtrlC = new Promise((resolve) => {
     const box = document.querySelector('.term-box');
-    const last = () => Math.max(-1, ...[...(box.querySelector('.xterm-rows')?.textContent ?? '').matchAll(/L(\\d{9})/g)].map((m) => Number(m[1])));
+    const last = () => Math.max(-1, ` +
+      `...[...(box.querySelector('.xterm-rows')?.textContent ?? '').matchAll(/L(\\d{9})/g)].map((m) => Number(m[1])));
     let shown = last();
     const mo = new MutationObserver(() => (shown = Math.max(shown, last())));
     mo.observe(box, { childList: true, subtree: true, characterData: true });
@@ -206,7 +221,8 @@ async function ctrlC(page: Page, file: string, trial: number): Promise<{ after: 
       resolve(Math.max(shown, last()));
     };
     document.addEventListener('keydown', onKey, true);
-  }))`);
+  }))`,
+  );
   const t = Date.now();
   await page.keyboard.press('Control+C');
   const atKey = (await page.evaluate('window.__atCtrlC')) as number;
@@ -248,8 +264,10 @@ async function xtermAlone(browser: Browser, cols: number, rows: number, snap: ()
     await page.addScriptTag({ path: join(lib, 'lib', 'xterm.js') });
     const before = snap();
     // A string, not a function: tsx's transform would add helpers the page does not have.
-    const ms = (await page.evaluate(`new Promise((resolve) => {
-      const term = new Terminal({ cols: ${cols}, rows: ${rows}, scrollback: 10000, fontSize: 13, fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace" });
+    const ms = (await page.evaluate(
+      `new Promise((resolve) => {
+      const term = new Terminal({ cols: ${cols}, rows: ${rows}, scrollback: 10000, fontSize: 13, ` +
+        `fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace" });
       term.open(document.getElementById('t'));
       const chunk = new Uint8Array(256 * 1024).fill(97);
       const total = ${SIZE};
@@ -267,7 +285,8 @@ async function xtermAlone(browser: Browser, cols: number, rows: number, snap: ()
         }
       };
       pump();
-    })`)) as number;
+    })`,
+    )) as number;
     return { mbs: SIZE / MB / (ms / 1000), cpu: cpuSince(before, snap()) };
   } finally {
     await page.close();

@@ -187,7 +187,10 @@ async function consoleTail(id: string): Promise<string> {
     execFileSync('tail', ['-n', '100', log]);
     tailT.push(performance.now() - t);
   }
-  return `bench vm-manager console-tail-1GiB: ${median(apiT).toFixed(2)} ms (tail -n 100 ${median(tailT).toFixed(2)} ms) ratio ${(median(apiT) / median(tailT)).toFixed(3)} target 2`;
+  return (
+    `bench vm-manager console-tail-1GiB: ${median(apiT).toFixed(2)} ms (tail -n 100 ${median(tailT).toFixed(2)} ms) ` +
+    `ratio ${(median(apiT) / median(tailT)).toFixed(3)} target 2`
+  );
 }
 
 // Rounds (a bare, a managed and an attested boot each, alternating which of the first two goes
@@ -230,24 +233,33 @@ try {
     } else await client.delete(a.id);
   }
   console.log(
-    `bench vm-manager rounds: ${bare.length} of 3 (set-up ${sec(setupMs)} s, rounds ${roundMs.map(sec).join('/')} s, console tail ${sec(tailMs)} s; planned to end by ${sec(planEndMs)} s = budget ${sec(budgetMs)} s / ${SLOWER_MACHINE})`,
+    `bench vm-manager rounds: ${bare.length} of 3 (set-up ${sec(setupMs)} s, rounds ${roundMs.map(sec).join('/')} s, console ` +
+      `tail ${sec(tailMs)} s; planned to end by ${sec(planEndMs)} s = budget ${sec(budgetMs)} s / ${SLOWER_MACHINE})`,
   );
   const rb = median(unatt) / median(bare);
   console.log(
-    `bench vm-manager create-to-ready: ${median(unatt).toFixed(2)} s (bare qemu ${median(bare).toFixed(2)} s; runs ${unatt.map((x) => x.toFixed(1)).join('/')} vs ${bare.map((x) => x.toFixed(1)).join('/')}) ratio ${rb.toFixed(3)} target 1.15`,
+    `bench vm-manager create-to-ready: ${median(unatt).toFixed(2)} s (bare qemu ${median(bare).toFixed(2)} s; ` +
+      `runs ${unatt.map((x) => x.toFixed(1)).join('/')} vs ${bare.map((x) => x.toFixed(1)).join('/')}) ratio ${rb.toFixed(3)} target ` +
+      `1.15`,
   );
   console.log(
-    `bench vm-manager guest-uptime-at-READY: bare ${guestReady.map((x) => x.toFixed(1)).join('/')} s, managed ${guestUnatt.map((x) => x.toFixed(1)).join('/')} s, attested ${guestAtt.map((x) => x.toFixed(1)).join('/')} s`,
+    `bench vm-manager guest-uptime-at-READY: bare ${guestReady.map((x) => x.toFixed(1)).join('/')} s, ` +
+      `managed ${guestUnatt.map((x) => x.toFixed(1)).join('/')} s, attested ${guestAtt.map((x) => x.toFixed(1)).join('/')} s`,
   );
   const outside = (wall: number[], guest: number[]) => median(wall.map((w, i) => w - (guest[i] ?? NaN)));
   console.log(
-    `bench vm-manager time-outside-guest (wall minus guest uptime at READY: processes, firmware, host overhead): bare ${outside(bare, guestReady).toFixed(2)} s, managed ${outside(unatt, guestUnatt).toFixed(2)} s, attested ${outside(att, guestAtt).toFixed(2)} s`,
+    `bench vm-manager time-outside-guest (wall minus guest uptime at READY: processes, firmware, host overhead): ` +
+      `bare ${outside(bare, guestReady).toFixed(2)} s, managed ${outside(unatt, guestUnatt).toFixed(2)} s, ` +
+      `attested ${outside(att, guestAtt).toFixed(2)} s`,
   );
   console.log(
-    `bench vm-manager attestation-added: ${(median(att) - median(unatt)).toFixed(2)} s (attested ${median(att).toFixed(2)} s vs unattested ${median(unatt).toFixed(2)} s) target 0.5`,
+    `bench vm-manager attestation-added: ${(median(att) - median(unatt)).toFixed(2)} s (attested ${median(att).toFixed(2)} s vs ` +
+      `unattested ${median(unatt).toFixed(2)} s) target 0.5`,
   );
   console.log(
-    `bench vm-manager attestation-share: the attested guest spent ${median(attestShare).toFixed(2)} s quoting (both stages: nonce, tpm2_quote, the event log, verification; runs ${attestShare.map((x) => x.toFixed(2)).join('/')} s) of ${median(att).toFixed(2)} s create-to-ready (${((100 * median(attestShare)) / median(att)).toFixed(1)} %)`,
+    `bench vm-manager attestation-share: the attested guest spent ${median(attestShare).toFixed(2)} s quoting (both stages: ` +
+      `nonce, tpm2_quote, the event log, verification; runs ${attestShare.map((x) => x.toFixed(2)).join('/')} s) ` +
+      `of ${median(att).toFixed(2)} s create-to-ready (${((100 * median(attestShare)) / median(att)).toFixed(1)} %)`,
   );
   console.log(tailLine);
 } finally {

@@ -76,41 +76,46 @@ describe('HTTP control plane against the loopback double', () => {
     }
   });
 
-  it('the agent side: POST /v1/agents/{id}/enrol {code} without a bearer enrols it (ed25519); a wrong, used or expired code is 403 and changes nothing', async () => {
-    let clock = Date.now();
-    const local = await new ControlPlaneDouble(() => clock).start();
-    try {
-      const client = new HttpControlPlane(local.url, local.token);
-      const redeem = async (agentId: string, body: unknown) => {
-        const r = await fetch(`${local.url}/v1/agents/${agentId}/enrol`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: typeof body === 'string' ? body : JSON.stringify(body),
+  it(
+    'the agent side: POST /v1/agents/{id}/enrol {code} without a bearer enrols it (ed25519); a wrong, used or expired code is 403 ' +
+      'and changes nothing',
+    async () => {
+      let clock = Date.now();
+      const local = await new ControlPlaneDouble(() => clock).start();
+      try {
+        const client = new HttpControlPlane(local.url, local.token);
+        const redeem = async (agentId: string, body: unknown) => {
+          const r = await fetch(`${local.url}/v1/agents/${agentId}/enrol`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: typeof body === 'string' ? body : JSON.stringify(body),
+          });
+          return { status: r.status, body: (await r.json()) as unknown };
+        };
+        const a = await client.mintEnrolmentCode('pov-agent');
+        for (const bad of ['not json', {}, { code: 5 }, { code: a.code, extra: 1 }])
+          expect((await redeem(a.agentId, bad)).status).toBe(400);
+        expect(await redeem(a.agentId, { code: `${a.code}x` })).toMatchObject({
+          status: 403,
+          body: { error: { code: 'forbidden', message: 'wrong enrolment code' } },
         });
-        return { status: r.status, body: (await r.json()) as unknown };
-      };
-      const a = await client.mintEnrolmentCode('pov-agent');
-      for (const bad of ['not json', {}, { code: 5 }, { code: a.code, extra: 1 }]) expect((await redeem(a.agentId, bad)).status).toBe(400);
-      expect(await redeem(a.agentId, { code: `${a.code}x` })).toMatchObject({
-        status: 403,
-        body: { error: { code: 'forbidden', message: 'wrong enrolment code' } },
-      });
-      expect((await redeem('agt_nobody', { code: a.code })).status).toBe(404);
-      expect(await client.enrolmentState(a.agentId)).toMatchObject({ state: 'pending', attestation: null });
-      expect(await redeem(a.agentId, { code: a.code })).toEqual({ status: 200, body: { state: 'enrolled' } });
-      expect(await client.enrolmentState(a.agentId)).toMatchObject({ state: 'enrolled', attestation: 'ed25519' });
-      expect((await redeem(a.agentId, { code: a.code })).body).toMatchObject({ error: { message: expect.stringMatching(/single use/) } });
+        expect((await redeem('agt_nobody', { code: a.code })).status).toBe(404);
+        expect(await client.enrolmentState(a.agentId)).toMatchObject({ state: 'pending', attestation: null });
+        expect(await redeem(a.agentId, { code: a.code })).toEqual({ status: 200, body: { state: 'enrolled' } });
+        expect(await client.enrolmentState(a.agentId)).toMatchObject({ state: 'enrolled', attestation: 'ed25519' });
+        expect((await redeem(a.agentId, { code: a.code })).body).toMatchObject({ error: { message: expect.stringMatching(/single use/) } });
 
-      const b = await client.mintEnrolmentCode('pov-agent');
-      clock += 15 * 60_000 + 1;
-      expect(await redeem(b.agentId, { code: b.code })).toMatchObject({
-        status: 403,
-        body: { error: { message: 'the enrolment code expired' } },
-      });
-      expect(await client.enrolmentState(b.agentId)).toMatchObject({ state: 'expired', attestation: null });
-      expect(local.redemptions.map((r) => r.status)).toEqual([400, 400, 400, 400, 403, 404, 200, 403, 403]);
-    } finally {
-      await local.stop();
-    }
-  });
+        const b = await client.mintEnrolmentCode('pov-agent');
+        clock += 15 * 60_000 + 1;
+        expect(await redeem(b.agentId, { code: b.code })).toMatchObject({
+          status: 403,
+          body: { error: { message: 'the enrolment code expired' } },
+        });
+        expect(await client.enrolmentState(b.agentId)).toMatchObject({ state: 'expired', attestation: null });
+        expect(local.redemptions.map((r) => r.status)).toEqual([400, 400, 400, 400, 403, 404, 200, 403, 403]);
+      } finally {
+        await local.stop();
+      }
+    },
+  );
 });

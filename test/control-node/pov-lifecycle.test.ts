@@ -160,7 +160,8 @@ describe('destroy revokes the agent', () => {
     expect(row.error_message).toBeNull();
     expect(row.control_node_reason).toMatch(
       new RegExp(
-        `could not revoke the control node's agent: agent ${agentId} .*cannot reach the control plane.*revoke the agent in the control plane`,
+        `could not revoke the control node's agent: agent ${agentId} .*cannot reach the control plane.*revoke the agent in the ` +
+          `control plane`,
       ),
     );
     expect(jobLog(w, destroy.jobId).some((m) => m.startsWith("could not revoke the control node's agent"))).toBe(true);
@@ -170,42 +171,46 @@ describe('destroy revokes the agent', () => {
 });
 
 describe('an install running beside the lifecycle', () => {
-  it('Suspend is refused with conflict, a second install too; Destroy cancels the install first (user_data cleared, agent revoked)', async () => {
-    const h = await setup();
-    const povId = await pamPov(h);
-    await h.call('pov.setControlNodeName', { id: povId, name: 'control-node' });
-    const seen = { payloads: [] as string[] };
-    stopGuest = guest(w, cp, povId, seen, false); // the guest sees the payload but never enrols
-    const install = await h.call('pov.installControlNode', { id: povId });
-    await until('the payload on the guest', () => seen.payloads.length === 1);
-    await until('status waiting', () => getPov(w.db, povId)!.control_node_status === 'waiting');
+  it(
+    'Suspend is refused with conflict, a second install too; ' + 'Destroy cancels the install first (user_data cleared, agent revoked)',
+    async () => {
+      const h = await setup();
+      const povId = await pamPov(h);
+      await h.call('pov.setControlNodeName', { id: povId, name: 'control-node' });
+      const seen = { payloads: [] as string[] };
+      stopGuest = guest(w, cp, povId, seen, false); // the guest sees the payload but never enrols
+      const install = await h.call('pov.installControlNode', { id: povId });
+      await until('the payload on the guest', () => seen.payloads.length === 1);
+      await until('status waiting', () => getPov(w.db, povId)!.control_node_status === 'waiting');
 
-    const view = (await h.call('pov.get', { id: povId })).pov;
-    expect(view.controlNode.jobId).toBe(install.jobId);
-    expect(view.actions).toMatchObject({ suspend: false, destroy: true });
-    await expect(h.call('pov.suspend', { id: povId })).rejects.toMatchObject({
-      code: 'conflict',
-      message: expect.stringContaining('control-node install is running'),
-    });
-    await expect(h.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({ code: 'conflict' });
+      const view = (await h.call('pov.get', { id: povId })).pov;
+      expect(view.controlNode.jobId).toBe(install.jobId);
+      expect(view.actions).toMatchObject({ suspend: false, destroy: true });
+      await expect(h.call('pov.suspend', { id: povId })).rejects.toMatchObject({
+        code: 'conflict',
+        message: expect.stringContaining('control-node install is running'),
+      });
+      await expect(h.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({ code: 'conflict' });
 
-    const destroy = await h.call('pov.destroy', { id: povId });
-    const done = await w.jobs.wait(destroy.jobId);
-    expect(done.state, JSON.stringify(done.error)).toBe('succeeded');
-    expect(w.jobs.get(install.jobId)!.state).toBe('cancelled');
-    const agentId = new AgentStore(w.db).latest(povId)!.agent_id;
-    expect(cp.agents.get(agentId)!.state).toBe('revoked');
-    // user_data was cleared before the environment was deleted
-    const clearAt = w.emu.requests.findIndex(
-      (r) => r.method === 'PUT' && r.path.includes('/user_data') && (r.body as { contents: string }).contents === '',
-    );
-    const deleteAt = w.emu.requests.findIndex((r) => r.method === 'DELETE');
-    expect(clearAt).toBeGreaterThanOrEqual(0);
-    expect(clearAt).toBeLessThan(deleteAt);
-    expect(jobLog(w, destroy.jobId).some((m) => m.startsWith(`cancelling the control-node install (job ${install.jobId})`))).toBe(true);
-    expect(w.emu.state.environmentIds()).toEqual([]);
-    expect((await h.call('pov.list', { includeDestroyed: true })).povs[0]!.controlNode.jobId).toBeNull();
-  }, 40_000);
+      const destroy = await h.call('pov.destroy', { id: povId });
+      const done = await w.jobs.wait(destroy.jobId);
+      expect(done.state, JSON.stringify(done.error)).toBe('succeeded');
+      expect(w.jobs.get(install.jobId)!.state).toBe('cancelled');
+      const agentId = new AgentStore(w.db).latest(povId)!.agent_id;
+      expect(cp.agents.get(agentId)!.state).toBe('revoked');
+      // user_data was cleared before the environment was deleted
+      const clearAt = w.emu.requests.findIndex(
+        (r) => r.method === 'PUT' && r.path.includes('/user_data') && (r.body as { contents: string }).contents === '',
+      );
+      const deleteAt = w.emu.requests.findIndex((r) => r.method === 'DELETE');
+      expect(clearAt).toBeGreaterThanOrEqual(0);
+      expect(clearAt).toBeLessThan(deleteAt);
+      expect(jobLog(w, destroy.jobId).some((m) => m.startsWith(`cancelling the control-node install (job ${install.jobId})`))).toBe(true);
+      expect(w.emu.state.environmentIds()).toEqual([]);
+      expect((await h.call('pov.list', { includeDestroyed: true })).povs[0]!.controlNode.jobId).toBeNull();
+    },
+    40_000,
+  );
 });
 
 describe('after a restart', () => {

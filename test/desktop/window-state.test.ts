@@ -56,7 +56,8 @@ describe('window state', () => {
     expect(r.x).toBeUndefined();
     expect(r.y).toBeUndefined();
     expect(r).toMatchObject({ width: 1200, height: 800 });
-    expect(restoreBounds({ ...state, bounds: { x: 1900, y: 10, width: 800, height: 600 } }, [laptop]).x).toBeUndefined(); // only 20 px visible
+    // only 20 px visible
+    expect(restoreBounds({ ...state, bounds: { x: 1900, y: 10, width: 800, height: 600 } }, [laptop]).x).toBeUndefined();
     expect(restoreBounds(null, [laptop])).toEqual(DEFAULT_SIZE);
   });
 

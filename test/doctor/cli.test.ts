@@ -12,7 +12,7 @@ describe('povdesk doctor', () => {
   });
   afterAll(() => emu.close());
 
-  it('prints each check in words and exits 0; a contradicted assumption exits 2; --bundle prints the file, which holds no token', async () => {
+  it('prints each check in words, exits 0; a contradicted assumption exits 2; --bundle prints the file, which holds no token', async () => {
     const env = envFor(freshHome(), emu.url, { SKYTAP_API_TOKEN: TOKEN });
     const ok = await run(['doctor'], env);
     expect(ok.err).toBe('');

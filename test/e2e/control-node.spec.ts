@@ -30,7 +30,7 @@ test.afterAll(async () => {
 
 test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
 
-test('two Linux VMs: none with the reason; name VM, then Install control node ends with the Ed25519 label; Destroy revokes the agent', async ({
+test('two Linux VMs: none, with the reason; name VM, then Install control node ends with the Ed25519 label; Destroy revokes agent', async ({
   app,
 }) => {
   const { page } = app;

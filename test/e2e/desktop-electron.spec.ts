@@ -92,50 +92,54 @@ test.describe('desktop habits (Electron)', () => {
     await app.close();
   });
 
-  test('quitting with a VM running asks keep/stop: keep leaves it running for the next launch, stop stops it; the taskbar shows job progress', async () => {
-    test.skip(missingHostTools.length > 0 && process.env.CI !== 'true', `missing ${missingHostTools.join(', ')}`);
-    test.setTimeout(300_000);
-    let { app, page } = await launch(home);
-    await app.evaluate(({ BrowserWindow }) => {
-      const w = BrowserWindow.getAllWindows()[0]!;
-      const g = globalThis as unknown as { progress: number[] };
-      g.progress = [];
-      const orig = w.setProgressBar.bind(w);
-      w.setProgressBar = (v: number, o?: Electron.ProgressBarOptions) => {
-        g.progress.push(v);
-        orig(v, o);
-      };
-    });
-    await page.getByRole('button', { name: 'Local VMs' }).click();
-    await page.getByRole('button', { name: 'Build the test image' }).click();
-    const form = page.getByRole('form', { name: 'Create VM' });
-    await expect(form).toBeVisible({ timeout: 60_000 });
-    await form.getByPlaceholder('demo-1').fill('quit-keep');
-    await form.getByRole('button', { name: 'Create' }).click();
-    const state = () => page.locator('tr[data-vm="quit-keep"]').getByTestId('vm-state');
-    await expect(state()).toHaveText('ready', { timeout: 180_000 });
-    const progress = await app.evaluate(() => (globalThis as unknown as { progress: number[] }).progress);
-    expect(progress.some((v) => v >= 0)).toBe(true); // a job showed on the taskbar
-    expect(progress.at(-1)).toBe(-1); // and the bar went away when it ended
+  test(
+    'quitting with a VM running asks keep/stop: keep leaves it running for the next launch, stop stops it; the taskbar shows job ' +
+      'progress',
+    async () => {
+      test.skip(missingHostTools.length > 0 && process.env.CI !== 'true', `missing ${missingHostTools.join(', ')}`);
+      test.setTimeout(300_000);
+      let { app, page } = await launch(home);
+      await app.evaluate(({ BrowserWindow }) => {
+        const w = BrowserWindow.getAllWindows()[0]!;
+        const g = globalThis as unknown as { progress: number[] };
+        g.progress = [];
+        const orig = w.setProgressBar.bind(w);
+        w.setProgressBar = (v: number, o?: Electron.ProgressBarOptions) => {
+          g.progress.push(v);
+          orig(v, o);
+        };
+      });
+      await page.getByRole('button', { name: 'Local VMs' }).click();
+      await page.getByRole('button', { name: 'Build the test image' }).click();
+      const form = page.getByRole('form', { name: 'Create VM' });
+      await expect(form).toBeVisible({ timeout: 60_000 });
+      await form.getByPlaceholder('demo-1').fill('quit-keep');
+      await form.getByRole('button', { name: 'Create' }).click();
+      const state = () => page.locator('tr[data-vm="quit-keep"]').getByTestId('vm-state');
+      await expect(state()).toHaveText('ready', { timeout: 180_000 });
+      const progress = await app.evaluate(() => (globalThis as unknown as { progress: number[] }).progress);
+      expect(progress.some((v) => v >= 0)).toBe(true); // a job showed on the taskbar
+      expect(progress.at(-1)).toBe(-1); // and the bar went away when it ended
 
-    await answerDialogs(app, 0, 2000); // Keep them running
-    let exited = new Promise((r) => app.process().once('exit', r));
-    await app.evaluate(({ app: a }) => a.quit());
-    await expect.poll(async () => (await asked(app)).map((q) => q.message)).toEqual(['1 local VM is running (quit-keep).']);
-    await exited;
-    ({ app, page } = await launch(home));
-    await page.getByRole('button', { name: 'Local VMs' }).click();
-    await expect(state()).toHaveText('ready', { timeout: 30_000 });
+      await answerDialogs(app, 0, 2000); // Keep them running
+      let exited = new Promise((r) => app.process().once('exit', r));
+      await app.evaluate(({ app: a }) => a.quit());
+      await expect.poll(async () => (await asked(app)).map((q) => q.message)).toEqual(['1 local VM is running (quit-keep).']);
+      await exited;
+      ({ app, page } = await launch(home));
+      await page.getByRole('button', { name: 'Local VMs' }).click();
+      await expect(state()).toHaveText('ready', { timeout: 30_000 });
 
-    await answerDialogs(app, 1, 2000); // Stop them and quit
-    exited = new Promise((r) => app.process().once('exit', r));
-    await app.evaluate(({ app: a }) => a.quit());
-    await expect.poll(async () => (await asked(app)).length).toBe(1);
-    await exited;
-    ({ app, page } = await launch(home));
-    await page.getByRole('button', { name: 'Local VMs' }).click();
-    await expect(state()).toHaveText('stopped', { timeout: 30_000 });
-    await answerDialogs(app, 0);
-    await app.close();
-  });
+      await answerDialogs(app, 1, 2000); // Stop them and quit
+      exited = new Promise((r) => app.process().once('exit', r));
+      await app.evaluate(({ app: a }) => a.quit());
+      await expect.poll(async () => (await asked(app)).length).toBe(1);
+      await exited;
+      ({ app, page } = await launch(home));
+      await page.getByRole('button', { name: 'Local VMs' }).click();
+      await expect(state()).toHaveText('stopped', { timeout: 30_000 });
+      await answerDialogs(app, 0);
+      await app.close();
+    },
+  );
 });

@@ -51,7 +51,7 @@ test.afterAll(async () => {
 
 test.use({ appEnv: { SKYTAP_USERNAME: 'demo', SKYTAP_API_TOKEN: 'demo-token', POVDESK_SKYTAP_POLL_MS: '150' } });
 
-test('tenants typed into the Access panel, Wire: Gateway connected, a row per VM, broker verified; Destroy leaves every tenant empty', async ({
+test('tenants typed into the Access panel, Wire: Gateway connected, a row per VM, broker verified; Destroy empties every tenant', async ({
   app,
 }) => {
   const { page } = app;

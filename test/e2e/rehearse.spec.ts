@@ -33,7 +33,8 @@ test.describe('Rehearse on this laptop', () => {
       const name = (await row.getByRole('button', { name: /^Rehearsal / }).textContent())!;
       const host = (await app.call('vm.host', {})) as { accelerator: { chosen: string | null } };
       console.log(
-        `[rehearse] POV "${name}" running after ${((Date.now() - started) / 1000).toFixed(1)} s under ${host.accelerator.chosen} (test image built and learned in this run)`,
+        `[rehearse] POV "${name}" running after ${((Date.now() - started) / 1000).toFixed(1)} s under ${host.accelerator.chosen} ` +
+          `(test image built and learned in this run)`,
       );
 
       // the detail page: the POV's local VM with its console and attestation (the Local VMs page's panels)

@@ -238,7 +238,8 @@ test.describe('SSH terminal in the UI against a real sshd', () => {
     test.skip(!!skipReason, skipReason ?? '');
     writeFileSync(
       SSH_CONFIG,
-      `Host e2e-box\n  HostName 127.0.0.1\n  Port ${sshd.port}\n  User ${USER}\n\nHost via-proxy\n  ProxyCommand nc %h %p\n\nMatch host nothing\n  User nobody\n`,
+      `Host e2e-box\n  HostName 127.0.0.1\n  Port ${sshd.port}\n  User ${USER}\n\n` +
+        `Host via-proxy\n  ProxyCommand nc %h %p\n\nMatch host nothing\n  User nobody\n`,
     );
     const { page } = app;
     await app.open('Terminals');

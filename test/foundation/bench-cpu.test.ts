@@ -18,7 +18,8 @@ afterEach(() => {
  * be taken out of the burn and out of what a later snapshot can see), then says "done".
  */
 const burn = (ms: number) =>
-  `{ const cpu = () => (process.cpuUsage().user + process.cpuUsage().system) / 1000; const t0 = cpu(); while (cpu() - t0 < ${ms}); console.log("done"); }`;
+  `{ const cpu = () => (process.cpuUsage().user + process.cpuUsage().system) / 1000; ` +
+  `const t0 = cpu(); while (cpu() - t0 < ${ms}); console.log("done"); }`;
 
 function start(cmd: string, args: string[]): ChildProcess {
   const c = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'ignore'] });

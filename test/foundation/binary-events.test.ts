@@ -98,54 +98,62 @@ const bodyOf = (res: IncomingMessage) =>
 describe('byte streams over an HTTP body, tied to a WebSocket connection', () => {
   const f = hostFixture();
 
-  it('refuses a request without the token, from another site or origin, for another stream or an unknown connection, subscribing nothing', async () => {
-    const { ws, conn } = await openConn(f.host);
-    const q = { stream: 'ssh.data', key: 's-2', conn };
-    const token = { [BYTES_TOKEN_HEADER]: f.host.token };
-    const cases: [Record<string, string>, Record<string, string>, number, RegExp][] = [
-      [q, {}, 401, /token/],
-      [q, { [BYTES_TOKEN_HEADER]: 'guess' }, 401, /token/],
-      [q, { ...token, 'Sec-Fetch-Site': 'cross-site' }, 403, /origin/],
-      [q, { ...token, Origin: 'http://evil.example' }, 403, /origin/],
-      [{ ...q, stream: 'ssh.status' }, token, 400, /not a byte stream/],
-      [{ ...q, conn: 'nope' }, token, 404, /WebSocket/],
-      [{ ...q, key: '' }, token, 400, /key/],
-    ];
-    for (const [query, headers, status, why] of cases) {
-      const res = await getBytes(f.host, query, headers);
-      expect(res.statusCode, JSON.stringify(headers)).toBe(status);
-      expect(await bodyOf(res)).toMatch(why);
-    }
-    expect(f.core.base.hub.subscriberCount('ssh.data', 's-2')).toBe(0);
-    ws.close();
-  });
+  it(
+    'refuses a request without the token, from another site or origin, for another stream or an unknown connection, subscribing ' +
+      'nothing',
+    async () => {
+      const { ws, conn } = await openConn(f.host);
+      const q = { stream: 'ssh.data', key: 's-2', conn };
+      const token = { [BYTES_TOKEN_HEADER]: f.host.token };
+      const cases: [Record<string, string>, Record<string, string>, number, RegExp][] = [
+        [q, {}, 401, /token/],
+        [q, { [BYTES_TOKEN_HEADER]: 'guess' }, 401, /token/],
+        [q, { ...token, 'Sec-Fetch-Site': 'cross-site' }, 403, /origin/],
+        [q, { ...token, Origin: 'http://evil.example' }, 403, /origin/],
+        [{ ...q, stream: 'ssh.status' }, token, 400, /not a byte stream/],
+        [{ ...q, conn: 'nope' }, token, 404, /WebSocket/],
+        [{ ...q, key: '' }, token, 400, /key/],
+      ];
+      for (const [query, headers, status, why] of cases) {
+        const res = await getBytes(f.host, query, headers);
+        expect(res.statusCode, JSON.stringify(headers)).toBe(status);
+        expect(await bodyOf(res)).toMatch(why);
+      }
+      expect(f.core.base.hub.subscriberCount('ssh.data', 's-2')).toBe(0);
+      ws.close();
+    },
+  );
 
-  it('delivers published bytes exactly; WebSocket acks release the pressure; a second reader replaces the first; closing the WebSocket ends it', async () => {
-    const { ws, conn } = await openConn(f.host);
-    const first = await getBytes(f.host, { stream: 'ssh.data', key: 's-3', conn });
-    expect(first.statusCode).toBe(200);
-    expect(first.headers['content-type']).toBe('application/octet-stream');
-    const chunks: Buffer[] = [];
-    first.on('data', (d: Buffer) => chunks.push(d));
-    const firstEnded = new Promise((r) => first.once('end', r));
-    await expect.poll(() => f.core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(1);
-    const bytes = Buffer.from(every());
-    f.core.base.hub.publish('ssh.data', 's-3', { data: bytes, bytes: bytes.length }, bytes.length);
-    f.core.base.hub.publish('ssh.data', 's-3', { data: bytes.subarray(0, 7), bytes: 7 }, 7);
-    await expect.poll(() => Buffer.concat(chunks).length).toBe(bytes.length + 7);
-    expect(Buffer.concat(chunks).equals(Buffer.concat([bytes, bytes.subarray(0, 7)]))).toBe(true);
-    expect(f.core.base.hub.pressure('ssh.data', 's-3')).toBe(bytes.length + 7);
-    ws.send(JSON.stringify({ t: 'ack', stream: 'ssh.data', key: 's-3', bytes: bytes.length }));
-    await expect.poll(() => f.core.base.hub.pressure('ssh.data', 's-3')).toBe(7);
+  it(
+    'delivers published bytes exactly; WebSocket acks release the pressure; a second reader replaces the first; closing the ' +
+      'WebSocket ends it',
+    async () => {
+      const { ws, conn } = await openConn(f.host);
+      const first = await getBytes(f.host, { stream: 'ssh.data', key: 's-3', conn });
+      expect(first.statusCode).toBe(200);
+      expect(first.headers['content-type']).toBe('application/octet-stream');
+      const chunks: Buffer[] = [];
+      first.on('data', (d: Buffer) => chunks.push(d));
+      const firstEnded = new Promise((r) => first.once('end', r));
+      await expect.poll(() => f.core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(1);
+      const bytes = Buffer.from(every());
+      f.core.base.hub.publish('ssh.data', 's-3', { data: bytes, bytes: bytes.length }, bytes.length);
+      f.core.base.hub.publish('ssh.data', 's-3', { data: bytes.subarray(0, 7), bytes: 7 }, 7);
+      await expect.poll(() => Buffer.concat(chunks).length).toBe(bytes.length + 7);
+      expect(Buffer.concat(chunks).equals(Buffer.concat([bytes, bytes.subarray(0, 7)]))).toBe(true);
+      expect(f.core.base.hub.pressure('ssh.data', 's-3')).toBe(bytes.length + 7);
+      ws.send(JSON.stringify({ t: 'ack', stream: 'ssh.data', key: 's-3', bytes: bytes.length }));
+      await expect.poll(() => f.core.base.hub.pressure('ssh.data', 's-3')).toBe(7);
 
-    const second = await getBytes(f.host, { stream: 'ssh.data', key: 's-3', conn });
-    expect(second.statusCode).toBe(200);
-    await firstEnded;
-    await expect.poll(() => f.core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(1);
-    second.resume();
-    const secondEnded = new Promise((r) => second.once('end', r));
-    ws.close();
-    await secondEnded;
-    await expect.poll(() => f.core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(0);
-  });
+      const second = await getBytes(f.host, { stream: 'ssh.data', key: 's-3', conn });
+      expect(second.statusCode).toBe(200);
+      await firstEnded;
+      await expect.poll(() => f.core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(1);
+      second.resume();
+      const secondEnded = new Promise((r) => second.once('end', r));
+      ws.close();
+      await secondEnded;
+      await expect.poll(() => f.core.base.hub.subscriberCount('ssh.data', 's-3')).toBe(0);
+    },
+  );
 });

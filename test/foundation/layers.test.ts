@@ -132,7 +132,7 @@ const appDirs = () =>
  * entry points (tsc -b checks the environments; ESLint the rest, below).
  */
 describe('layers', () => {
-  it('no source file imports in a circle: main/, preload/, renderer/, shared/ (a module two files need is a third file both import)', () => {
+  it('no source file imports in a circle: main/, preload/, renderer/, shared/ (a module two files need is a 3rd file both import)', () => {
     expect(circle([...sources('shared'), ...sources('renderer'), ...sources('main'), ...sources('preload')])).toBeNull();
   });
 
@@ -175,7 +175,8 @@ describe('layers, as ESLint checks them', () => {
     expect(
       await lint(
         'renderer/src/pages/x.tsx',
-        `import '../../../main/core/create'; import '../main'; import '../../../shared/csp'; export const f = () => import('../../../preload/index');`,
+        `import '../../../main/core/create'; import '../main'; import '../../../shared/csp'; export const f = () => ` +
+          `import('../../../preload/index');`,
       ),
     ).toEqual(refused('main/core/create is outside', 'preload/index is outside'));
     expect(
@@ -186,21 +187,26 @@ describe('layers, as ESLint checks them', () => {
     ).toEqual(refused('no node:fs', 'no path', 'import electron', 'renderer/src/api is outside'));
   });
 
-  it('services, the daemon, its client and main/lib import only the layers below them; only main/electron and preload import electron', async () => {
-    expect(
-      await lint(
-        'main/services/pov/x.ts',
-        `import '../../core/create'; import 'electron'; import '../../lib/sleep'; import '../../vm-api/client'; import '../../../shared/csp'; export {};`,
-      ),
-    ).toEqual(refused('main/core/create is outside', 'import electron'));
-    expect(await lint('main/vm-manager/x.ts', `import '../services/hub'; import '../vm-api/client'; export {};`)).toEqual(
-      refused('main/services/hub is outside'),
-    );
-    expect(await lint('main/vm-api/x.ts', `import '../vm-manager/vms'; export {};`)).toEqual(refused('main/vm-manager/vms is outside'));
-    expect(await lint('main/lib/x.ts', `import '../vm-api/client'; export {};`)).toEqual(refused('main/vm-api/client is outside'));
-    expect(await lint('main/core/x.ts', `import 'electron/main'; export {};`)).toEqual(refused('import electron'));
-    expect(await lint('main/electron/x.ts', `import 'electron'; export {};`)).toEqual([]);
-  });
+  it(
+    'services, the daemon, its client and main/lib import only the layers below them; ' + 'only main/electron and preload import electron',
+    async () => {
+      expect(
+        await lint(
+          'main/services/pov/x.ts',
+          // two lines: one would be over max-len (140), a message this test does not expect
+          `import '../../core/create'; import 'electron'; import '../../lib/sleep';\n` +
+            `import '../../vm-api/client'; import '../../../shared/csp'; export {};`,
+        ),
+      ).toEqual(refused('main/core/create is outside', 'import electron'));
+      expect(await lint('main/vm-manager/x.ts', `import '../services/hub'; import '../vm-api/client'; export {};`)).toEqual(
+        refused('main/services/hub is outside'),
+      );
+      expect(await lint('main/vm-api/x.ts', `import '../vm-manager/vms'; export {};`)).toEqual(refused('main/vm-manager/vms is outside'));
+      expect(await lint('main/lib/x.ts', `import '../vm-api/client'; export {};`)).toEqual(refused('main/vm-api/client is outside'));
+      expect(await lint('main/core/x.ts', `import 'electron/main'; export {};`)).toEqual(refused('import electron'));
+      expect(await lint('main/electron/x.ts', `import 'electron'; export {};`)).toEqual([]);
+    },
+  );
 
   it('a channel name is written only in shared/contract/wire.ts (the povdesk:// link scheme is not one)', async () => {
     const code = "export const c = 'povdesk:pov-updated'; export const t = `povdesk:x`; export const link = 'povdesk://pov/1';";

@@ -47,7 +47,7 @@ describe('store', () => {
     db.close();
   });
 
-  it('SIGKILL during a burst of writes: the database opens, migrates, passes integrity_check, and keeps every acknowledged write', async () => {
+  it('SIGKILL during a burst of writes: the database opens, migrates, passes integrity_check, keeps every acknowledged write', async () => {
     const home = tempHome();
     const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'burst-writer.ts'), home], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -85,7 +85,8 @@ describe('migration 14: povs.skytap_name → env_name', () => {
     );
     old
       .prepare(
-        "INSERT INTO povs (id, name, template_id, template_name, skytap_name, state, created_at, updated_at) VALUES ('p1', 'Old', 't', '', 'Old [povdesk p1]', 'active', 'x', 'x')",
+        "INSERT INTO povs (id, name, template_id, template_name, skytap_name, state, created_at, updated_at) VALUES ('p1', 'Old', " +
+          "'t', '', 'Old [povdesk p1]', 'active', 'x', 'x')",
       )
       .run();
     old.close();

@@ -112,7 +112,7 @@ it('boots', () => expect(3).toBe(3));`,
   expect(out).toMatch(/^3 passed, 4 failed, 1 skipped$/m);
 }, 180_000);
 
-it('counts a step skipped for its reason (no gnome-keyring off Linux) as skipped, not missing, and names the Node of each step', async () => {
+it('counts a step skipped for its reason (no gnome-keyring off Linux) as skipped, not missing; names the Node of each step', async () => {
   const skipDir = join(dir, 'skipped');
   mkdirSync(skipDir);
   const report = (passed: number) => JSON.stringify({ numPassedTests: passed, numFailedTests: 0, numPendingTests: 0, testResults: [] });
@@ -122,7 +122,8 @@ it('counts a step skipped for its reason (no gnome-keyring off Linux) as skipped
   // each step's lane and start (epoch seconds), and when each lane ended: the summary gives minutes
   writeFileSync(
     join(skipDir, 'nodes'),
-    'typecheck\tv24.22.3 (/x/node)\t1\t1000\nlint: eslint\tv24.22.3 (/x/node)\t3\t1000\nvitest: node\tv24.22.3 (/x/node)\t2\t1060\nsummary\tv24.22.3 (/x/node)\t1\t1400\n',
+    'typecheck\tv24.22.3 (/x/node)\t1\t1000\nlint: eslint\tv24.22.3 (/x/node)\t3\t1000\nvitest: node\tv24.22.3 ' +
+      '(/x/node)\t2\t1060\nsummary\tv24.22.3 (/x/node)\t1\t1400\n',
   );
   writeFileSync(join(skipDir, 'lane-ends'), '1\t1120\n2\t1300\n3\t1030\n');
   const why = 'no dbus-run-session gnome-keyring-daemon on this machine';

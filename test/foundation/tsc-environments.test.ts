@@ -43,7 +43,8 @@ describe('tsc -b type-checks each environment on its own', () => {
     writeFileSync(join(dir, 'shared', 'words.ts'), `export const host = (url: string): string => new URL(url).hostname;\n`);
     writeFileSync(
       join(dir, 'main', 'read.ts'),
-      `import { readFileSync } from 'node:fs';\nimport { host } from '../shared/words';\nexport const read = (f: string): string => host(readFileSync(f, 'utf8')) + process.pid;\n`,
+      `import { readFileSync } from 'node:fs';\nimport { host } from '../shared/words';\n` +
+        `export const read = (f: string): string => host(readFileSync(f, 'utf8')) + process.pid;\n`,
     );
     writeFileSync(
       join(dir, 'renderer', 'title.ts'),
@@ -51,7 +52,8 @@ describe('tsc -b type-checks each environment on its own', () => {
     );
     writeFileSync(
       join(dir, 'test', 'all.ts'),
-      `import { read } from '../main/read';\nimport { title } from '../renderer/title';\nexport const both = (): string => read('x') + title();\n`,
+      `import { read } from '../main/read';\nimport { title } from '../renderer/title';\n` +
+        `export const both = (): string => read('x') + title();\n`,
     );
   });
 

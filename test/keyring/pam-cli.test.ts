@@ -56,7 +56,8 @@ describe('pam from the CLI with the real keychain', () => {
     ).json()) as { agentId: string };
     cp.enrol(code.agentId, 'ed25519');
     db.prepare(
-      `INSERT INTO povs (id, name, template_id, template_name, env_name, env_id, state, runstate, control_node_vm_id, control_node_status, created_at, updated_at)
+      `INSERT INTO povs (id, name, template_id, template_name, env_name, env_id, state, runstate, control_node_vm_id, ` +
+        `control_node_status, created_at, updated_at)
       VALUES (?, 'CLI POV', '1', 't', 'CLI POV [povdesk 6f1c2a9e]', '900', 'active', 'running', 'v1', 'enrolled', ?, ?)`,
     ).run(povId, at, at);
     const vm = db.prepare(
@@ -65,7 +66,8 @@ describe('pam from the CLI with the real keychain', () => {
     vm.run(povId, 'v1', 'cn', 'linux', '10.0.0.1', at, at);
     vm.run(povId, 'v2', 'win', 'windows', '10.0.0.2', at, at);
     db.prepare(
-      "INSERT INTO control_node_agents (agent_id, pov_id, env_id, vm_id, state, expires_at, created_at) VALUES (?, ?, '900', 'v1', 'enrolled', ?, ?)",
+      "INSERT INTO control_node_agents (agent_id, pov_id, env_id, vm_id, state, expires_at, created_at) VALUES (?, ?, '900', " +
+        "'v1', 'enrolled', ?, ?)",
     ).run(code.agentId, povId, at, at);
     await core.close();
     cp.onContainer = (_a, _n, env) => void pra.checkIn(env.DEPLOY_KEY!, { hostname: 'cn', private_ip: '10.0.0.1' });

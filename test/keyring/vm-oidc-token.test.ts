@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 describe('the vm-manager OIDC login in the real keychain (gnome-keyring over D-Bus)', () => {
-  it('is one keychain entry read back by the next core, replaced by a refresh, removed by logout, and in no file of the data directory', async () => {
+  it('is one keychain entry read back by the next core, replaced by a refresh, removed by logout, in no file of the data dir', async () => {
     const secrets = await openSecretStore();
     expect(secrets.status()).toMatchObject({ backend: 'keytar', available: true });
     w = await oidcWorld(secrets);

@@ -36,88 +36,97 @@ describe.skipIf(skip)('the test agent image', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('is a docker-archive: manifest → config → one layer whose sha256 is the diff_id; busybox, sh, the entrypoint, uid 10001; equal input, equal bytes', async () => {
-    const img = await buildAgentImage(join(dir, 'out'));
-    expect(img.ref).toBe(AGENT_REF);
-    const bytes = readFileSync(img.path);
-    expect(sha256(bytes)).toBe(img.sha256);
-    const again = await buildAgentImage(join(dir, 'again'));
-    expect(again.sha256).toBe(img.sha256);
+  it(
+    'is a docker-archive: manifest → config → one layer whose sha256 is the diff_id; busybox, sh, the entrypoint, uid 10001; equal ' +
+      'input, equal bytes',
+    async () => {
+      const img = await buildAgentImage(join(dir, 'out'));
+      expect(img.ref).toBe(AGENT_REF);
+      const bytes = readFileSync(img.path);
+      expect(sha256(bytes)).toBe(img.sha256);
+      const again = await buildAgentImage(join(dir, 'again'));
+      expect(again.sha256).toBe(img.sha256);
 
-    const { manifest, get } = dockerArchive(bytes);
-    expect(manifest).toHaveLength(1);
-    const m = manifest![0]!;
-    expect(m.RepoTags).toEqual([AGENT_REF]);
-    const configBytes = get(m.Config)!.data;
-    expect(m.Config).toBe(`${sha256(configBytes)}.json`);
-    const config = JSON.parse(configBytes.toString('utf8'));
-    expect(config).toMatchObject({
-      architecture: 'amd64',
-      os: 'linux',
-      config: { User: `${AGENT_UID}:${AGENT_UID}`, Entrypoint: ['/bin/sh', '/agent.sh'] },
-    });
-    expect(m.Layers).toHaveLength(1);
-    const layer = get(m.Layers[0]!)!.data;
-    expect(config.rootfs).toEqual({ type: 'layers', diff_ids: [`sha256:${sha256(layer)}`] });
+      const { manifest, get } = dockerArchive(bytes);
+      expect(manifest).toHaveLength(1);
+      const m = manifest![0]!;
+      expect(m.RepoTags).toEqual([AGENT_REF]);
+      const configBytes = get(m.Config)!.data;
+      expect(m.Config).toBe(`${sha256(configBytes)}.json`);
+      const config = JSON.parse(configBytes.toString('utf8'));
+      expect(config).toMatchObject({
+        architecture: 'amd64',
+        os: 'linux',
+        config: { User: `${AGENT_UID}:${AGENT_UID}`, Entrypoint: ['/bin/sh', '/agent.sh'] },
+      });
+      expect(m.Layers).toHaveLength(1);
+      const layer = get(m.Layers[0]!)!.data;
+      expect(config.rootfs).toEqual({ type: 'layers', diff_ids: [`sha256:${sha256(layer)}`] });
 
-    const files = new Map(readTar(layer).map((f) => [f.name.replace(/\/$/, ''), f]));
-    expect(files.get('bin/busybox')?.data.equals(readFileSync('/bin/busybox'))).toBe(true);
-    expect(files.get('bin/busybox')?.mode).toBe(0o755);
-    expect(files.get('bin/sh')).toMatchObject({ type: '2', linkname: 'busybox' });
-    expect(files.get('agent.sh')?.data.toString('utf8')).toBe(AGENT_SCRIPT);
-    expect(files.get('tmp')?.mode).toBe(0o1777);
-    expect(files.get('var/lib/dashboard-agent')).toMatchObject({ type: '5', uid: AGENT_UID, gid: AGENT_UID, mode: 0o700 });
-  });
+      const files = new Map(readTar(layer).map((f) => [f.name.replace(/\/$/, ''), f]));
+      expect(files.get('bin/busybox')?.data.equals(readFileSync('/bin/busybox'))).toBe(true);
+      expect(files.get('bin/busybox')?.mode).toBe(0o755);
+      expect(files.get('bin/sh')).toMatchObject({ type: '2', linkname: 'busybox' });
+      expect(files.get('agent.sh')?.data.toString('utf8')).toBe(AGENT_SCRIPT);
+      expect(files.get('tmp')?.mode).toBe(0o1777);
+      expect(files.get('var/lib/dashboard-agent')).toMatchObject({ type: '5', uid: AGENT_UID, gid: AGENT_UID, mode: 0o700 });
+    },
+  );
 
-  it('the entrypoint retries every 2 s, logging each try, until its code is taken; then it stays up and a restart does not redeem again', async () => {
-    const client = new HttpControlPlane(cp.url, cp.token);
-    const code = await client.mintEnrolmentCode('pov-agent-image');
-    const script = join(dir, 'agent.sh');
-    writeFileSync(script, AGENT_SCRIPT);
-    const codeFile = join(dir, 'code');
-    writeFileSync(codeFile, 'enr_wrong\n');
-    const state = mkdtempSync(join(dir, 'state-'));
-    const env = {
-      PATH: '/usr/bin:/bin',
-      AGENT_ID: code.agentId,
-      AGENT_CONTROL_PLANE_URL: `${cp.url}/`,
-      AGENT_ENROLMENT_CODE_FILE: codeFile,
-      AGENT_STATE_DIR: state,
-    };
-    const run = () => {
-      const p = spawn('/bin/busybox', ['sh', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      started.push(p);
-      let out = '';
-      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      p.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      return { p, out: () => out };
-    };
-    const first = run();
-    await until(
-      'two refused tries',
-      () => cp.redemptions.filter((r) => r.agentId === code.agentId && r.status === 403).length >= 2,
-      20_000,
-    );
-    const [a, b] = cp.redemptions.filter((r) => r.agentId === code.agentId);
-    expect(b!.at - a!.at).toBeGreaterThanOrEqual(1900);
-    expect(await client.enrolmentState(code.agentId)).toMatchObject({ state: 'pending' });
-    writeFileSync(codeFile, `${code.code}\n`);
-    await until('enrolled', async () => (await client.enrolmentState(code.agentId)).state === 'enrolled', 20_000);
-    expect(await client.enrolmentState(code.agentId)).toMatchObject({ attestation: 'ed25519' });
-    await until('the success line', () => first.out().includes('enrolled ('), 5_000);
-    expect(first.out()).toMatch(/test-agent: try 1: POST http:\/\/127\.0\.0\.1:\d+\/v1\/agents\/[^/]+\/enrol failed: .*403/);
-    expect(first.out()).toMatch(/test-agent: try \d+: POST .*: enrolled \(\{"state":"enrolled"\}\)/);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(first.p.exitCode).toBeNull(); // stays up
-    expect(readFileSync(join(state, 'enrolled'), 'utf8').trim()).toBe(code.agentId);
-    first.p.kill('SIGKILL');
+  it(
+    'the entrypoint retries every 2 s, logging each try, until its code is taken; then it stays up and a restart does not redeem ' +
+      'again',
+    async () => {
+      const client = new HttpControlPlane(cp.url, cp.token);
+      const code = await client.mintEnrolmentCode('pov-agent-image');
+      const script = join(dir, 'agent.sh');
+      writeFileSync(script, AGENT_SCRIPT);
+      const codeFile = join(dir, 'code');
+      writeFileSync(codeFile, 'enr_wrong\n');
+      const state = mkdtempSync(join(dir, 'state-'));
+      const env = {
+        PATH: '/usr/bin:/bin',
+        AGENT_ID: code.agentId,
+        AGENT_CONTROL_PLANE_URL: `${cp.url}/`,
+        AGENT_ENROLMENT_CODE_FILE: codeFile,
+        AGENT_STATE_DIR: state,
+      };
+      const run = () => {
+        const p = spawn('/bin/busybox', ['sh', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        started.push(p);
+        let out = '';
+        p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        p.stderr.on('data', (d: Buffer) => (out += d.toString()));
+        return { p, out: () => out };
+      };
+      const first = run();
+      await until(
+        'two refused tries',
+        () => cp.redemptions.filter((r) => r.agentId === code.agentId && r.status === 403).length >= 2,
+        20_000,
+      );
+      const [a, b] = cp.redemptions.filter((r) => r.agentId === code.agentId);
+      expect(b!.at - a!.at).toBeGreaterThanOrEqual(1900);
+      expect(await client.enrolmentState(code.agentId)).toMatchObject({ state: 'pending' });
+      writeFileSync(codeFile, `${code.code}\n`);
+      await until('enrolled', async () => (await client.enrolmentState(code.agentId)).state === 'enrolled', 20_000);
+      expect(await client.enrolmentState(code.agentId)).toMatchObject({ attestation: 'ed25519' });
+      await until('the success line', () => first.out().includes('enrolled ('), 5_000);
+      expect(first.out()).toMatch(/test-agent: try 1: POST http:\/\/127\.0\.0\.1:\d+\/v1\/agents\/[^/]+\/enrol failed: .*403/);
+      expect(first.out()).toMatch(/test-agent: try \d+: POST .*: enrolled \(\{"state":"enrolled"\}\)/);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(first.p.exitCode).toBeNull(); // stays up
+      expect(readFileSync(join(state, 'enrolled'), 'utf8').trim()).toBe(code.agentId);
+      first.p.kill('SIGKILL');
 
-    const tries = cp.redemptions.length;
-    const second = run();
-    await until('the restart line', () => second.out().includes('already enrolled'), 5_000);
-    await new Promise((r) => setTimeout(r, 2500));
-    expect(cp.redemptions.length).toBe(tries);
-    expect(second.p.exitCode).toBeNull();
-    second.p.kill('SIGKILL');
-  }, 60_000);
+      const tries = cp.redemptions.length;
+      const second = run();
+      await until('the restart line', () => second.out().includes('already enrolled'), 5_000);
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(cp.redemptions.length).toBe(tries);
+      expect(second.p.exitCode).toBeNull();
+      second.p.kill('SIGKILL');
+    },
+    60_000,
+  );
 });

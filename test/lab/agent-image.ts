@@ -24,7 +24,8 @@ const STATE_DIR = 'var/lib/dashboard-agent';
  * on the host's busybox in a test. Values from the environment are checked before use: the id and
  * code must be the protocol's identifiers, so the JSON body needs no escaping.
  */
-export const AGENT_SCRIPT = `#!/bin/sh
+export const AGENT_SCRIPT =
+  `#!/bin/sh
 # povdesk test agent: redeem the enrolment code, then stay up.
 say() { echo "test-agent: $*"; }
 ID_RE='^[A-Za-z0-9][A-Za-z0-9._-]*$'
@@ -45,7 +46,8 @@ while :; do
   code=$(busybox head -n 1 "$AGENT_ENROLMENT_CODE_FILE" 2>/dev/null | busybox tr -d '\\r\\n')
   if ! echo "$code" | busybox grep -Eq "$ID_RE"; then
     say "try $n: no readable enrolment code in $AGENT_ENROLMENT_CODE_FILE; again in 2 s"
-  elif out=$(busybox timeout 15 busybox wget -q -O - --header 'Content-Type: application/json' --post-data "{\\"code\\":\\"$code\\"}" "$URL" 2>&1); then
+  elif out=$(busybox timeout 15 busybox wget -q -O - --header 'Content-Type: application/json' --post-data ` +
+  `"{\\"code\\":\\"$code\\"}" "$URL" 2>&1); then
     say "try $n: POST $URL: enrolled ($out)"
     echo "$AGENT_ID" > "$STATE/enrolled" 2>/dev/null || say "cannot write $STATE/enrolled (a restart will try the code again)"
     break

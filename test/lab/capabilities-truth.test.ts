@@ -37,7 +37,7 @@ describe.skipIf(fakeManagerSkip)('the local platform does what the registry says
     expect(PLATFORMS.local.bootstrapInjection).toBe('metadata');
   });
 
-  it("bootstrapInjection metadata: the metadata service serves a VM's user_data at /skytap/vms/self/user_data (204 when it has none)", async () => {
+  it("bootstrapInjection metadata: the metadata service serves a VM's user_data at /skytap/vms/self/user_data (204 if none)", async () => {
     const payload = 'BEGIN-DASHBOARD-AGENT-BOOTSTRAP\nline\nEND-DASHBOARD-AGENT-BOOTSTRAP';
     const withData = await vmm.create({
       name: 'truth-ud',

@@ -45,7 +45,8 @@ describe.skipIf(skip !== null || !SLOW)('a local control node enrols its agent t
     const t0 = Date.now();
     img = await ensureControlNodeImage(client, state, (l) => console.log(l));
     console.log(
-      `control-node image: ${img.baked ? `baked in ${img.bakeSeconds} s (cold)` : 'from the cache (warm)'}, imported in ${img.importSeconds} s; ${secs(Date.now() - t0)} s in all`,
+      `control-node image: ${img.baked ? `baked in ${img.bakeSeconds} s (cold)` : 'from the cache (warm)'}, imported ` +
+        `in ${img.importSeconds} s; ${secs(Date.now() - t0)} s in all`,
     );
     cp = await new ControlPlaneDouble().start();
   }, 1_800_000);
@@ -115,7 +116,8 @@ describe.skipIf(skip !== null || !SLOW)('a local control node enrols its agent t
     await client.setUserData(id, null);
     expect((await client.get(id)).povdesk.hasUserData).toBe(false);
     console.log(
-      `control node: powered on → first metadata contact ${secs(tBoot - t0)} s (bootedAt ${booted}); user_data set → enrolled ${secs(tEnrol - tBoot)} s (tries: ${cp.redemptions.length})`,
+      `control node: powered on → first metadata contact ${secs(tBoot - t0)} s (bootedAt ${booted}); user_data set → ` +
+        `enrolled ${secs(tEnrol - tBoot)} s (tries: ${cp.redemptions.length})`,
     );
   }, 1_200_000);
 });

@@ -90,7 +90,8 @@ export async function controlNodeDisk(log: (l: string) => void = () => {}): Prom
       await keepControlNodeDisk(w);
       bakeSeconds = Math.round((Date.now() - t0) / 1000);
       log(
-        `control-node image baked in ${bakeSeconds} s (${JSON.stringify((job.result as { manifest?: { stages?: unknown } } | null)?.manifest?.stages ?? {})})`,
+        `control-node image baked in ${bakeSeconds} s ` +
+          `(${JSON.stringify((job.result as { manifest?: { stages?: unknown } } | null)?.manifest?.stages ?? {})})`,
       );
     } finally {
       await w.close();

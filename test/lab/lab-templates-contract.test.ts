@@ -135,51 +135,55 @@ describe.skipIf(skip)('templates.* through the core', () => {
     expect((await w.call('labTemplates.list', { platform: 'local' })).templates.map((t) => t.id)).toEqual([TEST_TEMPLATE_ID]);
   });
 
-  it('updates a template in place, its images checked as on create; refuses the built-in one first, and a missing image, changing nothing', async () => {
-    const { template } = await w.call('labTemplates.create', { name: 'Edit me', vms: [vm()] });
-    const path = join(dir(), `${template.id}.json`);
-    const { template: edited } = await w.call('labTemplates.update', {
-      id: template.id,
-      name: 'Edited',
-      description: 'two VMs now',
-      vms: [vm({ memoryMib: 4096 }), vm({ name: 'target', image: TEST_IMAGE, requireAttestation: true })],
-    });
-    expect(edited).toEqual({
-      id: template.id,
-      name: 'Edited',
-      description: 'two VMs now',
-      builtIn: false,
-      vms: [
-        { name: 'ctl', image: NODE_IMAGE, os: 'linux', cpus: 2, memoryMib: 4096, diskGib: 20, requireAttestation: false },
-        { name: 'target', image: TEST_IMAGE, os: 'linux', cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true },
-      ],
-    });
-    expect((await w.call('labTemplates.list', { platform: 'local' })).templates[1]).toEqual(edited);
-    expect(files()).toEqual([`${template.id}.json`]);
-    const bytes = readFileSync(path, 'utf8');
-    await expect(
-      w.call('labTemplates.update', { id: template.id, name: 'Edited', vms: [vm({ image: 'no-such-image' })] }),
-    ).rejects.toMatchObject({
-      code: 'invalid_request',
-      message: expect.stringMatching(/no image "no-such-image" \(VM ctl\)/),
-    });
-    // The built-in template is refused before its images are even asked about.
-    await expect(
-      w.call('labTemplates.update', { id: TEST_TEMPLATE_ID, name: 'Mine', vms: [vm({ image: 'no-such-image' })] }),
-    ).rejects.toMatchObject({
-      code: 'invalid_request',
-      message: 'The bundled test template is built in and cannot be changed.',
-    });
-    await expect(w.call('labTemplates.update', { id: 'not-there', name: 'Mine', vms: [vm()] })).rejects.toMatchObject({
-      code: 'not_found',
-    });
-    await expect(w.call('labTemplates.update', { id: template.id, name: 'x', vms: [vm()], owner: 'me' } as never)).rejects.toMatchObject({
-      code: 'invalid_request',
-      message: expect.stringMatching(/owner/),
-    });
-    expect(readFileSync(path, 'utf8')).toBe(bytes);
-    await w.call('labTemplates.delete', { id: template.id });
-  });
+  it(
+    'updates a template in place, its images checked as on create; refuses the built-in one first, and a missing image, changing ' +
+      'nothing',
+    async () => {
+      const { template } = await w.call('labTemplates.create', { name: 'Edit me', vms: [vm()] });
+      const path = join(dir(), `${template.id}.json`);
+      const { template: edited } = await w.call('labTemplates.update', {
+        id: template.id,
+        name: 'Edited',
+        description: 'two VMs now',
+        vms: [vm({ memoryMib: 4096 }), vm({ name: 'target', image: TEST_IMAGE, requireAttestation: true })],
+      });
+      expect(edited).toEqual({
+        id: template.id,
+        name: 'Edited',
+        description: 'two VMs now',
+        builtIn: false,
+        vms: [
+          { name: 'ctl', image: NODE_IMAGE, os: 'linux', cpus: 2, memoryMib: 4096, diskGib: 20, requireAttestation: false },
+          { name: 'target', image: TEST_IMAGE, os: 'linux', cpus: 2, memoryMib: 2048, diskGib: 20, requireAttestation: true },
+        ],
+      });
+      expect((await w.call('labTemplates.list', { platform: 'local' })).templates[1]).toEqual(edited);
+      expect(files()).toEqual([`${template.id}.json`]);
+      const bytes = readFileSync(path, 'utf8');
+      await expect(
+        w.call('labTemplates.update', { id: template.id, name: 'Edited', vms: [vm({ image: 'no-such-image' })] }),
+      ).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringMatching(/no image "no-such-image" \(VM ctl\)/),
+      });
+      // The built-in template is refused before its images are even asked about.
+      await expect(
+        w.call('labTemplates.update', { id: TEST_TEMPLATE_ID, name: 'Mine', vms: [vm({ image: 'no-such-image' })] }),
+      ).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: 'The bundled test template is built in and cannot be changed.',
+      });
+      await expect(w.call('labTemplates.update', { id: 'not-there', name: 'Mine', vms: [vm()] })).rejects.toMatchObject({
+        code: 'not_found',
+      });
+      await expect(w.call('labTemplates.update', { id: template.id, name: 'x', vms: [vm()], owner: 'me' } as never)).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringMatching(/owner/),
+      });
+      expect(readFileSync(path, 'utf8')).toBe(bytes);
+      await w.call('labTemplates.delete', { id: template.id });
+    },
+  );
 
   it('refuses an image the connected vm-manager does not have, naming it and what it has; writes nothing', async () => {
     await expect(

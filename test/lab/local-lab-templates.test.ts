@@ -108,46 +108,50 @@ describe('local templates on a real directory', () => {
     expect(files()).toEqual([`${first.id}.json`]);
   });
 
-  it('updates a template in place: same id and file, created time kept; refuses the built-in one, unknown ids, a name another has and bad VMs, writing nothing', () => {
-    const demo = store.create({ name: 'Demo', vms: [vm()] });
-    const other = store.create({ name: 'Other', vms: [vm()] });
-    const path = join(dir, `${demo.id}.json`);
-    const createdAt = JSON.parse(readFileSync(path, 'utf8')).createdAt;
-    const after = store.update(demo.id, {
-      name: 'Demo two',
-      description: 'now two VMs',
-      vms: [vm({ cpus: 4 }), vm({ name: 'target', os: 'windows', requireAttestation: true })],
-    });
-    expect(after).toEqual({
-      id: demo.id,
-      name: 'Demo two',
-      description: 'now two VMs',
-      builtIn: false,
-      vms: [
-        { ...vm({ cpus: 4 }), requireAttestation: false },
-        { ...vm({ name: 'target', os: 'windows' }), requireAttestation: true },
-      ],
-    });
-    expect(store.get(demo.id)).toEqual(after);
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ version: 1, id: demo.id, createdAt, name: 'Demo two' });
-    expect(files()).toEqual([`${demo.id}.json`, `${other.id}.json`].sort());
-    // Keeping its own name (another case) is fine; another template's name is not.
-    expect(store.update(demo.id, { name: 'DEMO TWO', vms: [vm()] }).name).toBe('DEMO TWO');
-    const bytes = readFileSync(path, 'utf8');
-    expect(() => store.update(demo.id, { name: 'other', vms: [vm()] })).toThrow(
-      expect.objectContaining({ code: 'conflict', message: expect.stringMatching(/"Other" already exists/) }),
-    );
-    expect(() => store.update(demo.id, { name: 'Dup', vms: [vm(), vm()] })).toThrow(
-      expect.objectContaining({ code: 'invalid_request', message: expect.stringMatching(/unique/) }),
-    );
-    expect(() => store.update(TEST_TEMPLATE_ID, { name: 'Mine', vms: [vm()] })).toThrow(
-      expect.objectContaining({ code: 'invalid_request', message: 'The bundled test template is built in and cannot be changed.' }),
-    );
-    expect(() => store.update('no-such-1', { name: 'Mine', vms: [vm()] })).toThrow(expect.objectContaining({ code: 'not_found' }));
-    expect(() => store.update(`../x/${demo.id}`, { name: 'Mine', vms: [vm()] })).toThrow(expect.objectContaining({ code: 'not_found' }));
-    expect(readFileSync(path, 'utf8')).toBe(bytes);
-    expect(files()).toEqual([`${demo.id}.json`, `${other.id}.json`].sort());
-  });
+  it(
+    'updates a template in place: same id and file, created time kept; refuses the built-in one, unknown ids, a name another has ' +
+      'and bad VMs, writing nothing',
+    () => {
+      const demo = store.create({ name: 'Demo', vms: [vm()] });
+      const other = store.create({ name: 'Other', vms: [vm()] });
+      const path = join(dir, `${demo.id}.json`);
+      const createdAt = JSON.parse(readFileSync(path, 'utf8')).createdAt;
+      const after = store.update(demo.id, {
+        name: 'Demo two',
+        description: 'now two VMs',
+        vms: [vm({ cpus: 4 }), vm({ name: 'target', os: 'windows', requireAttestation: true })],
+      });
+      expect(after).toEqual({
+        id: demo.id,
+        name: 'Demo two',
+        description: 'now two VMs',
+        builtIn: false,
+        vms: [
+          { ...vm({ cpus: 4 }), requireAttestation: false },
+          { ...vm({ name: 'target', os: 'windows' }), requireAttestation: true },
+        ],
+      });
+      expect(store.get(demo.id)).toEqual(after);
+      expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ version: 1, id: demo.id, createdAt, name: 'Demo two' });
+      expect(files()).toEqual([`${demo.id}.json`, `${other.id}.json`].sort());
+      // Keeping its own name (another case) is fine; another template's name is not.
+      expect(store.update(demo.id, { name: 'DEMO TWO', vms: [vm()] }).name).toBe('DEMO TWO');
+      const bytes = readFileSync(path, 'utf8');
+      expect(() => store.update(demo.id, { name: 'other', vms: [vm()] })).toThrow(
+        expect.objectContaining({ code: 'conflict', message: expect.stringMatching(/"Other" already exists/) }),
+      );
+      expect(() => store.update(demo.id, { name: 'Dup', vms: [vm(), vm()] })).toThrow(
+        expect.objectContaining({ code: 'invalid_request', message: expect.stringMatching(/unique/) }),
+      );
+      expect(() => store.update(TEST_TEMPLATE_ID, { name: 'Mine', vms: [vm()] })).toThrow(
+        expect.objectContaining({ code: 'invalid_request', message: 'The bundled test template is built in and cannot be changed.' }),
+      );
+      expect(() => store.update('no-such-1', { name: 'Mine', vms: [vm()] })).toThrow(expect.objectContaining({ code: 'not_found' }));
+      expect(() => store.update(`../x/${demo.id}`, { name: 'Mine', vms: [vm()] })).toThrow(expect.objectContaining({ code: 'not_found' }));
+      expect(readFileSync(path, 'utf8')).toBe(bytes);
+      expect(files()).toEqual([`${demo.id}.json`, `${other.id}.json`].sort());
+    },
+  );
 
   it('deletes a user template; refuses the built-in one and an unknown or unsafe id, changing nothing', () => {
     const keep = store.create({ name: 'Keep', vms: [vm()] });

@@ -119,7 +119,8 @@ describe.skipIf(skip !== null)(
         console.log(
           `full local POV on TCG: create → control node enrolled ${(createMs / 1000).toFixed(1)} s ` +
             `(control-node VM create → runner's first user_data read ${((firstFetch.at - created) / 1000).toFixed(1)} s, ` +
-            `payload read → enrol at the double ${((redeemed.at - fetched!.at) / 1000).toFixed(1)} s); destroy ${(destroyMs / 1000).toFixed(1)} s`,
+            `payload read → enrol at the double ${((redeemed.at - fetched!.at) / 1000).toFixed(1)} s); ` +
+            `destroy ${(destroyMs / 1000).toFixed(1)} s`,
         );
       },
       40 * 60_000,

@@ -41,24 +41,29 @@ describe('povdesk mcp, driven by the MCP Inspector CLI over stdio', () => {
     await emu.close();
   });
 
-  it("tools/list offers the contract's tools with their hints; tools/call answers settings, the POV list and a not_found, without the token", async () => {
-    const listed = await inspect([process.execPath, BIN, 'mcp', '--method', 'tools/list'], env);
-    const byName = new Map((listed.tools as { name: string; annotations?: Record<string, unknown> }[]).map((t) => [t.name, t]));
-    expect(byName.get('pov_list')?.annotations).toMatchObject({ readOnlyHint: true });
-    expect(byName.get('pov_destroy')?.annotations).toMatchObject({ destructiveHint: true });
-    expect(byName.has('settings_saveSkytap')).toBe(false); // takes a secret: never offered
-    const settings = await inspect([process.execPath, BIN, 'mcp', '--method', 'tools/call', '--tool-name', 'settings_get'], env);
-    expect(settings.isError ?? false).toBe(false);
-    expect(settings.structuredContent.skytap).toMatchObject({ tokenSet: true, username: 'demo' });
-    const povs = await inspect([process.execPath, BIN, 'mcp', '--method', 'tools/call', '--tool-name', 'pov_list'], env);
-    expect(povs.structuredContent.povs).toEqual([]);
-    const unknown = await inspect(
-      [process.execPath, BIN, 'mcp', '--method', 'tools/call', '--tool-name', 'jobs_get', '--tool-arg', 'id=no-such-job'],
-      env,
-    );
-    expect(unknown).toMatchObject({ isError: true, structuredContent: { error: { code: 'not_found' } } });
-    expect(JSON.stringify([listed, settings, povs, unknown])).not.toContain(TOKEN);
-  }, 120_000);
+  it(
+    "tools/list offers the contract's tools with their hints; tools/call answers settings, the POV list and a not_found, without " +
+      'the token',
+    async () => {
+      const listed = await inspect([process.execPath, BIN, 'mcp', '--method', 'tools/list'], env);
+      const byName = new Map((listed.tools as { name: string; annotations?: Record<string, unknown> }[]).map((t) => [t.name, t]));
+      expect(byName.get('pov_list')?.annotations).toMatchObject({ readOnlyHint: true });
+      expect(byName.get('pov_destroy')?.annotations).toMatchObject({ destructiveHint: true });
+      expect(byName.has('settings_saveSkytap')).toBe(false); // takes a secret: never offered
+      const settings = await inspect([process.execPath, BIN, 'mcp', '--method', 'tools/call', '--tool-name', 'settings_get'], env);
+      expect(settings.isError ?? false).toBe(false);
+      expect(settings.structuredContent.skytap).toMatchObject({ tokenSet: true, username: 'demo' });
+      const povs = await inspect([process.execPath, BIN, 'mcp', '--method', 'tools/call', '--tool-name', 'pov_list'], env);
+      expect(povs.structuredContent.povs).toEqual([]);
+      const unknown = await inspect(
+        [process.execPath, BIN, 'mcp', '--method', 'tools/call', '--tool-name', 'jobs_get', '--tool-arg', 'id=no-such-job'],
+        env,
+      );
+      expect(unknown).toMatchObject({ isError: true, structuredContent: { error: { code: 'not_found' } } });
+      expect(JSON.stringify([listed, settings, povs, unknown])).not.toContain(TOKEN);
+    },
+    120_000,
+  );
 });
 
 describe("the vm-manager's /mcp, driven by the MCP Inspector CLI over streamable HTTP", () => {
@@ -71,7 +76,7 @@ describe("the vm-manager's /mcp, driven by the MCP Inspector CLI over streamable
 
   const at = () => [`${m.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${MCP_TOKEN}`];
 
-  it("tools/list has giantswarm's tool names; tools/call answers get_host and list_vms, and a documented error for a missing image", async () => {
+  it("tools/list has giantswarm's tool names; tools/call answers get_host, list_vms, a documented error for a missing image", async () => {
     const listed = await inspect([...at(), '--method', 'tools/list']);
     const names = (listed.tools as { name: string }[]).map((t) => t.name);
     expect(names).toEqual(

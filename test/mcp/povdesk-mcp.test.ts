@@ -160,7 +160,7 @@ describe('povdesk mcp (stdio)', () => {
     expect(() => expectNoSecret([...results, `{"x":"${Buffer.from(TOKEN).toString('base64')}"}`])).toThrow(); // the scan can fail
   }, 180_000);
 
-  it('a malformed argument is the invalid_request `povdesk call` prints; an unknown job is not_found; a failed job is a tool error', async () => {
+  it('a malformed argument is the invalid_request `povdesk call` prints; unknown job: not_found; failed job: a tool error', async () => {
     const env = envFor(freshHome(), emu.url);
     const { client } = await connect(env);
     // Calls at once in a directory nobody owns: one core is built, none fails.

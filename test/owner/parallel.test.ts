@@ -18,7 +18,7 @@ const CALLERS = 16;
 const w = emulatorPerTest();
 
 describe('parallel povdesk calls with no app running', () => {
-  it(`${CALLERS} parallel pov.create --wait: ${CALLERS} successes, ${CALLERS} POSTs, each caller its own job, none interrupted`, async () => {
+  it(`${CALLERS} parallel pov.create --wait: ${CALLERS} successes, ${CALLERS} POSTs, each caller its job, none interrupted`, async () => {
     const home = freshHome();
     const env = envFor(home, w.emu.url);
     const templateId = [...w.emu.state.templates.keys()][0]!;

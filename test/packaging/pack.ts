@@ -22,7 +22,9 @@ export function fakeElectronDist(dir: string): string {
   mkdirSync(dir, { recursive: true });
   const head = `#!/bin/sh\n# fuse wire: ${FUSE_SENTINEL}`;
   // Fuse wire version 1, nine fuses, all on; then the script that stands in for the binary.
-  const body = `\n[ "$ELECTRON_RUN_AS_NODE" = 1 ] || { echo "stand-in Electron: started without ELECTRON_RUN_AS_NODE=1 (the real one would open the app)" >&2; exit 9; }\nexec '${process.execPath}' "$@"\n`;
+  const body =
+    `\n[ "$ELECTRON_RUN_AS_NODE" = 1 ] || { echo "stand-in Electron: started without ELECTRON_RUN_AS_NODE=1 (the real one would ` +
+    `open the app)" >&2; exit 9; }\nexec '${process.execPath}' "$@"\n`;
   const file = join(dir, 'electron');
   writeFileSync(file, Buffer.concat([Buffer.from(head), Buffer.from([1, 9]), Buffer.from('111111111'), Buffer.from(body)]));
   chmodSync(file, 0o755);

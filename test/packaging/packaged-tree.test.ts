@@ -271,7 +271,9 @@ describe('running the packaged tree (Node standing in for the Electron runtime)'
       join(app, 'resources', 'app', 'node_modules', 'better-sqlite3'),
       join(app, 'resources', 'cli', 'node_modules', 'better-sqlite3'),
     ]) {
-      const script = `const D=require(${JSON.stringify(mod)});const d=new D(':memory:');process.stdout.write(String(d.prepare('select 41+1 as x').get().x))`;
+      const script =
+        `const D=require(${JSON.stringify(mod)});const d=new D(':memory:');` +
+        `process.stdout.write(String(d.prepare('select 41+1 as x').get().x))`;
       expect(
         execFileSync(join(app, 'povdesk-desktop'), ['-e', script], {
           encoding: 'utf8',

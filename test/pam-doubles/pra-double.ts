@@ -134,7 +134,10 @@ export class PraDouble extends Double {
   private readonly seq: Record<Kind, number> = { jumpoint: 0, 'jump-group': 0, 'shell-jump': 0, 'remote-rdp': 0 };
   private readonly hits = new Map<string, number[]>();
   rateLimitPerSecond = 20;
-  /** GET /jumpoint/{id}/node: 'list' (a cluster's nodes, as the spec's text says) or 'spec' (one JumpointNode, as its schema says; 404 before a node checked in) */
+  /**
+   * GET /jumpoint/{id}/node: 'list' (a cluster's nodes, as the spec's text says) or 'spec' (one
+   * JumpointNode, as its schema says; 404 before a node checked in)
+   */
   nodeAnswer: 'list' | 'spec' = 'list';
   /** Renames a field in every object it answers ({code_name: 'codeName'}): an assumption broken, for the doctor's tests */
   renamed: Record<string, string> = {};

@@ -94,7 +94,7 @@ describe('wiring checks the broker host from the VM read (emulator, doubles, rea
     expect(p.cp.brokerInstalls.size).toBe(0);
   }, 60_000);
 
-  it('Windows Server 2022 on the same network installs, and the job log says WinRM is checked by the installer, not from here', async () => {
+  it('Windows Server 2022 on the same network installs; the job log says WinRM is checked by the installer, not from here', async () => {
     p = await pamWorld({ windowsVm: { name: 'win-broker', guestOS: 'windows2019srvNext-64' } });
     const { jobId } = await p.w.call('pam.wire', { povId: p.povId });
     await p.w.jobs.wait(jobId);

@@ -14,7 +14,8 @@ import { pamWorld, type PamWorld } from './world';
  */
 const dir = process.env.POVDESK_PAM_SPECS;
 const missing = !dir
-  ? 'POVDESK_PAM_SPECS is not set (it names the folder holding pra-configuration-api.openapi.yaml and entitle-api-v3.openapi.json, e.g. ../shared/research/pam)'
+  ? 'POVDESK_PAM_SPECS is not set (it names the folder holding pra-configuration-api.openapi.yaml and entitle-api-v3.openapi.json, ' +
+    'e.g. ../shared/research/pam)'
   : !existsSync(join(dir, 'pra-configuration-api.openapi.yaml'))
     ? `POVDESK_PAM_SPECS=${dir} holds no pra-configuration-api.openapi.yaml`
     : null;

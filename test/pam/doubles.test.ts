@@ -198,7 +198,8 @@ describe('Entitle double', () => {
     const waits: number[] = [];
     const c = new EntitleClient({ url: en.url, token: en.token }, { sleep: async (ms) => void waits.push(ms) });
     expect(await c.list('/resources', z.object({ id: z.string() }).loose(), { integrationId: integ.id })).toHaveLength(150);
-    expect((await fetch(`${en.url}/public/v1/resources`, { headers: { authorization: `Bearer ${en.token}` } })).status).toBe(400); // integrationId required
+    // integrationId required
+    expect((await fetch(`${en.url}/public/v1/resources`, { headers: { authorization: `Bearer ${en.token}` } })).status).toBe(400);
 
     const created = (await c.call('POST', '/agentTokens', { body: { name: 'agent' } })).json as { result: { id: string; token: string } };
     expect(created.result.token).toMatch(/^eat_/);

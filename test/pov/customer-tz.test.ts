@@ -26,7 +26,8 @@ describe('migration 8: povs.customer_tz', () => {
     expect(old.pragma('user_version', { simple: true })).toBe(7);
     old
       .prepare(
-        "INSERT INTO povs (id, name, template_id, template_name, skytap_name, state, created_at, updated_at) VALUES ('p1', 'Old', 't', '', 'Old [x]', 'active', 'x', 'x')",
+        "INSERT INTO povs (id, name, template_id, template_name, skytap_name, state, created_at, updated_at) VALUES ('p1', 'Old', " +
+          "'t', '', 'Old [x]', 'active', 'x', 'x')",
       )
       .run();
     old.close();

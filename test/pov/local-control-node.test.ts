@@ -136,45 +136,50 @@ describe.skipIf(fakeManagerSkip)('the control-node install on a local POV', () =
     expect(after).toEqual(['', '']);
   }, 30_000);
 
-  it('through the core: a local POV is created with the host forward its agent URL needs, the guest reads the payload after power-on, enrols, and user_data is cleared', async () => {
-    m = await fakeManager();
-    cp = await new ControlPlaneDouble().start();
-    w = await coreWorld({
-      env: { POVDESK_SKYTAP_POLL_MS: '20' },
-      noSkytap: true,
-      tuning: { controlNode: { enrolPollMs: 30 }, lab: { api: async () => m!.client, templates: templatesOf(TWO_VMS) } },
-    });
-    const cpPort = Number(new URL(cp.url).port);
-    await w.call('controlNode.saveSettings', {
-      controlPlaneUrl: cp.url,
-      agentUrl: `http://${GUEST_HOST_ALIAS}:8080`,
-      token: cp.token,
-      agentImage: 'povdesk/test-agent:1',
-    });
-    const created = await w.call('pov.create', { platform: 'local', templateId: TWO_VMS.id, name: 'Rehearsal' });
-    const povId = (await w.jobs.wait(created.jobId)).subject!;
-    const control = (await m.client.list()).find((v) => v.name.endsWith('-control'))!;
-    for (const v of await m.client.list()) expect(m.vms.get(v.id).hostForwards, v.name).toEqual([{ guestPort: 8080, hostPort: cpPort }]);
+  it(
+    'through the core: a local POV is created with the host forward its agent URL needs, the guest reads the payload after ' +
+      'power-on, enrols, and user_data is cleared',
+    async () => {
+      m = await fakeManager();
+      cp = await new ControlPlaneDouble().start();
+      w = await coreWorld({
+        env: { POVDESK_SKYTAP_POLL_MS: '20' },
+        noSkytap: true,
+        tuning: { controlNode: { enrolPollMs: 30 }, lab: { api: async () => m!.client, templates: templatesOf(TWO_VMS) } },
+      });
+      const cpPort = Number(new URL(cp.url).port);
+      await w.call('controlNode.saveSettings', {
+        controlPlaneUrl: cp.url,
+        agentUrl: `http://${GUEST_HOST_ALIAS}:8080`,
+        token: cp.token,
+        agentImage: 'povdesk/test-agent:1',
+      });
+      const created = await w.call('pov.create', { platform: 'local', templateId: TWO_VMS.id, name: 'Rehearsal' });
+      const povId = (await w.jobs.wait(created.jobId)).subject!;
+      const control = (await m.client.list()).find((v) => v.name.endsWith('-control'))!;
+      for (const v of await m.client.list()) expect(m.vms.get(v.id).hostForwards, v.name).toEqual([{ guestPort: 8080, hostPort: cpPort }]);
 
-    // The guest: the runner polls the metadata service; the agent enrols with the code it names.
-    const payload = await until('the payload at /skytap/vms/self/user_data', async () => {
-      const r = await m!.guestUserData(control.id);
-      return r.status === 200 && r.text.includes(BEGIN_MARKER) ? r.text : null;
-    });
-    expect(payload).toContain(`http://${GUEST_HOST_ALIAS}:8080`);
-    // The policy grants each VM of the POV its /32: its lease on the POV's own network, as the manager reports it.
-    const leases = (await m.client.list()).map((v) => [v.name.slice('povdesk-12345678-'.length), v.ip] as const);
-    expect(leases.map(([, ip]) => ip)).toEqual(['10.0.0.2', '10.0.0.3']);
-    for (const [name, ip] of leases) expect(payload).toContain(`  - {vm: "${name}", cidr: ${ip}/32, ports: [`);
-    const agentId = /AGENT_ID='([^']+)'/.exec(payload)![1]!;
-    cp.enrol(agentId, 'ed25519');
-    await until('enrolled', async () => getPov(w!.db, povId)!.control_node_status === 'enrolled' || null);
-    expect((await m.guestUserData(control.id)).status).toBe(204);
-    expect(getPov(w.db, povId)).toMatchObject({ control_node_vm_id: control.id, control_node_mode: 'ed25519' });
+      // The guest: the runner polls the metadata service; the agent enrols with the code it names.
+      const payload = await until('the payload at /skytap/vms/self/user_data', async () => {
+        const r = await m!.guestUserData(control.id);
+        return r.status === 200 && r.text.includes(BEGIN_MARKER) ? r.text : null;
+      });
+      expect(payload).toContain(`http://${GUEST_HOST_ALIAS}:8080`);
+      // The policy grants each VM of the POV its /32: its lease on the POV's own network, as the manager reports it.
+      const leases = (await m.client.list()).map((v) => [v.name.slice('povdesk-12345678-'.length), v.ip] as const);
+      expect(leases.map(([, ip]) => ip)).toEqual(['10.0.0.2', '10.0.0.3']);
+      for (const [name, ip] of leases) expect(payload).toContain(`  - {vm: "${name}", cidr: ${ip}/32, ports: [`);
+      const agentId = /AGENT_ID='([^']+)'/.exec(payload)![1]!;
+      cp.enrol(agentId, 'ed25519');
+      await until('enrolled', async () => getPov(w!.db, povId)!.control_node_status === 'enrolled' || null);
+      expect((await m.guestUserData(control.id)).status).toBe(204);
+      expect(getPov(w.db, povId)).toMatchObject({ control_node_vm_id: control.id, control_node_mode: 'ed25519' });
 
-    const d = await w.call('pov.destroy', { id: povId });
-    expect((await w.jobs.wait(d.jobId)).state).toBe('succeeded');
-    expect(cp.agents.get(agentId)?.state).toBe('revoked');
-    expect(await m.names()).toEqual([]);
-  }, 30_000);
+      const d = await w.call('pov.destroy', { id: povId });
+      expect((await w.jobs.wait(d.jobId)).state).toBe('succeeded');
+      expect(cp.agents.get(agentId)?.state).toBe('revoked');
+      expect(await m.names()).toEqual([]);
+    },
+    30_000,
+  );
 });

@@ -116,7 +116,8 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
     ).rejects.toMatchObject({
       code: 'unsupported',
       message:
-        'This laptop (vm-manager) cannot do schedules (auto-delete timers): The vm-manager has no scheduler, so a local POV has no auto-delete timer; destroy it yourself.',
+        'This laptop (vm-manager) cannot do schedules (auto-delete timers): The vm-manager has no scheduler, so a local POV has ' +
+        'no auto-delete timer; destroy it yourself.',
     });
     expect(listPovs(t.db, true)).toEqual([]);
     expect(await m.names()).toEqual([]);
@@ -125,7 +126,8 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
     await expect(t.call('share.create', { povId })).rejects.toMatchObject({
       code: 'unsupported',
       message:
-        'This laptop (vm-manager) cannot do share links (publish sets): The vm-manager has no share links; share access to a local VM through your own network instead.',
+        'This laptop (vm-manager) cannot do share links (publish sets): The vm-manager has no share links; share access to a ' +
+        'local VM through your own network instead.',
     });
     await expect(t.call('pov.setAutoDelete', { povId, at: new Date(Date.now() + 86_400_000).toISOString() })).rejects.toMatchObject({
       code: 'unsupported',
@@ -133,17 +135,21 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
     });
   });
 
-  it('the control-node install asks the registry for the metadata mechanism first: a POV on a platform it does not know is refused before any job', async () => {
-    const { povId } = await create();
-    t.db.prepare("UPDATE povs SET platform = 'hyper-v' WHERE id = ?").run(povId);
-    const before = t.jobs.list({ subject: povId, includeRoutine: true, limit: 100 }).length;
-    await expect(t.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({
-      code: 'unsupported',
-      message: /^Unknown lab platform "hyper-v"/,
-    });
-    expect(t.jobs.list({ subject: povId, includeRoutine: true, limit: 100 })).toHaveLength(before);
-    t.db.prepare("UPDATE povs SET platform = 'local' WHERE id = ?").run(povId);
-  });
+  it(
+    'the control-node install asks the registry for the metadata mechanism first: a POV on a platform it does not know is refused ' +
+      'before any job',
+    async () => {
+      const { povId } = await create();
+      t.db.prepare("UPDATE povs SET platform = 'hyper-v' WHERE id = ?").run(povId);
+      const before = t.jobs.list({ subject: povId, includeRoutine: true, limit: 100 }).length;
+      await expect(t.call('pov.installControlNode', { id: povId })).rejects.toMatchObject({
+        code: 'unsupported',
+        message: /^Unknown lab platform "hyper-v"/,
+      });
+      expect(t.jobs.list({ subject: povId, includeRoutine: true, limit: 100 })).toHaveLength(before);
+      t.db.prepare("UPDATE povs SET platform = 'local' WHERE id = ?").run(povId);
+    },
+  );
 
   it('an unknown local template fails the create with nothing made', async () => {
     const { jobId } = await t.call('pov.create', { platform: 'local', templateId: 'no-such', name: 'x' });
@@ -156,24 +162,28 @@ describe.skipIf(fakeManagerSkip)('local POVs on the vm-manager (real REST handle
   });
 
   for (const n of [1, 2, 3]) {
-    it(`create fails at mutating call ${n} (the network, then each VM): what was made is kept, say Destroy, survive a restart and a sweep, and Destroy removes them`, async () => {
-      crash.arm(n);
-      const { povId, job } = await create();
-      expect(job.state).toBe('failed');
-      const row = getPov(t.db, povId)!;
-      expect(row.state).toBe('failed');
-      expect(row.env_id).toBe(`povdesk-${povId.slice(0, 8)}`);
-      expect(row.error_message).toMatch(/kept on the vm-manager; press Destroy to remove them/);
-      expect(await m.names()).toHaveLength(Math.max(0, n - 2));
-      expect(await m.networks()).toHaveLength(n > 1 ? 1 : 0);
-      await noOrphans();
-      await restartAndSweep();
-      await noOrphans();
-      const { jobId } = await t.call('pov.destroy', { id: povId });
-      expect((await t.jobs.wait(jobId)).state).toBe('succeeded');
-      expect(getPov(t.db, povId)!.state).toBe('destroyed');
-      expect(await m.names()).toEqual([]);
-    });
+    it(
+      `create fails at mutating call ${n} (the network, then each VM): what was made is kept, say Destroy, survive a restart and a ` +
+        `sweep, and Destroy removes them`,
+      async () => {
+        crash.arm(n);
+        const { povId, job } = await create();
+        expect(job.state).toBe('failed');
+        const row = getPov(t.db, povId)!;
+        expect(row.state).toBe('failed');
+        expect(row.env_id).toBe(`povdesk-${povId.slice(0, 8)}`);
+        expect(row.error_message).toMatch(/kept on the vm-manager; press Destroy to remove them/);
+        expect(await m.names()).toHaveLength(Math.max(0, n - 2));
+        expect(await m.networks()).toHaveLength(n > 1 ? 1 : 0);
+        await noOrphans();
+        await restartAndSweep();
+        await noOrphans();
+        const { jobId } = await t.call('pov.destroy', { id: povId });
+        expect((await t.jobs.wait(jobId)).state).toBe('succeeded');
+        expect(getPov(t.db, povId)!.state).toBe('destroyed');
+        expect(await m.names()).toEqual([]);
+      },
+    );
   }
 
   for (const n of [1, 2]) {

@@ -15,14 +15,18 @@ import { clientFor, createPov, world, type World } from './helpers';
 import { fakeManager, fakeManagerSkip, templatesOf, type FakeManager } from './local-support';
 
 describe('localRunstate', () => {
-  it('reads a failed VM first, then create/stop/delete in progress as busy, all powered on (booting included) as running, all stopped as stopped, else mixed', () => {
-    expect(localRunstate(['ready', 'running'])).toBe('running');
-    expect(localRunstate(['stopped', 'stopped'])).toBe('stopped');
-    expect(localRunstate(['ready', 'booting'])).toBe('running');
-    expect(localRunstate(['attesting', 'creating'])).toBe('busy');
-    expect(localRunstate(['attesting', 'failed'])).toBe('failed');
-    expect(localRunstate(['ready', 'stopped'])).toBe('mixed');
-  });
+  it(
+    'reads a failed VM first, then create/stop/delete in progress as busy, all powered on (booting included) as running, all ' +
+      'stopped as stopped, else mixed',
+    () => {
+      expect(localRunstate(['ready', 'running'])).toBe('running');
+      expect(localRunstate(['stopped', 'stopped'])).toBe('stopped');
+      expect(localRunstate(['ready', 'booting'])).toBe('running');
+      expect(localRunstate(['attesting', 'creating'])).toBe('busy');
+      expect(localRunstate(['attesting', 'failed'])).toBe('failed');
+      expect(localRunstate(['ready', 'stopped'])).toBe('mixed');
+    },
+  );
 });
 
 describe("the lifecycle's create line", () => {
@@ -120,7 +124,7 @@ describe('SkytapPlatform: the same interface over the Skytap client (emulator)',
     w = undefined;
   });
 
-  it("finds a POV's environment by its tag, reads it with its VMs, writes and clears user_data, and names no environment in advance", async () => {
+  it("finds a POV's environment by its tag, reads it with its VMs, writes/clears user_data, names no environment in advance", async () => {
     w = await world();
     const { povId, job } = await createPov(w);
     expect(job.state).toBe('succeeded');

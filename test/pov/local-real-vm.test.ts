@@ -80,7 +80,7 @@ describe.skipIf(skip !== null)('a local POV on the real vm-manager (TCG)', () =>
     console.log(`local POV on TCG: create ${created} ms, suspend ${suspended} ms, start ${started} ms, destroy ${Date.now() - t3} ms`);
   }, 600_000);
 
-  it("a two-VM local POV on its own network: the payload grants both /32s, and from the control node the other VM's port 22 answers", async () => {
+  it("a two-VM local POV on its own network: payload grants both /32s; from the control node the other VM's port 22 answers", async () => {
     // A control plane nobody listens on: the install after power-on fails fast on the row, the POV stays active.
     await t.call('controlNode.saveSettings', {
       controlPlaneUrl: 'http://127.0.0.1:9',

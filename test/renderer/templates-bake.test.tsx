@@ -56,7 +56,7 @@ describe('Templates page: Bake a template', () => {
     await core.close();
   });
 
-  it('lists the baked template with its manifest and proof; a source outside the allowed dirs fails in the panel with the reason', async () => {
+  it('lists the baked template, its manifest and proof; a source outside the allowed dirs fails in the panel with the reason', async () => {
     render(<TemplatesPage />);
     const list = await screen.findByRole('region', { name: 'Baked templates' });
     await waitFor(() => expect(within(list).getByText('ctl')).toBeTruthy());

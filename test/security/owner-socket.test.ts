@@ -137,7 +137,7 @@ describe('the owner socket: private directory, owner checked before the token go
     expect((await post(mcpToken)).status).toBe(200);
   });
 
-  it('Windows: the pipe name comes from the owner token, so no other user can know it before it exists (logic only: no Windows here)', () => {
+  it('Windows: the pipe name comes from the owner token, so no other user knows it before it exists (logic only: no Windows here)', () => {
     const home = tempDir('win-home-');
     const platform = Object.getOwnPropertyDescriptor(process, 'platform')!;
     /** ownerEndpoint as it runs on Windows (only the name's computation is stubbed; nothing else runs as win32) */

@@ -78,25 +78,30 @@ describe('auto-delete', () => {
     expect((await w.call('pov.get', { id: povId })).pov.autoDelete!.status).toBe('armed');
   }, 30_000);
 
-  it('a local POV is not judged by the sweep: its platform has no schedules, so it is never flagged or notified (it was, beside a Skytap POV)', async () => {
-    w = await shareWorld();
-    await createPov(w); // a Skytap POV, armed: the sweep lists schedules
-    const at = w.clock.now().toISOString();
-    insertPov(w.db, {
-      id: 'local-pov-1',
-      name: 'Rehearsal',
-      templateId: 'povdesk-test',
-      templateName: 'POV Desk test',
-      envName: 'povdesk-local-pov',
-      at,
-      platform: 'local',
-    });
-    updatePov(w.db, 'local-pov-1', { env_id: 'povdesk-local-po', state: 'active' }, at);
-    const r = await w.share.autoDelete.sweep([]);
-    expect(r.notArmed).toEqual([]);
-    expect(getPov(w.db, 'local-pov-1')).toMatchObject({ auto_delete_status: null, auto_delete_reason: null });
-    expect((await w.call('notify.list', {})).items.filter((n) => n.kind === 'auto_delete')).toEqual([]);
-  }, 30_000);
+  it(
+    'a local POV is not judged by the sweep: its platform has no schedules, so it is never flagged or notified (it was, beside a ' +
+      'Skytap POV)',
+    async () => {
+      w = await shareWorld();
+      await createPov(w); // a Skytap POV, armed: the sweep lists schedules
+      const at = w.clock.now().toISOString();
+      insertPov(w.db, {
+        id: 'local-pov-1',
+        name: 'Rehearsal',
+        templateId: 'povdesk-test',
+        templateName: 'POV Desk test',
+        envName: 'povdesk-local-pov',
+        at,
+        platform: 'local',
+      });
+      updatePov(w.db, 'local-pov-1', { env_id: 'povdesk-local-po', state: 'active' }, at);
+      const r = await w.share.autoDelete.sweep([]);
+      expect(r.notArmed).toEqual([]);
+      expect(getPov(w.db, 'local-pov-1')).toMatchObject({ auto_delete_status: null, auto_delete_reason: null });
+      expect((await w.call('notify.list', {})).items.filter((n) => n.kind === 'auto_delete')).toEqual([]);
+    },
+    30_000,
+  );
 
   it('a schedule moved outside the app is flagged; setAutoDelete moves it and clamps share links', async () => {
     w = await shareWorld();
@@ -134,31 +139,36 @@ describe('auto-delete', () => {
     expect(await w.base.secrets.get(`share-password:${povId}:${shares[0]!.shareId}`)).toBeNull();
   }, 30_000);
 
-  it('the sweep reads portals from the environment body (no request per POV): one made outside shows as not managed here, a deleted one as gone', async () => {
-    w = await shareWorld();
-    const povId = await createPov(w, new Date(w.clock.now().getTime() + 9 * DAY));
-    const { share } = await w.call('share.create', { povId });
-    const outside = await postPortal(w, 'use').then((r) => r.json() as Promise<{ id: string }>);
-    w.emu.sharing.portals.delete(share.shareId);
-    const before = w.emu.requests.length;
-    await sweep(w);
-    const during = w.emu.requests.slice(before).map((r) => `${r.method} ${r.path}`);
-    expect(during.filter((p) => p.includes('publish_sets'))).toEqual([]);
-    expect(during.filter((p) => p.startsWith('GET /v2/schedules'))).toHaveLength(1);
-    const { shares } = await w.call('share.list', { povId });
-    expect(shares.find((s) => s.shareId === outside.id)).toMatchObject({ managed: false, passwordStored: false, goneAt: null });
-    // a link younger than the grace may have been made while the listing was on its way: kept
-    expect(shares.find((s) => s.shareId === share.shareId)!.goneAt).toBeNull();
-    await expect(w.call('share.password', { povId, shareId: outside.id })).rejects.toMatchObject({ message: /created outside POV Desk/ });
+  it(
+    'the sweep reads portals from the environment body (no request per POV): one made outside shows as not managed here, a deleted ' +
+      'one as gone',
+    async () => {
+      w = await shareWorld();
+      const povId = await createPov(w, new Date(w.clock.now().getTime() + 9 * DAY));
+      const { share } = await w.call('share.create', { povId });
+      const outside = await postPortal(w, 'use').then((r) => r.json() as Promise<{ id: string }>);
+      w.emu.sharing.portals.delete(share.shareId);
+      const before = w.emu.requests.length;
+      await sweep(w);
+      const during = w.emu.requests.slice(before).map((r) => `${r.method} ${r.path}`);
+      expect(during.filter((p) => p.includes('publish_sets'))).toEqual([]);
+      expect(during.filter((p) => p.startsWith('GET /v2/schedules'))).toHaveLength(1);
+      const { shares } = await w.call('share.list', { povId });
+      expect(shares.find((s) => s.shareId === outside.id)).toMatchObject({ managed: false, passwordStored: false, goneAt: null });
+      // a link younger than the grace may have been made while the listing was on its way: kept
+      expect(shares.find((s) => s.shareId === share.shareId)!.goneAt).toBeNull();
+      await expect(w.call('share.password', { povId, shareId: outside.id })).rejects.toMatchObject({ message: /created outside POV Desk/ });
 
-    w.clock.advance(PORTAL_GONE_GRACE_MS);
-    await sweep(w);
-    const after = (await w.call('share.list', { povId })).shares;
-    expect(after.find((s) => s.shareId === share.shareId)!.goneAt).not.toBeNull();
-    expect(after.find((s) => s.shareId === outside.id)!.goneAt).toBeNull();
-    // the deleted portal's password leaves the keychain with it, while the POV lives on
-    expect(await w.base.secrets.get(`share-password:${povId}:${share.shareId}`)).toBeNull();
-  }, 30_000);
+      w.clock.advance(PORTAL_GONE_GRACE_MS);
+      await sweep(w);
+      const after = (await w.call('share.list', { povId })).shares;
+      expect(after.find((s) => s.shareId === share.shareId)!.goneAt).not.toBeNull();
+      expect(after.find((s) => s.shareId === outside.id)!.goneAt).toBeNull();
+      // the deleted portal's password leaves the keychain with it, while the POV lives on
+      expect(await w.base.secrets.get(`share-password:${povId}:${share.shareId}`)).toBeNull();
+    },
+    30_000,
+  );
 });
 
 describe('the idle warning', () => {
@@ -318,32 +328,36 @@ describe('the share link password', () => {
 });
 
 describe('job notifications', () => {
-  it('a job that ran over 60 s notifies once when it ends; a shorter one or a routine one does not (notify hears job.changed on the hub)', async () => {
-    w = await shareWorld();
-    const job = (id: string, ms: number, routine = false) => ({
-      id,
-      kind: JOB_KIND.povCreate,
-      title: `Create POV "${id}"`,
-      subject: null,
-      routine,
-      state: 'succeeded' as const,
-      progress: { step: 'done', fraction: 1, message: '' },
-      createdAt: '2026-01-01T00:00:00.000Z',
-      startedAt: '2026-01-01T00:00:00.000Z',
-      finishedAt: new Date(Date.parse('2026-01-01T00:00:00.000Z') + ms).toISOString(),
-      error: null,
-      result: null,
-    });
-    const shown: unknown[] = [];
-    w.base.hub.subscribe('notify.event', '*', { unacked: new Map(), send: (_s, _k, data) => void shown.push(data) });
-    // Through the hub, as the JobRunner announces every change: the core wires no reaction itself.
-    w.base.hub.emit('job.changed', job('long', 61_000));
-    w.base.hub.emit('job.changed', job('long', 61_000)); // the same end reported twice
-    w.base.hub.emit('job.changed', job('short', 59_000));
-    w.base.hub.emit('job.changed', job('sweep', 120_000, true));
-    const jobs = (await w.call('notify.list', {})).items.filter((n) => n.kind === 'job');
-    expect(jobs.map((n) => [n.title, n.body, n.count])).toEqual([['Create POV "long" finished', 'after 61 s', 2]]);
-    // shown once: the repeat only counts
-    expect(shown).toEqual([expect.objectContaining({ title: 'Create POV "long" finished', count: 1 })]);
-  });
+  it(
+    'a job that ran over 60 s notifies once when it ends; a shorter one or a routine one does not (notify hears job.changed on the ' +
+      'hub)',
+    async () => {
+      w = await shareWorld();
+      const job = (id: string, ms: number, routine = false) => ({
+        id,
+        kind: JOB_KIND.povCreate,
+        title: `Create POV "${id}"`,
+        subject: null,
+        routine,
+        state: 'succeeded' as const,
+        progress: { step: 'done', fraction: 1, message: '' },
+        createdAt: '2026-01-01T00:00:00.000Z',
+        startedAt: '2026-01-01T00:00:00.000Z',
+        finishedAt: new Date(Date.parse('2026-01-01T00:00:00.000Z') + ms).toISOString(),
+        error: null,
+        result: null,
+      });
+      const shown: unknown[] = [];
+      w.base.hub.subscribe('notify.event', '*', { unacked: new Map(), send: (_s, _k, data) => void shown.push(data) });
+      // Through the hub, as the JobRunner announces every change: the core wires no reaction itself.
+      w.base.hub.emit('job.changed', job('long', 61_000));
+      w.base.hub.emit('job.changed', job('long', 61_000)); // the same end reported twice
+      w.base.hub.emit('job.changed', job('short', 59_000));
+      w.base.hub.emit('job.changed', job('sweep', 120_000, true));
+      const jobs = (await w.call('notify.list', {})).items.filter((n) => n.kind === 'job');
+      expect(jobs.map((n) => [n.title, n.body, n.count])).toEqual([['Create POV "long" finished', 'after 61 s', 2]]);
+      // shown once: the repeat only counts
+      expect(shown).toEqual([expect.objectContaining({ title: 'Create POV "long" finished', count: 1 })]);
+    },
+  );
 });

@@ -16,7 +16,7 @@ function portalPosts(w: ShareTestWorld) {
 }
 
 describe('share links against the emulator', () => {
-  it('create always sends a generated password and an expiry no later than auto-delete; list, show again, extend, rotate, revoke', async () => {
+  it('create always sends a generated password, an expiry not after auto-delete; list, show again, extend, rotate, revoke', async () => {
     w = await shareWorld();
     const deleteAt = new Date(w.clock.now().getTime() + 10 * DAY);
     const povId = await createPov(w, deleteAt);
@@ -112,7 +112,7 @@ describe('share links against the emulator', () => {
 });
 
 describe('share links and the POV list', () => {
-  it('create, extend and revoke publish pov.updated with the row’s latest link expiry (not jobs, so nothing else told the list)', async () => {
+  it('create, extend, revoke publish pov.updated with the row’s latest link expiry (not jobs, so nothing else told the list)', async () => {
     w = await shareWorld();
     const povId = await createPov(w, new Date(w.clock.now().getTime() + 10 * DAY));
     await new Promise((r) => setTimeout(r, 50)); // the provision's last events have landed

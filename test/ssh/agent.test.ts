@@ -161,9 +161,13 @@ describe('migration 10: profiles may sign in with the agent', () => {
         file,
         migrations.filter((m) => m.version < 10),
       );
-      const insert =
-        before.prepare(`INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, public_key, jump_json, keepalive_sec, auto_reconnect, agent_forward, created_at, updated_at)
-        VALUES (@id, @name, 'h.example', 2222, 'se', @kind, @pub, '[{"host":"b","port":22,"username":"x","profileId":null}]', 40, 0, 0, '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z')`);
+      const insert = before.prepare(
+        `INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, public_key, jump_json, keepalive_sec, ` +
+          `auto_reconnect, agent_forward, created_at, updated_at)
+        VALUES (@id, @name, 'h.example', 2222, 'se', @kind, @pub, ` +
+          `'[{"host":"b","port":22,"username":"x","profileId":null}]', 40, 0, 0, '2026-01-01T00:00:00.000Z', ` +
+          `'2026-01-02T00:00:00.000Z')`,
+      );
       insert.run({ id: 'k', name: 'key one', kind: 'key', pub: 'ssh-ed25519 AAAA k' });
       insert.run({ id: 'p', name: 'pw one', kind: 'password', pub: null });
       expect(() => insert.run({ id: 'a', name: 'agent one', kind: 'agent', pub: null })).toThrow(/CHECK constraint failed/);
@@ -173,12 +177,14 @@ describe('migration 10: profiles may sign in with the agent', () => {
       const db = openDatabase(file);
       expect(db.prepare('SELECT * FROM ssh_profiles ORDER BY id').all()).toEqual(rows);
       db.prepare(
-        `INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, created_at, updated_at) VALUES ('a', 'agent one', 'h', 22, 'se', 'agent', 'x', 'x')`,
+        `INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, created_at, updated_at) VALUES ('a', 'agent one', ` +
+          `'h', 22, 'se', 'agent', 'x', 'x')`,
       ).run();
       expect(() =>
         db
           .prepare(
-            `INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, created_at, updated_at) VALUES ('z', 'z', 'h', 22, 'se', 'magic', 'x', 'x')`,
+            `INSERT INTO ssh_profiles (id, name, host, port, username, auth_kind, created_at, updated_at) VALUES ('z', 'z', 'h', ` +
+              `22, 'se', 'magic', 'x', 'x')`,
           )
           .run(),
       ).toThrow(/CHECK constraint failed/);

@@ -110,57 +110,68 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     return { env, id, session: env.manager.get(id), reference, win };
   }
 
-  it('ends in the state of a window that parsed every byte: screen, scrollback, colours and modes; far fewer bytes sent; the replay is that state too', async () => {
-    const { env, id, session, reference, win } = await open(8);
-    // Modes the window sees switched on before the flood (application cursor keys, any-motion mouse
-    // reports in urxvt encoding, a hidden cursor); ~14 MB of coloured, numbered lines; then some
-    // switched off or changed, which only a picture can tell the window.
-    const flood = `printf '\\033[?1h\\033[?1003h\\033[?1015h\\033[?25l'; awk 'BEGIN{for(i=0;i<200000;i++) printf "\\033[3%dm%08d %s\\033[0m\\n", i%8, i, "padding-padding-padding-padding-padding-padding"}'; printf '\\033[?1l\\033[?1000h\\033[?1006h'; echo FLOOD-$((1+1))`;
-    const before = win.received;
-    let held = 0;
-    const sampler = setInterval(() => (held = Math.max(held, session.held())), 5);
-    env.manager.input(id, flood + '\n');
-    await waitFor(
-      () => `FLOOD-2; the window shows ${JSON.stringify(text(win.term).slice(-300))}`,
-      () => /^FLOOD-2$/m.test(text(win.term)),
-      60_000,
-    );
-    await waitFor('catch-up to end', () => !session.catchingUp, 10_000);
-    clearInterval(sampler);
-    env.manager.input(id, 'echo AFTER-$((2+3))\n');
-    await waitFor('AFTER-5', () => /^AFTER-5$/m.test(text(win.term)), 10_000);
-    await waitFor('the window to settle', () => env.hub.pressure('ssh.data', id) === 0, 10_000);
-    await Promise.all([parsed(win.term), parsed(reference)]);
-    const sent = win.received - before;
-    console.log(
-      `catch-up: ${session.catchUps} catch-up(s), ${(sent / 1048576).toFixed(2)} MB sent to the window for the flood; at most ${held} bytes held in the host`,
-    );
-    expect(session.catchUps).toBeGreaterThan(0);
-    expect(sent).toBeLessThan(5 * 1024 * 1024);
-    // What still scrolls past after Ctrl-C while catching up: what the copy has not parsed, plus ssh2's.
-    expect(held).toBeLessThanOrEqual(MIRROR_HIGH + MAX_EVENT + PAUSED_READ_BUFFER + SSH2_WINDOW);
-    expect(text(win.term)).toContain('00199999 padding');
-    expect(state(win.term)).toBe(state(reference));
-    expect(hidden(win.term)).toEqual(hidden(reference));
-    expect(hidden(reference)).toMatchObject({
-      cursorHidden: true,
-      mouseEncoding: 'SGR',
-      modes: { applicationCursorKeysMode: false, mouseTrackingMode: 'vt200' },
-    });
-    // A window attaching now (a reload) is given the same state.
-    const replay = makeTerm();
-    replay.write(await env.manager.replay(id));
-    await parsed(replay);
-    expect(state(replay)).toBe(state(reference));
-    expect(hidden(replay)).toEqual(hidden(reference));
-    expect(replay.buffer.active.length).toBe(reference.buffer.active.length);
-  }, 120_000);
+  it(
+    'ends in the state of a window that parsed every byte: screen, scrollback, colours and modes; far fewer bytes sent; the replay ' +
+      'is that state too',
+    async () => {
+      const { env, id, session, reference, win } = await open(8);
+      // Modes the window sees switched on before the flood (application cursor keys, any-motion mouse
+      // reports in urxvt encoding, a hidden cursor); ~14 MB of coloured, numbered lines; then some
+      // switched off or changed, which only a picture can tell the window.
+      const flood =
+        `printf '\\033[?1h\\033[?1003h\\033[?1015h\\033[?25l'; ` +
+        `awk 'BEGIN{for(i=0;i<200000;i++) printf "\\033[3%dm%08d %s\\033[0m\\n", ` +
+        `i%8, i, "padding-padding-padding-padding-padding-padding"}'; ` +
+        `printf '\\033[?1l\\033[?1000h\\033[?1006h'; echo FLOOD-$((1+1))`;
+      const before = win.received;
+      let held = 0;
+      const sampler = setInterval(() => (held = Math.max(held, session.held())), 5);
+      env.manager.input(id, flood + '\n');
+      await waitFor(
+        () => `FLOOD-2; the window shows ${JSON.stringify(text(win.term).slice(-300))}`,
+        () => /^FLOOD-2$/m.test(text(win.term)),
+        60_000,
+      );
+      await waitFor('catch-up to end', () => !session.catchingUp, 10_000);
+      clearInterval(sampler);
+      env.manager.input(id, 'echo AFTER-$((2+3))\n');
+      await waitFor('AFTER-5', () => /^AFTER-5$/m.test(text(win.term)), 10_000);
+      await waitFor('the window to settle', () => env.hub.pressure('ssh.data', id) === 0, 10_000);
+      await Promise.all([parsed(win.term), parsed(reference)]);
+      const sent = win.received - before;
+      console.log(
+        `catch-up: ${session.catchUps} catch-up(s), ${(sent / 1048576).toFixed(2)} MB sent to the window for the flood; at ` +
+          `most ${held} bytes held in the host`,
+      );
+      expect(session.catchUps).toBeGreaterThan(0);
+      expect(sent).toBeLessThan(5 * 1024 * 1024);
+      // What still scrolls past after Ctrl-C while catching up: what the copy has not parsed, plus ssh2's.
+      expect(held).toBeLessThanOrEqual(MIRROR_HIGH + MAX_EVENT + PAUSED_READ_BUFFER + SSH2_WINDOW);
+      expect(text(win.term)).toContain('00199999 padding');
+      expect(state(win.term)).toBe(state(reference));
+      expect(hidden(win.term)).toEqual(hidden(reference));
+      expect(hidden(reference)).toMatchObject({
+        cursorHidden: true,
+        mouseEncoding: 'SGR',
+        modes: { applicationCursorKeysMode: false, mouseTrackingMode: 'vt200' },
+      });
+      // A window attaching now (a reload) is given the same state.
+      const replay = makeTerm();
+      replay.write(await env.manager.replay(id));
+      await parsed(replay);
+      expect(state(replay)).toBe(state(reference));
+      expect(hidden(replay)).toEqual(hidden(reference));
+      expect(replay.buffer.active.length).toBe(reference.buffer.active.length);
+    },
+    120_000,
+  );
 
   it('plain text (wrapped, then lines) ends in the same state though the copy parsed only its end; so does the replay', async () => {
     const { env, id, session, reference, win } = await open(8);
     env.manager.input(
       id,
-      `head -c 12000000 /dev/zero | tr '\\0' a; echo; awk 'BEGIN{for(i=0;i<150000;i++) printf "%08d %s\\n", i, "plain-text-plain-text-plain-text-plain-text"}'; echo PLAIN-$((2+2))\n`,
+      `head -c 12000000 /dev/zero | tr '\\0' a; echo; awk 'BEGIN{for(i=0;i<150000;i++) printf "%08d %s\\n", i, ` +
+        `"plain-text-plain-text-plain-text-plain-text"}'; echo PLAIN-$((2+2))\n`,
     );
     await waitFor(
       () => `PLAIN-4; the window shows ${JSON.stringify(text(win.term).slice(-300))}`,
@@ -219,7 +230,8 @@ describe.skipIf(skip)('catch-up: a window slower than the output', () => {
     );
     clearInterval(sampler);
     console.log(
-      `catch-up pacing: ${pictures} pictures; the screen shown was at most ${((worst * LINE) / 1048576).toFixed(2)} MB behind the output that had arrived`,
+      `catch-up pacing: ${pictures} pictures; the screen shown was at most ${((worst * LINE) / 1048576).toFixed(2)} MB behind the ` +
+        `output that had arrived`,
     );
     // past the mark: what arrived before the pause took (one ssh2 packet, ≤ 32 KB), and a line
     expect(worst * LINE).toBeLessThanOrEqual(PICTURE_AHEAD + 64 * 1024);

@@ -43,7 +43,8 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     const secs = (Date.now() - started) / 1000;
     const got = c.bytes - startBytes;
     console.log(
-      `flow: ${(got / 1048576).toFixed(1)} MB in ${secs.toFixed(1)} s (${(got / 1048576 / secs).toFixed(1)} MB/s), rss growth ${growthMb.toFixed(1)} MB, max unacked ${c.maxPressure} bytes, events ${c.events}`,
+      `flow: ${(got / 1048576).toFixed(1)} MB in ${secs.toFixed(1)} s (${(got / 1048576 / secs).toFixed(1)} MB/s), rss ` +
+        `growth ${growthMb.toFixed(1)} MB, max unacked ${c.maxPressure} bytes, events ${c.events}`,
     );
     env.manager.close(c.sessionId);
     return { got, growthMb, maxPressure: c.maxPressure };
@@ -69,42 +70,47 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     }
   }, 150_000);
 
-  it("a stalled window: the host holds its batch, ssh2's 64 KB read buffer and the window granted, not 2 MB more (what scrolls past after Ctrl-C)", async () => {
-    // Its own env: the shared one already trusts sshd's key, and openShell waits for the question.
-    const env = makeEnv({ session: { catchUp: false } });
-    const c = await openShell(env, sshd.port, key.private, { context: () => sshd.logTail() });
-    const id = c.sessionId;
-    c.close();
-    // A window that never acknowledges: everything in flight stops where the flow control holds it.
-    const stalled = {
-      unacked: new Map<string, number>(),
-      bytes: 0,
-      send(stream: string, k: string, data: unknown) {
-        if (stream === 'ssh.data' && k === id) this.bytes += (data as { bytes: number }).bytes;
-      },
-    };
-    const unsub = env.hub.subscribe('ssh.data', id, stalled);
-    try {
-      env.manager.input(id, `head -c ${64 * 1024 * 1024} /dev/zero | tr '\\0' 'c'\n`);
-      // Settled: nothing more published for a second (ssh2's window has had time to fill too).
-      const until = Date.now() + 30_000;
-      for (let last = -1; stalled.bytes === 0 || stalled.bytes !== last;) {
-        if (Date.now() > until) throw new Error(`the stalled session never settled (${stalled.bytes} bytes published)`);
-        last = stalled.bytes;
-        await new Promise((r) => setTimeout(r, 1000));
+  it(
+    "a stalled window: the host holds its batch, ssh2's 64 KB read buffer and the window granted, not 2 MB more (what scrolls past " +
+      'after Ctrl-C)',
+    async () => {
+      // Its own env: the shared one already trusts sshd's key, and openShell waits for the question.
+      const env = makeEnv({ session: { catchUp: false } });
+      const c = await openShell(env, sshd.port, key.private, { context: () => sshd.logTail() });
+      const id = c.sessionId;
+      c.close();
+      // A window that never acknowledges: everything in flight stops where the flow control holds it.
+      const stalled = {
+        unacked: new Map<string, number>(),
+        bytes: 0,
+        send(stream: string, k: string, data: unknown) {
+          if (stream === 'ssh.data' && k === id) this.bytes += (data as { bytes: number }).bytes;
+        },
+      };
+      const unsub = env.hub.subscribe('ssh.data', id, stalled);
+      try {
+        env.manager.input(id, `head -c ${64 * 1024 * 1024} /dev/zero | tr '\\0' 'c'\n`);
+        // Settled: nothing more published for a second (ssh2's window has had time to fill too).
+        const until = Date.now() + 30_000;
+        for (let last = -1; stalled.bytes === 0 || stalled.bytes !== last;) {
+          if (Date.now() > until) throw new Error(`the stalled session never settled (${stalled.bytes} bytes published)`);
+          last = stalled.bytes;
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+        const held = env.manager.get(id).held();
+        console.log(`stalled: ${stalled.bytes} bytes published unacknowledged, ${held} held in the host`);
+        expect(stalled.bytes).toBeLessThanOrEqual(DEFAULT_HIGH_WATER + MAX_EVENT);
+        // The session's batch (< one event) + ssh2's small paused buffer + the window it had granted.
+        // Without the small buffer ssh2 took up to its 2 MB readable mark and then the rest of its
+        // window (4.09 MB here).
+        expect(held).toBeLessThanOrEqual(MAX_EVENT + PAUSED_READ_BUFFER + SSH2_WINDOW);
+      } finally {
+        unsub();
+        env.dispose();
       }
-      const held = env.manager.get(id).held();
-      console.log(`stalled: ${stalled.bytes} bytes published unacknowledged, ${held} held in the host`);
-      expect(stalled.bytes).toBeLessThanOrEqual(DEFAULT_HIGH_WATER + MAX_EVENT);
-      // The session's batch (< one event) + ssh2's small paused buffer + the window it had granted.
-      // Without the small buffer ssh2 took up to its 2 MB readable mark and then the rest of its
-      // window (4.09 MB here).
-      expect(held).toBeLessThanOrEqual(MAX_EVENT + PAUSED_READ_BUFFER + SSH2_WINDOW);
-    } finally {
-      unsub();
-      env.dispose();
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 
   it("a high-water mark below the hub's low-water mark still delivers everything", async () => {
     const tight = makeEnv({ session: { highWater: 1000, catchUp: false } });

@@ -136,7 +136,10 @@ export async function waitState(env: Env, id: string, state: SshStatus['state'],
 export async function nextPrompt(env: Env, sessionId: string, ms = 15_000, context: () => string = () => ''): Promise<HostKeyPrompt> {
   const explain = () => {
     const extra = context();
-    return `a host-key prompt for ${sessionId} (session's last status: ${JSON.stringify(lastStatus(env, sessionId) ?? null)})${extra ? '\n' + extra : ''}`;
+    return (
+      `a host-key prompt for ${sessionId} (session's last ` +
+      `status: ${JSON.stringify(lastStatus(env, sessionId) ?? null)})${extra ? '\n' + extra : ''}`
+    );
   };
   const until = Date.now() + ms;
   for (;;) {
@@ -172,8 +175,9 @@ export const PROMPT = /[#$] (\x1b\[[0-9;?]*[A-Za-z])*$/;
 export const SHELL_SIZE = { cols: 120, rows: 40 };
 
 /**
- * Opens a shell on a loopback sshd as the test login (sshLogin; a guest's: `username`) with `privateKey`, accepts the host key, and waits for
- * the shell's prompt. The consumer acks after `ackDelayMs` per 64 KB (see Consumer).
+ * Opens a shell on a loopback sshd as the test login (sshLogin; a guest's: `username`) with
+ * `privateKey`, accepts the host key, and waits for the shell's prompt. The consumer acks after
+ * `ackDelayMs` per 64 KB (see Consumer).
  */
 export async function openShell(
   env: Env,

@@ -163,7 +163,8 @@ describe.skipIf(!hasSsh && process.env.CI !== 'true')('~/.ssh/config as OpenSSH 
       'everyone@203.0.113.9:443',
       'ops@bastion.example.com:22',
     ]);
-    expect(by('extra')).toMatchObject({ host: 'extra.example.net', username: 'extra.user' }); // quoted, and not the include *.lab cannot reach
+    // quoted, and not the include *.lab cannot reach
+    expect(by('extra')).toMatchObject({ host: 'extra.example.net', username: 'extra.user' });
     expect(by('git.corp')).toMatchObject({
       host: 'git.corp.example.com',
       username: 'git',

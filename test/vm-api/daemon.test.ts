@@ -50,7 +50,7 @@ describe.skipIf(skip)("the app's vm service against the real daemon handler (fak
     expect((await app.images()).map((i) => [i.name, i.kind])).toEqual([[TEST_IMAGE, 'kernel']]);
   });
 
-  it("create follows the VM to ready with polling; the record carries the daemon's SSH port; console, attestation, stop, start, delete", async () => {
+  it("create polls the VM to ready; the record carries the daemon's SSH port; console, attestation, stop, start, delete", async () => {
     const job = await t.jobs.wait(
       app.create({ name: 'app-one', image: TEST_IMAGE, cpus: 1, memoryMib: 256, diskGib: 1, requireAttestation: true }),
     );

@@ -28,7 +28,7 @@ describe.skipIf(skip !== null)("the vm client against Prism on giantswarm's docu
     }, 90_000);
     afterAll(() => prism?.close());
 
-    it('each operation the client has: host, images, networks, VMs, lifecycle, exec, forward, console, attestation, metrics, deletes', async () => {
+    it('each client operation: host, images, networks, VMs, lifecycle, exec, forward, console, attestation, metrics, deletes', async () => {
       const c = new VmManagerClient(prism.url, TOKEN, { timeoutMs: 10_000 });
       expect((await c.host()).ready).toEqual(expect.any(Boolean));
       const images = await c.images();

@@ -95,40 +95,45 @@ describe.skipIf(skip !== null)('local VM serial console', () => {
     expect(log).toMatch(/\nhello-42\r?\n/);
   }, 240_000);
 
-  it("SSH into the VM signs in as root with the vm-manager's key and the pre-trusted host key: no question, no key outside the manager's state", async () => {
-    const opened = await t.call('ssh.openVmSsh', { vmId, ...size });
-    expect(opened.title).toBe('root@console-one');
-    const { sessionId } = opened;
-    const c = new Consumer(t.base.hub, sessionId);
-    await waitFor(
-      () => `open (${JSON.stringify(statuses.items.filter((s) => s.sessionId === sessionId).at(-1))})`,
-      () => statuses.items.find((s) => s.sessionId === sessionId && s.state === 'open'),
-      60_000,
-    );
-    expect(prompts.items).toEqual([]);
-    await t.call('ssh.input', { sessionId, data: 'echo key-$((6*7)) uid-$(id -u)\r' });
-    await waitFor('the command output over SSH', () => /key-42 uid-0/.test(c.text), 20_000);
-    await t.call('ssh.close', { sessionId });
+  it(
+    "SSH into the VM signs in as root with the vm-manager's key and the pre-trusted host key: no question, no key outside the " +
+      "manager's state",
+    async () => {
+      const opened = await t.call('ssh.openVmSsh', { vmId, ...size });
+      expect(opened.title).toBe('root@console-one');
+      const { sessionId } = opened;
+      const c = new Consumer(t.base.hub, sessionId);
+      await waitFor(
+        () => `open (${JSON.stringify(statuses.items.filter((s) => s.sessionId === sessionId).at(-1))})`,
+        () => statuses.items.find((s) => s.sessionId === sessionId && s.state === 'open'),
+        60_000,
+      );
+      expect(prompts.items).toEqual([]);
+      await t.call('ssh.input', { sessionId, data: 'echo key-$((6*7)) uid-$(id -u)\r' });
+      await waitFor('the command output over SSH', () => /key-42 uid-0/.test(c.text), 20_000);
+      await t.call('ssh.close', { sessionId });
 
-    // the private key is in the manager's state only (0600): not in the app's database, logs or settings
-    const keyFile = join(home, 'vm-manager', 'vms', vmId, 'manager_ed25519_key');
-    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
-    const secret = readFileSync(keyFile, 'utf8').split('\n')[1]!;
-    expect(secret.length).toBeGreaterThan(40);
-    const elsewhere = filesUnder(home, join(home, 'vm-manager')).filter((f) => readFileSync(f).includes(secret));
-    expect(elsewhere).toEqual([]);
+      // the private key is in the manager's state only (0600): not in the app's database, logs or settings
+      const keyFile = join(home, 'vm-manager', 'vms', vmId, 'manager_ed25519_key');
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      const secret = readFileSync(keyFile, 'utf8').split('\n')[1]!;
+      expect(secret.length).toBeGreaterThan(40);
+      const elsewhere = filesUnder(home, join(home, 'vm-manager')).filter((f) => readFileSync(f).includes(secret));
+      expect(elsewhere).toEqual([]);
 
-    // a key file others may read is refused, naming it
-    chmodSync(keyFile, 0o644);
-    try {
-      await expect(t.call('ssh.openVmSsh', { vmId, ...size })).rejects.toMatchObject({
-        code: 'unavailable',
-        message: expect.stringContaining('may be read by others'),
-      });
-    } finally {
-      chmodSync(keyFile, 0o600);
-    }
-  }, 120_000);
+      // a key file others may read is refused, naming it
+      chmodSync(keyFile, 0o644);
+      try {
+        await expect(t.call('ssh.openVmSsh', { vmId, ...size })).rejects.toMatchObject({
+          code: 'unavailable',
+          message: expect.stringContaining('may be read by others'),
+        });
+      } finally {
+        chmodSync(keyFile, 0o600);
+      }
+    },
+    120_000,
+  );
 
   it('types the template runner into the serial console as a job and sees sha256 match', async () => {
     const runner = runnerScript();

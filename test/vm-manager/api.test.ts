@@ -113,7 +113,7 @@ describe.skipIf(skip !== null)('vm-manager REST API: auth, routes, bad input', (
     ['PUT', 'golden', { golden: { 0: 'a'.repeat(64) }, memory_mib: 'lots' }, /memory_mib/],
   ];
   for (const [verb, route, body, msg] of badGolden) {
-    it(`refuses ${verb} /images/povdesk-test/${route} ${JSON.stringify(body).slice(0, 40)} with 400, booting and writing nothing`, async () => {
+    it(`refuses ${verb} /images/povdesk-test/${route} ${JSON.stringify(body).slice(0, 40)}: 400, booting and writing nothing`, async () => {
       const policyBefore = readFileSync(join(state, 'images', 'povdesk-test', 'policy.json'), 'utf8');
       const { status, json } = await call(verb, `/images/povdesk-test/${route}`, body);
       expect(json.error.message).toMatch(msg);

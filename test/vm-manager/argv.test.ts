@@ -85,7 +85,8 @@ describe('qemuArgv', () => {
   it('puts the metadata address inside the user network and forwards it to the proxy command', () => {
     const [netdev] = opt(qemuArgv(base), '-netdev');
     expect(netdev).toBe(
-      'user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on,guestfwd=tcp:169.254.169.254:80-cmd:/usr/bin/node /app/metadata-proxy.cjs /state/metadata.sock ab12cd34',
+      'user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on,guestfwd=tcp:169.254.169.254:80-cmd:/usr/bin/node ' +
+        '/app/metadata-proxy.cjs /state/metadata.sock ab12cd34',
     );
     expect(opt(qemuArgv({ ...base, metadataProxy: null }), '-netdev')).toEqual([
       'user,id=net0,net=169.254.169.0/24,host=169.254.169.2,restrict=on',

@@ -55,7 +55,7 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     rmSync(state, { recursive: true, force: true });
   });
 
-  it('the test image carries reference measurements made from its files, no golden values; Image.policy and the image view show them', async () => {
+  it('the test image has reference measurements from its files, no golden values; Image.policy and the image view show them', async () => {
     const policy = readPolicy(join(state, 'images', TEST_IMAGE))!;
     expect(policy.golden.sha256).toEqual({});
     expect(policy.unpredictable).toBeUndefined();
@@ -92,70 +92,76 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     }, 240_000);
   }
 
-  it('1 CPU / 256 MiB: verified; tpm2_eventlog and tpm2_checkquote agree with what the guest sent; the pinned AK survives stop/start in a fresh manager; a reboot re-gates', async () => {
-    const vm = await client.create({
-      name: 'main',
-      user_data: 'hello-user-data',
-      require_attestation: true,
-      wait_for: 'ready',
-      cpus: 1,
-      memory_mib: 256,
-    });
-    expect(vm.state).toBe('ready');
-    expect(vm.attestation).toMatchObject({ userDataReleased: true, initrd: { verified: true }, ready: { verified: true } });
-    for (const stage of ['initrd', 'ready'] as const)
-      expect(vm.povdesk.attestation[stage]!.events, vm.povdesk.attestation[stage]!.message).toMatchObject({ mismatch: null });
-    const ak = vm.povdesk.attestation.akFingerprint;
-    expect(ak).toMatch(/^[0-9a-f]{64}$/);
-    expect(await firstLine(vm.povdesk.ports.ssh!)).toMatch(/^SSH-2\.0-dropbear/);
-    // The ready quote's body as the guest sent it (guest-quote.sh keeps the last one), checked by tpm2-tools.
-    const sent = await client.exec(vm.id, ['cat', '/run/attest/last-quote.ready.json']);
-    expect(sent.exitCode, sent.stderr).toBe(0);
-    const body = JSON.parse(sent.stdout) as WireBody;
-    expect(body.event_log).toMatch(/^[A-Za-z0-9+/]+=*$/);
-    const dir = join(state, 'cross-check');
-    expect(await checkquote(dir, body)).toBe(true);
-    writeFileSync(join(dir, 'events.bin'), Buffer.from(body.event_log!, 'base64'));
-    const theirs = await eventlogReplay(join(dir, 'events.bin'));
-    const list = body.pcr_list
-      .split(',')
-      .map(Number)
-      .sort((a, b) => a - b);
-    const values = Buffer.from(body.pcrs, 'base64');
-    list.forEach((p, i) => {
-      if (p === 11 || p === 13) return; // the guest's own extends, not in the firmware's log
-      expect(theirs[String(p)] ?? '00'.repeat(32), `PCR ${p}`).toBe(values.subarray(i * 32, i * 32 + 32).toString('hex'));
-    });
-    // the attestation view: every compared PCR matches the log's replay
-    const att = await client.attestation(vm.id);
-    expect(att.povdesk.references).toBe(true);
-    expect(att.povdesk.table.find((r) => r.pcr === '4')).toMatchObject({ compared: true, match: true, golden: null });
-    expect(att.povdesk.table.find((r) => r.pcr === '11')).toMatchObject({ compared: false });
+  it(
+    '1 CPU / 256 MiB: verified; tpm2_eventlog and tpm2_checkquote agree with what the guest sent; the pinned AK survives stop/start ' +
+      'in a fresh manager; a reboot re-gates',
+    async () => {
+      const vm = await client.create({
+        name: 'main',
+        user_data: 'hello-user-data',
+        require_attestation: true,
+        wait_for: 'ready',
+        cpus: 1,
+        memory_mib: 256,
+      });
+      expect(vm.state).toBe('ready');
+      expect(vm.attestation).toMatchObject({ userDataReleased: true, initrd: { verified: true }, ready: { verified: true } });
+      for (const stage of ['initrd', 'ready'] as const)
+        expect(vm.povdesk.attestation[stage]!.events, vm.povdesk.attestation[stage]!.message).toMatchObject({ mismatch: null });
+      const ak = vm.povdesk.attestation.akFingerprint;
+      expect(ak).toMatch(/^[0-9a-f]{64}$/);
+      expect(await firstLine(vm.povdesk.ports.ssh!)).toMatch(/^SSH-2\.0-dropbear/);
+      // The ready quote's body as the guest sent it (guest-quote.sh keeps the last one), checked by tpm2-tools.
+      const sent = await client.exec(vm.id, ['cat', '/run/attest/last-quote.ready.json']);
+      expect(sent.exitCode, sent.stderr).toBe(0);
+      const body = JSON.parse(sent.stdout) as WireBody;
+      expect(body.event_log).toMatch(/^[A-Za-z0-9+/]+=*$/);
+      const dir = join(state, 'cross-check');
+      expect(await checkquote(dir, body)).toBe(true);
+      writeFileSync(join(dir, 'events.bin'), Buffer.from(body.event_log!, 'base64'));
+      const theirs = await eventlogReplay(join(dir, 'events.bin'));
+      const list = body.pcr_list
+        .split(',')
+        .map(Number)
+        .sort((a, b) => a - b);
+      const values = Buffer.from(body.pcrs, 'base64');
+      list.forEach((p, i) => {
+        if (p === 11 || p === 13) return; // the guest's own extends, not in the firmware's log
+        expect(theirs[String(p)] ?? '00'.repeat(32), `PCR ${p}`).toBe(values.subarray(i * 32, i * 32 + 32).toString('hex'));
+      });
+      // the attestation view: every compared PCR matches the log's replay
+      const att = await client.attestation(vm.id);
+      expect(att.povdesk.references).toBe(true);
+      expect(att.povdesk.table.find((r) => r.pcr === '4')).toMatchObject({ compared: true, match: true, golden: null });
+      expect(att.povdesk.table.find((r) => r.pcr === '11')).toMatchObject({ compared: false });
 
-    expect((await client.stop(vm.id)).state).toBe('stopped');
-    await m!.close();
-    m = await serve({ stateDir: state, token: 'tok' });
-    client = new VmManagerClient(m.url, 'tok');
-    await client.start(vm.id);
-    const again = await m.vms.waitFor(vm.id, 'ready', 180_000);
-    expect(again.attestation.initrd).toMatchObject({ verified: true, mismatches: [], learned: {} });
-    expect(again.attestation.akFingerprint).toBe(ak);
-    const rebooting = await client.reboot(vm.id);
-    expect(rebooting.attestation.initrd).toBeUndefined();
-    const rebooted = await m.vms.waitFor(vm.id, 'ready', 180_000);
-    expect(rebooted.attestation.initrd?.verified).toBe(true);
-    expect(rebooted.attestation.ready?.verified).toBe(true);
-    expect(rebooted.attestation.akFingerprint).toBe(ak);
-    await client.delete(vm.id);
-    expect(pidsWith(join(state, 'vms', vm.id))).toEqual([]);
-  }, 420_000);
+      expect((await client.stop(vm.id)).state).toBe('stopped');
+      await m!.close();
+      m = await serve({ stateDir: state, token: 'tok' });
+      client = new VmManagerClient(m.url, 'tok');
+      await client.start(vm.id);
+      const again = await m.vms.waitFor(vm.id, 'ready', 180_000);
+      expect(again.attestation.initrd).toMatchObject({ verified: true, mismatches: [], learned: {} });
+      expect(again.attestation.akFingerprint).toBe(ak);
+      const rebooting = await client.reboot(vm.id);
+      expect(rebooting.attestation.initrd).toBeUndefined();
+      const rebooted = await m.vms.waitFor(vm.id, 'ready', 180_000);
+      expect(rebooted.attestation.initrd?.verified).toBe(true);
+      expect(rebooted.attestation.ready?.verified).toBe(true);
+      expect(rebooted.attestation.akFingerprint).toBe(ak);
+      await client.delete(vm.id);
+      expect(pidsWith(join(state, 'vms', vm.id))).toEqual([]);
+    },
+    420_000,
+  );
 
   it('a VM that never quotes never gets its user-data', async () => {
     const init = readFileSync(join(repo, 'main', 'vm-manager', 'guest', 'init.sh'), 'utf8');
     const silent = init.replace(/^quote initrd$/m, 'say "this variant never quotes"').replace(/&& quote initrd$/m, '&& :');
     expect(silent).not.toBe(init);
     buildTestImage(state, { name: 'povdesk-silent', initScript: silent, ovmfCode: findOvmf()!.code });
-    m!.vms.timeouts.bootMs = 45_000; // this VM's boot timer: it ends up "running" with the reason (45 s: a loaded TCG host takes over 20 s to print)
+    // this VM's boot timer: it ends up "running" with the reason (45 s: a loaded TCG host takes over 20 s to print)
+    m!.vms.timeouts.bootMs = 45_000;
     // 1 CPU / 512 MiB: at the document's default size the TCG boot may not reach the user-data loop within the 20 s timer
     const vm = await client.create({
       name: 'silent',
@@ -219,45 +225,50 @@ describe.skipIf(skip !== null)('attested boots of the test image at any size (re
     },
   ];
   for (const t of tampered) {
-    it(`${t.what} changed by one byte after the references were made: the quote verifies, the event check names the event, user-data stays withheld`, async () => {
-      const name = `povdesk-${t.what.split(' ')[1]!.replace(/\W/g, '')}`;
-      const dir = join(state, 'images', name);
-      copyImage(name);
-      t.change(dir);
-      const vm = await client.create({
-        name: `tamper-${name.slice(8)}`,
-        image: name,
-        user_data: 'withheld',
-        require_attestation: true,
-        wait_for: 'none',
-        cpus: 1,
-        memory_mib: 256,
-      });
-      const rec = await until(
-        'the initrd verdict',
-        async () => {
-          const r = await client.get(vm.id);
-          return r.attestation.initrd ? r : null;
-        },
-        150_000,
-        500,
-      );
-      const i = rec.povdesk.attestation.initrd!;
-      expect(i.verified).toBe(false);
-      expect(i.failed, i.message).toBe('event'); // every check before it passed: the quote is genuine
-      expect(i.events?.mismatch).toMatchObject({ type: t.type, pcr: t.pcr });
-      expect(i.events!.mismatch!.expected).toMatch(t.expected);
-      expect(i.events!.mismatch!.seen).toMatch(/^[0-9a-f]{64}$/);
-      expect(i.message).toContain(`(${t.type}, PCR ${t.pcr}) does not match the image's reference measurements`);
-      console.log(`[finding] ${t.what} changed: ${i.message}`);
-      expect(rec.attestation.userDataReleased).toBe(false);
-      expect(await askAs(join(state, 'metadata.sock'), vm.id, '/skytap/vms/self/user_data')).toMatch(/^HTTP\/1\.1 503/);
-      // the API's attestation answer names it too
-      const att = await client.attestation(vm.id);
-      expect(att.povdesk.initrd?.events?.mismatch).toMatchObject({ type: t.type, pcr: t.pcr });
-      await client.delete(vm.id);
-      expect(pidsWith(join(state, 'vms', vm.id))).toEqual([]);
-    }, 240_000);
+    it(
+      `${t.what} changed by one byte after the references were made: the quote verifies, the event check names the event, user-data ` +
+        `stays withheld`,
+      async () => {
+        const name = `povdesk-${t.what.split(' ')[1]!.replace(/\W/g, '')}`;
+        const dir = join(state, 'images', name);
+        copyImage(name);
+        t.change(dir);
+        const vm = await client.create({
+          name: `tamper-${name.slice(8)}`,
+          image: name,
+          user_data: 'withheld',
+          require_attestation: true,
+          wait_for: 'none',
+          cpus: 1,
+          memory_mib: 256,
+        });
+        const rec = await until(
+          'the initrd verdict',
+          async () => {
+            const r = await client.get(vm.id);
+            return r.attestation.initrd ? r : null;
+          },
+          150_000,
+          500,
+        );
+        const i = rec.povdesk.attestation.initrd!;
+        expect(i.verified).toBe(false);
+        expect(i.failed, i.message).toBe('event'); // every check before it passed: the quote is genuine
+        expect(i.events?.mismatch).toMatchObject({ type: t.type, pcr: t.pcr });
+        expect(i.events!.mismatch!.expected).toMatch(t.expected);
+        expect(i.events!.mismatch!.seen).toMatch(/^[0-9a-f]{64}$/);
+        expect(i.message).toContain(`(${t.type}, PCR ${t.pcr}) does not match the image's reference measurements`);
+        console.log(`[finding] ${t.what} changed: ${i.message}`);
+        expect(rec.attestation.userDataReleased).toBe(false);
+        expect(await askAs(join(state, 'metadata.sock'), vm.id, '/skytap/vms/self/user_data')).toMatch(/^HTTP\/1\.1 503/);
+        // the API's attestation answer names it too
+        const att = await client.attestation(vm.id);
+        expect(att.povdesk.initrd?.events?.mismatch).toMatchObject({ type: t.type, pcr: t.pcr });
+        await client.delete(vm.id);
+        expect(pidsWith(join(state, 'vms', vm.id))).toEqual([]);
+      },
+      240_000,
+    );
   }
 
   it('golden values stay the fallback for an image without references, and are refused for one with them', async () => {

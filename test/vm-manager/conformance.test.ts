@@ -244,7 +244,7 @@ describe.skipIf(skip)("vm-manager speaks giantswarm's /api/v1 (fake launcher)", 
     launcher.onStart = attestingGuest(vms);
   });
 
-  it('POST /vms: 504 timeout when READY does not come in time, 500 vm_failed when the VM fails; both name the VM, which still exists', async () => {
+  it('POST /vms: 504 timeout if READY comes too late, 500 vm_failed if the VM fails; both name the VM, which still exists', async () => {
     launcher.onStart = null;
     const slow = expectError(await call('POST', '/vms', { name: 'conf-silent' }), 'timeout');
     const slowId = /VM ([0-9a-f]{8})/.exec(slow.error.message)?.[1] ?? '';

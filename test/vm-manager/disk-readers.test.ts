@@ -70,7 +70,8 @@ describe.skipIf(skip !== null || !kernelFile)("reading a disk image's boot files
     sh('truncate', ['-s', `${1 + 40 + 48 + 1}M`, disk]);
     const layout =
       o.table === 'gpt'
-        ? 'label: gpt\nstart=2048, size=81920, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B\nstart=83968, size=98304, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4\n'
+        ? 'label: gpt\nstart=2048, size=81920, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B\nstart=83968, size=98304, ' +
+          'type=0FC63DAF-8483-4772-8E79-3D69D8477DE4\n'
         : 'label: dos\nstart=2048, size=81920, type=ef\nstart=83968, size=98304, type=83\n';
     execFileSync('sfdisk', ['-q', disk], { input: layout });
     sh('dd', [`if=${esp}`, `of=${disk}`, 'bs=512', 'seek=2048', 'conv=notrunc', 'status=none']);
@@ -135,7 +136,7 @@ describe.skipIf(skip !== null || !kernelFile)("reading a disk image's boot files
     });
   }
 
-  it("grubReferences: the ESP's applications and the kernels (authenticode), every file GRUB may read, the default entry's command line", () => {
+  it("grubReferences: the ESP's applications and kernels (authenticode), every file GRUB may read, default entry's command line", () => {
     const disk = makeDisk('refs', { table: 'gpt', fat: '32', ext: 'ext4', efi: grubEfi });
     const r = grubReferences(disk);
     expect(r.cmdlines).toEqual(['/boot/vmlinuz-6.1.0-9-amd64 root=UUID=1234 ro console=tty0 console=ttyS0,115200']);

@@ -88,7 +88,8 @@ describe.skipIf(skip !== null)('image import while a VM attests (real QEMU/TCG, 
     const inImport = (iso: string) => windows.some((w) => Date.parse(iso) >= w.start && Date.parse(iso) <= w.end);
     const importMs = windows.map((w) => w.end - w.start);
     console.log(
-      `imports: ${importMs.length}, ${Math.min(...importMs)}-${Math.max(...importMs)} ms each; probes: ${latencies.length}, slowest ${Math.max(...latencies.map((l) => l.ms))} ms`,
+      `imports: ${importMs.length}, ${Math.min(...importMs)}-${Math.max(...importMs)} ms each; probes: ${latencies.length}, ` +
+        `slowest ${Math.max(...latencies.map((l) => l.ms))} ms`,
     );
     // The test means something only if an import takes longer than the bound it checks.
     expect(Math.max(...importMs)).toBeGreaterThan(1000);

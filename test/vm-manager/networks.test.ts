@@ -140,72 +140,79 @@ describe.skipIf(skip !== null)('networks: DHCP, DNS, reachability and isolation 
     expect(nobody.stderr).toMatch(/Permission denied/);
   });
 
-  it("Internet access: out through the VM's own passt to this host's outside address, never to its loopback; with no route out, a start that says so", async () => {
-    // passt NATs through the interface of the default route: a machine without one (offline, a sandbox) cannot give a VM the Internet.
-    const routeOut = execFileSync('ip', ['-4', 'route', 'show', 'default'], { encoding: 'utf8' }).trim() !== '';
-    const outside = Object.values(networkInterfaces())
-      .flat()
-      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
-    // It answers once the guest has spoken: an answer and FIN sent before passt has finished the guest's handshake
-    // can be lost (passt 2023.03 here), and the guest's nc then waits minutes (seen: 5.5 min, CI timed out).
-    const out = createServer((s) => s.once('data', () => s.end('OUTSIDE-OK\n')));
-    await new Promise<void>((r) => out.listen(0, outside ?? '127.0.0.1', r));
-    // Ready, or why not: a VM that fails says so at once; one that waits (attesting, booting) is described when the wait ends.
-    const ready = (what: string) =>
-      until(
-        what,
-        async () => {
+  it(
+    "Internet access: out through the VM's own passt to this host's outside address, never to its loopback; with no route out, a " +
+      'start that says so',
+    async () => {
+      // passt NATs through the interface of the default route: a machine without one (offline, a sandbox) cannot give a VM the Internet.
+      const routeOut = execFileSync('ip', ['-4', 'route', 'show', 'default'], { encoding: 'utf8' }).trim() !== '';
+      const outside = Object.values(networkInterfaces())
+        .flat()
+        .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+      // It answers once the guest has spoken: an answer and FIN sent before passt has finished the guest's handshake
+      // can be lost (passt 2023.03 here), and the guest's nc then waits minutes (seen: 5.5 min, CI timed out).
+      const out = createServer((s) => s.once('data', () => s.end('OUTSIDE-OK\n')));
+      await new Promise<void>((r) => out.listen(0, outside ?? '127.0.0.1', r));
+      // Ready, or why not: a VM that fails says so at once; one that waits (attesting, booting) is described when the wait ends.
+      const ready = (what: string) =>
+        until(
+          what,
+          async () => {
+            const v = await c.get(vm.b1.id);
+            if (v.state === 'failed') throw new Error(`b1 failed: ${v.lastError}`);
+            return v.state === 'ready' && v;
+          },
+          200_000,
+          1000,
+        ).catch(async (e: unknown) => {
           const v = await c.get(vm.b1.id);
-          if (v.state === 'failed') throw new Error(`b1 failed: ${v.lastError}`);
-          return v.state === 'ready' && v;
-        },
-        200_000,
-        1000,
-      ).catch(async (e: unknown) => {
-        const v = await c.get(vm.b1.id);
-        throw new Error(
-          `${e instanceof Error ? e.message : String(e)}; b1: ${JSON.stringify({ state: v.state, lastError: v.lastError, attestation: v.attestation })}`,
+          throw new Error(
+            `${e instanceof Error ? e.message : String(e)}; ` +
+              `b1: ${JSON.stringify({ state: v.state, lastError: v.lastError, attestation: v.attestation })}`,
+          );
+        });
+      try {
+        expect(
+          (await c.call<{ povdesk: { internet: boolean } }>('PUT', '/networks/lab-b/povdesk/internet', { internet: true })).povdesk
+            .internet,
+        ).toBe(true);
+        await c.stop(vm.b1.id);
+        const refused = await c.start(vm.b1.id).then(
+          () => null,
+          (e: unknown) => e,
         );
-      });
-    try {
-      expect(
-        (await c.call<{ povdesk: { internet: boolean } }>('PUT', '/networks/lab-b/povdesk/internet', { internet: true })).povdesk.internet,
-      ).toBe(true);
-      await c.stop(vm.b1.id);
-      const refused = await c.start(vm.b1.id).then(
-        () => null,
-        (e: unknown) => e,
-      );
-      if (!routeOut) {
-        expect(refused).toBeInstanceOf(ApiAnswerError);
-        expect((refused as Error).message).toMatch(
-          /Internet access is on for network lab-b, but this machine has no route out .* turn Internet access off/,
-        );
-        expect((await c.get(vm.b1.id)).state).toBe('failed');
-        expect(pidsWith(vm.b1.id)).toEqual([]); // no qemu, swtpm or passt left from the failed start
-        // turned off, the VM starts again: nothing about the failed start lingers
-        await c.call('PUT', '/networks/lab-b/povdesk/internet', { internet: false });
-        await c.start(vm.b1.id);
-        await ready('b1 ready without Internet access');
-        return;
+        if (!routeOut) {
+          expect(refused).toBeInstanceOf(ApiAnswerError);
+          expect((refused as Error).message).toMatch(
+            /Internet access is on for network lab-b, but this machine has no route out .* turn Internet access off/,
+          );
+          expect((await c.get(vm.b1.id)).state).toBe('failed');
+          expect(pidsWith(vm.b1.id)).toEqual([]); // no qemu, swtpm or passt left from the failed start
+          // turned off, the VM starts again: nothing about the failed start lingers
+          await c.call('PUT', '/networks/lab-b/povdesk/internet', { internet: false });
+          await c.start(vm.b1.id);
+          await ready('b1 ready without Internet access');
+          return;
+        }
+        expect(refused).toBeNull();
+        await ready('b1 ready again with Internet access');
+        expect((await sh('b1', "ip -o -4 addr show eth2 | awk '{print $4}'")).stdout.trim()).toBe('10.0.2.15/24');
+        if (outside)
+          expect((await sh('b1', `echo hello | timeout 20 nc -w 5 ${outside} ${(out.address() as { port: number }).port}`)).stdout).toBe(
+            'OUTSIDE-OK\n',
+          );
+        // (not passt's gateway 10.0.2.2: with --no-map-gw that is an address beyond this machine, which a test never dials)
+        const fenced = await sh('b1', `for h in 10.77.2.1 169.254.169.2 127.0.0.1; do echo | nc -w 3 $h ${port}; done; echo done`);
+        expect(fenced.stdout).not.toContain('SECRET');
+        expect(hits).toBe(0);
+        // still its own network only
+        expect((await sh('b1', `ping -c 1 -W 3 ${vm.a1.ip}`)).exitCode).not.toBe(0);
+      } finally {
+        out.close();
       }
-      expect(refused).toBeNull();
-      await ready('b1 ready again with Internet access');
-      expect((await sh('b1', "ip -o -4 addr show eth2 | awk '{print $4}'")).stdout.trim()).toBe('10.0.2.15/24');
-      if (outside)
-        expect((await sh('b1', `echo hello | timeout 20 nc -w 5 ${outside} ${(out.address() as { port: number }).port}`)).stdout).toBe(
-          'OUTSIDE-OK\n',
-        );
-      // (not passt's gateway 10.0.2.2: with --no-map-gw that is an address beyond this machine, which a test never dials)
-      const fenced = await sh('b1', `for h in 10.77.2.1 169.254.169.2 127.0.0.1; do echo | nc -w 3 $h ${port}; done; echo done`);
-      expect(fenced.stdout).not.toContain('SECRET');
-      expect(hits).toBe(0);
-      // still its own network only
-      expect((await sh('b1', `ping -c 1 -W 3 ${vm.a1.ip}`)).exitCode).not.toBe(0);
-    } finally {
-      out.close();
-    }
-  }, 300_000);
+    },
+    300_000,
+  );
 
   it('save clean state of a stopped VM, write on its disk, reset: what was written is gone, and a start boots and attests', async () => {
     const disk = (await c.get(vm.a2.id)).paths.volume!;
@@ -242,47 +249,53 @@ describe.skipIf(skip !== null)('networks: DHCP, DNS, reachability and isolation 
     console.log(`reset of a stopped VM: ${resetMs} ms`);
   }, 240_000);
 
-  it('save clean state of a ready VM keeps its memory; a reset resumes it: what was written is gone and the VM is ready only after a fresh quote', async () => {
-    await sh('a2', 'echo BEFORE-THE-SAVE > /root/kept'); // only in the guest's memory (its root is a RAM disk)
-    const saved = await c.call<Povdesk>('POST', `/vms/${vm.a2.id}/povdesk/save-clean`);
-    expect(saved.povdesk).toMatchObject({ cleanMemory: true, cleanNote: null });
-    await until('a2 ready after the save', async () => (await c.get(vm.a2.id)).state === 'ready', 120_000, 250);
-    const dirty = await sh(
-      'a2',
-      'echo IN-MEMORY > /root/dirty; echo DIRTY-ON-DISK | dd of=/dev/vda bs=512 conv=fsync 2>/dev/null; sync; cat /root/dirty; head -c 13 /dev/vda',
-    );
-    expect(dirty.stdout).toBe('IN-MEMORY\nDIRTY-ON-DISK');
-    const t0 = Date.now();
-    const since = new Date(t0 - 1000).toISOString(); // the record's times are the manager's clock, in ms
-    const reset = await c.call<Povdesk>('POST', `/vms/${vm.a2.id}/povdesk/reset-clean`);
-    expect(reset.povdesk.lastReset).toMatchObject({ memory: true, note: null });
-    // resumed, not booted: gated again until its fresh quote verifies
-    expect(reset.state).not.toBe('ready');
-    expect(reset.attestation).toMatchObject({ userDataReleased: false });
-    expect(reset.attestation.ready).toBeUndefined();
-    const back = await until(
-      'a2 ready after the memory reset',
-      async () => {
-        const v = await c.get(vm.a2.id);
-        if (v.state === 'failed' || v.lastError) throw new Error(`a2: ${v.state} ${v.lastError}`);
-        return v.state === 'ready' && v;
-      },
-      120_000,
-      250,
-    );
-    const readyMs = Date.now() - t0;
-    expect(back.attestation.ready?.verified).toBe(true);
-    expect(back.attestation.ready!.at > since).toBe(true);
-    expect(back.attestation.nonceIssuedAt! > since).toBe(true);
-    expect(back.attestation.userDataReleased).toBe(true);
-    // no boot happened: what the guest's memory held at the save is there, what was written after it is gone
-    const after = await sh('a2', 'cat /root/kept; cat /root/dirty 2>&1; head -c 13 /dev/vda | tr -d "\\0"; echo');
-    const [kept, file, disk] = after.stdout.trim().split('\n');
-    expect(kept).toBe('BEFORE-THE-SAVE');
-    expect(file).toMatch(/No such file/);
-    expect(disk ?? '').toBe('');
-    console.log(`reset of a ready VM from its saved memory: ready again in ${readyMs} ms`);
-  }, 240_000);
+  it(
+    'save clean state of a ready VM keeps its memory; a reset resumes it: what was written is gone and the VM is ready only after a ' +
+      'fresh quote',
+    async () => {
+      await sh('a2', 'echo BEFORE-THE-SAVE > /root/kept'); // only in the guest's memory (its root is a RAM disk)
+      const saved = await c.call<Povdesk>('POST', `/vms/${vm.a2.id}/povdesk/save-clean`);
+      expect(saved.povdesk).toMatchObject({ cleanMemory: true, cleanNote: null });
+      await until('a2 ready after the save', async () => (await c.get(vm.a2.id)).state === 'ready', 120_000, 250);
+      const dirty = await sh(
+        'a2',
+        'echo IN-MEMORY > /root/dirty; echo DIRTY-ON-DISK | dd of=/dev/vda bs=512 conv=fsync 2>/dev/null; sync; cat /root/dirty; ' +
+          'head -c 13 /dev/vda',
+      );
+      expect(dirty.stdout).toBe('IN-MEMORY\nDIRTY-ON-DISK');
+      const t0 = Date.now();
+      const since = new Date(t0 - 1000).toISOString(); // the record's times are the manager's clock, in ms
+      const reset = await c.call<Povdesk>('POST', `/vms/${vm.a2.id}/povdesk/reset-clean`);
+      expect(reset.povdesk.lastReset).toMatchObject({ memory: true, note: null });
+      // resumed, not booted: gated again until its fresh quote verifies
+      expect(reset.state).not.toBe('ready');
+      expect(reset.attestation).toMatchObject({ userDataReleased: false });
+      expect(reset.attestation.ready).toBeUndefined();
+      const back = await until(
+        'a2 ready after the memory reset',
+        async () => {
+          const v = await c.get(vm.a2.id);
+          if (v.state === 'failed' || v.lastError) throw new Error(`a2: ${v.state} ${v.lastError}`);
+          return v.state === 'ready' && v;
+        },
+        120_000,
+        250,
+      );
+      const readyMs = Date.now() - t0;
+      expect(back.attestation.ready?.verified).toBe(true);
+      expect(back.attestation.ready!.at > since).toBe(true);
+      expect(back.attestation.nonceIssuedAt! > since).toBe(true);
+      expect(back.attestation.userDataReleased).toBe(true);
+      // no boot happened: what the guest's memory held at the save is there, what was written after it is gone
+      const after = await sh('a2', 'cat /root/kept; cat /root/dirty 2>&1; head -c 13 /dev/vda | tr -d "\\0"; echo');
+      const [kept, file, disk] = after.stdout.trim().split('\n');
+      expect(kept).toBe('BEFORE-THE-SAVE');
+      expect(file).toMatch(/No such file/);
+      expect(disk ?? '').toBe('');
+      console.log(`reset of a ready VM from its saved memory: ready again in ${readyMs} ms`);
+    },
+    240_000,
+  );
 
   it('the switch goes with the last VM, then the network can be deleted', async () => {
     await c.delete(vm.b1.id);

@@ -127,12 +127,14 @@ describe('parsers for the other platforms’ answers', () => {
 
   it('parses Win32_Process JSON from Windows PowerShell 5.1 (one object) and PowerShell 7 (an array)', () => {
     const ps51 =
-      '{"ProcessId":5120,"CreationDate":"\\/Date(1764579731123)\\/","CommandLine":"\\"C:\\\\Program Files\\\\qemu\\\\qemu-system-x86_64.exe\\" -name povdesk"}';
+      '{"ProcessId":5120,"CreationDate":"\\/Date(1764579731123)\\/",' +
+      '"CommandLine":"\\"C:\\\\Program Files\\\\qemu\\\\qemu-system-x86_64.exe\\" -name povdesk"}';
     expect(parseCim(ps51)).toEqual([
       { pid: 5120, start: '1764579731123', argv: ['"C:\\Program Files\\qemu\\qemu-system-x86_64.exe" -name povdesk'] },
     ]);
     const ps7 =
-      '[{"ProcessId":4,"CreationDate":"2026-12-01T09:00:00.5+00:00","CommandLine":null},{"ProcessId":77,"CreationDate":"2026-12-01T09:01:02.25+00:00","CommandLine":"swtpm.exe socket"}]';
+      '[{"ProcessId":4,"CreationDate":"2026-12-01T09:00:00.5+00:00","CommandLine":null},' +
+      '{"ProcessId":77,"CreationDate":"2026-12-01T09:01:02.25+00:00","CommandLine":"swtpm.exe socket"}]';
     expect(parseCim(ps7)).toEqual([
       { pid: 4, start: '2026-12-01T09:00:00.5+00:00', argv: [] },
       { pid: 77, start: '2026-12-01T09:01:02.25+00:00', argv: ['swtpm.exe socket'] },

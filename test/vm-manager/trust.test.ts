@@ -224,7 +224,8 @@ describe.skipIf(skip !== null)('trust that holds: real guests (QEMU/TCG, OVMF, s
 
       // Item 7: nonce requests are rate limited.
       const codes = await sh.run(
-        `i=0; while [ $i -lt 16 ]; do printf 'GET /attest/nonce HTTP/1.0\\r\\n\\r\\n' | nc -w 5 169.254.169.254 80 | head -n 1 | cut -d ' ' -f 2; i=$((i+1)); done`,
+        `i=0; while [ $i -lt 16 ]; do printf 'GET /attest/nonce HTTP/1.0\\r\\n\\r\\n' | nc -w 5 169.254.169.254 80 | head -n 1 | ` +
+          `cut -d ' ' -f 2; i=$((i+1)); done`,
         120_000,
       );
       const statuses = codes

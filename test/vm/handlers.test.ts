@@ -80,48 +80,53 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     expect(again.image.references?.replace(/^made \S+ \S+/, '')).toBe(images[0]!.references!.replace(/^made \S+ \S+/, ''));
   }, 300_000);
 
-  it('golden values are refused for an image with references; for one without (the fallback) a learn job (one boot) proposes them and only vm.saveGolden saves them', async () => {
-    const refused = await t.jobs.wait((await t.call('vm.learnGolden', { image: 'povdesk-test' })).jobId);
-    expect(refused.state).toBe('failed');
-    expect(refused.error).toMatchObject({
-      code: 'conflict',
-      message: expect.stringMatching(/has reference measurements made from its files/),
-    });
-    // an image made before reference measurements existed: the same files, a policy without them
-    const images = join(home, 'vm-manager', 'images');
-    cpSync(join(images, 'povdesk-test'), join(images, 'povdesk-legacy'), { recursive: true });
-    const infoFile = join(images, 'povdesk-legacy', 'image.json');
-    writeFileSync(infoFile, JSON.stringify({ ...(JSON.parse(readFileSync(infoFile, 'utf8')) as object), name: 'povdesk-legacy' }));
-    const policyFile = join(images, 'povdesk-legacy', 'policy.json');
-    const { references: _refs, ...legacy } = JSON.parse(readFileSync(policyFile, 'utf8')) as Record<string, unknown>;
-    writeFileSync(policyFile, JSON.stringify({ ...legacy, unpredictable: 'made before reference measurements existed' }));
-    const before = (await t.call('vm.images', {})).images.find((i) => i.name === 'povdesk-legacy')!;
-    expect(before).toMatchObject({ references: null, unpredictable: 'made before reference measurements existed', goldenPcrs: 0 });
-    const { jobId } = await t.call('vm.learnGolden', { image: 'povdesk-legacy' });
-    const job = await t.jobs.wait(jobId);
-    expect(job.error).toBeNull();
-    const learned = job.result as {
-      image: string;
-      golden: Record<string, string>;
-      pcrs: Record<string, string>;
-      firmware: { path: string; sha256: string } | null;
-    };
-    expect(learned.image).toBe('povdesk-legacy');
-    expect(learned).toMatchObject({ cpus: 2, memoryMib: 2048 }); // no size given: the default one
-    expect(Object.keys(learned.golden).sort((a, b) => +a - +b)).toEqual(['0', '2', '3', '4', '6', '7', '9']);
-    expect(Object.keys(learned.pcrs)).toContain('11');
-    expect(learned.firmware?.sha256).toMatch(/^[0-9a-f]{64}$/);
-    // The learn VM is gone and nothing was written yet.
-    expect((await t.call('vm.list', {})).vms.filter((v) => v.name.startsWith('learn-'))).toEqual([]);
-    expect((await t.call('vm.images', {})).images.find((i) => i.name === 'povdesk-legacy')).toEqual(before);
-    await expect(t.call('vm.saveGolden', { image: 'povdesk-legacy', golden: { '4': 'not-hex' }, firmware: null })).rejects.toMatchObject({
-      code: 'invalid_request',
-    });
-    const saved = await t.call('vm.saveGolden', { image: 'povdesk-legacy', golden: learned.golden, firmware: learned.firmware });
-    expect(saved.image.goldenPcrs).toBe(7);
-    expect(saved.image.goldenSizes).toEqual([]);
-    expect(saved.image.firmwareChanged).toBeNull();
-  }, 400_000);
+  it(
+    'golden values are refused for an image with references; for one without (the fallback) a learn job (one boot) proposes them ' +
+      'and only vm.saveGolden saves them',
+    async () => {
+      const refused = await t.jobs.wait((await t.call('vm.learnGolden', { image: 'povdesk-test' })).jobId);
+      expect(refused.state).toBe('failed');
+      expect(refused.error).toMatchObject({
+        code: 'conflict',
+        message: expect.stringMatching(/has reference measurements made from its files/),
+      });
+      // an image made before reference measurements existed: the same files, a policy without them
+      const images = join(home, 'vm-manager', 'images');
+      cpSync(join(images, 'povdesk-test'), join(images, 'povdesk-legacy'), { recursive: true });
+      const infoFile = join(images, 'povdesk-legacy', 'image.json');
+      writeFileSync(infoFile, JSON.stringify({ ...(JSON.parse(readFileSync(infoFile, 'utf8')) as object), name: 'povdesk-legacy' }));
+      const policyFile = join(images, 'povdesk-legacy', 'policy.json');
+      const { references: _refs, ...legacy } = JSON.parse(readFileSync(policyFile, 'utf8')) as Record<string, unknown>;
+      writeFileSync(policyFile, JSON.stringify({ ...legacy, unpredictable: 'made before reference measurements existed' }));
+      const before = (await t.call('vm.images', {})).images.find((i) => i.name === 'povdesk-legacy')!;
+      expect(before).toMatchObject({ references: null, unpredictable: 'made before reference measurements existed', goldenPcrs: 0 });
+      const { jobId } = await t.call('vm.learnGolden', { image: 'povdesk-legacy' });
+      const job = await t.jobs.wait(jobId);
+      expect(job.error).toBeNull();
+      const learned = job.result as {
+        image: string;
+        golden: Record<string, string>;
+        pcrs: Record<string, string>;
+        firmware: { path: string; sha256: string } | null;
+      };
+      expect(learned.image).toBe('povdesk-legacy');
+      expect(learned).toMatchObject({ cpus: 2, memoryMib: 2048 }); // no size given: the default one
+      expect(Object.keys(learned.golden).sort((a, b) => +a - +b)).toEqual(['0', '2', '3', '4', '6', '7', '9']);
+      expect(Object.keys(learned.pcrs)).toContain('11');
+      expect(learned.firmware?.sha256).toMatch(/^[0-9a-f]{64}$/);
+      // The learn VM is gone and nothing was written yet.
+      expect((await t.call('vm.list', {})).vms.filter((v) => v.name.startsWith('learn-'))).toEqual([]);
+      expect((await t.call('vm.images', {})).images.find((i) => i.name === 'povdesk-legacy')).toEqual(before);
+      await expect(t.call('vm.saveGolden', { image: 'povdesk-legacy', golden: { '4': 'not-hex' }, firmware: null })).rejects.toMatchObject({
+        code: 'invalid_request',
+      });
+      const saved = await t.call('vm.saveGolden', { image: 'povdesk-legacy', golden: learned.golden, firmware: learned.firmware });
+      expect(saved.image.goldenPcrs).toBe(7);
+      expect(saved.image.goldenSizes).toEqual([]);
+      expect(saved.image.firmwareChanged).toBeNull();
+    },
+    400_000,
+  );
 
   it("refuses bad input before the manager (schema) and keeps the manager's own refusals", async () => {
     const good = { name: 'ok', image: 'povdesk-test', cpus: 1, memoryMib: 512, diskGib: 1, requireAttestation: false };
@@ -236,7 +241,7 @@ describe.skipIf(skip !== null)('vm handlers against the real vm-manager', () => 
     expect((await t.call('vm.forwards', {})).forwards).toEqual([]);
   }, 300_000);
 
-  it('a remote vm-manager (URL + bearer token in the keychain) works through the same client; its console is followed by polling', async () => {
+  it('a remote vm-manager (URL + bearer token in the keychain) works through the same client; its console is polled', async () => {
     const ep = JSON.parse(readFileSync(join(home, 'vm-manager', 'endpoint.json'), 'utf8')) as { url: string; token: string; pid: number };
     await expect(t.call('vm.setConnection', { mode: 'remote' })).rejects.toMatchObject({ code: 'invalid_request' });
     const conn = await t.call('vm.setConnection', { mode: 'remote', url: ep.url, token: ep.token });

@@ -1,4 +1,7 @@
-/** Pieces the vm suites share: what the host must have, a home and its manager. (Their core: test/support/core.ts; process checks: test/support/manager.ts.) */
+/**
+ * Pieces the vm suites share: what the host must have, a home and its manager. (Their core:
+ * test/support/core.ts; process checks: test/support/manager.ts.)
+ */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { endpointSchema } from '../../main/services/vm/supervisor';

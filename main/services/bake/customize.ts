@@ -133,7 +133,8 @@ export async function customize(session: GuestSession, o: CustomizeInput): Promi
   if (exit !== 0) {
     throw new AppError(
       'internal',
-      `the guest's package install or service enablement failed (${exit === null ? 'no exit code' : `exit ${exit}`}); the lines below say which\n${lines.slice(-15).join('\n')}`,
+      `the guest's package install or service enablement failed (${exit === null ? 'no exit code' : `exit ${exit}`}); the lines ` +
+        `below say which\n${lines.slice(-15).join('\n')}`,
     );
   }
   await session.run([

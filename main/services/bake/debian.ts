@@ -37,7 +37,8 @@ export const DEBIAN_DISK_GIB = 4;
  * NIC name (virtio here, vmxnet3/e1000 on Skytap), GRUB on the serial line too (gfxterm hangs a
  * headless VM), fstab by label, a host name.
  */
-export const CUSTOMIZE_HOOK = `set -e
+export const CUSTOMIZE_HOOK =
+  `set -e
 R="$1"
 mkdir -p "$R/etc/systemd/network" "$R/etc/default/grub.d"
 printf '[Match]\\nName=en* eth*\\n\\n[Network]\\nDHCP=yes\\n' > "$R/etc/systemd/network/80-dhcp.network"
@@ -49,7 +50,9 @@ echo povdesk-template > "$R/etc/hostname"
 chroot "$R" systemctl enable systemd-networkd
 # UEFI boots Linux through its EFI stub (GRUB's linuxefi): the stub hands the firmware's TPM event
 # log to the kernel, and the guest sends it with its quotes (docs/attestation-references.md). BIOS keeps linux.
-printf '%s\\n' '#!/bin/sh' 'cat <<"EOF"' 'if [ "\${grub_platform}" = efi ]; then set povdesk_linux=linuxefi; set povdesk_initrd=initrdefi; else set povdesk_linux=linux; set povdesk_initrd=initrd; fi' 'export povdesk_linux povdesk_initrd' 'EOF' > "$R/etc/grub.d/05_povdesk_linuxefi"
+printf '%s\\n' '#!/bin/sh' 'cat <<"EOF"' 'if [ "\${grub_platform}" = efi ]; then set povdesk_linux=linuxefi; set ` +
+  `povdesk_initrd=initrdefi; else set povdesk_linux=linux; set povdesk_initrd=initrd; fi' 'export povdesk_linux povdesk_initrd' ` +
+  `'EOF' > "$R/etc/grub.d/05_povdesk_linuxefi"
 chmod 755 "$R/etc/grub.d/05_povdesk_linuxefi"
 sed -i 's/^\\tlinux\\t/\\t\\\\\${povdesk_linux}\\t/; s/^\\tinitrd\\t/\\t\\\\\${povdesk_initrd}\\t/' "$R/etc/grub.d/10_linux"
 grep -q 'povdesk_linux' "$R/etc/grub.d/10_linux"

@@ -134,7 +134,8 @@ function facts(answers: string[], dpkgStatus: string): GuestFacts {
   const debFamily = ['debian', 'ubuntu'].includes(distro) || /\b(debian|ubuntu)\b/.test(field('ID_LIKE'));
   if (!debFamily || !existsSync(dpkgStatus)) {
     throw refuse(
-      `the image holds ${product} (${distro || 'unknown'}): this build installs Debian packages fetched on this host; bake a Debian or Ubuntu image`,
+      `the image holds ${product} (${distro || 'unknown'}): this build installs Debian packages fetched on this host; bake a ` +
+        `Debian or Ubuntu image`,
     );
   }
   const bsize = Number(/bsize: (\d+)/.exec(statvfs)?.[1] ?? 0);

@@ -30,14 +30,21 @@ const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 /** The descriptor: one VirtualSystem, one disk on an LSI Logic controller, one NIC on the automatic network. */
 export function ovfDescriptor(o: OvfInput): string {
   const n = xml(o.name);
-  return `<?xml version="1.0" encoding="UTF-8"?>
-<Envelope vmw:buildId="povdesk" xmlns="http://schemas.dmtf.org/ovf/envelope/1" xmlns:cim="http://schemas.dmtf.org/wbem/wscim/1/common" xmlns:ovf="http://schemas.dmtf.org/ovf/envelope/1" xmlns:rasd="http://schemas.dmtf.org/wbem/wscim/1/cim-schema/2/CIM_ResourceAllocationSettingData" xmlns:vmw="http://www.vmware.com/schema/ovf" xmlns:vssd="http://schemas.dmtf.org/wbem/wscim/1/cim-schema/2/CIM_VirtualSystemSettingData" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?>
+<Envelope vmw:buildId="povdesk" xmlns="http://schemas.dmtf.org/ovf/envelope/1" ` +
+    `xmlns:cim="http://schemas.dmtf.org/wbem/wscim/1/common" xmlns:ovf="http://schemas.dmtf.org/ovf/envelope/1" ` +
+    `xmlns:rasd="http://schemas.dmtf.org/wbem/wscim/1/cim-schema/2/CIM_ResourceAllocationSettingData" ` +
+    `xmlns:vmw="http://www.vmware.com/schema/ovf" ` +
+    `xmlns:vssd="http://schemas.dmtf.org/wbem/wscim/1/cim-schema/2/CIM_VirtualSystemSettingData" ` +
+    `xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
   <References>
     <File ovf:href="${xml(o.vmdk)}" ovf:id="file1" ovf:size="${o.vmdkBytes}"/>
   </References>
   <DiskSection>
     <Info>Virtual disk information</Info>
-    <Disk ovf:capacity="${o.capacityBytes}" ovf:capacityAllocationUnits="byte" ovf:diskId="vmdisk1" ovf:fileRef="file1" ovf:format="http://www.vmware.com/interfaces/specifications/vmdk.html#streamOptimized"/>
+    <Disk ovf:capacity="${o.capacityBytes}" ovf:capacityAllocationUnits="byte" ovf:diskId="vmdisk1" ovf:fileRef="file1" ` +
+    `ovf:format="http://www.vmware.com/interfaces/specifications/vmdk.html#streamOptimized"/>
   </DiskSection>
   <NetworkSection>
     <Info>The list of logical networks</Info>
@@ -105,7 +112,8 @@ export function ovfDescriptor(o: OvfInput): string {
     </VirtualHardwareSection>
   </VirtualSystem>
 </Envelope>
-`;
+`
+  );
 }
 
 /** One line per file, as OVF 1.0 with SHA-256 (hardware version ≥ 10) wants it: `SHA256(file)= hex`. */

@@ -47,7 +47,9 @@ export async function fetchPackages(o: {
   if (!host || host !== o.guestCodename) {
     throw new AppError(
       'unsupported',
-      `the guest is Debian-family "${o.guestCodename || 'unknown'}" but this host's apt serves "${host || 'unknown'}": packages fetched here would not fit the guest. Bake on a ${o.guestCodename || 'matching'} host, or pass docker: "skip" with no extraPackages`,
+      `the guest is Debian-family "${o.guestCodename || 'unknown'}" but this host's apt serves "${host || 'unknown'}": packages ` +
+        `fetched here would not fit the guest. Bake on a ${o.guestCodename || 'matching'} host, or pass docker: "skip" with no ` +
+        `extraPackages`,
     );
   }
   mkdirSync(join(o.cacheDir, 'partial'), { recursive: true });

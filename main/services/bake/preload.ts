@@ -68,7 +68,8 @@ export async function checkPreloadImages(paths: string[], allowedDirs: string[],
     } catch (e) {
       throw new AppError(
         'invalid_request',
-        `${file}: its manifest.json is not a docker-archive manifest (${e instanceof z.ZodError ? e.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : (e as Error).message})`,
+        `${file}: its manifest.json is not a docker-archive manifest ` +
+          `(${e instanceof z.ZodError ? e.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : (e as Error).message})`,
       );
     }
     const refs = manifest.flatMap((m) => m.RepoTags ?? []);

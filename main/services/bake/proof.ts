@@ -49,19 +49,22 @@ for ref in ${images.map((r) => `'${r}'`).join(' ')}; do
 done
 `
     : 'i=none\n';
-  return `#!/bin/sh
+  return (
+    `#!/bin/sh
 ${BEGIN_LINE}
 # POV Desk template proof: reports what the runner found, then ready.
 e=/dev/ttyS0; [ -w $e ] || e=/dev/console
 d=$(systemctl is-enabled docker.service 2>/dev/null || echo missing)
 u=$(systemctl is-enabled ${UNIT_NAME} 2>/dev/null || echo missing)
 r=$(sha256sum ${RUNNER_PATH} | cut -d' ' -f1)
-${check}${docker ? containerCheck(nonce) : 'c=skipped\n'}l="POVDESK-PROBE ${nonce} docker-enabled=$d runner-unit=$u runner-sha256=$r images=$i container=$c"
+${check}${docker ? containerCheck(nonce) : 'c=skipped\n'}l="POVDESK-PROBE ${nonce} docker-enabled=$d runner-unit=$u ` +
+    `runner-sha256=$r images=$i container=$c"
 echo "$l" > "$e"
 curl -fsS --max-time 10 -X POST -H 'Content-Type: application/json' \\
   -d '{"stage":"ready"}' http://169.254.169.254/report || true
 ${END_LINE}
-`;
+`
+  );
 }
 
 const PROBE_RE =
@@ -151,7 +154,8 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
           if (m[3] !== 'enabled') problems.push(`${UNIT_NAME} is "${m[3]}", not enabled`);
           if (o.expectImages?.length && m[5] !== 'ok')
             problems.push(
-              `the preloaded images are not all in Docker when the runner runs (${m[5]}): see povdesk-preload-images.service on the console`,
+              `the preloaded images are not all in Docker when the runner runs (${m[5]}): ` +
+                'see povdesk-preload-images.service on the console',
             );
           // the probe is user-data: with attestation required it ran only after the quote verified
           if (o.attest === true && attestation.verified !== true)
@@ -167,7 +171,9 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
             ? result(false, `the proof boot failed: ${problems.join('; ')}`, m)
             : result(
                 true,
-                `the runner fetched the probe from the metadata service and ran it after ${secs} s; docker.service ${m[2]}${o.expectDocker ? ' and a container ran' : ''}${o.expectImages?.length ? `; preloaded ${o.expectImages.join(', ')} in Docker` : ''}`,
+                `the runner fetched the probe from the metadata service and ran it after ${secs} s; ` +
+                  `docker.service ${m[2]}${o.expectDocker ? ' and a container ran' : ''}` +
+                  `${o.expectImages?.length ? `; preloaded ${o.expectImages.join(', ')} in Docker` : ''}`,
                 m,
               );
         }
@@ -178,7 +184,8 @@ export async function proofBoot(o: ProofInput): Promise<ProofResult> {
     }
     return result(
       false,
-      `the runner did not run the probe within ${Math.round((o.timeoutMs ?? 420_000) / 1000)} s: see the console tail (no network? runner not enabled? boot stuck?)`,
+      `the runner did not run the probe within ${Math.round((o.timeoutMs ?? 420_000) / 1000)} s: see the console tail (no ` +
+        `network? runner not enabled? boot stuck?)`,
     );
   } finally {
     await o.client.delete(vm.id).catch((e: Error) => o.log?.(`proof VM ${vm.id} not deleted: ${e.message}`));

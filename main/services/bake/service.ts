@@ -164,7 +164,8 @@ export class BakeService {
       session = opened.session;
       const guest = opened.guest;
       job.log(
-        `inspect: ${guest.product} (${guest.distro} ${guest.version}, ${guest.codename}); runtime ${guest.runtime ?? 'none'}; ${Math.round(guest.freeBytes / 1024 ** 2)} MiB free`,
+        `inspect: ${guest.product} (${guest.distro} ${guest.version}, ${guest.codename}); ` +
+          `runtime ${guest.runtime ?? 'none'}; ${Math.round(guest.freeBytes / 1024 ** 2)} MiB free`,
       );
       done('inspect');
 
@@ -184,12 +185,14 @@ export class BakeService {
       if (need > guest.freeBytes) {
         throw new AppError(
           'invalid_request',
-          `the image has ${Math.round(guest.freeBytes / 1024 ** 2)} MiB free on / and the bake needs about ${Math.round(need / 1024 ** 2)} MiB: pass sizeGib to grow the disk`,
+          `the image has ${Math.round(guest.freeBytes / 1024 ** 2)} MiB free on / and the bake needs ` +
+            `about ${Math.round(need / 1024 ** 2)} MiB: pass sizeGib to grow the disk`,
         );
       }
       for (const p of preload)
         job.log(
-          `preload: ${p.path} (${p.refs.join(', ')}; ${p.bytes} bytes, sha256 ${p.sha256}): loaded at each VM's first boot, before the runner`,
+          `preload: ${p.path} (${p.refs.join(', ')}; ${p.bytes} bytes, sha256 ${p.sha256}): loaded at each VM's first boot, ` +
+            `before the runner`,
         );
       job.log(`packages: ${debs.length} .deb (${Math.round(debs.reduce((n, p) => n + p.bytes, 0) / 1024 ** 2)} MiB)`);
       done('packages');

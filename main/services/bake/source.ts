@@ -120,7 +120,8 @@ function refuseReferences(file: string, refs: string[]): void {
   if (refs.length) {
     throw new AppError(
       'invalid_request',
-      `${basename(file)} names files outside itself (${refs.join('; ')}): a bake reads only the image file itself; flatten it into one file first (qemu-img convert -O qcow2) and bake that`,
+      `${basename(file)} names files outside itself (${refs.join('; ')}): a bake reads only the image file itself; flatten it ` +
+        `into one file first (qemu-img convert -O qcow2) and bake that`,
     );
   }
 }

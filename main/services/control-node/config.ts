@@ -68,7 +68,10 @@ export function installSettingsGap(cfg: ControlNodeConfig): string | null {
   const missing = [...(cfg.agentUrl || cfg.controlPlaneUrl ? [] : ['control-plane URL']), ...(cfg.agentImage ? [] : ['agent image'])];
   if (!missing.length) return null;
   const one = missing.length === 1;
-  return `no ${missing.join(' and no ')} ${one ? 'is' : 'are'} set; enter ${one ? 'it' : 'them'} in Settings → Control node, then press Install control node`;
+  return (
+    `no ${missing.join(' and no ')} ${one ? 'is' : 'are'} set; enter ${one ? 'it' : 'them'} in Settings → Control node, then press ` +
+    `Install control node`
+  );
 }
 
 export function readConfig(kv: KeyValue, env: NodeJS.ProcessEnv = {}): ControlNodeConfig {

@@ -123,7 +123,8 @@ export class HttpControlPlane implements ControlPlane {
       const timedOut = /Timeout/i.test(e.code ?? '') || /timeout/i.test(e.message);
       throw new AppError(
         timedOut ? 'timeout' : 'unavailable',
-        `cannot reach the control plane at ${this.base} (${e.code ?? e.message}); check its URL in Settings → Control node and that it is running`,
+        `cannot reach the control plane at ${this.base} (${e.code ?? e.message}); check its URL in Settings → Control node and ` +
+          `that it is running`,
       );
     }
     const text = await res.body.text();
@@ -148,7 +149,8 @@ export class HttpControlPlane implements ControlPlane {
     if (!r.success) {
       throw new AppError(
         'unavailable',
-        `the control plane sent ${what} this client cannot read (${listZodIssues(r.error)}); check that the URL points at a POV Desk control plane`,
+        `the control plane sent ${what} this client cannot read (${listZodIssues(r.error)}); check that the URL points at a POV ` +
+          `Desk control plane`,
       );
     }
     return r.data;
@@ -162,7 +164,8 @@ export class HttpControlPlane implements ControlPlane {
     if (expires <= now || expires > now + ENROLMENT_CODE_TTL_MS + 60_000) {
       throw new AppError(
         'unavailable',
-        `the control plane minted a code expiring at ${code.expiresAt}; a code must live at most 15 minutes from now (check the control plane's clock)`,
+        `the control plane minted a code expiring at ${code.expiresAt}; a code must live at most 15 minutes from now (check the ` +
+          `control plane's clock)`,
       );
     }
     return code;

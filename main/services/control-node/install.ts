@@ -144,7 +144,8 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
   if (pov.runstate !== 'running') {
     fail(
       'conflict',
-      `the environment is ${pov.runstate ?? 'not confirmed running'}; start it, then press Install control node (the payload goes in only after power-on)`,
+      `the environment is ${pov.runstate ?? 'not confirmed running'}; start it, then press Install control node (the payload goes ` +
+        `in only after power-on)`,
     );
   }
   const envId = pov.envId!;
@@ -161,9 +162,15 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
     deps.povs.setControlNode(povId, { vmId: vm.id });
     return fail('conflict', manual);
   }
-  job.log(
-    `control node: ${vm.name} (${resolution.step === 'typed' ? 'the name you gave' : resolution.step === 'enrolled' ? 'already the control node' : resolution.step === 'only-linux' ? 'the only Linux VM' : 'the VM called broker'})`,
-  );
+  const how =
+    resolution.step === 'typed'
+      ? 'the name you gave'
+      : resolution.step === 'enrolled'
+        ? 'already the control node'
+        : resolution.step === 'only-linux'
+          ? 'the only Linux VM'
+          : 'the VM called broker';
+  job.log(`control node: ${vm.name} (${how})`);
   deps.povs.setControlNode(povId, { vmId: vm.id, status: 'installing', reason: null, mode: null });
 
   const cfg = deps.config;
@@ -297,7 +304,8 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
     }
     if (fitted.tier > 1) {
       job.log(
-        `the bootstrap is ${fitted.originalChars} characters; sent ${TIER_WORDS[fitted.tier]} (tier ${fitted.tier}): ${fitted.chars} of ${USER_DATA_LIMIT}`,
+        `the bootstrap is ${fitted.originalChars} characters; sent ${TIER_WORDS[fitted.tier]} ` +
+          `(tier ${fitted.tier}): ${fitted.chars} of ${USER_DATA_LIMIT}`,
       );
     } else {
       job.log(`the bootstrap is ${fitted.chars} of ${USER_DATA_LIMIT} characters, sent as written (tier 1)`);
@@ -336,7 +344,8 @@ export async function installControlNode(deps: InstallDeps, povId: string, job: 
         deps.povs.setControlNode(povId, { status: 'enrolled', reason: null, mode });
         if (planned === 'spire' && mode === 'ed25519') {
           job.log(
-            `expected SPIRE but the agent fell back to Ed25519: ${vm.name} could not reach the SPIRE server address for agents over plain TCP`,
+            `expected SPIRE but the agent fell back to Ed25519: ${vm.name} could not reach the SPIRE server address for agents ` +
+              `over plain TCP`,
             'warn',
           );
         }

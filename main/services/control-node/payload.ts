@@ -233,7 +233,8 @@ export function buildBootstrap(input: BootstrapInput): Bootstrap {
       '  set -- "$@" -v "$SVID_DIR:/run/spiffe:ro" -e AGENT_SPIFFE_JWT_FILE=/run/spiffe/jwt.token',
       'else',
       '  # The fallback is the design: a network that stops SPIRE is the usual case on site.',
-      `  log "warning: no SPIRE SVID after ${wait} seconds (SPIRE port blocked, TLS-inspecting proxy, or an image that could not be pulled); falling back to the enrolment code (Ed25519)"`,
+      `  log "warning: no SPIRE SVID after ${wait} seconds (SPIRE port blocked, TLS-inspecting proxy, or an image that could not ` +
+        `be pulled); falling back to the enrolment code (Ed25519)"`,
       '  log "last lines of the spire-agent log:"',
       `  docker logs --tail 20 ${SPIRE_AGENT_CONTAINER} >&2 2>&1 || true`,
       `  docker rm -f ${SPIFFE_HELPER_CONTAINER} ${SPIRE_AGENT_CONTAINER} >/dev/null 2>&1 || true`,

@@ -66,7 +66,8 @@ export function controlNodeRow(db: Db, povId: string): ControlNodeRow | undefine
   const roles = hasRoleHostColumns(db) ? ', entitle_host AS entitleHost, broker_host AS brokerHost' : '';
   return db
     .prepare(
-      `SELECT control_node_name AS name, control_node_vm_id AS vmId, control_node_status AS status, control_node_reason AS reason, control_node_mode AS mode${roles} FROM povs WHERE id = ?`,
+      `SELECT control_node_name AS name, control_node_vm_id AS vmId, control_node_status AS status, control_node_reason AS ` +
+        `reason, control_node_mode AS mode${roles} FROM povs WHERE id = ?`,
     )
     .get(povId) as ControlNodeRow | undefined;
 }

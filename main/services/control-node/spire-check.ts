@@ -88,7 +88,9 @@ export function checkSpireServer(input: SpireCheckInput): Promise<SpireCheck> {
         finish({
           offered: true,
           answered: false,
-          message: `nothing answered at ${address} from the dashboard (${err.code ?? err.message}); SPIRE is offered anyway, since that proves nothing about the guest's network`,
+          message:
+            `nothing answered at ${address} from the dashboard (${err.code ?? err.message}); SPIRE is offered anyway, since that ` +
+            `proves nothing about the guest's network`,
         });
       }
     });
@@ -99,7 +101,9 @@ export function checkSpireServer(input: SpireCheckInput): Promise<SpireCheck> {
         finish({
           offered: true,
           answered: false,
-          message: `nothing answered at ${address} within ${timeoutMs} ms; SPIRE is offered anyway, since that proves nothing about the guest's network`,
+          message:
+            `nothing answered at ${address} within ${timeoutMs} ms; SPIRE is offered anyway, since that proves nothing about the ` +
+            `guest's network`,
         });
       }
     }, timeoutMs);

@@ -80,7 +80,8 @@ export async function pamProbes(t: ResolvedTenants, http: HttpOptions): Promise<
               'pam.entitle-pra',
               who,
               'unknown',
-              `no integration's application names PRA (applications: ${[...new Set(apps)].slice(0, 8).join(', ') || 'none'}); add Entitle's PRA integration, or tell us its name`,
+              `no integration's application names PRA (applications: ${[...new Set(apps)].slice(0, 8).join(', ') || 'none'}); add ` +
+                `Entitle's PRA integration, or tell us its name`,
             ),
     );
   }
@@ -162,7 +163,8 @@ async function praProbes(tenant: PraTenant, http: HttpOptions): Promise<DoctorCh
         'pam.pra-reads',
         who,
         'confirmed',
-        `Jumpoints and Jump Groups read with their paging and rate-limit headers${empty.length ? ` (${empty.join(' and ')} empty: their fields were not seen)` : ''}`,
+        `Jumpoints and Jump Groups read with their paging and rate-limit ` +
+          `headers${empty.length ? ` (${empty.join(' and ')} empty: their fields were not seen)` : ''}`,
       );
     })),
   );

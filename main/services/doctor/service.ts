@@ -97,7 +97,8 @@ export class DoctorService {
       (c) => `[${DOCTOR_WORDS[c.result]}] ${c.id} — ${c.subject}\n  assumed: ${c.assumption} (${c.doc})\n  seen: ${c.seen}`,
     );
     const text = this.d.scrub(
-      `POV Desk support bundle, ${report.checkedAt}\n\n== doctor: ${report.counts.confirmed} confirmed, ${report.counts.contradicted} contradicted, ${report.counts.unknown} could not tell\n${lines.join('\n')}\n\n` +
+      `POV Desk support bundle, ${report.checkedAt}\n\n== doctor: ${report.counts.confirmed} ` +
+        `confirmed, ${report.counts.contradicted} contradicted, ${report.counts.unknown} could not tell\n${lines.join('\n')}\n\n` +
         `== doctor report (JSON)\n${JSON.stringify(report, null, 2)}\n\n${await this.d.diagnostics()}\n`,
     );
     const dir = join(this.d.home, 'support');

@@ -61,7 +61,8 @@ export async function skytapProbes(client: SkytapClient, who: string): Promise<D
           'skytap.paging',
           who,
           'contradicted',
-          `asked for count=1, got ${items.length} items (count is not honoured${raw ? `; Content-Range ${raw}` : ', and no Content-Range'})`,
+          `asked for count=1, got ${items.length} items ` +
+            `(count is not honoured${raw ? `; Content-Range ${raw}` : ', and no Content-Range'})`,
         );
       if (!raw)
         return check(
@@ -87,7 +88,8 @@ export async function skytapProbes(client: SkytapClient, who: string): Promise<D
           'skytap.paging',
           who,
           'contradicted',
-          `offset=1 gave ${next.length} item(s)${next[0]?.id === firstId ? ', the same template as offset=0' : ''} (Content-Range "${raw}")`,
+          `offset=1 gave ${next.length} item(s)${next[0]?.id === firstId ? ', the same template as offset=0' : ''} ` +
+            `(Content-Range "${raw}")`,
         );
       }
       return check('skytap.paging', who, 'confirmed', `count=1 and offset=1 gave one different template each; Content-Range "${raw}"`);
@@ -122,7 +124,8 @@ export async function skytapProbes(client: SkytapClient, who: string): Promise<D
         'skytap.project-404',
         who,
         'contradicted',
-        `project 0 answered ${r.status} with ${Array.isArray(r.body) ? `a list of ${r.body.length}` : keysOf(r.body)}: a wrong Project ID would look like an empty catalogue`,
+        `project 0 answered ${r.status} with ${Array.isArray(r.body) ? `a list of ${r.body.length}` : keysOf(r.body)}: a wrong ` +
+          `Project ID would look like an empty catalogue`,
       );
     })),
   );

@@ -53,7 +53,8 @@ export class LabTemplateService {
       const why = e instanceof Error ? e.message : String(e);
       throw new AppError(
         'unavailable',
-        `Cannot check the template's images: the vm-manager did not answer (${why}). Start it or fix the connection on the Local VMs page, then save again.`,
+        `Cannot check the template's images: the vm-manager did not answer (${why}). Start it or fix the connection on the Local ` +
+          `VMs page, then save again.`,
       );
     }
     const have = new Set(images.map((i) => i.name));

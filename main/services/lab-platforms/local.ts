@@ -69,7 +69,9 @@ export function hostForwardsFor(cfg: { agentUrl: string; controlPlaneUrl: string
   if (!cp || !LOOPBACK.has(cp.hostname)) {
     throw new AppError(
       'invalid_request',
-      `the agent's control-plane URL ${cfg.agentUrl} names ${GUEST_HOST_ALIAS} (a forward to the vm-manager's host), so the control-plane URL must be on this host's loopback (http://127.0.0.1:<port>), not ${cfg.controlPlaneUrl || 'empty'}; fix Settings → Control node`,
+      `the agent's control-plane URL ${cfg.agentUrl} names ${GUEST_HOST_ALIAS} (a forward to the vm-manager's host), so the ` +
+        `control-plane URL must be on this host's loopback (http://127.0.0.1:<port>), not ${cfg.controlPlaneUrl || 'empty'}; fix ` +
+        `Settings → Control node`,
     );
   }
   return [{ guest_port: portOf(agent), host_port: portOf(cp) }];

@@ -33,7 +33,9 @@ export const PLATFORM_WORDS: Readonly<Record<'skytap' | 'local', PlatformWords>>
     name: 'Skytap',
     envNoun: 'Skytap environment',
     noTemplate: (id) => ({
-      row: `Template ${id} is not visible to this Skytap account (or project); nothing was created. Pick a template from the list and create again; press Destroy to remove this row.`,
+      row:
+        `Template ${id} is not visible to this Skytap account (or project); nothing was created. Pick a template from the list and ` +
+        `create again; press Destroy to remove this row.`,
       error: `Skytap template ${id} is not visible to this account or project; pick one from the template list.`,
     }),
     keptAfterFailure: (envId) => `Environment ${envId} still exists in Skytap and may be billing; press Destroy to remove it.`,
@@ -48,7 +50,9 @@ export const PLATFORM_WORDS: Readonly<Record<'skytap' | 'local', PlatformWords>>
     name: 'the vm-manager',
     envNoun: 'environment',
     noTemplate: (id) => ({
-      row: `There is no local template ${id}; nothing was created. Pick a template from the list and create again; press Destroy to remove this row.`,
+      row:
+        `There is no local template ${id}; nothing was created. Pick a template from the list and create again; press Destroy to ` +
+        `remove this row.`,
       error: `No local template ${id}; pick one from the template list.`,
     }),
     keptAfterFailure: (envId) => `The VMs of ${envId} that were made are kept on the vm-manager; press Destroy to remove them.`,

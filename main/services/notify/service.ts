@@ -107,8 +107,10 @@ export class NotificationService {
     db.transaction(() => {
       if (existing) db.prepare('DELETE FROM notifications WHERE id = ?').run(existing.id);
       db.prepare(
-        `INSERT INTO notifications (id, dedupe_key, kind, pov_id, title, body, urgent, count, held, created_at, updated_at, read_at, withdrawn_at)
-         VALUES (@id, @dedupe_key, @kind, @pov_id, @title, @body, @urgent, @count, @held, @created_at, @updated_at, @read_at, @withdrawn_at)`,
+        `INSERT INTO notifications (id, dedupe_key, kind, pov_id, title, body, urgent, count, held, created_at, updated_at, ` +
+          `read_at, withdrawn_at)
+         VALUES (@id, @dedupe_key, @kind, @pov_id, @title, @body, @urgent, @count, @held, @created_at, @updated_at, ` +
+          `@read_at, @withdrawn_at)`,
       ).run(row);
     })();
     const view = toView(row);

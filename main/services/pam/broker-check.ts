@@ -52,7 +52,9 @@ export function checkBrokerHost(vm: BrokerHostFacts, controlNode: BrokerHostFact
     }
     if (!laterServer(id)) {
       return {
-        refusal: `${vm.name} reports guest OS ${vm.guestOs}; the Resource Broker needs Windows Server 2019 or 2022 x64 (windows2019srv-64 or windows2019srvNext-64); name another VM as the Resource Broker host (name VM)`,
+        refusal:
+          `${vm.name} reports guest OS ${vm.guestOs}; the Resource Broker needs Windows Server 2019 or 2022 x64 (windows2019srv-64 ` +
+          `or windows2019srvNext-64); name another VM as the Resource Broker host (name VM)`,
         unknowns,
       };
     }
@@ -66,14 +68,18 @@ export function checkBrokerHost(vm: BrokerHostFacts, controlNode: BrokerHostFact
   }
   if (controlNode && vm.networkId && controlNode.networkId && vm.networkId !== controlNode.networkId) {
     return {
-      refusal: `${vm.name} is on ${vm.networkName ?? vm.networkId} and the control node ${controlNode.name} on ${controlNode.networkName ?? controlNode.networkId}; the Resource Broker host must be on the control node's network (the installer reaches it over WinRM from there)`,
+      refusal:
+        `${vm.name} is on ${vm.networkName ?? vm.networkId} and the control node ${controlNode.name} ` +
+        `on ${controlNode.networkName ?? controlNode.networkId}; the Resource Broker host must be on the control node's network (the ` +
+        `installer reaches it over WinRM from there)`,
       unknowns,
     };
   }
   if (!vm.networkId || !controlNode?.networkId)
     unknowns.push(`whether ${vm.name} shares the control node's network cannot be told (the platform reports no network)`);
   unknowns.push(
-    `WinRM on ${vm.name} (5985/5986) is reached from the control node, inside the environment: it cannot be checked from here; the installer's result says`,
+    `WinRM on ${vm.name} (5985/5986) is reached from the control node, inside the environment: it cannot be checked from here; ` +
+      `the installer's result says`,
   );
   return { refusal: null, unknowns };
 }

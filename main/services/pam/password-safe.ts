@@ -92,12 +92,15 @@ export class PasswordSafeClient {
       if (r.status !== 200 || !t.success) {
         throw new AppError(
           'unauthorized',
-          `Password Safe refused the OAuth client (${r.status}); check the API registration's client id and secret in the POV's Access panel`,
+          `Password Safe refused the OAuth client (${r.status}); check the API registration's client id and secret in the POV's ` +
+            `Access panel`,
         );
       }
       authorization = `Bearer ${t.data.access_token}`;
     } else if (this.tenant.apiKey && this.tenant.runAs) {
-      authorization = `PS-Auth key=${this.tenant.apiKey}; runas=${this.tenant.runAs};${this.tenant.runAsPassword ? ` pwd=[${this.tenant.runAsPassword}];` : ''}`;
+      authorization =
+        `PS-Auth key=${this.tenant.apiKey}; ` +
+        `runas=${this.tenant.runAs};${this.tenant.runAsPassword ? ` pwd=[${this.tenant.runAsPassword}];` : ''}`;
     } else {
       throw new AppError(
         'unauthorized',

@@ -84,7 +84,8 @@ export class PraClient {
       throw r.status === 401 || r.status === 400
         ? new AppError(
             'unauthorized',
-            `PRA refused the API account's client id/secret (${r.status}); copy the OAuth client id and secret of an API account with Configuration API access into the POV's Access panel`,
+            `PRA refused the API account's client id/secret (${r.status}); copy the OAuth client id and secret of an API account ` +
+              `with Configuration API access into the POV's Access panel`,
           )
         : replyError(PRA_PRODUCT, 'token request', r, said(r), REMEDY);
     }
@@ -126,7 +127,8 @@ export class PraClient {
       if (r.status === 401) {
         throw new AppError(
           'unauthorized',
-          `PRA answered 401 to ${method} ${path}${said(r) ? ` (${said(r)})` : ''}: the token was refused, or the request named a field PRA does not know; ${REMEDY}`,
+          `PRA answered 401 to ${method} ${path}${said(r) ? ` (${said(r)})` : ''}: the token was refused, or the request named a ` +
+            `field PRA does not know; ${REMEDY}`,
         );
       }
       return r;

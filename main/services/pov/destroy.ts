@@ -34,7 +34,8 @@ export async function runDestroy(deps: LifecycleDeps, povId: string, ctx: StepCo
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       ctx.log(
-        `could not unwire BeyondTrust: ${messageOf(err)} The environment is destroyed anyway; remove what is left in the tenants (Access panel → Unwire).`,
+        `could not unwire BeyondTrust: ${messageOf(err)} The environment is destroyed anyway; remove what is left in the tenants ` +
+          `(Access panel → Unwire).`,
         'warn',
       );
     }

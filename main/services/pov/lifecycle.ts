@@ -97,7 +97,9 @@ async function createAssigned(deps: LifecycleDeps, p: LabPlatform, povId: string
           {
             state: 'failed',
             create_sent_at: null,
-            error_message: `${w.name} did not create the environment: ${messageOf(err)} No environment was found under this POV's name, so nothing is billing; press Destroy to remove this row.`,
+            error_message:
+              `${w.name} did not create the environment: ${messageOf(err)} No environment was found under this POV's name, so ` +
+              `nothing is billing; press Destroy to remove this row.`,
           },
           nowIso(deps),
         );

@@ -103,7 +103,9 @@ function controlNode(p: PovView): Draft {
       // An optional outside service the SE has not set up: neutral, with how to add it.
       return {
         state: 'not_configured',
-        detail: `Not set up: ${c.reason ?? 'Settings → Control node is incomplete'}. The POV works without it; it is what enrols ${name} with the control plane.`,
+        detail:
+          `Not set up: ${c.reason ?? 'Settings → Control node is incomplete'}. The POV works without it; it is what enrols ${name} ` +
+          `with the control plane.`,
         asOf,
         action: act('To add one: complete Settings → Control node, then press Install control node', 'controlNode.saveSettings'),
       };

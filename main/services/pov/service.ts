@@ -320,7 +320,8 @@ export class PovService {
         {
           control_node_status: 'failed',
           control_node_reason:
-            'the control-node install was interrupted when POV Desk stopped; press Install control node to start again (it replaces the code left in user_data)',
+            'the control-node install was interrupted when POV Desk stopped; press Install control node to start again (it ' +
+            'replaces the code left in user_data)',
         },
         this.now(),
       );

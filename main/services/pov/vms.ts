@@ -22,8 +22,10 @@ export function applyLabVms(db: Db, povId: string, vms: readonly LabVm[], at: st
     (db.prepare('SELECT vm_id FROM pov_vms WHERE pov_id = ?').all(povId) as { vm_id: string }[]).map((r) => r.vm_id),
   );
   const upsert = db.prepare(
-    `INSERT INTO pov_vms (pov_id, vm_id, name, os_platform, guest_os, ip, hostname, runstate, network_type, network_id, network_name, published_json, gone_at, first_seen_at, updated_at)
-     VALUES (@pov_id, @vm_id, @name, @os_platform, @guest_os, @ip, @hostname, @runstate, @network_type, @network_id, @network_name, @published_json, NULL, @at, @at)
+    `INSERT INTO pov_vms (pov_id, vm_id, name, os_platform, guest_os, ip, hostname, runstate, network_type, network_id, ` +
+      `network_name, published_json, gone_at, first_seen_at, updated_at)
+     VALUES (@pov_id, @vm_id, @name, @os_platform, @guest_os, @ip, @hostname, @runstate, @network_type, @network_id, ` +
+      `@network_name, @published_json, NULL, @at, @at)
      ON CONFLICT (pov_id, vm_id) DO UPDATE SET
        name = excluded.name, os_platform = excluded.os_platform, guest_os = excluded.guest_os,
        ip = excluded.ip, hostname = excluded.hostname, runstate = excluded.runstate,

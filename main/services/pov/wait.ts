@@ -88,7 +88,8 @@ export async function waitNotBusyOrGone(
     if (c.now().getTime() - c.started > c.timeoutMs) {
       throw new AppError(
         'timeout',
-        `Environment ${envId} stayed busy for ${Math.round(c.timeoutMs / 60000)} min, so it was not deleted. Check it in ${w.name}, then press Destroy again.`,
+        `Environment ${envId} stayed busy for ${Math.round(c.timeoutMs / 60000)} min, so it was not deleted. Check it ` +
+          `in ${w.name}, then press Destroy again.`,
       );
     }
     ctx.progress('wait until not busy', null, `${capitalized(w.name)} says busy`);
@@ -106,7 +107,8 @@ export async function waitGone(deps: LifecycleDeps, p: LabPlatform, envId: strin
     if (c.now().getTime() - c.started > c.timeoutMs) {
       throw new AppError(
         'timeout',
-        `${capitalized(w.name)} still lists environment ${envId} (${env.runstate}) ${Math.round(c.timeoutMs / 60000)} min after the delete.`,
+        `${capitalized(w.name)} still lists environment ${envId} (${env.runstate}) ` +
+          `${Math.round(c.timeoutMs / 60000)} min after the delete.`,
       );
     }
     ctx.progress('wait until gone', null, `${capitalized(w.name)} still has it (${env.runstate})`);

@@ -85,7 +85,9 @@ function memoryFallback(reason: string): SecretStore {
   return new MemorySecretStore({
     backend: 'memory',
     available: false,
-    message: `No OS keyring answered (${reason}). Your API token is kept in memory for this run only and must be entered again after a restart.`,
+    message:
+      `No OS keyring answered (${reason}). Your API token is kept in memory for this run only and must be entered again after a ` +
+      `restart.`,
     remedy: REMEDY[process.platform] ?? 'Make an OS keyring available, then restart POV Desk.',
   });
 }

@@ -77,7 +77,8 @@ export class ShareService {
     if (at.getTime() > deleteAt.getTime()) {
       throw new AppError(
         'invalid_request',
-        `The expiry ${at.toISOString()} is after this POV's auto-delete time ${deleteAt.toISOString()}: the link would outlive the environment. ` +
+        `The expiry ${at.toISOString()} is after this POV's auto-delete time ${deleteAt.toISOString()}: the link would outlive ` +
+          `the environment. ` +
           'Pick an earlier expiry, or move the auto-delete time first.',
       );
     }
@@ -137,7 +138,8 @@ export class ShareService {
       await api.deletePublishSet(r.env_id, portal.id).catch(() => undefined);
       throw new AppError(
         'unavailable',
-        `The keychain refused to store the share link's password (${(err as Error).message}); the link was removed again. Unlock the keychain and retry.`,
+        `The keychain refused to store the share link's password (${(err as Error).message}); the link was removed again. Unlock ` +
+          `the keychain and retry.`,
       );
     }
     const at = this.now().toISOString();
@@ -285,7 +287,8 @@ export function idleWarning(r: PovRow): string | null {
   const min = Math.round(r.suspend_on_idle / 60);
   return (
     `This environment suspends after ${min} min idle, and traffic through the POV Gateway does not count as activity in Skytap: ` +
-    'a customer working only through the gateway can be suspended mid-demo. Turn idle suspend off in Skytap for the evaluation, or keep the portal open.'
+    'a customer working only through the gateway can be suspended mid-demo. Turn idle suspend off in Skytap for the evaluation, ' +
+    'or keep the portal open.'
   );
 }
 
@@ -322,7 +325,8 @@ function portalError(err: unknown): unknown {
   if (e?.code === 'forbidden') {
     return new AppError(
       'forbidden',
-      `Skytap refused the sharing portal: ${e.message} An administrator of the Skytap account can enable sharing portals (or IP access policies may block them); ask them, then try again.`,
+      `Skytap refused the sharing portal: ${e.message} An administrator of the Skytap account can enable sharing portals (or IP ` +
+        `access policies may block them); ask them, then try again.`,
       e.detail,
     );
   }

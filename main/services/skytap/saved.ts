@@ -4,7 +4,8 @@ import { skytapConfigFrom } from './config';
 import type { SkytapCredentials } from '../settings/settings';
 
 export const NO_TOKEN_MESSAGE =
-  'Save your Skytap username and API token in Settings first (Settings → Skytap; the token is the API security token on your Skytap Account page).';
+  'Save your Skytap username and API token in Settings first (Settings → Skytap; the token is the API security token on your ' +
+  'Skytap Account page).';
 
 /** Where the saved Skytap settings come from (SettingsService). */
 export interface SkytapCredentialSource {

@@ -94,7 +94,10 @@ export function skytapTime(d: Date): string {
 
 /** The same without the offset, for fields that carry their zone separately (expiration_date_tz). */
 export function skytapLocal(d: Date): string {
-  return `${d.getUTCFullYear()}/${pad(d.getUTCMonth() + 1)}/${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  return (
+    `${d.getUTCFullYear()}/${pad(d.getUTCMonth() + 1)}/${pad(d.getUTCDate())} ` +
+    `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
+  );
 }
 
 /** Reads `YYYY/MM/dd HH:mm:ss [±zzzz]` (UTC when no offset) or ISO-8601; null when unreadable. */

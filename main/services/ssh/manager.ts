@@ -139,7 +139,8 @@ export class SessionManager {
     if (!agent) {
       throw new AppError(
         'unavailable',
-        'no SSH agent: POV Desk was started without SSH_AUTH_SOCK. Start ssh-agent and add your key (ssh-add) in the session POV Desk starts from, or sign in with a key or password',
+        'no SSH agent: POV Desk was started without SSH_AUTH_SOCK. Start ssh-agent and add your key (ssh-add) in the session POV ' +
+          'Desk starts from, or sign in with a key or password',
       );
     }
     return { agent };
@@ -151,7 +152,9 @@ export class SessionManager {
       if (trusted.key.equals(key)) return { ok: true };
       return {
         ok: false,
-        refusal: `host key ${sha256Fingerprint(key)} of ${host}:${port} is not the key of ${trusted.what} (${sha256Fingerprint(trusted.key)}); refused without asking`,
+        refusal:
+          `host key ${sha256Fingerprint(key)} of ${host}:${port} is not the key of ${trusted.what} ` +
+          `(${sha256Fingerprint(trusted.key)}); refused without asking`,
       };
     }
     const v = this.knownHosts.check(host, port, key);
@@ -161,7 +164,9 @@ export class SessionManager {
     if (openssh.kind === 'revoked') {
       return {
         ok: false,
-        refusal: `host key ${sha256Fingerprint(key)} of ${host}:${port} is marked @revoked in ${openssh.entry.file} line ${openssh.entry.line}; refused without asking`,
+        refusal:
+          `host key ${sha256Fingerprint(key)} of ${host}:${port} is marked @revoked in ${openssh.entry.file} ` +
+          `line ${openssh.entry.line}; refused without asking`,
       };
     }
     if (v.kind === 'match') return { ok: true };
@@ -240,7 +245,9 @@ export class SessionManager {
     if (prompt.kind === 'changed' && !replace) {
       throw new AppError(
         'conflict',
-        `the host key of ${prompt.host}:${prompt.port} CHANGED (stored ${prompt.stored!.fingerprint}, now ${prompt.fingerprint}); this can mean someone is intercepting the connection — accept only with replace: true if you know the server was reinstalled`,
+        `the host key of ${prompt.host}:${prompt.port} CHANGED (stored ${prompt.stored!.fingerprint}, now ${prompt.fingerprint}); ` +
+          `this can mean someone is intercepting the connection — accept only with replace: true if you know the server was ` +
+          `reinstalled`,
       );
     }
     this.knownHosts.put(prompt.host, prompt.port, p.key);

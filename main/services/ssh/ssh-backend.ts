@@ -171,13 +171,12 @@ export class SshBackend implements TerminalBackend {
       c.on('error', (e: Error & { level?: string }) => {
         if (refusal) return fail(new BackendError('refused', `${where(hop)}: ${refusal}`, false));
         if (e.level === 'client-authentication') {
-          return fail(
-            new BackendError(
-              'failed',
-              `authentication failed for ${where(hop)}: ${hop.agent ? `the server accepted none of the keys the SSH agent holds (\`ssh-add -l\` lists them); check the user name, and that one of them is in the server's authorized_keys` : `the server did not accept the ${hop.privateKey ? 'key' : 'password'}; check the user name and credentials (a generated key must be in the server's authorized_keys)`}`,
-              false,
-            ),
-          );
+          const why = hop.agent
+            ? 'the server accepted none of the keys the SSH agent holds (`ssh-add -l` lists them); ' +
+              "check the user name, and that one of them is in the server's authorized_keys"
+            : `the server did not accept the ${hop.privateKey ? 'key' : 'password'}; ` +
+              "check the user name and credentials (a generated key must be in the server's authorized_keys)";
+          return fail(new BackendError('failed', `authentication failed for ${where(hop)}: ${why}`, false));
         }
         fail(new BackendError('failed', `${where(hop)}: ${describe(e)}`, true));
       });

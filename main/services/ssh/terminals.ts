@@ -61,7 +61,8 @@ export class Terminals {
     if (!src.serialSocket || !existsSync(src.serialSocket)) {
       throw new AppError(
         'unavailable',
-        `VM ${src.name} (${src.id}) has no serial socket: its QEMU was started by a vm-manager without one; stop and start the VM, or open the read-only console`,
+        `VM ${src.name} (${src.id}) has no serial socket: its QEMU was started by a vm-manager without one; stop and start the ` +
+          `VM, or open the read-only console`,
         { vmId: src.id },
       );
     }
@@ -69,7 +70,8 @@ export class Terminals {
     if (held && m.list().some((s) => s.sessionId === held && s.state !== 'closed')) {
       throw new AppError(
         'conflict',
-        `the interactive console of VM ${src.name} is already open in another tab (QEMU's serial socket takes one connection); use that tab or close it first`,
+        `the interactive console of VM ${src.name} is already open in another tab (QEMU's serial socket takes one connection); ` +
+          `use that tab or close it first`,
         { vmId: src.id, sessionId: held },
       );
     }

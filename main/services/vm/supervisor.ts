@@ -84,7 +84,10 @@ function cmdline(pid: number): string {
 export const FAILED_START_MS = 30_000;
 export const START_FAILED = 'the local vm-manager stopped at start';
 
-/** Starts and reattaches to the local vm-manager process; not the daemon's `Supervisor` (main/vm-manager/supervision.ts), which watches each VM's QEMU. */
+/**
+ * Starts and reattaches to the local vm-manager process; not the daemon's `Supervisor`
+ * (main/vm-manager/supervision.ts), which watches each VM's QEMU.
+ */
 export class LocalManagerSupervisor {
   readonly stateDir: string;
   readonly endpointFile: string;

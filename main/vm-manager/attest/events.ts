@@ -170,7 +170,8 @@ export function checkEvents(log: EventLog, x: Expectations): EventCheck {
             e,
             v.sha256,
             digest,
-            `firmware volume ${volume + 1} (DXE) of ${x.firmware.code.path}: the host's firmware is not the build the references were made with`,
+            `firmware volume ${volume + 1} (DXE) of ${x.firmware.code.path}: the host's firmware is not the build the references ` +
+              `were made with`,
           );
         }
         volume++;

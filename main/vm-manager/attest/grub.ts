@@ -132,7 +132,8 @@ export function grubReferences(diskFile: string): GrubBoot {
       throw new Unpredictable('it boots through shim, which measures its MOK state into PCR 14; that is not predicted here');
     if (!hasTpmModule(removable)) {
       throw new Unpredictable(
-        'its GRUB (/EFI/BOOT/BOOTX64.EFI) has no tpm module built in, so the kernel, initrd and command line it boots are not measured; reinstall GRUB with `grub-install --modules=tpm`',
+        'its GRUB (/EFI/BOOT/BOOTX64.EFI) has no tpm module built in, so the kernel, initrd and command line it boots are not ' +
+          'measured; reinstall GRUB with `grub-install --modules=tpm`',
       );
     }
     let cfg: string | null = null;
@@ -169,7 +170,8 @@ export function grubReferences(diskFile: string): GrubBoot {
     const efiModules = Object.keys(files).filter((k) => /\/x86_64-efi\/linuxefi\.mod$/.test(k));
     if (entry.command === 'linux' && efiModules.length) {
       throw new Unpredictable(
-        "its GRUB starts Linux with `linux`, which on UEFI without Secure Boot is GRUB's legacy loader: the kernel gets no TPM event log to send with a quote; use `linuxefi` on UEFI (the bake's Debian base does)",
+        "its GRUB starts Linux with `linux`, which on UEFI without Secure Boot is GRUB's legacy loader: the kernel gets no TPM " +
+          "event log to send with a quote; use `linuxefi` on UEFI (the bake's Debian base does)",
       );
     }
     return { kind: 'grub', efi_apps: efiApps, files, cmdlines: [entry.cmdline] };

@@ -210,7 +210,9 @@ export function expectationsFor(refs: References, imageDir: string, vm: { memory
       const kernel = readWhole(file, boot.kernel.size);
       const now = kernel ? createHash('sha256').update(kernel).digest('hex') : null;
       if (now !== boot.kernel.sha256) {
-        const unresolved = `the kernel ${boot.kernel.file} the references were made from (sha256 ${boot.kernel.sha256}); the file is now ${now ? `sha256 ${now}` : `not ${boot.kernel.size} bytes`}`;
+        const unresolved =
+          `the kernel ${boot.kernel.file} the references were made from (sha256 ${boot.kernel.sha256}); the file is ` +
+          `now ${now ? `sha256 ${now}` : `not ${boot.kernel.size} bytes`}`;
         return { firmware: refs.firmware, apps, requiredApps: [], tags, grub: null, unresolved };
       }
       digest = authenticodeSha256(kernelAsLoaded(kernel!, boot.initrd.size, vm.memoryMiB));

@@ -201,7 +201,8 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
   if (attest.extraData.toString('hex') !== body.nonce) {
     return fail(
       'nonce',
-      `the quote's qualifying data (${attest.extraData.toString('hex').slice(0, 16)}…) is not the nonce sent (${body.nonce.slice(0, 16)}…): a quote made for another nonce`,
+      `the quote's qualifying data (${attest.extraData.toString('hex').slice(0, 16)}…) is not the nonce sent ` +
+        `(${body.nonce.slice(0, 16)}…): a quote made for another nonce`,
     );
   }
 
@@ -230,7 +231,8 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
   if (attest.pcrSelect.length !== 1 || attest.pcrSelect[0]!.hash !== TPM_ALG.SHA256) {
     return fail(
       'pcr_digest',
-      `the quote must select exactly the sha256 bank, it selects ${attest.pcrSelect.map((s) => `0x${s.hash.toString(16)}`).join(', ') || 'nothing'}`,
+      `the quote must select exactly the sha256 bank, it ` +
+        `selects ${attest.pcrSelect.map((s) => `0x${s.hash.toString(16)}`).join(', ') || 'nothing'}`,
     );
   }
   const quoted = attest.pcrSelect[0]!.pcrs;
@@ -247,7 +249,8 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
   if (!digest.equals(attest.pcrDigest)) {
     return fail(
       'pcr_digest',
-      `the PCR values sent do not reproduce the quote's pcrDigest (${attest.pcrDigest.toString('hex').slice(0, 16)}…): a PCR value was changed`,
+      `the PCR values sent do not reproduce the quote's pcrDigest (${attest.pcrDigest.toString('hex').slice(0, 16)}…): a PCR ` +
+        `value was changed`,
     );
   }
   const pcrs: Record<string, string> = {};
@@ -270,7 +273,8 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
   } else if (req.pinnedAk !== verdict.akFingerprint) {
     return fail(
       'ak_pin',
-      `AK is not this VM's TPM key: the quote was signed by another AK (${verdict.akFingerprint.slice(0, 16)}…) than the one pinned for this VM's swtpm (${req.pinnedAk.slice(0, 16)}…)`,
+      `AK is not this VM's TPM key: the quote was signed by another AK (${verdict.akFingerprint.slice(0, 16)}…) than the one ` +
+        `pinned for this VM's swtpm (${req.pinnedAk.slice(0, 16)}…)`,
     );
   }
 
@@ -286,7 +290,8 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
       verdict.mismatches.push({ pcr: '13', expected: pcr13, got: pcrs['13']! });
       return fail(
         'phase',
-        `user-data mismatch: pcr 13 expected ${pcr13} (${req.userData === null ? 'no user-data' : 'the user-data released'}), got ${pcrs['13']}`,
+        `user-data mismatch: pcr 13 expected ${pcr13} (${req.userData === null ? 'no user-data' : 'the user-data released'}), ` +
+          `got ${pcrs['13']}`,
       );
     }
   }
@@ -316,7 +321,8 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
       const why = req.policy.unpredictable ? ` (it has no reference measurements: ${req.policy.unpredictable})` : '';
       return fail(
         'golden',
-        `no golden value for pcr ${unknown.join(', ')} in image ${req.policy.image_id} ${req.policy.image_version}${why}; learn golden values for it (a learn boot)`,
+        `no golden value for pcr ${unknown.join(', ')} in image ${req.policy.image_id} ${req.policy.image_version}${why}; learn ` +
+          `golden values for it (a learn boot)`,
       );
     }
   }
@@ -324,7 +330,8 @@ export function verifyQuote(req: VerifyRequest): QuoteVerdict {
   verdict.ok = true;
   const learnedNote = Object.keys(verdict.learned).length ? `; learned pcr ${Object.keys(verdict.learned).join(', ')}` : '';
   const eventsNote = verdict.events
-    ? `; event log replayed (${verdict.events.count} events: ${verdict.events.checked} checked against the references, ${verdict.events.allowed} allowed by type)`
+    ? `; event log replayed (${verdict.events.count} events: ${verdict.events.checked} checked against the ` +
+      `references, ${verdict.events.allowed} allowed by type)`
     : '';
   verdict.message = `${stage} quote verified${eventsNote}${learnedNote}`;
   return verdict;
@@ -349,7 +356,8 @@ function eventLogProblem(
   if (!body.event_log) {
     return [
       'event_log',
-      "the quote came without the firmware event log (event_log): this image is checked event by event against its reference measurements; update the guest's guest-quote.sh",
+      'the quote came without the firmware event log (event_log): this image is checked event by event against its reference ' +
+        "measurements; update the guest's guest-quote.sh",
     ];
   }
   let log;
@@ -365,7 +373,9 @@ function eventLogProblem(
     if (e.type === EV.NO_ACTION || (quoted.has(e.pcr) && !COMPUTED.has(e.pcr))) continue;
     return [
       'event_log',
-      `event ${e.index} of the log extends PCR ${e.pcr}, which ${COMPUTED.has(e.pcr) ? 'only the verifier computes' : 'the quote does not cover'}: the log cannot be checked against this quote`,
+      `event ${e.index} of the log extends PCR ${e.pcr}, ` +
+        `which ${COMPUTED.has(e.pcr) ? 'only the verifier computes' : 'the quote does not cover'}: the log cannot be checked against ` +
+        `this quote`,
     ];
   }
   for (const p of [...quoted].sort((a, b) => a - b)) {
@@ -384,7 +394,8 @@ function eventLogProblem(
     const m = check.mismatch;
     return [
       'event',
-      `event ${m.event} (${m.type}, PCR ${m.pcr}) does not match the image's reference measurements: ${m.what}; expected ${m.expected}, seen ${m.seen}`,
+      `event ${m.event} (${m.type}, PCR ${m.pcr}) does not match the image's reference measurements: ${m.what}; ` +
+        `expected ${m.expected}, seen ${m.seen}`,
     ];
   }
   return null;

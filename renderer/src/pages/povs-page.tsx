@@ -139,7 +139,8 @@ export default function PovsPage() {
       </header>
       <ErrorAlert error={error} />
       <ErrorAlert error={actionError} />
-      {/* the first-launch card with no Skytap account, one button beside a saved one (same element: a running rehearsal keeps its state) */}
+      {/* the first-launch card with no Skytap account, one button beside a saved one (same element: a running
+          rehearsal keeps its state) */}
       {settings && (noSkytapAccount(settings) || connection) && (
         <RehearseOffer compact={!noSkytapAccount(settings)} connection={connection} onStarted={() => void load()} />
       )}

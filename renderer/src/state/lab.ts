@@ -111,7 +111,9 @@ export async function rehearse(opts: {
     const remote = opts.connection?.mode === 'remote';
     if (remote || missing.some((i) => i !== REHEARSAL_TEMPLATE_ID)) {
       throw new Error(
-        `The ${remote ? 'remote ' : ''}vm-manager has no image ${missing.join(', ')}; ${remote ? 'import it there first' : 'build or import it on the Local VMs page first'} (the template "${tpl.name}" boots from it).`,
+        `The ${remote ? 'remote ' : ''}vm-manager has no ` +
+          `image ${missing.join(', ')}; ${remote ? 'import it there first' : 'build or import it on the Local VMs page first'} (the ` +
+          `template "${tpl.name}" boots from it).`,
       );
     }
     opts.onStep('image', 'Building the test image (first time only: seconds, then one boot to learn its golden values)…');

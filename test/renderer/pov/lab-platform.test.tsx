@@ -40,36 +40,40 @@ async function openDialog() {
 }
 
 describe('Create POV: the lab platform', () => {
-  it('with no Skytap account, starts on This laptop: the bundled test template first, no auto-delete field and why; Skytap brings the field back', async () => {
-    render(<PovsPage />);
-    // the offer is there before the dialog: nothing is configured
-    expect(await screen.findByRole('button', { name: 'Rehearse on this laptop' })).toBeTruthy();
-    const dialog = await openDialog();
-    const group = within(dialog).getByRole('group', { name: 'Lab platform' });
-    await within(group).findByRole('radio', { name: /This laptop/ });
-    expect(
-      within(group)
-        .getAllByRole('radio')
-        .map((r) => r.parentElement!.textContent),
-    ).toEqual([expect.stringMatching(/^Skytap/), expect.stringMatching(/^This laptop — VMs on this laptop's own vm-manager/)]);
-    expect(within(group).queryByRole('radio', { name: /Remote vm-manager/ })).toBeNull();
-    await waitFor(() => expect((within(group).getByRole('radio', { name: /This laptop/ }) as HTMLInputElement).checked).toBe(true));
-    const options = await within(dialog).findAllByRole('option');
-    expect(options[0]!.textContent).toMatch(/built in/);
-    expect(options[0]!.textContent).toContain('id povdesk-test');
-    expect(options[0]!.textContent).toContain('test-vm (povdesk-test)');
-    expect(within(dialog).queryByLabelText('Auto-delete')).toBeNull();
-    expect(within(dialog).getByTestId('no-auto-delete').textContent).toBe(
-      `No auto-delete date: ${PLATFORMS.local.features.schedules.note}`,
-    );
+  it(
+    'with no Skytap account, starts on This laptop: the bundled test template first, no auto-delete field and why; Skytap brings ' +
+      'the field back',
+    async () => {
+      render(<PovsPage />);
+      // the offer is there before the dialog: nothing is configured
+      expect(await screen.findByRole('button', { name: 'Rehearse on this laptop' })).toBeTruthy();
+      const dialog = await openDialog();
+      const group = within(dialog).getByRole('group', { name: 'Lab platform' });
+      await within(group).findByRole('radio', { name: /This laptop/ });
+      expect(
+        within(group)
+          .getAllByRole('radio')
+          .map((r) => r.parentElement!.textContent),
+      ).toEqual([expect.stringMatching(/^Skytap/), expect.stringMatching(/^This laptop — VMs on this laptop's own vm-manager/)]);
+      expect(within(group).queryByRole('radio', { name: /Remote vm-manager/ })).toBeNull();
+      await waitFor(() => expect((within(group).getByRole('radio', { name: /This laptop/ }) as HTMLInputElement).checked).toBe(true));
+      const options = await within(dialog).findAllByRole('option');
+      expect(options[0]!.textContent).toMatch(/built in/);
+      expect(options[0]!.textContent).toContain('id povdesk-test');
+      expect(options[0]!.textContent).toContain('test-vm (povdesk-test)');
+      expect(within(dialog).queryByLabelText('Auto-delete')).toBeNull();
+      expect(within(dialog).getByTestId('no-auto-delete').textContent).toBe(
+        `No auto-delete date: ${PLATFORMS.local.features.schedules.note}`,
+      );
 
-    fireEvent.click(within(group).getByRole('radio', { name: /Skytap/ }));
-    expect(within(dialog).getByLabelText('Auto-delete')).toBeTruthy();
-    expect(within(dialog).queryByTestId('no-auto-delete')).toBeNull();
-    // Skytap's list needs the account this home does not have: its error, and no local template left behind
-    expect((await within(dialog).findByRole('alert')).textContent).toMatch(/Skytap/);
-    expect(within(dialog).queryAllByRole('option')).toHaveLength(0);
-  });
+      fireEvent.click(within(group).getByRole('radio', { name: /Skytap/ }));
+      expect(within(dialog).getByLabelText('Auto-delete')).toBeTruthy();
+      expect(within(dialog).queryByTestId('no-auto-delete')).toBeNull();
+      // Skytap's list needs the account this home does not have: its error, and no local template left behind
+      expect((await within(dialog).findByRole('alert')).textContent).toMatch(/Skytap/);
+      expect(within(dialog).queryAllByRole('option')).toHaveLength(0);
+    },
+  );
 
   it('with a remote vm-manager connection, offers Remote vm-manager (naming its URL) instead of This laptop', async () => {
     const url = `http://127.0.0.1:${await freeLoopbackPort()}`;
@@ -84,27 +88,31 @@ describe('Create POV: the lab platform', () => {
     expect(screen.getByRole('button', { name: 'Rehearse on the remote vm-manager' })).toBeTruthy();
   });
 
-  it('a saved Skytap account shrinks the rehearsal offer to one button and starts the dialog on Skytap; removing the account brings the offer back', async () => {
-    await core.base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: 'http://127.0.0.1:9' });
-    const { unmount } = render(<PovsPage />);
-    await screen.findByText('No POVs yet');
-    await waitFor(() => expect(useSettings.getState().view).not.toBeNull());
-    // a way to rehearse stays visible: one button, not the first-launch card
-    const offer = await screen.findByRole('region', { name: 'Rehearse' });
-    expect(within(offer).getByRole('button', { name: 'Rehearse on this laptop' })).toBeTruthy();
-    expect(offer.textContent).not.toContain('No Skytap account yet?');
-    const dialog = await openDialog();
-    expect((within(dialog).getByRole('radio', { name: /Skytap/ }) as HTMLInputElement).checked).toBe(true);
-    expect(within(dialog).getByLabelText('Auto-delete')).toBeTruthy();
-    unmount();
+  it(
+    'a saved Skytap account shrinks the rehearsal offer to one button and starts the dialog on Skytap; removing the account brings ' +
+      'the offer back',
+    async () => {
+      await core.base.settings.saveSkytap({ username: 'demo', apiToken: 'demo-token', url: 'http://127.0.0.1:9' });
+      const { unmount } = render(<PovsPage />);
+      await screen.findByText('No POVs yet');
+      await waitFor(() => expect(useSettings.getState().view).not.toBeNull());
+      // a way to rehearse stays visible: one button, not the first-launch card
+      const offer = await screen.findByRole('region', { name: 'Rehearse' });
+      expect(within(offer).getByRole('button', { name: 'Rehearse on this laptop' })).toBeTruthy();
+      expect(offer.textContent).not.toContain('No Skytap account yet?');
+      const dialog = await openDialog();
+      expect((within(dialog).getByRole('radio', { name: /Skytap/ }) as HTMLInputElement).checked).toBe(true);
+      expect(within(dialog).getByLabelText('Auto-delete')).toBeTruthy();
+      unmount();
 
-    // Remove Skytap account: as on first launch, the card and a dialog starting on This laptop
-    await call('settings.removeSkytap', {});
-    render(<PovsPage />);
-    expect(await screen.findByText('No Skytap account yet? Rehearse on this laptop.')).toBeTruthy();
-    const again = await openDialog();
-    await waitFor(() => expect((within(again).getByRole('radio', { name: /This laptop/ }) as HTMLInputElement).checked).toBe(true));
-  });
+      // Remove Skytap account: as on first launch, the card and a dialog starting on This laptop
+      await call('settings.removeSkytap', {});
+      render(<PovsPage />);
+      expect(await screen.findByText('No Skytap account yet? Rehearse on this laptop.')).toBeTruthy();
+      const again = await openDialog();
+      await waitFor(() => expect((within(again).getByRole('radio', { name: /This laptop/ }) as HTMLInputElement).checked).toBe(true));
+    },
+  );
 });
 
 describe('Rehearse on this laptop', () => {

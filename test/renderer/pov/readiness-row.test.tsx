@@ -177,35 +177,40 @@ describe('POV list: sorting, filtering and keyboard', () => {
     expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, sort: 'name', descending: true }))).toEqual(['Zeta', 'Mid', 'alpha']);
     expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, query: 'ZET' }))).toEqual(['Zeta']);
     expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, readiness: 'attention' }))).toEqual(['alpha']);
-    expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, query: 'suspended', sort: 'name', descending: false }))).toEqual(['Zeta']); // fakeRows: row 0 suspended
+    // fakeRows: row 0 suspended
+    expect(names(arrange(rows(), { ...DEFAULT_ARRANGEMENT, query: 'suspended', sort: 'name', descending: false }))).toEqual(['Zeta']);
   });
 
-  it('"ready" finds the ready rows, a local rehearsal\'s "ready to rehearse" among them, and not the "not ready" ones: as text and as the Readiness filter', () => {
-    const local: PovView = {
-      ...fakeRows(4)[3]!,
-      name: 'Rehearsal',
-      platform: 'local',
-      readiness: { overall: 'ready', summary: 'Ready to rehearse.', shareExpiresAt: null },
-    };
-    const all = [...rows(), local];
-    const sorted = { ...DEFAULT_ARRANGEMENT, sort: 'name' as const, descending: false };
-    expect(names(arrange(all, { ...sorted, query: 'ready' }))).toEqual(['Rehearsal', 'Zeta']);
-    expect(names(arrange(all, { ...sorted, query: 'Ready to reh' }))).toEqual(['Rehearsal']);
-    expect(names(arrange(all, { ...sorted, query: 'not ready' }))).toEqual(['Mid']);
-    expect(names(arrange(all, { ...sorted, query: 'attention' }))).toEqual(['alpha']);
+  it(
+    '"ready" finds the ready rows, a local rehearsal\'s "ready to rehearse" among them, and not the "not ready" ones: as text and ' +
+      'as the Readiness filter',
+    () => {
+      const local: PovView = {
+        ...fakeRows(4)[3]!,
+        name: 'Rehearsal',
+        platform: 'local',
+        readiness: { overall: 'ready', summary: 'Ready to rehearse.', shareExpiresAt: null },
+      };
+      const all = [...rows(), local];
+      const sorted = { ...DEFAULT_ARRANGEMENT, sort: 'name' as const, descending: false };
+      expect(names(arrange(all, { ...sorted, query: 'ready' }))).toEqual(['Rehearsal', 'Zeta']);
+      expect(names(arrange(all, { ...sorted, query: 'Ready to reh' }))).toEqual(['Rehearsal']);
+      expect(names(arrange(all, { ...sorted, query: 'not ready' }))).toEqual(['Mid']);
+      expect(names(arrange(all, { ...sorted, query: 'attention' }))).toEqual(['alpha']);
 
-    let picked: Arrangement = sorted;
-    render(<ListControls value={sorted} onChange={(a) => (picked = a)} shown={4} total={4} />);
-    const select = screen.getByRole('combobox', { name: 'Readiness filter' }) as HTMLSelectElement;
-    expect([...select.options].map((o) => [o.value, o.textContent])).toEqual([
-      ['all', 'all'],
-      ['ready', 'ready'],
-      ['attention', 'attention'],
-      ['not_ready', 'not ready'],
-    ]);
-    fireEvent.change(select, { target: { value: 'ready' } });
-    expect(names(arrange(all, picked))).toEqual(['Rehearsal', 'Zeta']);
-  });
+      let picked: Arrangement = sorted;
+      render(<ListControls value={sorted} onChange={(a) => (picked = a)} shown={4} total={4} />);
+      const select = screen.getByRole('combobox', { name: 'Readiness filter' }) as HTMLSelectElement;
+      expect([...select.options].map((o) => [o.value, o.textContent])).toEqual([
+        ['all', 'all'],
+        ['ready', 'ready'],
+        ['attention', 'attention'],
+        ['not_ready', 'not ready'],
+      ]);
+      fireEvent.change(select, { target: { value: 'ready' } });
+      expect(names(arrange(all, picked))).toEqual(['Rehearsal', 'Zeta']);
+    },
+  );
 
   it('arrow keys move between rows, Enter opens, Delete asks to destroy', async () => {
     const onOpen = vi.fn();

@@ -81,7 +81,8 @@ describe('Terminals page: SSH profiles', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Edit demo box' }));
     fill(/^Credentials/, 'generate');
     expect(within(form()).getByRole('status').textContent).toBe(
-      "A new key replaces the stored password: paste its public half (shown here after saving) into the server's authorized_keys before you connect again.",
+      "A new key replaces the stored password: paste its public half (shown here after saving) into the server's authorized_keys " +
+        'before you connect again.',
     );
     fill(/^Port/, '22');
     fireEvent.click(within(form()).getByRole('button', { name: 'Cancel edit' }));

@@ -33,7 +33,8 @@ describe('Create VM form: attested VM size', () => {
 
     fireEvent.change(within(form).getByLabelText(/Memory/), { target: { value: '4096' } });
     expect(within(form).getByText(/PCRs move with the VM's size/).textContent).toBe(
-      "Image povdesk-test: golden values were learned at 2 CPUs and 2048 MiB, and the PCRs move with the VM's size: at 2 CPUs and 4096 MiB " +
+      "Image povdesk-test: golden values were learned at 2 CPUs and 2048 MiB, and the PCRs move with the VM's size: " +
+        'at 2 CPUs and 4096 MiB ' +
         'the quotes will not match and the VM will wait in attesting. Learn golden values at 2 CPUs and 4096 MiB (Local VMs, Images), ' +
         'create it at 2 CPUs and 2048 MiB, or create it without attestation.',
     );
@@ -59,7 +60,8 @@ describe('Create VM form: attested VM size', () => {
     expect(within(form).queryByText(/PCRs move with the VM's size/)).toBeNull();
     fireEvent.change(within(form).getByLabelText(/CPUs/), { target: { value: '4' } });
     expect(within(form).getByText(/PCRs move with the VM's size/).textContent).toContain(
-      "golden values were learned at 2 CPUs and 2048 MiB, 2 CPUs and 4096 MiB, and the PCRs move with the VM's size: at 4 CPUs and 4096 MiB",
+      "golden values were learned at 2 CPUs and 2048 MiB, 2 CPUs and 4096 MiB, and the PCRs move with the VM's size: " +
+        'at 4 CPUs and 4096 MiB',
     );
   });
 

@@ -120,7 +120,8 @@ describe('Connection panel with an OIDC login', () => {
     fireEvent.click(screen.getByLabelText(/OIDC login/));
     fireEvent.change(screen.getByPlaceholderText('https://dex.cluster.example'), { target: { value: issuer.url } });
     fireEvent.change(screen.getByPlaceholderText('povdesk'), { target: { value: 'povdesk' } });
-    fireEvent.change(screen.getByPlaceholderText('/etc/ssl/cluster-ca.pem'), { target: { value: issuer.caFile } }); // the issuer's private CA
+    // the issuer's private CA
+    fireEvent.change(screen.getByPlaceholderText('/etc/ssl/cluster-ca.pem'), { target: { value: issuer.caFile } });
     fireEvent.click(screen.getByRole('button', { name: 'Use remote' }));
     const prompt = await screen.findByTestId('vm-relogin');
     fireEvent.click(within(prompt).getByRole('button', { name: 'Log in' }));

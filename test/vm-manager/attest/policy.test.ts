@@ -84,7 +84,7 @@ describe('image policy', () => {
     expect(() => recordGolden(p, { '4': 'short' })).toThrow();
   });
 
-  it('golden values per VM size: the default size in golden, others in golden_sizes; a size without its own falls back to the default', () => {
+  it('golden values per VM size: the default size in golden, others in golden_sizes; a size without its own uses the default', () => {
     const base = recordGolden(newPolicy('x', '1'), { '0': '00'.repeat(32), '4': '44'.repeat(32) });
     const p = recordGoldenForSize(
       base,

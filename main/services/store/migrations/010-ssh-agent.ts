@@ -9,7 +9,8 @@ const migration: Migration = {
   version: 10,
   name: 'ssh profiles: the SSH agent as a way to sign in',
   up(db) {
-    db.exec(`
+    db.exec(
+      `
       CREATE TABLE ssh_profiles_new (
         id TEXT PRIMARY KEY,
         name TEXT NOT NULL,
@@ -25,11 +26,14 @@ const migration: Migration = {
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL
       );
-      INSERT INTO ssh_profiles_new (id, name, host, port, username, auth_kind, public_key, jump_json, keepalive_sec, auto_reconnect, agent_forward, created_at, updated_at)
-        SELECT id, name, host, port, username, auth_kind, public_key, jump_json, keepalive_sec, auto_reconnect, agent_forward, created_at, updated_at FROM ssh_profiles;
+      INSERT INTO ssh_profiles_new (id, name, host, port, username, auth_kind, public_key, jump_json, keepalive_sec, ` +
+        `auto_reconnect, agent_forward, created_at, updated_at)
+        SELECT id, name, host, port, username, auth_kind, public_key, jump_json, keepalive_sec, auto_reconnect, ` +
+        `agent_forward, created_at, updated_at FROM ssh_profiles;
       DROP TABLE ssh_profiles;
       ALTER TABLE ssh_profiles_new RENAME TO ssh_profiles;
-    `);
+    `,
+    );
   },
 };
 export default migration;

@@ -23,7 +23,10 @@ export function RateLimitedBadge() {
   return (
     <span
       className="badge warn pov-rl"
-      title="Skytap queued this environment's power operation under rate limiting; it retries by itself. POV Desk keeps polling and never re-submits it."
+      title={
+        "Skytap queued this environment's power operation under rate limiting; it retries by itself. " +
+        'POV Desk keeps polling and never re-submits it.'
+      }
     >
       rate limited
     </span>

@@ -137,7 +137,10 @@ export function PovList({ povs, jobs, lastJobs = {}, now, onOpen, onAction, onCo
                     <button
                       className="link ellipsis pov-open"
                       onClick={() => onOpen(p.id)}
-                      title={`${p.name}${p.platform !== 'skytap' ? '' : p.envId ? ` — Skytap environment ${p.envId}` : ' — no Skytap environment yet'}`}
+                      title={
+                        p.name +
+                        (p.platform !== 'skytap' ? '' : p.envId ? ` — Skytap environment ${p.envId}` : ' — no Skytap environment yet')
+                      }
                     >
                       {p.name}
                     </button>

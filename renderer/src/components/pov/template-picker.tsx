@@ -61,7 +61,8 @@ export function TemplatePicker({
         {templates && templates.length === 0 && (
           <p className="error">
             {platform === 'skytap'
-              ? 'No templates are visible to this account. A POV cannot be created from an empty catalogue; see Settings → Skytap → Test connection.'
+              ? 'No templates are visible to this account. A POV cannot be created from an empty catalogue; see Settings → Skytap → ' +
+                'Test connection.'
               : 'No local templates. Make one on the Templates page (New local template).'}
           </p>
         )}

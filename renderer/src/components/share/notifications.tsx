@@ -26,7 +26,11 @@ function BellIcon() {
   return (
     <svg className="icon" width="16" height="16" viewBox="0 0 16 16" aria-hidden="true" focusable="false">
       <path
-        d="M8 1.5a1 1 0 0 1 1 1v.6a4.5 4.5 0 0 1 3.5 4.4v2.8l1.2 1.6a.6.6 0 0 1-.5 1H2.8a.6.6 0 0 1-.5-1l1.2-1.6V7.5A4.5 4.5 0 0 1 7 3.1v-.6a1 1 0 0 1 1-1Z M6.3 13.9h3.4a1.7 1.7 0 0 1-3.4 0Z"
+        d={
+          'M8 1.5a1 1 0 0 1 1 1v.6a4.5 4.5 0 0 1 3.5 4.4v2.8l1.2 1.6a.6.6 0 0 1-.5 1' +
+          'H2.8a.6.6 0 0 1-.5-1l1.2-1.6V7.5A4.5 4.5 0 0 1 7 3.1v-.6a1 1 0 0 1 1-1Z ' +
+          'M6.3 13.9h3.4a1.7 1.7 0 0 1-3.4 0Z'
+        }
         fill="currentColor"
       />
     </svg>

@@ -167,8 +167,8 @@ export function NewLocalTemplate({
             />
           </label>
           <label>
-            <input type="checkbox" checked={v.requireAttestation} onChange={(e) => change(i, { requireAttestation: e.target.checked })} />{' '}
-            Attested boot
+            <input type="checkbox" checked={v.requireAttestation} onChange={(e) => change(i, { requireAttestation: e.target.checked })} />
+            {' Attested boot'}
           </label>
           {v.requireAttestation && (
             <AttestWarning

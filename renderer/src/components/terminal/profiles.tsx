@@ -213,7 +213,12 @@ export function Profiles() {
         <label className="wide">
           Jump hosts <input value={form.jump} onChange={set('jump')} placeholder="user@bastion:22" />
         </label>
-        <label title="Seconds between SSH keepalives; 0 sends none. A customer's firewall that drops idle connections needs one shorter than its timeout.">
+        <label
+          title={
+            "Seconds between SSH keepalives; 0 sends none. A customer's firewall that drops idle connections needs one shorter " +
+            'than its timeout.'
+          }
+        >
           Keepalive (s) <input value={form.keepalive} onChange={set('keepalive')} size={5} inputMode="numeric" />
         </label>
         <label className="check">

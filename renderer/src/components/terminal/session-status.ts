@@ -10,7 +10,10 @@ export function statusText(s: SshStatus | null): string {
     return s.reason && s.reason !== by ? `${by}: ${s.reason}` : by;
   }
   if (s.state === 'reconnecting')
-    return `connection dropped${s.reason ? ` (${s.reason})` : ''}; reconnecting${s.nextRetryMs ? ` in ${Math.round(s.nextRetryMs / 1000)} s` : ''} (attempt ${s.attempt})`;
+    return (
+      `connection dropped${s.reason ? ` (${s.reason})` : ''}; ` +
+      `reconnecting${s.nextRetryMs ? ` in ${Math.round(s.nextRetryMs / 1000)} s` : ''} (attempt ${s.attempt})`
+    );
   return s.state;
 }
 

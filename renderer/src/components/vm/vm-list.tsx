@@ -165,7 +165,10 @@ export function VmList({
                         {onSsh && vm.sshPort !== null && LIVE_VM_STATES.includes(vm.state) && (
                           <button
                             onClick={() => onSsh(vm)}
-                            title={`A terminal signed in as root through 127.0.0.1:${vm.sshPort} (the guest's port 22) with the vm-manager's key for ${vm.name}`}
+                            title={
+                              `A terminal signed in as root through 127.0.0.1:${vm.sshPort} (the guest's port 22) with the ` +
+                              `vm-manager's key for ${vm.name}`
+                            }
                           >
                             SSH
                           </button>
