@@ -211,7 +211,7 @@ export async function hostReport(opts: { forceProbe?: boolean } = {}): Promise<H
   const ovmf = findOvmf();
   let guestKernel: string | null;
   try {
-    const { findKernel } = await import('./images');
+    const { findKernel } = await import('./test-image');
     guestKernel = findKernel().kernel;
   } catch {
     guestKernel = null;

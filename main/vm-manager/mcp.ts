@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { lazySchema } from '../../shared/lazy-schema';
 import { createNetworkRequestSchema, createVmRequestSchema, execRequestSchema, forwardRequestSchema } from '../vm-api/schemas';
-import { tokenOk } from './api';
+import { tokenOk } from './api-http';
 import { listZodIssues } from '../../shared/contract/errors';
 
 type Verb = 'GET' | 'POST' | 'DELETE';

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import type { Attestation, Host, Image, Metrics, Network } from '../vm-api/schemas';
 import { firmwareChange } from './golden';
-import { learnedSizes } from './attest/index';
+import { goldenForSize, learnedSizes } from './attest/index';
 import { referencesSummary } from './image-references';
 import { findOvmf, type HostReport } from './host';
 import { getImage, listImages } from './images';
@@ -37,6 +37,54 @@ export function attestationDoc(r: VmRecord): Attestation {
     initrd: quote(r.attestation.initrd),
     ready: quote(r.attestation.ready),
   });
+}
+
+/** The attestation with this daemon's PCR table (golden values compared), under `povdesk`. */
+export function attestationView(stateDir: string, r: VmRecord) {
+  let golden: Record<string, string> = {};
+  let compared: number[] = [];
+  let recordOnly: number[] = [];
+  let references = false;
+  try {
+    const p = getImage(stateDir, r.image).policy;
+    if (p) {
+      references = !!p.references;
+      golden = references ? {} : goldenForSize(p, { cpus: r.cpus, memoryMiB: r.memoryMiB }).sha256;
+      recordOnly = references ? [] : (p.record_only ?? []);
+      compared = [...new Set([...p.pcrs.initrd, ...p.pcrs.ready])].filter((n) => n !== 11 && n !== 13 && !recordOnly.includes(n));
+    }
+  } catch {
+    // image gone: no golden values to show
+  }
+  const latest = r.attestation.ready ?? r.attestation.initrd;
+  const pcrs = latest?.pcrs ?? {};
+  // With references a PCR is compared with the replay of the event log (a mismatch holds the replayed value).
+  const replayed = (pcr: string) =>
+    latest?.mismatches.find((m) => m.pcr === pcr)?.expected ?? (latest?.events ? (pcrs[pcr] ?? null) : null);
+  const table = Object.keys(pcrs)
+    .sort((a, b) => Number(a) - Number(b))
+    .map((pcr) => {
+      const expected = references ? (compared.includes(Number(pcr)) ? replayed(pcr) : null) : (golden[pcr] ?? null);
+      return {
+        pcr,
+        value: pcrs[pcr] ?? '',
+        golden: references ? null : expected,
+        ...(references ? { replayed: expected } : {}),
+        compared: compared.includes(Number(pcr)),
+        match: expected === null ? null : expected === pcrs[pcr],
+      };
+    });
+  return {
+    id: r.id,
+    image: r.image,
+    cpus: r.cpus,
+    memoryMiB: r.memoryMiB,
+    state: r.state,
+    stage: r.attestation.ready ? 'ready' : r.attestation.initrd ? 'initrd' : null,
+    references,
+    ...r.attestation,
+    table,
+  };
 }
 
 const LIVE_STATES = ['booting', 'attesting', 'ready', 'running'];

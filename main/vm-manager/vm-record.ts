@@ -2,6 +2,7 @@
  * VM records: the shape persisted as <state>/vms/<id>/vm.json (user-data in its own file), the
  * in-memory store with its change events, and the upgrade of records written by older managers.
  */
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { VmmError } from './errors';
@@ -153,6 +154,62 @@ export function recordPaths(dir: string, hasDisk: boolean): VmRecord['paths'] {
     userData: join(dir, 'user-data'),
     disk: hasDisk ? join(dir, 'disk.qcow2') : null,
     sshKey: join(dir, 'manager_ed25519_key'),
+  };
+}
+
+/** A new VM's record as create makes it: 'creating', nothing run yet, saved once its files are prepared. */
+export function newRecord(
+  input: CreateInput,
+  o: { id: string; image: string; network: string; lease: Lease | null; accel: Accel; dir: string },
+): VmRecord {
+  return {
+    id: o.id,
+    name: input.name,
+    image: o.image,
+    cpus: input.cpus,
+    memoryMiB: input.memoryMiB,
+    diskGiB: input.diskGiB,
+    requireAttestation: input.requireAttestation,
+    waitFor: input.waitFor,
+    network: o.network,
+    lease: o.lease,
+    accel: o.accel,
+    state: 'creating',
+    machineID: randomBytes(16).toString('hex'),
+    hostname: input.hostname ?? null,
+    metadata: input.metadata ?? {},
+    sshAuthorizedKeys: input.sshAuthorizedKeys ?? [],
+    createdAt: now(),
+    installedAt: null,
+    startedAt: null,
+    bootedAt: null,
+    readyAt: null,
+    stoppedAt: null,
+    booted: false,
+    durations: { installSeconds: null, bootSeconds: null, readySeconds: null },
+    lastError: null,
+    hasUserData: input.userData !== null && input.userData !== '',
+    attestation: {
+      required: input.requireAttestation,
+      ...(input.learnGolden ? { learn: true } : {}),
+      userDataReleased: false,
+      nonceIssuedAt: null,
+      akFingerprint: null,
+      akPub: null,
+      initrd: null,
+      ready: null,
+    },
+    sshHostKey: null,
+    sshKey: null,
+    cleanAt: null,
+    cleanMemory: false,
+    cleanNote: null,
+    lastReset: null,
+    pids: { qemu: null, swtpm: null },
+    ports: { ssh: null },
+    forwards: [],
+    hostForwards: input.hostForwards ?? [],
+    paths: recordPaths(o.dir, true),
   };
 }
 

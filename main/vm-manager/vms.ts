@@ -1,29 +1,26 @@
 /**
  * The VM service: create / start / stop / reboot / delete, forwards, and reattach or cleanup of live
- * processes when the manager restarts (recover.ts). Records live in vm-record.ts, processes behind the Launcher
- * (launcher.ts), supervision and the boot timeout in supervision.ts, what the guest reports in
- * guest.ts.
+ * processes when the manager restarts (recover.ts). Records live in vm-record.ts, processes behind
+ * the Launcher (launcher.ts), a boot's steps in vm-boot.ts, supervision and the boot timeout in
+ * supervision.ts, what the guest reports in guest.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { QemuSpec, VmNetwork } from './argv';
-import type { Lease } from './networks';
+import type { VmNetwork } from './argv';
 import { tailLines } from './console';
 import { VmmError } from './errors';
-import { ensureManagerKey } from './exec';
 import { GuestBook, waitFor } from './guest';
-import { getImage, readPolicy } from './images';
-import { LaunchError, type Launcher } from './launcher';
+import { getImage } from './images';
+import type { Launcher } from './launcher';
 import { recoverVms } from './recover';
-import { ensureSshHostKey } from './ssh-host-key';
-import { quoteAfterResume, resetCleanState, saveCleanState, type CleanHost } from './clean-state';
+import { resetCleanState, saveCleanState, type CleanHost } from './clean-state';
 import { DEFAULT_TIMEOUTS, Supervisor, type Timeouts } from './supervision';
+import { VmBoots, type VmLan } from './vm-boot';
 import {
   LIVE,
+  newRecord,
   now,
-  recordPaths,
-  secondsBetween,
   VmRecords,
   type CreateInput,
   type PortForward,
@@ -41,17 +38,8 @@ export interface VmServiceOptions {
   launcher: Launcher;
   /** a network's policy by name (networks.ts); unknown names are refused before create */
   networkMode?: (name: string) => VmNetwork;
-  /**
-   * Real networks (networks.ts, net-switch.ts): a VM's lease is fixed at create, and its network's
-   * switch is up before its QEMU starts. Without it VMs get eth0 only (tests with a fake launcher).
-   */
-  lan?: {
-    leaseFor(network: string, vmId: string, taken: string[]): Lease;
-    /** the switch's control directory, once it runs */
-    up(network: string): Promise<string>;
-    /** whether the network has Internet access now (each start follows it) */
-    internet?(network: string): boolean;
-  };
+  /** real networks (vm-boot.ts `VmLan`); without them VMs get eth0 only (tests with a fake launcher) */
+  lan?: VmLan;
   timeouts?: Partial<Timeouts>;
   /** console.log cap while a VM runs (default CONSOLE_MAX_BYTES) */
   consoleMaxBytes?: number;
@@ -66,6 +54,7 @@ export class VmService {
   private readonly recs = new VmRecords();
   private readonly sup: Supervisor;
   private readonly guest: GuestBook;
+  private readonly boots: VmBoots;
   private readonly vmsDir: string;
 
   constructor(private readonly o: VmServiceOptions) {
@@ -76,6 +65,17 @@ export class VmService {
     const log = (m: string) => o.log?.(m);
     this.sup = new Supervisor(this.recs, o.launcher, { timeouts: this.timeouts, consoleMaxBytes: o.consoleMaxBytes, log });
     this.guest = new GuestBook(this.recs, (id) => this.sup.clearBootTimer(id));
+    this.boots = new VmBoots({
+      stateDir: o.stateDir,
+      recs: this.recs,
+      sup: this.sup,
+      guest: this.guest,
+      launcher: o.launcher,
+      timeouts: this.timeouts,
+      lan: o.lan,
+      networkMode: o.networkMode,
+      log: o.log,
+    });
   }
 
   get events() {
@@ -134,8 +134,8 @@ export class VmService {
       halt: async (id) => void this.recs.update((await this.stop(id, 0)).id, (v) => (v.lastError = null)),
       stop: (id) => this.stop(id),
       start: (id) => this.start(id),
-      resume: (id, memory) => this.launch(id, memory),
-      internet: (r) => this.internetNow(r),
+      resume: (id, memory) => this.boots.launch(id, memory),
+      internet: (r) => this.boots.internetNow(r),
     };
   }
 
@@ -174,55 +174,8 @@ export class VmService {
     while (this.recs.has(id)) id = newId();
     const dir = join(this.vmsDir, id);
     const network = input.network ?? 'default';
-    const r: VmRecord = {
-      id,
-      name: input.name,
-      image: image.name,
-      cpus: input.cpus,
-      memoryMiB: input.memoryMiB,
-      diskGiB: input.diskGiB,
-      requireAttestation: input.requireAttestation,
-      waitFor: input.waitFor,
-      network,
-      lease: this.leaseOn(network, id),
-      accel: this.launcher.accel,
-      state: 'creating',
-      machineID: randomBytes(16).toString('hex'),
-      hostname: input.hostname ?? null,
-      metadata: input.metadata ?? {},
-      sshAuthorizedKeys: input.sshAuthorizedKeys ?? [],
-      createdAt: now(),
-      installedAt: null,
-      startedAt: null,
-      bootedAt: null,
-      readyAt: null,
-      stoppedAt: null,
-      booted: false,
-      durations: { installSeconds: null, bootSeconds: null, readySeconds: null },
-      lastError: null,
-      hasUserData: input.userData !== null && input.userData !== '',
-      attestation: {
-        required: input.requireAttestation,
-        ...(input.learnGolden ? { learn: true } : {}),
-        userDataReleased: false,
-        nonceIssuedAt: null,
-        akFingerprint: null,
-        akPub: null,
-        initrd: null,
-        ready: null,
-      },
-      sshHostKey: null,
-      sshKey: null,
-      cleanAt: null,
-      cleanMemory: false,
-      cleanNote: null,
-      lastReset: null,
-      pids: { qemu: null, swtpm: null },
-      ports: { ssh: null },
-      forwards: [],
-      hostForwards: input.hostForwards ?? [],
-      paths: recordPaths(dir, true),
-    };
+    const lease = this.boots.leaseOn(network, id);
+    const r = newRecord(input, { id, image: image.name, network, lease, accel: this.launcher.accel, dir });
     mkdirSync(r.paths.tpmState, { recursive: true });
     this.recs.hold(r);
     try {
@@ -235,189 +188,16 @@ export class VmService {
       rmSync(dir, { recursive: true, force: true });
       throw new VmmError('internal', `could not prepare VM files: ${e instanceof Error ? e.message : String(e)}`);
     }
-    await this.launch(id);
+    await this.boots.launch(id);
     return this.get(id);
-  }
-
-  /** A new lease on the network, in the record before it is first saved (so a crash never leaves a VM without one). */
-  private leaseOn(network: string, id: string): Lease | null {
-    if (!this.o.lan) return null;
-    const taken = this.list()
-      .filter((v) => v.network === network && v.lease && v.id !== id)
-      .map((v) => v.lease!.ip);
-    return this.o.lan.leaseFor(network, id, taken);
   }
 
   async start(id: string): Promise<VmRecord> {
     const r = this.get(id);
     if (r.state !== 'stopped' && r.state !== 'failed')
       throw new VmmError('conflict', `VM ${id} is ${r.state}; start works only from stopped or failed`);
-    await this.launch(id);
+    await this.boots.launch(id);
     return this.get(id);
-  }
-
-  private resetBoot(r: VmRecord) {
-    r.bootedAt = null;
-    r.readyAt = null;
-    r.stoppedAt = null;
-    r.attestation.userDataReleased = !r.requireAttestation;
-    r.attestation.nonceIssuedAt = null;
-    r.attestation.initrd = null;
-    r.attestation.ready = null;
-    r.durations.bootSeconds = null;
-    r.durations.readySeconds = null;
-    this.events.emit('boot-reset', r.id);
-  }
-
-  /** Launches under way, so stopAll can wait for a VM still 'creating' to reach a state it stops. */
-  private readonly launching = new Set<Promise<void>>();
-
-  private launch(id: string, incoming?: string): Promise<void> {
-    const p = this.launchNow(id, incoming);
-    this.launching.add(p);
-    const done = () => void this.launching.delete(p);
-    p.then(done, done);
-    return p;
-  }
-
-  private internetNow(r: VmRecord): boolean {
-    return this.o.lan !== undefined && r.lease !== null && (this.o.lan.internet?.(r.network) ?? false);
-  }
-
-  /** Boots the VM, or with `incoming` resumes that memory snapshot and has the guest attest again. */
-  private async launchNow(id: string, incoming?: string): Promise<void> {
-    const r = this.get(id);
-    const rt = this.sup.runtime(id);
-    rt.stopping = false;
-    rt.failReason = null;
-    rt.generation++;
-    const gen = rt.generation;
-    this.recs.update(id, (v) => {
-      v.state = 'creating';
-      v.lastError = null;
-      this.resetBoot(v);
-    });
-    const fail = async (msg: string): Promise<never> => {
-      await this.launcher.stop(r, 0).catch(() => {});
-      this.recs.update(id, (v) => {
-        v.state = 'failed';
-        v.lastError = msg;
-        v.stoppedAt = now();
-        v.pids = { qemu: null, swtpm: null };
-        v.ports = { ssh: null };
-      });
-      throw new VmmError(
-        'vm_failed',
-        `VM ${id}: ${msg.split('\n')[0]}; the VM still exists: see GET /api/v1/vms/${id} (lastError) or delete it`,
-      );
-    };
-    try {
-      // The AK is the manager's: made in the VM's swtpm before the guest runs, and pinned (a record from
-      // before host provisioning gets one now, replacing any key its guest made).
-      if (!r.attestation.akPub) {
-        const ak = await this.launcher.provisionAk(r).catch((e: unknown) => {
-          throw new LaunchError(`could not provision the VM's attestation key in its swtpm: ${e instanceof Error ? e.message : String(e)}`);
-        });
-        this.recs.update(id, (v) => {
-          v.attestation.akPub = ak.pub;
-          v.attestation.akFingerprint = ak.fingerprint;
-        });
-      }
-      if (!r.sshHostKey) {
-        const key = await ensureSshHostKey(r.paths.dir);
-        this.recs.update(id, (v) => (v.sshHostKey = key));
-      }
-      if (!r.sshKey) {
-        const key = await ensureManagerKey(r.paths.sshKey, r.id);
-        this.recs.update(id, (v) => (v.sshKey = key));
-      }
-      this.recs.update(id, (v) => (v.paths.serialSocket = join(v.paths.dir, 'serial.sock')));
-      if (this.o.lan && !r.lease) this.recs.update(id, (v) => (v.lease = this.leaseOn(v.network, v.id)));
-      const lan = this.o.lan && r.lease ? { sock: await this.o.lan.up(r.network), mac: r.lease.mac } : null;
-      const launched = await this.launcher.start(r, {
-        boot: this.bootSource(r),
-        lan,
-        internet: lan !== null && this.internetNow(r),
-        incoming,
-        network: this.o.networkMode?.(r.network) ?? (r.network === 'nat' ? 'nat' : 'restricted'),
-        onPid: (kind, pid) => this.recs.update(id, (v) => (v.pids[kind] = pid)),
-      });
-      if (gen !== this.sup.runtime(id).generation) return;
-      this.recs.update(id, (v) => {
-        v.pids = { ...launched.pids };
-        v.ports = { ssh: launched.sshPort };
-      });
-      await this.sup.watchResets(id, () => this.guestReset(id));
-      this.recs.update(id, (v) => {
-        v.state = 'booting';
-        v.startedAt = now();
-        v.durations.installSeconds = secondsBetween(v.createdAt, v.startedAt);
-        v.attestation.userDataReleased = !v.requireAttestation;
-      });
-      this.sup.supervise(id, launched.qemuExit, launched.swtpmExit);
-      this.sup.armBootTimer(id, this.timeouts.bootMs);
-      if (incoming !== undefined) void this.attestResumed(id, gen);
-    } catch (e) {
-      await fail(e instanceof Error ? e.message : String(e));
-    }
-  }
-
-  /** A resumed guest is ready once its fresh quote verifies (clean-state.ts); its user-data is released then. */
-  private async attestResumed(id: string, gen: number) {
-    const r = this.get(id);
-    let pcrs: number[] | null = null;
-    try {
-      pcrs = readPolicy(getImage(this.o.stateDir, r.image).dir)?.pcrs.ready ?? null;
-    } catch {
-      /* the quote says what is missing */
-    }
-    const why = await quoteAfterResume(r, pcrs, this.timeouts.bootMs);
-    const v = this.recs.find(id);
-    if (!v || gen !== this.sup.runtime(id).generation || !LIVE.includes(v.state)) return;
-    const verified = why === null && v.attestation.ready?.verified === true && v.attestation.nonceIssuedAt !== null;
-    if (verified || !v.requireAttestation) {
-      this.recs.update(id, (x) => (x.attestation.userDataReleased = true));
-      this.guest.ready(id);
-    } else {
-      this.recs.update(
-        id,
-        (x) =>
-          (x.lastError = `resumed from its clean state, but its fresh quote did not verify: ${why ?? x.attestation.ready?.message ?? 'no quote arrived'}`),
-      );
-    }
-  }
-
-  private guestReset(id: string) {
-    const r = this.recs.find(id);
-    if (!r || !LIVE.includes(r.state)) return;
-    this.o.log?.(`vm ${id}: the guest reset itself; user-data is withheld until a new initrd quote verifies`);
-    this.newBoot(id);
-  }
-
-  /** A reset (ours or the guest's): a new boot whose attestation starts over and whose user-data is withheld again. */
-  private newBoot(id: string) {
-    this.recs.update(id, (v) => {
-      this.resetBoot(v);
-      v.state = 'booting';
-      v.startedAt = now();
-      v.lastError = null;
-    });
-    this.sup.armBootTimer(id, this.timeouts.bootMs);
-  }
-
-  private bootSource(r: VmRecord): QemuSpec['boot'] {
-    const img = getImage(this.o.stateDir, r.image);
-    if (img.kind === 'kernel' && img.kernel && img.initrd) {
-      return {
-        kind: 'kernel',
-        kernel: join(img.dir, img.kernel),
-        initrd: join(img.dir, img.initrd),
-        append: img.cmdline ?? '',
-        dataDisk: r.paths.disk,
-      };
-    }
-    if (!r.paths.disk) throw new VmmError('internal', `VM ${r.id} has a disk image but no overlay`);
-    return { kind: 'disk', overlay: r.paths.disk };
   }
 
   // ---- stop / reboot / delete / forward ------------------------------------------------------
@@ -435,10 +215,11 @@ export class VmService {
       v.stoppedAt = now();
       v.pids = { qemu: null, swtpm: null };
       v.ports = { ssh: null };
+      const signal = how === 'term' ? 'SIGTERM' : 'SIGKILL';
       v.lastError =
         how === 'powerdown' || how === 'gone'
           ? null
-          : `the guest did not power down within ${Math.round(powerdownMs / 1000)} s, so QEMU got ${how === 'term' ? 'SIGTERM' : 'SIGKILL'}`;
+          : `the guest did not power down within ${Math.round(powerdownMs / 1000)} s, so QEMU got ${signal}`;
     });
     rt.stopping = false;
     rt.generation++;
@@ -456,7 +237,7 @@ export class VmService {
         `VM ${id}: QEMU did not take the reset (${e instanceof Error ? e.message : String(e)}); stop and start it instead`,
       );
     }
-    this.newBoot(id);
+    this.boots.newBoot(id);
     return this.get(id);
   }
 
@@ -507,7 +288,7 @@ export class VmService {
       launcher: this.launcher,
       sup: this.sup,
       bootMs: this.timeouts.bootMs,
-      onGuestReset: (id) => this.guestReset(id),
+      onGuestReset: (id) => this.boots.guestReset(id),
     });
   }
 
@@ -522,7 +303,7 @@ export class VmService {
    * within the start timeouts) and the VM stopped with the rest.
    */
   async stopAll() {
-    await Promise.allSettled([...this.launching]);
+    await Promise.allSettled(this.boots.underway());
     await Promise.all(
       this.list()
         .filter((r) => LIVE.includes(r.state))

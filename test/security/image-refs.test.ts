@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { dirname, join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { diskOf, workingCopy } from '../../main/services/bake/source';
-import { importImage, listImages } from '../../main/vm-manager/images';
+import { importImage } from '../../main/vm-manager/image-import';
+import { listImages } from '../../main/vm-manager/images';
 import { headerReferences, infoReferences } from '../../main/lib/image-refs';
 import { needs } from '../support/system';
 import { tempDir } from '../support/temp-dirs';

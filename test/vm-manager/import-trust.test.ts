@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importImage, listImages } from '../../main/vm-manager/images';
+import { importImage } from '../../main/vm-manager/image-import';
+import { listImages } from '../../main/vm-manager/images';
 import { needs } from '../support/system';
 import { rawDisk } from './support';
 

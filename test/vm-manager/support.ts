@@ -23,7 +23,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GUEST_QUOTE_SCRIPT } from '../../main/vm-manager/attest/index';
 import { findOvmf } from '../../main/vm-manager/host';
-import { buildTestImage, findKernel, TEST_IMAGE } from '../../main/vm-manager/images';
+import { TEST_IMAGE } from '../../main/vm-manager/images';
+import { buildTestImage, findKernel } from '../../main/vm-manager/test-image';
 import { needs } from '../support/system';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -46,6 +47,7 @@ export function vmSkip(): string | null {
 function inputsHash(): string {
   const h = createHash('sha256');
   h.update(readFileSync(join(repo, 'main', 'vm-manager', 'guest', 'init.sh')));
+  h.update(readFileSync(join(repo, 'main', 'vm-manager', 'test-image.ts')));
   h.update(readFileSync(join(repo, 'main', 'vm-manager', 'images.ts')));
   h.update(readFileSync(join(repo, 'main', 'vm-manager', 'cpio.ts')));
   if (existsSync(GUEST_QUOTE_SCRIPT)) h.update(readFileSync(GUEST_QUOTE_SCRIPT));
@@ -157,7 +159,7 @@ type VmAnswer = import('../../main/vm-manager/views').VmView;
 type HostAnswer = ReturnType<typeof import('../../main/vm-manager/views').hostView>;
 type ImageAnswer = ReturnType<typeof import('../../main/vm-manager/views').imageView>;
 type AttestationAnswer = import('../../main/vm-api/schemas').Attestation & {
-  povdesk: ReturnType<typeof import('../../main/vm-manager/api').attestationView>;
+  povdesk: ReturnType<typeof import('../../main/vm-manager/views').attestationView>;
 };
 
 /** An error answer of the daemon: its status and the document's {"error":{"code","message"}}. */
