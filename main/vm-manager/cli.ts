@@ -62,7 +62,9 @@ function parse(argv: string[]) {
   );
 }
 
-const USAGE = `usage: povdesk vm-manager serve [--state-dir D] [--port N | --socket P] [--token-file F] [--learn-golden IMAGE[,IMAGE]] [--stop-vms-on-exit]
+const USAGE =
+  'usage: povdesk vm-manager serve [--state-dir D] [--port N | --socket P] [--token-file F] [--learn-golden IMAGE[,IMAGE]] ' +
+  `[--stop-vms-on-exit]
                                       [--exit-unowned <home>/owner.json]   (exit once no VM runs and that owner is gone)
        povdesk vm-manager image build-test [--no-golden] [--state-dir D]
        povdesk vm-manager image import <file> [--name N] [--state-dir D]
@@ -93,7 +95,8 @@ function tokenOption(flags: Flags, env: NodeJS.ProcessEnv, warn: (s: string) => 
   const arg = flags.token;
   if (typeof arg === 'string') {
     warn(
-      'warning: --token puts the token on the command line, readable by every local user (ps, /proc/<pid>/cmdline); use POVDESK_VMM_TOKEN or --token-file <file> (chmod 600)',
+      'warning: --token puts the token on the command line, readable by every local user (ps, /proc/<pid>/cmdline); ' +
+        'use POVDESK_VMM_TOKEN or --token-file <file> (chmod 600)',
     );
     return arg;
   }
@@ -219,7 +222,8 @@ export async function runVmManagerCli(
         if (!res.ok || !body?.povdesk)
           throw new VmmError(
             res.status === 404 ? 'not_found' : 'internal',
-            `${server} answered ${res.status} for VM ${vmId}'s attestation: ${body?.error?.message ?? 'no attestation with stage results (is it a POV Desk vm-manager?)'}`,
+            `${server} answered ${res.status} for VM ${vmId}'s attestation: ` +
+              (body?.error?.message ?? 'no attestation with stage results (is it a POV Desk vm-manager?)'),
           );
         att = body.povdesk;
       } else {
@@ -231,7 +235,8 @@ export async function runVmManagerCli(
       if (!att.ready?.verified)
         throw new VmmError(
           'conflict',
-          `VM ${vmId} has no verified ready-stage quote (${att.ready?.message ?? 'none yet'}); boot it with \`serve --learn-golden\` and wait until it is ready`,
+          `VM ${vmId} has no verified ready-stage quote (${att.ready?.message ?? 'none yet'}); ` +
+            'boot it with `serve --learn-golden` and wait until it is ready',
         );
       const policy = readPolicy(image.dir) as ImagePolicy | null;
       if (!policy) throw new VmmError('not_found', `image ${image.name} has no policy.json`);

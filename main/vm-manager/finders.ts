@@ -122,11 +122,17 @@ export function acceleratorCandidates(platform: NodeJS.Platform, arch: string): 
 /** What this kind of host can run, said plainly for the host report; null when nothing needs saying. */
 export function platformNote(platform: NodeJS.Platform, arch: string): string | null {
   if (platform === 'darwin' && arch === 'arm64') {
-    return 'Apple Silicon Mac: x86_64 images (every Skytap template, the test image) run under TCG emulation, which is slow but correct (expect boots several times longer than on an Intel Mac or a Linux laptop with KVM); arm64 images would run at full speed with HVF.';
+    return (
+      'Apple Silicon Mac: x86_64 images (every Skytap template, the test image) run under TCG emulation, which is slow but correct ' +
+      '(expect boots several times longer than on an Intel Mac or a Linux laptop with KVM); arm64 images would run at full speed with HVF.'
+    );
   }
   if (platform === 'darwin') return 'Intel Mac: x86_64 images run with HVF acceleration.';
   if (platform === 'win32')
-    return 'Windows: x86_64 images run with WHPX when the Windows Hypervisor Platform feature is on, else under TCG emulation; swtpm (for attested boots) has no official Windows build.';
+    return (
+      'Windows: x86_64 images run with WHPX when the Windows Hypervisor Platform feature is on, else under TCG emulation; ' +
+      'swtpm (for attested boots) has no official Windows build.'
+    );
   if (platform === 'linux' && arch !== 'x64') return `Linux on ${arch}: x86_64 images run under TCG emulation (slow but correct).`;
   return null;
 }

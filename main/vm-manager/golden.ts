@@ -38,7 +38,8 @@ export function firmwareChange(policy: ImagePolicy | null, ovmfCode: string | nu
     }
     return now === refs.sha256
       ? null
-      : `the host's firmware changed since the reference measurements were made (${refs.path} ${refs.sha256.slice(0, 12)}… → ${ovmfCode} ${now.slice(0, 12)}…): every attested VM of this image will fail; make them again from the files (no boot)`;
+      : `the host's firmware changed since the reference measurements were made (${refs.path} ${refs.sha256.slice(0, 12)}… → ` +
+          `${ovmfCode} ${now.slice(0, 12)}…): every attested VM of this image will fail; make them again from the files (no boot)`;
   }
   const rec = policy?.golden_firmware;
   if (!rec || !ovmfCode || !hasGolden(policy!)) return null;
@@ -50,7 +51,8 @@ export function firmwareChange(policy: ImagePolicy | null, ovmfCode: string | nu
   }
   return now === rec.sha256
     ? null
-    : `the host's firmware changed since the golden values were learned (${rec.path} ${rec.sha256.slice(0, 12)}… → ${ovmfCode} ${now.slice(0, 12)}…): every attested VM of this image will fail; learn them again`;
+    : `the host's firmware changed since the golden values were learned (${rec.path} ${rec.sha256.slice(0, 12)}… → ` +
+        `${ovmfCode} ${now.slice(0, 12)}…): every attested VM of this image will fail; learn them again`;
 }
 
 /**
@@ -70,7 +72,8 @@ export async function learnWith(
   if (policy.references) {
     throw new VmmError(
       'conflict',
-      `image ${image.name} has reference measurements made from its files: its VMs attest at any size with no learn boot (golden values are only the fallback for an image whose boot cannot be predicted)`,
+      `image ${image.name} has reference measurements made from its files: its VMs attest at any size with no learn boot ` +
+        '(golden values are only the fallback for an image whose boot cannot be predicted)',
     );
   }
   const started = Date.now();

@@ -77,7 +77,8 @@ export function waitFor(recs: VmRecords, id: string, milestone: WaitFor, ms: num
           reject(
             new VmmError(
               'vm_failed',
-              `VM ${id} is ${r.state} before "${milestone}" (the VM still exists: GET /api/v1/vms/${id}, or delete it): ${r.lastError ?? 'no error recorded'}`,
+              `VM ${id} is ${r.state} before "${milestone}" (the VM still exists: GET /api/v1/vms/${id}, or delete it): ` +
+                (r.lastError ?? 'no error recorded'),
             ),
           ),
         );
@@ -86,7 +87,10 @@ export function waitFor(recs: VmRecords, id: string, milestone: WaitFor, ms: num
           reject(
             new VmmError(
               'timeout',
-              `VM ${id} did not reach "${milestone}" within the boot timeout; it keeps running (state running): GET /api/v1/vms/${id}. ${r.lastError?.split('\n')[0] ?? ''}`.trim(),
+              (
+                `VM ${id} did not reach "${milestone}" within the boot timeout; it keeps running (state running): ` +
+                `GET /api/v1/vms/${id}. ${r.lastError?.split('\n')[0] ?? ''}`
+              ).trim(),
             ),
           ),
         );

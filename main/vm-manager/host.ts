@@ -179,14 +179,14 @@ export function chooseAccelerator(
       probes.push(p);
       if (p.result === 'usable') {
         const hw = probes.filter((x) => x.accel !== 'tcg');
+        const notUsed = hw.map((x) => `${x.accel} is ${x.result === 'absent' ? 'absent' : x.detail}`).join('; ');
         const warning =
           accel === 'tcg'
-            ? `no hardware acceleration (${hw.map((x) => `${x.accel}: ${x.detail}`).join('; ') || 'none for this platform'}): VMs run under TCG emulation, several times slower`
+            ? `no hardware acceleration (${hw.map((x) => `${x.accel}: ${x.detail}`).join('; ') || 'none for this platform'}): ` +
+              'VMs run under TCG emulation, several times slower'
             : null;
         const reason =
-          accel === 'tcg'
-            ? `tcg chosen because ${hw.map((x) => `${x.accel} is ${x.result === 'absent' ? 'absent' : x.detail}`).join('; ') || 'no hardware accelerator exists here'}`
-            : `${accel} chosen: ${p.detail}`;
+          accel === 'tcg' ? `tcg chosen because ${notUsed || 'no hardware accelerator exists here'}` : `${accel} chosen: ${p.detail}`;
         return { chosen: accel, reason, warning, probes };
       }
     }

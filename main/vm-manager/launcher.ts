@@ -266,7 +266,9 @@ export class QemuLauncher implements Launcher {
       // passt NATs through the interface of the host's default route: with none (offline, or a sandbox) it exits at once.
       if (/no external routable interface/i.test(said)) {
         throw new LaunchError(
-          `Internet access is on for network ${r.network}, but this machine has no route out (no default route), so passt cannot give the VM one: connect the machine to a network, or turn Internet access off for this POV and start the VM again (passt: ${said})`,
+          `Internet access is on for network ${r.network}, but this machine has no route out (no default route), ` +
+            'so passt cannot give the VM one: connect the machine to a network, ' +
+            `or turn Internet access off for this POV and start the VM again (passt: ${said})`,
         );
       }
       throw new LaunchError(`passt did not open its socket within 5 s: ${said || 'no output'}`);

@@ -287,7 +287,8 @@ export class MetadataService {
         ? send(204)
         : send(
             409,
-            `VM ${vmId} cannot be ready now (state ${this.o.vms.get(vmId).state}, user-data ${this.o.vms.get(vmId).attestation.userDataReleased ? 'released' : 'withheld'})\n`,
+            `VM ${vmId} cannot be ready now (state ${this.o.vms.get(vmId).state}, ` +
+              `user-data ${this.o.vms.get(vmId).attestation.userDataReleased ? 'released' : 'withheld'})\n`,
           );
     }
     return send(404);

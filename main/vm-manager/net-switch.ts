@@ -102,7 +102,8 @@ export class LanSwitches {
       if (!existsSync(join(sock, 'ctl'))) {
         throw new VmmError(
           'internal',
-          `the switch of network "${n.name}" did not start (${exited ? 'it exited' : 'no socket within 10 s'}): ${tailLines(join(dir, 'switch.log'), 3).join(' | ') || 'no output'}`,
+          `the switch of network "${n.name}" did not start (${exited ? 'it exited' : 'no socket within 10 s'}): ` +
+            (tailLines(join(dir, 'switch.log'), 3).join(' | ') || 'no output'),
         );
       }
       this.o.log?.(`network ${n.name}: switch up (pid ${started.pid})`);
@@ -112,7 +113,8 @@ export class LanSwitches {
       if (!plug)
         throw new VmmError(
           'unavailable',
-          'vde_plug is missing, so a network cannot hand out addresses: install it with `apt-get install vdeplug` (macOS: `brew install vde`)',
+          'vde_plug is missing, so a network cannot hand out addresses: ' +
+            'install it with `apt-get install vdeplug` (macOS: `brew install vde`)',
         );
       const gw = new NetworkGateway({
         name: n.name,

@@ -142,7 +142,8 @@ export class Networks {
     if (attached.length)
       throw new VmmError(
         'conflict',
-        `network "${name}" has VM${attached.length > 1 ? 's' : ''} ${attached.join(', ')} attached: delete ${attached.length > 1 ? 'them' : 'it'} first`,
+        `network "${name}" has VM${attached.length > 1 ? 's' : ''} ${attached.join(', ')} attached: ` +
+          `delete ${attached.length > 1 ? 'them' : 'it'} first`,
       );
     if (n.builtin) throw new VmmError('conflict', `network "${name}" is built in and cannot be deleted`);
     this.made = this.made.filter((x) => x.name !== name);

@@ -58,7 +58,8 @@ export function openApiDocument(): string {
       version: 'v1',
       description:
         "giantswarm/vm-manager's /api/v1 (api/openapi.yaml @ dc39fe35c638a4f6ec4b9b8cb9788c1a69ef18e3) as this laptop daemon serves it. " +
-        'Request bodies snake_case, records camelCase, errors {"error":{"code","message"}}. Records may carry a `povdesk` object with what only this daemon knows; ' +
+        'Request bodies snake_case, records camelCase, errors {"error":{"code","message"}}. ' +
+        'Records may carry a `povdesk` object with what only this daemon knows; ' +
         'fields without a meaning here say so in their value (docs/vm-manager-api.md).',
     },
     servers: [{ url: API_PREFIX }],

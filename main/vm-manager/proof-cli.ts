@@ -84,7 +84,8 @@ export async function runProofCli(o: ProofCliOptions): Promise<number> {
   if (result.durations) {
     const d = result.durations;
     o.out(
-      `install: ${d.installSeconds === null ? 'none (no installer phase)' : `${d.installSeconds.toFixed(1)} s`}; boot: ${d.bootSeconds.toFixed(1)} s`,
+      `install: ${d.installSeconds === null ? 'none (no installer phase)' : `${d.installSeconds.toFixed(1)} s`}; ` +
+        `boot: ${d.bootSeconds.toFixed(1)} s`,
     );
   }
   const failed = result.checks.filter((c) => c.result === 'fail').map((c) => c.name);

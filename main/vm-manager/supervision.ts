@@ -155,7 +155,8 @@ export class Supervisor {
         if (!r || (r.state !== 'booting' && r.state !== 'attesting')) return;
         const why =
           r.requireAttestation && !r.attestation.userDataReleased
-            ? `no READY within ${Math.round(ms / 1000)} s: attestation did not verify, so user-data was withheld (${r.attestation.initrd?.message ?? 'no initrd quote arrived'})`
+            ? `no READY within ${Math.round(ms / 1000)} s: attestation did not verify, ` +
+              `so user-data was withheld (${r.attestation.initrd?.message ?? 'no initrd quote arrived'})`
             : `no READY within ${Math.round(ms / 1000)} s; the VM keeps running and a late READY still makes it ready`;
         this.recs.update(id, (v) => {
           v.state = 'running';

@@ -52,7 +52,10 @@ export interface VmRecord {
   waitFor: WaitFor;
   /** the network's name (networks.ts): `default` (restricted), `nat`, or one made with POST /networks */
   network: string;
-  /** the VM's MAC and address on its network, fixed at create (null: a record from before networks were real, given one at its next start) */
+  /**
+   * the VM's MAC and address on its network, fixed at create (null: a record from before networks
+   * were real, given one at its next start)
+   */
   lease: Lease | null;
   accel: Accel;
   state: VmState;
@@ -103,7 +106,10 @@ export interface VmRecord {
   /** Host ports (127.0.0.1) forwarded into the guest while QEMU runs; ssh → the guest's port 22. */
   ports: { ssh: number | null };
   forwards: PortForward[];
-  /** Guest→host forwards (the create body's povdesk.host_forwards): GUEST_HOST_ALIAS:guestPort in the guest reaches 127.0.0.1:hostPort here. */
+  /**
+   * Guest→host forwards (the create body's povdesk.host_forwards): GUEST_HOST_ALIAS:guestPort in
+   * the guest reaches 127.0.0.1:hostPort here.
+   */
   hostForwards: HostForward[];
   /** serialSocket: null for a VM last started by a vm-manager without the serial socket. */
   paths: {

@@ -61,10 +61,12 @@ function qcow2(fd: number, h: Buffer, path: string): DiskReader {
   const l1Offset = Number(h.readBigUInt64BE(40));
   if (version === 3) {
     const incompatible = h.readBigUInt64BE(72);
-    // bit 0 dirty and bit 1 corrupt are about consistency; data file (2), compression type (3) and extended L2 (4) change how bytes are found
+    // bit 0 dirty and bit 1 corrupt are about consistency; data file (2), compression type (3) and
+    // extended L2 (4) change how bytes are found
     if (incompatible & ~0x3n)
       throw new DiskError(
-        `${path} uses qcow2 features this reader does not (incompatible bits 0x${incompatible.toString(16)}: external data file, zstd or extended L2 entries)`,
+        `${path} uses qcow2 features this reader does not ` +
+          `(incompatible bits 0x${incompatible.toString(16)}: external data file, zstd or extended L2 entries)`,
       );
   }
   const cluster = 2 ** clusterBits;
