@@ -1,6 +1,7 @@
 /**
- * VM records: the shape persisted as <state>/vms/<id>/vm.json (user-data in its own file), the
- * in-memory store with its change events, and the upgrade of records written by older managers.
+ * VM records: the shape persisted as <state>/vms/<id>/vm.json (user-data in its own file), a new
+ * VM's record, the in-memory store with its change events, and the upgrade of records written by
+ * older managers.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
