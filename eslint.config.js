@@ -116,11 +116,6 @@ export default defineConfig(
     // test names, so those are wrapped by hand (split with `+`). URLs and regex literals may run long.
     // ESLint 10 still ships the core max-len (deprecated, kept until ESLint 11; its successor is
     // @stylistic/eslint-plugin's max-len).
-    ignores: [
-      // until the split of vm-manager's files merges
-      'main/vm-manager/**',
-      '!main/vm-manager/attest/**',
-    ],
     rules: { 'max-len': ['error', { code: 140, ignoreUrls: true, ignoreRegExpLiterals: true }] },
   },
   {
