@@ -2,9 +2,10 @@
  * One local POV on the real vm-manager (in-process daemon, real QEMU + swtpm + OVMF under TCG, the
  * cached test image): pov.create {platform: 'local'} from the bundled test template through the
  * real core (its ConnectedVmManager reattaches to this manager as its local one, the production wiring),
- * suspend (the vm-manager's stop) and start (a cold boot from disk), destroy. Afterwards no qemu or
- * swtpm process mentions the state dir and the manager has no VM record. One VM, two boots: the
- * only real boots of the platform suites (2 cores are shared). Then a two-VM POV on its own network
+ * suspend (the vm-manager's stop) and start (a cold boot from disk), save the clean state and reset
+ * to it (the memory resumed, ready after a fresh quote), destroy. Afterwards no qemu or swtpm process
+ * mentions the state dir and the manager has no VM record. One VM, two boots: the only real boots of
+ * the platform suites (2 cores are shared). Then a two-VM POV on its own network
  * (issue 34): both /32s in the control node's policy, the other VM's SSH port answering the control node.
  */
 import { rmSync } from 'node:fs';
@@ -38,7 +39,7 @@ describe.skipIf(skip !== null)('a local POV on the real vm-manager (TCG)', () =>
     if (state) rmSync(state, { recursive: true, force: true });
   });
 
-  it('create → running, suspend → stopped, start → running, destroy → no VM record and no qemu/swtpm process', async () => {
+  it('create → running, suspend → stopped, start → running, save and reset → resumed, destroy → no VM or qemu/swtpm left', async () => {
     const t0 = Date.now();
     const { jobId } = await t.call('pov.create', { platform: 'local', templateId: TEST_TEMPLATE_ID, name: 'Rehearsal on TCG' });
     const job = await t.jobs.wait(jobId);
@@ -71,13 +72,30 @@ describe.skipIf(skip !== null)('a local POV on the real vm-manager (TCG)', () =>
     expect((await t.call('pov.get', { id: povId })).pov.runstate).toBe('running');
     const started = Date.now() - t2;
 
+    // Save the clean state once ready (its memory too), then reset: the job says per VM that it resumed
+    // from the saved memory, and the VM is ready again (after a fresh quote: it requires attestation).
+    await until('the VM ready', async () => (await m!.vms.list())[0]?.state === 'ready', 240_000, 500);
+    const t4 = Date.now();
+    const sv = await t.jobs.wait((await t.call('pov.snapshot', { id: povId })).jobId);
+    expect(sv.state, JSON.stringify(sv.error)).toBe('succeeded');
+    const rs = await t.jobs.wait((await t.call('pov.reset', { id: povId })).jobId);
+    expect(rs.state, JSON.stringify(rs.error)).toBe('succeeded');
+    const log = (await t.call('jobs.get', { id: rs.id })).log.map((l) => l.message);
+    expect(log).toContain(`povdesk-${povId.slice(0, 8)}-test-vm: resumed from its saved memory`);
+    expect((await m!.vms.list())[0]!.lastReset).toMatchObject({ memory: true, note: null });
+    await until('the VM ready after the reset', async () => (await m!.vms.list())[0]?.state === 'ready', 240_000, 500);
+    const reset = Date.now() - t4;
+
     const t3 = Date.now();
     const d = await t.jobs.wait((await t.call('pov.destroy', { id: povId })).jobId);
     expect(d.state, JSON.stringify(d.error)).toBe('succeeded');
     expect((await t.call('pov.get', { id: povId })).pov.state).toBe('destroyed');
     expect(await m!.vms.list()).toEqual([]);
     expect(pidsWith(state)).toEqual([]);
-    console.log(`local POV on TCG: create ${created} ms, suspend ${suspended} ms, start ${started} ms, destroy ${Date.now() - t3} ms`);
+    console.log(
+      `local POV on TCG: create ${created} ms, suspend ${suspended} ms, start ${started} ms, save + reset ${reset} ms, ` +
+        `destroy ${Date.now() - t3} ms`,
+    );
   }, 600_000);
 
   it("a two-VM local POV on its own network: payload grants both /32s; from the control node the other VM's port 22 answers", async () => {
