@@ -6,7 +6,8 @@
  * the saved disks; the record says which (`lastReset`) and why. A resumed guest is past its boot:
  * its user-data is withheld again and it is ready only once a fresh quote (a new nonce, over the
  * restored vTPM's PCRs) verifies: the manager has the guest run guest-quote.sh's ready stage over
- * its SSH, as exec does.
+ * its SSH, as exec does; then its clock is set to the host's (the saved memory holds the clock of
+ * the save, hours or days behind by the demo).
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { GUEST_NET } from './argv';
@@ -134,5 +135,19 @@ export async function quoteAfterResume(r: VmRecord, pcrs: number[] | null, deadl
       if (Date.now() > end) return `the guest did not answer over SSH: ${e instanceof Error ? e.message : String(e)}`;
       await sleep(1000);
     }
+  }
+}
+
+/**
+ * Sets a resumed guest's clock to the host's over its SSH (`date -u -s @<seconds>`, which busybox
+ * and coreutils both take): the saved memory holds the clock of the save, and a guest hours or days
+ * behind breaks TLS, Kerberos and its logs' times. Returns why not, or null.
+ */
+export async function setGuestClock(r: VmRecord): Promise<string | null> {
+  try {
+    const out = await sshRun(r, ['date', '-u', '-s', `@${Math.round(Date.now() / 1000)}`], 10_000);
+    return out.exitCode === 0 ? null : `date -s exited ${out.exitCode}: ${out.stderr.trim().split('\n')[0]}`;
+  } catch (e) {
+    return `the guest did not answer over SSH: ${e instanceof Error ? e.message : String(e)}`;
   }
 }

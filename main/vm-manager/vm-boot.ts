@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import type { QemuSpec, VmNetwork } from './argv';
-import { quoteAfterResume } from './clean-state';
+import { quoteAfterResume, setGuestClock } from './clean-state';
 import { VmmError } from './errors';
 import { ensureManagerKey } from './exec';
 import type { GuestBook } from './guest';
@@ -186,7 +186,10 @@ export class VmBoots {
     }
   }
 
-  /** A resumed guest is ready once its fresh quote verifies (clean-state.ts); its user-data is released then. */
+  /**
+   * A resumed guest is ready once its fresh quote verifies (clean-state.ts); its user-data is released
+   * then. Its clock is set to the host's first (when that fails, the log says so; it stays ready).
+   */
   private async attestResumed(id: string, gen: number) {
     const r = this.o.recs.get(id);
     let pcrs: number[] | null = null;
@@ -196,6 +199,9 @@ export class VmBoots {
       /* the quote says what is missing */
     }
     const why = await quoteAfterResume(r, pcrs, this.o.timeouts.bootMs);
+    // The clock is set before the guest counts as ready again.
+    const clock = await setGuestClock(r);
+    if (clock !== null) this.o.log?.(`vm ${id}: resumed, but its clock was not set to the host's: ${clock}`);
     const v = this.o.recs.find(id);
     if (!v || gen !== this.o.sup.runtime(id).generation || !LIVE.includes(v.state)) return;
     const verified = why === null && v.attestation.ready?.verified === true && v.attestation.nonceIssuedAt !== null;
