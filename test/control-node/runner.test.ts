@@ -81,7 +81,8 @@ describe.skipIf(missing)('template runner against a loopback metadata service', 
       file,
       buildRunner({ metadataUrl: md.url, intervalSeconds: 1, stateDir: join(dir, 'state'), runFile: join(dir, 'run/payload.sh') }),
     );
-    proc = spawn(shell[0]!, [...shell.slice(1), file], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    // its own process group, so a stop ends what it started too (as systemd stops the unit's cgroup)
+    proc = spawn(shell[0]!, [...shell.slice(1), file], { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     proc.stderr!.on('data', (d) => (stderr += String(d)));
   }
   async function stopRunner() {
@@ -89,7 +90,13 @@ describe.skipIf(missing)('template runner against a loopback metadata service', 
     const p = proc;
     proc = null;
     const gone = new Promise((r) => p.once('exit', r));
-    p.kill('SIGTERM');
+    // The whole group: a SIGTERM to the shell alone left its children (a fetch, a sleep) writing into
+    // the directory the test then removed (ENOTEMPTY once in a loaded run).
+    try {
+      process.kill(-p.pid!, 'SIGTERM');
+    } catch {
+      p.kill('SIGTERM');
+    }
     await gone;
   }
 
@@ -135,7 +142,7 @@ describe.skipIf(missing)('template runner against a loopback metadata service', 
     expect(await until(() => ranLog().length === 2, 4000)).toBe(true);
     expect(ranLog()).toEqual(['one', 'two']);
     await stopRunner();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   }, 40_000);
 
   it('under dash: a failing payload is not marked as run and is retried on the next poll', async () => {
@@ -157,7 +164,7 @@ describe.skipIf(missing)('template runner against a loopback metadata service', 
     await until(() => md.hits >= h + 2, 4000);
     expect(ranLog()).toEqual(['try', 'try']);
     await stopRunner();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   }, 30_000);
 
   it('on a BusyBox-only guest (no curl: wget, busybox awk): falls back to the /skytap JSON document', async () => {
@@ -173,7 +180,7 @@ describe.skipIf(missing)('template runner against a loopback metadata service', 
     expect(await until(() => ranLog().length === 1, 6000)).toBe(true);
     expect(readFileSync(join(dir, 'copy-json.sh'), 'utf8')).toBe(`${md.userData}\n`);
     await stopRunner();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   }, 30_000);
 });
 
@@ -199,7 +206,7 @@ describe('runner script text', () => {
       expect(out.trim().split('\n')).toEqual(r.lines.map((l) => `${l.n} ${l.sum}`));
       expect(r.lines.map((l) => l.text).join('\n') + '\n').toBe(r.script);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     }
   });
   it('ships a systemd unit with Restart=always that runs the script as root', () => {
