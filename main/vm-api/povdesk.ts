@@ -61,6 +61,10 @@ export const setUserDataSchema = lazySchema(() =>
 /** PUT /networks/{name}/povdesk/internet: the network's Internet access (each VM follows it at its next start). */
 export const setInternetSchema = lazySchema(() => z.strictObject({ internet: z.boolean() }));
 
+/** How a VM's last reset to its clean state went (`note` says why it did not resume; null: it did). */
+export const lastResetSchema = lazySchema(() => z.object({ at: z.string(), memory: z.boolean(), note: z.string().nullable() }));
+export type LastReset = z.infer<typeof lastResetSchema>;
+
 /**
  * A VM as this daemon answers it: the document's VM plus, in its `povdesk` extras, how the last
  * reset to the clean state went (resumed from the saved memory, or left to boot the saved disks and
@@ -68,9 +72,7 @@ export const setInternetSchema = lazySchema(() => z.strictObject({ internet: z.b
  */
 export const localVmSchema = lazySchema(() =>
   vmSchema.extend({
-    povdesk: z
-      .object({ lastReset: z.object({ at: z.string(), memory: z.boolean(), note: z.string().nullable() }).nullable().optional() })
-      .optional(),
+    povdesk: z.object({ lastReset: lastResetSchema.nullable().optional() }).optional(),
   }),
 );
 export type LocalVm = z.infer<typeof localVmSchema>;

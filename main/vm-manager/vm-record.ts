@@ -14,6 +14,7 @@ import type { SshHostKey } from './ssh-host-key';
 import type { QuoteVerdict } from './attest/verify';
 
 /** The wire's states (shared/vm-states.ts) and wait_for values: one vocabulary for daemon and client. */
+import type { LastReset } from '../vm-api/povdesk';
 import type { ApiVmState as VmState, WaitFor } from '../vm-api/schemas';
 export type { VmState, WaitFor };
 export const LIVE: VmState[] = ['booting', 'attesting', 'ready', 'running'];
@@ -100,7 +101,7 @@ export interface VmRecord {
   cleanMemory: boolean;
   cleanNote: string | null;
   /** the last "Reset to clean state": resumed from the saved memory, or not and why (a start boots the disks) */
-  lastReset: { at: string; memory: boolean; note: string | null } | null;
+  lastReset: LastReset | null;
   /** the manager's own key for root in the guest (exec); its private half is paths.sshKey */
   sshKey: { publicKey: string } | null;
   pids: { qemu: number | null; swtpm: number | null };
