@@ -2,19 +2,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_HIGH_WATER, MAX_EVENT } from '../../main/services/ssh/session';
 import { needs } from '../support/system';
 import { TERM_SCROLLBACK } from '../../shared/contract/ssh';
-import { Consumer, makeEnv, nextPrompt, openShell, peakRssGrowth, SHELL_SIZE, waitFor, waitState, type Env } from './harness';
+import { Consumer, makeEnv, nextPrompt, openShell, peakLiveGrowth, SHELL_SIZE, waitFor, waitState, type Env } from './harness';
 import { Sshd, sshdWithKey, sshLogin } from './sshd';
 import { PAUSED_READ_BUFFER, SSH2_WINDOW } from '../../main/services/ssh/ssh-backend';
 
 const skip = needs(['/usr/sbin/sshd', 'ssh-keygen', 'head', 'tr']);
 const TOTAL = 100 * 1024 * 1024;
 /**
- * Stated bound: streaming 100 MB may grow this process by at most 64 MB (unbounded would be ≥ 100
- * MB), plus the host's copy of the screen filling its scrollback (mirror.ts): xterm keeps 3 × 4
- * bytes per cell and ~150 bytes per line, so 16 MB for openShell's 120 × 40 terminal. Before the
- * copy the same runs grew 39–48 MB; with it 67.7 and 69.2.
+ * Stated bound: streaming 100 MB may grow what this process holds (live memory after a full
+ * collection) by at most 16 MB, plus the host's copy of the screen filling its scrollback
+ * (mirror.ts): xterm keeps 3 × 4 bytes per cell and ~150 bytes per line, so 15 MB for openShell's
+ * 120 × 40 terminal. Paced runs hold 22–26 MB, quiet or beside two CPU hogs; the same stream with
+ * pausing off holds 54–94 MB (the control below). Peak RSS, which counts garbage not yet collected,
+ * is bench ssh's figure: it moved 67–92 MB with the machine's load.
  */
-const GROWTH_BOUND_MB = 64 + ((TERM_SCROLLBACK + SHELL_SIZE.rows) * (SHELL_SIZE.cols * 12 + 150)) / 1048576;
+const GROWTH_BOUND_MB = 16 + ((TERM_SCROLLBACK + SHELL_SIZE.rows) * (SHELL_SIZE.cols * 12 + 150)) / 1048576;
 
 describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
   let sshd: Sshd;
@@ -31,19 +33,19 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     await sshd?.dispose();
   });
 
-  async function stream100(env: Env) {
-    // 2 ms per 64 KB: a terminal rendering ~30 MB/s, slower than sshd can send.
-    const c = await openShell(env, sshd.port, key.private, { ackDelayMs: 2, keepText: 4096, context: () => sshd.logTail() });
+  // 2 ms per 64 KB: a terminal rendering ~30 MB/s, slower than sshd can send.
+  async function stream100(env: Env, ackDelayMs = 2) {
+    const c = await openShell(env, sshd.port, key.private, { ackDelayMs, keepText: 4096, context: () => sshd.logTail() });
     const started = Date.now();
     const startBytes = c.bytes;
-    const { growthMb } = await peakRssGrowth(async () => {
+    const { growthMb } = await peakLiveGrowth(async () => {
       env.manager.input(c.sessionId, `head -c ${TOTAL} /dev/zero | tr '\\0' 'a'; echo; echo END-$((40+2))\n`);
       await waitFor('END-42 after 100 MB', () => c.text.includes('END-42'), 120_000);
     });
     const secs = (Date.now() - started) / 1000;
     const got = c.bytes - startBytes;
     console.log(
-      `flow: ${(got / 1048576).toFixed(1)} MB in ${secs.toFixed(1)} s (${(got / 1048576 / secs).toFixed(1)} MB/s), rss ` +
+      `flow: ${(got / 1048576).toFixed(1)} MB in ${secs.toFixed(1)} s (${(got / 1048576 / secs).toFixed(1)} MB/s), live ` +
         `growth ${growthMb.toFixed(1)} MB, max unacked ${c.maxPressure} bytes, events ${c.events}`,
     );
     env.manager.close(c.sessionId);
@@ -58,13 +60,15 @@ describe.skipIf(skip)('flow control: 100 MB of terminal output', () => {
     expect(maxPressure).toBeLessThanOrEqual(DEFAULT_HIGH_WATER + MAX_EVENT);
   }, 150_000);
 
-  it('control: with pausing disabled the same run piles up megabytes unacknowledged (the check above can fail)', async () => {
+  it('control: with pausing disabled the same run piles up megabytes unacknowledged and held (the checks above can fail)', async () => {
     const loose = makeEnv({ session: { highWater: 1e12, catchUp: false } });
     try {
-      const { got, maxPressure } = await stream100(loose);
+      // A terminal three times slower, so what piles up does not hang on how fast sshd is on a loaded machine.
+      const { got, growthMb, maxPressure } = await stream100(loose, 6);
       expect(got).toBeGreaterThanOrEqual(TOTAL);
-      // Far past what the paused run is held to: the bound above is one that can fail.
+      // Far past what the paused run is held to: the bounds above are ones that can fail.
       expect(maxPressure).toBeGreaterThan(2 * (DEFAULT_HIGH_WATER + MAX_EVENT));
+      expect(growthMb).toBeGreaterThan(GROWTH_BOUND_MB);
     } finally {
       loose.dispose();
     }
