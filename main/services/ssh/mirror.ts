@@ -119,6 +119,11 @@ export class TermMirror {
   private runAdvances = 0;
   private runX = 0;
   private runY = 0;
+  /**
+   * The run last handed to the parser, until it is parsed: a screen picture meanwhile still comes
+   * from its last lines (the copy's own screen shows what came before it, maybe megabytes earlier).
+   */
+  private parsingRun: Piece[] = [];
   /** Its first chunks were dropped: parsing it starts by putting the cursor in their last column. */
   private runCut = false;
   /** The copy's modes as the serializer writes them (a run cannot change them). */
@@ -227,7 +232,7 @@ export class TermMirror {
 
   /** What a window writes to show this state: the screen only (`scrollback: false`) or with its scrollback. */
   picture(scrollback: boolean): Buffer {
-    if (this.run.length && !scrollback) {
+    if ((this.run.length || this.parsingRun.length) && !scrollback) {
       const pic = this.plainPicture();
       if (pic) return pic;
     }
@@ -257,6 +262,7 @@ export class TermMirror {
   dispose(): void {
     this.disposed = true;
     this.run = [];
+    this.parsingRun = [];
     this.waiting = [];
     this.scratch?.term.dispose();
     this.term.dispose();
@@ -365,11 +371,13 @@ export class TermMirror {
     this.waiting = [];
     this.waitingBytes = 0;
     for (const w of waiting) this.parse(w.chunk, w.answer, w.parsed);
-    if (!this.run.length) return;
-    const parts = this.run.map((p) => p.bytes);
-    if (this.runCut) parts.unshift(Buffer.from('\r' + ' '.repeat(this.run[0]!.x), 'latin1'));
+    const run = this.run;
+    if (!run.length) return;
+    const parts = run.map((p) => p.bytes);
+    if (this.runCut) parts.unshift(Buffer.from('\r' + ' '.repeat(run[0]!.x), 'latin1'));
     this.run = [];
-    this.parse(Buffer.concat(parts), false);
+    this.parsingRun = run;
+    this.parse(Buffer.concat(parts), false, () => this.parsingRun === run && (this.parsingRun = []));
   }
 
   /**
@@ -380,9 +388,10 @@ export class TermMirror {
    */
   private plainPicture(): Buffer | null {
     const { cols, rows } = this.term;
-    let i = this.run.length;
+    const run = this.run.length ? this.run : this.parsingRun;
+    let i = run.length;
     let advances = 0;
-    while (i > 0 && advances <= 2 * rows) advances += this.run[--i]!.advances;
+    while (i > 0 && advances <= 2 * rows) advances += run[--i]!.advances;
     if (advances <= 2 * rows) return null;
     let s = this.scratch;
     if (!s || s.term.cols !== cols || s.term.rows !== rows) {
@@ -395,8 +404,8 @@ export class TermMirror {
       s = this.scratch = { term, ser, core: found.core };
     }
     s.term.reset();
-    s.core.writeSync(Buffer.from(' '.repeat(this.run[i]!.x), 'latin1'));
-    for (; i < this.run.length; i++) s.core.writeSync(this.run[i]!.bytes);
+    s.core.writeSync(Buffer.from(' '.repeat(run[i]!.x), 'latin1'));
+    for (; i < run.length; i++) s.core.writeSync(run[i]!.bytes);
     if (this.runModes === null) {
       const all = this.ser.serialize({ scrollback: 0 });
       const content = this.ser.serialize({ scrollback: 0, excludeModes: true });
