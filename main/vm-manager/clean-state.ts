@@ -109,9 +109,15 @@ async function resumeOrStay(h: CleanHost, id: string, memory: string): Promise<s
  * The resumed guest's fresh ready-stage quote: guest-quote.sh (the manager's copy, sent as the
  * command) asks the metadata service for a nonce and posts a quote of the image policy's ready
  * PCRs; the phase words are not extended again (the guest's /run/attest markers survived in its
- * memory). Retries the SSH connection while the guest's network settles. Returns why not, or null.
+ * memory). Retries the SSH connection while the guest's network settles and `still` holds (this boot
+ * of the VM is live). Returns why not, or null.
  */
-export async function quoteAfterResume(r: VmRecord, pcrs: number[] | null, deadlineMs: number): Promise<string | null> {
+export async function quoteAfterResume(
+  r: VmRecord,
+  pcrs: number[] | null,
+  deadlineMs: number,
+  still: () => boolean,
+): Promise<string | null> {
   const script = readFileSync(GUEST_QUOTE_SCRIPT, 'utf8');
   const cmd = [
     'env',
@@ -134,6 +140,7 @@ export async function quoteAfterResume(r: VmRecord, pcrs: number[] | null, deadl
     } catch (e) {
       if (Date.now() > end) return `the guest did not answer over SSH: ${e instanceof Error ? e.message : String(e)}`;
       await sleep(1000);
+      if (!still()) return 'the VM was stopped, reset or deleted meanwhile';
     }
   }
 }

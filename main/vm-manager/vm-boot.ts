@@ -198,12 +198,18 @@ export class VmBoots {
     } catch {
       /* the quote says what is missing */
     }
-    const why = await quoteAfterResume(r, pcrs, this.o.timeouts.bootMs);
+    // Still this boot of a live VM (not stopped, reset or deleted while we waited)?
+    const current = () => {
+      const v = this.o.recs.find(id);
+      return v && gen === this.o.sup.runtime(id).generation && LIVE.includes(v.state) ? v : null;
+    };
+    const why = await quoteAfterResume(r, pcrs, this.o.timeouts.bootMs, () => current() !== null);
+    if (!current()) return;
     // The clock is set before the guest counts as ready again.
     const clock = await setGuestClock(r);
     if (clock !== null) this.o.log?.(`vm ${id}: resumed, but its clock was not set to the host's: ${clock}`);
-    const v = this.o.recs.find(id);
-    if (!v || gen !== this.o.sup.runtime(id).generation || !LIVE.includes(v.state)) return;
+    const v = current();
+    if (!v) return;
     const verified = why === null && v.attestation.ready?.verified === true && v.attestation.nonceIssuedAt !== null;
     if (verified || !v.requireAttestation) {
       this.o.recs.update(id, (x) => (x.attestation.userDataReleased = true));

@@ -2,8 +2,9 @@
  * The clean state's fallbacks, with the fake launcher (no QEMU): a VM saved while ready whose
  * memory cannot be saved is saved without it, started again, and its reset says it was not resumed
  * and why (the VM left stopped for a boot of the saved disks); a ready VM whose memory was saved is
- * resumed by the reset (QEMU started on the saved file) and withheld again until it attests; a save
- * while it boots is refused and changes nothing. Real guests: networks.test.ts.
+ * resumed by the reset (QEMU started on the saved file) and withheld again until it attests, and
+ * one stopped meanwhile is no longer asked for its quote or its clock; a save while it boots is
+ * refused and changes nothing. Real guests: networks.test.ts.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -108,5 +109,22 @@ describe.skipIf(skip)('clean state: memory saved and resumed, or a cold boot tha
     expect(reset.state).toBe('booting');
     expect(reset.attestation.userDataReleased).toBe(false);
     expect(reset.attestation.ready).toBeNull();
+  });
+
+  it('a VM stopped while its resumed memory waits for its quote: the quote gives up, no clock is set, nothing logged', async () => {
+    await vms.stopAll();
+    const lines: string[] = [];
+    const timeouts = { startMs: 1000, bootMs: 3000, powerdownMs: 200, termMs: 200 };
+    vms = new VmService({ stateDir: state, launcher, timeouts, log: (m) => lines.push(m) });
+    const id = await readyVm();
+    await vms.saveClean(id);
+    launcher.onStart = null; // the resumed fake guest never answers SSH
+    await vms.resetClean(id);
+    await new Promise((r) => setTimeout(r, 1000));
+    await vms.stop(id);
+    // past the quote's deadline: a quote still waiting would give up now and go on to set the clock
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(lines.filter((l) => l.includes('clock'))).toEqual([]);
+    expect(vms.get(id).state).toBe('stopped');
   });
 });
