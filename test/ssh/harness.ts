@@ -210,39 +210,37 @@ export async function openShell(
 }
 
 /** Peak RSS of this process while `work` runs, against its value at the start (MB). */
-export async function peakRssGrowth<T>(work: () => Promise<T>): Promise<{ result: T; growthMb: number }> {
+export function peakRssGrowth<T>(work: () => Promise<T>): Promise<{ result: T; growthMb: number }> {
   global.gc?.();
-  const base = rssKb();
-  let peak = base;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssKb())), 20);
-  try {
-    const result = await work();
-    peak = Math.max(peak, rssKb());
-    return { result, growthMb: (peak - base) / 1024 };
-  } finally {
-    clearInterval(sampler);
-  }
+  return peakGrowth(() => rssKb() * 1024, 20, work);
 }
 
 /**
  * Peak live memory (V8 heap in use plus buffers outside it) while `work` runs, against its value at
- * the start (MB), read after a full collection every `everyMs`: what the process holds, not the
+ * the start (MB), read after a full collection every 250 ms: what the process holds, not the
  * garbage a loaded machine has not collected yet (peak RSS counts that, and varied 67–92 MB for
  * the same 100 MB stream with the load).
  */
-export async function peakLiveGrowth<T>(work: () => Promise<T>, everyMs = 250): Promise<{ result: T; growthMb: number }> {
+export function peakLiveGrowth<T>(work: () => Promise<T>): Promise<{ result: T; growthMb: number }> {
   const gc = collector();
-  const live = () => {
-    gc();
-    const m = process.memoryUsage();
-    return m.heapUsed + m.external;
-  };
-  const base = live();
+  return peakGrowth(
+    () => {
+      gc();
+      const m = process.memoryUsage();
+      return m.heapUsed + m.external;
+    },
+    250,
+    work,
+  );
+}
+
+async function peakGrowth<T>(read: () => number, everyMs: number, work: () => Promise<T>): Promise<{ result: T; growthMb: number }> {
+  const base = read();
   let peak = base;
-  const sampler = setInterval(() => (peak = Math.max(peak, live())), everyMs);
+  const sampler = setInterval(() => (peak = Math.max(peak, read())), everyMs);
   try {
     const result = await work();
-    peak = Math.max(peak, live());
+    peak = Math.max(peak, read());
     return { result, growthMb: (peak - base) / 1048576 };
   } finally {
     clearInterval(sampler);
