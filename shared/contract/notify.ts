@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { lazySchema } from '../lazy-schema';
 import { method, noArgs, ok, stream, lazyMethods } from './define';
+import { AUTO_DELETE_MAX_DAYS, LADDER_MAX_HOURS, LADDER_MAX_STEPS } from './values';
+
+export { AUTO_DELETE_MAX_DAYS, LADDER_MAX_HOURS, LADDER_MAX_STEPS };
 
 export const NOTIFICATION_KINDS = ['ladder', 'job', 'auto_delete'] as const;
 
@@ -30,18 +33,9 @@ export const notifySettings = lazySchema(() =>
   z.strictObject({
     doNotDisturb: z.boolean(),
     /** Hours before deletion at which the ladder warns, e.g. [168, 72, 24, 1]. */
-    ladderHours: z
-      .array(
-        z
-          .number()
-          .int()
-          .min(1)
-          .max(24 * 90),
-      )
-      .min(1)
-      .max(8),
+    ladderHours: z.array(z.number().int().min(1).max(LADDER_MAX_HOURS)).min(1).max(LADDER_MAX_STEPS),
     /** The auto-delete time a new POV gets, in days from its creation. */
-    autoDeleteDays: z.number().int().min(1).max(365),
+    autoDeleteDays: z.number().int().min(1).max(AUTO_DELETE_MAX_DAYS),
   }),
 );
 export type NotifySettings = z.infer<typeof notifySettings>;

@@ -43,6 +43,11 @@ export const BAKE_STAGES = ['source', 'inspect', 'packages', 'bake', 'register',
 /** The most VMs a local template may hold (templates.ts). */
 export const LOCAL_TEMPLATE_MAX_VMS = 8;
 
+/** The deletion warning ladder's limits (notify.ts): steps in whole hours before deletion, and a new POV's auto-delete days. */
+export const LADDER_MAX_STEPS = 8;
+export const LADDER_MAX_HOURS = 24 * 90;
+export const AUTO_DELETE_MAX_DAYS = 365;
+
 /** What a doctor check found (doctor.ts), and the words the CLI and the Settings page show for it. */
 export const DOCTOR_RESULTS = ['confirmed', 'contradicted', 'unknown'] as const;
 export type DoctorResult = (typeof DOCTOR_RESULTS)[number];

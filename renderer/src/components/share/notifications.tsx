@@ -4,7 +4,7 @@ import { api } from '../../api';
 import { useNotify } from '../../state/notify';
 import { usePovs } from '../../state/pov';
 import { withZones } from '../pov/time';
-import { NotifySettingsForm } from './notify-settings-form';
+import { navigate } from '../../nav';
 import { openPov } from './open-pov';
 import './share.css';
 
@@ -104,7 +104,15 @@ export function Notifications() {
           {api.transport === 'ws' && permission === 'default' && (
             <button onClick={() => void Notification.requestPermission().then(setPermission)}>Allow desktop notifications</button>
           )}
-          {settings && <NotifySettingsForm settings={settings} onSaved={() => void load()} />}
+          <button
+            className="link small"
+            onClick={() => {
+              setOpen(false);
+              navigate('settings', 'reminders');
+            }}
+          >
+            Warning steps and auto-delete days (Settings)
+          </button>
           {error && <p className="error">{error}</p>}
           {items.length === 0 && <p className="muted small">Nothing yet.</p>}
           <ul>
