@@ -21,7 +21,7 @@ describe('Settings: reminders and auto-delete', () => {
   beforeEach(async () => {
     core = await testCore();
     setTransport(coreTransport(core));
-    useNotify.setState({ items: [], unread: 0, toasts: [], settings: null, error: null });
+    useNotify.setState(useNotify.getInitialState());
   });
   afterEach(async () => {
     cleanup();

@@ -13,7 +13,7 @@ describe('notifications', () => {
   beforeEach(async () => {
     core = await testCore();
     setTransport(coreTransport(core));
-    useNotify.setState({ items: [], unread: 0, toasts: [], settings: null, error: null });
+    useNotify.setState(useNotify.getInitialState());
   });
   afterEach(async () => {
     cleanup();

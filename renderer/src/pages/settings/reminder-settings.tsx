@@ -1,9 +1,13 @@
 import { useEffect, useState, type FormEvent } from 'react';
+import type { NotifySettings } from '../../../../shared/contract/notify';
 import { AUTO_DELETE_MAX_DAYS, LADDER_MAX_HOURS, LADDER_MAX_STEPS } from '../../../../shared/contract/values';
 import { api, errorText } from '../../api';
 import { useDraft } from '../../components/use-draft';
 import { reveal, sectionFromHash } from '../../nav';
 import { useNotify } from '../../state/notify';
+
+/** The form's fields as the core holds them. */
+const fields = (s: NotifySettings) => ({ hours: s.ladderHours.join(', '), days: String(s.autoDeleteDays) });
 
 /**
  * Settings → Reminders and auto-delete: the warning ladder's steps (hours before a POV's deletion),
@@ -24,7 +28,7 @@ export default function ReminderSettings() {
     if (!useNotify.getState().settings) void load();
   }, [load]);
   useEffect(() => {
-    if (settings) seed({ hours: settings.ladderHours.join(', '), days: String(settings.autoDeleteDays) });
+    if (settings) seed(fields(settings));
   }, [settings, seed]);
 
   async function save(e: FormEvent) {
@@ -50,7 +54,7 @@ export default function ReminderSettings() {
     try {
       const next = await api.call('notify.setSettings', { ladderHours, autoDeleteDays: days });
       useNotify.setState({ settings: next });
-      seed({ hours: next.ladderHours.join(', '), days: String(next.autoDeleteDays) }, { saved: true });
+      seed(fields(next), { saved: true });
       setStatus({ kind: 'ok', text: 'Saved. Warnings follow the new steps; POVs made from now on get the new auto-delete time.' });
     } catch (err) {
       setStatus({ kind: 'error', text: errorText(err) });
